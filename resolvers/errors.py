@@ -1,0 +1,65 @@
+"""One error tree for citeledger (in the spirit of httpx's).
+
+``TransientError`` is retried (and, when retries run out, a reference becomes ``unavailable``);
+``PermanentError`` becomes a reject with its reason. "No match" is never an exception: it is a
+``Verdict`` with state ``unresolved``.
+"""
+from __future__ import annotations
+
+
+class CiteledgerError(Exception):
+    """Base of every error citeledger raises on purpose."""
+
+
+class TransientError(CiteledgerError):
+    """Might succeed later: retry, then report ``unavailable``."""
+
+
+class RemoteUnavailable(TransientError):
+    """A remote service did not answer usefully (timeout, 5xx, reset, open circuit)."""
+
+    def __init__(self, service: str, why: str):
+        super().__init__(f"{service}: {why}")
+        self.service = service
+        self.why = why
+
+
+class RateLimited(RemoteUnavailable):
+    """A remote service said 429; ``retry_after`` is in seconds when it said so."""
+
+    def __init__(self, service: str, why: str, retry_after: float | None = None):
+        super().__init__(service, why)
+        self.retry_after = retry_after
+
+
+class PermanentError(CiteledgerError):
+    """Will fail the same way again: report it, keep it, go on."""
+
+
+class InputError(PermanentError):
+    """An input row that cannot be read. Names the file, line and field."""
+
+    def __init__(self, file: str, line: int | None, field: str | None, reason: str):
+        where = f"{file}:{line}" if line is not None else file
+        what = f" field {field!r}" if field else ""
+        super().__init__(f"{where}:{what} {reason}".replace(": ", ": ", 1))
+        self.file = file
+        self.line = line
+        self.field = field
+        self.reason = reason
+
+
+class CatalogSourceError(PermanentError):
+    """A catalog source file (or one of its rows) that cannot be read."""
+
+
+class ConfigError(PermanentError):
+    """A configuration value that is missing or wrong."""
+
+
+class QueryRefused(PermanentError):
+    """User SQL that would change the ledger or reach outside it."""
+
+
+class RemoteNotFound(PermanentError):
+    """A remote service answered that the identifier does not exist (a real, final answer)."""

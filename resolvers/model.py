@@ -1,0 +1,126 @@
+"""Typed records shared by every resolver module: works, references, verdicts.
+
+A verdict is a state plus a reason, both enums (as fuzzycat's ``Status`` and ``Reason``), so the
+ledger says not only *what* was decided but *which rule* decided it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class Status(str, Enum):
+    """The contract's states, declared in the contract's order of precedence."""
+
+    PARSE_UNCERTAIN = "parse_uncertain"
+    VERIFIED_EXACT = "verified_exact"
+    METADATA_MISMATCH = "metadata_mismatch"
+    VERIFIED_FUZZY = "verified_fuzzy"
+    MALFORMED_IDENTIFIER = "malformed_identifier"
+    UNAVAILABLE = "unavailable"
+    UNRESOLVED = "unresolved"
+
+    @property
+    def is_link(self) -> bool:
+        """True when the observation names a cited work."""
+        return self in (Status.VERIFIED_EXACT, Status.VERIFIED_FUZZY, Status.METADATA_MISMATCH)
+
+
+STATE_ORDER: tuple[Status, ...] = tuple(Status)
+
+
+class Reason(str, Enum):
+    """Why a rule decided as it did. One reason per verdict; details go to ``evidence``."""
+
+    # parse_uncertain
+    BST_ARTEFACT = "bst_artefact"
+    AUTHOR_FRAGMENT = "author_fragment"
+    TOO_SHORT = "too_short"
+    NO_WORDS = "no_words"
+    # verified_exact / metadata_mismatch
+    ARXIV_ID_MATCH = "arxiv_id_match"
+    DOI_MATCH = "doi_match"
+    TITLE_CONTRADICTS = "title_contradicts"
+    YEAR_CONTRADICTS = "year_contradicts"
+    # verified_fuzzy
+    FUZZY_MATCH = "fuzzy_match"
+    # malformed_identifier
+    MALFORMED_ARXIV_ID = "malformed_arxiv_id"
+    MALFORMED_DOI = "malformed_doi"
+    # unavailable
+    REMOTE_UNAVAILABLE = "remote_unavailable"
+    # unresolved
+    IDENTIFIER_NOT_IN_CATALOG = "identifier_not_in_catalog"
+    NO_CANDIDATES = "no_candidates"
+    BELOW_THRESHOLD = "below_threshold"
+    TOO_CLOSE_TO_CALL = "too_close_to_call"
+    NOTICE_NOT_WORK = "notice_not_work"
+    NO_IDENTIFIER = "no_identifier"
+
+
+@dataclass(frozen=True, slots=True)
+class Work:
+    """A known work of the catalog. ``doi`` is lower-case, ``arxiv_id`` canonical, no version."""
+
+    work_id: str
+    doi: str | None = None
+    arxiv_id: str | None = None
+    title: str | None = None
+    authors: tuple[str, ...] = ()
+    year: int | None = None
+    venue: str | None = None
+    volume: str | None = None
+    first_page: str | None = None
+    pmid: str | None = None
+    type: str | None = None
+    # Other identifiers of the same work: an arXiv record's journal DOI, 10.48550/arXiv.X, ...
+    alt_dois: tuple[str, ...] = ()
+    withdrawn: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """One input row: a raw reference string at a position in a citing paper's list."""
+
+    citing_paper: str
+    reference_index: int
+    raw: str
+    source: str = "unknown"
+    # where the row came from, for error messages and rejects
+    file: str | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MalformedToken:
+    """An identifier-like token that is not well formed, and why."""
+
+    scheme: str  # "arxiv" or "doi"
+    token: str
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractedIdentifiers:
+    """Every identifier found in a raw string, normalised, in order of first appearance."""
+
+    dois: tuple[str, ...] = ()
+    arxiv_ids: tuple[str, ...] = ()
+    malformed: tuple[MalformedToken, ...] = ()
+
+    @property
+    def any_wellformed(self) -> bool:
+        return bool(self.dois or self.arxiv_ids)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The decision for one reference: a state, the rule's reason, the work (if any) and why."""
+
+    status: Status
+    reason: Reason
+    work: Work | None = None
+    resolver_source: str | None = None
+    score: float | None = None
+    evidence: dict[str, Any] = field(default_factory=dict)
