@@ -1,0 +1,314 @@
+"""Parse a raw reference string into its fields, and the text normalisation every matcher shares.
+
+The parser is a set of ordered heuristics, not a trained model: it finds the author block by
+scanning name patterns (Vancouver ``Surname AB``, APA ``Surname, A. B.``, IEEE ``A. B. Surname``,
+full forenames), then the year marker, then takes the next sentence as the title unless that
+sentence is a venue abbreviation followed by numbers (physics style, no title). Quoted titles
+(IEEE) and BibTeX entries are read directly. The matcher never trusts the parse alone: it also
+aligns catalog titles against the whole string, so a parse miss costs recall, not precision.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+# ---------------------------------------------------------------- normalisation (shared) ----
+
+_HYPHEN_BREAK = re.compile(r"(\w)[-\u00ad\u2010]\s*\n\s*([a-z])")
+_SPACE = re.compile(r"\s+")
+_NON_ALNUM = re.compile(r"[^a-z0-9]+")
+_LIGATURES = str.maketrans({"ß": "ss", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O", "œ": "oe",
+                            "Œ": "OE", "ł": "l", "Ł": "L", "đ": "d", "ı": "i"})
+
+
+def clean_raw(raw: str) -> str:
+    """Undo PDF extraction damage: rejoin words hyphenated across a line break, one space."""
+    text = unicodedata.normalize("NFKC", raw)
+    text = _HYPHEN_BREAK.sub(r"\1\2", text)
+    return _SPACE.sub(" ", text).strip()
+
+
+@lru_cache(maxsize=1 << 18)
+def fold(text: str) -> str:
+    """Lower case without accents: the comparison form of any text (matches the index)."""
+    if text.isascii():
+        return text.lower()
+    text = unicodedata.normalize("NFKD", text.translate(_LIGATURES))
+    return "".join(c for c in text if not unicodedata.combining(c)).lower()
+
+
+def norm_text(text: str) -> str:
+    """Folded text with every run of non-alphanumerics turned into one space."""
+    return _NON_ALNUM.sub(" ", fold(text)).strip()
+
+
+def compact(text: str) -> str:
+    """Folded alphanumerics only: spacing and hyphenation differences vanish."""
+    return _NON_ALNUM.sub("", fold(text))
+
+
+def tokens(text: str) -> list[str]:
+    return norm_text(text).split()
+
+
+# ---------------------------------------------------------------- parsed record -------------
+
+@dataclass
+class ParsedReference:
+    raw: str
+    text: str  # cleaned text the fields were read from
+    title: str | None = None
+    authors: list[str] = field(default_factory=list)  # surnames, in order
+    author_block: str | None = None
+    year: int | None = None
+    venue: str | None = None
+    volume: str | None = None
+    first_page: str | None = None
+    pages: str | None = None
+    kind: str = "unknown"  # which rule found the title: quoted, bibtex, after_authors, ...
+    notes: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- patterns ------------------
+
+YEAR = r"(?:1[5-9]\d\d|20[0-4]\d)"
+_YEAR_RE = re.compile(rf"(?<![\d/.-])({YEAR})[a-z]?(?![\d/])")
+_NUMBERING = re.compile(r"^\s*(?:\[\s*\d+\s*\]|\(\s*\d+\s*\)|\d{1,4}\s*[.)]|\d{1,4}(?=\s+[A-Z]))\s*")
+_QUOTED = re.compile(r"[\"“”„«»]\s*(.{6,}?)\s*[,.;]?\s*[\"“”»]")
+_QUOTED_SINGLE = re.compile(r"(?:^|\s)[‘']\s*(.{6,}?)\s*[,.;]?\s*[’'](?=[\s,.;]|$)")
+_BIBTEX = re.compile(r"@\s*\w+\s*\{")
+_BIB_FIELD = re.compile(r"\b(title|author|year|journal|booktitle|volume|pages|number)\s*=\s*", re.I)
+_NAME_WORD = re.compile(r"^(?:[A-Z\u00c0-\u024f][\w'’\u00c0-\u024f-]*\.?|[A-Z]\.(?:-?[A-Z]\.)*|"
+                        r"van|von|de|der|den|da|di|du|dos|del|la|le|y|ten|ter|al|el|bin|d'\w+|Jr\.?|Sr\.?|III?|IV)$")
+_INITIALS = re.compile(r"^(?:[A-Z]\.?-?){1,4}$")
+_NAME_START = re.compile(
+    r"(?:[A-Z]\.|[A-Z][\w'’\u00c0-\u024f-]+,\s*[A-Z]|[A-Z][\w'’\u00c0-\u024f-]+(?:\s+[A-Z][\w'’-]+)?"
+    r"\s+[A-Z]{1,3}(?:[,.;:]|\s+and\b|\s*$)|[A-Z][\w'’\u00c0-\u024f-]+,?\s+(?:and|&)\s+[A-Z]|[A-Z]{1,3}\s+[A-Z][\w'’-]+[,.:]|and\b|&|et\.?\s+al|"
+    r"Jr\b|\(?" + YEAR + r")")
+_FORENAME_DOT = re.compile(r"[A-Z][\w'’\u00c0-\u024f-]+(?:\s+[A-Z]\.)*\.\s")
+_CHUNK_INITIAL = re.compile(r"(?:^|[,;&]\s*|\band\s+)(?:[A-Z]\.\s*-?)*[A-Z]$")
+_SURNAME_NEXT = re.compile(r"[A-Z][\w'’\u00c0-\u024f-]+(?:[,.;:]|\s+(?:and|&)\s|$)")
+_ABBREV_END = {"vs", "eg", "e.g", "ie", "i.e", "al", "st", "dr", "mr", "mrs", "no", "sp", "spp",
+               "cf", "var", "subsp", "ca", "approx", "fig", "jr", "inc", "ltd", "co", "vol", "ed",
+               "eds"}
+_VENUE_LIKE = re.compile(r"^(?:[A-Z][A-Za-z&]{0,9}\.?[\s,:]*){1,6}(?<=[\s,.:])\d")
+_VOL_PAGES = [
+    # 2004;127(5):1291-9   /  1974;99:496-7
+    re.compile(r";\s*(?P<vol>\d+)\s*(?:\([^)]*\))?\s*:\s*(?P<fp>[A-Za-z]?\d+)(?:\s*[-–]\s*(?P<lp>[A-Za-z]?\d+))?"),
+    # 2000, 97:519-523 / 298:2381-2385 / 24(5):643-660
+    re.compile(r"(?<![\d.])(?P<vol>\d+)\s*(?:\([^)]*\))?\s*:\s*(?P<fp>[A-Za-z]?\d+)(?:\s*[-–]\s*(?P<lp>[A-Za-z]?\d+))?"),
+    # 64(3), 678-691  /  64, 678-691  / 17, 427-432
+    re.compile(r"(?<![\d.])(?P<vol>\d+)\s*(?:\([^)]*\))?\s*,\s*(?:pp?\.\s*)?(?P<fp>[A-Za-z]?\d+)\s*[-–]\s*(?P<lp>[A-Za-z]?\d+)"),
+    # Phys. Rev. D 74, 034503 (2006) / ApJ, 475, 163
+    re.compile(r"(?<![\d.])(?P<vol>\d+)\s*,\s*(?P<fp>[A-Za-z]?\d+)\s*(?:\(|$|,|\.)"),
+    # vol. 12, no. 3, pp. 45-67
+    re.compile(r"vol(?:ume)?\.?\s*(?P<vol>\d+).*?pp?\.\s*(?P<fp>[A-Za-z]?\d+)(?:\s*[-–]\s*(?P<lp>[A-Za-z]?\d+))?", re.I),
+    # 74 034503 / 12 345–367 (Nature: "Nature 409, 860–921 (2001)")
+    re.compile(r"(?<![\d.])(?P<vol>\d+)\s+(?P<fp>[A-Za-z]?\d+)\s*[-–]\s*(?P<lp>[A-Za-z]?\d+)"),
+]
+
+
+def _looks_like_names(prefix: str) -> bool:
+    """Is this text a list of personal names (every chunk a few capitalised words/initials)?"""
+    prefix = re.sub(r"\bet\.?\s*al\.?", "", prefix)
+    chunks = [c.strip(" .") for c in re.split(r"[,;&]|\band\b|\bAND\b", prefix)]
+    chunks = [c for c in chunks if c]
+    if not chunks:
+        return False
+    for chunk in chunks:
+        words = [w.lstrip("-") for w in chunk.replace(".", ". ").split()]
+        words = [w for w in words if w]
+        if len(words) > 5:
+            return False
+        if not all(_NAME_WORD.match(w) for w in words):
+            return False
+    return True
+
+
+def _surnames(block: str) -> list[str]:
+    """Surnames of an author block, in order, whatever the name order of the style."""
+    block = re.sub(r"\bet\.?\s*al\.?.*$", "", block).strip(" .,;:")
+    if ";" in block:
+        parts = [p for p in re.split(r"\s*;\s*|\s+and\s+|\s*&\s*", block) if p.strip()]
+    else:
+        parts = [p for p in re.split(r"\s*,\s*|\s+and\s+|\s*&\s*", block) if p.strip()]
+    names: list[str] = []
+    for part in parts:
+        part = part.strip(" .,")
+        if not part:
+            continue
+        words = part.replace(".", ". ").split()
+        if all(_INITIALS.match(w.strip(".")) or len(w.strip(".")) == 1 for w in words):
+            continue  # initials that follow a "Surname," chunk (APA)
+        if ";" in block and "," in part:
+            names.append(part.split(",")[0].strip())
+            continue
+        content = [w for w in words if not _INITIALS.match(w.rstrip(".")) or len(w.rstrip(".")) > 3]
+        content = [w for w in content if w.lower().strip(".") not in ("jr", "sr", "ii", "iii")]
+        if not content:
+            continue
+        if _INITIALS.match(words[0].rstrip(".")) and len(words[0].rstrip(".")) <= 4 and words[0].endswith("."):
+            names.append(content[-1].strip("."))  # "A. B. Surname"
+        elif len(words) >= 2 and all(_INITIALS.match(w.rstrip(".")) for w in words[1:]):
+            names.append(" ".join(content).strip("."))  # "Surname AB"
+        else:
+            names.append(content[-1].strip(".") if len(content) > 1 and not part.count(",") else content[0].strip("."))
+    return [n for n in names if len(n) > 1]
+
+
+def _author_end(text: str) -> tuple[int, int] | None:
+    """(end of the author block, start of what follows) or None when no author block leads."""
+    i = 0
+    n = len(text)
+    while i < n:
+        m = re.compile(r"\.\s+|,\s+|:\s+|\s*[\"“]|[.,]?\s*\(\s*" + YEAR + r"[a-z]?\s*\)[.,:]?\s*|"
+                       r"[.,]\s*" + YEAR + r"[a-z]?\s*[.,:;]\s*|\s+" + YEAR + r"[a-z]?[.,:;]?\s+").search(text, i)
+        if not m:
+            return None
+        prefix = text[: m.start() + (1 if m.group(0).startswith(".") else 0)]
+        sep = m.group(0)
+        if sep.startswith((".", ",")) and not sep.strip(".,  "):
+            tail = text[m.end():]
+            if sep.startswith(",") and _FORENAME_DOT.match(tail):
+                i = m.end()  # "Surname, Forename." (humanities style)
+                continue
+            if sep.startswith(".") and _CHUNK_INITIAL.search(text[: m.start()]) and _SURNAME_NEXT.match(tail):
+                i = m.end()  # "..., D. Derrick." initials before the surname
+                continue
+            if _NAME_START.match(tail) and not re.match(r"[A-Z][a-z]+\s+[a-z]", tail):
+                i = m.end()
+                continue
+        if not _looks_like_names(prefix.rstrip(".")):
+            return None
+        return m.start(), m.end()
+    return None
+
+
+def _sentence_end(text: str) -> int:
+    """Index just past the first sentence of ``text`` (titles end at '.', '?', '!')."""
+    for m in re.finditer(r"[.?!](?=\s|$)|\s+In:?\s+(?=[A-Z])", text):
+        if m.group(0).strip() in ("In", "In:"):
+            return m.start()
+        if m.group(0) in "?!":
+            return m.end()
+        before = text[: m.start()]
+        word = re.search(r"([\w.]+)$", before)
+        w = word.group(1).lower() if word else ""
+        if w.rstrip(".") in _ABBREV_END:
+            continue
+        after = text[m.end():].lstrip()
+        if word and len(word.group(1)) == 1 and word.group(1).isupper() and after[:1].islower():
+            continue  # "E. coli"
+        if after[:1].islower() and not after.startswith(("in ", "in:")):
+            continue  # "et al. used" etc.: a sentence rarely continues in lower case
+        return m.end()
+    return len(text)
+
+
+def _bibtex(text: str, parsed: ParsedReference) -> ParsedReference:
+    fields: dict[str, str] = {}
+    for m in _BIB_FIELD.finditer(text):
+        name = m.group(1).lower()
+        j = m.end()
+        if j < len(text) and text[j] in "{\"":
+            close = "}" if text[j] == "{" else "\""
+            depth, k = 0, j
+            while k < len(text):
+                c = text[k]
+                if close == "}" and c == "{":
+                    depth += 1
+                elif c == close and (close == "\"" and k > j or close == "}"):
+                    if close == "}":
+                        depth -= 1
+                        if depth == 0:
+                            break
+                    else:
+                        break
+                k += 1
+            value = text[j + 1:k]
+        else:
+            value = re.match(r"[^,}]*", text[j:]).group(0)
+        fields.setdefault(name, re.sub(r"[{}]", "", value).strip())
+    parsed.kind = "bibtex"
+    parsed.title = fields.get("title") or None
+    if "author" in fields:
+        parsed.author_block = fields["author"]
+        names = re.split(r"\s+and\s+", fields["author"])
+        parsed.authors = [(n.split(",")[0] if "," in n else n.split()[-1]).strip() for n in names if n.strip()]
+    if fields.get("year", "").strip().isdigit():
+        parsed.year = int(fields["year"].strip())
+    parsed.venue = fields.get("journal") or fields.get("booktitle")
+    parsed.volume = fields.get("volume") or None
+    if fields.get("pages"):
+        parsed.pages = fields["pages"]
+        parsed.first_page = re.split(r"\s*[-–]+\s*", fields["pages"])[0] or None
+    return parsed
+
+
+def _numbers(parsed: ParsedReference, rest: str) -> None:
+    for pattern in _VOL_PAGES:
+        m = pattern.search(rest)
+        if m and not re.fullmatch(YEAR, m.group("vol")) or (m and pattern is _VOL_PAGES[0]):
+            parsed.volume = m.group("vol")
+            parsed.first_page = m.group("fp")
+            lp = m.groupdict().get("lp")
+            parsed.pages = f"{m.group('fp')}-{lp}" if lp else m.group("fp")
+            return
+
+
+def parse_reference(raw: str) -> ParsedReference:
+    """Fields of one reference string. Never raises; missing fields stay None."""
+    text = clean_raw(raw or "")
+    parsed = ParsedReference(raw=raw, text=text)
+    if not text:
+        parsed.kind = "empty"
+        return parsed
+    if _BIBTEX.search(text) or len(_BIB_FIELD.findall(text)) >= 2:
+        return _bibtex(text, parsed)
+    body = _NUMBERING.sub("", text, count=1)
+    years = [(m.start(), int(m.group(1))) for m in _YEAR_RE.finditer(body)]
+    rest = body
+    start = 0
+    q = _QUOTED.search(body) or _QUOTED_SINGLE.search(body)
+    if q and len(q.group(1).split()) >= 2:
+        parsed.title = q.group(1).strip(" ,.")
+        parsed.kind = "quoted"
+        parsed.author_block = body[: q.start()].strip(" ,.:") or None
+        rest = body[q.end():]
+        start = q.end()
+    else:
+        ends = _author_end(body)
+        if ends is not None:
+            parsed.author_block = body[: ends[0]].strip(" ,.:")
+            rest = body[ends[1]:]
+            start = ends[1]
+            rest2 = re.sub(r"^[\s.,:;]*\(?" + YEAR + r"[a-z]?\)?[\s.,:;]+", "", rest)
+            start += len(rest) - len(rest2)
+            rest = rest2
+            parsed.kind = "after_authors"
+        else:
+            parsed.kind = "no_authors"
+        # a title ends at the first sentence end; a venue abbreviation + numbers is no title
+        cut = _sentence_end(rest)
+        candidate = rest[:cut].strip(" ,.;:")
+        if _VENUE_LIKE.match(candidate) or not re.search(r"[A-Za-z]{3}", candidate) or (
+                parsed.kind == "no_authors" and re.match(r"^[A-Z][\w.]*,? \d", candidate)):
+            parsed.kind += "_no_title"
+            parsed.venue = re.split(r"[,\d]", candidate)[0].strip(" .") or None
+        else:
+            parsed.title = candidate
+            rest = rest[cut:]
+            start += cut
+    if parsed.author_block:
+        parsed.authors = _surnames(parsed.author_block)
+    after = [y for pos, y in years if pos >= start - 8] or [y for _, y in years]
+    if after:
+        parsed.year = after[0]
+    tail = rest.strip(" .,;:")
+    if tail and parsed.venue is None:
+        v = re.split(r"(?:,|\.)?\s*(?:\(?\d|vol\b|pp?\.)", tail)[0].strip(" ,.;:")
+        parsed.venue = v or None
+    _numbers(parsed, tail)
+    return parsed
