@@ -1,0 +1,123 @@
+"""The fuzzy path of the resolution chain: raw strings with no settling identifier -> verdicts.
+
+Per batch: parse every string, set aside the unusable ones (``parse_uncertain``), ask the
+retriever for candidates of all the others in one call (title tokens when the parser isolated a
+title, the string's most distinctive tokens otherwise), verify each candidate, and link only a
+clear winner. References left without a link after a title-only query get a second query from
+the whole string's tokens (a wrongly isolated title must not cost the link).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from .candidates import Candidate, Retriever, index_tokens
+from .model import Reason, Status, Verdict, Work
+from .parsing import parse_reference
+from .quality import parse_uncertain_reason
+from .verify import LINK_THRESHOLD, MARGIN, Features, RefView, features, probability
+
+RESOLVER_SOURCE = "raw_fallback"
+MIN_TITLE_TERMS = 3
+
+
+def _same_work(a: Work, b: Work) -> bool:
+    """Two catalog records of one work (an arXiv preprint and its journal version)."""
+    if a.work_id == b.work_id:
+        return True
+    ids_a = {a.doi, *a.alt_dois} - {None}
+    ids_b = {b.doi, *b.alt_dois} - {None}
+    return bool(ids_a & ids_b)
+
+
+def _brief(work: Work) -> dict:
+    return {"work_id": work.work_id, "title": work.title,
+            "first_author": work.authors[0] if work.authors else None}
+
+
+class FuzzyResolver:
+    """Resolves batches of raw strings against a retriever's catalog."""
+
+    def __init__(self, retriever: Retriever, k: int = 20, link_threshold: float = LINK_THRESHOLD,
+                 margin: float = MARGIN):
+        self.retriever = retriever
+        self.k = k
+        self.link_threshold = link_threshold
+        self.margin = margin
+
+    def resolve_batch(self, raws: Sequence[str], has_identifier: Sequence[bool] | None = None) -> list[Verdict]:
+        verdicts: list[Verdict | None] = [None] * len(raws)
+        views: dict[int, RefView] = {}
+        title_q: dict[int, list[str]] = {}
+        raw_q: dict[int, list[str]] = {}
+        for i, raw in enumerate(raws):
+            parsed = parse_reference(raw)
+            ident = bool(has_identifier[i]) if has_identifier is not None else False
+            reason = parse_uncertain_reason(raw, parsed, ident)
+            if reason is not None:
+                verdicts[i] = Verdict(Status.PARSE_UNCERTAIN, reason, evidence={"rule": reason.value})
+                continue
+            views[i] = RefView.of(parsed)
+            t_tokens = index_tokens(parsed.title)
+            if len(t_tokens) >= MIN_TITLE_TERMS:
+                title_q[i] = t_tokens
+            else:
+                raw_q[i] = [t for t in index_tokens(parsed.text) if not t.isdigit()]
+        for i, cands in self._retrieve(title_q).items():
+            verdicts[i] = self._decide(views[i], cands, "title")
+        retry = {i: [t for t in index_tokens(views[i].parsed.text) if not t.isdigit()]
+                 for i in title_q if not verdicts[i].status.is_link}
+        for i, cands in self._retrieve(retry).items():
+            second = self._decide(views[i], cands, "string")
+            if second.status.is_link or (second.reason == Reason.TOO_CLOSE_TO_CALL):
+                verdicts[i] = second
+        for i, cands in self._retrieve(raw_q).items():
+            verdicts[i] = self._decide(views[i], cands, "string")
+        return verdicts  # type: ignore[return-value]
+
+    def _retrieve(self, queries: dict[int, list[str]]) -> dict[int, list[Candidate]]:
+        if not queries:
+            return {}
+        keys = list(queries)
+        found = self.retriever.candidates_batch([queries[i] for i in keys], self.k)
+        return dict(zip(keys, found))
+
+    def _decide(self, ref: RefView, cands: list[Candidate], query: str) -> Verdict:
+        thresholds = {"link": self.link_threshold, "margin": self.margin}
+        if not cands:
+            return Verdict(Status.UNRESOLVED, Reason.NO_CANDIDATES,
+                           evidence={"query": query, "candidates": 0, "thresholds": thresholds})
+        scored: list[tuple[float, Candidate, Features]] = []
+        notices: list[dict] = []
+        for c in cands:
+            f = features(ref, c.work)
+            p = probability(f)
+            if f.notice:
+                notices.append({**_brief(c.work), "score": round(p, 4)})
+                continue
+            scored.append((p, c, f))
+        scored.sort(key=lambda x: -x[0])
+        base = {"query": query, "candidates": len(cands), "thresholds": thresholds,
+                "parsed_title": ref.parsed.title}
+        if notices:
+            base["notices_set_aside"] = notices[:3]
+        if not scored or scored[0][0] < self.link_threshold:
+            if notices and max(n["score"] for n in notices) >= self.link_threshold:
+                return Verdict(Status.UNRESOLVED, Reason.NOTICE_NOT_WORK, evidence=base)
+            if scored:
+                p, c, f = scored[0]
+                base["best"] = {**_brief(c.work), "score": round(p, 4), "features": f.as_dict()}
+            return Verdict(Status.UNRESOLVED, Reason.BELOW_THRESHOLD if scored else Reason.NO_CANDIDATES,
+                           score=None, evidence=base)
+        p, best, f = scored[0]
+        runner = next(((q, c, g) for q, c, g in scored[1:] if not _same_work(c.work, best.work)), None)
+        evidence = {**base, "features": f.as_dict()}
+        if runner is not None:
+            q, c, g = runner
+            evidence["runner_up"] = {**_brief(c.work), "score": round(q, 4), "features": g.as_dict()}
+            if p - q < self.margin:
+                evidence["best"] = {**_brief(best.work), "score": round(p, 4)}
+                return Verdict(Status.UNRESOLVED, Reason.TOO_CLOSE_TO_CALL, evidence=evidence)
+        else:
+            evidence["runner_up"] = None
+        return Verdict(Status.VERIFIED_FUZZY, Reason.FUZZY_MATCH, best.work, RESOLVER_SOURCE,
+                       round(p, 4), evidence)
