@@ -1,0 +1,269 @@
+"""citeledger's configuration, in one place: a TOML file plus environment variables.
+
+Where the file comes from: ``load_config(path)`` (the CLI's ``--config``), else the
+``CITELEDGER_CONFIG`` variable, else ``citeledger.toml`` in the working directory, else none.
+Environment variables override the file. Defaults are safe: every remote resolver is off, so a
+default run opens no network connection. Every key is documented in ``docs/configuration.md``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from resolvers.errors import ConfigError
+
+REMOTE_SERVICES = ("arxiv", "crossref")
+SERVICES = ("arxiv", "crossref", "retraction_watch")
+CONFIG_FILE_NAME = "citeledger.toml"
+
+
+@dataclass(frozen=True)
+class ServiceSettings:
+    """Politeness and fault tolerance for one remote service."""
+
+    min_interval_seconds: float = 1.0  # between request starts, across all threads
+    max_concurrency: int = 1
+    timeout_seconds: float = 30.0
+    retries: int = 3  # extra attempts after the first
+    backoff_base_seconds: float = 1.0
+    backoff_max_seconds: float = 60.0
+    max_retry_after_seconds: float = 120.0  # a longer Retry-After gives up (unavailable) at once
+    circuit_failures: int = 5  # consecutive failed attempts that open the circuit
+    circuit_cooldown_seconds: float = 60.0
+
+
+# arXiv's API terms: no more than one request every three seconds, one connection at a time.
+ARXIV_DEFAULTS = ServiceSettings(min_interval_seconds=3.0, max_concurrency=1, timeout_seconds=30.0)
+# Crossref's polite pool (with mailto) allows about 10 requests/s; the public pool less.
+CROSSREF_POLITE_INTERVAL = 0.1
+CROSSREF_PUBLIC_INTERVAL = 0.5
+CROSSREF_PUBLIC_CONCURRENCY = 1
+CROSSREF_DEFAULTS = ServiceSettings(
+    min_interval_seconds=CROSSREF_POLITE_INTERVAL, max_concurrency=3, timeout_seconds=20.0
+)
+RETRACTION_WATCH_DEFAULTS = ServiceSettings(
+    min_interval_seconds=1.0, max_concurrency=1, timeout_seconds=300.0, retries=2
+)
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    """Base URLs of the remote services; configurable so tests point them at a local server."""
+
+    arxiv_api: str = "https://export.arxiv.org/api/query"
+    arxiv_oai: str = "https://oaipmh.arxiv.org/oai"  # moved from export.arxiv.org/oai2 in 2025
+    crossref_api: str = "https://api.crossref.org"
+    retraction_watch_csv: str = (
+        "https://gitlab.com/crossref/retraction-watch-data/-/raw/main/retraction_watch.csv"
+    )
+
+
+@dataclass(frozen=True)
+class ResourceLimits:
+    """Bounds that keep one bad input from exhausting memory or a remote service."""
+
+    max_raw_chars: int = 100_000  # longer reference strings are rejected
+    max_input_bytes: int = 2 * 1024**3  # larger input files are refused
+    batch_size: int = 1000  # references per resolution batch
+    arxiv_id_batch: int = 50  # ids per arXiv id_list query
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything configurable. Frozen: build a new one with ``dataclasses.replace``."""
+
+    remote: frozenset[str] = frozenset()  # which remote resolvers are on; default none
+    mailto: str | None = None
+    arxiv: ServiceSettings = ARXIV_DEFAULTS
+    crossref: ServiceSettings = CROSSREF_DEFAULTS
+    retraction_watch: ServiceSettings = RETRACTION_WATCH_DEFAULTS
+    endpoints: Endpoints = field(default_factory=Endpoints)
+    limits: ResourceLimits = field(default_factory=ResourceLimits)
+    state_dir: str = "data/state"  # harvest checkpoints and download validators
+    source: str | None = None  # the file this came from, for error messages
+
+    def service(self, name: str) -> ServiceSettings:
+        return getattr(self, name)
+
+
+# -- loading ----------------------------------------------------------------------------------
+
+_ENV_ENDPOINTS = {
+    "CITELEDGER_ARXIV_URL": "arxiv_api",
+    "CITELEDGER_ARXIV_OAI_URL": "arxiv_oai",
+    "CITELEDGER_CROSSREF_URL": "crossref_api",
+    "CITELEDGER_RETRACTION_WATCH_URL": "retraction_watch_csv",
+}
+
+
+def _coerce(value: Any, like: Any, where: str) -> Any:
+    """Convert a file or environment value to the type of the default, or say which key is wrong."""
+    target = type(like)
+    try:
+        if target is bool:
+            if isinstance(value, str):
+                if value.lower() in ("1", "true", "yes", "on"):
+                    return True
+                if value.lower() in ("0", "false", "no", "off"):
+                    return False
+                raise ValueError(value)
+            return bool(value)
+        if target is int:
+            if isinstance(value, float) or isinstance(value, bool):
+                raise ValueError(value)
+            return int(value)
+        if target is float:
+            if isinstance(value, bool):
+                raise ValueError(value)
+            return float(value)
+        if target is str or like is None:
+            return str(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where}: expected {target.__name__}, got {value!r}") from None
+    return value
+
+
+def _merge(obj: Any, values: Mapping[str, Any], where: str) -> Any:
+    """Replace fields of a frozen dataclass from a mapping; unknown keys are errors (typos)."""
+    names = {f.name for f in dataclasses.fields(obj)}
+    changes = {}
+    for key, value in values.items():
+        if key not in names:
+            raise ConfigError(f"{where}: unknown key {key!r} (known: {', '.join(sorted(names))})")
+        changes[key] = _coerce(value, getattr(obj, key), f"{where}.{key}")
+    return dataclasses.replace(obj, **changes)
+
+
+def _parse_remote(value: Any, where: str) -> frozenset[str]:
+    if isinstance(value, str):
+        items = [v.strip().lower() for v in value.split(",")]
+    elif isinstance(value, (list, tuple)):
+        items = [str(v).strip().lower() for v in value]
+    else:
+        raise ConfigError(f"{where}: expected a list of services, got {value!r}")
+    items = [v for v in items if v and v != "none"]
+    unknown = sorted(set(items) - set(REMOTE_SERVICES))
+    if unknown:
+        raise ConfigError(f"{where}: unknown remote resolver(s) {unknown}; known: {list(REMOTE_SERVICES)}")
+    return frozenset(items)
+
+
+def _validate(config: Config) -> None:
+    for name in SERVICES:
+        s = config.service(name)
+        where = f"remote.{name}"
+        if s.min_interval_seconds < 0 or s.timeout_seconds <= 0:
+            raise ConfigError(f"{where}: min_interval_seconds must be >= 0 and timeout_seconds > 0")
+        if s.max_concurrency < 1 or s.retries < 0 or s.circuit_failures < 1:
+            raise ConfigError(f"{where}: max_concurrency and circuit_failures must be >= 1, retries >= 0")
+    lim = config.limits
+    if min(lim.max_raw_chars, lim.max_input_bytes, lim.batch_size, lim.arxiv_id_batch) < 1:
+        raise ConfigError("limits: every limit must be >= 1")
+    if config.mailto is not None and "@" not in config.mailto:
+        raise ConfigError(f"mailto: {config.mailto!r} is not an e-mail address")
+
+
+def find_config_file(path: str | os.PathLike | None, env: Mapping[str, str], cwd: Path) -> Path | None:
+    """The explicit path, else $CITELEDGER_CONFIG, else ./citeledger.toml if present."""
+    if path is not None:
+        p = Path(path)
+        if not p.is_file():
+            raise ConfigError(f"config file {p} does not exist")
+        return p
+    if env.get("CITELEDGER_CONFIG"):
+        p = Path(env["CITELEDGER_CONFIG"])
+        if not p.is_file():
+            raise ConfigError(f"CITELEDGER_CONFIG={p} does not exist")
+        return p
+    p = cwd / CONFIG_FILE_NAME
+    return p if p.is_file() else None
+
+
+def load_config(
+    path: str | os.PathLike | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike | None = None,
+) -> Config:
+    """Defaults, then the TOML file, then environment variables (which win)."""
+    env = os.environ if env is None else env
+    cwd_path = Path.cwd() if cwd is None else Path(cwd)
+    file = find_config_file(path, env, cwd_path)
+    data: dict[str, Any] = {}
+    if file is not None:
+        try:
+            data = tomllib.loads(file.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+
+    config = Config(source=str(file) if file else None)
+    unknown_top = set(data) - {"remote", "endpoints", "limits", "state_dir"}
+    if unknown_top:
+        raise ConfigError(f"{file}: unknown section(s) {sorted(unknown_top)}")
+
+    remote = dict(data.get("remote", {}))
+    crossref_set: set[str] = set()
+    changes: dict[str, Any] = {}
+    if "enabled" in remote:
+        changes["remote"] = _parse_remote(remote.pop("enabled"), "remote.enabled")
+    if "mailto" in remote:
+        changes["mailto"] = str(remote.pop("mailto")) or None
+    for name in SERVICES:
+        if name in remote:
+            section = remote.pop(name)
+            if not isinstance(section, dict):
+                raise ConfigError(f"remote.{name}: expected a table")
+            if name == "crossref":
+                crossref_set |= set(section)
+            changes[name] = _merge(getattr(config, name), section, f"remote.{name}")
+    if remote:
+        raise ConfigError(f"remote: unknown key(s) {sorted(remote)}")
+    if "endpoints" in data:
+        changes["endpoints"] = _merge(config.endpoints, data["endpoints"], "endpoints")
+    if "limits" in data:
+        changes["limits"] = _merge(config.limits, data["limits"], "limits")
+    if "state_dir" in data:
+        changes["state_dir"] = str(data["state_dir"])
+    config = dataclasses.replace(config, **changes)
+
+    # environment variables override the file
+    changes = {}
+    if "CITELEDGER_REMOTE" in env:
+        changes["remote"] = _parse_remote(env["CITELEDGER_REMOTE"], "CITELEDGER_REMOTE")
+    if "CITELEDGER_MAILTO" in env:
+        changes["mailto"] = env["CITELEDGER_MAILTO"].strip() or None
+    if "CITELEDGER_STATE_DIR" in env:
+        changes["state_dir"] = env["CITELEDGER_STATE_DIR"]
+    endpoint_env = {field_: env[var] for var, field_ in _ENV_ENDPOINTS.items() if env.get(var)}
+    if endpoint_env:
+        changes["endpoints"] = _merge(config.endpoints, endpoint_env, "environment")
+    for name in SERVICES:
+        prefix = f"CITELEDGER_{name.upper()}_"
+        values = {
+            f.name: env[prefix + f.name.upper()]
+            for f in dataclasses.fields(ServiceSettings)
+            if prefix + f.name.upper() in env
+        }
+        if values:
+            if name == "crossref":
+                crossref_set |= set(values)
+            changes[name] = _merge(getattr(config, name), values, prefix.rstrip("_"))
+    limit_env = {
+        f.name: env[f"CITELEDGER_{f.name.upper()}"]
+        for f in dataclasses.fields(ResourceLimits)
+        if f"CITELEDGER_{f.name.upper()}" in env
+    }
+    if limit_env:
+        changes["limits"] = _merge(config.limits, limit_env, "environment")
+    config = dataclasses.replace(config, **changes)
+
+    # Crossref without a contact address is the public pool: slow down unless told otherwise.
+    if not config.mailto:
+        public = {"min_interval_seconds": CROSSREF_PUBLIC_INTERVAL, "max_concurrency": CROSSREF_PUBLIC_CONCURRENCY}
+        public = {k: v for k, v in public.items() if k not in crossref_set}
+        config = dataclasses.replace(config, crossref=dataclasses.replace(config.crossref, **public))
+    _validate(config)
+    return config

@@ -1,0 +1,179 @@
+"""Remote resolvers, off unless configured: the facade the resolution chain talks to.
+
+``build_remote(config)`` is None when no remote resolver is on, so the default configuration
+never creates a client, let alone opens a connection. Results:
+
+* ``id -> Work``: the service knows the work;
+* ``id -> None``: the service answered that it does not exist (a real "not found");
+* id absent: no enabled service can check it (e.g. a DataCite DOI that is not arXiv's);
+* ``RemoteBatchUnavailable`` (a ``RemoteUnavailable``): a needed service could not answer; it
+  carries the answers obtained before the failure so nothing already fetched is lost.
+"""
+from __future__ import annotations
+
+import re
+import threading
+from typing import Callable, Iterable, Sequence
+
+import httpx
+
+from citeledger.config import Config
+from resolvers.errors import RemoteUnavailable
+from resolvers.model import Work
+
+from .arxiv import ArxivClient, split_arxiv_id
+from .crossref import CrossrefClient, message_to_work
+from .http import PoliteClient
+
+__all__ = [
+    "RemoteResolver",
+    "RemoteBatchUnavailable",
+    "build_remote",
+    "make_http_client",
+    "ArxivClient",
+    "CrossrefClient",
+]
+
+_ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.I)
+
+
+class RemoteBatchUnavailable(RemoteUnavailable):
+    """A service failed part-way through a batch: ``answered`` holds what was already settled,
+    ``unanswered`` the ids that must be reported ``unavailable`` and retried next run."""
+
+    def __init__(self, cause: RemoteUnavailable, answered: dict[str, Work | None], unanswered: list[str]):
+        super().__init__(cause.service, cause.why)
+        self.cause = cause
+        self.answered = answered
+        self.unanswered = unanswered
+        self.retry_after = getattr(cause, "retry_after", None)
+
+
+def make_http_client(config: Config, service: str, **kwargs) -> PoliteClient:
+    """The polite client of one service from the configuration (kwargs: transport, clock, sleep)."""
+    return PoliteClient(service, config.service(service), mailto=config.mailto, **kwargs)
+
+
+class RemoteResolver:
+    """Lookups by identifier against the enabled services, cached for the life of the object."""
+
+    def __init__(self, arxiv: ArxivClient | None = None, crossref: CrossrefClient | None = None):
+        self.arxiv = arxiv
+        self.crossref = crossref
+        self._lock = threading.Lock()
+        self._arxiv_cache: dict[str, Work | None] = {}
+        self._doi_cache: dict[str, Work | None] = {}
+
+    @classmethod
+    def from_config(cls, config: Config, **http_kwargs) -> "RemoteResolver | None":
+        return build_remote(config, **http_kwargs)
+
+    def lookup_arxiv(self, ids: Iterable[str]) -> dict[str, Work | None]:
+        """arXiv id -> work or None (arXiv says no such paper). Empty when arXiv is off."""
+        ids = list(dict.fromkeys(ids))
+        if self.arxiv is None or not ids:
+            return {}
+        with self._lock:
+            answered = {i: self._arxiv_cache[i] for i in ids if i in self._arxiv_cache}
+        todo = [i for i in ids if i not in answered]
+        step = self.arxiv.batch_size
+        for start in range(0, len(todo), step):
+            batch = todo[start : start + step]
+            try:
+                result = self.arxiv.lookup(batch)
+            except RemoteUnavailable as exc:
+                raise RemoteBatchUnavailable(exc, answered, todo[start:]) from exc
+            with self._lock:
+                self._arxiv_cache.update(result)
+            answered.update(result)
+        return {i: answered[i] for i in ids if i in answered}
+
+    def lookup_doi(self, dois: Iterable[str]) -> dict[str, Work | None]:
+        """DOI -> work or None. arXiv's own DOIs (10.48550/arXiv.X, registered with DataCite, so
+        Crossref would 404) go to the arXiv API; the rest to Crossref. A Crossref 404 is checked
+        against the agency endpoint: unknown everywhere -> None; registered with another agency
+        -> left out of the result (cannot be checked here, which is not "not found").
+        """
+        dois = list(dict.fromkeys(d.strip().lower() for d in dois))
+        with self._lock:
+            answered = {d: self._doi_cache[d] for d in dois if d in self._doi_cache}
+        todo = [d for d in dois if d not in answered]
+        arxiv_route = {}
+        crossref_route = []
+        for doi in todo:
+            m = _ARXIV_DOI.match(doi)
+            split = split_arxiv_id(m.group(1)) if m else None
+            if split is not None:
+                arxiv_route[doi] = split[0]
+            else:
+                crossref_route.append(doi)
+
+        def remember(doi: str, work: Work | None) -> None:
+            answered[doi] = work
+            with self._lock:
+                self._doi_cache[doi] = work
+
+        if self.crossref is not None:
+            for position, doi in enumerate(crossref_route):
+                try:
+                    message = self.crossref.work(doi)
+                    if message is not None:
+                        remember(doi, message_to_work(message))
+                        continue
+                    agency = self.crossref.agency(doi)
+                except RemoteUnavailable as exc:
+                    rest = crossref_route[position:] + list(arxiv_route)
+                    raise RemoteBatchUnavailable(exc, answered, rest) from exc
+                if agency is None or agency == "crossref":
+                    remember(doi, None)  # no agency knows it, or Crossref's own and absent
+                # registered elsewhere (DataCite, mEDRA, ...): not checkable here, left absent
+        if arxiv_route and self.arxiv is not None:
+            try:
+                by_id = self.lookup_arxiv(arxiv_route.values())
+            except RemoteBatchUnavailable as exc:
+                for doi, aid in arxiv_route.items():
+                    if aid in exc.answered:
+                        remember(doi, exc.answered[aid])
+                unanswered = [d for d in arxiv_route if d not in answered]
+                raise RemoteBatchUnavailable(exc.cause, answered, unanswered) from exc
+            for doi, aid in arxiv_route.items():
+                if aid in by_id:
+                    remember(doi, by_id[aid])
+        return {d: answered[d] for d in dois if d in answered}
+
+    def close(self) -> None:
+        for client in (self.arxiv, self.crossref):
+            if client is not None:
+                client.http.close()
+
+
+def build_remote(
+    config: Config,
+    *,
+    transport: httpx.BaseTransport | None = None,
+    clock: Callable[[], float] | None = None,
+    sleep: Callable[[float], None] | None = None,
+) -> RemoteResolver | None:
+    """The facade for the enabled services, or None when remote resolution is off (default)."""
+    if not config.remote:
+        return None
+    kwargs: dict = {}
+    if transport is not None:
+        kwargs["transport"] = transport
+    if clock is not None:
+        kwargs["clock"] = clock
+    if sleep is not None:
+        kwargs["sleep"] = sleep
+    arxiv = crossref = None
+    if "arxiv" in config.remote:
+        arxiv = ArxivClient(
+            make_http_client(config, "arxiv", **kwargs),
+            config.endpoints.arxiv_api,
+            config.endpoints.arxiv_oai,
+            batch_size=config.limits.arxiv_id_batch,
+        )
+    if "crossref" in config.remote:
+        crossref = CrossrefClient(
+            make_http_client(config, "crossref", **kwargs), config.endpoints.crossref_api, config.mailto
+        )
+    return RemoteResolver(arxiv, crossref)
