@@ -1,0 +1,40 @@
+# The two set-up commands of the contract: `make run` and `make test`. Both create .venv when it
+# is missing and install the project into it.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+CATALOG ?= data/catalog
+LEDGER ?= data/ledger
+SOURCES := $(wildcard data/sources/*)
+
+.PHONY: run test venv catalog contract bench clean
+
+venv: $(BIN)/citeledger
+
+$(BIN)/citeledger: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+# Build the embedded default catalog only when it is missing or its sources changed.
+$(CATALOG)/CURRENT: $(SOURCES) | venv
+	$(BIN)/citeledger catalog build --catalog $(CATALOG) $(SOURCES)
+
+catalog: $(CATALOG)/CURRENT
+
+run: catalog
+	$(BIN)/citeledger resolve data/sample_references.jsonl --catalog $(CATALOG) --ledger $(LEDGER)
+	$(BIN)/citeledger query --catalog $(CATALOG) --ledger $(LEDGER) \
+	  "select status, resolver_source, work_id, left(replace(raw, chr(10), ' '), 70) as reference \
+	   from current where status in ('verified_exact', 'verified_fuzzy', 'metadata_mismatch') \
+	   order by status, citing_paper, reference_index limit 12"
+
+test: venv
+	$(BIN)/python -m pytest
+
+contract: venv
+	$(BIN)/python ../shared/tools/check_contract.py
+
+clean:
+	rm -rf $(CATALOG) $(LEDGER)

@@ -1,0 +1,123 @@
+"""``citeledger``: a thin map from the command line onto the pipeline and the flows."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+DEFAULT_CATALOG = "data/catalog"
+DEFAULT_LEDGER = "data/ledger"
+
+
+def _prefect_defaults() -> None:
+    """Settings that keep Prefect's temporary API server from timing out on small machines."""
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+
+
+def cmd_catalog_build(args: argparse.Namespace) -> int:
+    from .sources import SourceFormat
+    from .store import CatalogStore
+
+    fmt = SourceFormat(args.format) if args.format else None
+    report = CatalogStore(args.catalog).build(args.files, fmt)
+    for f in report.files:
+        print(f"{f['file']}: {f['format']}, {f['rows']} rows, {f['rejects']} rejected")
+        for example in f.get("reject_examples", []):
+            print(f"  rejected {example}")
+    print(f"catalog {args.catalog}: {report.works} works ({report.added:+d}), {report.notice_events} notice events, "
+          f"{report.generation}, {report.seconds:.1f} s")
+    return 0
+
+
+def print_summary(summary: dict) -> None:
+    print(f"run {summary['run_id']}{' (resumed)' if summary.get('resumed') else ''}: "
+          f"{summary['references']} references, {summary['rejects']} rejected rows")
+    width = max(len(s) for s in summary["states"])
+    for state, count in summary["states"].items():
+        print(f"  {state:<{width}}  {count:>8}")
+    print(f"  {'links':<{width}}  {summary['links']:>8}")
+    print(f"{summary['seconds']} s, {summary['references_per_second']} references/s")
+    for message in summary.get("reject_messages", [])[:10]:
+        print(f"rejected {message}")
+
+
+def cmd_resolve(args: argparse.Namespace) -> int:
+    _prefect_defaults()
+    from flows.resolve import resolve_references
+
+    summary = resolve_references(inputs=[str(p) for p in args.inputs], catalog=args.catalog, ledger=args.ledger,
+                                 run_id=args.run_id, remote=args.remote, citing_paper=args.citing_paper,
+                                 batch_size=args.batch_size)
+    print_summary(summary)
+    return 0
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    from .store import run_query
+
+    rel = run_query(args.sql, args.ledger, args.catalog)
+    if args.format == "json":
+        cols = rel.columns
+        for row in rel.fetchall():
+            print(json.dumps(dict(zip(cols, row)), default=str, ensure_ascii=False))
+    elif args.format == "csv":
+        import csv
+
+        writer = csv.writer(sys.stdout)
+        writer.writerow(rel.columns)
+        writer.writerows(rel.fetchall())
+    else:
+        rel.show(max_rows=args.max_rows, max_width=10_000)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="citeledger", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    catalog = sub.add_parser("catalog", help="manage the local catalog")
+    catalog_sub = catalog.add_subparsers(dest="catalog_command", required=True)
+    build = catalog_sub.add_parser("build", help="add works and notices from source files to the catalog")
+    build.add_argument("files", nargs="+", type=Path)
+    build.add_argument("--catalog", default=DEFAULT_CATALOG)
+    build.add_argument("--format", choices=["works_jsonl", "arxiv_snapshot", "crossref", "retraction_watch_csv",
+                                            "doi_nature_csv"], help="force a format instead of recognising it")
+    build.set_defaults(func=cmd_catalog_build)
+
+    resolve = sub.add_parser("resolve", help="resolve reference files into the ledger (runs the resolve flow)")
+    resolve.add_argument("inputs", nargs="+", type=Path)
+    resolve.add_argument("--catalog", default=DEFAULT_CATALOG)
+    resolve.add_argument("--ledger", default=DEFAULT_LEDGER)
+    resolve.add_argument("--run-id", help="id of this run; the id of an interrupted run completes it")
+    resolve.add_argument("--citing-paper", help="the citing paper of a .bbl or .bib input")
+    resolve.add_argument("--remote", action="store_true", help="use the remote resolvers configured")
+    resolve.add_argument("--batch-size", type=int, default=5000)
+    resolve.set_defaults(func=cmd_resolve)
+
+    query = sub.add_parser("query", help="run read-only SQL over the ledger views")
+    query.add_argument("sql")
+    query.add_argument("--ledger", default=DEFAULT_LEDGER)
+    query.add_argument("--catalog", default=DEFAULT_CATALOG)
+    query.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    query.add_argument("--max-rows", type=int, default=100)
+    query.set_defaults(func=cmd_query)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from resolvers.errors import CiteledgerError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except CiteledgerError as exc:
+        print(f"citeledger: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

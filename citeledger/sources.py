@@ -1,0 +1,348 @@
+"""Catalog sources: recognise each format of the contract by its content and turn rows into works.
+
+Formats (contract section 3): works JSONL, the arXiv metadata snapshot (OAI/Kaggle shape),
+Crossref REST ``message`` objects (JSONL, envelopes, or the public data file's ``{"items": [...]}``),
+and the two Retraction Watch CSVs (which carry notices, not works). Everything here is pure: the
+store decides where rows go.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any, Iterator
+
+from resolvers.errors import CatalogSourceError
+from resolvers.identifiers import canonical_arxiv_id, normalize_doi
+
+
+class SourceFormat(str, Enum):
+    WORKS_JSONL = "works_jsonl"
+    ARXIV_SNAPSHOT = "arxiv_snapshot"
+    CROSSREF = "crossref"
+    RETRACTION_WATCH_CSV = "retraction_watch_csv"
+    DOI_NATURE_CSV = "doi_nature_csv"
+
+
+NOTICE_FORMATS = (SourceFormat.RETRACTION_WATCH_CSV, SourceFormat.DOI_NATURE_CSV)
+
+# Which source wins a field when two sources describe the same work: richer metadata first.
+SOURCE_PRECEDENCE = {SourceFormat.CROSSREF: 0, SourceFormat.ARXIV_SNAPSHOT: 1, SourceFormat.WORKS_JSONL: 2}
+
+WORK_FIELDS = ("work_id", "doi", "arxiv_id", "title", "authors", "year", "venue", "volume",
+               "first_page", "pmid", "type", "alt_dois", "withdrawn", "relations")
+
+
+@dataclass(slots=True)
+class SourceRow:
+    """One work as a source describes it, before merging with other sources."""
+
+    work_id: str
+    doi: str | None = None
+    arxiv_id: str | None = None
+    title: str | None = None
+    authors: list[str] = field(default_factory=list)
+    year: int | None = None
+    venue: str | None = None
+    volume: str | None = None
+    first_page: str | None = None
+    pmid: str | None = None
+    type: str | None = None
+    alt_dois: list[str] = field(default_factory=list)
+    withdrawn: bool = False
+    relations: str | None = None  # JSON: Crossref update-to / updated-by, kept for notices
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in WORK_FIELDS}
+
+
+@dataclass(slots=True)
+class SourceReject:
+    file: str
+    line: int | None
+    field: str | None
+    reason: str
+
+
+def open_text(path: str | Path) -> io.TextIOBase:
+    """Open a plain or gzipped text file as UTF-8, replacing undecodable bytes (kept visible)."""
+    path = Path(path)
+    with open(path, "rb") as fh:
+        magic = fh.read(2)
+    if magic == b"\x1f\x8b":
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace")
+    return open(path, encoding="utf-8", errors="replace", newline="")
+
+
+def _first_meaningful_line(path: str | Path) -> str:
+    with open_text(path) as fh:
+        for line in fh:
+            if line.strip() and not line.startswith("#"):
+                return line.strip()
+    return ""
+
+
+def sniff_format(path: str | Path) -> SourceFormat:
+    """Recognise a catalog source by its content, not its name."""
+    first = _first_meaningful_line(path)
+    if not first:
+        raise CatalogSourceError(f"{path}: empty file, no catalog rows")
+    lower = first.lower().lstrip("\ufeff")
+    if lower.startswith("{"):
+        try:
+            obj = json.loads(first)
+        except json.JSONDecodeError:
+            # a pretty-printed JSON document: the Crossref public data file {"items": [...]}
+            with open_text(path) as fh:
+                head = fh.read(4096)
+            if '"items"' in head:
+                return SourceFormat.CROSSREF
+            raise CatalogSourceError(f"{path}:1: not JSON Lines and not a Crossref items file")
+        return _sniff_json_object(obj, path)
+    if "originalpaperdoi" in lower.replace(" ", "") or lower.startswith("record id"):
+        return SourceFormat.RETRACTION_WATCH_CSV
+    if lower.replace(" ", "").startswith("doi,retractionwatch"):
+        return SourceFormat.DOI_NATURE_CSV
+    raise CatalogSourceError(f"{path}:1: format not recognised (expected JSON Lines or a Retraction Watch CSV)")
+
+
+def _sniff_json_object(obj: Any, path: str | Path) -> SourceFormat:
+    if not isinstance(obj, dict):
+        raise CatalogSourceError(f"{path}:1: a JSON line must be an object")
+    if "items" in obj and isinstance(obj["items"], list):
+        return SourceFormat.CROSSREF
+    if "message" in obj and isinstance(obj["message"], dict):
+        return SourceFormat.CROSSREF
+    if "DOI" in obj:
+        return SourceFormat.CROSSREF
+    if "id" in obj and ("versions" in obj or "journal-ref" in obj or "categories" in obj):
+        return SourceFormat.ARXIV_SNAPSHOT
+    if "title" in obj and ("doi" in obj or "arxiv_id" in obj):
+        return SourceFormat.WORKS_JSONL
+    raise CatalogSourceError(f"{path}:1: JSON object with keys {sorted(obj)[:8]} is not a known catalog format")
+
+
+# --- normalisation helpers -----------------------------------------------------------------
+
+_WS = re.compile(r"\s+")
+_LATEX_ACCENT = re.compile(r"\\[`'^\"~=.uvHtcdbk]\{?([A-Za-z])\}?")
+_LATEX_ACCENT_MAP = {"`": "\u0300", "'": "\u0301", "^": "\u0302", '"': "\u0308", "~": "\u0303",
+                     "=": "\u0304", ".": "\u0307", "u": "\u0306", "v": "\u030c", "H": "\u030b",
+                     "c": "\u0327", "k": "\u0328"}
+
+
+def clean_text(text: str | None) -> str | None:
+    """Collapse whitespace (arXiv titles are hard-wrapped) and drop JATS/HTML tags."""
+    if text is None:
+        return None
+    text = re.sub(r"<[^>]{1,200}>", "", str(text))
+    text = _WS.sub(" ", text).strip()
+    return text or None
+
+
+def delatex(text: str) -> str:
+    """Turn the LaTeX accents of arXiv author strings into Unicode (``Bal\\'azs`` -> ``Balázs``)."""
+
+    def repl(m: re.Match) -> str:
+        cmd = m.group(0)[1]
+        mark = _LATEX_ACCENT_MAP.get(cmd)
+        return unicodedata.normalize("NFC", m.group(1) + mark) if mark else m.group(1)
+
+    text = _LATEX_ACCENT.sub(repl, text)
+    return text.replace("{", "").replace("}", "")
+
+
+def split_arxiv_authors(authors: str | None) -> list[str]:
+    """``"A. One, B. Two and C. Three"`` -> ``["A. One", "B. Two", "C. Three"]`` (affiliations dropped)."""
+    if not authors:
+        return []
+    text = delatex(_WS.sub(" ", authors))
+    text = re.sub(r"\([^()]*\)", "", text)  # affiliations in parentheses
+    parts = re.split(r",\s*|\s+and\s+|;\s*", text)
+    return [p.strip() for p in parts if p.strip() and len(p.strip()) > 1]
+
+
+def _int_year(value: Any) -> int | None:
+    try:
+        year = int(str(value)[:4])
+    except (TypeError, ValueError):
+        return None
+    return year if 1000 <= year <= 2999 else None
+
+
+def _first_page(pages: Any) -> str | None:
+    if pages in (None, ""):
+        return None
+    m = re.match(r"\s*([A-Za-z]?\d+[A-Za-z]?)", str(pages))
+    return m.group(1) if m else clean_text(str(pages))
+
+
+def content_work_id(title: str | None, authors: list[str], year: int | None) -> str:
+    """A stable id for a work with no DOI and no arXiv id: a digest of what identifies it."""
+    key = json.dumps([(title or "").casefold(), [a.casefold() for a in authors[:1]], year])
+    return "cl:" + hashlib.sha256(key.encode()).hexdigest()[:20]
+
+
+def arxiv_doi(arxiv_id: str) -> str:
+    """arXiv's own DataCite DOI for an id (lower-case, as every DOI here)."""
+    return f"10.48550/arxiv.{arxiv_id}".lower()
+
+
+# --- readers -------------------------------------------------------------------------------
+
+
+def _json_lines(path: str | Path) -> Iterator[tuple[int, Any, str | None]]:
+    """Yield (line number, object, error). Bad lines are reported, not raised."""
+    with open_text(path) as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                yield lineno, json.loads(line), None
+            except json.JSONDecodeError as exc:
+                yield lineno, None, f"bad JSON: {exc.msg} at column {exc.colno}"
+
+
+def work_from_works_jsonl(obj: dict) -> SourceRow | None:
+    doi = normalize_doi(obj["doi"]) if obj.get("doi") else None
+    arxiv_id = canonical_arxiv_id(obj["arxiv_id"]) if obj.get("arxiv_id") else None
+    title = clean_text(obj.get("title"))
+    authors = [clean_text(a) for a in (obj.get("authors") or []) if clean_text(a)]
+    year = _int_year(obj.get("year"))
+    if not (doi or arxiv_id or title):
+        return None
+    alt = [arxiv_doi(arxiv_id)] if arxiv_id else []
+    if arxiv_id:
+        work_id = f"arxiv:{arxiv_id}"
+    elif doi:
+        work_id = f"doi:{doi}"
+    else:
+        work_id = content_work_id(title, authors, year)
+    return SourceRow(work_id=work_id, doi=doi, arxiv_id=arxiv_id, title=title, authors=authors, year=year,
+                     venue=clean_text(obj.get("venue")), volume=clean_text(obj.get("volume")),
+                     first_page=_first_page(obj.get("first_page")), pmid=clean_text(obj.get("pmid")),
+                     type=clean_text(obj.get("type")), alt_dois=alt)
+
+
+_WITHDRAWN = re.compile(r"\b(withdrawn|withdraw(?:s|n)? (?:this|the) (?:paper|article|submission))\b", re.I)
+
+
+def work_from_arxiv_snapshot(obj: dict) -> SourceRow | None:
+    arxiv_id = canonical_arxiv_id(str(obj.get("id") or ""))
+    if not arxiv_id:
+        return None
+    journal_doi = None
+    for cand in re.split(r"\s+", obj.get("doi") or ""):
+        journal_doi = normalize_doi(cand) if cand else None
+        if journal_doi:
+            break
+    versions = obj.get("versions") or []
+    year = None
+    if versions:
+        m = re.search(r"\b(19|20)\d\d\b", str(versions[0].get("created", "")))
+        year = int(m.group(0)) if m else None
+    if year is None and re.match(r"\d{4}\.", arxiv_id):
+        year = 2000 + int(arxiv_id[:2])
+    comments = obj.get("comments") or ""
+    journal_ref = clean_text(obj.get("journal-ref"))
+    return SourceRow(
+        work_id=f"arxiv:{arxiv_id}", doi=journal_doi or arxiv_doi(arxiv_id), arxiv_id=arxiv_id, title=clean_text(obj.get("title")),
+        authors=split_arxiv_authors(obj.get("authors")), year=year, venue=journal_ref, type="preprint",
+        alt_dois=[arxiv_doi(arxiv_id)], withdrawn=bool(_WITHDRAWN.search(comments)),
+    )
+
+
+def _date_year(message: dict) -> int | None:
+    for key in ("issued", "published", "published-print", "published-online", "created"):
+        parts = (message.get(key) or {}).get("date-parts") or []
+        if parts and parts[0] and parts[0][0]:
+            return _int_year(parts[0][0])
+    return None
+
+
+def work_from_crossref(message: dict) -> SourceRow | None:
+    doi = normalize_doi(message.get("DOI") or "")
+    if not doi:
+        return None
+    authors = []
+    for a in message.get("author") or []:
+        name = a.get("family") or a.get("name") or a.get("literal")
+        if a.get("family") and a.get("given"):
+            name = f"{a['given']} {a['family']}"
+        if clean_text(name):
+            authors.append(clean_text(name))
+    titles = message.get("title") or []
+    venue = (message.get("container-title") or [None])[0] or (message.get("short-container-title") or [None])[0]
+    relations = {k: message[k] for k in ("update-to", "updated-by") if message.get(k)}
+    if message.get("relation"):
+        relations["relation"] = message["relation"]
+    arxiv_id = None
+    if doi.startswith("10.48550/arxiv."):
+        arxiv_id = canonical_arxiv_id(doi[len("10.48550/arxiv."):])
+    return SourceRow(
+        work_id=f"arxiv:{arxiv_id}" if arxiv_id else f"doi:{doi}", doi=doi, arxiv_id=arxiv_id,
+        title=clean_text(titles[0]) if titles else None, authors=authors, year=_date_year(message),
+        venue=clean_text(venue), volume=clean_text(message.get("volume")),
+        first_page=_first_page(message.get("page") or message.get("article-number")),
+        type=clean_text(message.get("type")),
+        relations=json.dumps(relations, sort_keys=True, ensure_ascii=False) if relations else None,
+    )
+
+
+def read_work_rows(path: str | Path, fmt: SourceFormat | None = None) -> tuple[list[SourceRow], list[SourceReject]]:
+    """Every work row of one catalog source file, plus a reject for every row that is not a work."""
+    fmt = fmt or sniff_format(path)
+    rows: list[SourceRow] = []
+    rejects: list[SourceReject] = []
+    name = str(path)
+    if fmt in NOTICE_FORMATS:
+        return rows, rejects
+    convert = {SourceFormat.WORKS_JSONL: work_from_works_jsonl,
+               SourceFormat.ARXIV_SNAPSHOT: work_from_arxiv_snapshot,
+               SourceFormat.CROSSREF: work_from_crossref}[fmt]
+
+    def take(lineno: int | None, obj: Any) -> None:
+        if fmt is SourceFormat.CROSSREF and isinstance(obj, dict) and isinstance(obj.get("message"), dict):
+            obj = obj["message"]
+        if not isinstance(obj, dict):
+            rejects.append(SourceReject(name, lineno, None, "row is not a JSON object"))
+            return
+        try:
+            row = convert(obj)
+        except (TypeError, ValueError, AttributeError, KeyError) as exc:
+            rejects.append(SourceReject(name, lineno, None, f"unreadable row: {exc}"))
+            return
+        if row is None:
+            rejects.append(SourceReject(name, lineno, "doi/arxiv_id/title", "no identifier and no title"))
+        else:
+            rows.append(row)
+
+    items_file = False
+    if fmt is SourceFormat.CROSSREF:
+        first = _first_meaningful_line(path)
+        try:
+            first_obj = json.loads(first)
+            items_file = isinstance(first_obj, dict) and isinstance(first_obj.get("items"), list)
+        except json.JSONDecodeError:
+            items_file = True
+    if items_file:
+        with open_text(path) as fh:
+            try:
+                doc = json.load(fh)
+            except json.JSONDecodeError as exc:
+                raise CatalogSourceError(f"{path}:{exc.lineno}: bad JSON in Crossref items file: {exc.msg}")
+        for item in doc.get("items") or []:
+            take(None, item)
+        return rows, rejects
+    for lineno, obj, error in _json_lines(path):
+        if error:
+            rejects.append(SourceReject(name, lineno, None, error))
+        else:
+            take(lineno, obj)
+    return rows, rejects

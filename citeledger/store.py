@@ -1,0 +1,567 @@
+"""The one module that owns DuckDB and Parquet: the catalog on disk, the ledger on disk, the views.
+
+Atomicity is by rename. A catalog build writes a new generation folder and then swaps the
+``CURRENT`` pointer (a rename), so a killed build leaves the previous catalog intact. A ledger
+batch is staged in ``<ledger>/.staging`` and renamed into place; its observations file is written
+last and is the batch's completion mark, so a re-run of the same run id skips exactly the
+batches that finished.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import duckdb
+import pyarrow as pa
+
+from resolvers.errors import CatalogSourceError, ConfigError, QueryRefused
+from resolvers.model import Work
+
+from . import sources as src
+
+# --- schemas -------------------------------------------------------------------------------
+
+WORKS_SCHEMA = pa.schema([
+    ("work_id", pa.string()), ("doi", pa.string()), ("arxiv_id", pa.string()), ("title", pa.string()),
+    ("authors", pa.list_(pa.string())), ("year", pa.int32()), ("venue", pa.string()),
+    ("volume", pa.string()), ("first_page", pa.string()), ("pmid", pa.string()), ("type", pa.string()),
+    ("alt_dois", pa.list_(pa.string())), ("withdrawn", pa.bool_()), ("relations", pa.string()),
+    ("sources", pa.list_(pa.string())), ("precedence", pa.int32()), ("ingested_seq", pa.int64()),
+])
+
+OBSERVATION_SCHEMA = pa.schema([
+    ("observation_id", pa.string()), ("observation_digest", pa.string()), ("run_id", pa.string()),
+    ("observed_at", pa.timestamp("us", tz="UTC")), ("citing_paper", pa.string()),
+    ("reference_index", pa.int64()), ("raw", pa.string()), ("source", pa.string()),
+    ("status", pa.string()), ("reason", pa.string()), ("resolver_source", pa.string()),
+    ("work_id", pa.string()), ("doi", pa.string()), ("arxiv_id", pa.string()),
+    ("extracted_dois", pa.list_(pa.string())), ("extracted_arxiv_ids", pa.list_(pa.string())),
+    ("score", pa.float64()), ("evidence", pa.string()),
+])
+
+REJECT_SCHEMA = pa.schema([
+    ("run_id", pa.string()), ("file", pa.string()), ("line", pa.int64()), ("field", pa.string()),
+    ("reason", pa.string()), ("excerpt", pa.string()),
+])
+
+NOTICE_EVENT_SCHEMA = pa.schema([
+    ("original_doi", pa.string()), ("event_type", pa.string()), ("date", pa.string()),
+    ("notice_doi", pa.string()), ("source", pa.string()), ("record_id", pa.string()),
+    ("nature_raw", pa.string()),
+])
+
+NOTICE_SCHEMA = pa.schema([
+    ("run_id", pa.string()), ("work_id", pa.string()), ("doi", pa.string()), ("state", pa.string()),
+    ("reason", pa.string()), ("standing", pa.string()), ("events", pa.string()),
+    ("sources_checked", pa.list_(pa.string())), ("checked_at", pa.timestamp("us", tz="UTC")),
+])
+
+RUN_SCHEMA = pa.schema([
+    ("run_id", pa.string()), ("started_at", pa.timestamp("us", tz="UTC")),
+    ("finished_at", pa.timestamp("us", tz="UTC")), ("inputs", pa.list_(pa.string())),
+    ("catalog_fingerprint", pa.string()), ("references", pa.int64()), ("rejects", pa.int64()),
+    ("state_counts", pa.string()), ("seconds", pa.float64()), ("errors", pa.string()),
+])
+
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def check_run_id(run_id: str) -> str:
+    """Run ids become folder names: allow only a safe alphabet."""
+    if not _RUN_ID.match(run_id or "") or ".." in run_id:
+        raise ConfigError(f"run id {run_id!r} must be 1-128 letters, digits, '.', '_' or '-'")
+    return run_id
+
+
+def sql_literal(value: str) -> str:
+    """Quote a string for SQL. Only paths we build ever pass through here, never user input."""
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_parquet(table: pa.Table, path: Path, staging: Path) -> None:
+    """Write an Arrow table as Parquet through DuckDB into ``staging``, then rename into place."""
+    staging.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=staging, prefix=f"{path.stem}.", suffix=".parquet")
+    os.close(fd)
+    con = duckdb.connect()
+    try:
+        con.register("to_write", table)
+        con.execute(f"COPY (SELECT * FROM to_write) TO {sql_literal(tmp)} (FORMAT parquet, COMPRESSION zstd)")
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        con.close()
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+# --- catalog -------------------------------------------------------------------------------
+
+
+@dataclass
+class CatalogBuildReport:
+    generation: str
+    works: int
+    added: int
+    notice_events: int
+    fingerprint: str
+    files: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+class CatalogStore:
+    """A catalog folder: ``CURRENT`` names the live generation folder holding the Parquet files."""
+
+    def __init__(self, directory: str | Path):
+        self.dir = Path(directory)
+
+    def current(self) -> Path | None:
+        pointer = self.dir / "CURRENT"
+        if not pointer.exists():
+            return None
+        gen = self.dir / pointer.read_text().strip()
+        return gen if (gen / "manifest.json").exists() else None
+
+    def manifest(self) -> dict[str, Any]:
+        gen = self.current()
+        if gen is None:
+            raise ConfigError(f"no catalog in {self.dir}: run `citeledger catalog build --catalog {self.dir} FILE...`")
+        return json.loads((gen / "manifest.json").read_text())
+
+    def exists(self) -> bool:
+        return self.current() is not None
+
+    def build(self, files: Sequence[str | Path], fmt: src.SourceFormat | None = None) -> CatalogBuildReport:
+        """Add the works (and notices) of ``files`` to the catalog, merging with what is there.
+
+        Idempotent: the same or overlapping files add nothing twice, because works are keyed by
+        their stable ``work_id`` and fields are merged by source precedence.
+        """
+        started = time.monotonic()
+        self.dir.mkdir(parents=True, exist_ok=True)
+        previous = self.current()
+        prev_manifest = json.loads((previous / "manifest.json").read_text()) if previous else {}
+        seq0 = int(prev_manifest.get("ingested_seq", 0))
+        gen_no = int(prev_manifest.get("generation_no", 0)) + 1
+        staging = Path(tempfile.mkdtemp(dir=self.dir, prefix=".building-"))
+        try:
+            file_reports: list[dict[str, Any]] = []
+            new_rows: list[dict[str, Any]] = []
+            notice_events: list[dict[str, Any]] = []
+            seq = seq0
+            for path in files:
+                path = Path(path)
+                if not path.exists():
+                    raise CatalogSourceError(f"{path}: no such file")
+                this_fmt = fmt or src.sniff_format(path)
+                report = {"file": str(path), "sha256": file_sha256(path), "format": this_fmt.value}
+                if this_fmt in src.NOTICE_FORMATS:
+                    events, rejects = _read_notice_source(path, this_fmt)
+                    notice_events.extend(events)
+                    report.update(rows=len(events), rejects=len(rejects),
+                                  reject_examples=[f"{r.file}:{r.line}: {r.reason}" for r in rejects[:5]])
+                else:
+                    rows, rejects = src.read_work_rows(path, this_fmt)
+                    prec = src.SOURCE_PRECEDENCE[this_fmt]
+                    for row in rows:
+                        seq += 1
+                        d = row.as_dict()
+                        d.update(sources=[this_fmt.value], precedence=prec, ingested_seq=seq)
+                        new_rows.append(d)
+                    report.update(rows=len(rows), rejects=len(rejects),
+                                  reject_examples=[f"{r.file}:{r.line}: {r.reason}" for r in rejects[:5]])
+                file_reports.append(report)
+
+            gen_name = f"gen-{gen_no:06d}"
+            gen_dir = staging / gen_name
+            gen_dir.mkdir()
+            con = duckdb.connect()
+            con.execute("SET preserve_insertion_order=true")
+            new_table = pa.Table.from_pylist(new_rows, schema=WORKS_SCHEMA)
+            con.register("new_works", new_table)
+            if previous and (previous / "works.parquet").exists():
+                con.execute(f"CREATE VIEW old_works AS SELECT * FROM read_parquet({sql_literal(previous / 'works.parquet')})")
+            else:
+                con.execute("CREATE VIEW old_works AS SELECT * FROM new_works WHERE false")
+            before = con.execute("SELECT count(*) FROM old_works").fetchone()[0]
+            # Field by field: the first non-null value by (precedence, newest first).
+            pick = lambda col: (f"first({col} ORDER BY precedence, ingested_seq DESC) "  # noqa: E731
+                                f"FILTER (WHERE {col} IS NOT NULL) AS {col}")
+            pick_list = lambda col: (f"coalesce(first({col} ORDER BY precedence, ingested_seq DESC) "  # noqa: E731
+                                     f"FILTER (WHERE len({col}) > 0), []) AS {col}")
+            merged_sql = f"""
+                SELECT work_id, {pick('doi')}, {pick('arxiv_id')}, {pick('title')}, {pick_list('authors')},
+                       {pick('year')}, {pick('venue')}, {pick('volume')}, {pick('first_page')}, {pick('pmid')},
+                       {pick('type')},
+                       list_sort(list_distinct(flatten(list(alt_dois)))) AS alt_dois,
+                       bool_or(withdrawn) AS withdrawn, {pick('relations')},
+                       list_sort(list_distinct(flatten(list(sources)))) AS sources,
+                       min(precedence)::INTEGER AS precedence, max(ingested_seq) AS ingested_seq
+                FROM (SELECT * FROM old_works UNION ALL BY NAME SELECT * FROM new_works)
+                GROUP BY work_id ORDER BY work_id"""
+            # ingested_seq of a merged work must not change when nothing new arrived, or a
+            # re-build would change the file: keep the old value unless a new row brought news.
+            con.execute(f"CREATE TABLE merged AS {merged_sql}")
+            con.execute("""
+                UPDATE merged SET ingested_seq = o.ingested_seq FROM old_works o
+                WHERE merged.work_id = o.work_id
+                  AND merged.doi IS NOT DISTINCT FROM o.doi AND merged.arxiv_id IS NOT DISTINCT FROM o.arxiv_id
+                  AND merged.title IS NOT DISTINCT FROM o.title AND merged.authors IS NOT DISTINCT FROM o.authors
+                  AND merged.year IS NOT DISTINCT FROM o.year AND merged.venue IS NOT DISTINCT FROM o.venue
+                  AND merged.volume IS NOT DISTINCT FROM o.volume
+                  AND merged.first_page IS NOT DISTINCT FROM o.first_page
+                  AND merged.pmid IS NOT DISTINCT FROM o.pmid AND merged.type IS NOT DISTINCT FROM o.type
+                  AND merged.alt_dois IS NOT DISTINCT FROM o.alt_dois AND merged.withdrawn = o.withdrawn
+                  AND merged.relations IS NOT DISTINCT FROM o.relations
+                  AND merged.sources IS NOT DISTINCT FROM o.sources""")
+            works_path = gen_dir / "works.parquet"
+            con.execute(f"COPY (SELECT * FROM merged ORDER BY work_id) TO {sql_literal(works_path)} "
+                        "(FORMAT parquet, COMPRESSION zstd)")
+            n_works = con.execute("SELECT count(*) FROM merged").fetchone()[0]
+            # Identifiers: a work's own ids rank 0, cross-walked ids (a preprint's journal DOI) rank 1.
+            con.execute(f"""
+                COPY (
+                  SELECT DISTINCT scheme, value, work_id, rank FROM (
+                    SELECT 'doi' AS scheme, value, work_id,
+                           CASE WHEN work_id = 'doi:' || value
+                                  OR value = '10.48550/arxiv.' || lower(arxiv_id) THEN 0 ELSE 1 END AS rank
+                    FROM (SELECT doi AS value, work_id, arxiv_id FROM merged WHERE doi IS NOT NULL
+                          UNION ALL SELECT unnest(alt_dois), work_id, arxiv_id FROM merged)
+                    UNION ALL
+                    SELECT 'arxiv', arxiv_id, work_id, 0 FROM merged WHERE arxiv_id IS NOT NULL)
+                  ORDER BY scheme, value, rank, work_id)
+                TO {sql_literal(gen_dir / 'identifiers.parquet')} (FORMAT parquet, COMPRESSION zstd)""")
+            n_events = _write_notice_events(con, previous, notice_events, gen_dir)
+            con.close()
+            _build_blocking_index(gen_dir)
+            fingerprint = "sha256:" + hashlib.sha256(
+                (file_sha256(works_path) + file_sha256(gen_dir / "notice_events.parquet")).encode()).hexdigest()
+            manifest = {
+                "generation": gen_name, "generation_no": gen_no,
+                "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "fingerprint": fingerprint, "works": n_works, "notice_events": n_events,
+                "ingested_seq": seq, "builds": prev_manifest.get("builds", []) + [file_reports],
+            }
+            (gen_dir / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
+            # Move the complete generation into place, then swap the pointer: the atomic step.
+            os.replace(gen_dir, self.dir / gen_name)
+            _atomic_write_bytes(self.dir / "CURRENT", gen_name.encode())
+            if previous and previous.name != gen_name:
+                shutil.rmtree(previous, ignore_errors=True)
+            return CatalogBuildReport(generation=gen_name, works=n_works, added=n_works - before,
+                                      notice_events=n_events, fingerprint=fingerprint, files=file_reports,
+                                      seconds=time.monotonic() - started)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _read_notice_source(path: Path, fmt: src.SourceFormat) -> tuple[list[dict[str, Any]], list[Any]]:
+    from resolvers import notices
+
+    if fmt is src.SourceFormat.RETRACTION_WATCH_CSV:
+        events, rejects = notices.read_retraction_watch_csv(path)
+    else:
+        events, rejects = notices.read_doi_nature_csv(path)
+    rows = [{name: (getattr(e, name).value if hasattr(getattr(e, name), "value") else getattr(e, name))
+             for name in NOTICE_EVENT_SCHEMA.names} for e in events]
+    return rows, rejects
+
+
+def _write_notice_events(con: duckdb.DuckDBPyConnection, previous: Path | None,
+                         new_events: list[dict[str, Any]], gen_dir: Path) -> int:
+    """Notice events from Retraction Watch files, deduplicated across builds."""
+    schema = NOTICE_EVENT_SCHEMA
+    con.register("new_events", pa.Table.from_pylist(new_events, schema=schema))
+    old = previous / "notice_events.parquet" if previous else None
+    if old is not None and old.exists():
+        con.execute(f"CREATE VIEW old_events AS SELECT * FROM read_parquet({sql_literal(old)})")
+    else:
+        con.execute("CREATE VIEW old_events AS SELECT * FROM new_events WHERE false")
+    cols = ", ".join(schema.names)
+    out = gen_dir / "notice_events.parquet"
+    con.execute(f"COPY (SELECT DISTINCT {cols} FROM (SELECT {cols} FROM old_events UNION ALL "
+                f"SELECT {cols} FROM new_events) ORDER BY ALL) TO {sql_literal(out)} (FORMAT parquet)")
+    return con.execute(f"SELECT count(*) FROM read_parquet({sql_literal(out)})").fetchone()[0]
+
+
+def _build_blocking_index(gen_dir: Path) -> None:
+    """The fuzzy matcher's candidate index lives beside the works it indexes."""
+    try:
+        from . import blocking
+    except ImportError:  # the fuzzy matcher is optional until it lands
+        return
+    blocking.build_index(gen_dir)
+
+
+def _dict_rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row)) for row in cur.fetchall()]
+
+
+def _work_from_record(rec: dict[str, Any]) -> Work:
+    return Work(
+        work_id=rec["work_id"], doi=rec.get("doi"), arxiv_id=rec.get("arxiv_id"), title=rec.get("title"),
+        authors=tuple(rec.get("authors") or ()), year=rec.get("year"), venue=rec.get("venue"),
+        volume=rec.get("volume"), first_page=rec.get("first_page"), pmid=rec.get("pmid"),
+        type=rec.get("type"), alt_dois=tuple(rec.get("alt_dois") or ()), withdrawn=bool(rec.get("withdrawn")),
+    )
+
+
+class ParquetCatalog:
+    """``CatalogLookup`` over a built catalog folder: batched identifier joins in DuckDB.
+
+    The identifier table is loaded into an in-memory DuckDB table once; each call takes its own
+    cursor, so tasks in several threads can share one catalog.
+    """
+
+    def __init__(self, directory: str | Path):
+        self.store = CatalogStore(directory)
+        gen = self.store.current()
+        if gen is None:
+            raise ConfigError(f"no catalog in {directory}: run `citeledger catalog build --catalog {directory} FILE...`")
+        self.generation_dir = gen
+        self.manifest = json.loads((gen / "manifest.json").read_text())
+        self._con = duckdb.connect()
+        self._lock = threading.Lock()
+        self._con.execute(f"CREATE TABLE identifiers AS SELECT * FROM read_parquet({sql_literal(gen / 'identifiers.parquet')})")
+        self._con.execute(f"CREATE VIEW works AS SELECT * FROM read_parquet({sql_literal(gen / 'works.parquet')})")
+
+    @staticmethod
+    def generation_of(directory: str | Path) -> Path | None:
+        return CatalogStore(directory).current()
+
+    @property
+    def fingerprint(self) -> str:
+        return self.manifest["fingerprint"]
+
+    @property
+    def works_path(self) -> Path:
+        return self.generation_dir / "works.parquet"
+
+    def _lookup(self, scheme: str, values: Sequence[str]) -> dict[str, Work]:
+        values = sorted(set(v for v in values if v))
+        if not values:
+            return {}
+        with self._lock:
+            cur = self._con.cursor()
+        try:
+            cur.register("wanted", pa.table({"value": pa.array(values, pa.string())}))
+            rows = cur.execute("""
+                SELECT value, w.* FROM (
+                    SELECT i.value, i.work_id, row_number() OVER (PARTITION BY i.value ORDER BY i.rank, i.work_id) AS r
+                    FROM identifiers i JOIN wanted USING (value) WHERE i.scheme = ?) hit
+                JOIN works w USING (work_id) WHERE hit.r = 1""", [scheme])
+            rows = _dict_rows(cur)
+        finally:
+            cur.close()
+        return {rec["value"]: _work_from_record(rec) for rec in rows}
+
+    def works_by_doi(self, dois: Sequence[str]) -> dict[str, Work]:
+        return self._lookup("doi", dois)
+
+    def works_by_arxiv_id(self, arxiv_ids: Sequence[str]) -> dict[str, Work]:
+        return self._lookup("arxiv", arxiv_ids)
+
+    def works_by_id(self, work_ids: Sequence[str]) -> dict[str, Work]:
+        ids = sorted(set(work_ids))
+        if not ids:
+            return {}
+        with self._lock:
+            cur = self._con.cursor()
+        try:
+            cur.register("wanted", pa.table({"work_id": pa.array(ids, pa.string())}))
+            cur.execute("SELECT w.* FROM works w JOIN wanted USING (work_id)")
+            rows = _dict_rows(cur)
+        finally:
+            cur.close()
+        return {rec["work_id"]: _work_from_record(rec) for rec in rows}
+
+    def close(self) -> None:
+        self._con.close()
+
+
+# --- ledger --------------------------------------------------------------------------------
+
+
+@dataclass
+class RunManifest:
+    run_id: str
+    started_at: str
+    inputs: list[dict[str, Any]]
+    catalog_fingerprint: str
+    options: dict[str, Any]
+
+    @property
+    def observed_at(self) -> datetime:
+        return datetime.fromisoformat(self.started_at)
+
+
+class LedgerStore:
+    """A ledger folder: observations, rejects, runs and notices as Parquet part files."""
+
+    def __init__(self, directory: str | Path):
+        self.dir = Path(directory)
+        self.staging = self.dir / ".staging"
+
+    def _run_dir(self, kind: str, run_id: str) -> Path:
+        return self.dir / kind / check_run_id(run_id)
+
+    def begin_run(self, run_id: str, inputs: list[dict[str, Any]], catalog_fingerprint: str,
+                  options: dict[str, Any]) -> tuple[RunManifest, bool]:
+        """Start a run, or pick up an interrupted one with the same id. Returns (manifest, resumed).
+
+        A resumed run keeps its first start time, so its rows equal an uninterrupted run's.
+        """
+        path = self._run_dir("_runs", run_id) / "manifest.json"
+        if path.exists():
+            data = json.loads(path.read_text())
+            manifest = RunManifest(**data)
+            if [i["sha256"] for i in manifest.inputs] != [i["sha256"] for i in inputs]:
+                raise ConfigError(f"run {run_id} was started with other input files; use a new run id")
+            if manifest.catalog_fingerprint != catalog_fingerprint:
+                raise ConfigError(f"run {run_id} was started against another catalog; use a new run id")
+            return manifest, True
+        manifest = RunManifest(run_id=run_id,
+                               started_at=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
+                               inputs=inputs, catalog_fingerprint=catalog_fingerprint, options=options)
+        _atomic_write_bytes(path, json.dumps(manifest.__dict__, indent=2, sort_keys=True).encode())
+        return manifest, False
+
+    def part_path(self, kind: str, run_id: str, part: str) -> Path:
+        if not re.match(r"^[A-Za-z0-9._-]{1,200}$", part):
+            raise ValueError(f"bad part name {part!r}")
+        return self._run_dir(kind, run_id) / f"{part}.parquet"
+
+    def batch_done(self, run_id: str, part: str) -> bool:
+        return self.part_path("observations", run_id, part).exists()
+
+    def write_rejects(self, run_id: str, part: str, rejects: list[dict[str, Any]]) -> None:
+        if rejects:
+            write_parquet(pa.Table.from_pylist(rejects, schema=REJECT_SCHEMA),
+                          self.part_path("rejects", run_id, part), self.staging)
+
+    def write_observations(self, run_id: str, part: str, rows: list[dict[str, Any]]) -> None:
+        """Written last for a batch: its presence marks the batch complete."""
+        write_parquet(pa.Table.from_pylist(rows, schema=OBSERVATION_SCHEMA),
+                      self.part_path("observations", run_id, part), self.staging)
+
+    def finish_run(self, row: dict[str, Any]) -> None:
+        write_parquet(pa.Table.from_pylist([row], schema=RUN_SCHEMA),
+                      self.part_path("runs", row["run_id"], "run"), self.staging)
+
+    def run_finished(self, run_id: str) -> bool:
+        return self.part_path("runs", run_id, "run").exists()
+
+    def read_run_counts(self, run_id: str) -> dict[str, int]:
+        glob = self._run_dir("observations", run_id) / "*.parquet"
+        con = duckdb.connect()
+        try:
+            return dict(con.execute(f"SELECT status, count(*) FROM read_parquet({sql_literal(glob)}) GROUP BY 1").fetchall())
+        finally:
+            con.close()
+
+
+# --- views and queries ---------------------------------------------------------------------
+
+VIEW_NAMES = ("observations", "current", "works", "notices", "rejects", "runs")
+
+
+def _empty_select(schema: pa.Schema) -> str:
+    duck = {pa.string(): "VARCHAR", pa.int64(): "BIGINT", pa.int32(): "INTEGER", pa.float64(): "DOUBLE",
+            pa.bool_(): "BOOLEAN", pa.timestamp("us", tz="UTC"): "TIMESTAMPTZ",
+            pa.list_(pa.string()): "VARCHAR[]"}
+    cols = ", ".join(f"NULL::{duck[f.type]} AS {f.name}" for f in schema)
+    return f"SELECT {cols} WHERE false"
+
+
+def _source(glob: Path, schema: pa.Schema) -> str:
+    """A parquet glob when files exist, else an empty relation of the right shape."""
+    parent = Path(str(glob).split("*", 1)[0])
+    if parent.exists() and any(parent.rglob("*.parquet")):
+        return f"SELECT * FROM read_parquet({sql_literal(glob)}, union_by_name=true)"
+    return _empty_select(schema)
+
+
+def view_definitions(ledger_dir: str | Path, catalog_dir: str | Path | None) -> dict[str, str]:
+    """SQL for every view of the contract, over absolute paths."""
+    ledger = Path(ledger_dir).resolve()
+    views = {
+        "observations": _source(ledger / "observations" / "**" / "*.parquet", OBSERVATION_SCHEMA),
+        "rejects": _source(ledger / "rejects" / "**" / "*.parquet", REJECT_SCHEMA),
+        "runs": _source(ledger / "runs" / "**" / "*.parquet", RUN_SCHEMA),
+    }
+    views["current"] = ("SELECT * EXCLUDE (rn) FROM (SELECT *, row_number() OVER (PARTITION BY citing_paper, "
+                        "reference_index ORDER BY observed_at DESC, run_id DESC) AS rn FROM observations) WHERE rn = 1")
+    gen = CatalogStore(catalog_dir).current() if catalog_dir else None
+    if gen is not None:
+        views["works"] = (f"SELECT * EXCLUDE (precedence, ingested_seq) FROM "
+                          f"read_parquet({sql_literal((gen / 'works.parquet').resolve())})")
+    else:
+        views["works"] = _empty_select(pa.schema([f for f in WORKS_SCHEMA if f.name not in ("precedence", "ingested_seq")]))
+    views["notices"] = _source(ledger / "notices" / "**" / "*.parquet", NOTICE_SCHEMA)
+    return views
+
+
+def connect_views(ledger_dir: str | Path, catalog_dir: str | Path | None) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect()
+    for name, sql in view_definitions(ledger_dir, catalog_dir).items():
+        con.execute(f"CREATE VIEW {name} AS {sql}")
+    return con
+
+
+_ALLOWED = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
+
+
+def check_read_only(sql: str) -> None:
+    """Refuse any statement that could change the ledger or reach outside it (delete, copy, attach...)."""
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise QueryRefused(f"cannot parse query: {exc}") from None
+    if not statements:
+        raise QueryRefused("empty query")
+    for st in statements:
+        if st.type not in _ALLOWED:
+            raise QueryRefused(f"only read-only queries are allowed; refused a {st.type.name} statement")
+
+
+def run_query(sql: str, ledger_dir: str | Path, catalog_dir: str | Path | None) -> duckdb.DuckDBPyRelation:
+    check_read_only(sql)
+    con = connect_views(ledger_dir, catalog_dir)
+    con.execute("SET lock_configuration = true")
+    return con.sql(sql)

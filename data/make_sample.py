@@ -1,0 +1,97 @@
+"""Rebuild the embedded default data of ``data/`` from ``../shared/data`` (deterministic).
+
+Run from the repository root: ``python data/make_sample.py [SHARED_DATA_DIR]``. See
+``data/PROVENANCE.md`` for what each output is, where it comes from and its licence.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import random
+import sys
+from pathlib import Path
+
+SHARED = Path(sys.argv[1] if len(sys.argv) > 1 else "../shared/data")
+OUT = Path("data")
+CROSSREF_FIELDS = ("DOI", "title", "author", "issued", "published", "published-print", "published-online",
+                   "container-title", "short-container-title", "volume", "page", "article-number", "type",
+                   "update-to", "updated-by", "relation")
+
+
+def jsonl(path: Path) -> list[dict]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def write_gz(path: Path, rows: list[dict]) -> None:
+    with gzip.GzipFile(path, "wb", mtime=0) as fh:  # mtime 0: the same rows give the same bytes
+        for row in rows:
+            fh.write((json.dumps(row, ensure_ascii=False) + "\n").encode())
+
+
+def main() -> None:
+    rng = random.Random(20261130)
+    (OUT / "sources").mkdir(parents=True, exist_ok=True)
+    glutton_works = jsonl(SHARED / "catalog/glutton_works.jsonl.gz")
+    arxiv = jsonl(SHARED / "catalog/arxiv_metadata_sample.jsonl.gz")
+    crossref = jsonl(SHARED / "catalog/crossref_works_sample.jsonl.gz")
+    write_gz(OUT / "sources/glutton_works.jsonl.gz", glutton_works)
+    write_gz(OUT / "sources/arxiv_metadata_sample.jsonl.gz",
+             [{k: v for k, v in a.items() if k != "abstract"} for a in arxiv])
+    write_gz(OUT / "sources/crossref_works_sample.jsonl.gz",
+             [{k: c[k] for k in CROSSREF_FIELDS if k in c} for c in crossref])
+
+    refs: list[dict] = []
+
+    def add(paper: str, raw: str, source: str, **gold) -> None:
+        refs.append({"citing_paper": paper, "reference_index": sum(r["citing_paper"] == paper for r in refs) + 1,
+                     "raw": raw, "source": source, **gold})
+
+    # 1. glutton PMC strings as extracted from PDFs: 150 (about one in seven has no work in the catalog)
+    dev = jsonl(SHARED / "refs/glutton_dev.jsonl.gz")
+    for r in rng.sample(dev, 150):
+        add("pmc-sample-1943-dev", r["raw"], "pdf_text", gold_doi=r["gold_doi"])
+    # 2. unarXive strings from LaTeX sources of three arXiv papers
+    unarxive = jsonl(SHARED / "refs/unarxive_sample.jsonl.gz")
+    papers = sorted({r["citing_paper"] for r in unarxive})[:3]
+    for r in unarxive:
+        if r["citing_paper"] in papers:
+            add(r["citing_paper"], r["raw"], r["source"], silver_doi=r["silver_doi"],
+                silver_arxiv_id=r["silver_arxiv_id"])
+    # 3. identifier-bearing strings: glutton strings with their gold DOI written in the forms seen
+    #    in real reference lists, and arXiv-sample works cited by arXiv id in real spellings
+    doi_forms = ["{raw} doi:{doi}", "{raw} https://doi.org/{doi}", "{raw} DOI: {DOI}.", "{raw} (doi:{doi})"]
+    with_gold = [r for r in dev if r["gold_doi"]]
+    for i, r in enumerate(rng.sample(with_gold, 40)):
+        raw = doi_forms[i % len(doi_forms)].format(raw=r["raw"], doi=r["gold_doi"], DOI=r["gold_doi"].upper())
+        add("citeledger-identifier-sample", raw, "derived", gold_doi=r["gold_doi"].lower())
+    arxiv_forms = ["{authors}. {title}. arXiv:{id}v1, {year}.", "{authors}, \u201c{title},\u201d arXiv preprint arXiv:{id}, {year}.",
+                   "{authors}. {title}. {year}. URL https://arxiv.org/abs/{id}.", "{authors}. {title}. CoRR, abs/{id}, {year}."]
+    candidates = [a for a in arxiv if a.get("title") and "/" not in a["id"] and a["id"][:4] in ("0704",)]
+    for i, a in enumerate(rng.sample(candidates, 40)):
+        authors = a["authors"].split(",")[0].strip()
+        title = " ".join(a["title"].split())
+        year = "20" + a["id"][:2]
+        raw = arxiv_forms[i % len(arxiv_forms)].format(authors=authors, title=title, id=a["id"], year=year)
+        add("citeledger-identifier-sample", raw, "derived", gold_arxiv_id=a["id"])
+    old_style = [a for a in arxiv if "/" in a["id"] and a.get("title")]
+    for a in rng.sample(old_style, 10):
+        add("citeledger-identifier-sample", f"{a['authors'].split(',')[0].strip()}, {' '.join(a['title'].split())}, "
+            f"[arXiv:{a['id']}].", "derived", gold_arxiv_id=a["id"])
+    # 4. traps: a DOI pasted onto another work's string (metadata_mismatch), malformed ids, bst garbage
+    for r, other in zip(rng.sample(with_gold, 5), rng.sample(glutton_works, 5)):
+        add("citeledger-identifier-sample", f"{r['raw']} doi:{other['doi']}", "derived", gold_doi=None)
+    for raw in ["Smith J. Deep nets for everything. arXiv:1501.1234, 2015.",
+                "A. Author. Some results on graphs. arXiv:1313.01234 [math.CO].",
+                "Doe J. A study of things. J Things. 2001;3:1-9. doi:10.1016/",
+                "add.period write newline", "E., and Stoica, I.", "G.; Smola, A", "write newline"]:
+        add("citeledger-identifier-sample", raw, "derived")
+    with open(OUT / "sample_references.jsonl", "w", encoding="utf-8") as fh:
+        for r in refs:
+            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+    print(f"{len(refs)} sample references; catalog sources in {OUT / 'sources'}")
+
+
+if __name__ == "__main__":
+    main()

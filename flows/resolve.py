@@ -1,0 +1,87 @@
+"""The resolve flow: read inputs, map a task over batches of thousands of references, write the ledger.
+
+Only orchestration lives here (batching, retries, progress logs, the run artifact); every step
+is a function of ``citeledger.pipeline`` that the CLI and tests can call without Prefect.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+from prefect.futures import as_completed
+
+from citeledger import pipeline
+from citeledger.inputs import InputLimits
+from resolvers.errors import TransientError
+
+
+def _retry_transient(task, task_run, state) -> bool:
+    """Retry a batch only for errors that may pass (I/O hiccups, remote outages), not for bugs."""
+    try:
+        state.result()
+    except TransientError:
+        return True
+    except Exception:  # noqa: BLE001 - anything else is permanent
+        return False
+    return False
+
+
+@task(name="resolve-batch", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=[1, 5],
+      retry_condition_fn=_retry_transient)
+def resolve_batch_task(job: pipeline.BatchJob) -> dict[str, int]:
+    return pipeline.run_batch(job)
+
+
+def summary_markdown(summary: dict[str, Any]) -> str:
+    lines = [f"# citeledger run `{summary['run_id']}`", "",
+             f"{summary['references']} references, {summary['rejects']} rejected rows, "
+             f"{summary['seconds']} s ({summary['references_per_second']} references/s)", "",
+             "| state | count |", "|---|---|"]
+    lines += [f"| {state} | {count} |" for state, count in summary["states"].items()]
+    return "\n".join(lines)
+
+
+@flow(name="resolve-references")
+def resolve_references(inputs: list[str], catalog: str = "data/catalog", ledger: str = "data/ledger",
+                       run_id: str | None = None, remote: bool = False, citing_paper: str | None = None,
+                       batch_size: int = pipeline.DEFAULT_BATCH_SIZE, max_raw_chars: int = 100_000) -> dict[str, Any]:
+    """Resolve reference files into the ledger. Given the id of an interrupted run, completes it."""
+    logger = get_run_logger()
+    plan = pipeline.plan_run(inputs, catalog, ledger, run_id=run_id, batch_size=batch_size,
+                             limits=InputLimits(max_raw_chars=max_raw_chars), citing_paper=citing_paper,
+                             remote=remote)
+    total = sum(len(j.references) for j in plan.pending)
+    logger.info("run %s: %d references in %d batches (%d to do%s), %d rejected rows",
+                plan.run_id, plan.references, len(plan.jobs), len(plan.pending),
+                ", resuming" if plan.resumed else "", len(plan.rejects))
+    for reject in plan.rejects[:20]:
+        logger.warning("rejected %s", reject.message)
+    started = time.monotonic()
+    done = 0
+    errors: list[str] = []
+    futures = resolve_batch_task.map(plan.pending)
+    sizes = {f.task_run_id: len(job.references) for f, job in zip(futures, plan.pending)}
+    for future in as_completed(futures):
+        try:
+            future.result()
+        except Exception as exc:  # noqa: BLE001 - reported in the run row, then raised below
+            errors.append(f"{type(exc).__name__}: {exc}")
+            continue
+        done += sizes[future.task_run_id]
+        elapsed = time.monotonic() - started
+        rate = done / elapsed if elapsed else 0.0
+        eta = (total - done) / rate if rate else float("nan")
+        logger.info("%d/%d references, %.0f references/s, about %.0f s left", done, total, rate, eta)
+    if errors:
+        raise RuntimeError(f"{len(errors)} batch(es) failed; re-run with --run-id {plan.run_id} to finish: {errors[0]}")
+    summary = pipeline.finish_run(plan)
+    try:
+        from prefect.artifacts import create_markdown_artifact
+
+        create_markdown_artifact(markdown=summary_markdown(summary), key="resolve-summary",
+                                 description=f"citeledger run {plan.run_id}")
+    except Exception as exc:  # noqa: BLE001 - an artifact is a report, never a reason to fail a run
+        logger.warning("could not write the run artifact: %s", exc)
+    return summary

@@ -1,0 +1,314 @@
+"""Resolution: an ordered chain of small rules, first hit wins, in the contract's order of states.
+
+1. ``parse_uncertain``   the string is not a usable reference and carries no well-formed identifier
+2. ``verified_exact``    a well-formed identifier resolves and the string does not contradict it
+3. ``metadata_mismatch`` an identifier resolves but the string's title or year belongs elsewhere
+4. ``verified_fuzzy``    the fuzzy matcher found one clearly corroborated work
+5. ``malformed_identifier``  an identifier-like token is not well formed, nothing else resolved it
+6. ``unavailable``       a remote resolver was needed and could not answer
+7. ``unresolved``        nothing resolved a usable reference
+
+Lookups are batched: a ``BatchContext`` gathers every catalog (and remote) answer a batch needs,
+then each reference runs through the rules. The fuzzy matcher is a seam: any object with
+``resolve_batch(raws) -> list[Verdict]``; without one, references with no identifier stay
+``unresolved``.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, Sequence
+
+from rapidfuzz import fuzz
+
+from .catalog import CatalogLookup
+from .errors import RemoteUnavailable
+from .identifiers import extract_identifiers
+from .model import ExtractedIdentifiers, Reason, Reference, Status, Verdict, Work
+
+# A string's title "clearly belongs to another work" only when it is long enough to judge and
+# hardly resembles the work's title; the work's title appearing in the string always wins.
+TITLE_MIN_CHARS = 20
+TITLE_CONTRADICTS_BELOW = 50.0
+TITLE_PRESENT_AT = 90.0
+# Citing a work years before it existed is a contradiction; a later year is not (journal
+# versions of preprints, reprints, online-first dates).
+YEAR_EARLY_TOLERANCE = 1
+
+
+class FuzzyMatcher(Protocol):
+    def resolve_batch(self, raws: Sequence[str]) -> list[Verdict]: ...
+
+
+class RemoteLookup(Protocol):
+    """A remote resolver: answers found (Work), not found (None), or raises RemoteUnavailable."""
+
+    name: str
+
+    def lookup_arxiv(self, arxiv_ids: Sequence[str]) -> dict[str, Work | None]: ...
+
+    def lookup_doi(self, dois: Sequence[str]) -> dict[str, Work | None]: ...
+
+
+# --- text helpers --------------------------------------------------------------------------
+
+_DEHYPHEN = re.compile(r"(\w)-\s*\n\s*(\w)")
+_NON_ALNUM = re.compile(r"[^0-9a-z]+")
+
+
+def normalise_text(text: str | None) -> str:
+    """Lower-case ASCII words: accents, punctuation, PDF hyphenation and line breaks removed."""
+    if not text:
+        return ""
+    text = _DEHYPHEN.sub(r"\1\2", text)
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(c for c in text if not unicodedata.combining(c)).casefold()
+    return _NON_ALNUM.sub(" ", text).strip()
+
+
+_YEAR = re.compile(r"(?<![\d.])(1[6-9]\d\d|20\d\d)(?![\d.])")
+
+
+def string_years(raw: str) -> list[int]:
+    return [int(y) for y in _YEAR.findall(raw)]
+
+
+# --- metadata agreement (for identifier hits) ----------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Agreement:
+    contradicts: bool
+    reason: Reason | None
+    details: dict[str, Any]
+
+
+def check_agreement(raw: str, parsed_title: str | None, parsed_year: int | None, work: Work) -> Agreement:
+    """Does the string's own title or year contradict the work an identifier points to?"""
+    details: dict[str, Any] = {}
+    work_title = normalise_text(work.title)
+    norm_raw = normalise_text(raw)
+    if work_title:
+        present = fuzz.partial_ratio(work_title, norm_raw) if len(work_title) <= len(norm_raw) else \
+            fuzz.partial_ratio(norm_raw, work_title)
+        details["work_title_in_string"] = round(present, 1)
+        title = normalise_text(parsed_title)
+        if title and len(title) >= TITLE_MIN_CHARS and present < TITLE_PRESENT_AT:
+            sim = fuzz.token_sort_ratio(title, work_title)
+            details["title_similarity"] = round(sim, 1)
+            if sim < TITLE_CONTRADICTS_BELOW:
+                details.update(string_title=parsed_title, work_title=work.title,
+                               threshold=TITLE_CONTRADICTS_BELOW)
+                return Agreement(True, Reason.TITLE_CONTRADICTS, details)
+    if parsed_year and work.year:
+        details["string_year"], details["work_year"] = parsed_year, work.year
+        if parsed_year < work.year - YEAR_EARLY_TOLERANCE:
+            details["year_tolerance"] = YEAR_EARLY_TOLERANCE
+            return Agreement(True, Reason.YEAR_CONTRADICTS, details)
+    return Agreement(False, None, details)
+
+
+# --- the batch context ---------------------------------------------------------------------
+
+
+@dataclass
+class ReferenceContext:
+    reference: Reference
+    ids: ExtractedIdentifiers
+    parsed_title: str | None = None
+    parsed_year: int | None = None
+    uncertain_reason: Reason | None = None
+    fuzzy: Verdict | None = None
+    notes: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class BatchContext:
+    """What the rules may consult: catalog and remote answers gathered for the whole batch."""
+
+    by_arxiv: dict[str, Work]
+    by_doi: dict[str, Work]
+    remote_failed: dict[str, str]  # identifier -> why the remote could not answer
+    remote_name: str | None = None
+    remote_found: set[str] = field(default_factory=set)
+
+
+Rule = Callable[[ReferenceContext, BatchContext], Verdict | None]
+
+
+def _work_evidence(work: Work) -> dict[str, Any]:
+    return {"work_id": work.work_id, "doi": work.doi, "arxiv_id": work.arxiv_id, "title": work.title,
+            "year": work.year}
+
+
+def rule_parse_uncertain(ref: ReferenceContext, batch: BatchContext) -> Verdict | None:
+    if ref.ids.any_wellformed or ref.uncertain_reason is None:
+        return None
+    return Verdict(Status.PARSE_UNCERTAIN, ref.uncertain_reason,
+                   evidence={"rule": "parse_uncertain", "why": ref.uncertain_reason.value})
+
+
+def rule_identifier(ref: ReferenceContext, batch: BatchContext) -> Verdict | None:
+    """Exact resolution by arXiv id, then DOI. Takes the first identifier whose work the string
+    does not contradict; if every resolved one is contradicted, reports the first mismatch."""
+    hits: list[tuple[str, str, Work]] = []
+    for arxiv_id in ref.ids.arxiv_ids:
+        work = batch.by_arxiv.get(arxiv_id)
+        if work is not None:
+            hits.append(("arxiv_id", arxiv_id, work))
+    for doi in ref.ids.dois:
+        work = batch.by_doi.get(doi)
+        if work is not None:
+            hits.append(("doi", doi, work))
+    if not hits:
+        return None
+    mismatch: Verdict | None = None
+    for source, identifier, work in hits:
+        resolver = batch.remote_name if identifier in batch.remote_found else source
+        agreement = check_agreement(ref.reference.raw, ref.parsed_title, ref.parsed_year, work)
+        evidence = {"rule": "identifier", "identifier": identifier, "scheme": source,
+                    "work": _work_evidence(work), **agreement.details}
+        others = sorted({w.work_id for _, _, w in hits} - {work.work_id})
+        if others:
+            evidence["other_identified_works"] = others
+        if not agreement.contradicts:
+            reason = Reason.ARXIV_ID_MATCH if source == "arxiv_id" else Reason.DOI_MATCH
+            return Verdict(Status.VERIFIED_EXACT, reason, work, resolver, 1.0, evidence)
+        if mismatch is None:
+            mismatch = Verdict(Status.METADATA_MISMATCH, agreement.reason, work, resolver, 0.5, evidence)
+    return mismatch
+
+
+def rule_fuzzy(ref: ReferenceContext, batch: BatchContext) -> Verdict | None:
+    verdict = ref.fuzzy
+    if verdict is None or verdict.status is not Status.VERIFIED_FUZZY or verdict.work is None:
+        return None
+    work = verdict.work
+    # A string that names its own identifier, which is not this work's, cites another work.
+    work_dois = {d for d in (work.doi, *work.alt_dois) if d}
+    if (ref.ids.dois and not work_dois & set(ref.ids.dois)) or \
+            (ref.ids.arxiv_ids and work.arxiv_id and work.arxiv_id not in ref.ids.arxiv_ids):
+        ref.notes["fuzzy_vetoed"] = {"candidate": work.work_id, "why": "string's identifier names another work",
+                                     "score": verdict.score}
+        return None
+    return verdict
+
+
+def rule_malformed(ref: ReferenceContext, batch: BatchContext) -> Verdict | None:
+    if not ref.ids.malformed:
+        return None
+    first = ref.ids.malformed[0]
+    reason = Reason.MALFORMED_ARXIV_ID if first.scheme == "arxiv" else Reason.MALFORMED_DOI
+    return Verdict(Status.MALFORMED_IDENTIFIER, reason, evidence={
+        "rule": "malformed_identifier",
+        "malformed": [{"scheme": m.scheme, "token": m.token, "why": m.why} for m in ref.ids.malformed]})
+
+
+def rule_unavailable(ref: ReferenceContext, batch: BatchContext) -> Verdict | None:
+    failed = {i: batch.remote_failed[i] for i in (*ref.ids.arxiv_ids, *ref.ids.dois) if i in batch.remote_failed}
+    if not failed:
+        return None
+    return Verdict(Status.UNAVAILABLE, Reason.REMOTE_UNAVAILABLE,
+                   evidence={"rule": "unavailable", "remote": batch.remote_name, "failed": failed})
+
+
+def rule_unresolved(ref: ReferenceContext, batch: BatchContext) -> Verdict:
+    evidence: dict[str, Any] = {"rule": "unresolved"}
+    if ref.ids.any_wellformed:
+        evidence["identifiers_not_in_catalog"] = [*ref.ids.arxiv_ids, *ref.ids.dois]
+        reason = Reason.IDENTIFIER_NOT_IN_CATALOG
+    elif ref.fuzzy is not None:
+        reason = ref.fuzzy.reason if ref.fuzzy.status is Status.UNRESOLVED else Reason.NO_CANDIDATES
+        evidence["fuzzy"] = ref.fuzzy.evidence
+    else:
+        reason = Reason.NO_IDENTIFIER
+    if ref.notes.get("fuzzy_vetoed"):
+        evidence["fuzzy_vetoed"] = ref.notes["fuzzy_vetoed"]
+        if ref.fuzzy is not None:
+            evidence["fuzzy"] = ref.fuzzy.evidence
+    return Verdict(Status.UNRESOLVED, reason, evidence=evidence)
+
+
+RULES: tuple[Rule, ...] = (rule_parse_uncertain, rule_identifier, rule_fuzzy, rule_malformed, rule_unavailable)
+
+
+def decide(ref: ReferenceContext, batch: BatchContext) -> Verdict:
+    """First rule that answers wins; ``unresolved`` closes the chain."""
+    for rule in RULES:
+        verdict = rule(ref, batch)
+        if verdict is not None:
+            return verdict
+    return rule_unresolved(ref, batch)
+
+
+# --- the batch driver ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    reference: Reference
+    ids: ExtractedIdentifiers
+    verdict: Verdict
+
+
+def _parse(raw: str) -> tuple[str | None, int | None, Reason | None]:
+    """Title, year and (if unusable) the parse_uncertain reason, from the reference parser."""
+    from .parsing import parse_reference
+    from .quality import parse_uncertain_reason
+
+    parsed = parse_reference(raw)
+    return parsed.title, parsed.year, parse_uncertain_reason(raw, parsed, False)
+
+
+def resolve_batch(references: Sequence[Reference], catalog: CatalogLookup,
+                  fuzzy: FuzzyMatcher | None = None, remote: RemoteLookup | None = None) -> list[Resolution]:
+    """Resolve a batch: one catalog query per identifier scheme, one fuzzy call for the rest."""
+    contexts: list[ReferenceContext] = []
+    for reference in references:
+        ids = extract_identifiers(reference.raw)
+        title, year, uncertain = _parse(reference.raw)
+        contexts.append(ReferenceContext(reference, ids, title, year, uncertain))
+
+    arxiv_wanted = sorted({a for c in contexts for a in c.ids.arxiv_ids})
+    doi_wanted = sorted({d for c in contexts for d in c.ids.dois})
+    batch = BatchContext(by_arxiv=catalog.works_by_arxiv_id(arxiv_wanted),
+                         by_doi=catalog.works_by_doi(doi_wanted), remote_failed={},
+                         remote_name=getattr(remote, "name", None))
+    if remote is not None:
+        _ask_remote(contexts, batch, remote)
+
+    pending = [c for c in contexts if rule_parse_uncertain(c, batch) is None and rule_identifier(c, batch) is None]
+    if fuzzy is not None and pending:
+        for ctx, verdict in zip(pending, fuzzy.resolve_batch([c.reference.raw for c in pending])):
+            ctx.fuzzy = verdict
+    return [Resolution(c.reference, c.ids, decide(c, batch)) for c in contexts]
+
+
+def _ask_remote(contexts: list[ReferenceContext], batch: BatchContext, remote: RemoteLookup) -> None:
+    """Ask the remote resolver for identifiers the catalog lacks, for references no catalog
+    identifier already settles. A failure marks those identifiers: the reference is
+    ``unavailable`` (retried next run), never ``unresolved``."""
+    need_arxiv: set[str] = set()
+    need_doi: set[str] = set()
+    for c in contexts:
+        if any(a in batch.by_arxiv for a in c.ids.arxiv_ids) or any(d in batch.by_doi for d in c.ids.dois):
+            continue
+        need_arxiv.update(c.ids.arxiv_ids)
+        need_doi.update(c.ids.dois)
+    for scheme, wanted, lookup, table in (("arxiv", need_arxiv, remote.lookup_arxiv, batch.by_arxiv),
+                                          ("doi", need_doi, remote.lookup_doi, batch.by_doi)):
+        if not wanted:
+            continue
+        try:
+            answers = lookup(sorted(wanted))
+        except RemoteUnavailable as exc:
+            for identifier in wanted:
+                batch.remote_failed[identifier] = str(exc)
+            continue
+        for identifier in wanted:
+            if identifier not in answers:
+                batch.remote_failed[identifier] = f"{remote.name}: no answer for {scheme} {identifier}"
+            elif answers[identifier] is not None:
+                table[identifier] = answers[identifier]
+                batch.remote_found.add(identifier)

@@ -1,0 +1,146 @@
+"""Catalog build: formats recognised by content, idempotent merges, stable work ids, cross-walks."""
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from citeledger.sources import SourceFormat, sniff_format
+from citeledger.store import CatalogStore, ParquetCatalog
+from resolvers.errors import CatalogSourceError
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+CAT = FIXTURES / "catalog"
+
+
+def works_of(catalog_dir: Path) -> list[dict]:
+    gen = CatalogStore(catalog_dir).current()
+    return duckdb.sql(f"select * from read_parquet('{gen / 'works.parquet'}') order by work_id").to_arrow_table().to_pylist()
+
+
+@pytest.mark.parametrize("name, fmt", [
+    ("works.jsonl", SourceFormat.WORKS_JSONL),
+    ("arxiv_snapshot.jsonl", SourceFormat.ARXIV_SNAPSHOT),
+    ("crossref_messages.jsonl", SourceFormat.CROSSREF),
+])
+def test_formats_are_recognised_by_content_not_name(tmp_path, name, fmt):
+    renamed = tmp_path / "source.data"
+    shutil.copy(CAT / name, renamed)
+    assert sniff_format(renamed) is fmt
+    gz = tmp_path / "source.gz"
+    gz.write_bytes(gzip.compress((CAT / name).read_bytes()))
+    assert sniff_format(gz) is fmt
+
+
+def test_crossref_items_file_and_envelope(tmp_path):
+    messages = [json.loads(line) for line in (CAT / "crossref_messages.jsonl").read_text().splitlines()]
+    items = tmp_path / "crossref-public-data.json"
+    items.write_text(json.dumps({"items": messages}, indent=2))
+    envelope = tmp_path / "envelopes.jsonl"
+    envelope.write_text("\n".join(json.dumps({"status": "ok", "message-type": "work", "message": m})
+                                  for m in messages) + "\n")
+    assert sniff_format(items) is SourceFormat.CROSSREF
+    a, b = tmp_path / "a", tmp_path / "b"
+    CatalogStore(a).build([items])
+    CatalogStore(b).build([envelope])
+    assert [w["work_id"] for w in works_of(a)] == [w["work_id"] for w in works_of(b)]
+    assert len(works_of(a)) == len(messages)
+
+
+def test_unknown_format_is_a_clear_error(tmp_path):
+    bad = tmp_path / "notes.txt"
+    bad.write_text("hello\n")
+    with pytest.raises(CatalogSourceError, match="notes.txt:1"):
+        CatalogStore(tmp_path / "c").build([bad])
+
+
+def test_build_twice_and_overlapping_adds_nothing_twice(tmp_path):
+    files = sorted(CAT.glob("*.jsonl"))
+    store = CatalogStore(tmp_path / "c")
+    first = store.build(files)
+    second = store.build(files)
+    third = store.build(files[:1])
+    assert first.works == second.works == third.works
+    assert second.added == 0 and third.added == 0
+    assert first.fingerprint == second.fingerprint == third.fingerprint
+    once = CatalogStore(tmp_path / "once").build(files)
+    assert once.fingerprint == first.fingerprint
+    # only one generation folder is left behind
+    assert [p.name for p in (tmp_path / "c").iterdir() if p.name.startswith("gen-")] == [third.generation]
+
+
+def test_work_ids_are_stable_and_readable(fixture_catalog):
+    ids = {w["work_id"] for w in works_of(fixture_catalog)}
+    assert "arxiv:0704.0001" in ids
+    assert "arxiv:hep-th/9901001" in ids
+    assert "doi:10.1002/ajmg.b.31237" in ids
+    assert "doi:10.1055/s-0028-1107790" in ids
+
+
+def test_crosswalks_journal_doi_and_arxiv_doi(fixture_catalog):
+    cat = ParquetCatalog(fixture_catalog)
+    by_doi = cat.works_by_doi(["10.1103/physrevd.76.013009", "10.48550/arxiv.0704.0002", "10.48550/arxiv.0704.0001"])
+    assert by_doi["10.1103/physrevd.76.013009"].work_id == "arxiv:0704.0001"
+    assert by_doi["10.48550/arxiv.0704.0001"].work_id == "arxiv:0704.0001"
+    assert by_doi["10.48550/arxiv.0704.0002"].work_id == "arxiv:0704.0002"
+    assert cat.works_by_arxiv_id(["hep-th/9901001"])["hep-th/9901001"].title
+
+
+def test_a_journal_doi_that_is_a_work_of_its_own_wins_over_the_preprint(tmp_path):
+    journal = tmp_path / "journal.jsonl"
+    journal.write_text(json.dumps({"doi": "10.1103/PhysRevD.76.013009", "arxiv_id": None,
+                                   "title": "Calculation of prompt diphoton production cross sections at Tevatron and LHC energies",
+                                   "authors": ["Balazs"], "year": 2007, "venue": "Phys Rev D", "volume": "76",
+                                   "first_page": "013009"}) + "\n")
+    store = CatalogStore(tmp_path / "c")
+    store.build([CAT / "arxiv_snapshot.jsonl", journal])
+    cat = ParquetCatalog(tmp_path / "c")
+    assert cat.works_by_doi(["10.1103/physrevd.76.013009"])["10.1103/physrevd.76.013009"].work_id == \
+        "doi:10.1103/physrevd.76.013009"
+    assert cat.works_by_arxiv_id(["0704.0001"])["0704.0001"].work_id == "arxiv:0704.0001"
+
+
+def test_fields_merge_by_source_precedence(tmp_path):
+    thin = tmp_path / "thin.jsonl"
+    thin.write_text(json.dumps({"doi": "10.1002/AJMG.B.31237", "arxiv_id": None, "title": "sleep apnea (short)",
+                                "authors": [], "year": None, "venue": None, "volume": None, "first_page": None,
+                                "pmid": "21932264"}) + "\n")
+    store = CatalogStore(tmp_path / "c")
+    store.build([thin, CAT / "crossref_messages.jsonl"])
+    work = ParquetCatalog(tmp_path / "c").works_by_doi(["10.1002/ajmg.b.31237"])["10.1002/ajmg.b.31237"]
+    assert work.title.startswith("Sleep apnea in fragile X")  # Crossref wins the title
+    assert work.pmid == "21932264"  # the thin source fills what Crossref lacks
+    assert work.year == 2011 and work.first_page == "923"
+
+
+def test_withdrawn_arxiv_records_are_marked(fixture_catalog):
+    withdrawn = [w for w in works_of(fixture_catalog) if w["withdrawn"]]
+    assert [w["work_id"] for w in withdrawn] == ["arxiv:0704.0156"]
+
+
+def test_bad_rows_are_reported_not_fatal(tmp_path):
+    src = tmp_path / "works.jsonl"
+    src.write_text(json.dumps({"doi": "10.1000/a", "arxiv_id": None, "title": "A"}) + "\n{broken\n"
+                   + json.dumps({"doi": None, "arxiv_id": None, "title": None}) + "\n")
+    report = CatalogStore(tmp_path / "c").build([src])
+    assert report.works == 1
+    assert report.files[0]["rejects"] == 2
+    assert any(":2: bad JSON" in m for m in report.files[0]["reject_examples"])
+
+
+def test_killed_build_leaves_the_previous_catalog(tmp_path, monkeypatch):
+    store = CatalogStore(tmp_path / "c")
+    first = store.build([CAT / "works.jsonl"])
+    import citeledger.store as store_module
+
+    def boom(*args, **kwargs):
+        raise KeyboardInterrupt("killed")
+
+    monkeypatch.setattr(store_module, "_build_blocking_index", boom)
+    with pytest.raises(KeyboardInterrupt):
+        store.build([CAT / "arxiv_snapshot.jsonl"])
+    assert store.manifest()["fingerprint"] == first.fingerprint
+    assert not [p for p in (tmp_path / "c").iterdir() if p.name.startswith(".building")]
