@@ -32,20 +32,25 @@ MARGIN = 0.25  # best score minus runner-up score needed to link
 MIN_ALIGN_CHARS = 25  # a title aligned inside the raw string must be at least this long
 MIN_ALIGN_TOKENS = 4
 
-# Logistic weights: intercept, title (0..1, rescaled), title length, author, year, volume, page,
-# venue, aligned (title came from alignment, not from the parse). Fitted by bench_fuzzy --fit.
+# Logistic model over ``feature_vector``; fitted on glutton_dev candidate pairs (all top-20
+# candidates of every usable reference, label = candidate is the gold work) by Newton's method with
+# a small L2 penalty: ``python benchmarks/bench_fuzzy.py --fit``. Refit when features change.
 WEIGHTS = {
-    "bias": -4.0,
-    "title": 14.0,
-    "title_len": 0.6,
-    "author": 2.0,
-    "year": 1.5,
-    "volume": 1.5,
-    "page": 2.0,
-    "venue": 0.8,
-    "aligned": -0.5,
+    "bias": -4.1847,
+    "title": 1.1749,
+    "title_over_90": -0.2241,
+    "title_over_97": -0.5102,
+    "title_len": -2.7588,
+    "exact_title_len": 1.7094,
+    "author": 0.4542,
+    "year": 1.0,  # glutton works have no year: a prior, not fitted (same order as page)
+    "volume": 0.2978,
+    "page": 1.2675,
+    "venue": 0.0249,
+    "aligned": -1.1580,
+    "conflicts": -0.9661,
+    "supports": 0.8330,
 }
-TITLE_CENTRE = 0.85  # the title feature enters as (title - TITLE_CENTRE)
 
 NOTICE_RE = re.compile(
     r"^\s*(?:\[?\s*)?(?:correction|corrigendum|corrigenda|erratum|errata|retraction|retracted|"
@@ -55,6 +60,7 @@ NOTICE_RE = re.compile(
 NOTICE_WORDS = re.compile(r"\b(?:correction|corrigend\w*|errat\w*|retract\w*|expression of concern|"
                           r"reply|response|comment\w*|addendum|withdraw\w*)\b", re.I)
 
+_TRUNCATED_END = re.compile(r"\b(?:in|of|by|from|the|and|with|for|on|to|a|an)\s*$", re.I)
 _NUM = re.compile(r"[A-Za-z]?\d+[A-Za-z]?")
 _YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|20[0-4]\d)(?!\d)")
 
@@ -124,8 +130,8 @@ def _boundary_ok(soft: str, start: int, end: int) -> bool:
     before = soft[:start].rstrip()
     if after[:1] == ":" or re.match(r"-\s*\w", after) or re.match(r"[a-z]{3,}", after):
         return False  # the cited title goes on: "X: subtitle" / "X and more words"
-    if before and before[-1].isalpha() and re.search(r"(?:^|\s)(?:of|to|on|in|for|and|the|a)$", before):
-        return False  # the cited title starts earlier: "Results of X"
+    if before and before[-1].isalnum() and not re.search(r"(?:^|\s)(?:19|20)\d\d[a-z]?$", before):
+        return False  # the cited title starts earlier: "Molecular X" for a work titled "X"
     return True
 
 
@@ -146,8 +152,13 @@ def features(ref: RefView, work: Work) -> Features:
             if not _boundary_ok(ref.soft, al.dest_start, al.dest_end):
                 t_align *= 0.85
                 detail["align_boundary"] = False
-    t = t_parse
-    if t_align > t_parse:
+    # a catalog title cut short (markup dropped: "Courtship behavior in "): compare prefixes
+    t_prefix = 0.0
+    if (title.endswith(" ") or _TRUNCATED_END.search(title)) and ref.title_compact and len(w_compact) >= 8:
+        t_prefix = 0.9 * fuzz.ratio(w_compact, ref.title_compact[: len(w_compact)]) / 100.0
+        detail["title_prefix"] = round(t_prefix, 4)
+    t = max(t_parse, t_prefix)
+    if t_align > t:
         t, aligned = t_align, 1
     detail["title_parse"] = round(t_parse, 4)
     detail["title_align"] = round(t_align, 4)
@@ -189,16 +200,20 @@ def features(ref: RefView, work: Work) -> Features:
     return Features(t, math.log1p(w_ntok), author, year, volume, page, venue, aligned, notice, detail)
 
 
+def feature_vector(f: Features) -> list[float]:
+    """The model's inputs, in WEIGHTS order after the bias. Hinges let the title count more
+    as it nears identity; conflicts/supports count the corroborating fields that disagree/agree."""
+    corro = (f.author, f.year, f.volume, f.page)
+    return [f.title * 10, max(0.0, f.title - 0.9) * 100, max(0.0, f.title - 0.97) * 100, f.title_len,
+            f.title_len * (f.title >= 0.97),
+            f.author, f.year, f.volume, f.page, f.venue, f.aligned,
+            sum(c < 0 for c in corro), sum(c > 0 for c in (*corro, f.venue))]
+
+
+_W = list(WEIGHTS.values())
+
+
 def probability(f: Features) -> float:
     """Calibrated probability that the candidate is the cited work (logistic model)."""
-    w = WEIGHTS
-    z = (w["bias"] + w["title"] * (f.title - TITLE_CENTRE) * 10 / 1.5 + w["title_len"] * f.title_len
-         + w["author"] * f.author + w["year"] * f.year + w["volume"] * f.volume + w["page"] * f.page
-         + w["venue"] * f.venue + w["aligned"] * f.aligned)
+    z = _W[0] + sum(w * x for w, x in zip(_W[1:], feature_vector(f)))
     return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
-
-
-def feature_vector(f: Features) -> list[float]:
-    """The model's inputs, in WEIGHTS order (without bias): used to fit the weights."""
-    return [(f.title - TITLE_CENTRE) * 10 / 1.5, f.title_len, f.author, f.year, f.volume, f.page,
-            f.venue, f.aligned]
