@@ -75,6 +75,30 @@ def cmd_query(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_record(args: argparse.Namespace) -> int:
+    from . import records
+    from .pipeline import citation_record
+
+    record = citation_record(args.id, args.ledger, args.catalog, page_cap=args.page_cap)
+    records.validate_record(record)
+    if args.format == "json":
+        print(json.dumps(record, indent=2, ensure_ascii=False))
+    elif args.format == "html":
+        print(records.render_ledger_html(record))
+    else:
+        print(records.render_ledger_text(record))
+    return 0
+
+
+def cmd_records(args: argparse.Namespace) -> int:
+    _prefect_defaults()
+    from flows.records import build_records
+
+    written = build_records(ledger=args.ledger, catalog=args.catalog, run_id=args.run_id, papers=args.papers)
+    print(f"{len(written)} citation records written under {Path(args.ledger) / 'records'}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="citeledger", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -105,6 +129,21 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--format", choices=["table", "json", "csv"], default="table")
     query.add_argument("--max-rows", type=int, default=100)
     query.set_defaults(func=cmd_query)
+
+    record = sub.add_parser("record", help="the citation record of one paper (arXiv id, DOI or citing_paper id)")
+    record.add_argument("id")
+    record.add_argument("--ledger", default=DEFAULT_LEDGER)
+    record.add_argument("--catalog", default=DEFAULT_CATALOG)
+    record.add_argument("--format", choices=["json", "ledger", "html"], default="ledger")
+    record.add_argument("--page-cap", type=int, default=None, help="list at most this many entries per list")
+    record.set_defaults(func=cmd_record)
+
+    recs = sub.add_parser("records", help="write the records of the papers a run touched (runs the build-records flow)")
+    recs.add_argument("--ledger", default=DEFAULT_LEDGER)
+    recs.add_argument("--catalog", default=DEFAULT_CATALOG)
+    recs.add_argument("--run-id", help="the run whose papers to write (default: the latest run)")
+    recs.add_argument("--papers", nargs="*", help="write these papers' records instead")
+    recs.set_defaults(func=cmd_records)
     return parser
 
 

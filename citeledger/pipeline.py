@@ -176,9 +176,68 @@ def run_batch(job: BatchJob) -> dict[str, int]:
     return counts
 
 
-def finish_run(plan: RunPlan, errors: list[str] | None = None) -> dict[str, Any]:
-    """Write the run's row (counts from the ledger itself, so a resumed run counts everything)."""
+def get_notice_index(catalog: ParquetCatalog) -> Any:
+    """The catalog's Retraction Watch events by DOI, loaded once per process."""
+    from resolvers.notices import NoticeEvent, NoticeIndex
+
+    key = (str(catalog.generation_dir), "notices")
+    with _CACHE_LOCK:
+        if key not in _CACHE:
+            index = NoticeIndex()
+            index.add([NoticeEvent.from_dict(row) for row in catalog.notice_events()])
+            for source in catalog.manifest.get("notice_sources", {}):
+                index.add([], source)
+            _CACHE[key] = index
+        return _CACHE[key]
+
+
+def work_notice(work: dict[str, Any], index: Any, checked_at: str | None) -> Any:
+    """The standing notice of one catalog work: Retraction Watch events for any of its DOIs, the
+    Crossref update relations its record carries, and arXiv's withdrawn flag."""
+    from resolvers import notices
+
+    extra_events: list[Any] = []
+    extra_sources: list[str] = []
+    work_sources = set(work.get("sources") or ())
+    if "crossref" in work_sources:
+        extra_sources += [notices.SOURCE_CROSSREF_PUBLISHER, notices.SOURCE_CROSSREF_RW]
+        if work.get("relations") and work.get("doi"):
+            extra_events += notices.events_from_crossref_relations(work["doi"], json.loads(work["relations"]))
+    if work.get("arxiv_id"):
+        extra_sources.append(notices.SOURCE_ARXIV)
+        if work.get("withdrawn"):
+            extra_events += notices.events_from_arxiv_withdrawal(work["arxiv_id"])
+    other_dois = [d for d in (work.get("alt_dois") or ()) if d != work.get("doi")]
+    for doi in other_dois:  # a preprint's journal DOI (or the reverse) names the same work
+        extra_events += [notices.rekey(e, work["doi"]) for e in index.events_for(doi)]
+    return index.notice_for(work.get("doi"), work.get("arxiv_id"), checked_at=checked_at,
+                            extra_events=extra_events, extra_sources=extra_sources)
+
+
+def write_run_notices(plan: RunPlan) -> int:
+    """A notice for every work this run links to, checked against the catalog's sources."""
+    from resolvers.notices import notice_row
+
     ledger = LedgerStore(plan.ledger_dir)
+    catalog = get_catalog(plan.catalog_dir)
+    index = get_notice_index(catalog)
+    checked_at = catalog.manifest.get("built_at")
+    works = catalog.work_rows(ledger.linked_work_ids(plan.run_id))
+    rows = []
+    for work_id, work in sorted(works.items()):
+        row = notice_row(work_id, work.get("doi"), work_notice(work, index, checked_at))
+        row["run_id"] = plan.run_id
+        row["checked_at"] = datetime.fromisoformat(row["checked_at"]) if row["checked_at"] else None
+        rows.append(row)
+    ledger.write_notices(plan.run_id, rows)
+    return len(rows)
+
+
+def finish_run(plan: RunPlan, errors: list[str] | None = None) -> dict[str, Any]:
+    """Write the run's notices and its row (counts from the ledger itself, so a resumed run
+    counts everything)."""
+    ledger = LedgerStore(plan.ledger_dir)
+    write_run_notices(plan)
     counts = ledger.read_run_counts(plan.run_id) if plan.jobs else {}
     ordered = {s.value: int(counts.get(s.value, 0)) for s in STATE_ORDER}
     seconds = time.monotonic() - plan.started
@@ -194,3 +253,88 @@ def finish_run(plan: RunPlan, errors: list[str] | None = None) -> dict[str, Any]
             "references_per_second": round(resolved_now / seconds, 1) if seconds > 0 else None,
             "reject_messages": [r.message for r in plan.rejects[:20]],
             "links": sum(ordered[s.value] for s in Status if s.is_link)}
+
+
+# --- citation records ----------------------------------------------------------------------
+
+
+def find_paper_work(catalog: ParquetCatalog, paper_id: str) -> dict[str, Any] | None:
+    """The catalog row of a paper named by arXiv id, DOI or work id, if the catalog has it."""
+    from resolvers.identifiers import canonical_arxiv_id, normalize_doi
+
+    text = paper_id.strip()
+    hit = None
+    if text.startswith(("arxiv:", "doi:", "cl:")) and catalog.works_by_id([text]):
+        hit = catalog.works_by_id([text])[text]
+    arxiv_id = canonical_arxiv_id(text)
+    if hit is None and arxiv_id:
+        hit = catalog.works_by_arxiv_id([arxiv_id]).get(arxiv_id)
+    doi = normalize_doi(text)
+    if hit is None and doi:
+        hit = catalog.works_by_doi([doi]).get(doi)
+    return catalog.work_rows([hit.work_id])[hit.work_id] if hit else None
+
+
+def citation_record(paper_id: str, ledger_dir: str | Path, catalog_dir: str | Path,
+                    page_cap: int | None = None) -> dict[str, Any]:
+    """The citation record of one paper, from the ledger's current observations and notices."""
+    from . import records
+    from .store import paper_observations
+
+    catalog = get_catalog(catalog_dir)
+    paper_work = find_paper_work(catalog, paper_id)
+    forms = sorted(records.paper_forms(paper_id, paper_work))
+    outbound, inbound, notice_rows = paper_observations(ledger_dir, catalog_dir, forms,
+                                                         paper_work["work_id"] if paper_work else None)
+    cited = catalog.work_rows([r["work_id"] for r in outbound if r.get("work_id")])
+    generated_from = {"tables": {"current": "ledger view current (latest observation per reference)",
+                                 "notices": "ledger view notices (latest notice per cited work)",
+                                 "works": "catalog works"},
+                      "catalog_fingerprint": catalog.fingerprint}
+    return records.build_record(paper_id, paper_work, outbound, inbound, {r["work_id"]: r for r in notice_rows},
+                                generated_from, page_cap=page_cap or records.DEFAULT_PAGE_CAP, works=cited)
+
+
+def record_file_stem(paper_id: str) -> str:
+    """A safe file name for any paper id (``hep-th/9901001``, ``../../etc/passwd``, unicode)."""
+    from urllib.parse import quote
+
+    stem = quote(paper_id, safe="-_.")
+    stem = stem.lstrip(".") or "_"
+    if len(stem) > 120:
+        stem = stem[:100] + "-" + hashlib.sha256(paper_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return stem
+
+
+def write_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path) -> list[Path]:
+    """Write each paper's record as JSON, text and HTML under ``<ledger>/records/``."""
+    from . import records
+    from .store import atomic_write_bytes
+
+    out = Path(ledger_dir) / "records"
+    written = []
+    for paper_id in paper_ids:
+        record = citation_record(paper_id, ledger_dir, catalog_dir)
+        records.validate_record(record)
+        stem = record_file_stem(paper_id)
+        atomic_write_bytes(out / f"{stem}.json", (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode())
+        atomic_write_bytes(out / f"{stem}.txt", records.render_ledger_text(record).encode())
+        atomic_write_bytes(out / f"{stem}.html", records.render_ledger_html(record).encode())
+        written.append(out / f"{stem}.json")
+    return written
+
+
+def papers_touched(run_id: str, ledger_dir: str | Path, catalog_dir: str | Path) -> list[str]:
+    """Papers whose record a run changed: its citing papers, and ledger papers it now cites."""
+    from .store import citing_papers
+
+    ledger = LedgerStore(ledger_dir)
+    catalog = get_catalog(catalog_dir)
+    own = citing_papers(ledger_dir, catalog_dir, run_id)
+    linked = set(ledger.linked_work_ids(run_id))
+    touched = set(own)
+    for paper in citing_papers(ledger_dir, catalog_dir, None):
+        work = find_paper_work(catalog, paper)
+        if work and work["work_id"] in linked:
+            touched.add(paper)
+    return sorted(touched)

@@ -95,7 +95,7 @@ def content_digest(record: Mapping[str, Any]) -> str:
 # Choosing the rows of one paper
 
 
-def _id_forms(value: str | None) -> set[str]:
+def id_forms(value: str | None) -> set[str]:
     """The spellings under which a paper id may appear as ``citing_paper`` (a light touch; the
     identifier module owns real normalisation)."""
     if not value:
@@ -113,11 +113,11 @@ def _id_forms(value: str | None) -> set[str]:
     return forms
 
 
-def _paper_forms(paper_id: str, paper_work: Mapping[str, Any] | None) -> set[str]:
-    forms = _id_forms(paper_id)
+def paper_forms(paper_id: str, paper_work: Mapping[str, Any] | None) -> set[str]:
+    forms = id_forms(paper_id)
     if paper_work:
         for key in ("doi", "arxiv_id"):
-            forms |= _id_forms(paper_work.get(key))
+            forms |= id_forms(paper_work.get(key))
         if paper_work.get("arxiv_id"):
             forms.add("10.48550/arxiv." + str(paper_work["arxiv_id"]).lower())
     return forms
@@ -127,12 +127,12 @@ def select_rows(paper_id: str, paper_work: Mapping[str, Any] | None,
                 rows: Iterable[Mapping[str, Any]]) -> tuple[list[dict], list[dict]]:
     """From current observation rows, the paper's own references (outbound) and the references
     of other papers resolved to its work (inbound)."""
-    forms = _paper_forms(paper_id, paper_work)
+    forms = paper_forms(paper_id, paper_work)
     work_id = paper_work.get("work_id") if paper_work else None
     outbound, inbound = [], []
     for row in rows:
         row = dict(row)
-        mine = bool(_id_forms(row.get("citing_paper")) & forms)
+        mine = bool(id_forms(row.get("citing_paper")) & forms)
         if mine:
             outbound.append(row)
         elif work_id and row.get("work_id") == work_id:

@@ -55,9 +55,9 @@ REJECT_SCHEMA = pa.schema([
 ])
 
 NOTICE_EVENT_SCHEMA = pa.schema([
-    ("original_doi", pa.string()), ("event_type", pa.string()), ("date", pa.string()),
-    ("notice_doi", pa.string()), ("source", pa.string()), ("record_id", pa.string()),
-    ("nature_raw", pa.string()),
+    ("original_doi", pa.string()), ("type", pa.string()), ("date", pa.string()),
+    ("notice_doi", pa.string()), ("source", pa.string()), ("sources", pa.list_(pa.string())),
+    ("record_id", pa.string()), ("nature_raw", pa.string()), ("reasons", pa.list_(pa.string())),
 ])
 
 NOTICE_SCHEMA = pa.schema([
@@ -88,7 +88,7 @@ def sql_literal(value: str) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
+def atomic_write_bytes(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -183,6 +183,9 @@ class CatalogStore:
             file_reports: list[dict[str, Any]] = []
             new_rows: list[dict[str, Any]] = []
             notice_events: list[dict[str, Any]] = []
+            built_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            # which notice sources the catalog holds, and when each was last loaded
+            notice_sources: dict[str, str] = dict(prev_manifest.get("notice_sources", {}))
             seq = seq0
             for path in files:
                 path = Path(path)
@@ -193,8 +196,9 @@ class CatalogStore:
                 if this_fmt in src.NOTICE_FORMATS:
                     events, rejects = _read_notice_source(path, this_fmt)
                     notice_events.extend(events)
+                    notice_sources.update({e["source"]: built_at for e in events})
                     report.update(rows=len(events), rejects=len(rejects),
-                                  reject_examples=[f"{r.file}:{r.line}: {r.reason}" for r in rejects[:5]])
+                                  reject_examples=[f"{path}:{r.line}: {r.reason}" for r in rejects[:5]])
                 else:
                     rows, rejects = src.read_work_rows(path, this_fmt)
                     prec = src.SOURCE_PRECEDENCE[this_fmt]
@@ -273,14 +277,14 @@ class CatalogStore:
                 (file_sha256(works_path) + file_sha256(gen_dir / "notice_events.parquet")).encode()).hexdigest()
             manifest = {
                 "generation": gen_name, "generation_no": gen_no,
-                "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "built_at": built_at, "notice_sources": notice_sources,
                 "fingerprint": fingerprint, "works": n_works, "notice_events": n_events,
                 "ingested_seq": seq, "builds": prev_manifest.get("builds", []) + [file_reports],
             }
             (gen_dir / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
             # Move the complete generation into place, then swap the pointer: the atomic step.
             os.replace(gen_dir, self.dir / gen_name)
-            _atomic_write_bytes(self.dir / "CURRENT", gen_name.encode())
+            atomic_write_bytes(self.dir / "CURRENT", gen_name.encode())
             if previous and previous.name != gen_name:
                 shutil.rmtree(previous, ignore_errors=True)
             return CatalogBuildReport(generation=gen_name, works=n_works, added=n_works - before,
@@ -293,13 +297,10 @@ class CatalogStore:
 def _read_notice_source(path: Path, fmt: src.SourceFormat) -> tuple[list[dict[str, Any]], list[Any]]:
     from resolvers import notices
 
-    if fmt is src.SourceFormat.RETRACTION_WATCH_CSV:
-        events, rejects = notices.read_retraction_watch_csv(path)
-    else:
-        events, rejects = notices.read_doi_nature_csv(path)
-    rows = [{name: (getattr(e, name).value if hasattr(getattr(e, name), "value") else getattr(e, name))
-             for name in NOTICE_EVENT_SCHEMA.names} for e in events]
-    return rows, rejects
+    reader = notices.read_retraction_watch_csv if fmt is src.SourceFormat.RETRACTION_WATCH_CSV \
+        else notices.read_doi_nature_csv
+    events, rejects = reader(path)
+    return [e.to_dict() for e in events], [r for r in rejects if not r.kept]
 
 
 def _write_notice_events(con: duckdb.DuckDBPyConnection, previous: Path | None,
@@ -411,6 +412,31 @@ class ParquetCatalog:
             cur.close()
         return {rec["work_id"]: _work_from_record(rec) for rec in rows}
 
+    def work_rows(self, work_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Catalog rows (every column, relations and sources included) by work id."""
+        ids = sorted(set(work_ids))
+        if not ids:
+            return {}
+        with self._lock:
+            cur = self._con.cursor()
+        try:
+            cur.register("wanted", pa.table({"work_id": pa.array(ids, pa.string())}))
+            cur.execute("SELECT w.* EXCLUDE (precedence, ingested_seq) FROM works w JOIN wanted USING (work_id)")
+            return {rec["work_id"]: rec for rec in _dict_rows(cur)}
+        finally:
+            cur.close()
+
+    def notice_events(self) -> list[dict[str, Any]]:
+        """Every notice event the catalog's notice sources hold (Retraction Watch files)."""
+        path = self.generation_dir / "notice_events.parquet"
+        with self._lock:
+            cur = self._con.cursor()
+        try:
+            cur.execute(f"SELECT * FROM read_parquet({sql_literal(path)})")
+            return _dict_rows(cur)
+        finally:
+            cur.close()
+
     def close(self) -> None:
         self._con.close()
 
@@ -459,7 +485,7 @@ class LedgerStore:
         manifest = RunManifest(run_id=run_id,
                                started_at=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
                                inputs=inputs, catalog_fingerprint=catalog_fingerprint, options=options)
-        _atomic_write_bytes(path, json.dumps(manifest.__dict__, indent=2, sort_keys=True).encode())
+        atomic_write_bytes(path, json.dumps(manifest.__dict__, indent=2, sort_keys=True).encode())
         return manifest, False
 
     def part_path(self, kind: str, run_id: str, part: str) -> Path:
@@ -480,6 +506,22 @@ class LedgerStore:
         write_parquet(pa.Table.from_pylist(rows, schema=OBSERVATION_SCHEMA),
                       self.part_path("observations", run_id, part), self.staging)
 
+    def write_notices(self, run_id: str, rows: list[dict[str, Any]]) -> None:
+        write_parquet(pa.Table.from_pylist(rows, schema=NOTICE_SCHEMA),
+                      self.part_path("notices", run_id, "notices"), self.staging)
+
+    def linked_work_ids(self, run_id: str) -> list[str]:
+        """Every work a reference of this run links to (the works whose notices it checks)."""
+        glob = self._run_dir("observations", run_id) / "*.parquet"
+        if not any(glob.parent.glob("*.parquet")):
+            return []
+        con = duckdb.connect()
+        try:
+            return [r[0] for r in con.execute(f"SELECT DISTINCT work_id FROM read_parquet({sql_literal(glob)}) "
+                                              "WHERE work_id IS NOT NULL ORDER BY 1").fetchall()]
+        finally:
+            con.close()
+
     def finish_run(self, row: dict[str, Any]) -> None:
         write_parquet(pa.Table.from_pylist([row], schema=RUN_SCHEMA),
                       self.part_path("runs", row["run_id"], "run"), self.staging)
@@ -498,7 +540,7 @@ class LedgerStore:
 
 # --- views and queries ---------------------------------------------------------------------
 
-VIEW_NAMES = ("observations", "current", "works", "notices", "rejects", "runs")
+VIEW_NAMES = ("observations", "current", "works", "notices", "notices_history", "rejects", "runs")
 
 
 def _empty_select(schema: pa.Schema) -> str:
@@ -533,7 +575,9 @@ def view_definitions(ledger_dir: str | Path, catalog_dir: str | Path | None) -> 
                           f"read_parquet({sql_literal((gen / 'works.parquet').resolve())})")
     else:
         views["works"] = _empty_select(pa.schema([f for f in WORKS_SCHEMA if f.name not in ("precedence", "ingested_seq")]))
-    views["notices"] = _source(ledger / "notices" / "**" / "*.parquet", NOTICE_SCHEMA)
+    views["notices_history"] = _source(ledger / "notices" / "**" / "*.parquet", NOTICE_SCHEMA)
+    views["notices"] = ("SELECT * EXCLUDE (rn) FROM (SELECT *, row_number() OVER (PARTITION BY work_id "
+                        "ORDER BY checked_at DESC, run_id DESC) AS rn FROM notices_history) WHERE rn = 1")
     return views
 
 
@@ -565,3 +609,48 @@ def run_query(sql: str, ledger_dir: str | Path, catalog_dir: str | Path | None) 
     con = connect_views(ledger_dir, catalog_dir)
     con.execute("SET lock_configuration = true")
     return con.sql(sql)
+
+
+def paper_observations(ledger_dir: str | Path, catalog_dir: str | Path, forms: Sequence[str], work_id: str | None
+                       ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """One paper's current outbound rows, the current rows of other papers citing its work, and
+    the notices of the works it cites."""
+    con = connect_views(ledger_dir, catalog_dir)
+    try:
+        con.register("forms", pa.table({"form": pa.array(sorted(set(f.lower() for f in forms)), pa.string())}))
+        con.execute("SELECT * FROM current WHERE lower(citing_paper) IN (SELECT form FROM forms) "
+                    "ORDER BY reference_index, citing_paper")
+        outbound = _dict_rows(con)
+        con.execute("""SELECT * FROM current WHERE lower(citing_paper) NOT IN (SELECT form FROM forms)
+                       AND (work_id = ? OR doi IN (SELECT form FROM forms) OR arxiv_id IN (SELECT form FROM forms))
+                       ORDER BY citing_paper, reference_index""", [work_id])
+        inbound = _dict_rows(con)
+        con.execute("""SELECT * FROM notices WHERE work_id IN (SELECT work_id FROM current
+                       WHERE lower(citing_paper) IN (SELECT form FROM forms))""")
+        notices = _dict_rows(con)
+    finally:
+        con.close()
+    return outbound, inbound, notices
+
+
+def citing_papers(ledger_dir: str | Path, catalog_dir: str | Path, run_id: str | None) -> list[str]:
+    """The citing papers of one run, or of the whole ledger."""
+    con = connect_views(ledger_dir, catalog_dir)
+    try:
+        if run_id is None:
+            con.execute("SELECT DISTINCT citing_paper FROM current ORDER BY 1")
+        else:
+            con.execute("SELECT DISTINCT citing_paper FROM observations WHERE run_id = ? ORDER BY 1", [run_id])
+        return [r[0] for r in con.fetchall()]
+    finally:
+        con.close()
+
+
+def latest_run_id(ledger_dir: str | Path) -> str | None:
+    """The most recently finished run of a ledger."""
+    con = connect_views(ledger_dir, None)
+    try:
+        row = con.execute("SELECT run_id FROM runs ORDER BY finished_at DESC, run_id DESC LIMIT 1").fetchone()
+        return row[0] if row else None
+    finally:
+        con.close()

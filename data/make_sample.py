@@ -42,6 +42,18 @@ def main() -> None:
     write_gz(OUT / "sources/crossref_works_sample.jsonl.gz",
              [{k: c[k] for k in CROSSREF_FIELDS if k in c} for c in crossref])
 
+    # Retraction Watch: the doi,retractionwatch rows about works of this catalog, and the
+    # database-export sample (its source note stripped: the payload bytes are kept exactly)
+    catalog_dois = {w["doi"].lower() for w in glutton_works if w.get("doi")}
+    catalog_dois |= {a["doi"].lower() for a in arxiv if a.get("doi")}
+    catalog_dois |= {c["DOI"].lower() for c in crossref}
+    nature = (SHARED / "notices/retraction_watch_doi_nature.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = [nature[0]] + [line for line in nature[1:] if line.split(",", 1)[0].strip().lower() in catalog_dois]
+    (OUT / "sources/retraction_watch_doi_nature_excerpt.csv").write_text("".join(kept), encoding="utf-8")
+    sample = (SHARED / "http/retraction_watch/retraction_watch_2026-09_sample.csv").read_text(encoding="utf-8")
+    (OUT / "sources/retraction_watch_2026-09_sample.csv").write_text(
+        sample.split("#---8<--- payload below ---8<---\n", 1)[1], encoding="utf-8")
+
     refs: list[dict] = []
 
     def add(paper: str, raw: str, source: str, **gold) -> None:

@@ -34,6 +34,12 @@ def resolve_batch_task(job: pipeline.BatchJob) -> dict[str, int]:
     return pipeline.run_batch(job)
 
 
+@task(name="write-records", cache_policy=NO_CACHE)
+def write_records_task(run_id: str, ledger: str, catalog: str) -> list[str]:
+    papers = pipeline.papers_touched(run_id, ledger, catalog)
+    return [str(p) for p in pipeline.write_records(papers, ledger, catalog)]
+
+
 def summary_markdown(summary: dict[str, Any]) -> str:
     lines = [f"# citeledger run `{summary['run_id']}`", "",
              f"{summary['references']} references, {summary['rejects']} rejected rows, "
@@ -46,7 +52,8 @@ def summary_markdown(summary: dict[str, Any]) -> str:
 @flow(name="resolve-references")
 def resolve_references(inputs: list[str], catalog: str = "data/catalog", ledger: str = "data/ledger",
                        run_id: str | None = None, remote: bool = False, citing_paper: str | None = None,
-                       batch_size: int = pipeline.DEFAULT_BATCH_SIZE, max_raw_chars: int = 100_000) -> dict[str, Any]:
+                       batch_size: int = pipeline.DEFAULT_BATCH_SIZE, max_raw_chars: int = 100_000,
+                       records: bool = True) -> dict[str, Any]:
     """Resolve reference files into the ledger. Given the id of an interrupted run, completes it."""
     logger = get_run_logger()
     plan = pipeline.plan_run(inputs, catalog, ledger, run_id=run_id, batch_size=batch_size,
@@ -77,6 +84,10 @@ def resolve_references(inputs: list[str], catalog: str = "data/catalog", ledger:
     if errors:
         raise RuntimeError(f"{len(errors)} batch(es) failed; re-run with --run-id {plan.run_id} to finish: {errors[0]}")
     summary = pipeline.finish_run(plan)
+    if records:
+        written = write_records_task(plan.run_id, ledger, catalog)
+        summary["records"] = len(written)
+        logger.info("wrote %d citation records under %s/records", len(written), ledger)
     try:
         from prefect.artifacts import create_markdown_artifact
 

@@ -665,12 +665,12 @@ class NoticeIndex:
         found.extend(extra_events)
         # events about the arXiv DOI are re-keyed to the work's own DOI so they merge and count
         primary = keys[0]
-        pooled = [e if e.original_doi == primary else _rekey(e, primary) for e in found
+        pooled = [e if e.original_doi == primary else rekey(e, primary) for e in found
                   if e.original_doi in keys]
         return standing_notice(primary, pooled, sources, checked_at)
 
 
-def _rekey(e: NoticeEvent, doi: str) -> NoticeEvent:
+def rekey(e: NoticeEvent, doi: str) -> NoticeEvent:
     return NoticeEvent(doi, e.event_type, e.date, e.notice_doi, e.source, e.record_id, e.nature_raw,
                        e.reasons, e.sources)
 

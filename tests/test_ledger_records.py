@@ -1,0 +1,76 @@
+"""Notices and citation records through the ledger: Retraction Watch via the catalog, A cites B."""
+import json
+
+import pytest
+
+from citeledger import pipeline, records
+from citeledger.store import run_query
+
+
+def resolve(tmp_path, catalog, rows, run_id="r1"):
+    path = tmp_path / f"{run_id}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    plan = pipeline.plan_run([path], catalog, tmp_path / "ledger", run_id=run_id)
+    for job in plan.pending:
+        pipeline.run_batch(job)
+    return pipeline.finish_run(plan)
+
+
+RETRACTED = [
+    {"citing_paper": "paper-x", "reference_index": 1,
+     "raw": "Some authors. A study later retracted. J Clin Anesth. 2006. doi:10.1016/j.jclinane.2006.02.005"},
+    {"citing_paper": "paper-x", "reference_index": 2, "raw": "Authors. A JBC paper. J Biol Chem 2005. https://doi.org/10.1074/jbc.M503111200"},
+    {"citing_paper": "paper-x", "reference_index": 3, "raw": "Authors. A PLoS Biol paper. 2006. doi:10.1371/journal.pbio.0040031"},
+    {"citing_paper": "paper-x", "reference_index": 4, "raw": "Nobody. Not in any catalog. J Nowhere 1999;1:1."},
+]
+
+
+def test_notices_come_from_the_catalogs_retraction_watch_sources(tmp_path, default_catalog):
+    resolve(tmp_path, default_catalog, RETRACTED)
+    rows = run_query("select doi, state, standing, sources_checked from notices order by doi",
+                     tmp_path / "ledger", default_catalog).fetchall()
+    got = {doi: (state, standing) for doi, state, standing, _ in rows}
+    assert got == {"10.1016/j.jclinane.2006.02.005": ("measured", "retracted"),
+                   "10.1074/jbc.m503111200": ("measured", "retracted"),
+                   "10.1371/journal.pbio.0040031": ("measured", "corrected")}
+    assert all("retraction_watch_doi_nature" in sources for *_, sources in rows)
+
+
+def test_record_of_a_paper_citing_retracted_works(tmp_path, default_catalog):
+    resolve(tmp_path, default_catalog, RETRACTED)
+    record = pipeline.citation_record("paper-x", tmp_path / "ledger", default_catalog)
+    records.validate_record(record)
+    assert record["counts"]["cited_works_by_standing"]["retracted"] == 2
+    assert record["counts"]["cited_works_by_standing"]["corrected"] == 1
+    by_index = {i["reference_index"]: i for i in record["outbound"]["items"]}
+    assert by_index[1]["notice"]["standing"] == "retracted"
+    assert by_index[4]["notice"]["state"] == "unavailable"
+    text = records.render_ledger_text(record)
+    assert text.count("RETRACTED") >= 2
+    again = pipeline.citation_record("paper-x", tmp_path / "ledger", default_catalog)
+    assert again["content_digest"] == record["content_digest"]
+
+
+def test_a_cites_b_shows_on_both_records(tmp_path, default_catalog):
+    resolve(tmp_path, default_catalog, [
+        {"citing_paper": "0704.0001", "reference_index": 1,
+         "raw": "I. Streinu and L. Theran. Sparsity-certifying graph decompositions. arXiv:0704.0002"},
+        {"citing_paper": "0704.0002", "reference_index": 1, "raw": "Nobody. Not in any catalog. J Nowhere 1999;1:1."},
+    ])
+    a = pipeline.citation_record("arXiv:0704.0001", tmp_path / "ledger", default_catalog)
+    b = pipeline.citation_record("0704.0002", tmp_path / "ledger", default_catalog)
+    assert [i["resolved"]["work_id"] for i in a["outbound"]["items"]] == ["arxiv:0704.0002"]
+    assert [(i["citing_paper"], i["reference_index"]) for i in b["inbound"]["items"]] == [("0704.0001", 1)]
+    assert a["paper"]["in_catalog"] and a["paper"]["work"]["title"].startswith("Calculation of prompt diphoton")
+    assert pipeline.papers_touched("r1", tmp_path / "ledger", default_catalog) == ["0704.0001", "0704.0002"]
+
+
+@pytest.mark.parametrize("paper_id", ["hep-th/9901001", "../../etc/passwd", "x" * 500, "Ünïcode/論文", ".hidden"])
+def test_record_files_are_safe_for_any_id(tmp_path, default_catalog, paper_id):
+    resolve(tmp_path, default_catalog, [{"citing_paper": paper_id, "reference_index": 1,
+                                         "raw": "Sparsity-certifying graph decompositions. arXiv:0704.0002"}])
+    (written,) = pipeline.write_records([paper_id], tmp_path / "ledger", default_catalog)
+    assert written.parent == tmp_path / "ledger" / "records"
+    assert len(written.name) < 200 and not written.name.startswith(".")
+    assert json.loads(written.read_text())["paper"]["id"] == paper_id
+    assert written.with_suffix(".html").exists() and written.with_suffix(".txt").exists()
