@@ -85,11 +85,13 @@ _NAME_WORD = re.compile(r"^(?:[A-Z\u00c0-\u024f][\w'’\u00c0-\u024f-]*\.?|[A-Z]
 _INITIALS = re.compile(r"^(?:[A-Z]\.?-?){1,4}$")
 _NAME_START = re.compile(
     r"(?:[A-Z]\.|[A-Z][\w'’\u00c0-\u024f-]+,\s*[A-Z]|[A-Z][\w'’\u00c0-\u024f-]+(?:\s+[A-Z][\w'’-]+)?"
-    r"\s+[A-Z]{1,3}(?:[,.;:]|\s+and\b|\s*$)|[A-Z][\w'’\u00c0-\u024f-]+,?\s+(?:and|&)\s+[A-Z]|[A-Z]{1,3}\s+[A-Z][\w'’-]+[,.:]|and\b|&|et\.?\s+al|"
+    r"\s+[A-Z]{1,3}(?:[,.;:]|\s+and\b|\s*\(|\s*$)|[A-Z][\w'’\u00c0-\u024f-]+,?\s+(?:and|&)\s+[A-Z]|[A-Z]{1,3}\s+[A-Z][\w'’-]+[,.:]|and\b|&|et\.?\s+al|"
     r"Jr\b|\(?" + YEAR + r")")
 _FORENAME_DOT = re.compile(r"[A-Z][\w'’\u00c0-\u024f-]+(?:\s+[A-Z]\.)*\.\s")
 _CHUNK_INITIAL = re.compile(r"(?:^|[,;&]\s*|\band\s+)(?:[A-Z]\.\s*-?)*[A-Z]$")
-_SURNAME_NEXT = re.compile(r"[A-Z][\w'’\u00c0-\u024f-]+(?:[,.;:]|\s+(?:and|&)\s|$)")
+_SURNAME_NEXT = re.compile(r"[A-Z][\w'’\u00c0-\u024f-]+(?:[,.;:]|\s+(?:and|&)\s|\s+et\.?\s+al\b|$)")
+_AUTHOR_SEP = re.compile(r",?\s*\bet\.?\s*al\b\.?[,:]?\s*(?:\(?" + YEAR + r"[a-z]?\)?[.,:]?\s*)?|[.,]?\s*\(\s*" + YEAR + r"[a-z]?\s*\)[.,:]?\s*|[.,]\s*" + YEAR + r"[a-z]?\s*[.,:;]\s*|"
+                         r"\s+" + YEAR + r"[a-z]?[.,:;]?\s+|\.\s+|,\s+|:\s+|\s*[\"“]")
 _ABBREV_END = {"vs", "eg", "e.g", "ie", "i.e", "al", "st", "dr", "mr", "mrs", "no", "sp", "spp",
                "cf", "var", "subsp", "ca", "approx", "fig", "jr", "inc", "ltd", "co", "vol", "ed",
                "eds"}
@@ -112,7 +114,7 @@ _VOL_PAGES = [
 
 def _looks_like_names(prefix: str) -> bool:
     """Is this text a list of personal names (every chunk a few capitalised words/initials)?"""
-    prefix = re.sub(r"\bet\.?\s*al\.?", "", prefix)
+    prefix = re.sub(r"\bet\.?\s*al\.?|\(?\b" + YEAR + r"[a-z]?\)?", "", prefix)
     chunks = [c.strip(" .") for c in re.split(r"[,;&]|\band\b|\bAND\b", prefix)]
     chunks = [c for c in chunks if c]
     if not chunks:
@@ -163,8 +165,7 @@ def _author_end(text: str) -> tuple[int, int] | None:
     i = 0
     n = len(text)
     while i < n:
-        m = re.compile(r"\.\s+|,\s+|:\s+|\s*[\"“]|[.,]?\s*\(\s*" + YEAR + r"[a-z]?\s*\)[.,:]?\s*|"
-                       r"[.,]\s*" + YEAR + r"[a-z]?\s*[.,:;]\s*|\s+" + YEAR + r"[a-z]?[.,:;]?\s+").search(text, i)
+        m = _AUTHOR_SEP.search(text, i)
         if not m:
             return None
         prefix = text[: m.start() + (1 if m.group(0).startswith(".") else 0)]
@@ -293,7 +294,7 @@ def parse_reference(raw: str) -> ParsedReference:
         # a title ends at the first sentence end; a venue abbreviation + numbers is no title
         cut = _sentence_end(rest)
         candidate = rest[:cut].strip(" ,.;:")
-        if _VENUE_LIKE.match(candidate) or not re.search(r"[A-Za-z]{3}", candidate) or (
+        if _VENUE_LIKE.match(candidate) or _VENUE_LIKE.match(rest.strip(" ,.;:")) or not re.search(r"[A-Za-z]{3}", candidate) or (
                 parsed.kind == "no_authors" and re.match(r"^[A-Z][\w.]*,? \d", candidate)):
             parsed.kind += "_no_title"
             parsed.venue = re.split(r"[,\d]", candidate)[0].strip(" .") or None
