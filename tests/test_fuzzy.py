@@ -1,0 +1,88 @@
+"""Golden cases of the fuzzy path (tests/golden/fuzzy/*.jsonl) and the Parquet-backed retriever."""
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from citeledger.blocking import INDEX_FILE, ParquetRetriever, build_index
+from citeledger.evaluate import evaluate
+from resolvers.candidates import InMemoryRetriever, index_tokens
+from resolvers.fuzzy import FuzzyResolver
+from resolvers.model import Reason, Status, Work
+from resolvers.parsing import parse_reference
+from resolvers.quality import parse_uncertain_reason
+
+GOLDEN = Path(__file__).parent / "golden/fuzzy"
+
+
+def _load(name):
+    return [json.loads(line) for line in (GOLDEN / name).open() if line.strip()]
+
+
+def _work(d):
+    return Work(work_id=f"doi:{d['doi']}", doi=d["doi"], title=d.get("title"), authors=tuple(d.get("authors", ())),
+                year=d.get("year"), venue=d.get("venue"), volume=d.get("volume"), first_page=d.get("first_page"))
+
+
+UNCERTAIN = _load("uncertain_cases.jsonl")
+MATCH = _load("match_cases.jsonl")
+
+
+@pytest.mark.parametrize("case", UNCERTAIN, ids=[c["raw"][:30] or "empty" for c in UNCERTAIN])
+def test_parse_uncertain_golden(case):
+    reason = parse_uncertain_reason(case["raw"], parse_reference(case["raw"]), False)
+    assert (reason.value if reason else None) == case["reason"]
+    # a well-formed identifier overrides every rule
+    assert parse_uncertain_reason(case["raw"], None, True) is None
+
+
+@pytest.mark.parametrize("case", MATCH, ids=[c["name"] for c in MATCH])
+def test_match_golden(case):
+    works = [_work(d) for d in case["catalog"]]
+    [v] = FuzzyResolver(InMemoryRetriever(works)).resolve_batch([case["raw"]])
+    assert v.status.value == case["status"], v.evidence
+    if "reason" in case:
+        assert v.reason.value == case["reason"]
+    if "work_id" in case:
+        assert v.work.work_id == case["work_id"]
+        assert v.resolver_source == "raw_fallback" and 0.0 <= v.score <= 1.0
+    else:
+        assert v.work is None
+    json.dumps(v.evidence)  # evidence must be JSON-serialisable
+    if v.status == Status.VERIFIED_FUZZY or v.reason == Reason.TOO_CLOSE_TO_CALL:
+        assert "runner_up" in v.evidence and "thresholds" in v.evidence
+
+
+def test_parquet_retriever_matches_in_memory(tmp_path):
+    cases = [c for c in MATCH if c["status"] == "verified_fuzzy"]
+    works = {w.work_id: w for c in cases for w in map(_work, c["catalog"])}
+    rows = [{"work_id": w.work_id, "doi": w.doi, "arxiv_id": None, "title": w.title, "authors": list(w.authors),
+             "year": w.year, "venue": w.venue, "volume": w.volume, "first_page": w.first_page, "pmid": None,
+             "type": None, "alt_dois": [], "withdrawn": False} for w in works.values()]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "works.parquet")
+    stats = build_index(tmp_path)
+    assert (tmp_path / INDEX_FILE).exists() and stats["works"] == len(rows)
+    retriever = ParquetRetriever(tmp_path)
+    memory = InMemoryRetriever(list(works.values()))
+    queries = [index_tokens(parse_reference(c["raw"]).title) for c in cases]
+    got = [[x.work.work_id for x in cands] for cands in retriever.candidates_batch(queries, k=5)]
+    want = [[x.work.work_id for x in cands] for cands in memory.candidates_batch(queries, k=5)]
+    assert got == want and all(got)
+    verdicts = FuzzyResolver(retriever).resolve_batch([c["raw"] for c in cases])
+    assert [v.work.work_id for v in verdicts] == [c["work_id"] for c in cases]
+    # a rewritten works.parquet makes the index stale: the retriever rebuilds it
+    pq.write_table(pa.Table.from_pylist(rows[:1]), tmp_path / "works.parquet")
+    assert ParquetRetriever(tmp_path).n_works == 1
+
+
+def test_evaluate_counts_wrong_links_and_gold_nulls():
+    w = Work("doi:10.1/a", doi="10.1/a")
+    from resolvers.model import Verdict
+    link = Verdict(Status.VERIFIED_FUZZY, Reason.FUZZY_MATCH, w, "raw_fallback", 0.99)
+    none = Verdict(Status.UNRESOLVED, Reason.BELOW_THRESHOLD)
+    rows = [{"raw": "a", "gold_doi": "10.1/A"}, {"raw": "b", "gold_doi": None}, {"raw": "c", "gold_doi": "10.1/c"}]
+    m = evaluate(rows, [link, link, none])
+    assert m["links"] == 2 and m["correct_links"] == 1 and m["precision"] == 0.5 and m["recall"] == 0.5
+    assert m["states"] == {"verified_fuzzy": 2, "unresolved": 1} and len(m["worst_errors"]) == 1
