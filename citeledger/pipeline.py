@@ -152,13 +152,32 @@ def _load_fuzzy(catalog: ParquetCatalog) -> Any:
 
 
 def get_remote(enabled: bool) -> Any:
+    """The remote resolvers of the configuration, one per process so rate limits are shared.
+    ``--remote`` with none configured turns on arXiv and Crossref."""
     if not enabled:
         return None
-    from resolvers.remote import remote_from_config
+    import dataclasses
+
+    from resolvers.remote import build_remote
 
     from .config import load_config
 
-    return remote_from_config(load_config())
+    with _CACHE_LOCK:
+        if ("remote", "remote") not in _CACHE:
+            config = load_config()
+            if not config.remote:
+                config = dataclasses.replace(config, remote=frozenset({"arxiv", "crossref"}))
+            _CACHE[("remote", "remote")] = build_remote(config)
+        return _CACHE[("remote", "remote")]
+
+
+def remote_work_row(work: Any) -> dict[str, Any]:
+    """A remotely fetched work as a works-JSONL row, so the catalog keeps it (fetched once)."""
+    journal_dois = [d for d in (work.doi, *work.alt_dois) if d and not d.startswith("10.48550/")]
+    return {"doi": journal_dois[0] if journal_dois else (work.doi if not work.arxiv_id else None),
+            "arxiv_id": work.arxiv_id, "title": work.title, "authors": list(work.authors), "year": work.year,
+            "venue": work.venue, "volume": work.volume, "first_page": work.first_page, "pmid": work.pmid,
+            "type": work.type, "withdrawn": work.withdrawn}
 
 
 def run_batch(job: BatchJob) -> dict[str, int]:
@@ -169,6 +188,10 @@ def run_batch(job: BatchJob) -> dict[str, int]:
     catalog = get_catalog(job.catalog_dir)
     resolutions = resolve_batch(job.references, catalog, get_fuzzy(catalog), get_remote(job.remote))
     rows = [observation_row(r, job.run_id, job.observed_at, job.catalog_fingerprint) for r in resolutions]
+    fetched = {r.verdict.work.work_id: r.verdict.work for r in resolutions
+               if r.verdict.work is not None and r.verdict.resolver_source in ("arxiv_api", "crossref_api")}
+    if fetched:  # kept before the batch is marked done, so a crash cannot lose them
+        ledger.write_fetched_works(job.run_id, job.part, [remote_work_row(w) for _, w in sorted(fetched.items())])
     ledger.write_observations(job.run_id, job.part, rows)
     counts: dict[str, int] = {}
     for row in rows:
@@ -238,6 +261,11 @@ def finish_run(plan: RunPlan, errors: list[str] | None = None) -> dict[str, Any]
     counts everything)."""
     ledger = LedgerStore(plan.ledger_dir)
     write_run_notices(plan)
+    fetched = ledger.fetched_work_files(plan.run_id)
+    if fetched:  # works the remote resolvers fetched join the catalog for the next run
+        from .store import CatalogStore
+
+        CatalogStore(plan.catalog_dir).build(fetched)
     counts = ledger.read_run_counts(plan.run_id) if plan.jobs else {}
     ordered = {s.value: int(counts.get(s.value, 0)) for s in STATE_ORDER}
     seconds = time.monotonic() - plan.started

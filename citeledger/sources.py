@@ -227,7 +227,7 @@ def work_from_works_jsonl(obj: dict) -> SourceRow | None:
     return SourceRow(work_id=work_id, doi=doi, arxiv_id=arxiv_id, title=title, authors=authors, year=year,
                      venue=clean_text(obj.get("venue")), volume=clean_text(obj.get("volume")),
                      first_page=_first_page(obj.get("first_page")), pmid=clean_text(obj.get("pmid")),
-                     type=clean_text(obj.get("type")), alt_dois=alt)
+                     type=clean_text(obj.get("type")), alt_dois=alt, withdrawn=bool(obj.get("withdrawn")))
 
 
 _WITHDRAWN = re.compile(r"\b(withdrawn|withdraw(?:s|n)? (?:this|the) (?:paper|article|submission))\b", re.I)

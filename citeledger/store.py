@@ -479,7 +479,8 @@ class LedgerStore:
             manifest = RunManifest(**data)
             if [i["sha256"] for i in manifest.inputs] != [i["sha256"] for i in inputs]:
                 raise ConfigError(f"run {run_id} was started with other input files; use a new run id")
-            if manifest.catalog_fingerprint != catalog_fingerprint:
+            # a finished run may have grown the catalog itself (remotely fetched works)
+            if manifest.catalog_fingerprint != catalog_fingerprint and not self.run_finished(run_id):
                 raise ConfigError(f"run {run_id} was started against another catalog; use a new run id")
             return manifest, True
         manifest = RunManifest(run_id=run_id,
@@ -505,6 +506,14 @@ class LedgerStore:
         """Written last for a batch: its presence marks the batch complete."""
         write_parquet(pa.Table.from_pylist(rows, schema=OBSERVATION_SCHEMA),
                       self.part_path("observations", run_id, part), self.staging)
+
+    def write_fetched_works(self, run_id: str, part: str, rows: list[dict[str, Any]]) -> None:
+        """Works fetched by remote resolvers, as works JSONL, for the catalog to take in."""
+        text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
+        atomic_write_bytes(self._run_dir("fetched", run_id) / f"{part}.jsonl", text.encode())
+
+    def fetched_work_files(self, run_id: str) -> list[Path]:
+        return sorted(self._run_dir("fetched", run_id).glob("*.jsonl"))
 
     def write_notices(self, run_id: str, rows: list[dict[str, Any]]) -> None:
         write_parquet(pa.Table.from_pylist(rows, schema=NOTICE_SCHEMA),

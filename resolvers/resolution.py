@@ -42,13 +42,21 @@ class FuzzyMatcher(Protocol):
 
 
 class RemoteLookup(Protocol):
-    """A remote resolver: answers found (Work), not found (None), or raises RemoteUnavailable."""
-
-    name: str
+    """A remote resolver. Each answer is a Work (found) or None (the service says no such
+    identifier); an identifier left out of the answer is one no enabled service can check.
+    Raises ``RemoteUnavailable`` when a needed service cannot answer; a ``.answered`` dict on
+    the exception keeps what was settled before the failure."""
 
     def lookup_arxiv(self, arxiv_ids: Sequence[str]) -> dict[str, Work | None]: ...
 
     def lookup_doi(self, dois: Sequence[str]) -> dict[str, Work | None]: ...
+
+
+def remote_name(scheme: str, identifier: str) -> str:
+    """The ``resolver_source`` of a remote answer: which service settled the identifier."""
+    if scheme == "arxiv" or identifier.startswith("10.48550/arxiv."):
+        return "arxiv_api"
+    return "crossref_api"
 
 
 # --- text helpers --------------------------------------------------------------------------
@@ -130,8 +138,7 @@ class BatchContext:
     by_arxiv: dict[str, Work]
     by_doi: dict[str, Work]
     remote_failed: dict[str, str]  # identifier -> why the remote could not answer
-    remote_name: str | None = None
-    remote_found: set[str] = field(default_factory=set)
+    remote_found: dict[str, str] = field(default_factory=dict)  # identifier -> service that found it
 
 
 Rule = Callable[[ReferenceContext, BatchContext], Verdict | None]
@@ -165,7 +172,7 @@ def rule_identifier(ref: ReferenceContext, batch: BatchContext) -> Verdict | Non
         return None
     mismatch: Verdict | None = None
     for source, identifier, work in hits:
-        resolver = batch.remote_name if identifier in batch.remote_found else source
+        resolver = batch.remote_found.get(identifier, source)
         agreement = check_agreement(ref.reference.raw, ref.parsed_title, ref.parsed_year, work)
         evidence = {"rule": "identifier", "identifier": identifier, "scheme": source,
                     "work": _work_evidence(work), **agreement.details}
@@ -210,7 +217,7 @@ def rule_unavailable(ref: ReferenceContext, batch: BatchContext) -> Verdict | No
     if not failed:
         return None
     return Verdict(Status.UNAVAILABLE, Reason.REMOTE_UNAVAILABLE,
-                   evidence={"rule": "unavailable", "remote": batch.remote_name, "failed": failed})
+                   evidence={"rule": "unavailable", "failed": failed, "retry": "next run"})
 
 
 def rule_unresolved(ref: ReferenceContext, batch: BatchContext) -> Verdict:
@@ -273,8 +280,7 @@ def resolve_batch(references: Sequence[Reference], catalog: CatalogLookup,
     arxiv_wanted = sorted({a for c in contexts for a in c.ids.arxiv_ids})
     doi_wanted = sorted({d for c in contexts for d in c.ids.dois})
     batch = BatchContext(by_arxiv=catalog.works_by_arxiv_id(arxiv_wanted),
-                         by_doi=catalog.works_by_doi(doi_wanted), remote_failed={},
-                         remote_name=getattr(remote, "name", None))
+                         by_doi=catalog.works_by_doi(doi_wanted), remote_failed={})
     if remote is not None:
         _ask_remote(contexts, batch, remote)
 
@@ -303,12 +309,10 @@ def _ask_remote(contexts: list[ReferenceContext], batch: BatchContext, remote: R
         try:
             answers = lookup(sorted(wanted))
         except RemoteUnavailable as exc:
-            for identifier in wanted:
+            answers = dict(getattr(exc, "answered", {}) or {})
+            for identifier in wanted - set(answers):
                 batch.remote_failed[identifier] = str(exc)
-            continue
-        for identifier in wanted:
-            if identifier not in answers:
-                batch.remote_failed[identifier] = f"{remote.name}: no answer for {scheme} {identifier}"
-            elif answers[identifier] is not None:
-                table[identifier] = answers[identifier]
-                batch.remote_found.add(identifier)
+        for identifier, work in answers.items():
+            if work is not None and identifier in wanted:
+                table[identifier] = work
+                batch.remote_found[identifier] = remote_name(scheme, identifier)
