@@ -1,0 +1,424 @@
+"""Find, validate and normalise DOIs and arXiv ids in raw reference strings.
+
+Pure Python, no network. The rules follow arXiv's identifier documentation
+(https://info.arxiv.org/help/arxiv_identifier.html): new-style ``YYMM.NNNN`` from 0704 to 1412,
+``YYMM.NNNNN`` from 1501 on, sequence numbers starting at 1; old-style ``archive(.SC)/YYMMNNN``
+from 9108 to 0703 for the archives of arXiv's taxonomy. Two principles drive the design:
+
+* a wrong identifier is worse than none, so a bare ``NNNN.NNNNN`` (a page, a report number...) is
+  only read as arXiv when something around it says arXiv (``arXiv:``, an arxiv.org URL, ``abs/``,
+  a category suffix such as ``[hep-th]``, a BibTeX ``eprint`` field next to ``arXiv``);
+* an identifier-like token that is not well formed is reported as a ``MalformedToken``, never
+  silently dropped, so the resolver can say ``malformed_identifier``.
+
+Every pattern is linear: bounded repetitions only, no nested quantifiers, so a 1 MB string of
+digits and dots cannot make the regex engine backtrack catastrophically.
+"""
+from __future__ import annotations
+
+import bisect
+import html
+import re
+
+from resolvers.model import ExtractedIdentifiers, MalformedToken
+
+__all__ = ["extract_identifiers", "normalize_doi", "canonical_arxiv_id",
+           "OLD_STYLE_ARCHIVES", "ARXIV_ARCHIVES"]
+
+# Archives that had old-style ids (arXiv taxonomy, arxiv-base ``ARCHIVES`` started before 2007-04).
+OLD_STYLE_ARCHIVES = frozenset({
+    "acc-phys", "adap-org", "alg-geom", "ao-sci", "astro-ph", "atom-ph", "bayes-an", "chao-dyn",
+    "chem-ph", "cmp-lg", "comp-gas", "cond-mat", "cs", "dg-ga", "funct-an", "gr-qc", "hep-ex",
+    "hep-lat", "hep-ph", "hep-th", "math", "math-ph", "mtrl-th", "nlin", "nucl-ex", "nucl-th",
+    "patt-sol", "physics", "plasm-ph", "q-alg", "q-bio", "quant-ph", "solv-int", "supr-con",
+})
+# Every archive a category suffix (``[stat.ML]``, ``[cs, stat]``) may name.
+ARXIV_ARCHIVES = OLD_STYLE_ARCHIVES | {"stat", "q-fin", "eess", "econ"}
+
+_MAX_TOKEN = 1000  # longer "identifiers" are junk; reported malformed, never normalised
+
+# ---------------------------------------------------------------------------------------------
+# arXiv
+# ---------------------------------------------------------------------------------------------
+_NEW_ID = re.compile(r"(\d{2})(\d{2})\.(\d+)(?:v(\d+))?")
+# archive (any case, canonicalised lower-case), optional subject class (two capitals: math.GT).
+_OLD_ID = re.compile(r"((?i:[a-z]+(?:-[a-z]+)?))(?:\.([A-Z]{2}))?/(\d+)(?:v(\d+))?")
+_ARXIV_PREFIX = re.compile(
+    r"^(?:(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf|html|ps|format)/"
+    r"|10\.48550/arxiv\.|arxiv\s*:\s*)", re.I)
+
+
+def _check_new(yymm: str, seq: str) -> tuple[str | None, str | None]:
+    """Validate a new-style id's date and sequence number; return (canonical id, why-not)."""
+    if not 1 <= int(yymm[2:]) <= 12:
+        return None, f"month {yymm[2:]} does not exist"
+    if int(seq) == 0:
+        return None, "sequence numbers start at 1"
+    ym = int(yymm)
+    if len(seq) == 4:
+        if ym < 704:
+            return None, f"new-style ids start at 0704, not {yymm}"
+        if ym > 1412:
+            return None, f"4-digit number after 1412 ({yymm}); 5 digits since 1501"
+    elif len(seq) == 5:
+        if ym < 1501:
+            return None, f"5-digit number before 1501 ({yymm}); 4 digits until 1412"
+    else:
+        return None, f"{len(seq)}-digit sequence number; arXiv uses 4 (0704-1412) or 5 (1501-)"
+    return f"{yymm}.{seq}", None
+
+
+def _check_old(archive: str, subject: str | None, digits: str) -> tuple[str | None, str | None]:
+    """Validate an old-style ``archive(.SC)/YYMMNNN``; return (canonical id, why-not)."""
+    archive = archive.lower()
+    if archive not in OLD_STYLE_ARCHIVES:
+        return None, f"unknown arXiv archive {archive!r}"
+    if len(digits) != 7:
+        return None, f"old-style ids have 7 digits (YYMMNNN), not {len(digits)}"
+    yy, mm = int(digits[:2]), int(digits[2:4])
+    if not 1 <= mm <= 12:
+        return None, f"month {digits[2:4]} does not exist"
+    ym = (1900 if yy >= 91 else 2000) + yy, mm
+    if not (1991, 8) <= ym <= (2007, 3):
+        return None, f"old-style ids run from 9108 to 0703, not {digits[:4]}"
+    if int(digits[4:]) == 0:
+        return None, "sequence numbers start at 1"
+    return f"{archive}/{digits}", None
+
+
+def _check_arxiv(token: str) -> tuple[str | None, str | None]:
+    """Validate one bare arXiv token (no prefix); return (canonical id, why-not)."""
+    if len(token) > 64:
+        return None, "too long for an arXiv id"
+    m = _NEW_ID.fullmatch(token)
+    if m:
+        return _check_new(m.group(1) + m.group(2), m.group(3))
+    m = _OLD_ID.fullmatch(token)
+    if m:
+        return _check_old(m.group(1), m.group(2), m.group(3))
+    if re.fullmatch(r"\d+\.\d+(?:v\d+)?", token):
+        return None, "new-style ids are YYMM.NNNN or YYMM.NNNNN"
+    return None, "not an arXiv identifier"
+
+
+def canonical_arxiv_id(text: str) -> str | None:
+    """``arXiv:1706.03762v5``, ``math.GT/0309136``, an arxiv.org URL... -> ``1706.03762``,
+    ``math/0309136``; None when not well formed. Version and subject class are dropped because
+    the catalog keys works, not versions."""
+    if not isinstance(text, str):
+        return None
+    s = text.strip()
+    s = _ARXIV_PREFIX.sub("", s, count=1)
+    if s[-4:].lower() == ".pdf":
+        s = s[:-4]
+    return _check_arxiv(s)[0]
+
+
+# The shape of a new-style number; whether it is arXiv is decided by its context.
+_NEW_SHAPE = re.compile(r"(?<!\d)\d{3,6}\.\d{3,7}(?:v\d{1,5})?(?!\d)")
+# The shape of an old-style id: archive(.SC)/digits.
+_OLD_SHAPE = re.compile(
+    r"(?<![\w-])(?i:[a-z]{2,8}(?:-[a-z]{2,8})?)(?:\.[A-Z]{2})?/\d{1,12}"
+    r"(?:v\d{1,5})?(?!\.?\d)")
+# What may stand right before an arXiv id and says "arXiv" (checked on a short window, anchored
+# at its end): ``arXiv:``, ``arXiv preprint``, ``arXiv.`` (10.48550 DOIs), ``abs/`` (arxiv.org
+# URLs, CoRR ``abs/...``), ``arxiv.org/pdf/``, and BibTeX ``eprint = {`` (needs arXiv elsewhere).
+_BEFORE = re.compile(
+    r"(?:(?P<word>(?<![a-z])arxiv(?:\s{0,3}(?:preprint|e-?prints?|id|identifier|no\.?))?"
+    r"\s{0,3}[:.,]?\s{0,3})"
+    r"|(?P<url>(?:(?<![a-z])abs/|arxiv\s?\.\s{0,3}org\s{0,3}/(?:\s{0,3}(?:pdf|html|ps|format)/)?)\s{0,3})"
+    r"|(?P<eprint>(?<![a-z])eprint\s{0,3}=\s{0,3}[{\"]?\s{0,3}))\Z",
+    re.I)
+_WINDOW = 48
+_URL_PATH_WORDS = frozenset({"abs", "pdf", "html", "ps", "format"})
+# A category suffix right after an id: ``[hep-th]``, ``[physics.ins-det]``, ``[cs, stat]``.
+_CATEGORY_AFTER = re.compile(
+    r"\s{0,3}\[\s{0,2}([a-z]{2,8}(?:-[a-z]{2,8})?)(?:\.[a-z]{1,8}(?:-[a-z]{1,8})?)?\s{0,2}[,\]]",
+    re.I)
+# ``arXiv:`` followed by something that is neither shape (``arXiv:170603762``).
+_ARXIV_COLON = re.compile(r"(?<![a-z])arxiv\s{0,3}:\s{0,3}(\d[\w.\-/]{0,63})", re.I)
+
+
+def _arxiv_context(text: str, start: int, end: int, mentions_arxiv: bool) -> bool:
+    """True when the token text[start:end] is marked as arXiv by what surrounds it."""
+    m = _BEFORE.search(text, max(0, start - _WINDOW), start)
+    if m and (m.group("eprint") is None or mentions_arxiv):
+        return True
+    m = _CATEGORY_AFTER.match(text, end)
+    return bool(m and m.group(1).lower() in ARXIV_ARCHIVES)
+
+
+# ---------------------------------------------------------------------------------------------
+# DOI
+# ---------------------------------------------------------------------------------------------
+# Characters a DOI suffix may carry in running text. Crossref's advice covers [-._;()/:A-Z0-9];
+# we also keep <> (SICI), [] + # * & % (entities, percent-encoding; decoded afterwards) and stop
+# at whitespace, quotes, braces, backslash, comma and anything outside printable ASCII.
+_DOI_CHAR_SET = frozenset(chr(c) for c in range(0x21, 0x7F)) - set("\"'{}\\|^`,")
+_DOI_CHAR = "[" + "".join(re.escape(c) for c in sorted(_DOI_CHAR_SET)) + "]"
+_DOI_RE = re.compile(
+    r"(?:(?<=doi)|(?<![0-9A-Za-z.]))10\.\d{4,9}(?:\.\d{1,9}){0,4}(?:/|%2[fF])"
+    + _DOI_CHAR + r"*", re.I)
+# Words that announce a DOI; what follows them is a DOI or a malformed one.
+_DOI_CONTEXT = re.compile(
+    r"(?<![a-z0-9])(?:doi\s{0,3}[:=]\s{0,3}\{?\s{0,3}|doi(?=10\.)|doi\s{1,3}(?=10\.)"
+    r"|(?:dx\.)?doi\.org/\s{0,3})", re.I)
+# bounded: "doi:doi:doi:..." must not rescan the rest of the string at every "doi:"
+_DOI_CONTEXT_TOKEN = re.compile(_DOI_CHAR + "{0,%d}" % (_MAX_TOKEN + 1))
+# DOI Handbook syntax: "10." registrant code (digits, optionally subdivided by dots) "/" suffix.
+_VALID_DOI = re.compile(r"10\.\d{1,9}(?:\.\d{1,9})*/" + _DOI_CHAR + r"+")
+_ARXIV_DOI = "10.48550/arxiv."
+_DOI_PREFIX = re.compile(
+    r"^(?:(?:https?://)?(?:dx\.|www\.)?doi\.org/|info:doi/|urn:doi:|doi\s*[:=]?\s*)", re.I)
+_PERCENT = re.compile(r"%([0-9A-Fa-f]{2})")
+_ENTITY = re.compile(r"&(?:[A-Za-z]{2,8}|#\d{1,4}|#[xX][0-9A-Fa-f]{1,4});")
+_TRAILING = ".,;:!?*'"
+_PAIRS = {")": "(", "]": "[", ">": "<", "}": "{"}
+_GLUED_NEXT = re.compile(r"[;,](?=doi|https?:|10\.\d)", re.I)
+_LT_NOT_SICI = re.compile(r"<(?!\d)")
+_LATEX_ESCAPE = re.compile(r"\{\\([_%&#])\}|\\([_%&#])|\\textunderscore(?:\{\})?")
+
+
+def _decode_percent(m: re.Match[str]) -> str:
+    c = chr(int(m.group(1), 16))
+    return c if c in _DOI_CHAR_SET else m.group(0)
+
+
+def _decode_entity(m: re.Match[str]) -> str:
+    c = html.unescape(m.group(0))
+    return c if len(c) == 1 and c in _DOI_CHAR_SET else m.group(0)
+
+
+def _unlatex(m: re.Match[str]) -> str:
+    return m.group(1) or m.group(2) or "_"
+
+
+def _clean_doi(token: str) -> str:
+    """Decode and trim one DOI candidate (no prefix) to its canonical lower-case form.
+
+    The steps run to a fixpoint so that cleaning a cleaned DOI changes nothing."""
+    s = token
+    while True:
+        before = s
+        if "\\" in s:
+            s = _LATEX_ESCAPE.sub(_unlatex, s)
+        if "%" in s:
+            s = _PERCENT.sub(_decode_percent, s)
+        if "&" in s:
+            s = _ENTITY.sub(_decode_entity, s)
+        s = s.lower()
+        if "<" in s:  # SICI DOIs carry "<digits"; any other "<" is markup after the DOI
+            m = _LT_NOT_SICI.search(s)
+            if m:
+                s = s[:m.start()]
+        if ";" in s or "," in s:  # "10.1/a;doi:10.2/b": two DOIs glued together
+            m = _GLUED_NEXT.search(s)
+            if m:
+                s = s[:m.start()]
+        while s:  # trailing punctuation, closing brackets that were not opened inside the DOI
+            c = s[-1]
+            if c in _TRAILING:
+                s = s[:-1]
+            elif c in _PAIRS and s.count(c) > s.count(_PAIRS[c]):
+                s = s[:-1]
+            else:
+                break
+        if s == before:
+            return s
+
+
+def _doi_why(token: str) -> str | None:
+    """Why a cleaned DOI candidate is not well formed, or None when it is."""
+    if len(token) > _MAX_TOKEN:
+        return "too long for a DOI"
+    if _VALID_DOI.fullmatch(token):
+        return None
+    if not token.startswith("10."):
+        return "a DOI starts with the directory indicator '10.'"
+    m = re.match(r"10\.([\d.]*)", token)
+    registrant = m.group(1) if m else ""
+    if "/" not in token:
+        return "DOI cut short: no '/' after the prefix"
+    if not re.fullmatch(r"\d{1,9}(?:\.\d{1,9})*", token[3:token.index("/")]):
+        return f"DOI registrant code must be digits (optionally dot-separated), got {registrant!r}"
+    if token.endswith("/"):
+        return "DOI cut short: nothing after the prefix"
+    return "DOI suffix has characters a DOI cannot carry"
+
+
+def normalize_doi(text: str) -> str | None:
+    """One DOI-ish string (``doi:``, ``https://doi.org/``, percent/HTML/LaTeX escapes, trailing
+    punctuation) -> the canonical lower-case DOI, or None when it is not a well-formed DOI."""
+    if not isinstance(text, str):
+        return None
+    s = text.strip()
+    if len(s) > _MAX_TOKEN * 2:
+        return None
+    s = _DOI_PREFIX.sub("", s, count=1).strip()
+    s = _clean_doi(s)
+    return s if _doi_why(s) is None else None
+
+
+# ---------------------------------------------------------------------------------------------
+# extraction
+# ---------------------------------------------------------------------------------------------
+_BREAK = re.compile(r"[ \t\r\n]{1,4}")
+_CUT_10 = re.compile(r"10\.?")
+_CUT_REGISTRANT = re.compile(r"10\.\d{1,9}(?:\.\d{1,9}){0,4}")
+_NOT_A_CONTINUATION = re.compile(
+    r"10\.\d|doi|https?:|arxiv|(?i:[a-z]{2,8}(?:-[a-z]{2,8})?)(?:\.[A-Z]{2})?/\d", re.I)
+_CUT_PREFIX = re.compile(r"10\.\d{1,9}(?:\.\d{1,9}){0,4}(?:/|%2[fF])")
+
+
+def _join_break(text: str, token: str, end: int) -> tuple[str, int]:
+    """Rejoin a DOI that PDF extraction split with whitespace, where the split is unambiguous.
+
+    A DOI cannot end at ``10``, ``10.``, ``10.1038`` or ``10.1038/``, so what follows the break
+    belongs to it; after a line break, ``10.1016/j.`` + ``cell...`` and ``S1074-`` + ``7613...``
+    are rejoined too. Anything else stays split (and a cut-short DOI is reported malformed)."""
+    for _ in range(4):
+        ws = _BREAK.match(text, end)
+        if ws is None:
+            break
+        nxt_m = _DOI_CONTEXT_TOKEN.match(text, ws.end())
+        nxt = nxt_m.group(0) if nxt_m else ""
+        if not nxt or _NOT_A_CONTINUATION.match(nxt):
+            break  # the next token is an identifier of its own
+        if _CUT_10.fullmatch(token):
+            ok = nxt[0] == "." if token == "10" else nxt[0].isdigit()
+        elif _CUT_REGISTRANT.fullmatch(token):
+            ok = nxt[0] == "/"
+        elif _CUT_PREFIX.fullmatch(token):  # "10.1016/ S0140-..." but not "10.1016/ and ..."
+            ok = "\n" in ws.group(0) or any(c.isdigit() for c in nxt)
+        elif "\n" in ws.group(0) and token[-1:] in ".-" and _CUT_PREFIX.match(token):
+            ok = nxt[0].islower() if token[-1] == "." else nxt[0].isalnum()
+        else:
+            ok = False
+        if not ok or len(token) + len(nxt) > _MAX_TOKEN:
+            break
+        token, end = token + nxt, nxt_m.end()
+    return token, end
+
+
+_SPLIT_URL = re.compile(r"(https?):\s{1,3}//|(arxiv|doi)\s?\.\s{1,3}(org)", re.I)
+
+
+def _join_split_urls(m: re.Match[str]) -> str:
+    return f"{m.group(1)}://" if m.group(1) else f"{m.group(2)}.{m.group(3)}"
+
+
+def extract_identifiers(raw: str) -> ExtractedIdentifiers:
+    """Every well-formed DOI and arXiv id in ``raw`` (normalised, deduplicated, in order of first
+    appearance) and every identifier-like token that is not well formed."""
+    if not isinstance(raw, str) or not raw:
+        return ExtractedIdentifiers()
+    text = raw
+    lower = text.lower()
+    if "//" in text or "org" in lower:  # PDF extraction splits URLs: "http: //arxiv.\norg/abs/"
+        text = _SPLIT_URL.sub(_join_split_urls, text)
+        lower = text.lower()
+    if "\\" in text:  # LaTeX escapes (10.1162/tacl\_a\_00276) would cut a DOI short
+        text = _LATEX_ESCAPE.sub(_unlatex, text)
+        lower = text.lower()
+
+    dois: list[tuple[int, str]] = []
+    arxiv: list[tuple[int, str]] = []
+    bad: list[tuple[int, MalformedToken]] = []
+
+    def add_doi(pos: int, token: str) -> None:
+        """Judge one DOI candidate; a 10.48550/arXiv.X DOI also names the arXiv id X."""
+        cleaned = _clean_doi(token) if len(token) <= _MAX_TOKEN else token
+        why = _doi_why(cleaned)
+        if why is not None:
+            bad.append((pos, MalformedToken("doi", token[:80], why)))
+            return
+        dois.append((pos, cleaned))
+        if cleaned.startswith(_ARXIV_DOI):
+            aid, awhy = _check_arxiv(cleaned[len(_ARXIV_DOI):])
+            if aid:
+                arxiv.append((pos, aid))
+            else:
+                bad.append((pos, MalformedToken("arxiv", cleaned[len(_ARXIV_DOI):][:80], awhy or "")))
+
+    # DOIs: every 10.NNNN/ token (4-9 digit registrant, Crossref's heuristic for running text),
+    # then whatever "doi:", "DOI" or doi.org announces (any registrant the DOI Handbook allows).
+    doi_starts: set[int] = set()
+    if "10." in text:
+        consumed = 0
+        for m in _DOI_RE.finditer(text):
+            if m.start() < consumed:
+                continue  # inside a DOI rejoined across a line break
+            doi_starts.add(m.start())
+            token, consumed = _join_break(text, m.group(0), m.end())
+            if text[consumed:consumed + 1] == "\\":  # e.g. a SICI "<" mangled to "\" by PDF
+                bad.append((m.start(), MalformedToken(
+                    "doi", token[:80], "DOI runs into a backslash: cut short or mangled")))
+                continue
+            add_doi(m.start(), token)
+    if "doi" in lower:
+        for m in _DOI_CONTEXT.finditer(text):
+            t = _DOI_CONTEXT_TOKEN.match(text, m.end())
+            token = t.group(0) if t else ""
+            if token and token[0].isdigit() and m.end() not in doi_starts:
+                # "doi: N/A" (no digit) is not a DOI-like token
+                add_doi(m.end(), _join_break(text, token, t.end())[0])
+
+    # arXiv: new-style numbers and old-style ids; context decides for the numbers.
+    mentions_arxiv = "arxiv" in lower
+    arxiv_starts: list[int] = []
+    for m in _NEW_SHAPE.finditer(text):
+        if not _arxiv_context(text, m.start(), m.end(), mentions_arxiv):
+            continue  # a bare number: a page, a report number, a DOI part... never arXiv
+        arxiv_starts.append(m.start())
+        aid, why = _check_arxiv(m.group(0))
+        if aid:
+            arxiv.append((m.start(), aid))
+        else:
+            bad.append((m.start(), MalformedToken("arxiv", m.group(0), why or "")))
+    if "/" in text:
+        for m in _OLD_SHAPE.finditer(text):
+            token = m.group(0)
+            om = _OLD_ID.fullmatch(token)
+            if om is None:
+                continue
+            aid, why = _check_old(om.group(1), om.group(2), om.group(3))
+            if om.group(1).lower() in _URL_PATH_WORDS:
+                why = "arXiv URL with a broken id"
+            if aid:
+                arxiv_starts.append(m.start())
+                arxiv.append((m.start(), aid))
+                continue
+            # A known archive with 7 digits is distinctive enough to report even bare;
+            # anything else only when the context says arXiv.
+            distinctive = om.group(1).lower() in OLD_STYLE_ARCHIVES and len(om.group(3)) == 7
+            if distinctive or _arxiv_context(text, m.start(), m.end(), mentions_arxiv):
+                arxiv_starts.append(m.start())
+                bad.append((m.start(), MalformedToken("arxiv", token, why or "")))
+    if mentions_arxiv:
+        arxiv_starts.sort()
+        for m in _ARXIV_COLON.finditer(text):
+            s, e = m.start(1), m.end(1)
+            token = m.group(1).rstrip(".-/")
+            i = bisect.bisect_left(arxiv_starts, s)
+            if len(token) < 5 or (i < len(arxiv_starts) and arxiv_starts[i] < e):
+                continue  # "arXiv: 2017" is a year; shaped tokens were judged above
+            if token.startswith("10.48550/") or _DOI_RE.match(text, s):
+                continue
+            bad.append((s, MalformedToken("arxiv", token, _check_arxiv(token)[1] or "")))
+
+    return ExtractedIdentifiers(
+        dois=_ordered_unique(dois),
+        arxiv_ids=_ordered_unique(arxiv),
+        malformed=_ordered_unique(bad),
+    )
+
+
+def _ordered_unique(items: list[tuple[int, object]]) -> tuple:
+    """Values sorted by where they were found, each kept once (first appearance wins)."""
+    seen: set = set()
+    out = []
+    for _, v in sorted(items, key=lambda p: p[0]):
+        if v not in seen:
+            seen.add(v)
+            out.append(v)
+    return tuple(out)
