@@ -260,12 +260,14 @@ def finish_run(plan: RunPlan, errors: list[str] | None = None) -> dict[str, Any]
     """Write the run's notices and its row (counts from the ledger itself, so a resumed run
     counts everything)."""
     ledger = LedgerStore(plan.ledger_dir)
-    write_run_notices(plan)
-    fetched = ledger.fetched_work_files(plan.run_id)
-    if fetched:  # works the remote resolvers fetched join the catalog for the next run
-        from .store import CatalogStore
+    finished = ledger.run_finished(plan.run_id)
+    if not finished:  # a finished run given again changes nothing
+        write_run_notices(plan)
+        fetched = ledger.fetched_work_files(plan.run_id)
+        if fetched:  # works the remote resolvers fetched join the catalog for the next run
+            from .store import CatalogStore
 
-        CatalogStore(plan.catalog_dir).build(fetched)
+            CatalogStore(plan.catalog_dir).build(fetched)
     counts = ledger.read_run_counts(plan.run_id) if plan.jobs else {}
     ordered = {s.value: int(counts.get(s.value, 0)) for s in STATE_ORDER}
     seconds = time.monotonic() - plan.started
@@ -274,7 +276,8 @@ def finish_run(plan: RunPlan, errors: list[str] | None = None) -> dict[str, Any]
            "references": plan.references, "rejects": len(plan.rejects),
            "state_counts": json.dumps(ordered), "seconds": round(seconds, 3),
            "errors": json.dumps(errors or [])}
-    ledger.finish_run(row)
+    if not finished:
+        ledger.finish_run(row)
     resolved_now = sum(len(j.references) for j in plan.pending)
     return {"run_id": plan.run_id, "references": plan.references, "rejects": len(plan.rejects),
             "states": ordered, "seconds": round(seconds, 3), "resumed": plan.resumed,

@@ -115,7 +115,9 @@ def test_views_and_rejects(tmp_path, fixture_catalog):
     assert q("select file, line, field from rejects where run_id = 'r1'") == [(str(src), 31, None)]
     assert q("select count(*) from runs") == [(2,)]
     assert q("select count(*) > 0 from works where work_id = 'arxiv:1810.04805'") == [(True,)]
-    assert q("select count(*) from notices") == [(0,)]
+    # one notice per linked work, measured against the catalog's sources
+    assert q("select count(*) from notices") == q("select count(distinct work_id) from current where work_id is not null")
+    assert q("select count(*) from notices_history") == [(2 * q("select count(*) from notices")[0][0],)]
 
 
 def test_views_exist_on_an_empty_ledger(tmp_path, fixture_catalog):
