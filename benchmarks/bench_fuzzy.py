@@ -5,6 +5,7 @@ path (parse + retrieve + verify, single process), peak RSS (getrusage maxrss), p
 recall; then the brute-force baseline (rapidfuzz token_set_ratio of the whole string against
 every title, cut-off 90) on a sample, and the speed ratio.
 Usage: python benchmarks/bench_fuzzy.py N [--sample 200] [--dir /tmp/citeledger-bench]
+       python benchmarks/bench_fuzzy.py --fit   (refit resolvers/verify.WEIGHTS; prints them)
 """
 from __future__ import annotations
 
@@ -34,7 +35,53 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def fit_weights(l2: float = 0.1, iterations: int = 40) -> dict:
+    """Logistic fit of verify.WEIGHTS on glutton_dev candidate pairs against the shared catalog.
+
+    Pairs: every top-20 candidate (title query and whole-string query) of every usable reference;
+    label 1 when the candidate is the gold work. Newton's method with an L2 penalty. The year
+    weight is not identifiable here (glutton works carry no year): keep the prior in verify.py.
+    """
+    from resolvers.candidates import InMemoryRetriever, index_tokens
+    from resolvers.parsing import parse_reference
+    from resolvers.quality import parse_uncertain_reason
+    from resolvers.verify import WEIGHTS, RefView, feature_vector, features
+
+    retriever = InMemoryRetriever(load_shared_works())
+    X, y = [], []
+    for row in (json.loads(line) for line in gzip.open(DEV, "rt")):
+        p = parse_reference(row["raw"])
+        if parse_uncertain_reason(row["raw"], p, False):
+            continue
+        view, gold = RefView.of(p), (row["gold_doi"] or "").lower()
+        title = index_tokens(p.title)
+        queries = ([title] if len(title) >= 3 else []) + [[t for t in index_tokens(p.text) if not t.isdigit()]]
+        seen = set()
+        for cands in retriever.candidates_batch(queries, 20):
+            for c in cands:
+                if c.row in seen:
+                    continue
+                seen.add(c.row)
+                f = features(view, c.work)
+                if not f.notice:
+                    X.append(feature_vector(f)); y.append(float(c.work.doi == gold))
+    A = np.hstack([np.ones((len(X), 1)), np.asarray(X)])
+    t = np.asarray(y)
+    w = np.zeros(A.shape[1])
+    for _ in range(iterations):
+        p = 1 / (1 + np.exp(-A @ w))
+        grad = A.T @ (p - t) + l2 * w
+        hess = (A * (p * (1 - p))[:, None]).T @ A + l2 * np.eye(len(w))
+        w -= np.linalg.solve(hess, grad)
+    weights = dict(zip(WEIGHTS, np.round(w, 4).tolist()))
+    print(json.dumps({"pairs": len(y), "positives": int(t.sum()), "weights": weights}, indent=1))
+    return weights
+
+
 def main(argv=None) -> dict:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--fit" in argv:
+        return fit_weights()
     ap = argparse.ArgumentParser()
     ap.add_argument("n", type=int)
     ap.add_argument("--sample", type=int, default=200)
