@@ -5,8 +5,9 @@ be linked. A link is correct when the linked work's DOI (primary or alternate, l
 arXiv id equals the gold one. precision = correct links / links made; recall = correct links /
 rows with a gold identifier.
 
-``python -m citeledger.evaluate GOLD... --catalog DIR [--worst N]`` runs the fuzzy path on every
-row (an identifier-aware chain is wired in by the CLI's ``citeledger eval``).
+``citeledger eval GOLD... --catalog DIR [--worst N]`` (or ``python -m citeledger.evaluate``) runs the
+whole resolution chain (identifiers, then the fuzzy matcher) on every row, as ``resolve`` does,
+without writing a ledger.
 """
 from __future__ import annotations
 
@@ -89,16 +90,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch", type=int, default=2000)
     ap.add_argument("--json", action="store_true", help="print the whole metrics dict as JSON")
     args = ap.parse_args(argv)
-    from citeledger.blocking import ParquetRetriever
-    from resolvers.fuzzy import FuzzyResolver
+    from citeledger.pipeline import get_catalog, get_fuzzy
+    from resolvers.model import Reference
+    from resolvers.resolution import resolve_batch
 
     rows = read_rows(args.gold)
     t0 = time.perf_counter()
-    resolver = FuzzyResolver(ParquetRetriever(args.catalog))
+    catalog = get_catalog(args.catalog)
+    fuzzy = get_fuzzy(catalog)
     t1 = time.perf_counter()
     verdicts: list[Verdict] = []
     for i in range(0, len(rows), args.batch):
-        verdicts.extend(resolver.resolve_batch([r["raw"] for r in rows[i:i + args.batch]]))
+        chunk = rows[i:i + args.batch]
+        refs = [Reference(str(r.get("citing_paper", "eval")), int(r.get("reference_index") or i + n + 1),
+                          r["raw"], str(r.get("source") or "unknown")) for n, r in enumerate(chunk)]
+        verdicts.extend(res.verdict for res in resolve_batch(refs, catalog, fuzzy))
     t2 = time.perf_counter()
     m = evaluate(rows, verdicts, worst=args.worst)
     m["load_seconds"] = round(t1 - t0, 2)
@@ -112,7 +118,11 @@ def main(argv: list[str] | None = None) -> int:
     for state, n in sorted(m["states"].items()):
         print(f"  {state:20s} {n}")
     for e in m["worst_errors"]:
-        print("WRONG", json.dumps({k: e[k] for k in ("raw", "gold_doi", "linked", "score")}, default=str))
+        print("WRONG", json.dumps({k: e[k] for k in ("raw", "gold_doi", "linked", "score", "evidence")},
+                                  default=str, ensure_ascii=False))
+    for e in m["worst_misses"]:
+        print("MISSED", json.dumps({k: e[k] for k in ("raw", "gold_doi", "status", "reason")},
+                                   default=str, ensure_ascii=False))
     return 0
 
 

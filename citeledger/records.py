@@ -40,7 +40,7 @@ __all__ = [
 
 RECORD_SCHEMA = "pith.paper-citation-record.v1"
 STATES: tuple[str, ...] = tuple(s.value for s in STATE_ORDER)
-LINK_STATES = frozenset(s.value for s in Status if s.is_link)
+LINK_STATES = frozenset(s.value for s in Status if s.names_work)
 STANDINGS = ("retracted", "withdrawn", "expression_of_concern", "reinstated", "corrected", "none", "unknown")
 DEFAULT_PAGE_CAP = 1000
 DIGEST_FIELD = "content_digest"

@@ -23,8 +23,14 @@ class Status(str, Enum):
 
     @property
     def is_link(self) -> bool:
-        """True when the observation names a cited work."""
-        return self in (Status.VERIFIED_EXACT, Status.VERIFIED_FUZZY, Status.METADATA_MISMATCH)
+        """True when the observation asserts which work is cited (what precision counts)."""
+        return self in (Status.VERIFIED_EXACT, Status.VERIFIED_FUZZY)
+
+    @property
+    def names_work(self) -> bool:
+        """True when the observation carries a work: the links, and an identifier whose work
+        the string contradicts (``metadata_mismatch``, shown with both sides)."""
+        return self.is_link or self is Status.METADATA_MISMATCH
 
 
 STATE_ORDER: tuple[Status, ...] = tuple(Status)

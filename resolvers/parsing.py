@@ -76,9 +76,16 @@ class ParsedReference:
 YEAR = r"(?:1[5-9]\d\d|20[0-4]\d)"
 _YEAR_RE = re.compile(rf"(?<![\d/.-])({YEAR})[a-z]?(?![\d/])")
 _NUMBERING = re.compile(r"^\s*(?:\[\s*\d+\s*\]|\(\s*\d+\s*\)|\d{1,4}\s*[.)]|\d{1,4}(?=\s+[A-Z]))\s*")
-_QUOTED = re.compile(r"[\"“”„«»]\s*(.{6,}?)\s*[,.;]?\s*[\"“”»]")
-_QUOTED_SINGLE = re.compile(r"(?:^|\s)[‘']\s*(.{6,}?)\s*[,.;]?\s*[’'](?=[\s,.;]|$)")
+# titles are bounded ({6,600}): an unclosed quote must not make every later quote rescan the rest
+_QUOTED = re.compile(r"[\"“”„«»]\s*(.{6,600}?)\s*[,.;]?\s*[\"“”»]")
+_QUOTED_SINGLE = re.compile(r"(?:^|\s)[‘']\s*(.{6,600}?)\s*[,.;]?\s*[’'](?=[\s,.;]|$)")
 _BIBTEX = re.compile(r"@\s*\w+\s*\{")
+# Identifiers and URLs are not title, author or year material: "arXiv:1810.04805" is no year 1810
+# and "https://arxiv.org/abs/0704.0002" no title. They are masked before the fields are read.
+_IDENTIFIER_SPAN = re.compile(
+    r"(?:\b(?:https?|ftp)\s*:\s*//\s*\S+|\b(?:www\.|dx\.)?(?:doi|arxiv)\.org/\S+|"
+    r"\b(?:arxiv|doi|urn)\s*:\s*\S+|\bdoi\s*10\.\S+|\b10\.\d{4,9}\s*/\s*\S+|\babs/\S+|"
+    r"\b(?:arxiv|corr)(?:\s+preprint)?\b|\burl\b:?)", re.I)
 _BIB_FIELD = re.compile(r"\b(title|author|year|journal|booktitle|volume|pages|number)\s*=\s*", re.I)
 _NAME_WORD = re.compile(r"^(?:[A-Z\u00c0-\u024f][\w'’\u00c0-\u024f-]*\.?|[A-Z]\.(?:-?[A-Z]\.)*|"
                         r"van|von|de|der|den|da|di|du|dos|del|la|le|y|ten|ter|al|el|bin|d'\w+|Jr\.?|Sr\.?|III?|IV)$")
@@ -160,6 +167,12 @@ def _surnames(block: str) -> list[str]:
     return [n for n in names if len(n) > 1]
 
 
+MAX_AUTHOR_BLOCK = 10_000  # characters; longer "author blocks" are junk (and would cost time)
+_LOWER_WORD_NEXT = re.compile(r"[A-Z][a-z]+\s+[a-z]")
+_WORD_BEFORE = re.compile(r"([\w.]+)$")
+_SPACES = re.compile(r"\s*")
+
+
 def _author_end(text: str) -> tuple[int, int] | None:
     """(end of the author block, start of what follows) or None when no author block leads."""
     i = 0
@@ -168,19 +181,22 @@ def _author_end(text: str) -> tuple[int, int] | None:
         m = _AUTHOR_SEP.search(text, i)
         if not m:
             return None
-        prefix = text[: m.start() + (1 if m.group(0).startswith(".") else 0)]
+        if m.start() > MAX_AUTHOR_BLOCK:
+            return None  # no author block is this long: a pathological string, not names
         sep = m.group(0)
         if sep.startswith((".", ",")) and not sep.strip(".,  "):
-            tail = text[m.end():]
-            if sep.startswith(",") and _FORENAME_DOT.match(tail):
+            # match at offsets, never on copies: copying the rest at every separator is quadratic
+            if sep.startswith(",") and _FORENAME_DOT.match(text, m.end()):
                 i = m.end()  # "Surname, Forename." (humanities style)
                 continue
-            if sep.startswith(".") and _CHUNK_INITIAL.search(text[: m.start()]) and _SURNAME_NEXT.match(tail):
+            if sep.startswith(".") and _CHUNK_INITIAL.search(text, max(0, m.start() - 200), m.start()) \
+                    and _SURNAME_NEXT.match(text, m.end()):
                 i = m.end()  # "..., D. Derrick." initials before the surname
                 continue
-            if _NAME_START.match(tail) and not re.match(r"[A-Z][a-z]+\s+[a-z]", tail):
+            if _NAME_START.match(text, m.end()) and not _LOWER_WORD_NEXT.match(text, m.end()):
                 i = m.end()
                 continue
+        prefix = text[: m.start() + (1 if m.group(0).startswith(".") else 0)]
         if not _looks_like_names(prefix.rstrip(".")):
             return None
         return m.start(), m.end()
@@ -194,18 +210,23 @@ def _sentence_end(text: str) -> int:
             return m.start()
         if m.group(0) in "?!":
             return m.end()
-        before = text[: m.start()]
-        word = re.search(r"([\w.]+)$", before)
+        # a window, not the whole prefix: searching "[\w.]+$" over the prefix is quadratic
+        word = _WORD_BEFORE.search(text, max(0, m.start() - 100), m.start())
         w = word.group(1).lower() if word else ""
         if w.rstrip(".") in _ABBREV_END:
             continue
-        after = text[m.end():].lstrip()
+        j = _SPACES.match(text, m.end()).end()
+        after = text[j:j + 3]
         if word and len(word.group(1)) == 1 and word.group(1).isupper() and after[:1].islower():
             continue  # "E. coli"
         if after[:1].islower() and not after.startswith(("in ", "in:")):
             continue  # "et al. used" etc.: a sentence rarely continues in lower case
         return m.end()
     return len(text)
+
+
+MAX_BIB_FIELD = 5_000  # characters scanned for one BibTeX field value
+_BARE_VALUE = re.compile(r"[^,}]*")
 
 
 def _bibtex(text: str, parsed: ParsedReference) -> ParsedReference:
@@ -216,7 +237,8 @@ def _bibtex(text: str, parsed: ParsedReference) -> ParsedReference:
         if j < len(text) and text[j] in "{\"":
             close = "}" if text[j] == "{" else "\""
             depth, k = 0, j
-            while k < len(text):
+            stop = min(len(text), j + MAX_BIB_FIELD)  # an unclosed brace must not rescan the rest per field
+            while k < stop:
                 c = text[k]
                 if close == "}" and c == "{":
                     depth += 1
@@ -230,7 +252,7 @@ def _bibtex(text: str, parsed: ParsedReference) -> ParsedReference:
                 k += 1
             value = text[j + 1:k]
         else:
-            value = re.match(r"[^,}]*", text[j:]).group(0)
+            value = _BARE_VALUE.match(text, j, j + MAX_BIB_FIELD).group(0)
         fields.setdefault(name, re.sub(r"[{}]", "", value).strip())
     parsed.kind = "bibtex"
     parsed.title = fields.get("title") or None
@@ -269,6 +291,10 @@ def parse_reference(raw: str) -> ParsedReference:
     if _BIBTEX.search(text) or len(_BIB_FIELD.findall(text)) >= 2:
         return _bibtex(text, parsed)
     body = _NUMBERING.sub("", text, count=1)
+    body = _SPACE.sub(" ", _IDENTIFIER_SPAN.sub(" ", body)).strip(" ,;")
+    if not body:
+        parsed.kind = "identifiers_only"
+        return parsed
     years = [(m.start(), int(m.group(1))) for m in _YEAR_RE.finditer(body)]
     rest = body
     start = 0

@@ -31,7 +31,7 @@ def test_resolution_case(catalog, case):
     if verdict.status is Status.METADATA_MISMATCH:
         # evidence names both: the work the identifier points to and what the string says
         assert verdict.evidence["work"]["work_id"] and ("string_title" in verdict.evidence or "string_year" in verdict.evidence)
-    if not verdict.status.is_link:
+    if not verdict.status.names_work:
         assert verdict.work is None
 
 
