@@ -99,6 +99,13 @@ def cmd_records(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+    from . import evaluate
+
+    argv = [*map(str, args.gold), "--catalog", args.catalog, "--worst", str(args.worst)]
+    return evaluate.main(argv + (["--json"] if args.json else []))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="citeledger", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -144,6 +151,13 @@ def build_parser() -> argparse.ArgumentParser:
     recs.add_argument("--run-id", help="the run whose papers to write (default: the latest run)")
     recs.add_argument("--papers", nargs="*", help="write these papers' records instead")
     recs.set_defaults(func=cmd_records)
+
+    ev = sub.add_parser("eval", help="link precision/recall of the resolution chain on files with gold_doi/gold_arxiv_id")
+    ev.add_argument("gold", nargs="+", type=Path)
+    ev.add_argument("--catalog", default=DEFAULT_CATALOG)
+    ev.add_argument("--worst", type=int, default=10, help="how many worst errors and misses to print")
+    ev.add_argument("--json", action="store_true")
+    ev.set_defaults(func=cmd_eval)
     return parser
 
 
