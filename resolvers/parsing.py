@@ -105,15 +105,15 @@ _ABBREV_END = {"vs", "eg", "e.g", "ie", "i.e", "al", "st", "dr", "mr", "mrs", "n
 _VENUE_LIKE = re.compile(r"^(?:[A-Z][A-Za-z&]{0,9}\.?[\s,:]*){1,6}(?<=[\s,.:])\d")
 _VOL_PAGES = [
     # 2004;127(5):1291-9   /  1974;99:496-7
-    re.compile(r";\s*(?P<vol>\d+)\s*(?:\([^)]*\))?\s*:\s*(?P<fp>[A-Za-z]?\d+)(?:\s*[-–]\s*(?P<lp>[A-Za-z]?\d+))?"),
+    re.compile(r";\s*(?P<vol>\d+)\s*(?:\([^)]{0,40}\))?\s*:\s*(?P<fp>[A-Za-z]?\d+)(?:\s*[-–]\s*(?P<lp>[A-Za-z]?\d+))?"),
     # 2000, 97:519-523 / 298:2381-2385 / 24(5):643-660
-    re.compile(r"(?<![\d.])(?P<vol>\d+)\s*(?:\([^)]*\))?\s*:\s*(?P<fp>[A-Za-z]?\d+)(?:\s*[-–]\s*(?P<lp>[A-Za-z]?\d+))?"),
+    re.compile(r"(?<![\d.])(?P<vol>\d+)\s*(?:\([^)]{0,40}\))?\s*:\s*(?P<fp>[A-Za-z]?\d+)(?:\s*[-–]\s*(?P<lp>[A-Za-z]?\d+))?"),
     # 64(3), 678-691  /  64, 678-691  / 17, 427-432
-    re.compile(r"(?<![\d.])(?P<vol>\d+)\s*(?:\([^)]*\))?\s*,\s*(?:pp?\.\s*)?(?P<fp>[A-Za-z]?\d+)\s*[-–]\s*(?P<lp>[A-Za-z]?\d+)"),
+    re.compile(r"(?<![\d.])(?P<vol>\d+)\s*(?:\([^)]{0,40}\))?\s*,\s*(?:pp?\.\s*)?(?P<fp>[A-Za-z]?\d+)\s*[-–]\s*(?P<lp>[A-Za-z]?\d+)"),
     # Phys. Rev. D 74, 034503 (2006) / ApJ, 475, 163
     re.compile(r"(?<![\d.])(?P<vol>\d+)\s*,\s*(?P<fp>[A-Za-z]?\d+)\s*(?:\(|$|,|\.)"),
     # vol. 12, no. 3, pp. 45-67
-    re.compile(r"vol(?:ume)?\.?\s*(?P<vol>\d+).*?pp?\.\s*(?P<fp>[A-Za-z]?\d+)(?:\s*[-–]\s*(?P<lp>[A-Za-z]?\d+))?", re.I),
+    re.compile(r"vol(?:ume)?\.?\s*(?P<vol>\d+).{0,200}?pp?\.\s*(?P<fp>[A-Za-z]?\d+)(?:\s*[-–]\s*(?P<lp>[A-Za-z]?\d+))?", re.I),
     # 74 034503 / 12 345–367 (Nature: "Nature 409, 860–921 (2001)")
     re.compile(r"(?<![\d.])(?P<vol>\d+)\s+(?P<fp>[A-Za-z]?\d+)\s*[-–]\s*(?P<lp>[A-Za-z]?\d+)"),
 ]
@@ -233,6 +233,8 @@ def _bibtex(text: str, parsed: ParsedReference) -> ParsedReference:
     fields: dict[str, str] = {}
     for m in _BIB_FIELD.finditer(text):
         name = m.group(1).lower()
+        if name in fields:
+            continue  # the first value of a field wins; scanning repeats would cost time for nothing
         j = m.end()
         if j < len(text) and text[j] in "{\"":
             close = "}" if text[j] == "{" else "\""
