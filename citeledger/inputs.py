@@ -215,7 +215,10 @@ _LATEX_CMD_KEEP_ARG = re.compile(r"\\(?:emph|textit|textbf|textsc|textrm|texttt|
 def bbl_to_text(item: str) -> str:
     """One ``\\bibitem`` body as plain text: ``\\newblock`` and font commands out, accents in."""
     text = item.replace("\\newblock", " ").replace("~", " ").replace("\\&", "&")
-    text = re.sub(r"%[^\n]*\n", " ", text)
+    # a comment runs to the end of its line (or of the text); "\%" is a percent sign. "\n|\Z", not
+    # "\n": an unterminated comment would otherwise rescan the rest at every "%" (quadratic)
+    text = re.sub(r"(?<!\\)%[^\n]*(?:\n|\Z)", " ", text)
+    text = text.replace("\\%", "%")
     text = _LATEX_CMD_KEEP_ARG.sub("", text)
     text = delatex(text)
     text = re.sub(r"\\[a-zA-Z]+\*?", " ", text)
