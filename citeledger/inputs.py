@@ -53,7 +53,8 @@ class InputLimits:
 def _excerpt(text: str | bytes) -> str:
     if isinstance(text, bytes):
         text = text[: EXCERPT_CHARS * 4].decode("utf-8", errors="replace")
-    return text[:EXCERPT_CHARS]
+    # stored in the rejects table (Parquet, UTF-8): undecodable bytes and lone surrogates as escapes
+    return text[:EXCERPT_CHARS].encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _open_binary(path: Path) -> io.BufferedIOBase:
@@ -78,6 +79,20 @@ def iter_bounded_lines(fh: io.BufferedIOBase, limit: int) -> Iterator[tuple[int,
             yield lineno, None
             continue
         yield lineno, line
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _unicode_problem(value: str) -> str | None:
+    """Why a string cannot be stored (Parquet needs valid UTF-8), or None. A lone surrogate comes
+    from a JSON escape such as ``\\ud800`` or from undecodable CSV bytes (surrogateescape)."""
+    m = _LONE_SURROGATE.search(value)
+    if m is None:
+        return None
+    code = ord(m.group(0))
+    what = f"invalid UTF-8 byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"lone surrogate U+{code:04X}"
+    return f"not valid Unicode: {what} at character {m.start()}"
 
 
 def validate_row(obj: Any, file: str, line: int, limits: InputLimits, lenient_types: bool = False,
@@ -122,6 +137,10 @@ def validate_row(obj: Any, file: str, line: int, limits: InputLimits, lenient_ty
         source = "unknown"
     if not isinstance(source, str):
         return InputReject(file, line, "source", f"must be a string, got {type(source).__name__}", excerpt)
+    for name, value in (("citing_paper", citing), ("raw", raw), ("source", source)):
+        problem = _unicode_problem(value)
+        if problem:
+            return InputReject(file, line, name, problem, _excerpt(raw))
     return Reference(citing_paper=citing.strip(), reference_index=index, raw=raw, source=source,
                      file=file, line=line)
 
@@ -154,7 +173,9 @@ def read_csv(path: Path, limits: InputLimits) -> Iterator[Reference | InputRejec
     name = str(path)
     csv.field_size_limit(limits.max_line_bytes)
     with _open_binary(path) as fb:
-        text = io.TextIOWrapper(fb, encoding="utf-8", errors="strict", newline="")
+        # surrogateescape, not strict: undecodable bytes stay in their row (which validate_row
+        # rejects, naming the field) instead of ending the file, so no later row is lost
+        text = io.TextIOWrapper(fb, encoding="utf-8", errors="surrogateescape", newline="")
         reader = csv.reader(text)
         try:
             header = next(reader)
