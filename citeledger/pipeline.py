@@ -19,6 +19,7 @@ from resolvers.model import Reference, Status, STATE_ORDER
 from resolvers.observation import observation_row
 from resolvers.resolution import resolve_batch
 
+from . import locking
 from .inputs import InputLimits, InputReject, read_references
 from .store import LedgerStore, ParquetCatalog, check_run_id, file_sha256
 
@@ -87,6 +88,7 @@ def plan_run(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_dir: 
     """Read the inputs, fix the batches, and start (or pick up) the run in the ledger."""
     limits = limits or InputLimits()
     run_id = check_run_id(new_run_id() if run_id is None else run_id)
+    locking.acquire_ledger(ledger_dir)  # one writer per ledger; released by finish_run or death
     catalog = get_catalog(catalog_dir)
     input_info = []
     for p in inputs:
@@ -278,6 +280,7 @@ def finish_run(plan: RunPlan, errors: list[str] | None = None) -> dict[str, Any]
            "errors": json.dumps(errors or [])}
     if not finished:
         ledger.finish_run(row)
+    locking.release_ledger(plan.ledger_dir)
     resolved_now = sum(len(j.references) for j in plan.pending)
     return {"run_id": plan.run_id, "references": plan.references, "rejects": len(plan.rejects),
             "states": ordered, "seconds": round(seconds, 3), "resumed": plan.resumed,

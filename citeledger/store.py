@@ -172,8 +172,17 @@ class CatalogStore:
         Idempotent: the same or overlapping files add nothing twice, because works are keyed by
         their stable ``work_id`` and fields are merged by source precedence.
         """
-        started = time.monotonic()
+        from .locking import exclusive
+
         self.dir.mkdir(parents=True, exist_ok=True)
+        with exclusive(self.dir):  # one builder at a time (the lock dies with its holder)
+            return self._build(files, fmt)
+
+    def _build(self, files: Sequence[str | Path], fmt: src.SourceFormat | None = None) -> CatalogBuildReport:
+        started = time.monotonic()
+        for leftover in [*self.dir.glob(".building-*"), *self.dir.glob(".CURRENT.*.tmp")]:
+            # what a killed build left behind; safe to remove under the lock
+            shutil.rmtree(leftover, ignore_errors=True) if leftover.is_dir() else leftover.unlink(missing_ok=True)
         previous = self.current()
         prev_manifest = json.loads((previous / "manifest.json").read_text()) if previous else {}
         seq0 = int(prev_manifest.get("ingested_seq", 0))
@@ -285,8 +294,11 @@ class CatalogStore:
             # Move the complete generation into place, then swap the pointer: the atomic step.
             os.replace(gen_dir, self.dir / gen_name)
             atomic_write_bytes(self.dir / "CURRENT", gen_name.encode())
-            if previous and previous.name != gen_name:
-                shutil.rmtree(previous, ignore_errors=True)
+            # keep the previous generation: a reader (a query, a running resolve) that read the old
+            # pointer a moment ago still finds its files; older ones go
+            for old in self.dir.glob("gen-*"):
+                if old.name not in (gen_name, previous.name if previous else None):
+                    shutil.rmtree(old, ignore_errors=True)
             return CatalogBuildReport(generation=gen_name, works=n_works, added=n_works - before,
                                       notice_events=n_events, fingerprint=fingerprint, files=file_reports,
                                       seconds=time.monotonic() - started)
@@ -473,6 +485,8 @@ class LedgerStore:
 
         A resumed run keeps its first start time, so its rows equal an uninterrupted run's.
         """
+        # half-written files of a killed writer; only called under the ledger lock (locking.py)
+        shutil.rmtree(self.staging, ignore_errors=True)
         path = self._run_dir("_runs", run_id) / "manifest.json"
         if path.exists():
             data = json.loads(path.read_text())

@@ -1,0 +1,81 @@
+"""One writer at a time per ledger and per catalog: ``fcntl.flock`` on a lock file in the folder.
+
+The kernel drops a flock when its holder dies (SIGKILL included), so a crashed run never leaves a
+stale lock behind. Two resolve runs on one ledger serialise: the second waits (up to ``timeout``,
+then fails with a clear error naming the holder) until the first finishes. Readers take no lock:
+every file they can see was renamed into place complete.
+
+Within one process the ledger lock is re-entrant by path: a process that planned a run and
+abandoned it (an exception before ``finish_run``) may plan again without deadlocking itself.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Iterator
+
+from resolvers.errors import ConfigError
+
+LOCK_NAME = ".lock"
+DEFAULT_TIMEOUT = float(os.environ.get("CITELEDGER_LOCK_TIMEOUT", "3600"))
+
+_held: dict[str, IO[bytes]] = {}
+_held_lock = threading.Lock()
+
+
+class LockTimeout(ConfigError):
+    """Another process holds the lock for longer than we were willing to wait."""
+
+
+def _acquire(path: Path, timeout: float) -> IO[bytes]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fh = open(path, "a+b")
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                fh.seek(0)
+                holder = fh.read(200).decode("utf-8", "replace").strip() or "another process"
+                fh.close()
+                raise LockTimeout(f"{path.parent} is in use by {holder}; gave up after {timeout:.0f} s") from None
+            time.sleep(0.05)
+    fh.seek(0)
+    fh.truncate()
+    fh.write(f"pid {os.getpid()}".encode())
+    fh.flush()
+    return fh
+
+
+def acquire_ledger(ledger_dir: str | Path, timeout: float | None = None) -> None:
+    """Take the ledger's writer lock for this process (waits while another process holds it)."""
+    path = Path(ledger_dir).resolve() / LOCK_NAME
+    with _held_lock:
+        if str(path) in _held:
+            return
+        _held[str(path)] = _acquire(path, DEFAULT_TIMEOUT if timeout is None else timeout)
+
+
+def release_ledger(ledger_dir: str | Path) -> None:
+    """Give the ledger's writer lock back (a no-op when this process does not hold it)."""
+    path = Path(ledger_dir).resolve() / LOCK_NAME
+    with _held_lock:
+        fh = _held.pop(str(path), None)
+    if fh is not None:
+        fh.close()  # closing the descriptor releases the flock
+
+
+@contextmanager
+def exclusive(directory: str | Path, timeout: float | None = None) -> Iterator[None]:
+    """The folder's writer lock for the duration of a block (a catalog build)."""
+    fh = _acquire(Path(directory) / LOCK_NAME, DEFAULT_TIMEOUT if timeout is None else timeout)
+    try:
+        yield
+    finally:
+        fh.close()
