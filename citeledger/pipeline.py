@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from resolvers.model import Reference, Status, STATE_ORDER
 from resolvers.observation import observation_row
@@ -58,16 +58,19 @@ class RunPlan:
     resumed: bool
     references: int
     started: float = field(default_factory=time.monotonic)
+    catalog_seq: int = 0  # the catalog's ingested_seq when planned (see runs.catalog_seq)
 
 
-def read_inputs(paths: Sequence[str | Path], limits: InputLimits, citing_paper: str | None = None
-                ) -> tuple[list[Reference], list[InputReject]]:
-    """Every row of every input as a reference or a reject; a reference seen twice is a reject."""
+def read_inputs(paths: Sequence[str | Path], limits: InputLimits,
+                citing_paper: str | Mapping[str, str] | None = None) -> tuple[list[Reference], list[InputReject]]:
+    """Every row of every input as a reference or a reject; a reference seen twice is a reject.
+    ``citing_paper`` (for .bbl/.bib inputs) is one id for all, or a mapping from path to id."""
     references: list[Reference] = []
     rejects: list[InputReject] = []
     seen: dict[tuple[str, int], str] = {}
     for path in paths:
-        for item in read_references(path, limits, citing_paper):
+        paper = citing_paper.get(str(path)) if isinstance(citing_paper, Mapping) else citing_paper
+        for item in read_references(path, limits, paper):
             if isinstance(item, InputReject):
                 rejects.append(item)
                 continue
@@ -84,7 +87,7 @@ def read_inputs(paths: Sequence[str | Path], limits: InputLimits, citing_paper: 
 
 def plan_run(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_dir: str | Path,
              run_id: str | None = None, batch_size: int = DEFAULT_BATCH_SIZE, limits: InputLimits | None = None,
-             citing_paper: str | None = None, remote: bool = False) -> RunPlan:
+             citing_paper: str | Mapping[str, str] | None = None, remote: bool = False) -> RunPlan:
     """Read the inputs, fix the batches, and start (or pick up) the run in the ledger."""
     limits = limits or InputLimits()
     run_id = check_run_id(new_run_id() if run_id is None else run_id)
@@ -96,6 +99,8 @@ def plan_run(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_dir: 
         input_info.append({"path": str(path), "sha256": file_sha256(path) if path.exists() else "missing"})
     references, rejects = read_inputs(inputs, limits, citing_paper)
     ledger = LedgerStore(ledger_dir)
+    if isinstance(citing_paper, Mapping):
+        citing_paper = dict(citing_paper)
     manifest, resumed = ledger.begin_run(run_id, input_info, catalog.fingerprint,
                                          {"batch_size": batch_size, "citing_paper": citing_paper, "remote": remote,
                                           "max_raw_chars": limits.max_raw_chars})
@@ -113,7 +118,8 @@ def plan_run(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_dir: 
          "excerpt": r.excerpt} for r in rejects])
     pending = [j for j in jobs if not ledger.batch_done(run_id, j.part)]
     return RunPlan(run_id, str(catalog_dir), str(ledger_dir), input_info, manifest.observed_at,
-                   catalog.fingerprint, jobs, pending, rejects, resumed, len(references))
+                   catalog.fingerprint, jobs, pending, rejects, resumed, len(references),
+                   catalog_seq=catalog.ingested_seq)
 
 
 # One catalog (and fuzzy index) per process, shared by the tasks of that process.
@@ -258,13 +264,20 @@ def write_run_notices(plan: RunPlan) -> int:
     return len(rows)
 
 
-def finish_run(plan: RunPlan, errors: list[str] | None = None) -> dict[str, Any]:
-    """Write the run's notices and its row (counts from the ledger itself, so a resumed run
-    counts everything)."""
+def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "resolve",
+               timings: dict[str, float] | None = None, recheck_notices: list[dict[str, Any]] | None = None
+               ) -> dict[str, Any]:
+    """Write the run's notices (and ``recheck_notices``, the changed notices of works linked by
+    earlier runs) and its row (counts from the ledger itself, so a resumed run counts
+    everything), then refresh ``<ledger>/ledger.duckdb``."""
+    from .store import run_transitions, write_ledger_database
+
     ledger = LedgerStore(plan.ledger_dir)
     finished = ledger.run_finished(plan.run_id)
     if not finished:  # a finished run given again changes nothing
         write_run_notices(plan)
+        if recheck_notices:
+            ledger.write_notices(plan.run_id, recheck_notices, part="recheck")
         fetched = ledger.fetched_work_files(plan.run_id)
         if fetched:  # works the remote resolvers fetched join the catalog for the next run
             from .store import CatalogStore
@@ -273,19 +286,24 @@ def finish_run(plan: RunPlan, errors: list[str] | None = None) -> dict[str, Any]
     counts = ledger.read_run_counts(plan.run_id) if plan.jobs else {}
     ordered = {s.value: int(counts.get(s.value, 0)) for s in STATE_ORDER}
     seconds = time.monotonic() - plan.started
+    transitions = run_transitions(plan.ledger_dir, plan.run_id) if plan.jobs else 0
     row = {"run_id": plan.run_id, "started_at": plan.observed_at, "finished_at": datetime.now(timezone.utc),
            "inputs": [i["path"] for i in plan.inputs], "catalog_fingerprint": plan.catalog_fingerprint,
            "references": plan.references, "rejects": len(plan.rejects),
            "state_counts": json.dumps(ordered), "seconds": round(seconds, 3),
-           "errors": json.dumps(errors or [])}
+           "errors": json.dumps(errors or []), "trigger": trigger, "catalog_seq": plan.catalog_seq,
+           "transitions": transitions, "notices_changed": len(recheck_notices or []),
+           "timings": json.dumps({k: round(v, 3) for k, v in (timings or {}).items()}, sort_keys=True)}
     if not finished:
         ledger.finish_run(row)
+        write_ledger_database(plan.ledger_dir, plan.catalog_dir)
     locking.release_ledger(plan.ledger_dir)
     resolved_now = sum(len(j.references) for j in plan.pending)
     return {"run_id": plan.run_id, "references": plan.references, "rejects": len(plan.rejects),
             "states": ordered, "seconds": round(seconds, 3), "resumed": plan.resumed,
             "references_per_second": round(resolved_now / seconds, 1) if seconds > 0 else None,
-            "reject_messages": [r.message for r in plan.rejects[:20]],
+            "reject_messages": [r.message for r in plan.rejects[:20]], "transitions": transitions,
+            "inputs": [i["path"] for i in plan.inputs], "timings": json.loads(row["timings"]), "errors": errors or [],
             "links": sum(ordered[s.value] for s in Status if s.is_link)}
 
 

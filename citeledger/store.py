@@ -71,6 +71,12 @@ RUN_SCHEMA = pa.schema([
     ("finished_at", pa.timestamp("us", tz="UTC")), ("inputs", pa.list_(pa.string())),
     ("catalog_fingerprint", pa.string()), ("references", pa.int64()), ("rejects", pa.int64()),
     ("state_counts", pa.string()), ("seconds", pa.float64()), ("errors", pa.string()),
+    # since the nightly issue (older run files lack these; the views read them with union_by_name)
+    ("trigger", pa.string()),  # resolve | nightly
+    ("catalog_seq", pa.int64()),  # the catalog's ingested_seq when the run resolved: works above it are newer
+    ("transitions", pa.int64()),  # state or work changes this run recorded (see the transitions view)
+    ("notices_changed", pa.int64()),  # notices re-checked by this run that differ from the previous ones
+    ("timings", pa.string()),  # JSON: seconds per step
 ])
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -438,6 +444,23 @@ class ParquetCatalog:
         finally:
             cur.close()
 
+    @property
+    def ingested_seq(self) -> int:
+        """High-water mark of the works ingested so far: a work with a larger ``ingested_seq``
+        arrived (or changed) after a run that recorded this value."""
+        return int(self.manifest.get("ingested_seq", 0))
+
+    def works_after(self, seq: int) -> list[dict[str, Any]]:
+        """Identifiers and title of the works that arrived or changed after ``seq``."""
+        with self._lock:
+            cur = self._con.cursor()
+        try:
+            cur.execute("SELECT work_id, doi, arxiv_id, alt_dois, title FROM works WHERE ingested_seq > ? "
+                        "ORDER BY work_id", [seq])
+            return _dict_rows(cur)
+        finally:
+            cur.close()
+
     def notice_events(self) -> list[dict[str, Any]]:
         """Every notice event the catalog's notice sources hold (Retraction Watch files)."""
         path = self.generation_dir / "notice_events.parquet"
@@ -529,9 +552,17 @@ class LedgerStore:
     def fetched_work_files(self, run_id: str) -> list[Path]:
         return sorted(self._run_dir("fetched", run_id).glob("*.jsonl"))
 
-    def write_notices(self, run_id: str, rows: list[dict[str, Any]]) -> None:
+    def write_notices(self, run_id: str, rows: list[dict[str, Any]], part: str = "notices") -> None:
         write_parquet(pa.Table.from_pylist(rows, schema=NOTICE_SCHEMA),
-                      self.part_path("notices", run_id, "notices"), self.staging)
+                      self.part_path("notices", run_id, part), self.staging)
+
+    def unfinished_runs(self, prefix: str = "") -> list[RunManifest]:
+        """Runs begun but never finished (no runs row), oldest first: candidates to resume."""
+        out = []
+        for path in sorted((self.dir / "_runs").glob(f"{prefix}*/manifest.json")):
+            if not self.run_finished(path.parent.name):
+                out.append(RunManifest(**json.loads(path.read_text())))
+        return sorted(out, key=lambda m: m.started_at)
 
     def linked_work_ids(self, run_id: str) -> list[str]:
         """Every work a reference of this run links to (the works whose notices it checks)."""
@@ -563,7 +594,21 @@ class LedgerStore:
 
 # --- views and queries ---------------------------------------------------------------------
 
-VIEW_NAMES = ("observations", "current", "works", "notices", "notices_history", "rejects", "runs")
+VIEW_NAMES = ("observations", "current", "transitions", "works", "notices", "notices_history", "rejects", "runs")
+
+# A state change of one reference between two consecutive observations of it (same order as
+# ``current``): a new status, or the same status now pointing at another work. ``changed_at`` is
+# the later observation's time (``at`` is a reserved word in DuckDB 2).
+TRANSITIONS_SQL = """
+SELECT citing_paper, reference_index, from_status, to_status, from_work_id, to_work_id, from_run, to_run, changed_at
+FROM (SELECT citing_paper, reference_index,
+             lag(status) OVER w AS from_status, status AS to_status,
+             lag(work_id) OVER w AS from_work_id, work_id AS to_work_id,
+             lag(run_id) OVER w AS from_run, run_id AS to_run, observed_at AS changed_at
+      FROM observations
+      WINDOW w AS (PARTITION BY citing_paper, reference_index ORDER BY observed_at, run_id))
+WHERE from_run IS NOT NULL
+  AND (from_status IS DISTINCT FROM to_status OR from_work_id IS DISTINCT FROM to_work_id)"""
 
 
 def _empty_select(schema: pa.Schema) -> str:
@@ -592,6 +637,7 @@ def view_definitions(ledger_dir: str | Path, catalog_dir: str | Path | None) -> 
     }
     views["current"] = ("SELECT * EXCLUDE (rn) FROM (SELECT *, row_number() OVER (PARTITION BY citing_paper, "
                         "reference_index ORDER BY observed_at DESC, run_id DESC) AS rn FROM observations) WHERE rn = 1")
+    views["transitions"] = TRANSITIONS_SQL
     gen = CatalogStore(catalog_dir).current() if catalog_dir else None
     if gen is not None:
         views["works"] = (f"SELECT * EXCLUDE (precedence, ingested_seq) FROM "
@@ -609,6 +655,92 @@ def connect_views(ledger_dir: str | Path, catalog_dir: str | Path | None) -> duc
     for name, sql in view_definitions(ledger_dir, catalog_dir).items():
         con.execute(f"CREATE VIEW {name} AS {sql}")
     return con
+
+
+LEDGER_DB = "ledger.duckdb"
+
+
+def write_ledger_database(ledger_dir: str | Path, catalog_dir: str | Path | None) -> Path:
+    """``<ledger>/ledger.duckdb``: the views of ``citeledger query`` stored in a DuckDB file, for
+    the duckdb shell and notebooks. The views hold absolute paths (so the file works from any
+    directory on this machine) and are fixed when written: a later catalog generation or a kind
+    of part file that did not exist yet appears once the file is written again, which every run
+    does. Written beside, then renamed over the old file, so a reader never sees half a file."""
+    ledger = Path(ledger_dir)
+    ledger.mkdir(parents=True, exist_ok=True)
+    target = ledger / LEDGER_DB
+    fd, tmp = tempfile.mkstemp(dir=ledger, prefix=f".{LEDGER_DB}.", suffix=".tmp")
+    os.close(fd)
+    os.unlink(tmp)  # duckdb creates the file itself
+    try:
+        con = duckdb.connect(tmp)
+        try:
+            for name, sql in view_definitions(ledger, catalog_dir).items():
+                con.execute(f"CREATE VIEW {name} AS {sql}")
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    finally:
+        for leftover in (tmp, tmp + ".wal"):
+            if os.path.exists(leftover):
+                os.unlink(leftover)
+    return target
+
+
+def run_transitions(ledger_dir: str | Path, run_id: str) -> int:
+    """How many transitions the observations of ``run_id`` recorded."""
+    con = connect_views(ledger_dir, None)
+    try:
+        return con.execute("SELECT count(*) FROM transitions WHERE to_run = ?", [run_id]).fetchone()[0]
+    finally:
+        con.close()
+
+
+def current_rows(ledger_dir: str | Path, statuses: Sequence[str]) -> list[dict[str, Any]]:
+    """Current observations in ``statuses``, with the catalog_seq of the run that made them
+    (null for runs written before runs carried it)."""
+    con = connect_views(ledger_dir, None)
+    try:
+        con.register("wanted", pa.table({"status": pa.array(sorted(set(statuses)), pa.string())}))
+        cols = {r[0] for r in con.execute("DESCRIBE runs").fetchall()}
+        seq = "r.catalog_seq" if "catalog_seq" in cols else "NULL::BIGINT"
+        con.execute(f"""SELECT c.citing_paper, c.reference_index, c.raw, c.source, c.status, c.work_id,
+                              c.extracted_dois, c.extracted_arxiv_ids, c.observation_id, c.run_id,
+                              {seq} AS catalog_seq
+                       FROM current c LEFT JOIN runs r USING (run_id)
+                       WHERE c.status IN (SELECT status FROM wanted)
+                       ORDER BY c.citing_paper, c.reference_index""")
+        return _dict_rows(con)
+    finally:
+        con.close()
+
+
+def current_links_and_notices(ledger_dir: str | Path) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    """Every work a current observation links to, and the latest notice of each work."""
+    con = connect_views(ledger_dir, None)
+    try:
+        works = [r[0] for r in con.execute("SELECT DISTINCT work_id FROM current WHERE work_id IS NOT NULL "
+                                           "ORDER BY 1").fetchall()]
+        con.execute("SELECT * FROM notices")
+        return works, {r["work_id"]: r for r in _dict_rows(con)}
+    finally:
+        con.close()
+
+
+def citing_papers_of_works(ledger_dir: str | Path, work_ids: Sequence[str]) -> list[str]:
+    """Citing papers whose current observations link to any of ``work_ids``."""
+    if not work_ids:
+        return []
+    con = connect_views(ledger_dir, None)
+    try:
+        con.register("wanted", pa.table({"work_id": pa.array(sorted(set(work_ids)), pa.string())}))
+        return [r[0] for r in con.execute("SELECT DISTINCT citing_paper FROM current WHERE work_id IN "
+                                          "(SELECT work_id FROM wanted) ORDER BY 1").fetchall()]
+    finally:
+        con.close()
 
 
 _ALLOWED = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}

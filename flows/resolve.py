@@ -5,6 +5,7 @@ is a function of ``citeledger.pipeline`` that the CLI and tests can call without
 """
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -14,6 +15,7 @@ from prefect.futures import as_completed
 
 from citeledger import pipeline
 from citeledger.inputs import InputLimits
+from citeledger.runners import make_task_runner
 from resolvers.errors import TransientError
 
 
@@ -43,37 +45,27 @@ def write_records_task(run_id: str, ledger: str, catalog: str) -> list[str]:
 def summary_markdown(summary: dict[str, Any]) -> str:
     lines = [f"# citeledger run `{summary['run_id']}`", "",
              f"{summary['references']} references, {summary['rejects']} rejected rows, "
+             f"{summary.get('transitions', 0)} transitions, "
              f"{summary['seconds']} s ({summary['references_per_second']} references/s)", "",
              "| state | count |", "|---|---|"]
     lines += [f"| {state} | {count} |" for state, count in summary["states"].items()]
+    for key, title in (("inputs", "inputs"), ("timings", "seconds per step"), ("errors", "errors")):
+        if summary.get(key):
+            lines += ["", f"**{title}**: " + json.dumps(summary[key], sort_keys=True, default=str)]
     return "\n".join(lines)
 
 
-@flow(name="resolve-references")
-def resolve_references(inputs: list[str], catalog: str = "data/catalog", ledger: str = "data/ledger",
-                       run_id: str | None = None, remote: bool = False, citing_paper: str | None = None,
-                       batch_size: int = pipeline.DEFAULT_BATCH_SIZE, max_raw_chars: int = 100_000,
-                       records: bool = True) -> dict[str, Any]:
-    """Resolve reference files into the ledger. Given the id of an interrupted run, completes it."""
-    logger = get_run_logger()
-    plan = pipeline.plan_run(inputs, catalog, ledger, run_id=run_id, batch_size=batch_size,
-                             limits=InputLimits(max_raw_chars=max_raw_chars), citing_paper=citing_paper,
-                             remote=remote)
+def _collect(futures: list, plan: pipeline.RunPlan, logger: Any) -> list[str]:
+    """Wait for the batches, logging progress (done, rate, time left); the errors, if any."""
     total = sum(len(j.references) for j in plan.pending)
-    logger.info("run %s: %d references in %d batches (%d to do%s), %d rejected rows",
-                plan.run_id, plan.references, len(plan.jobs), len(plan.pending),
-                ", resuming" if plan.resumed else "", len(plan.rejects))
-    for reject in plan.rejects[:20]:
-        logger.warning("rejected %s", reject.message)
+    sizes = {f.task_run_id: len(job.references) for f, job in zip(futures, plan.pending)}
     started = time.monotonic()
     done = 0
     errors: list[str] = []
-    futures = resolve_batch_task.map(plan.pending)
-    sizes = {f.task_run_id: len(job.references) for f, job in zip(futures, plan.pending)}
     for future in as_completed(futures):
         try:
             future.result()
-        except Exception as exc:  # noqa: BLE001 - reported in the run row, then raised below
+        except Exception as exc:  # noqa: BLE001 - reported in the run row, then raised by the caller
             errors.append(f"{type(exc).__name__}: {exc}")
             continue
         done += sizes[future.task_run_id]
@@ -81,9 +73,49 @@ def resolve_references(inputs: list[str], catalog: str = "data/catalog", ledger:
         rate = done / elapsed if elapsed else 0.0
         eta = (total - done) / rate if rate else float("nan")
         logger.info("%d/%d references, %.0f references/s, about %.0f s left", done, total, rate, eta)
+    return errors
+
+
+def resolve_batches(plan: pipeline.RunPlan, task_runner: str = "threads", dask_address: str | None = None,
+                    dask_workers: int = 2) -> list[str]:
+    """Map the batch task over the plan's pending batches on the chosen task runner (see
+    ``citeledger.runners``); returns the errors of failed batches."""
+    logger = get_run_logger()
+    if not plan.pending:
+        return []
+    runner = make_task_runner(task_runner, dask_address, dask_workers)
+    if runner is None:
+        return _collect(resolve_batch_task.map(plan.pending), plan, logger)
+    with runner:
+        logger.info("resolving %d batches on %s", len(plan.pending), task_runner)
+        return _collect(list(runner.map(resolve_batch_task, {"job": plan.pending})), plan, logger)
+
+
+@flow(name="resolve-references")
+def resolve_references(inputs: list[str], catalog: str = "data/catalog", ledger: str = "data/ledger",
+                       run_id: str | None = None, remote: bool = False, citing_paper: str | None = None,
+                       batch_size: int = pipeline.DEFAULT_BATCH_SIZE, max_raw_chars: int = 100_000,
+                       records: bool = True, task_runner: str = "threads", dask_address: str | None = None,
+                       dask_workers: int = 2) -> dict[str, Any]:
+    """Resolve reference files into the ledger. Given the id of an interrupted run, completes it.
+    ``task_runner``: ``threads`` (default) or ``dask`` (``dask_address`` of a scheduler, else a
+    local cluster of ``dask_workers`` processes)."""
+    logger = get_run_logger()
+    t0 = time.monotonic()
+    plan = pipeline.plan_run(inputs, catalog, ledger, run_id=run_id, batch_size=batch_size,
+                             limits=InputLimits(max_raw_chars=max_raw_chars), citing_paper=citing_paper,
+                             remote=remote)
+    logger.info("run %s: %d references in %d batches (%d to do%s), %d rejected rows",
+                plan.run_id, plan.references, len(plan.jobs), len(plan.pending),
+                ", resuming" if plan.resumed else "", len(plan.rejects))
+    for reject in plan.rejects[:20]:
+        logger.warning("rejected %s", reject.message)
+    t1 = time.monotonic()
+    errors = resolve_batches(plan, task_runner, dask_address, dask_workers)
     if errors:
         raise RuntimeError(f"{len(errors)} batch(es) failed; re-run with --run-id {plan.run_id} to finish: {errors[0]}")
-    summary = pipeline.finish_run(plan)
+    t2 = time.monotonic()
+    summary = pipeline.finish_run(plan, timings={"plan": t1 - t0, "resolve": t2 - t1})
     if records:
         written = write_records_task(plan.run_id, ledger, catalog)
         summary["records"] = len(written)

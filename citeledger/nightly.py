@@ -1,0 +1,441 @@
+"""The nightly run as plain functions: take the inbox, refresh the catalog, pick the references a
+grown catalog could change, re-check notices. ``flows/nightly.py`` and ``flows/refresh.py`` only
+orchestrate these; tests call them without Prefect.
+
+What a nightly run re-resolves (and why only these):
+
+* ``unresolved`` and ``malformed_identifier`` references: a work that arrived since could settle
+  them. ``verified_fuzzy`` links: a work that arrived since could be the better candidate.
+  Either way only when a catalog work newer than the reference's last observation (its run's
+  ``catalog_seq``) shares an extracted identifier with the reference, or at least two title
+  tokens (all of them for a one-token title) with its text. A work whose fields changed counts as
+  newer (the catalog bumps its ``ingested_seq``).
+* ``unavailable`` references, when the run uses the remote resolvers: the service may answer now.
+  Without remote they stay ``unavailable`` (re-resolving locally would report "could not check"
+  as "not found").
+* Never a reference whose observation would be the same: same reference, catalog fingerprint and
+  code give the same ``observation_id``, so a reference whose current observation already has the
+  id it would get now is skipped. That makes a second run on an unchanged catalog write nothing.
+
+``verified_exact`` and ``metadata_mismatch`` are settled by identifiers and left alone; a code
+upgrade does not re-resolve anything by itself (run ``citeledger resolve`` over the inputs).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Sequence
+from urllib.parse import unquote
+
+from resolvers.model import Reference, Status
+from resolvers.observation import observation_id
+
+from . import pipeline, store
+
+INPUT_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".json.gz", ".csv", ".csv.gz", ".parquet", ".bbl", ".bib")
+CATALOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".json", ".json.gz", ".csv", ".csv.gz")
+NO_LINK_STATES = (Status.UNRESOLVED.value, Status.MALFORMED_IDENTIFIER.value)
+# beyond this many newer works, filtering by shared tokens costs more than re-resolving
+MAX_NEWER_WORKS_FOR_TOKEN_FILTER = 200_000
+
+
+def _has_suffix(path: Path, suffixes: Sequence[str]) -> bool:
+    name = path.name.lower()
+    return any(name.endswith(s) for s in suffixes)
+
+
+def inbox_files(inbox: str | Path, suffixes: Sequence[str] = INPUT_SUFFIXES) -> list[Path]:
+    """Files waiting in an inbox, by name. Hidden files (``.name``) are skipped, so a file being
+    copied in under a dot-name and renamed when complete is never read half-written."""
+    folder = Path(inbox)
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir()
+                  if p.is_file() and not p.name.startswith(".") and _has_suffix(p, suffixes))
+
+
+def citing_paper_of(path: Path) -> str | None:
+    """A .bbl or .bib file in the inbox is the reference list of the paper its name names:
+    ``2101.00001.bbl`` is paper ``2101.00001``; percent-escapes are decoded, so
+    ``hep-th%2F9901001.bib`` is ``hep-th/9901001``. Other formats carry ``citing_paper`` per row."""
+    name = path.name
+    for ext in (".bbl", ".bib"):
+        if name.lower().endswith(ext):
+            return unquote(name[: -len(ext)])
+    return None
+
+
+def move_to_processed(files: Sequence[Path], processed: str | Path, run_id: str) -> list[Path]:
+    """Move resolved inbox files to ``<processed>/<run_id>/``; called only once the run that read
+    them is finished, so a crash leaves them in the inbox to be taken again."""
+    target = Path(processed) / run_id
+    target.mkdir(parents=True, exist_ok=True)
+    moved = []
+    for path in files:
+        dest = target / path.name
+        shutil.move(str(path), dest)
+        moved.append(dest)
+    return moved
+
+
+def finished_input_digests(ledger_dir: str | Path) -> dict[str, str]:
+    """sha256 of every input file of a finished run -> that run's id."""
+    ledger = store.LedgerStore(ledger_dir)
+    out: dict[str, str] = {}
+    for path in sorted((Path(ledger_dir) / "_runs").glob("*/manifest.json")):
+        run_id = path.parent.name
+        if ledger.run_finished(run_id):
+            for item in json.loads(path.read_text()).get("inputs", []):
+                out.setdefault(item.get("sha256"), run_id)
+    return out
+
+
+# --- which references to re-resolve ------------------------------------------------------------
+
+
+def title_tokens(text: str | None) -> set[str]:
+    """The blocking tokens of a title or reference string (the fuzzy index's folding)."""
+    from resolvers.candidates import STOPWORDS
+    from resolvers.parsing import norm_text
+
+    return {t for t in norm_text(text or "").split() if len(t) > 2 and t not in STOPWORDS}
+
+
+@dataclass
+class RerunSelection:
+    references: list[Reference] = field(default_factory=list)
+    why: dict[str, int] = field(default_factory=dict)  # reason -> count, for the run report
+
+    def add(self, ref: Reference, reason: str) -> None:
+        self.references.append(ref)
+        self.why[reason] = self.why.get(reason, 0) + 1
+
+
+class _NewerWorks:
+    """Works that arrived after a given catalog_seq: their identifiers and title tokens."""
+
+    def __init__(self, catalog: store.ParquetCatalog, seq: int):
+        rows = catalog.works_after(seq)
+        self.count = len(rows)
+        self.ids: set[str] = set()
+        self.postings: dict[str, list[int]] = {}
+        self.sizes: list[int] = []
+        for i, row in enumerate(rows):
+            self.ids.update(x.lower() for x in (row["doi"], row["arxiv_id"], *(row["alt_dois"] or ())) if x)
+            tokens = title_tokens(row["title"])
+            self.sizes.append(len(tokens))
+            for t in tokens:
+                self.postings.setdefault(t, []).append(i)
+
+    def may_match(self, raw: str, extracted: Sequence[str]) -> bool:
+        if self.count > MAX_NEWER_WORKS_FOR_TOKEN_FILTER:
+            return True
+        if any(x.lower() in self.ids for x in extracted):
+            return True
+        shared: dict[int, int] = {}
+        for t in title_tokens(raw):
+            for i in self.postings.get(t, ()):
+                shared[i] = shared.get(i, 0) + 1
+        return any(n >= min(2, self.sizes[i]) for i, n in shared.items())
+
+
+def select_rerun(ledger_dir: str | Path, catalog_dir: str | Path, remote: bool = False,
+                 exclude: set[tuple[str, int]] | None = None) -> RerunSelection:
+    """The current references whose state the catalog (or a remote service) could now change;
+    see the module docstring for the rule."""
+    catalog = pipeline.get_catalog(catalog_dir)
+    statuses = [*NO_LINK_STATES, Status.VERIFIED_FUZZY.value] + ([Status.UNAVAILABLE.value] if remote else [])
+    selection = RerunSelection()
+    newer: dict[int, _NewerWorks] = {}
+    exclude = exclude or set()
+    for row in store.current_rows(ledger_dir, statuses):
+        key = (row["citing_paper"], int(row["reference_index"]))
+        if key in exclude:
+            continue
+        ref = Reference(row["citing_paper"], int(row["reference_index"]), row["raw"], row["source"] or "unknown")
+        if row["status"] == Status.UNAVAILABLE.value:
+            selection.add(ref, "retry_unavailable")
+            continue
+        if observation_id(ref, catalog.fingerprint) == row["observation_id"]:
+            continue  # resolving it again would give the very same observation
+        seq = int(row["catalog_seq"] or 0)
+        if seq not in newer:
+            newer[seq] = _NewerWorks(catalog, seq)
+        extracted = [*(row["extracted_dois"] or ()), *(row["extracted_arxiv_ids"] or ())]
+        if newer[seq].count and newer[seq].may_match(row["raw"], extracted):
+            selection.add(ref, "fuzzy_new_candidates" if row["status"] == Status.VERIFIED_FUZZY.value
+                          else f"{row['status']}_new_works")
+    return selection
+
+
+def write_rerun_input(ledger_dir: str | Path, run_id: str, references: Sequence[Reference]) -> Path:
+    """The references a nightly run re-resolves, kept as the run's JSONL input under
+    ``<ledger>/_rerun/``: the run's inputs stay auditable and an interrupted run can resume."""
+    rows = [{"citing_paper": r.citing_paper, "reference_index": r.reference_index, "raw": r.raw, "source": r.source}
+            for r in references]
+    path = Path(ledger_dir) / "_rerun" / f"{store.check_run_id(run_id)}.jsonl"
+    store.atomic_write_bytes(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode())
+    return path
+
+
+# --- notices ---------------------------------------------------------------------------------
+
+
+def changed_notices(ledger_dir: str | Path, catalog_dir: str | Path, run_id: str,
+                    exclude: set[str] | None = None) -> list[dict[str, Any]]:
+    """A fresh notice for every currently linked work whose notice differs from its latest one
+    in the ledger (a new retraction, a correction, a source checked for the first time). Works in
+    ``exclude`` (those the run itself links, which ``finish_run`` notices anyway) are skipped."""
+    from resolvers.notices import notice_row
+
+    catalog = pipeline.get_catalog(catalog_dir)
+    index = pipeline.get_notice_index(catalog)
+    checked_at = catalog.manifest.get("built_at")
+    linked, latest = store.current_links_and_notices(ledger_dir)
+    works = catalog.work_rows([w for w in linked if w not in (exclude or set())])
+    compare = ("doi", "state", "reason", "standing", "events", "sources_checked")
+    rows = []
+    for work_id, work in sorted(works.items()):
+        row = notice_row(work_id, work.get("doi"), pipeline.work_notice(work, index, checked_at))
+        old = latest.get(work_id)
+        if old is not None and all(_same(row[k], old.get(k)) for k in compare):
+            continue
+        row["run_id"] = run_id
+        row["checked_at"] = datetime.fromisoformat(row["checked_at"]) if row["checked_at"] else None
+        rows.append(row)
+    return rows
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        return list(a or []) == list(b or [])
+    return a == b
+
+
+# --- catalog refresh -------------------------------------------------------------------------
+
+
+@dataclass
+class RefreshReport:
+    files: list[str] = field(default_factory=list)
+    harvested: dict[str, int] = field(default_factory=dict)
+    works_before: int = 0
+    works_after: int = 0
+    generation: str | None = None
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.files)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"files": self.files, "harvested": self.harvested, "works_before": self.works_before,
+                "works_after": self.works_after, "added": self.works_after - self.works_before,
+                "generation": self.generation, "errors": self.errors}
+
+
+def harvest_remote(config: Any, state_dir: str | Path, today: date | None = None) -> tuple[list[Path], dict[str, int], list[str]]:
+    """Fetch what the configured services published since the last harvest into JSONL files the
+    catalog build reads. arXiv (OAI-PMH) and Crossref (cursor) keep checkpoints under
+    ``state_dir``, so a failed harvest resumes where it stopped; the first harvest starts from
+    yesterday, never from the beginning of the archive. Retraction Watch is downloaded only when
+    the server says it changed. A service that fails is reported, and the others still load."""
+    from resolvers.remote import make_http_client
+    from resolvers.remote.arxiv import ArxivClient
+    from resolvers.remote.checkpoint import read_state, write_state
+    from resolvers.remote.crossref import CrossrefClient
+    from resolvers.remote.retraction_watch import refresh_retraction_watch
+
+    state_dir = Path(state_dir)
+    today = today or datetime.now(timezone.utc).date()
+    since = (today - timedelta(days=1)).isoformat()
+    files: list[Path] = []
+    counts: dict[str, int] = {}
+    errors: list[str] = []
+    marks_path = state_dir / "refresh.json"
+    marks = read_state(marks_path)
+
+    def spool(name: str, records: Any) -> None:
+        out = state_dir / "harvest" / f"{name}-{today.isoformat()}.jsonl"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name("." + out.name + ".tmp")
+        n = 0
+        with open(tmp, "w", encoding="utf-8") as fh:
+            for record in records:
+                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+                n += 1
+        os.replace(tmp, out)
+        counts[name] = n
+        if n:
+            files.append(out)
+
+    if "arxiv" in config.remote:
+        client = ArxivClient(make_http_client(config, "arxiv"), config.endpoints.arxiv_api, config.endpoints.arxiv_oai)
+        try:
+            checkpoint = state_dir / "arxiv_oai.json"
+            start = None if read_state(checkpoint).get("last_completed_until") else since
+            spool("arxiv", client.harvest(from_date=start, until_date=today.isoformat(), checkpoint=str(checkpoint)))
+        except Exception as exc:  # noqa: BLE001 - reported; the other sources still refresh
+            errors.append(f"arxiv harvest: {type(exc).__name__}: {exc}")
+        finally:
+            client.http.close()
+    if "crossref" in config.remote:
+        client = CrossrefClient(make_http_client(config, "crossref"), config.endpoints.crossref_api, config.mailto)
+        try:
+            start = marks.get("crossref_until") or since
+            spool("crossref", client.harvest(start, until_index_date=today.isoformat(),
+                                             checkpoint=str(state_dir / "crossref_cursor.json")))
+            marks["crossref_until"] = today.isoformat()
+        except Exception as exc:  # noqa: BLE001
+            errors.append(f"crossref harvest: {type(exc).__name__}: {exc}")
+        finally:
+            client.http.close()
+    if "retraction_watch" in config.remote or "crossref" in config.remote:
+        http = make_http_client(config, "retraction_watch")
+        try:
+            result = refresh_retraction_watch(http, config.endpoints.retraction_watch_csv,
+                                              state_dir / "retraction_watch.csv")
+            counts["retraction_watch"] = int(result.changed)
+            if result.changed:
+                files.append(result.path)
+        except Exception as exc:  # noqa: BLE001
+            errors.append(f"retraction watch download: {type(exc).__name__}: {exc}")
+        finally:
+            http.close()
+    write_state(marks_path, marks)
+    return files, counts, errors
+
+
+def refresh_catalog(catalog_dir: str | Path, catalog_inbox: str | Path | None = None, remote: bool = False,
+                    config: Any = None) -> RefreshReport:
+    """Add source files dropped in ``catalog_inbox`` (moved to ``<catalog_inbox>/processed/``
+    once built in) and, with ``remote``, what the configured services published since the last
+    refresh. Off by default: no inbox and no remote means no change and no network."""
+    report = RefreshReport()
+    cat = store.CatalogStore(catalog_dir)
+    report.works_before = int(cat.manifest().get("works", 0)) if cat.exists() else 0
+    dropped = inbox_files(catalog_inbox, CATALOG_SUFFIXES) if catalog_inbox else []
+    harvested: list[Path] = []
+    if remote:
+        from .config import load_config
+
+        config = config or load_config()
+        harvested, report.harvested, report.errors = harvest_remote(config, config.state_dir)
+    files = [*dropped, *harvested]
+    if files:
+        built = cat.build(files)
+        report.generation = built.generation
+        report.files = [str(p) for p in files]
+        if dropped:
+            processed = Path(catalog_inbox) / "processed" / built.generation
+            processed.mkdir(parents=True, exist_ok=True)
+            for path in dropped:
+                shutil.move(str(path), processed / path.name)
+    report.works_after = int(cat.manifest().get("works", 0)) if cat.exists() else 0
+    return report
+
+
+# --- one nightly run -------------------------------------------------------------------------
+
+
+@dataclass
+class NightlyWork:
+    """What tonight's run will do, decided before any batch runs."""
+
+    plan: pipeline.RunPlan | None  # None: nothing to do
+    new_files: list[Path] = field(default_factory=list)
+    already_processed: dict[str, str] = field(default_factory=dict)  # inbox file -> the run that read it
+    rerun: RerunSelection = field(default_factory=RerunSelection)
+    pending_notices: int = 0
+
+
+def new_nightly_run_id() -> str:
+    return "nightly-" + pipeline.new_run_id().removeprefix("run-")
+
+
+def prepare_nightly(inbox: str | Path, catalog_dir: str | Path, ledger_dir: str | Path, remote: bool = False,
+                    batch_size: int = pipeline.DEFAULT_BATCH_SIZE, limits: Any = None,
+                    run_id: str | None = None) -> NightlyWork:
+    """Decide tonight's run: the new inbox files, the references to re-resolve, the notices that
+    changed. Resumes an interrupted nightly run when its inputs and catalog are unchanged. An
+    inbox file whose exact bytes a finished run already read is not read again (only moved)."""
+    from .inputs import InputLimits
+
+    limits = limits or InputLimits()
+    catalog = pipeline.get_catalog(catalog_dir)
+    ledger = store.LedgerStore(ledger_dir)
+    done = finished_input_digests(ledger_dir)
+    work = NightlyWork(plan=None)
+    new: list[Path] = []
+    for path in inbox_files(inbox):
+        digest = store.file_sha256(path)
+        if digest in done:
+            work.already_processed[str(path)] = done[digest]
+        else:
+            new.append(path)
+
+    for manifest in reversed(ledger.unfinished_runs("nightly-")):
+        paths = [Path(i["path"]) for i in manifest.inputs]
+        if manifest.catalog_fingerprint == catalog.fingerprint and all(
+                p.is_file() and store.file_sha256(p) == i["sha256"] for p, i in zip(paths, manifest.inputs)):
+            work.plan = pipeline.plan_run(paths, catalog_dir, ledger_dir, run_id=manifest.run_id,
+                                          batch_size=manifest.options.get("batch_size", batch_size), limits=limits,
+                                          citing_paper=manifest.options.get("citing_paper"),
+                                          remote=manifest.options.get("remote", remote))
+            inbox_dir = Path(inbox).resolve()
+            work.new_files = [p for p in paths if p.resolve().parent == inbox_dir]
+            work.rerun.why["resumed"] = work.plan.references
+            return work
+
+    citing = {str(p): c for p in new if (c := citing_paper_of(p))}
+    new_refs, _ = pipeline.read_inputs(new, limits, citing)
+    work.rerun = select_rerun(ledger_dir, catalog_dir, remote, {(r.citing_paper, r.reference_index) for r in new_refs})
+    work.pending_notices = len(changed_notices(ledger_dir, catalog_dir, "pending"))
+    if not new and not work.rerun.references and not work.pending_notices:
+        return work
+    run_id = run_id or new_nightly_run_id()
+    inputs: list[Path] = list(new)
+    if work.rerun.references:
+        inputs.append(write_rerun_input(ledger_dir, run_id, work.rerun.references))
+    work.new_files = new
+    work.plan = pipeline.plan_run(inputs, catalog_dir, ledger_dir, run_id=run_id, batch_size=batch_size,
+                                  limits=limits, citing_paper=citing, remote=remote)
+    return work
+
+
+def complete_nightly(work: NightlyWork, processed: str | Path, timings: dict[str, float] | None = None
+                     ) -> dict[str, Any]:
+    """After the batches: re-check notices, write the run row, move the inbox files (only now,
+    their observations being written) and name the papers whose records changed."""
+    plan = work.plan
+    assert plan is not None
+    own = set(store.LedgerStore(plan.ledger_dir).linked_work_ids(plan.run_id))
+    notices = changed_notices(plan.ledger_dir, plan.catalog_dir, plan.run_id, exclude=own)
+    summary = pipeline.finish_run(plan, trigger="nightly", timings=timings, recheck_notices=notices)
+    moved = move_to_processed(work.new_files, processed, plan.run_id)
+    for path, run_id in work.already_processed.items():
+        move_to_processed([Path(path)], processed, run_id)
+    papers = set(pipeline.papers_touched(plan.run_id, plan.ledger_dir, plan.catalog_dir))
+    papers.update(store.citing_papers_of_works(plan.ledger_dir, [n["work_id"] for n in notices]))
+    summary.update(changed=True, files=[str(p) for p in moved], already_processed=work.already_processed,
+                   rerun=dict(work.rerun.why), notices_changed=len(notices), papers=sorted(papers))
+    return summary
+
+
+def idle_nightly(work: NightlyWork, ledger_dir: str | Path, catalog_dir: str | Path, processed: str | Path,
+                 catalog_changed: bool) -> dict[str, Any]:
+    """Nothing to resolve and no notice changed: write nothing to the ledger (no observation, no
+    run row). Files already read by a finished run are moved out of the inbox, and the DuckDB
+    file is rewritten if the catalog moved to a new generation (its works view names the file)."""
+    for path, run_id in work.already_processed.items():
+        move_to_processed([Path(path)], processed, run_id)
+    if catalog_changed or not (Path(ledger_dir) / store.LEDGER_DB).exists():
+        if (Path(ledger_dir) / "observations").exists():
+            store.write_ledger_database(ledger_dir, catalog_dir)
+    return {"run_id": None, "changed": False, "references": 0, "rejects": 0, "transitions": 0,
+            "states": {}, "files": [], "already_processed": work.already_processed, "rerun": {},
+            "notices_changed": 0, "papers": []}

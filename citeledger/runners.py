@@ -1,0 +1,34 @@
+"""Task runners for the resolve and nightly flows, chosen by a flow parameter.
+
+``threads`` (the default) keeps the flow's own thread pool: one process, one catalog index.
+``dask`` fans the batches out over a Dask cluster through prefect-dask: at ``dask_address`` (an
+existing scheduler, e.g. ``tcp://10.0.0.5:8786``) or a temporary local cluster of
+``dask_workers`` single-threaded worker processes. Each worker process loads the catalog index
+once (``pipeline.get_catalog``/``get_fuzzy`` cache per process) and writes its own part files
+into the one ledger, whose layout (one file per batch, renamed into place) needs no coordination.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from resolvers.errors import ConfigError
+
+TASK_RUNNERS = ("threads", "dask")
+
+
+def make_task_runner(task_runner: str = "threads", dask_address: str | None = None,
+                     dask_workers: int = 2) -> Any:
+    """None for ``threads`` (use the flow's own runner), else a ``DaskTaskRunner``."""
+    if task_runner == "threads":
+        return None
+    if task_runner != "dask":
+        raise ConfigError(f"task_runner must be one of {TASK_RUNNERS}, not {task_runner!r}")
+    from prefect_dask import DaskTaskRunner
+
+    if dask_address:
+        return DaskTaskRunner(address=dask_address)
+    if dask_workers < 1:
+        raise ConfigError("dask_workers must be >= 1")
+    # resolution is CPU-bound Python: one thread per worker process, workers = cores to use
+    return DaskTaskRunner(cluster_kwargs={"n_workers": dask_workers, "threads_per_worker": 1, "processes": True,
+                                          "dashboard_address": None})

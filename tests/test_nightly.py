@@ -1,0 +1,183 @@
+"""The nightly run: inbox -> ledger, a catalog refresh that turns unresolved references into links,
+and a run with nothing new that changes nothing. Driven through the plain functions the flow
+calls (no Prefect), plus one run of the real flow through Prefect."""
+import json
+import os
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from citeledger import nightly, pipeline
+from citeledger.store import CatalogStore, run_query
+
+FIXTURES = Path(__file__).parent / "fixtures" / "catalog"
+
+NEW_DOI = "10.9999/nightly.2024.001"
+FUZZY_TITLE = "Adaptive spectral sparsification of streaming hypergraphs under vertex arrivals"
+REFS = [
+    # settled by an identifier already in the catalog: must never be touched again
+    {"citing_paper": "paper-a", "reference_index": 1,
+     "raw": "Kawai K. Endoscopic sphincterotomy of the ampulla of Vater. Gastrointest Endosc 1974;20:148. "
+            "doi:10.1016/S0016-5107(74)73914-1"},
+    # cites by DOI a work the catalog learns only the second night
+    {"citing_paper": "paper-a", "reference_index": 2,
+     "raw": f"Quist R, Berg M. Ledger-based citation auditing at scale. J Sci Audit 2024;3:1-19. doi:{NEW_DOI}"},
+    # cites by title a work the catalog learns only the second night
+    {"citing_paper": "paper-a", "reference_index": 3,
+     "raw": f"Kowalczyk A, Nakamura T. {FUZZY_TITLE}. Journal of Graph Algorithms and Applications. "
+            "2019;23(4):611-640."},
+    # cites a work no catalog will ever hold
+    {"citing_paper": "paper-a", "reference_index": 4,
+     "raw": "Doe J. Nothing to see in this volume. Proceedings of Nowhere. 1999;1:1-2."},
+]
+BIB = """@article{k, author={Kawai, K.}, title={Endoscopic sphincterotomy of the ampulla of Vater},
+  journal={Gastrointest Endosc}, year={1974}, volume={20}, pages={148}, doi={10.1016/S0016-5107(74)73914-1}}
+"""
+NEW_WORKS = [
+    {"doi": NEW_DOI, "arxiv_id": None, "title": "Ledger-based citation auditing at scale",
+     "authors": ["Quist, R", "Berg, M"], "year": 2024, "venue": "J Sci Audit", "volume": "3", "first_page": "1"},
+    {"doi": "10.9999/jgaa.2019.611", "arxiv_id": None, "title": FUZZY_TITLE,
+     "authors": ["Kowalczyk, A", "Nakamura, T"], "year": 2019, "venue": "Journal of Graph Algorithms and Applications",
+     "volume": "23", "first_page": "611"},
+]
+
+
+@pytest.fixture
+def site(tmp_path):
+    """A catalog, an inbox with a JSONL file and a .bib file, an empty catalog inbox."""
+    dirs = {k: tmp_path / k for k in ("catalog", "ledger", "inbox", "processed", "catalog-inbox")}
+    CatalogStore(dirs["catalog"]).build(sorted(FIXTURES.glob("*.jsonl")))
+    dirs["inbox"].mkdir()
+    dirs["catalog-inbox"].mkdir()
+    (dirs["inbox"] / "refs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in REFS))
+    (dirs["inbox"] / "2101.00001.bib").write_text(BIB)
+    (dirs["inbox"] / ".half-copied.jsonl").write_text("{")
+    return dirs
+
+
+def night(site) -> dict:
+    """Exactly what the nightly flow does, without Prefect."""
+    refresh = nightly.refresh_catalog(site["catalog"], site["catalog-inbox"])
+    work = nightly.prepare_nightly(site["inbox"], site["catalog"], site["ledger"], batch_size=2)
+    if work.plan is None:
+        return nightly.idle_nightly(work, site["ledger"], site["catalog"], site["processed"], bool(refresh.files))
+    for job in work.plan.pending:
+        pipeline.run_batch(job)
+    return nightly.complete_nightly(work, site["processed"])
+
+
+def q(site, sql):
+    return run_query(sql, site["ledger"], site["catalog"]).fetchall()
+
+
+def ledger_files(ledger: Path) -> dict[str, int]:
+    return {str(p.relative_to(ledger)): p.stat().st_mtime_ns for p in ledger.rglob("*") if p.is_file()}
+
+
+def test_three_nights(site):
+    # night 1: the inbox is resolved, the files move only after, the dot-file stays
+    first = night(site)
+    assert first["changed"] and first["run_id"].startswith("nightly-")
+    assert sorted(os.listdir(site["inbox"])) == [".half-copied.jsonl"]
+    assert sorted(os.listdir(site["processed"] / first["run_id"])) == ["2101.00001.bib", "refs.jsonl"]
+    state = dict(((p, i), s) for p, i, s in q(site, "select citing_paper, reference_index, status from current"))
+    assert state == {("paper-a", 1): "verified_exact", ("paper-a", 2): "unresolved",
+                     ("paper-a", 3): "unresolved", ("paper-a", 4): "unresolved",
+                     ("2101.00001", 1): "verified_exact"}  # the .bib file's citing paper is its name
+    assert q(site, "select count(*) from transitions") == [(0,)]
+    row = q(site, "select trigger, transitions, catalog_seq, timings from runs")[0]
+    assert row[0] == "nightly" and row[1] == 0 and row[2] > 0
+
+    # the catalog learns two works; night 2 re-resolves only the references they could settle
+    (site["catalog-inbox"] / "new-works.jsonl").write_text("".join(json.dumps(w) + "\n" for w in NEW_WORKS))
+    second = night(site)
+    assert second["changed"] and second["run_id"] != first["run_id"]
+    assert second["rerun"] == {"unresolved_new_works": 2}
+    assert not list(site["catalog-inbox"].glob("*.jsonl"))  # moved to catalog-inbox/processed/
+    assert sorted(q(site, "select reference_index, from_status, to_status, to_work_id, from_run, to_run "
+                          "from transitions order by 1")) == [
+        (2, "unresolved", "verified_exact", f"doi:{NEW_DOI}", first["run_id"], second["run_id"]),
+        (3, "unresolved", "verified_fuzzy", "doi:10.9999/jgaa.2019.611", first["run_id"], second["run_id"]),
+    ]
+    # everything else untouched: one observation each, from night 1
+    assert q(site, "select citing_paper, reference_index, count(*), arg_max(run_id, observed_at) from observations "
+                   "group by 1, 2 having count(*) > 1 or arg_max(run_id, observed_at) <> "
+                   f"'{first['run_id']}' order by 1, 2") == [
+        ("paper-a", 2, 2, second["run_id"]), ("paper-a", 3, 2, second["run_id"])]
+    assert q(site, f"select transitions, \"references\", state_counts from runs where run_id = '{second['run_id']}'") == [
+        (2, 2, json.dumps({"parse_uncertain": 0, "verified_exact": 1, "metadata_mismatch": 0, "verified_fuzzy": 1,
+                           "malformed_identifier": 0, "unavailable": 0, "unresolved": 0}))]
+    assert "paper-a" in second["papers"]
+
+    # night 3: nothing new; not a single ledger file is written, no run row
+    before = ledger_files(site["ledger"])
+    third = night(site)
+    assert third["changed"] is False and third["run_id"] is None
+    assert ledger_files(site["ledger"]) == before
+    assert q(site, "select count(*) from runs") == [(2,)]
+
+    # the DuckDB file holds the views and opens read-only from any directory
+    con = duckdb.connect(str(site["ledger"] / "ledger.duckdb"), read_only=True)
+    try:
+        assert dict(con.sql("select status, count(*) from current group by 1").fetchall()) == {
+            "verified_exact": 3, "verified_fuzzy": 1, "unresolved": 1}
+        assert con.execute("select count(*) from transitions").fetchall() == [(2,)]
+        assert con.execute("select count(*) from works").fetchall()[0][0] >= 17
+    finally:
+        con.close()
+
+
+def test_an_identical_file_dropped_again_is_not_read_again(site):
+    first = night(site)
+    shutil.copy(site["processed"] / first["run_id"] / "refs.jsonl", site["inbox"] / "refs-again.jsonl")
+    before = ledger_files(site["ledger"])
+    again = night(site)
+    assert again["changed"] is False and again["already_processed"] == {
+        str(site["inbox"] / "refs-again.jsonl"): first["run_id"]}
+    assert (site["processed"] / first["run_id"] / "refs-again.jsonl").exists()
+    assert ledger_files(site["ledger"]) == before
+
+
+def test_an_interrupted_night_is_resumed_and_its_files_stay_until_then(site):
+    work = nightly.prepare_nightly(site["inbox"], site["catalog"], site["ledger"], batch_size=2)
+    pipeline.run_batch(work.plan.pending[0])  # then the machine stops
+    assert (site["inbox"] / "refs.jsonl").exists()
+    resumed = nightly.prepare_nightly(site["inbox"], site["catalog"], site["ledger"], batch_size=2)
+    assert resumed.plan.run_id == work.plan.run_id and resumed.plan.resumed
+    assert len(resumed.plan.pending) == len(work.plan.pending) - 1
+    for job in resumed.plan.pending:
+        pipeline.run_batch(job)
+    summary = nightly.complete_nightly(resumed, site["processed"])
+    assert summary["references"] == 5 and not (site["inbox"] / "refs.jsonl").exists()
+    assert q(site, "select count(*), count(distinct observation_id) from observations") == [(5, 5)]
+
+
+def test_fuzzy_links_are_rechecked_only_when_a_new_work_shares_their_tokens(site):
+    night(site)
+    (site["catalog-inbox"] / "unrelated.jsonl").write_text(json.dumps(
+        {"doi": "10.9999/other", "title": "Photosynthesis in deep sea vents", "authors": ["Lee, K"],
+         "year": 2001}) + "\n")
+    second = night(site)
+    assert second["changed"] is False  # no reference shares two tokens or an identifier with it
+    (site["catalog-inbox"] / "close.jsonl").write_text(json.dumps(NEW_WORKS[1]) + "\n")
+    third = night(site)
+    assert third["rerun"] == {"unresolved_new_works": 1}
+    (site["catalog-inbox"] / "closer.jsonl").write_text(json.dumps(
+        {**NEW_WORKS[1], "doi": "10.9999/jgaa-preprint", "title": FUZZY_TITLE + " (preprint)"}) + "\n")
+    fourth = night(site)
+    assert fourth["rerun"] == {"fuzzy_new_candidates": 1}
+
+
+@pytest.mark.flow
+def test_nightly_flow_through_prefect(site):
+    from flows.nightly import nightly as nightly_flow
+
+    kwargs = {k.replace("-", "_"): str(v) for k, v in site.items()}
+    summary = nightly_flow(inbox=kwargs["inbox"], processed=kwargs["processed"], catalog=kwargs["catalog"],
+                           ledger=kwargs["ledger"], catalog_inbox=kwargs["catalog_inbox"], batch_size=2)
+    assert summary["changed"] and summary["states"]["verified_exact"] == 2
+    assert summary["records"] == len(summary["papers"]) >= 2
+    assert (site["ledger"] / "ledger.duckdb").exists()
+    assert not (site["inbox"] / "refs.jsonl").exists()
