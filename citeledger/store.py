@@ -190,6 +190,9 @@ class CatalogStore:
             # what a killed build left behind; safe to remove under the lock
             shutil.rmtree(leftover, ignore_errors=True) if leftover.is_dir() else leftover.unlink(missing_ok=True)
         previous = self.current()
+        for orphan in self.dir.glob("gen-*"):  # moved into place by a build killed before the pointer swap
+            if previous is None or orphan.name > previous.name:
+                shutil.rmtree(orphan, ignore_errors=True)
         prev_manifest = json.loads((previous / "manifest.json").read_text()) if previous else {}
         seq0 = int(prev_manifest.get("ingested_seq", 0))
         gen_no = int(prev_manifest.get("generation_no", 0)) + 1
