@@ -21,7 +21,7 @@ from citeledger.config import Config
 from resolvers.errors import RemoteUnavailable
 from resolvers.model import Work
 
-from .arxiv import ArxivClient, split_arxiv_id
+from .arxiv import ArxivClient, ArxivQueryError, split_arxiv_id
 from .crossref import CrossrefClient, message_to_work
 from .http import PoliteClient
 
@@ -54,6 +54,17 @@ def make_http_client(config: Config, service: str, **kwargs) -> PoliteClient:
     return PoliteClient(service, config.service(service), mailto=config.mailto, **kwargs)
 
 
+def _message_work(doi: str, message: dict) -> Work:
+    """A Crossref message as a work; a garbled one (no DOI, authors that are not objects...)
+    is a service that could not answer, never a crash and never "not found"."""
+    if not isinstance(message.get("DOI"), str) or not message["DOI"].strip():
+        raise RemoteUnavailable("crossref", f"malformed work message for {doi}: no DOI")
+    try:
+        return message_to_work(message)
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
+        raise RemoteUnavailable("crossref", f"malformed work message for {doi}: {exc!r}"[:300]) from None
+
+
 class RemoteResolver:
     """Lookups by identifier against the enabled services, cached for the life of the object."""
 
@@ -83,6 +94,9 @@ class RemoteResolver:
                 result = self.arxiv.lookup(batch)
             except RemoteUnavailable as exc:
                 raise RemoteBatchUnavailable(exc, answered, todo[start:]) from exc
+            except ArxivQueryError as exc:  # the API refused the query (a garbled 400...): no answer
+                cause = RemoteUnavailable("arxiv", f"query refused: {exc}")
+                raise RemoteBatchUnavailable(cause, answered, todo[start:]) from exc
             with self._lock:
                 self._arxiv_cache.update(result)
             answered.update(result)
@@ -118,7 +132,7 @@ class RemoteResolver:
                 try:
                     message = self.crossref.work(doi)
                     if message is not None:
-                        remember(doi, message_to_work(message))
+                        remember(doi, _message_work(doi, message))
                         continue
                     agency = self.crossref.agency(doi)
                 except RemoteUnavailable as exc:
