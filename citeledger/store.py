@@ -765,6 +765,12 @@ def check_read_only(sql: str) -> None:
 def run_query(sql: str, ledger_dir: str | Path, catalog_dir: str | Path | None) -> duckdb.DuckDBPyRelation:
     check_read_only(sql)
     con = connect_views(ledger_dir, catalog_dir)
+    # Defence in depth behind check_read_only: the connection may only read files under the ledger
+    # and the catalog (no read_csv('/etc/passwd'), no COPY ... TO anywhere), and the user's SQL
+    # cannot change these settings back.
+    allowed = [str(Path(d).resolve()) + "/" for d in (ledger_dir, catalog_dir) if d is not None]
+    con.execute("SET allowed_directories = ?", [allowed])
+    con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
     return con.sql(sql)
 
