@@ -49,9 +49,12 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     _prefect_defaults()
     from flows.resolve import resolve_references
 
+    from .config import load_config
+
+    limits = load_config().limits  # [limits] of citeledger.toml / CITELEDGER_* (docs/configuration.md)
     summary = resolve_references(inputs=[str(p) for p in args.inputs], catalog=args.catalog, ledger=args.ledger,
                                  run_id=args.run_id, remote=args.remote, citing_paper=args.citing_paper,
-                                 batch_size=args.batch_size)
+                                 batch_size=args.batch_size or limits.batch_size, max_raw_chars=limits.max_raw_chars)
     print_summary(summary)
     return 0
 
@@ -126,7 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     resolve.add_argument("--run-id", help="id of this run; the id of an interrupted run completes it")
     resolve.add_argument("--citing-paper", help="the citing paper of a .bbl or .bib input")
     resolve.add_argument("--remote", action="store_true", help="use the remote resolvers configured")
-    resolve.add_argument("--batch-size", type=int, default=5000)
+    resolve.add_argument("--batch-size", type=int, default=None, help="default: limits.batch_size of the configuration")
     resolve.set_defaults(func=cmd_resolve)
 
     query = sub.add_parser("query", help="run read-only SQL over the ledger views")

@@ -90,6 +90,12 @@ def plan_run(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_dir: 
              citing_paper: str | Mapping[str, str] | None = None, remote: bool = False) -> RunPlan:
     """Read the inputs, fix the batches, and start (or pick up) the run in the ledger."""
     limits = limits or InputLimits()
+    if limits.max_file_bytes is None:  # the configuration's limits.max_input_bytes (clear reject when over)
+        import dataclasses
+
+        from .config import load_config
+
+        limits = dataclasses.replace(limits, max_file_bytes=load_config().limits.max_input_bytes)
     run_id = check_run_id(new_run_id() if run_id is None else run_id)
     locking.acquire_ledger(ledger_dir)  # one writer per ledger; released by finish_run or death
     catalog = get_catalog(catalog_dir)

@@ -132,3 +132,15 @@ def test_file_and_string_size_limits_are_enforced_with_clear_errors(tmp_path):
     assert isinstance(reject, InputReject) and "max_raw_chars" in reject.reason and reject.field == "raw"
     (reject,) = read_references(path, InputLimits(max_file_bytes=10))
     assert isinstance(reject, InputReject) and "max_file_bytes" in reject.reason
+
+
+def test_configured_file_size_limit_reaches_the_pipeline(tmp_path, fixture_catalog, monkeypatch):
+    """``limits.max_input_bytes`` of the configuration (here its environment variable) is
+    enforced by ``plan_run``: the file is one reject naming the limit, the run goes on."""
+    monkeypatch.delenv("CITELEDGER_CONFIG", raising=False)
+    monkeypatch.setenv("CITELEDGER_MAX_INPUT_BYTES", "10")
+    path = tmp_path / "refs.jsonl"
+    path.write_text(json.dumps({"citing_paper": "p", "reference_index": 1, "raw": "x" * 50}) + "\n")
+    plan = pipeline.plan_run([path], fixture_catalog, tmp_path / "ledger", run_id="limited")
+    pipeline.finish_run(plan)
+    assert plan.references == 0 and len(plan.rejects) == 1 and "max_file_bytes" in plan.rejects[0].reason
