@@ -31,4 +31,26 @@ def make_task_runner(task_runner: str = "threads", dask_address: str | None = No
         raise ConfigError("dask_workers must be >= 1")
     # resolution is CPU-bound Python: one thread per worker process, workers = cores to use
     return DaskTaskRunner(cluster_kwargs={"n_workers": dask_workers, "threads_per_worker": 1, "processes": True,
-                                          "dashboard_address": None})
+                                          "dashboard_address": None, "env": worker_env()})
+
+
+def worker_env() -> dict[str, str]:
+    """The Prefect API the local workers must report to. Without ``PREFECT_API_URL`` (a flow run
+    outside a server) Prefect serves a temporary API in this process; a worker process that does
+    not know its address starts one of its own (5-17 s each on 2 cores) and records its task runs
+    there, where nobody sees them. So hand the workers this process's API address."""
+    import os
+
+    from prefect.settings import PREFECT_API_URL
+
+    url = PREFECT_API_URL.value()
+    if not url:
+        from prefect.server.api.server import SubprocessASGIServer
+
+        server = SubprocessASGIServer()  # the temporary server of this process (a singleton)
+        if server.running:
+            url = server.api_url
+    env = {k: v for k, v in os.environ.items() if k.startswith("PREFECT_") or k == "DO_NOT_TRACK"}
+    if url:
+        env["PREFECT_API_URL"] = url
+    return env
