@@ -35,27 +35,42 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def self_contradicting_raws(rows: list[dict]) -> set[str]:
+    """Raw strings that appear more than once in the gold with different answers: whichever
+    answer a matcher gives, the gold calls it wrong at least once. Left out of the weight fit."""
+    answers: dict[str, set] = {}
+    for r in rows:
+        answers.setdefault(r["raw"], set()).add(((r.get("gold_doi") or "").lower(), r.get("gold_arxiv_id") or ""))
+    return {raw for raw, a in answers.items() if len(a) > 1}
+
+
 def fit_weights(l2: float = 0.1, iterations: int = 40) -> dict:
     """Logistic fit of verify.WEIGHTS on glutton_dev candidate pairs against the shared catalog.
 
-    Pairs: every top-20 candidate (title query and whole-string query) of every usable reference;
-    label 1 when the candidate is the gold work. Newton's method with an L2 penalty. The year
-    weight is not identifiable here (glutton works carry no year): keep the prior in verify.py.
+    Pairs: every top-20 candidate of the resolver's own queries (title + locator keys, whole
+    string + locator keys) of every usable reference; label 1 when the candidate is the gold work.
+    Rows whose raw string carries contradicting gold answers are left out (they teach nothing
+    but noise). Newton's method with an L2 penalty. The year weight is not identifiable here
+    (glutton works carry no year): keep the prior in verify.py.
     """
-    from resolvers.candidates import InMemoryRetriever, index_tokens
+    from resolvers.candidates import InMemoryRetriever, index_tokens, locator_tokens
     from resolvers.parsing import parse_reference
     from resolvers.quality import parse_uncertain_reason
     from resolvers.verify import WEIGHTS, RefView, feature_vector, features
 
     retriever = InMemoryRetriever(load_shared_works())
+    rows = [json.loads(line) for line in gzip.open(DEV, "rt")]
+    noisy = self_contradicting_raws(rows)
     X, y = [], []
-    for row in (json.loads(line) for line in gzip.open(DEV, "rt")):
+    for row in rows:
+        if row["raw"] in noisy:
+            continue
         p = parse_reference(row["raw"])
         if parse_uncertain_reason(row["raw"], p, False):
             continue
         view, gold = RefView.of(p), (row["gold_doi"] or "").lower()
-        title = index_tokens(p.title)
-        queries = ([title] if len(title) >= 3 else []) + [[t for t in index_tokens(p.text) if not t.isdigit()]]
+        title, loc = index_tokens(p.title), locator_tokens(p.text)
+        queries = ([title + loc] if len(title) >= 3 else []) + [[t for t in index_tokens(p.text) if not t.isdigit()] + loc]
         seen = set()
         for cands in retriever.candidates_batch(queries, 20):
             for c in cands:
@@ -64,17 +79,23 @@ def fit_weights(l2: float = 0.1, iterations: int = 40) -> dict:
                 seen.add(c.row)
                 f = features(view, c.work)
                 if not f.notice:
-                    X.append(feature_vector(f)); y.append(float(c.work.doi == gold))
+                    X.append(feature_vector(f)); y.append(float(bool(gold) and gold in {d for d in (c.work.doi, *c.work.alt_dois) if d}))
     A = np.hstack([np.ones((len(X), 1)), np.asarray(X)])
     t = np.asarray(y)
     w = np.zeros(A.shape[1])
+    fixed = {i + 1: WEIGHTS[k] for i, k in enumerate(list(WEIGHTS)[1:]) if k == "year"}
     for _ in range(iterations):
+        for i, v in fixed.items():
+            w[i] = v
         p = 1 / (1 + np.exp(-A @ w))
         grad = A.T @ (p - t) + l2 * w
         hess = (A * (p * (1 - p))[:, None]).T @ A + l2 * np.eye(len(w))
+        for i in fixed:  # the year weight stays the prior
+            grad[i] = 0.0; hess[i, :] = 0.0; hess[:, i] = 0.0; hess[i, i] = 1.0
         w -= np.linalg.solve(hess, grad)
     weights = dict(zip(WEIGHTS, np.round(w, 4).tolist()))
-    print(json.dumps({"pairs": len(y), "positives": int(t.sum()), "weights": weights}, indent=1))
+    print(json.dumps({"pairs": len(y), "positives": int(t.sum()), "left_out_noisy_raws": len(noisy),
+                      "weights": weights}, indent=1))
     return weights
 
 

@@ -2,7 +2,7 @@
 
 Layout: one row per title token, ``token VARCHAR, postings INTEGER[]`` (the 0-based row numbers
 in ``works.parquet`` of the works whose title holds the token, ascending), plus key/value metadata
-``n_works`` and ``works_bytes`` so a stale index (works rewritten since) is detected and rebuilt.
+``n_works``, ``works_bytes`` and ``format`` so a stale index (works rewritten since) is detected and rebuilt.
 
 Why an in-memory postings structure rather than a DuckDB join per batch: the query side needs,
 for every reference, the k rarest of its tokens and a ranked top-k of works sharing them. As SQL
@@ -34,6 +34,7 @@ from resolvers.candidates import STOPWORDS, Candidate, PostingsIndex
 from resolvers.model import Work
 
 INDEX_FILE = "title_tokens.parquet"
+INDEX_FORMAT = 2  # 2: locator keys (vol:page) beside the title tokens; an index of another format is rebuilt
 WORKS_FILE = "works.parquet"
 _LIGATURES = {"ß": "ss", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O", "œ": "oe", "Œ": "OE", "ł": "l",
               "Ł": "L", "đ": "d", "ı": "i"}
@@ -53,9 +54,21 @@ def _fold_tokens(titles: pa.Array) -> pa.Array:
     return pc.utf8_split_whitespace(arr)
 
 
+def _locator_keys(volume: pa.Array, first_page: pa.Array) -> pa.Array:
+    """Arrow version of ``resolvers.candidates.locator_token``: ``vol:page`` or null."""
+    def norm(a):
+        a = pc.utf8_lower(pc.utf8_trim_whitespace(pc.cast(a, pa.string())))
+        ok = pc.match_substring_regex(a, r"^[a-z]?\d{1,6}$")
+        a = pc.replace_substring_regex(a, r"^0+", "")
+        a = pc.if_else(pc.equal(a, ""), "0", a)
+        return pc.if_else(pc.fill_null(ok, False), a, pa.scalar(None, pa.string()))
+    return pc.binary_join_element_wise(norm(volume), norm(first_page), ":")
+
+
 def _stamp(catalog_dir: Path) -> dict:
     works = catalog_dir / WORKS_FILE
-    return {"n_works": pq.ParquetFile(works).metadata.num_rows, "works_bytes": works.stat().st_size}
+    return {"n_works": pq.ParquetFile(works).metadata.num_rows, "works_bytes": works.stat().st_size,
+            "format": INDEX_FORMAT}
 
 
 def build_index(catalog_dir: str | Path, chunk_rows: int = 1_000_000) -> dict:
@@ -71,13 +84,21 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 1_000_000) -> dict:
     stop = pa.array(sorted(STOPWORDS))
     row0 = 0
     pf = pq.ParquetFile(catalog_dir / WORKS_FILE)
-    for batch in pf.iter_batches(batch_size=chunk_rows, columns=["title"]):
+    names = pf.schema_arrow.names
+    columns = ["title"] + [c for c in ("volume", "first_page") if c in names]
+    for batch in pf.iter_batches(batch_size=chunk_rows, columns=columns):
         lists = _fold_tokens(batch.column(0))
         flat = pc.list_flatten(lists)
         parent = pc.list_parent_indices(lists).to_numpy().astype(np.int64) + row0
         keep = pc.and_(pc.greater(pc.utf8_length(flat), 1), pc.invert(pc.is_in(flat, value_set=stop)))
         flat = pc.filter(flat, keep)
         parent = parent[keep.to_numpy(zero_copy_only=False)]
+        if len(columns) == 3:  # locator keys (vol:page) share the postings with the title tokens
+            loc = _locator_keys(batch.column(1), batch.column(2))
+            valid = pc.is_valid(loc)
+            flat = pa.concat_arrays([flat.combine_chunks() if isinstance(flat, pa.ChunkedArray) else flat,
+                                     pc.filter(loc, valid)])
+            parent = np.concatenate([parent, np.flatnonzero(valid.to_numpy(zero_copy_only=False)) + row0])
         enc = pc.dictionary_encode(flat).combine_chunks() if isinstance(flat, pa.ChunkedArray) else pc.dictionary_encode(flat)
         local = enc.dictionary.to_pylist()
         gid = np.fromiter((vocab.setdefault(t, len(vocab)) for t in local), dtype=np.int64, count=len(local))

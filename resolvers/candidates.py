@@ -12,6 +12,7 @@ The same engine serves the Parquet catalog (``citeledger.blocking`` loads the ar
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Iterable, Protocol, Sequence
 
@@ -24,6 +25,36 @@ from .parsing import norm_text
 STOPWORDS = frozenset(
     "a an and are as at be by for from has have in into is it its of on or that the their this to "
     "was were with via de la le les des du et en der die das und von zur zum im el los las y del".split())
+
+
+_NUMTOK = re.compile(r"(?<![\w.])([A-Za-z]?\d{1,6})(?![\w])")
+_VP_OK = re.compile(r"^[a-z]?\d{1,6}$")
+
+
+def locator_token(volume: str | None, first_page: str | None) -> str | None:
+    """The index key of a work's (volume, first page): ``"74:034503"``. Title tokens never hold a
+    ':' so the two kinds cannot collide. None unless both are short numbers."""
+    if not volume or not first_page:
+        return None
+    v, p = volume.strip().lower(), first_page.strip().lower()
+    if not (_VP_OK.match(v) and _VP_OK.match(p)):
+        return None
+    return f"{v.lstrip('0') or '0'}:{p.lstrip('0') or '0'}"
+
+
+def locator_tokens(text: str | None, limit: int = 12) -> list[str]:
+    """Candidate (volume, first page) keys of a reference string: every pair of consecutive
+    numbers ("46:1535" from "J Chem Inf Model 46:1535", "74:034503" from "74, 034503")."""
+    if not text:
+        return []
+    nums = [m.group(1) for m in _NUMTOK.finditer(text)]
+    out: dict[str, None] = {}
+    for gap in (1, 2):  # "12(3):45" puts the issue between volume and page
+        for a, b in zip(nums, nums[gap:]):
+            t = locator_token(a, b)
+            if t:
+                out.setdefault(t, None)
+    return list(out)[:limit]
 
 
 def index_tokens(text: str | None) -> list[str]:
@@ -52,6 +83,9 @@ class Retriever(Protocol):
 
     def document_frequency(self, token: str) -> int:
         ...
+
+
+MAX_LOCATOR_DF = 64  # a vol:page key shared by more works than this locates nothing
 
 
 class PostingsIndex:
@@ -87,10 +121,21 @@ class PostingsIndex:
         return cls(vocab, offsets, d_arr[order], n, **kw)
 
     def select_terms(self, tokens: Sequence[str]) -> list[int]:
-        """The rarest known tokens of a query, within the term and postings budgets."""
-        ids = {self.vocab[t] for t in tokens if t in self.vocab}
+        """The rarest known tokens of a query, within the term and postings budgets; locator
+        keys (``vol:page``, see ``locator_token``) that are rare enough come on top."""
+        ids = set()
+        loc = []
+        for t in tokens:
+            i = self.vocab.get(t)
+            if i is None:
+                continue
+            if ":" in t:
+                if self.df[i] <= MAX_LOCATOR_DF:
+                    loc.append(i)
+            else:
+                ids.add(i)
         if not ids:
-            return []
+            return loc
         ranked = sorted(ids, key=lambda i: self.df[i])
         chosen: list[int] = []
         total = 0
@@ -100,8 +145,8 @@ class PostingsIndex:
             chosen.append(i)
             total += int(self.df[i])
         if total > self.postings_budget * 4:
-            return []  # only very common words: no usable block
-        return chosen
+            return loc  # only very common words: no usable block
+        return chosen + loc
 
     def query_rows(self, queries: Sequence[Sequence[str]], k: int) -> list[list[tuple[int, float]]]:
         """For each query, up to k (row, score) pairs, best first."""
@@ -145,12 +190,19 @@ class PostingsIndex:
         return 0 if i is None else int(self.df[i])
 
 
+def work_tokens(work: Work) -> list[str]:
+    """Index tokens of one work: its title tokens and its locator key."""
+    toks = index_tokens(work.title)
+    loc = locator_token(work.volume, work.first_page)
+    return toks + [loc] if loc else toks
+
+
 class InMemoryRetriever:
     """A retriever over a list of works: for tests and small catalogs."""
 
     def __init__(self, works: Sequence[Work], **kw):
         self.works = list(works)
-        self.index = PostingsIndex.from_token_lists((index_tokens(w.title) for w in self.works), **kw)
+        self.index = PostingsIndex.from_token_lists((work_tokens(w) for w in self.works), **kw)
 
     def candidates_batch(self, queries: Sequence[Sequence[str]], k: int = 20) -> list[list[Candidate]]:
         return [[Candidate(self.works[r], r, s) for r, s in rows] for rows in self.index.query_rows(queries, k)]

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .candidates import Candidate, Retriever, index_tokens
+from .candidates import Candidate, Retriever, index_tokens, locator_tokens
 from .model import Reason, Status, Verdict, Work
-from .parsing import parse_reference
+from .parsing import ParsedReference, parse_reference
 from .quality import parse_uncertain_reason
-from .verify import LINK_THRESHOLD, MARGIN, Features, RefView, features, probability
+from .verify import LINK_THRESHOLD, LOGIT_MARGIN, MARGIN, Features, RefView, clear_margin, features, probability
 
 RESOLVER_SOURCE = "raw_fallback"
 MIN_TITLE_TERMS = 3
@@ -44,27 +44,32 @@ class FuzzyResolver:
         self.link_threshold = link_threshold
         self.margin = margin
 
-    def resolve_batch(self, raws: Sequence[str], has_identifier: Sequence[bool] | None = None) -> list[Verdict]:
+    accepts_parsed = True  # resolve_batch takes the caller's parsed records (parse once per string)
+
+    def resolve_batch(self, raws: Sequence[str], has_identifier: Sequence[bool] | None = None,
+                      parsed: Sequence[ParsedReference] | None = None) -> list[Verdict]:
         verdicts: list[Verdict | None] = [None] * len(raws)
         views: dict[int, RefView] = {}
         title_q: dict[int, list[str]] = {}
         raw_q: dict[int, list[str]] = {}
+        locators: dict[int, list[str]] = {}
         for i, raw in enumerate(raws):
-            parsed = parse_reference(raw)
+            p = parsed[i] if parsed is not None else parse_reference(raw)
             ident = bool(has_identifier[i]) if has_identifier is not None else False
-            reason = parse_uncertain_reason(raw, parsed, ident)
+            reason = parse_uncertain_reason(raw, p, ident)
             if reason is not None:
                 verdicts[i] = Verdict(Status.PARSE_UNCERTAIN, reason, evidence={"rule": reason.value})
                 continue
-            views[i] = RefView.of(parsed)
-            t_tokens = index_tokens(parsed.title)
+            views[i] = RefView.of(p)
+            loc = locators[i] = locator_tokens(p.text)
+            t_tokens = index_tokens(p.title)
             if len(t_tokens) >= MIN_TITLE_TERMS:
-                title_q[i] = t_tokens
+                title_q[i] = t_tokens + loc
             else:
-                raw_q[i] = [t for t in index_tokens(parsed.text) if not t.isdigit()]
+                raw_q[i] = [t for t in index_tokens(p.text) if not t.isdigit()] + loc
         for i, cands in self._retrieve(title_q).items():
             verdicts[i] = self._decide(views[i], cands, "title")
-        retry = {i: [t for t in index_tokens(views[i].parsed.text) if not t.isdigit()]
+        retry = {i: [t for t in index_tokens(views[i].parsed.text) if not t.isdigit()] + locators[i]
                  for i in title_q if not verdicts[i].status.is_link}
         for i, cands in self._retrieve(retry).items():
             second = self._decide(views[i], cands, "string")
@@ -82,7 +87,7 @@ class FuzzyResolver:
         return dict(zip(keys, found))
 
     def _decide(self, ref: RefView, cands: list[Candidate], query: str) -> Verdict:
-        thresholds = {"link": self.link_threshold, "margin": self.margin}
+        thresholds = {"link": self.link_threshold, "margin": self.margin, "logit_margin": LOGIT_MARGIN}
         if not cands:
             return Verdict(Status.UNRESOLVED, Reason.NO_CANDIDATES,
                            evidence={"query": query, "candidates": 0, "thresholds": thresholds})
@@ -114,7 +119,7 @@ class FuzzyResolver:
         if runner is not None:
             q, c, g = runner
             evidence["runner_up"] = {**_brief(c.work), "score": round(q, 4), "features": g.as_dict()}
-            if p - q < self.margin:
+            if not clear_margin(p, q, self.margin):
                 evidence["best"] = {**_brief(best.work), "score": round(p, 4)}
                 return Verdict(Status.UNRESOLVED, Reason.TOO_CLOSE_TO_CALL, evidence=evidence)
         else:

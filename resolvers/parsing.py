@@ -88,12 +88,16 @@ _IDENTIFIER_SPAN = re.compile(
     r"\b(?:arxiv|corr)(?:\s+preprint)?\b|\burl\b:?)", re.I)
 _BIB_FIELD = re.compile(r"\b(title|author|year|journal|booktitle|volume|pages|number)\s*=\s*", re.I)
 _NAME_WORD = re.compile(r"^(?:[A-Z\u00c0-\u024f][\w'’\u00c0-\u024f-]*\.?|[A-Z]\.(?:-?[A-Z]\.)*|"
+                        r"(?:van|von|de|der|den|da|di|du|del|el)(?:-(?:de|der|den|la))*-[A-Z][\w'’\u00c0-\u024f-]*|"
                         r"van|von|de|der|den|da|di|du|dos|del|la|le|y|ten|ter|al|el|bin|d'\w+|Jr\.?|Sr\.?|III?|IV)$")
 _INITIALS = re.compile(r"^(?:[A-Z]\.?-?){1,4}$")
 _NAME_START = re.compile(
     r"(?:[A-Z]\.|[A-Z][\w'’\u00c0-\u024f-]+,\s*[A-Z]|[A-Z][\w'’\u00c0-\u024f-]+(?:\s+[A-Z][\w'’-]+)?"
     r"\s+[A-Z]{1,3}(?:[,.;:]|\s+and\b|\s*\(|\s*$)|[A-Z][\w'’\u00c0-\u024f-]+,?\s+(?:and|&)\s+[A-Z]|[A-Z]{1,3}\s+[A-Z][\w'’-]+[,.:]|and\b|&|et\.?\s+al|"
-    r"Jr\b|\(?" + YEAR + r")")
+    r"Jr\b|\(?" + YEAR + r"|"
+    # surnames with lower-case particles: "van den Bos C", "el Naqa I", "van-der-Goot FG", "de Groot LC"
+    r"(?:[Vv][ao]n|[Dd]e|[Dd]e[nr]|[Dd][aiu]|[Dd]el|[Dd]ella|dos|el|al|le|la|ten|ter|bin|ibn)(?:[\s-]+(?:de|den|der|la|van))*"
+    r"[\s-]+[A-Z][\w'’\u00c0-\u024f-]+(?:\s+[A-Z]{1,3}\b|,\s*[A-Z]\.))")
 _FORENAME_DOT = re.compile(r"[A-Z][\w'’\u00c0-\u024f-]+(?:\s+[A-Z]\.)*\.\s")
 _CHUNK_INITIAL = re.compile(r"(?:^|[,;&]\s*|\band\s+)(?:[A-Z]\.\s*-?)*[A-Z]$")
 _SURNAME_NEXT = re.compile(r"[A-Z][\w'’\u00c0-\u024f-]+(?:[,.;:]|\s+(?:and|&)\s|\s+et\.?\s+al\b|$)")
@@ -168,7 +172,7 @@ def _surnames(block: str) -> list[str]:
 
 
 MAX_AUTHOR_BLOCK = 10_000  # characters; longer "author blocks" are junk (and would cost time)
-_LOWER_WORD_NEXT = re.compile(r"[A-Z][a-z]+\s+[a-z]")
+_LOWER_WORD_NEXT = re.compile(r"[A-Z][a-z]+\s+(?!(?:de|den|der|la|van|von|du|da|di)\s+[A-Z])[a-z]")
 _WORD_BEFORE = re.compile(r"([\w.]+)$")
 _SPACES = re.compile(r"\s*")
 

@@ -16,7 +16,6 @@ then each reference runs through the rules. The fuzzy matcher is a seam: any obj
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
@@ -61,21 +60,17 @@ def remote_name(scheme: str, identifier: str) -> str:
 
 # --- text helpers --------------------------------------------------------------------------
 
-_DEHYPHEN = re.compile(r"(\w)-\s*\n\s*(\w)")
-_NON_ALNUM = re.compile(r"[^0-9a-z]+")
-
 
 def normalise_text(text: str | None) -> str:
-    """Lower-case ASCII words: accents, punctuation, PDF hyphenation and line breaks removed."""
-    if not text:
-        return ""
-    text = _DEHYPHEN.sub(r"\1\2", text)
-    text = unicodedata.normalize("NFKD", text)
-    text = "".join(c for c in text if not unicodedata.combining(c)).casefold()
-    return _NON_ALNUM.sub(" ", text).strip()
+    """Lower-case ASCII words: accents, punctuation, PDF hyphenation and line breaks removed
+    (the parser's own folding, so titles compare the way the fuzzy matcher compares them)."""
+    from .parsing import clean_raw, norm_text
+
+    return norm_text(clean_raw(text)) if text else ""
 
 
-_YEAR = re.compile(r"(?<![\d.])(1[6-9]\d\d|20\d\d)(?![\d.])")
+# A four-digit year, not part of a longer number or a decimal ("0704.2007" is no year; "2007." is)
+_YEAR = re.compile(r"(?<!\d)(?<!\d\.)(1[6-9]\d\d|20\d\d)(?!\d)(?!\.\d)")
 
 
 def string_years(raw: str) -> list[int]:
@@ -111,7 +106,10 @@ def check_agreement(raw: str, parsed_title: str | None, parsed_year: int | None,
                 return Agreement(True, Reason.TITLE_CONTRADICTS, details)
     if parsed_year and work.year:
         details["string_year"], details["work_year"] = parsed_year, work.year
-        if parsed_year < work.year - YEAR_EARLY_TOLERANCE:
+        # The parser's year may be a number of the title ("Supernova 1987A", "PNLD 2012"): the
+        # string contradicts the work only if no year it gives is possible for the work.
+        possible = [y for y in string_years(raw) if y >= work.year - YEAR_EARLY_TOLERANCE]
+        if parsed_year < work.year - YEAR_EARLY_TOLERANCE and not possible:
             details["year_tolerance"] = YEAR_EARLY_TOLERANCE
             return Agreement(True, Reason.YEAR_CONTRADICTS, details)
     return Agreement(False, None, details)
@@ -259,22 +257,24 @@ class Resolution:
     verdict: Verdict
 
 
-def _parse(raw: str) -> tuple[str | None, int | None, Reason | None]:
-    """Title, year and (if unusable) the parse_uncertain reason, from the reference parser."""
+def _parse(raw: str) -> tuple[str | None, int | None, Reason | None, Any]:
+    """Title, year, (if unusable) the parse_uncertain reason, and the parsed record itself
+    (handed to a fuzzy matcher that accepts it, so each string is parsed once)."""
     from .parsing import parse_reference
     from .quality import parse_uncertain_reason
 
     parsed = parse_reference(raw)
-    return parsed.title, parsed.year, parse_uncertain_reason(raw, parsed, False)
+    return parsed.title, parsed.year, parse_uncertain_reason(raw, parsed, False), parsed
 
 
 def resolve_batch(references: Sequence[Reference], catalog: CatalogLookup,
                   fuzzy: FuzzyMatcher | None = None, remote: RemoteLookup | None = None) -> list[Resolution]:
     """Resolve a batch: one catalog query per identifier scheme, one fuzzy call for the rest."""
     contexts: list[ReferenceContext] = []
+    parsed: dict[int, Any] = {}
     for reference in references:
         ids = extract_identifiers(reference.raw)
-        title, year, uncertain = _parse(reference.raw)
+        title, year, uncertain, parsed[len(contexts)] = _parse(reference.raw)
         contexts.append(ReferenceContext(reference, ids, title, year, uncertain))
 
     arxiv_wanted = sorted({a for c in contexts for a in c.ids.arxiv_ids})
@@ -284,10 +284,16 @@ def resolve_batch(references: Sequence[Reference], catalog: CatalogLookup,
     if remote is not None:
         _ask_remote(contexts, batch, remote)
 
-    pending = [c for c in contexts if rule_parse_uncertain(c, batch) is None and rule_identifier(c, batch) is None]
+    pending = [i for i, c in enumerate(contexts)
+               if rule_parse_uncertain(c, batch) is None and rule_identifier(c, batch) is None]
     if fuzzy is not None and pending:
-        for ctx, verdict in zip(pending, fuzzy.resolve_batch([c.reference.raw for c in pending])):
-            ctx.fuzzy = verdict
+        raws = [contexts[i].reference.raw for i in pending]
+        if getattr(fuzzy, "accepts_parsed", False):
+            verdicts = fuzzy.resolve_batch(raws, parsed=[parsed[i] for i in pending])
+        else:
+            verdicts = fuzzy.resolve_batch(raws)
+        for i, verdict in zip(pending, verdicts):
+            contexts[i].fuzzy = verdict
     return [Resolution(c.reference, c.ids, decide(c, batch)) for c in contexts]
 
 

@@ -28,7 +28,8 @@ from .model import Work
 from .parsing import ParsedReference, compact, fold, norm_text
 
 LINK_THRESHOLD = 0.90
-MARGIN = 0.25  # best score minus runner-up score needed to link
+MARGIN = 0.25  # best score minus runner-up score needed to link ...
+LOGIT_MARGIN = 4.0  # ... or this much more log-odds (the best is e^4 ~ 55 times likelier by odds)
 MIN_ALIGN_CHARS = 25  # a title aligned inside the raw string must be at least this long
 MIN_ALIGN_TOKENS = 4
 
@@ -36,20 +37,20 @@ MIN_ALIGN_TOKENS = 4
 # candidates of every usable reference, label = candidate is the gold work) by Newton's method with
 # a small L2 penalty: ``python benchmarks/bench_fuzzy.py --fit``. Refit when features change.
 WEIGHTS = {
-    "bias": -4.1847,
-    "title": 1.1749,
-    "title_over_90": -0.2241,
-    "title_over_97": -0.5102,
-    "title_len": -2.7588,
-    "exact_title_len": 1.7094,
-    "author": 0.4542,
+    "bias": -4.9297,
+    "title": 1.2379,
+    "title_over_90": -0.0919,
+    "title_over_97": -0.7834,
+    "title_len": -3.1116,
+    "exact_title_len": 1.9728,
+    "author": 1.4446,
     "year": 1.0,  # glutton works have no year: a prior, not fitted (same order as page)
-    "volume": 0.2978,
-    "page": 1.2675,
-    "venue": 0.0249,
-    "aligned": -1.1580,
-    "conflicts": -0.9661,
-    "supports": 0.8330,
+    "volume": 0.2295,
+    "page": 1.857,
+    "venue": 2.559,
+    "aligned": -0.9894,
+    "conflicts": -1.07,
+    "supports": 0.1847,
 }
 
 NOTICE_RE = re.compile(
@@ -78,6 +79,8 @@ class RefView:
     title_compact: str
     author_zone: str  # compact text where the authors are
     says_notice: bool
+    text_compact: str = ""
+    first_authors: tuple = ()  # compact surnames of the parsed first three authors
 
     @classmethod
     def of(cls, parsed: ParsedReference) -> "RefView":
@@ -92,7 +95,8 @@ class RefView:
         return cls(parsed, soft, norm, frozenset(toks),
                    frozenset(m.group(0).lower() for m in _NUM.finditer(parsed.text)),
                    tuple(int(y) for y in _YEAR.findall(parsed.text)), title_c, zone,
-                   bool(NOTICE_WORDS.search(parsed.text)))
+                   bool(NOTICE_WORDS.search(parsed.text)), compact(parsed.text),
+                   tuple(f for f in (compact(a) for a in parsed.authors[:3]) if f))
 
 
 @dataclass
@@ -114,9 +118,43 @@ class Features:
                 "aligned": self.aligned, "notice": self.notice, **self.detail}
 
 
-@lru_cache(maxsize=1 << 16)
-def _work_title_forms(title: str) -> tuple[str, str, int]:
-    return fold(title), compact(title), len(norm_text(title).split())
+@dataclass(frozen=True, slots=True)
+class WorkForms:
+    """The comparison forms of one catalog work, computed once per work (see ``work_forms``)."""
+
+    soft: str
+    compact: str
+    ntok: int
+    tokens: frozenset
+    truncated: bool  # the catalog title looks cut short ("Courtship behavior in ")
+    surname: str
+    volume: str
+    page: str
+    venue: str
+    venue_tokens: tuple
+    notice: bool
+
+
+_FORMS: dict = {}
+_FORMS_MAX = 1 << 18
+
+
+def work_forms(work: Work) -> WorkForms:
+    forms = _FORMS.get(work)
+    if forms is None:
+        if len(_FORMS) >= _FORMS_MAX:
+            _FORMS.clear()
+        title = work.title or ""
+        ntoks = norm_text(title).split()
+        vn = norm_text(work.venue) if work.venue else ""
+        forms = _FORMS[work] = WorkForms(
+            fold(title), compact(title), len(ntoks), frozenset(ntoks),
+            bool(title.endswith(" ") or _TRUNCATED_END.search(title)),
+            compact(work.authors[0]) if work.authors else "",
+            (work.volume or "").strip().lower(), (work.first_page or "").strip().lower(),
+            vn, tuple(t for t in vn.split() if len(t) >= 3) or tuple(vn.split()),
+            bool(NOTICE_RE.search(title)))
+    return forms
 
 
 def _boundary_ok(soft: str, start: int, end: int) -> bool:
@@ -137,16 +175,20 @@ def _boundary_ok(soft: str, start: int, end: int) -> bool:
 
 def features(ref: RefView, work: Work) -> Features:
     """Compare one reference with one candidate work."""
-    title = work.title or ""
-    w_soft, w_compact, w_ntok = _work_title_forms(title)
+    w = work_forms(work)
+    w_compact = w.compact
     detail: dict = {}
     t_parse = 0.0
     if ref.title_compact and w_compact:
         t_parse = fuzz.ratio(ref.title_compact, w_compact) / 100.0
     t_align = 0.0
     aligned = 0
-    if w_compact and (len(w_compact) >= MIN_ALIGN_CHARS or w_ntok >= MIN_ALIGN_TOKENS):
-        al = fuzz.partial_ratio_alignment(w_soft, ref.soft)
+    # The alignment of the work's title inside the whole string is the costly comparison: skipped
+    # when the parsed title already equals it, or when under half of its words are in the string
+    # (the aligned score could not come near a link then).
+    if w_compact and t_parse < 1.0 and (len(w_compact) >= MIN_ALIGN_CHARS or w.ntok >= MIN_ALIGN_TOKENS) \
+            and 2 * len(w.tokens & ref.tokens) >= len(w.tokens):
+        al = fuzz.partial_ratio_alignment(w.soft, ref.soft)
         if al is not None:
             t_align = al.score / 100.0
             if not _boundary_ok(ref.soft, al.dest_start, al.dest_end):
@@ -154,7 +196,7 @@ def features(ref: RefView, work: Work) -> Features:
                 detail["align_boundary"] = False
     # a catalog title cut short (markup dropped: "Courtship behavior in "): compare prefixes
     t_prefix = 0.0
-    if (title.endswith(" ") or _TRUNCATED_END.search(title)) and ref.title_compact and len(w_compact) >= 8:
+    if w.truncated and ref.title_compact and len(w_compact) >= 8:
         t_prefix = 0.9 * fuzz.ratio(w_compact, ref.title_compact[: len(w_compact)]) / 100.0
         detail["title_prefix"] = round(t_prefix, 4)
     t = max(t_parse, t_prefix)
@@ -164,40 +206,39 @@ def features(ref: RefView, work: Work) -> Features:
     detail["title_align"] = round(t_align, 4)
 
     author = 0
-    if work.authors:
-        sur = compact(work.authors[0])
-        if sur:
-            if (len(sur) >= 4 and sur in ref.author_zone) or (sur in ref.tokens and len(sur) < 4 and
-                                                               sur in ref.author_zone):
-                author = 1
-            elif ref.parsed.authors:
-                firsts = [compact(a) for a in ref.parsed.authors[:3]]
-                if not any(fuzz.ratio(sur, f) >= 80 for f in firsts if f) and sur not in compact(ref.parsed.text):
-                    author = -1
+    sur = w.surname
+    if sur:
+        if (len(sur) >= 4 and sur in ref.author_zone) or (sur in ref.tokens and len(sur) < 4 and
+                                                           sur in ref.author_zone):
+            author = 1
+        elif ref.first_authors:
+            if not any(fuzz.ratio(sur, f) >= 80 for f in ref.first_authors) and sur not in ref.text_compact:
+                author = -1
     year = 0
     if work.year and ref.years:
         year = 1 if any(abs(work.year - y) <= 1 for y in ref.years) else -1
     volume = 0
-    if work.volume:
-        v = work.volume.strip().lower()
+    v = w.volume
+    if v:
         if v in ref.numbers:
             volume = 1
         elif ref.parsed.volume and ref.parsed.volume.lower() != v and v.isdigit():
             volume = -1
     page = 0
-    if work.first_page:
-        p = work.first_page.strip().lower()
-        if p in ref.numbers:
+    pg = w.page
+    if pg:
+        if pg in ref.numbers:
             page = 1
-        elif ref.parsed.first_page and ref.parsed.first_page.lower() != p and p.isdigit():
+        elif ref.parsed.first_page and ref.parsed.first_page.lower() != pg and pg.isdigit():
             page = -1
     venue = 0
-    if work.venue:
-        vn = norm_text(work.venue)
-        if vn and len(vn) >= 3 and fuzz.partial_ratio(vn, ref.norm) >= 90:
-            venue = 1
-    notice = bool(NOTICE_RE.search(title)) and not ref.says_notice
-    return Features(t, math.log1p(w_ntok), author, year, volume, page, venue, aligned, notice, detail)
+    vn = w.venue
+    # a venue none of whose words is in the string cannot match at 90 (cheap test first)
+    if vn and len(vn) >= 3 and any(t in ref.tokens for t in w.venue_tokens) \
+            and fuzz.partial_ratio(vn, ref.norm) >= 90:
+        venue = 1
+    notice = w.notice and not ref.says_notice
+    return Features(t, math.log1p(w.ntok), author, year, volume, page, venue, aligned, notice, detail)
 
 
 def feature_vector(f: Features) -> list[float]:
@@ -211,6 +252,16 @@ def feature_vector(f: Features) -> list[float]:
 
 
 _W = list(WEIGHTS.values())
+
+
+def logit(p: float) -> float:
+    p = min(max(p, 1e-9), 1 - 1e-9)
+    return math.log(p / (1 - p))
+
+
+def clear_margin(best: float, runner: float, margin: float = MARGIN, logit_margin: float = LOGIT_MARGIN) -> bool:
+    """Is the best candidate clearly ahead of the runner-up (by probability or by log-odds)?"""
+    return best - runner >= margin or logit(best) - logit(runner) >= logit_margin
 
 
 def probability(f: Features) -> float:
