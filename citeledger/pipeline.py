@@ -146,7 +146,7 @@ def get_catalog(catalog_dir: str | Path) -> ParquetCatalog:
 
 
 def get_fuzzy(catalog: ParquetCatalog) -> Any:
-    """The fuzzy matcher over this catalog's index, or None if the catalog has no index."""
+    """The fuzzy matcher over this catalog's blocking index, loaded once per process."""
     key = (str(catalog.store.dir.resolve()), "fuzzy")
     with _CACHE_LOCK:
         if key not in _CACHE:
@@ -155,14 +155,11 @@ def get_fuzzy(catalog: ParquetCatalog) -> Any:
 
 
 def _load_fuzzy(catalog: ParquetCatalog) -> Any:
-    try:
-        from resolvers.fuzzy import FuzzyResolver
+    from resolvers.fuzzy import FuzzyResolver
 
-        from .blocking import load_retriever
-    except ImportError:
-        return None
-    retriever = load_retriever(catalog.generation_dir)
-    return FuzzyResolver(retriever) if retriever is not None else None
+    from .blocking import ParquetRetriever
+
+    return FuzzyResolver(ParquetRetriever(catalog.generation_dir))
 
 
 def get_remote(enabled: bool) -> Any:

@@ -343,10 +343,8 @@ def _write_notice_events(con: duckdb.DuckDBPyConnection, previous: Path | None,
 
 def _build_blocking_index(gen_dir: Path) -> None:
     """The fuzzy matcher's candidate index lives beside the works it indexes."""
-    try:
-        from . import blocking
-    except ImportError:  # the fuzzy matcher is optional until it lands
-        return
+    from . import blocking
+
     blocking.build_index(gen_dir)
 
 
