@@ -54,7 +54,9 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     limits = load_config().limits  # [limits] of citeledger.toml / CITELEDGER_* (docs/configuration.md)
     summary = resolve_references(inputs=[str(p) for p in args.inputs], catalog=args.catalog, ledger=args.ledger,
                                  run_id=args.run_id, remote=args.remote, citing_paper=args.citing_paper,
-                                 batch_size=args.batch_size or limits.batch_size, max_raw_chars=limits.max_raw_chars)
+                                 batch_size=args.batch_size or limits.batch_size, max_raw_chars=limits.max_raw_chars,
+                                 task_runner=args.task_runner, dask_address=args.dask_address,
+                                 dask_workers=args.dask_workers)
     print_summary(summary)
     return 0
 
@@ -109,6 +111,42 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return evaluate.main(argv + (["--json"] if args.json else []))
 
 
+def cmd_nightly(args: argparse.Namespace) -> int:
+    _prefect_defaults()
+    from flows.nightly import nightly
+
+    summary = nightly(inbox=args.inbox, processed=args.processed, catalog=args.catalog, ledger=args.ledger,
+                      catalog_inbox=args.catalog_inbox, remote=args.remote, batch_size=args.batch_size,
+                      task_runner=args.task_runner, dask_address=args.dask_address, dask_workers=args.dask_workers)
+    refresh = summary["refresh"]
+    print(f"catalog: {refresh['works_before']} -> {refresh['works_after']} works from {len(refresh['files'])} files")
+    if not summary["changed"]:
+        print("nothing to do: the ledger is unchanged")
+        return 0
+    print_summary(summary)
+    print(f"{summary['transitions']} transitions, re-resolved {summary['rerun']}, "
+          f"{summary['notices_changed']} notices changed, {summary.get('records', 0)} records")
+    return 0
+
+
+def cmd_refresh(args: argparse.Namespace) -> int:
+    _prefect_defaults()
+    from flows.refresh import refresh_catalog
+
+    report = refresh_catalog(catalog=args.catalog, catalog_inbox=args.catalog_inbox, remote=args.remote)
+    for error in report["errors"]:
+        print(f"refresh: {error}", file=sys.stderr)
+    print(f"catalog {args.catalog}: {report['works_before']} -> {report['works_after']} works "
+          f"from {len(report['files'])} files")
+    return 0
+
+
+def _runner_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--task-runner", choices=["threads", "dask"], default="threads")
+    p.add_argument("--dask-address", help="scheduler of an existing Dask cluster (else a local one)")
+    p.add_argument("--dask-workers", type=int, default=2, help="worker processes of a local Dask cluster")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="citeledger", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -130,6 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     resolve.add_argument("--citing-paper", help="the citing paper of a .bbl or .bib input")
     resolve.add_argument("--remote", action="store_true", help="use the remote resolvers configured")
     resolve.add_argument("--batch-size", type=int, default=None, help="default: limits.batch_size of the configuration")
+    _runner_options(resolve)
     resolve.set_defaults(func=cmd_resolve)
 
     query = sub.add_parser("query", help="run read-only SQL over the ledger views")
@@ -154,6 +193,23 @@ def build_parser() -> argparse.ArgumentParser:
     recs.add_argument("--run-id", help="the run whose papers to write (default: the latest run)")
     recs.add_argument("--papers", nargs="*", help="write these papers' records instead")
     recs.set_defaults(func=cmd_records)
+
+    night = sub.add_parser("nightly", help="one nightly run: refresh, inbox, re-resolve, notices (runs the nightly flow)")
+    night.add_argument("--inbox", default="data/inbox")
+    night.add_argument("--processed", default="data/processed")
+    night.add_argument("--catalog-inbox", default="data/catalog-inbox")
+    night.add_argument("--catalog", default=DEFAULT_CATALOG)
+    night.add_argument("--ledger", default=DEFAULT_LEDGER)
+    night.add_argument("--remote", action="store_true", help="harvest and resolve with the configured services")
+    night.add_argument("--batch-size", type=int, default=5000)
+    _runner_options(night)
+    night.set_defaults(func=cmd_nightly)
+
+    refresh = sub.add_parser("refresh", help="grow the catalog from the catalog inbox (runs the refresh-catalog flow)")
+    refresh.add_argument("--catalog", default=DEFAULT_CATALOG)
+    refresh.add_argument("--catalog-inbox", default="data/catalog-inbox")
+    refresh.add_argument("--remote", action="store_true", help="also harvest the configured services")
+    refresh.set_defaults(func=cmd_refresh)
 
     ev = sub.add_parser("eval", help="link precision/recall of the resolution chain on files with gold_doi/gold_arxiv_id")
     ev.add_argument("gold", nargs="+", type=Path)
