@@ -674,7 +674,8 @@ def write_ledger_database(ledger_dir: str | Path, catalog_dir: str | Path | None
     os.close(fd)
     os.unlink(tmp)  # duckdb creates the file itself
     try:
-        con = duckdb.connect(tmp)
+        # an older storage format, so the duckdb shell of the `duckdb-cli` package (1.5) opens it too
+        con = duckdb.connect(tmp, config={"storage_compatibility_version": "v1.0.0"})
         try:
             for name, sql in view_definitions(ledger, catalog_dir).items():
                 con.execute(f"CREATE VIEW {name} AS {sql}")
