@@ -9,6 +9,7 @@ batches that finished.
 from __future__ import annotations
 
 import hashlib
+from contextlib import contextmanager
 import json
 import os
 import re
@@ -19,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import duckdb
 import pyarrow as pa
@@ -393,22 +394,28 @@ class ParquetCatalog:
     def works_path(self) -> Path:
         return self.generation_dir / "works.parquet"
 
+    @contextmanager
+    def _cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A cursor of its own for each call: one connection shared across threads fails."""
+        with self._lock:
+            cur = self._con.cursor()
+        try:
+            yield cur
+        finally:
+            cur.close()
+
     def _lookup(self, scheme: str, values: Sequence[str]) -> dict[str, Work]:
         values = sorted(set(v for v in values if v))
         if not values:
             return {}
-        with self._lock:
-            cur = self._con.cursor()
-        try:
+        with self._cursor() as cur:
             cur.register("wanted", pa.table({"value": pa.array(values, pa.string())}))
-            rows = cur.execute("""
+            cur.execute("""
                 SELECT value, w.* FROM (
                     SELECT i.value, i.work_id, row_number() OVER (PARTITION BY i.value ORDER BY i.rank, i.work_id) AS r
                     FROM identifiers i JOIN wanted USING (value) WHERE i.scheme = ?) hit
                 JOIN works w USING (work_id) WHERE hit.r = 1""", [scheme])
             rows = _dict_rows(cur)
-        finally:
-            cur.close()
         return {rec["value"]: _work_from_record(rec) for rec in rows}
 
     def works_by_doi(self, dois: Sequence[str]) -> dict[str, Work]:
@@ -418,32 +425,17 @@ class ParquetCatalog:
         return self._lookup("arxiv", arxiv_ids)
 
     def works_by_id(self, work_ids: Sequence[str]) -> dict[str, Work]:
-        ids = sorted(set(work_ids))
-        if not ids:
-            return {}
-        with self._lock:
-            cur = self._con.cursor()
-        try:
-            cur.register("wanted", pa.table({"work_id": pa.array(ids, pa.string())}))
-            cur.execute("SELECT w.* FROM works w JOIN wanted USING (work_id)")
-            rows = _dict_rows(cur)
-        finally:
-            cur.close()
-        return {rec["work_id"]: _work_from_record(rec) for rec in rows}
+        return {work_id: _work_from_record(rec) for work_id, rec in self.work_rows(work_ids).items()}
 
     def work_rows(self, work_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Catalog rows (every column, relations and sources included) by work id."""
         ids = sorted(set(work_ids))
         if not ids:
             return {}
-        with self._lock:
-            cur = self._con.cursor()
-        try:
+        with self._cursor() as cur:
             cur.register("wanted", pa.table({"work_id": pa.array(ids, pa.string())}))
             cur.execute("SELECT w.* EXCLUDE (precedence, ingested_seq) FROM works w JOIN wanted USING (work_id)")
             return {rec["work_id"]: rec for rec in _dict_rows(cur)}
-        finally:
-            cur.close()
 
     @property
     def ingested_seq(self) -> int:
@@ -453,25 +445,16 @@ class ParquetCatalog:
 
     def works_after(self, seq: int) -> list[dict[str, Any]]:
         """Identifiers and title of the works that arrived or changed after ``seq``."""
-        with self._lock:
-            cur = self._con.cursor()
-        try:
+        with self._cursor() as cur:
             cur.execute("SELECT work_id, doi, arxiv_id, alt_dois, title FROM works WHERE ingested_seq > ? "
                         "ORDER BY work_id", [seq])
             return _dict_rows(cur)
-        finally:
-            cur.close()
 
     def notice_events(self) -> list[dict[str, Any]]:
         """Every notice event the catalog's notice sources hold (Retraction Watch files)."""
-        path = self.generation_dir / "notice_events.parquet"
-        with self._lock:
-            cur = self._con.cursor()
-        try:
-            cur.execute(f"SELECT * FROM read_parquet({sql_literal(path)})")
+        with self._cursor() as cur:
+            cur.execute(f"SELECT * FROM read_parquet({sql_literal(self.generation_dir / 'notice_events.parquet')})")
             return _dict_rows(cur)
-        finally:
-            cur.close()
 
     def close(self) -> None:
         self._con.close()
