@@ -221,6 +221,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import duckdb
+
     from resolvers.errors import CiteledgerError
 
     args = build_parser().parse_args(argv)
@@ -228,6 +230,11 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except CiteledgerError as exc:
         print(f"citeledger: {exc}", file=sys.stderr)
+        return 2
+    except duckdb.Error as exc:  # a user query that DuckDB rejects: its message, not a traceback
+        if args.command != "query":
+            raise
+        print(f"citeledger: query failed: {exc}", file=sys.stderr)
         return 2
 
 

@@ -267,6 +267,12 @@ def write_run_notices(plan: RunPlan) -> int:
     return len(rows)
 
 
+def abandon_run(plan: RunPlan) -> None:
+    """Give up a run without finishing it: release the ledger's writer lock (what was written
+    stays; a re-run with the same run id completes it)."""
+    locking.release_ledger(plan.ledger_dir)
+
+
 def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "resolve",
                timings: dict[str, float] | None = None, recheck_notices: list[dict[str, Any]] | None = None
                ) -> dict[str, Any]:

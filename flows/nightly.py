@@ -15,6 +15,7 @@ from typing import Any
 from prefect import flow, get_run_logger
 
 from citeledger import nightly as steps
+from citeledger import pipeline
 from citeledger.inputs import InputLimits
 from citeledger.pipeline import DEFAULT_BATCH_SIZE
 from flows.refresh import refresh_catalog
@@ -54,16 +55,18 @@ def nightly(inbox: str = "data/inbox", processed: str = "data/processed", catalo
         logger.info("run %s: %d inbox files, %d references (%s), %d batches to do%s", plan.run_id,
                     len(work.new_files), plan.references, work.rerun.why, len(plan.pending),
                     ", resuming" if plan.resumed else "")
-        errors = resolve_batches(plan, task_runner, dask_address, dask_workers)
-        if errors:
-            raise RuntimeError(f"{len(errors)} batch(es) failed; the next nightly run resumes run {plan.run_id}: "
-                               f"{errors[0]}")
-        t3 = time.monotonic()
-        summary = steps.complete_nightly(work, processed, timings={"refresh": t1 - t0, "plan": t2 - t1,
-                                                                    "resolve": t3 - t2})
+        try:
+            errors = resolve_batches(plan, task_runner, dask_address, dask_workers)
+            if errors:
+                raise RuntimeError(f"{len(errors)} batch(es) failed; the next nightly run resumes run "
+                                   f"{plan.run_id}: {errors[0]}")
+            t3 = time.monotonic()
+            summary = steps.complete_nightly(work, processed, timings={"refresh": t1 - t0, "plan": t2 - t1,
+                                                                        "resolve": t3 - t2})
+        except BaseException:
+            pipeline.abandon_run(plan)
+            raise
         if records and summary["papers"]:
-            from citeledger import pipeline
-
             summary["records"] = len(pipeline.write_records(summary["papers"], ledger, catalog))
         logger.info("run %s: %d transitions, %d notices changed, %d records", plan.run_id, summary["transitions"],
                     summary["notices_changed"], summary.get("records", 0))

@@ -111,11 +111,16 @@ def resolve_references(inputs: list[str], catalog: str = "data/catalog", ledger:
     for reject in plan.rejects[:20]:
         logger.warning("rejected %s", reject.message)
     t1 = time.monotonic()
-    errors = resolve_batches(plan, task_runner, dask_address, dask_workers)
-    if errors:
-        raise RuntimeError(f"{len(errors)} batch(es) failed; re-run with --run-id {plan.run_id} to finish: {errors[0]}")
-    t2 = time.monotonic()
-    summary = pipeline.finish_run(plan, timings={"plan": t1 - t0, "resolve": t2 - t1})
+    try:
+        errors = resolve_batches(plan, task_runner, dask_address, dask_workers)
+        if errors:
+            raise RuntimeError(f"{len(errors)} batch(es) failed; re-run with --run-id {plan.run_id} to finish: "
+                               f"{errors[0]}")
+        t2 = time.monotonic()
+        summary = pipeline.finish_run(plan, timings={"plan": t1 - t0, "resolve": t2 - t1})
+    except BaseException:
+        pipeline.abandon_run(plan)
+        raise
     if records:
         written = write_records_task(plan.run_id, ledger, catalog)
         summary["records"] = len(written)
