@@ -92,7 +92,7 @@ class PostingsIndex:
     """Inverted index over title tokens in CSR form; answers batches of queries with numpy."""
 
     def __init__(self, vocab: dict[str, int], offsets: np.ndarray, postings: np.ndarray, n_docs: int,
-                 max_terms: int = 6, postings_budget: int = 4000):
+                 max_terms: int = 6, postings_budget: int = 300):
         self.vocab = vocab
         self.offsets = offsets.astype(np.int64, copy=False)
         self.postings = postings.astype(np.int32, copy=False)

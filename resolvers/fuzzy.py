@@ -14,7 +14,8 @@ from .candidates import Candidate, Retriever, index_tokens, locator_tokens
 from .model import Reason, Status, Verdict, Work
 from .parsing import ParsedReference, parse_reference
 from .quality import parse_uncertain_reason
-from .verify import LINK_THRESHOLD, LOGIT_MARGIN, MARGIN, Features, RefView, clear_margin, features, probability
+from .verify import (LINK_THRESHOLD, LOGIT_MARGIN, MARGIN, Features, RefView, clear_margin, features,
+                     prepare_forms, probability)
 
 RESOLVER_SOURCE = "raw_fallback"
 MIN_TITLE_TERMS = 3
@@ -84,6 +85,7 @@ class FuzzyResolver:
             return {}
         keys = list(queries)
         found = self.retriever.candidates_batch([queries[i] for i in keys], self.k)
+        prepare_forms({id(c.work): c.work for cands in found for c in cands}.values())
         return dict(zip(keys, found))
 
     def _decide(self, ref: RefView, cands: list[Candidate], query: str) -> Verdict:

@@ -25,7 +25,9 @@ from rapidfuzz import fuzz
 from rapidfuzz.distance import Indel  # noqa: F401  (documented dependency of fuzz.ratio)
 
 from .model import Work
-from .parsing import ParsedReference, compact, fold, norm_text
+from .parsing import _LIGATURES, ParsedReference, compact, fold, norm_text
+
+_LIGATURE_PAIRS = [(chr(k), v) for k, v in _LIGATURES.items()]
 
 LINK_THRESHOLD = 0.90
 MARGIN = 0.25  # best score minus runner-up score needed to link ...
@@ -139,15 +141,63 @@ _FORMS: dict = {}
 _FORMS_MAX = 1 << 18
 
 
+def _key(w: Work) -> tuple:
+    """Cache key: the fields the forms are made of (cheaper to hash than the whole Work)."""
+    return (w.work_id, w.title, w.authors[:1], w.venue, w.volume, w.first_page)
+
+
+# RE2 (Arrow) spellings of _TRUNCATED_END (plus a trailing space) and NOTICE_RE
+_TRUNCATED_END_RE2 = r"(?i)(?:\b(?:in|of|by|from|the|and|with|for|on|to|a|an)\s*| )$"
+_NOTICE_RE2 = ("(?i)" + NOTICE_RE.pattern)
+
+
+def prepare_forms(works) -> None:
+    """Compute the comparison forms of many works at once (Arrow kernels for the text folding:
+    the per-work Python cost is most of verification on a large catalog). Fills the cache that
+    ``work_forms`` reads; results equal ``work_forms`` computed one by one."""
+    todo = [w for w in works if _key(w) not in _FORMS]
+    if len(todo) < 64:
+        return
+    if len(_FORMS) + len(todo) >= _FORMS_MAX:
+        _FORMS.clear()
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def folded(values):
+        arr = pa.array(values, pa.string())
+        for k, v in _LIGATURE_PAIRS:
+            arr = pc.replace_substring(arr, k, v)
+        arr = pc.utf8_normalize(arr, "NFKD")
+        arr = pc.replace_substring_regex(arr, r"\p{Mn}", "")
+        return pc.utf8_lower(arr)
+
+    titles = [w.title or "" for w in todo]
+    raw = pa.array(titles, pa.string())
+    truncated = pc.match_substring_regex(raw, _TRUNCATED_END_RE2).to_pylist()
+    notice = pc.match_substring_regex(raw, _NOTICE_RE2).to_pylist()
+    soft = folded(titles)
+    norm = pc.utf8_trim(pc.replace_substring_regex(soft, r"[^a-z0-9]+", " "), " ")
+    comp = pc.replace_substring_regex(soft, r"[^a-z0-9]+", "")
+    vnorm = pc.utf8_trim(pc.replace_substring_regex(folded([w.venue or "" for w in todo]), r"[^a-z0-9]+", " "), " ")
+    surn = pc.replace_substring_regex(folded([w.authors[0] if w.authors else "" for w in todo]), r"[^a-z0-9]+", "")
+    for w, so, no, co, vn, su, tr, nt in zip(todo, soft.to_pylist(), norm.to_pylist(), comp.to_pylist(),
+                                              vnorm.to_pylist(), surn.to_pylist(), truncated, notice):
+        ntoks = no.split()
+        vtoks = vn.split()
+        _FORMS[(w.work_id, w.title, w.authors[:1], w.venue, w.volume, w.first_page)] = WorkForms(
+            so, co, len(ntoks), frozenset(ntoks), tr, su, (w.volume or "").strip().lower(),
+            (w.first_page or "").strip().lower(), vn, tuple(t for t in vtoks if len(t) >= 3) or tuple(vtoks), nt)
+
+
 def work_forms(work: Work) -> WorkForms:
-    forms = _FORMS.get(work)
+    forms = _FORMS.get(_key(work))
     if forms is None:
         if len(_FORMS) >= _FORMS_MAX:
             _FORMS.clear()
         title = work.title or ""
         ntoks = norm_text(title).split()
         vn = norm_text(work.venue) if work.venue else ""
-        forms = _FORMS[work] = WorkForms(
+        forms = _FORMS[_key(work)] = WorkForms(
             fold(title), compact(title), len(ntoks), frozenset(ntoks),
             bool(title.endswith(" ") or _TRUNCATED_END.search(title)),
             compact(work.authors[0]) if work.authors else "",
@@ -265,6 +315,13 @@ def clear_margin(best: float, runner: float, margin: float = MARGIN, logit_margi
 
 
 def probability(f: Features) -> float:
-    """Calibrated probability that the candidate is the cited work (logistic model)."""
-    z = _W[0] + sum(w * x for w, x in zip(_W[1:], feature_vector(f)))
+    """Calibrated probability that the candidate is the cited work (logistic model).
+    Same sum as ``WEIGHTS . feature_vector(f)``, unrolled (it runs for every candidate)."""
+    (b, w_t, w_90, w_97, w_len, w_elen, w_a, w_y, w_v, w_p, w_ven, w_al, w_conf, w_sup) = _W
+    t, a, y, v, p, ven = f.title, f.author, f.year, f.volume, f.page, f.venue
+    z = (b + w_t * t * 10 + (w_90 * (t - 0.9) * 100 if t > 0.9 else 0.0)
+         + (w_97 * (t - 0.97) * 100 if t > 0.97 else 0.0) + w_len * f.title_len
+         + (w_elen * f.title_len if t >= 0.97 else 0.0) + w_a * a + w_y * y + w_v * v + w_p * p + w_ven * ven
+         + w_al * f.aligned + w_conf * ((a < 0) + (y < 0) + (v < 0) + (p < 0))
+         + w_sup * ((a > 0) + (y > 0) + (v > 0) + (p > 0) + (ven > 0)))
     return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
