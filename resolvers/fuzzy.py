@@ -15,7 +15,7 @@ from .model import Reason, Status, Verdict, Work
 from .parsing import ParsedReference, parse_reference
 from .quality import parse_uncertain_reason
 from .verify import (LINK_THRESHOLD, LOGIT_MARGIN, MARGIN, Features, RefView, clear_margin, features,
-                     prepare_forms, probability)
+                     prepare_forms, probability, title_names_another_work)
 
 RESOLVER_SOURCE = "raw_fallback"
 MIN_TITLE_TERMS = 3
@@ -107,14 +107,20 @@ class FuzzyResolver:
                 "parsed_title": ref.parsed.title}
         if notices:
             base["notices_set_aside"] = notices[:3]
-        if not scored or scored[0][0] < self.link_threshold:
+        # a candidate whose title contradicts the string's own title may not be the link (it still
+        # counts as a rival of the others)
+        eligible = [x for x in scored if not title_names_another_work(ref, x[2])]
+        if not eligible or eligible[0][0] < self.link_threshold:
             if notices and max(n["score"] for n in notices) >= self.link_threshold:
                 return Verdict(Status.UNRESOLVED, Reason.NOTICE_NOT_WORK, evidence=base)
             if scored:
                 p, c, f = scored[0]
                 base["best"] = {**_brief(c.work), "score": round(p, 4), "features": f.as_dict()}
+                if p >= self.link_threshold:
+                    base["best"]["title_names_another_work"] = True
             return Verdict(Status.UNRESOLVED, Reason.BELOW_THRESHOLD if scored else Reason.NO_CANDIDATES,
                            score=None, evidence=base)
+        scored = [eligible[0]] + [x for x in scored if x is not eligible[0]]
         p, best, f = scored[0]
         runner = next(((q, c, g) for q, c, g in scored[1:] if not _same_work(c.work, best.work)), None)
         evidence = {**base, "features": f.as_dict()}
