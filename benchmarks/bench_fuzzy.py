@@ -11,6 +11,8 @@ whole string against every title, cut-off 90) on a sample, and the speed ratio.
 
 Usage: python benchmarks/bench_fuzzy.py N [--sample 200] [--procs 2] [--dir /tmp/citeledger-bench]
        python benchmarks/bench_fuzzy.py --fit          (refit resolvers/verify.WEIGHTS; prints them)
+       python benchmarks/bench_fuzzy.py --direct N [--dir D]   (works.parquet written directly, no store:
+                                                       matcher scaling at sizes the store cannot build here)
        python benchmarks/bench_fuzzy.py --cora         (generalisation check on Cora, absent-work test)
        python benchmarks/bench_fuzzy.py --calibration [--catalog DIR]
                                                        (reliability table of ``score`` on glutton_dev)
@@ -38,6 +40,14 @@ DEV = SHARED / "refs/glutton_dev.jsonl.gz"
 
 
 def peak_mb() -> float:
+    """Peak resident memory of this process in MB: VmHWM (reset by exec, so a spawned worker does
+    not report its parent's peak, as ru_maxrss does), else getrusage's maxrss."""
+    try:
+        for line in open("/proc/self/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
@@ -273,8 +283,45 @@ def cora_check() -> dict:
     return out
 
 
+def direct(n: int, root: str, batch: int = BATCH) -> dict:
+    """Scale run without the catalog store: the shared works plus N synthetic ones written straight
+    to ``works.parquet``, the blocking index built on it, and glutton_dev resolved on the fuzzy path
+    alone (``FuzzyResolver``, one process). For catalogs whose store build does not fit in memory
+    here (10M): it measures how the *matcher* scales, not the store."""
+    from citeledger.blocking import ParquetRetriever, build_index
+    from resolvers.fuzzy import FuzzyResolver
+
+    out = Path(root) / f"direct{n}"
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    if not (out / "works.parquet").exists():
+        write(chain(load_shared_works(), generate(n, load_shared_works())), out / "works.parquet")
+    t1 = time.perf_counter()
+    stats = build_index(out)
+    t2 = time.perf_counter()
+    retriever = ParquetRetriever(out)
+    t3 = time.perf_counter()
+    rows = [json.loads(line) for line in gzip.open(DEV, "rt")]
+    fuzzy = FuzzyResolver(retriever)
+    verdicts = []
+    t4 = time.perf_counter()
+    for i in range(0, len(rows), batch):
+        verdicts += fuzzy.resolve_batch([r["raw"] for r in rows[i:i + batch]])
+    t5 = time.perf_counter()
+    m = evaluate(rows, verdicts)
+    res = {"mode": "direct (no store; fuzzy path only)", "n_synthetic": n, "works": stats["works"],
+           "write_works_s": round(t1 - t0, 1), "index_build_s": round(t2 - t1, 1), "load_s": round(t3 - t2, 1),
+           "refs_per_s_1proc": round(len(rows) / (t5 - t4), 1), "peak_rss_mb": round(peak_mb()),
+           "precision": round(m["precision"], 4), "recall": round(m["recall"], 4)}
+    print(json.dumps(res))
+    return res
+
+
 def main(argv=None) -> dict:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if "--direct" in argv:
+        i = argv.index("--direct")
+        return direct(int(argv[i + 1]), argv[argv.index("--dir") + 1] if "--dir" in argv else "/tmp/citeledger-bench")
     if "--fit" in argv:
         return fit_weights()
     if "--cora" in argv:

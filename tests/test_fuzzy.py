@@ -86,3 +86,37 @@ def test_evaluate_counts_wrong_links_and_gold_nulls():
     m = evaluate(rows, [link, link, none])
     assert m["links"] == 2 and m["correct_links"] == 1 and m["precision"] == 0.5 and m["recall"] == 0.5
     assert m["states"] == {"verified_fuzzy": 2, "unresolved": 1} and len(m["worst_errors"]) == 1
+
+
+def test_locator_keys_retrieve_a_work_whose_title_the_string_lacks(tmp_path):
+    from resolvers.candidates import locator_token, locator_tokens
+
+    assert "46:1535" in locator_tokens("Maggiora GM (2006) J Chem Inf Model 46:1535")
+    assert "74:34503" in locator_tokens("Phys. Rev. D 74, 034503 (2006)")
+    assert "28:620" in locator_tokens("Eur J Nucl Med. 2001;28(4):620-4.")
+    assert locator_token("74", "034503") == "74:34503" and locator_token("vol. 3", "12") is None
+    works = [Work("doi:10.1/a", doi="10.1/a", title="Molecular similarity in medicinal chemistry", volume="46",
+                  first_page="1535"),
+             Work("doi:10.1/b", doi="10.1/b", title="Similarity searching", volume="45", first_page="1535")]
+    query = locator_tokens("Maggiora GM (2006) J Chem Inf Model 46:1535")
+    [cands] = InMemoryRetriever(works).candidates_batch([query], k=5)
+    assert [c.work.work_id for c in cands] == ["doi:10.1/a"]
+    rows = [{"work_id": w.work_id, "doi": w.doi, "arxiv_id": None, "title": w.title, "authors": [], "year": None,
+             "venue": None, "volume": w.volume, "first_page": w.first_page, "pmid": None, "type": None,
+             "alt_dois": [], "withdrawn": False} for w in works]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "works.parquet")
+    [cands] = ParquetRetriever(tmp_path).candidates_batch([query], k=5)
+    assert [c.work.work_id for c in cands] == ["doi:10.1/a"]
+
+
+def test_batch_forms_equal_one_by_one():
+    from resolvers import verify
+
+    titles = ["Über eine hyperkinetische Erkrankung", "The histamine H", "Courtship behavior in ",
+              "Correction to: Genetic structure", "Barking foxes,", "Plain complete title"]
+    works = [Work(f"w{i}", title=t, authors=("Müller",), venue="J. Exp. Bot.", volume="3", first_page="12")
+             for i, t in enumerate(titles * 12)]
+    one = [verify.work_forms(w) for w in works]
+    verify._FORMS.clear()
+    verify.prepare_forms(works)
+    assert [verify.work_forms(w) for w in works] == one
