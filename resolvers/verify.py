@@ -298,7 +298,12 @@ def features(ref: RefView, work: Work) -> Features:
             and fuzz.partial_ratio(vn, ref.norm) >= 90:
         venue = 1
     notice = w.notice and not ref.says_notice
-    return Features(t, math.log1p(w.ntok), author, year, volume, page, venue, aligned, notice, detail)
+    # A string the parser read as title-less (physics style "Phys. Rev. D 74, 034503 (2006)") says
+    # nothing about the title: the work's title length then weighs neither way.
+    title_len = 0.0 if (t == 0.0 and ref.parsed.kind.endswith("_no_title")) else math.log1p(w.ntok)
+    if title_len == 0.0 and w.ntok:
+        detail["title_less_reference"] = True
+    return Features(t, title_len, author, year, volume, page, venue, aligned, notice, detail)
 
 
 def feature_vector(f: Features) -> list[float]:

@@ -66,7 +66,10 @@ def test_parquet_retriever_matches_in_memory(tmp_path):
     assert (tmp_path / INDEX_FILE).exists() and stats["works"] == len(rows)
     retriever = ParquetRetriever(tmp_path)
     memory = InMemoryRetriever(list(works.values()))
-    queries = [index_tokens(parse_reference(c["raw"]).title) for c in cases]
+    from resolvers.candidates import locator_tokens
+
+    parsed = [parse_reference(c["raw"]) for c in cases]
+    queries = [index_tokens(p.title) + locator_tokens(p.text) for p in parsed]  # as the resolver asks
     got = [[x.work.work_id for x in cands] for cands in retriever.candidates_batch(queries, k=5)]
     want = [[x.work.work_id for x in cands] for cands in memory.candidates_batch(queries, k=5)]
     assert got == want and all(got)
