@@ -6,6 +6,16 @@ tokens, up to a postings budget, so the work done per reference is bounded whate
 size; the true work shares (nearly) all of them, so it ranks first by summed idf. A whole batch
 of queries is answered with a handful of vectorised numpy calls (no Python loop over postings).
 
+Locator keys: a work's (volume, first page) is indexed as one more token, ``"46:1535"`` (title
+tokens never hold ':'); a query adds every pair of neighbouring numbers of its string. A rare key
+(df <= MAX_LOCATOR_DF) is always queried on top of the title terms, so a string whose title is
+cut, garbled or absent ("J Chem Inf Model 46:1535", "Phys. Rev. D 74, 034503") still finds its
+work, and a catalog title cut short ("Barking foxes,") still ranks first.
+
+The postings budget (300 per query) was measured, not guessed: at 1M works recall on glutton_dev
+was the same with 300, 500, 1,000, 2,000 and 4,000 (97.81-97.86 %, measured before later changes) while the batch query time fell
+from 1.5 ms to 0.1 ms per query; the rarest few title tokens carry the identity.
+
 The same engine serves the Parquet catalog (``citeledger.blocking`` loads the arrays from
 ``title_tokens.parquet``) and tests (``InMemoryRetriever``).
 """

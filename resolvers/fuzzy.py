@@ -4,7 +4,13 @@ Per batch: parse every string, set aside the unusable ones (``parse_uncertain``)
 retriever for candidates of all the others in one call (title tokens when the parser isolated a
 title, the string's most distinctive tokens otherwise), verify each candidate, and link only a
 clear winner. References left without a link after a title-only query get a second query from
-the whole string's tokens (a wrongly isolated title must not cost the link).
+the whole string's tokens (a wrongly isolated title must not cost the link). Both queries carry
+the string's locator keys (volume:page pairs, see ``candidates.locator_tokens``).
+
+A candidate whose title is not the string's (``verify.title_names_another_work``) may not be the
+link unless volume and first page agree; it still counts as a rival. The batch driver
+(``resolvers.resolution.resolve_batch``) hands over the parsed records it already made
+(``parsed=``), so each string is parsed once.
 """
 from __future__ import annotations
 
