@@ -96,6 +96,8 @@ class Retriever(Protocol):
 
 
 MAX_LOCATOR_DF = 64  # a vol:page key shared by more works than this locates nothing
+RESCORE_POOL = 200  # generated candidates per query that are re-scored with the commoner terms
+RESCORE_TERMS = 12  # at most this many commoner terms per query are looked up
 
 
 class PostingsIndex:
@@ -159,13 +161,25 @@ class PostingsIndex:
         return chosen + loc
 
     def query_rows(self, queries: Sequence[Sequence[str]], k: int) -> list[list[tuple[int, float]]]:
-        """For each query, up to k (row, score) pairs, best first."""
+        """For each query, up to k (row, score) pairs, best first.
+
+        Two steps. Generation: the union of the postings of each query's selected (rarest) terms,
+        scored by their summed idf, bounded by the postings budget. Re-scoring: the best
+        ``RESCORE_POOL`` of them also get the idf of the query's other (commoner) title terms they
+        hold, found by binary search in those terms' sorted postings (no postings list is read
+        whole), so that among many works sharing the rare terms, the one sharing the most of the
+        title ranks first; the cost per query stays bounded whatever the catalog size."""
         q_ids: list[int] = []
         t_ids: list[int] = []
+        rest: list[list[int]] = []
         for qi, toks in enumerate(queries):
-            for t in self.select_terms(toks):
+            chosen = self.select_terms(toks)
+            for t in chosen:
                 q_ids.append(qi)
                 t_ids.append(t)
+            taken = set(chosen)
+            others = {self.vocab[t] for t in toks if ":" not in t and t in self.vocab} - taken
+            rest.append(sorted(others, key=lambda i: self.df[i])[:RESCORE_TERMS])
         out: list[list[tuple[int, float]]] = [[] for _ in queries]
         if not t_ids:
             return out
@@ -189,10 +203,24 @@ class PostingsIndex:
         uq, ud, scores = uq[order], ud[order], scores[order]
         first = np.searchsorted(uq, np.arange(len(queries)), side="left")
         last = np.searchsorted(uq, np.arange(len(queries)), side="right")
+        postings, offsets, idf = self.postings, self.offsets, self.idf
         for qi in range(len(queries)):
-            a, b = first[qi], min(last[qi], first[qi] + k)
-            if b > a:
-                out[qi] = list(zip(ud[a:b].tolist(), scores[a:b].tolist()))
+            a = first[qi]
+            b = min(last[qi], a + (RESCORE_POOL if rest[qi] else k))
+            if b <= a:
+                continue
+            d, sc = ud[a:b], scores[a:b]
+            if rest[qi] and b - a > 1:
+                sc = sc.copy()
+                dd = d.astype(postings.dtype)
+                for t in rest[qi]:
+                    plist = postings[offsets[t]:offsets[t + 1]]
+                    i = np.searchsorted(plist, dd)
+                    hit = plist[np.minimum(i, len(plist) - 1)] == dd
+                    sc += idf[t] * hit
+                o = np.lexsort((d, -sc))[:k]
+                d, sc = d[o], sc[o]
+            out[qi] = list(zip(d[:k].tolist(), sc[:k].tolist()))
         return out
 
     def document_frequency(self, token: str) -> int:
