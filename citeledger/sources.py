@@ -295,33 +295,29 @@ def work_from_crossref(message: dict) -> SourceRow | None:
     )
 
 
-def read_work_rows(path: str | Path, fmt: SourceFormat | None = None) -> tuple[list[SourceRow], list[SourceReject]]:
-    """Every work row of one catalog source file, plus a reject for every row that is not a work."""
+def iter_work_rows(path: str | Path, fmt: SourceFormat | None = None) -> Iterator[SourceRow | SourceReject]:
+    """Every row of one catalog source file, as a work or as a reject, one at a time (a catalog
+    source may hold millions of works: nothing here holds more than one row)."""
     fmt = fmt or sniff_format(path)
-    rows: list[SourceRow] = []
-    rejects: list[SourceReject] = []
     name = str(path)
     if fmt in NOTICE_FORMATS:
-        return rows, rejects
+        return
     convert = {SourceFormat.WORKS_JSONL: work_from_works_jsonl,
                SourceFormat.ARXIV_SNAPSHOT: work_from_arxiv_snapshot,
                SourceFormat.CROSSREF: work_from_crossref}[fmt]
 
-    def take(lineno: int | None, obj: Any) -> None:
+    def take(lineno: int | None, obj: Any) -> SourceRow | SourceReject:
         if fmt is SourceFormat.CROSSREF and isinstance(obj, dict) and isinstance(obj.get("message"), dict):
             obj = obj["message"]
         if not isinstance(obj, dict):
-            rejects.append(SourceReject(name, lineno, None, "row is not a JSON object"))
-            return
+            return SourceReject(name, lineno, None, "row is not a JSON object")
         try:
             row = convert(obj)
         except (TypeError, ValueError, AttributeError, KeyError) as exc:
-            rejects.append(SourceReject(name, lineno, None, f"unreadable row: {exc}"))
-            return
+            return SourceReject(name, lineno, None, f"unreadable row: {exc}")
         if row is None:
-            rejects.append(SourceReject(name, lineno, "doi/arxiv_id/title", "no identifier and no title"))
-        else:
-            rows.append(row)
+            return SourceReject(name, lineno, "doi/arxiv_id/title", "no identifier and no title")
+        return row
 
     items_file = False
     if fmt is SourceFormat.CROSSREF:
@@ -338,11 +334,16 @@ def read_work_rows(path: str | Path, fmt: SourceFormat | None = None) -> tuple[l
             except json.JSONDecodeError as exc:
                 raise CatalogSourceError(f"{path}:{exc.lineno}: bad JSON in Crossref items file: {exc.msg}")
         for item in doc.get("items") or []:
-            take(None, item)
-        return rows, rejects
+            yield take(None, item)
+        return
     for lineno, obj, error in _json_lines(path):
-        if error:
-            rejects.append(SourceReject(name, lineno, None, error))
-        else:
-            take(lineno, obj)
+        yield SourceReject(name, lineno, None, error) if error else take(lineno, obj)
+
+
+def read_work_rows(path: str | Path, fmt: SourceFormat | None = None) -> tuple[list[SourceRow], list[SourceReject]]:
+    """Every work row of one catalog source file, plus a reject for every row that is not a work."""
+    rows: list[SourceRow] = []
+    rejects: list[SourceReject] = []
+    for item in iter_work_rows(path, fmt):
+        (rejects if isinstance(item, SourceReject) else rows).append(item)
     return rows, rejects

@@ -80,6 +80,8 @@ RUN_SCHEMA = pa.schema([
     ("timings", pa.string()),  # JSON: seconds per step
 ])
 
+ARROW_CHUNK_ROWS = 50_000  # works converted to Arrow at a time during a catalog build
+
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
@@ -200,7 +202,7 @@ class CatalogStore:
         staging = Path(tempfile.mkdtemp(dir=self.dir, prefix=".building-"))
         try:
             file_reports: list[dict[str, Any]] = []
-            new_rows: list[dict[str, Any]] = []
+            new_tables: list[pa.Table] = []
             notice_events: list[dict[str, Any]] = []
             built_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
             # which notice sources the catalog holds, and when each was last loaded
@@ -219,14 +221,24 @@ class CatalogStore:
                     report.update(rows=len(events), rejects=len(rejects),
                                   reject_examples=[f"{path}:{r.line}: {r.reason}" for r in rejects[:5]])
                 else:
-                    rows, rejects = src.read_work_rows(path, this_fmt)
+                    # rows go to Arrow in chunks: a million works never sit in memory as Python objects
                     prec = src.SOURCE_PRECEDENCE[this_fmt]
-                    for row in rows:
+                    rejects, chunk, n_rows = [], [], 0
+                    for item in src.iter_work_rows(path, this_fmt):
+                        if isinstance(item, src.SourceReject):
+                            rejects.append(item)
+                            continue
                         seq += 1
-                        d = row.as_dict()
+                        n_rows += 1
+                        d = item.as_dict()
                         d.update(sources=[this_fmt.value], precedence=prec, ingested_seq=seq)
-                        new_rows.append(d)
-                    report.update(rows=len(rows), rejects=len(rejects),
+                        chunk.append(d)
+                        if len(chunk) >= ARROW_CHUNK_ROWS:
+                            new_tables.append(pa.Table.from_pylist(chunk, schema=WORKS_SCHEMA))
+                            chunk = []
+                    if chunk:
+                        new_tables.append(pa.Table.from_pylist(chunk, schema=WORKS_SCHEMA))
+                    report.update(rows=n_rows, rejects=len(rejects),
                                   reject_examples=[f"{r.file}:{r.line}: {r.reason}" for r in rejects[:5]])
                 file_reports.append(report)
 
@@ -235,7 +247,8 @@ class CatalogStore:
             gen_dir.mkdir()
             con = duckdb.connect()
             con.execute("SET preserve_insertion_order=true")
-            new_table = pa.Table.from_pylist(new_rows, schema=WORKS_SCHEMA)
+            new_table = pa.concat_tables(new_tables) if new_tables else WORKS_SCHEMA.empty_table()
+            del new_tables
             con.register("new_works", new_table)
             if previous and (previous / "works.parquet").exists():
                 con.execute(f"CREATE VIEW old_works AS SELECT * FROM read_parquet({sql_literal(previous / 'works.parquet')})")
