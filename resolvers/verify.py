@@ -233,6 +233,18 @@ def _boundary_ok(soft: str, start: int, end: int) -> bool:
     return True
 
 
+def _number_agreement(value: str | None, numbers: frozenset[str] | set[str], parsed: str | None) -> int:
+    """+1 when the work's volume (or first page) is among the string's numbers, -1 when the
+    parser read a different one for that field, 0 when the string says nothing about it."""
+    if not value:
+        return 0
+    if value in numbers:
+        return 1
+    if parsed and parsed.lower() != value and value.isdigit():
+        return -1
+    return 0
+
+
 def features(ref: RefView, work: Work) -> Features:
     """Compare one reference with one candidate work."""
     w = work_forms(work)
@@ -277,20 +289,8 @@ def features(ref: RefView, work: Work) -> Features:
     year = 0
     if work.year and ref.years:
         year = 1 if any(abs(work.year - y) <= 1 for y in ref.years) else -1
-    volume = 0
-    v = w.volume
-    if v:
-        if v in ref.numbers:
-            volume = 1
-        elif ref.parsed.volume and ref.parsed.volume.lower() != v and v.isdigit():
-            volume = -1
-    page = 0
-    pg = w.page
-    if pg:
-        if pg in ref.numbers:
-            page = 1
-        elif ref.parsed.first_page and ref.parsed.first_page.lower() != pg and pg.isdigit():
-            page = -1
+    volume = _number_agreement(w.volume, ref.numbers, ref.parsed.volume)
+    page = _number_agreement(w.page, ref.numbers, ref.parsed.first_page)
     venue = 0
     vn = w.venue
     # a venue none of whose words is in the string cannot match at 90 (cheap test first)
