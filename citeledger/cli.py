@@ -147,6 +147,11 @@ def _runner_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dask-workers", type=int, default=2, help="worker processes of a local Dask cluster")
 
 
+def _store_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--ledger", default=DEFAULT_LEDGER)
+    parser.add_argument("--catalog", default=DEFAULT_CATALOG)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="citeledger", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -162,8 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     resolve = sub.add_parser("resolve", help="resolve reference files into the ledger (runs the resolve flow)")
     resolve.add_argument("inputs", nargs="+", type=Path)
-    resolve.add_argument("--catalog", default=DEFAULT_CATALOG)
-    resolve.add_argument("--ledger", default=DEFAULT_LEDGER)
+    _store_options(resolve)
     resolve.add_argument("--run-id", help="id of this run; the id of an interrupted run completes it")
     resolve.add_argument("--citing-paper", help="the citing paper of a .bbl or .bib input")
     resolve.add_argument("--remote", action="store_true", help="use the remote resolvers configured")
@@ -173,23 +177,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     query = sub.add_parser("query", help="run read-only SQL over the ledger views")
     query.add_argument("sql")
-    query.add_argument("--ledger", default=DEFAULT_LEDGER)
-    query.add_argument("--catalog", default=DEFAULT_CATALOG)
+    _store_options(query)
     query.add_argument("--format", choices=["table", "json", "csv"], default="table")
     query.add_argument("--max-rows", type=int, default=100)
     query.set_defaults(func=cmd_query)
 
     record = sub.add_parser("record", help="the citation record of one paper (arXiv id, DOI or citing_paper id)")
     record.add_argument("id")
-    record.add_argument("--ledger", default=DEFAULT_LEDGER)
-    record.add_argument("--catalog", default=DEFAULT_CATALOG)
+    _store_options(record)
     record.add_argument("--format", choices=["json", "ledger", "html"], default="ledger")
     record.add_argument("--page-cap", type=int, default=None, help="list at most this many entries per list")
     record.set_defaults(func=cmd_record)
 
     recs = sub.add_parser("records", help="write the records of the papers a run touched (runs the build-records flow)")
-    recs.add_argument("--ledger", default=DEFAULT_LEDGER)
-    recs.add_argument("--catalog", default=DEFAULT_CATALOG)
+    _store_options(recs)
     recs.add_argument("--run-id", help="the run whose papers to write (default: the latest run)")
     recs.add_argument("--papers", nargs="*", help="write these papers' records instead")
     recs.set_defaults(func=cmd_records)
@@ -198,8 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     night.add_argument("--inbox", default="data/inbox")
     night.add_argument("--processed", default="data/processed")
     night.add_argument("--catalog-inbox", default="data/catalog-inbox")
-    night.add_argument("--catalog", default=DEFAULT_CATALOG)
-    night.add_argument("--ledger", default=DEFAULT_LEDGER)
+    _store_options(night)
     night.add_argument("--remote", action="store_true", help="harvest and resolve with the configured services")
     night.add_argument("--batch-size", type=int, default=5000)
     _runner_options(night)
