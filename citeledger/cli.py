@@ -153,7 +153,7 @@ def _store_options(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="citeledger", description=__doc__)
+    parser = argparse.ArgumentParser(prog="citeledger", description="Resolve reference strings into an auditable citation ledger.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     catalog = sub.add_parser("catalog", help="manage the local catalog")
