@@ -221,9 +221,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import signal
+
     import duckdb
 
     from resolvers.errors import CiteledgerError
+
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `citeledger record ... | head` ends quietly
 
     args = build_parser().parse_args(argv)
     try:

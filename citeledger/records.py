@@ -295,6 +295,7 @@ def build_record(paper_id: str, paper_work: Mapping[str, Any] | None, outbound: 
             "inbound": len(in_items),
         },
         "outbound": outbound_page,
+        "with_notices": [i for i in out_items if i["notice"]["standing"] not in ("none", "unknown")],
         "inbound": inbound_page,
         "coverage": {
             "resolution": {
@@ -363,10 +364,9 @@ def _work_line(resolved: Mapping[str, Any] | None) -> str:
     if not resolved:
         return "nothing"
     bits = [str(resolved.get("work_id"))]
-    if resolved.get("doi"):
-        bits.append(f"doi:{resolved['doi']}")
-    if resolved.get("arxiv_id"):
-        bits.append(f"arXiv:{resolved['arxiv_id']}")
+    for key, prefix in (("doi", "doi:"), ("arxiv_id", "arxiv:")):  # the ids the work id does not show
+        if resolved.get(key) and f"{prefix}{resolved[key]}".lower() != str(resolved.get("work_id")).lower():
+            bits.append(f"{prefix}{resolved[key]}")
     text = " ".join(bits)
     if resolved.get("title"):
         text += f' "{resolved["title"]}"'
@@ -420,6 +420,12 @@ def render_ledger_text(record: Mapping[str, Any]) -> str:
     """The record as plain text: header, each reference with its state, link and notice,
     then the inbound list. Retracted cited works carry a ``!! RETRACTED`` marker."""
     lines = _header_lines(record)
+    if record["with_notices"]:
+        lines.append("")
+        lines.append(f"Cited works with notices ({len(record['with_notices'])}, all listed):")
+        for item in record["with_notices"]:
+            lines.append(f"[{item['reference_index']}] {_work_line(item.get('resolved'))}")
+            lines.append(f"    {_notice_line(item['notice'])}")
     out = record["outbound"]
     lines.append("")
     lines.append(f"References ({out['listed']} of {out['total']} listed"
@@ -463,6 +469,15 @@ def render_ledger_html(record: Mapping[str, Any]) -> str:
              f"<h1>{e(header[0])}</h1>", "<ul class=\"summary\">"]
     parts += [f"<li>{e(line.strip())}</li>" for line in header[1:]]
     parts.append("</ul>")
+    if record["with_notices"]:
+        parts.append(f"<h2>Cited works with notices ({len(record['with_notices'])}, all listed)</h2>")
+        for item in record["with_notices"]:
+            standing = item["notice"]["standing"]
+            marker = _ALARM.get(standing)
+            parts.append(f'<div class="ref {e(standing)}"><p><a href="#ref-{e(item["reference_index"])}">'
+                         f'[{e(item["reference_index"])}]</a> {e(_work_line(item.get("resolved")))}'
+                         + (f' <span class="marker">{e(marker)}</span>' if marker else "") + "</p>"
+                         f"<p>{e(_notice_line(item['notice']))}</p></div>")
     out = record["outbound"]
     parts.append(f"<h2>References ({out['listed']} of {out['total']} listed"
                  + (f", cut at {e(out['cap'])}" if out["truncated"] else "") + ")</h2>")

@@ -74,3 +74,22 @@ def test_record_files_are_safe_for_any_id(tmp_path, default_catalog, paper_id):
     assert len(written.name) < 200 and not written.name.startswith(".")
     assert json.loads(written.read_text())["paper"]["id"] == paper_id
     assert written.with_suffix(".html").exists() and written.with_suffix(".txt").exists()
+
+
+def test_glutton_strings_citing_retracted_works(tmp_path, default_catalog):
+    """The real PDF strings of the glutton set that cite works Retraction Watch lists: linked by
+    the fuzzy matcher, their notices show in the citing paper's record, never hidden by a cap."""
+    from pathlib import Path
+
+    rows = [json.loads(line) for line in
+            (Path(__file__).parent / "golden" / "glutton_cites_notice_works.jsonl").read_text().splitlines()]
+    resolve(tmp_path, default_catalog, [{k: r[k] for k in ("citing_paper", "reference_index", "raw")} for r in rows])
+    record = pipeline.citation_record(rows[0]["citing_paper"], tmp_path / "ledger", default_catalog, page_cap=1)
+    records.validate_record(record)
+    got = {i["resolved"]["doi"]: (i["status"], i["notice"]["standing"]) for i in record["with_notices"]}
+    # what data/sources/retraction_watch_doi_nature_excerpt.csv says of these three works
+    assert got == {"10.1016/j.jclinane.2006.02.005": ("verified_fuzzy", "retracted"),
+                   "10.1074/jbc.m503111200": ("verified_fuzzy", "retracted"),
+                   "10.1371/journal.pbio.0040031": ("verified_fuzzy", "corrected")}
+    assert {r["gold_doi"].lower() for r in rows} == set(got)  # each string linked to its gold work
+    assert record["counts"]["cited_works_by_standing"]["retracted"] == 2

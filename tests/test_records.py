@@ -178,8 +178,10 @@ def test_schema_rejects_a_record_missing_a_state():
 def test_text_page_marks_the_retracted_work():
     text = render_ledger_text(record_of("arXiv:0704.0001", WORK_A))
     assert text.startswith('Citation ledger of arXiv:0704.0001 "Paper A"')
-    blocks = text.split("\n[")
-    retracted = [b for b in blocks if "!! RETRACTED" in b]
+    notices_part, references_part = text.split("\nReferences (", 1)
+    # the retracted work is listed up front among the works with notices, and marked in the list
+    assert "Cited works with notices (2, all listed):\n[2] w-r" in notices_part
+    retracted = [b for b in references_part.split("\n[") if "!! RETRACTED" in b]
     assert len(retracted) == 1 and retracted[0].startswith("2] verified_exact")
     assert "verified_exact 2" in text and "unavailable 0" in text
     assert "Cited by (1 of 1 listed)" in text and "10.1234/b reference [1]" in text
@@ -189,9 +191,10 @@ def test_html_page_is_escaped_and_marks_the_retracted_work():
     page = render_ledger_html(record_of("arXiv:0704.0001", WORK_A))
     assert "<script>alert(1)</script>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
-    assert page.count('class="ref retracted"') == 1
+    assert page.count('class="ref retracted"') == 2  # in the notices section and in the list
+    assert '<a href="#ref-2">[2]</a>' in page and 'id="ref-2"' in page
     assert '<span class="marker">!! RETRACTED</span>' in page
-    assert page.count('class="ref corrected"') == 1
+    assert page.count('class="ref corrected"') == 2
 
 
 def test_rows_straight_from_duckdb():
@@ -249,3 +252,12 @@ def test_documented_queries_run_and_find_the_retracted_citation():
     assert unchecked == [("10.1234/b", 1)]  # w-a has no notice row: not checked, not clean
     assert ("arXiv:0704.0001", 5, 0, 2, 0, 1, 1, 0, 1) in counts
     assert {r[0] for r in most_cited} == {"w-a", "w-b", "w-c", "w-r"}
+
+
+def test_a_retracted_work_beyond_the_page_cap_is_still_listed():
+    record = record_of("arXiv:0704.0001", WORK_A, page_cap=1)
+    validate_record(record)
+    assert record["outbound"]["truncated"] and [i["reference_index"] for i in record["outbound"]["items"]] == [1]
+    assert [(i["reference_index"], i["notice"]["standing"]) for i in record["with_notices"]] == \
+        [(2, "retracted"), (5, "corrected")]
+    assert "!! RETRACTED" in render_ledger_text(record)
