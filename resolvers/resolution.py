@@ -31,6 +31,10 @@ from .model import ExtractedIdentifiers, Reason, Reference, Status, Verdict, Wor
 TITLE_MIN_CHARS = 20
 TITLE_CONTRADICTS_BELOW = 50.0
 TITLE_PRESENT_AT = 90.0
+# Title words (four letters or more, not function words) of the work that the string must share
+# when it is long enough to hold a title: below this share, the string names another work.
+WORDS_MIN = 3
+WORDS_SHARED_BELOW = 0.3
 # Citing a work years before it existed is a contradiction; a later year is not (journal
 # versions of preprints, reprints, online-first dates).
 YEAR_EARLY_TOLERANCE = 1
@@ -73,6 +77,22 @@ def normalise_text(text: str | None) -> str:
 _YEAR = re.compile(r"(?<!\d)(?<!\d\.)(1[6-9]\d\d|20\d\d)(?!\d)(?!\.\d)")
 
 
+def _content_words(norm: str) -> set[str]:
+    from .candidates import STOPWORDS
+
+    return {w for w in norm.split() if len(w) >= 4 and not w.isdigit() and w not in STOPWORDS}
+
+
+_WORD = re.compile(r"[^\W\d_]{4,}")
+
+
+def _title_words(raw: str) -> set[str]:
+    """Lower-case words of four letters or more, function words aside: title material."""
+    from .candidates import STOPWORDS
+
+    return {w for w in _WORD.findall(raw) if w.islower() and w not in STOPWORDS}
+
+
 def string_years(raw: str) -> list[int]:
     return [int(y) for y in _YEAR.findall(raw)]
 
@@ -96,6 +116,18 @@ def check_agreement(raw: str, parsed_title: str | None, parsed_year: int | None,
         present = fuzz.partial_ratio(work_title, norm_raw) if len(work_title) <= len(norm_raw) else \
             fuzz.partial_ratio(norm_raw, work_title)
         details["work_title_in_string"] = round(present, 1)
+        # Whatever the parser made of the string: a string with title words of its own (lower-case
+        # words; names and journal abbreviations are capitalised) that holds almost none of the
+        # work's title words names another work.
+        work_words = _content_words(work_title)
+        if len(work_words) >= WORDS_MIN and len(_title_words(raw)) >= 2 * WORDS_MIN and present < TITLE_PRESENT_AT:
+            shared = len(work_words & _content_words(norm_raw)) / len(work_words)
+            details["work_title_words_in_string"] = round(shared, 2)
+            if shared < WORDS_SHARED_BELOW:
+                details.update(work_title=work.title, threshold_words_shared=WORDS_SHARED_BELOW)
+                if parsed_title:
+                    details["string_title"] = parsed_title
+                return Agreement(True, Reason.TITLE_CONTRADICTS, details)
         title = normalise_text(parsed_title)
         if title and len(title) >= TITLE_MIN_CHARS and present < TITLE_PRESENT_AT:
             sim = fuzz.token_sort_ratio(title, work_title)

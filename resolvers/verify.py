@@ -62,10 +62,10 @@ PLATT = (0.8542, 1.0546)
 NOTICE_RE = re.compile(
     r"^\s*(?:\[?\s*)?(?:correction|corrigendum|corrigenda|erratum|errata|retraction|retracted|"
     r"expression of concern|notice of retraction|retraction note|reply|response|comment|"
-    r"commentary on|author correction|publisher correction|addendum|withdrawn|withdrawal)\b",
+    r"commentary on|discussion of|author correction|publisher correction|addendum|withdrawn|withdrawal)\b",
     re.I)
 NOTICE_WORDS = re.compile(r"\b(?:correction|corrigend\w*|errat\w*|retract\w*|expression of concern|"
-                          r"reply|response|comment\w*|addendum|withdraw\w*)\b", re.I)
+                          r"reply|response|comment\w*|discussion of|addendum|withdraw\w*)\b", re.I)
 
 # A catalog title cut short where markup was dropped ("Courtship behavior in ", "The histamine H",
 # "Barking foxes,", "Dynamic complexation of β", "Effect of oregano ("): ends on a function word,
@@ -93,6 +93,9 @@ class RefView:
     says_notice: bool
     text_compact: str = ""
     first_authors: tuple = ()  # compact surnames of the parsed first three authors
+    # the string's own title is a notice or comment ("Discussion of X", "Reply to X"): it cites
+    # that, not X
+    cites_notice: bool = False
 
     @classmethod
     def of(cls, parsed: ParsedReference) -> "RefView":
@@ -108,7 +111,26 @@ class RefView:
                    frozenset(m.group(0).lower() for m in _NUM.finditer(parsed.text)),
                    tuple(int(y) for y in _YEAR.findall(parsed.text)), title_c, zone,
                    bool(NOTICE_WORDS.search(parsed.text)), compact(parsed.text),
-                   tuple(f for f in (compact(a) for a in parsed.authors[:3]) if f))
+                   tuple(f for f in (compact(a) for a in parsed.authors[:3]) if f),
+                   _cites_notice(parsed))
+
+
+# "Discussion of 'X'", "Comment on: X", "Reply to X": the phrase that makes a string cite a
+# comment on X, right before the title the parser isolated
+_NOTICE_BEFORE_TITLE = re.compile(
+    r"\b(?:discussion of|comments? on|commentary on|reply to|response to|rejoinder to|erratum (?:to|for|in)|"
+    r"correction (?:to|of)|corrigendum (?:to|for)|retraction (?:of|note to|notice to))\s*[:'\"\u2018\u201c]?\s*$", re.I)
+
+
+def _cites_notice(parsed: ParsedReference) -> bool:
+    """Does the string cite a notice or comment about a work rather than the work itself?"""
+    title = parsed.title
+    if not title:
+        return False
+    if NOTICE_RE.match(title):
+        return True
+    at = parsed.text.find(title)
+    return at > 0 and bool(_NOTICE_BEFORE_TITLE.search(parsed.text[max(0, at - 40):at]))
 
 
 @dataclass
@@ -297,7 +319,7 @@ def features(ref: RefView, work: Work) -> Features:
     if vn and len(vn) >= 3 and any(t in ref.tokens for t in w.venue_tokens) \
             and fuzz.partial_ratio(vn, ref.norm) >= 90:
         venue = 1
-    notice = w.notice and not ref.says_notice
+    notice = (w.notice and not ref.says_notice) or (ref.cites_notice and not w.notice)
     # A string the parser read as title-less (physics style "Phys. Rev. D 74, 034503 (2006)") says
     # nothing about the title: the work's title length then weighs neither way.
     title_len = 0.0 if (t == 0.0 and ref.parsed.kind.endswith("_no_title")) else math.log1p(w.ntok)
