@@ -83,6 +83,31 @@ def _content_words(norm: str) -> set[str]:
     return {w for w in norm.split() if len(w) >= 4 and not w.isdigit() and w not in STOPWORDS}
 
 
+def title_presence(title: str, raw: str) -> tuple[float, bool]:
+    """How well the work's title stands in the string (``partial_ratio`` of the best span), and
+    whether the string carries on past it with more title words: lower-case words with no
+    sentence end between ("Deep learning" in "Deep learning for protein structure prediction"),
+    which makes the string's title another, longer one. Capitalised text after it (a journal,
+    "Vis. Cogn.", a Latin name) does not prolong it, nor a catalog title that itself looks cut
+    short ("Courtship behavior in")."""
+    from .parsing import clean_raw
+    from .verify import _TRUNCATED_END
+
+    low_title, text = clean_raw(title).lower(), clean_raw(raw)
+    if not low_title or not text:
+        return 0.0, False
+    if len(low_title) > len(text):
+        return fuzz.partial_ratio(text.lower(), low_title), False
+    al = fuzz.partial_ratio_alignment(low_title, text.lower())
+    goes_on = (al.score >= TITLE_PRESENT_AT and not _TRUNCATED_END.search(title)
+               and text[:al.dest_end].rstrip()[-1:] not in (".", "?", "!")
+               and bool(_GOES_ON.match(text, al.dest_end)))
+    return al.score, goes_on
+
+
+_GOES_ON = re.compile(r"[\w-]*\s+(?:[a-z][a-z-]{2,})\b")  # the rest of a word, then a lower-case word
+
+
 _WORD = re.compile(r"[^\W\d_]{4,}")
 
 
@@ -113,9 +138,13 @@ def check_agreement(raw: str, parsed_title: str | None, parsed_year: int | None,
     work_title = normalise_text(work.title)
     norm_raw = normalise_text(raw)
     if work_title:
-        present = fuzz.partial_ratio(work_title, norm_raw) if len(work_title) <= len(norm_raw) else \
-            fuzz.partial_ratio(norm_raw, work_title)
+        present, goes_on = title_presence(work.title, raw)
         details["work_title_in_string"] = round(present, 1)
+        if goes_on:
+            details.update(work_title=work.title, why="the string's title goes on past the work's title")
+            if parsed_title:
+                details["string_title"] = parsed_title
+            return Agreement(True, Reason.TITLE_CONTRADICTS, details)
         # Whatever the parser made of the string: a string with title words of its own (lower-case
         # words; names and journal abbreviations are capitalised) that holds almost none of the
         # work's title words names another work.
