@@ -260,16 +260,24 @@ class CatalogStore:
                                 f"FILTER (WHERE {col} IS NOT NULL) AS {col}")
             pick_list = lambda col: (f"coalesce(first({col} ORDER BY precedence, ingested_seq DESC) "  # noqa: E731
                                      f"FILTER (WHERE len({col}) > 0), []) AS {col}")
+            # Every DOI any source gives a work is kept: the primary one (a journal DOI before
+            # arXiv's own 10.48550 DOI, then by precedence) and the others as cross-walks, so a
+            # reference or a Retraction Watch row naming any of them finds the work.
             merged_sql = f"""
-                SELECT work_id, {pick('doi')}, {pick('arxiv_id')}, {pick('title')}, {pick_list('authors')},
+                SELECT * REPLACE (list_filter(alt_dois, lambda d: d IS DISTINCT FROM doi) AS alt_dois) FROM (
+                SELECT work_id,
+                       first(doi ORDER BY doi LIKE '10.48550/arxiv.%', precedence, ingested_seq DESC)
+                           FILTER (WHERE doi IS NOT NULL) AS doi,
+                       {pick('arxiv_id')}, {pick('title')}, {pick_list('authors')},
                        {pick('year')}, {pick('venue')}, {pick('volume')}, {pick('first_page')}, {pick('pmid')},
                        {pick('type')},
-                       list_sort(list_distinct(flatten(list(alt_dois)))) AS alt_dois,
+                       list_sort(list_distinct(flatten(list(list_concat(alt_dois,
+                           CASE WHEN doi IS NULL THEN []::VARCHAR[] ELSE [doi] END))))) AS alt_dois,
                        bool_or(withdrawn) AS withdrawn, {pick('relations')},
                        list_sort(list_distinct(flatten(list(sources)))) AS sources,
                        min(precedence)::INTEGER AS precedence, max(ingested_seq) AS ingested_seq
                 FROM (SELECT * FROM old_works UNION ALL BY NAME SELECT * FROM new_works)
-                GROUP BY work_id ORDER BY work_id"""
+                GROUP BY work_id) ORDER BY work_id"""
             # ingested_seq of a merged work must not change when nothing new arrived, or a
             # re-build would change the file: keep the old value unless a new row brought news.
             con.execute(f"CREATE TABLE merged AS {merged_sql}")

@@ -145,3 +145,22 @@ def test_killed_build_leaves_the_previous_catalog(tmp_path, monkeypatch):
         store.build([CAT / "arxiv_snapshot.jsonl"])
     assert store.manifest()["fingerprint"] == first.fingerprint
     assert not [p for p in (tmp_path / "c").iterdir() if p.name.startswith(".building")]
+
+
+def test_every_doi_a_source_gives_a_work_is_kept(tmp_path):
+    """The same arXiv work from two sources that disagree on its DOI: the journal DOI stays the
+    work's DOI, arXiv's own DOI a cross-walk, and both find the work."""
+    snapshot = json.loads((CAT / "arxiv_snapshot.jsonl").read_text().splitlines()[0])  # 0704.0001, journal DOI
+    crossref_copy = tmp_path / "crossref.jsonl"
+    crossref_copy.write_text(json.dumps({"DOI": "10.48550/arXiv.0704.0001", "title": [snapshot["title"]],
+                                         "type": "posted-content"}) + "\n")
+    works_row = tmp_path / "works.jsonl"
+    works_row.write_text(json.dumps({"doi": "10.9999/other-journal-copy", "arxiv_id": "0704.0001",
+                                     "title": snapshot["title"]}) + "\n")
+    CatalogStore(tmp_path / "c").build([CAT / "arxiv_snapshot.jsonl", crossref_copy, works_row])
+    cat = ParquetCatalog(tmp_path / "c")
+    work = cat.works_by_arxiv_id(["0704.0001"])["0704.0001"]
+    assert work.doi == "10.1103/physrevd.76.013009"
+    assert set(work.alt_dois) == {"10.48550/arxiv.0704.0001", "10.9999/other-journal-copy"}
+    found = cat.works_by_doi(["10.1103/physrevd.76.013009", "10.48550/arxiv.0704.0001", "10.9999/other-journal-copy"])
+    assert {w.work_id for w in found.values()} == {"arxiv:0704.0001"} and len(found) == 3
