@@ -5,6 +5,7 @@ over tasks, retries, logging and artifacts.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import secrets
@@ -42,6 +43,7 @@ class BatchJob:
     catalog_fingerprint: str
     references: tuple[Reference, ...]
     remote: bool = False
+    catalog_generation: str | None = None  # the generation planned on; every batch uses it
 
 
 @dataclass
@@ -91,34 +93,49 @@ def plan_run(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_dir: 
     """Read the inputs, fix the batches, and start (or pick up) the run in the ledger."""
     limits = limits or InputLimits()
     if limits.max_file_bytes is None:  # the configuration's limits.max_input_bytes (clear reject when over)
-        import dataclasses
-
         from .config import load_config
 
         limits = dataclasses.replace(limits, max_file_bytes=load_config().limits.max_input_bytes)
     run_id = check_run_id(new_run_id() if run_id is None else run_id)
     locking.acquire_ledger(ledger_dir)  # one writer per ledger; released by finish_run or death
+    try:
+        return _plan_locked(inputs, catalog_dir, ledger_dir, run_id, batch_size, limits, citing_paper, remote)
+    except BaseException:
+        locking.release_ledger(ledger_dir)
+        raise
+
+
+def _plan_locked(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_dir: str | Path, run_id: str,
+                 batch_size: int, limits: InputLimits, citing_paper: str | Mapping[str, str] | None,
+                 remote: bool) -> RunPlan:
     catalog = get_catalog(catalog_dir)
     input_info = []
     for p in inputs:
         path = Path(p)
         input_info.append({"path": str(path), "sha256": file_sha256(path) if path.exists() else "missing"})
-    references, rejects = read_inputs(inputs, limits, citing_paper)
     ledger = LedgerStore(ledger_dir)
     if isinstance(citing_paper, Mapping):
         citing_paper = dict(citing_paper)
     manifest, resumed = ledger.begin_run(run_id, input_info, catalog.fingerprint,
                                          {"batch_size": batch_size, "citing_paper": citing_paper, "remote": remote,
-                                          "max_raw_chars": limits.max_raw_chars})
-    if resumed:
-        batch_size = manifest.options.get("batch_size", batch_size)
+                                          "max_raw_chars": limits.max_raw_chars,
+                                          "max_file_bytes": limits.max_file_bytes})
+    if resumed:  # an interrupted run goes on as it started: same rejects, same batches, same rows
+        opts = manifest.options
+        batch_size = opts.get("batch_size", batch_size)
+        citing_paper = opts.get("citing_paper", citing_paper)
+        remote = opts.get("remote", remote)
+        limits = dataclasses.replace(limits, max_raw_chars=opts.get("max_raw_chars", limits.max_raw_chars),
+                                     max_file_bytes=opts.get("max_file_bytes", limits.max_file_bytes))
+    catalog_generation = catalog.generation_dir.name
+    references, rejects = read_inputs(inputs, limits, citing_paper)
     jobs = []
     for start in range(0, len(references), batch_size):
         chunk = tuple(references[start:start + batch_size])
         digest = hashlib.sha256(json.dumps([[r.citing_paper, r.reference_index, r.raw] for r in chunk])
                                 .encode("utf-8", errors="surrogatepass")).hexdigest()[:12]
         jobs.append(BatchJob(run_id, f"part-{start // batch_size:06d}-{digest}", str(catalog_dir), str(ledger_dir),
-                             manifest.observed_at, catalog.fingerprint, chunk, remote))
+                             manifest.observed_at, catalog.fingerprint, chunk, remote, catalog_generation))
     ledger.write_rejects(run_id, "input-rejects", [
         {"run_id": run_id, "file": r.file, "line": r.line, "field": r.field, "reason": r.reason,
          "excerpt": r.excerpt} for r in rejects])
@@ -133,21 +150,24 @@ _CACHE: dict[tuple[str, str], Any] = {}
 _CACHE_LOCK = threading.Lock()
 
 
-def get_catalog(catalog_dir: str | Path) -> ParquetCatalog:
-    key = (str(Path(catalog_dir).resolve()), "catalog")
+def get_catalog(catalog_dir: str | Path, generation: str | None = None) -> ParquetCatalog:
+    """The catalog's live generation (or the one named), opened once per process."""
+    root = str(Path(catalog_dir).resolve())
     with _CACHE_LOCK:
-        cat = _CACHE.get(key)
-        current = ParquetCatalog.generation_of(catalog_dir)
-        if cat is None or cat.generation_dir != current:
-            cat = ParquetCatalog(catalog_dir)
-            _CACHE[key] = cat
-            _CACHE.pop((key[0], "fuzzy"), None)
-        return cat
+        if generation is None:
+            current = ParquetCatalog.generation_of(catalog_dir)
+            generation = current.name if current is not None else None
+        key = (root, f"catalog:{generation}")
+        if key not in _CACHE:
+            for old in [k for k in _CACHE if k[0] == root and k[1].startswith(("catalog:", "fuzzy:"))]:
+                del _CACHE[old]  # one generation per catalog held in memory
+            _CACHE[key] = ParquetCatalog(catalog_dir, generation)
+        return _CACHE[key]
 
 
 def get_fuzzy(catalog: ParquetCatalog) -> Any:
-    """The fuzzy matcher over this catalog's blocking index, loaded once per process."""
-    key = (str(catalog.store.dir.resolve()), "fuzzy")
+    """The fuzzy matcher over this catalog generation's blocking index, loaded once per process."""
+    key = (str(catalog.store.dir.resolve()), f"fuzzy:{catalog.generation_dir.name}")
     with _CACHE_LOCK:
         if key not in _CACHE:
             _CACHE[key] = _load_fuzzy(catalog)
@@ -167,8 +187,6 @@ def get_remote(enabled: bool) -> Any:
     ``--remote`` with none configured turns on arXiv and Crossref."""
     if not enabled:
         return None
-    import dataclasses
-
     from resolvers.remote import build_remote
 
     from .config import load_config
@@ -196,7 +214,7 @@ def run_batch(job: BatchJob) -> dict[str, int]:
     ledger = LedgerStore(job.ledger_dir)
     if ledger.batch_done(job.run_id, job.part):
         return {"skipped": len(job.references)}
-    catalog = get_catalog(job.catalog_dir)
+    catalog = get_catalog(job.catalog_dir, job.catalog_generation)
     resolutions = resolve_batch(job.references, catalog, get_fuzzy(catalog), get_remote(job.remote))
     rows = [observation_row(r, job.run_id, job.observed_at, job.catalog_fingerprint) for r in resolutions]
     fetched = {r.verdict.work.work_id: r.verdict.work for r in resolutions

@@ -391,11 +391,16 @@ class ParquetCatalog:
     cursor, so tasks in several threads can share one catalog.
     """
 
-    def __init__(self, directory: str | Path):
+    def __init__(self, directory: str | Path, generation: str | Path | None = None):
+        """The catalog's live generation, or the one named (a run resolves every batch against the
+        generation it was planned on, whatever builds happen meanwhile)."""
         self.store = CatalogStore(directory)
-        gen = self.store.current()
+        gen = self.store.current() if generation is None else self.store.dir / Path(generation).name
         if gen is None:
             raise ConfigError(f"no catalog in {directory}: run `citeledger catalog build --catalog {directory} FILE...`")
+        if not (gen / "manifest.json").exists():
+            raise ConfigError(f"catalog generation {gen} is gone (a later build replaced it); "
+                              "re-run with a new run id")
         self.generation_dir = gen
         self.manifest = json.loads((gen / "manifest.json").read_text())
         self._con = duckdb.connect()

@@ -158,3 +158,45 @@ def test_ledger_files_are_never_left_half_written(tmp_path, fixture_catalog, mon
     assert not list((tmp_path / "l").glob("observations/**/*.parquet"))
     assert not list((tmp_path / "l" / ".staging").glob("*"))
     assert not LedgerStore(tmp_path / "l").batch_done("r", plan.pending[0].part)
+
+
+def test_resume_keeps_the_options_the_run_started_with(tmp_path, fixture_catalog):
+    """A different max_raw_chars on resume would move rows between rejects and batches (and
+    duplicate them): the resumed run reads its inputs with the limits it started with."""
+    from citeledger.inputs import InputLimits
+
+    src = refs_file(tmp_path)
+    plan = pipeline.plan_run([src], fixture_catalog, tmp_path / "l", run_id="r", batch_size=7,
+                             limits=InputLimits(max_raw_chars=10_000))
+    pipeline.run_batch(plan.pending[0])
+    pipeline.abandon_run(plan)
+    plan2, summary = run_all([src], fixture_catalog, tmp_path / "l", run_id="r", batch_size=7)
+    assert plan2.rejects == plan.rejects and [j.part for j in plan2.jobs] == [j.part for j in plan.jobs]
+    rows = observations(tmp_path / "l")
+    assert len(rows) == 30 and len({(r["citing_paper"], r["reference_index"]) for r in rows}) == 30
+    del summary
+
+
+def test_a_run_resolves_against_the_generation_it_was_planned_on(tmp_path, fixture_catalog):
+    """A catalog refresh that lands mid-run does not change what the run's batches see: the rows
+    would otherwise carry the planned catalog's fingerprint but another catalog's answers."""
+    import shutil
+
+    from citeledger.store import CatalogStore
+
+    catalog = tmp_path / "catalog"
+    shutil.copytree(fixture_catalog, catalog)
+    src = tmp_path / "refs.jsonl"
+    src.write_text(json.dumps({"citing_paper": "p", "reference_index": 1,
+                               "raw": "Doe J. A new work on old things. J New. 2020. doi:10.1000/new"}) + "\n")
+    plan = pipeline.plan_run([src], catalog, tmp_path / "l", run_id="r")
+    extra = tmp_path / "extra.jsonl"
+    extra.write_text(json.dumps({"doi": "10.1000/new", "arxiv_id": None, "title": "A new work on old things"}) + "\n")
+    CatalogStore(catalog).build([extra])  # the refresh lands after planning
+    for job in plan.pending:
+        pipeline.run_batch(job)
+    pipeline.finish_run(plan)
+    (row,) = observations(tmp_path / "l")
+    assert (row["status"], row["reason"]) == ("unresolved", "identifier_not_in_catalog")
+    _, later = run_all([src], catalog, tmp_path / "l", run_id="r2")  # the next run sees the new work
+    assert later["states"]["verified_exact"] == 1
