@@ -305,11 +305,6 @@ def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "r
         write_run_notices(plan)
         if recheck_notices:
             ledger.write_notices(plan.run_id, recheck_notices, part="recheck")
-        fetched = ledger.fetched_work_files(plan.run_id)
-        if fetched:  # works the remote resolvers fetched join the catalog for the next run
-            from .store import CatalogStore
-
-            CatalogStore(plan.catalog_dir).build(fetched)
     counts = ledger.read_run_counts(plan.run_id) if plan.jobs else {}
     ordered = {s.value: int(counts.get(s.value, 0)) for s in STATE_ORDER}
     seconds = time.monotonic() - plan.started
@@ -323,6 +318,14 @@ def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "r
            "timings": json.dumps({k: round(v, 3) for k, v in (timings or {}).items()}, sort_keys=True)}
     if not finished:
         ledger.finish_run(row)
+        # Works the remote resolvers fetched join the catalog for the next run. After the run row:
+        # a crash here leaves a finished run (they are fetched again next time), never one that
+        # cannot be resumed because its catalog changed under it.
+        fetched = ledger.fetched_work_files(plan.run_id)
+        if fetched:
+            from .store import CatalogStore
+
+            CatalogStore(plan.catalog_dir).build(fetched)
         write_ledger_database(plan.ledger_dir, plan.catalog_dir)
     locking.release_ledger(plan.ledger_dir)
     resolved_now = sum(len(j.references) for j in plan.pending)

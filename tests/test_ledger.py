@@ -170,11 +170,10 @@ def test_resume_keeps_the_options_the_run_started_with(tmp_path, fixture_catalog
                              limits=InputLimits(max_raw_chars=10_000))
     pipeline.run_batch(plan.pending[0])
     pipeline.abandon_run(plan)
-    plan2, summary = run_all([src], fixture_catalog, tmp_path / "l", run_id="r", batch_size=7)
+    plan2, _ = run_all([src], fixture_catalog, tmp_path / "l", run_id="r", batch_size=7)
     assert plan2.rejects == plan.rejects and [j.part for j in plan2.jobs] == [j.part for j in plan.jobs]
     rows = observations(tmp_path / "l")
     assert len(rows) == 30 and len({(r["citing_paper"], r["reference_index"]) for r in rows}) == 30
-    del summary
 
 
 def test_a_run_resolves_against_the_generation_it_was_planned_on(tmp_path, fixture_catalog):
