@@ -211,12 +211,13 @@ def prepare_forms(works) -> None:
     norm = pc.utf8_trim(pc.replace_substring_regex(soft, r"[^a-z0-9]+", " "), " ")
     comp = pc.replace_substring_regex(soft, r"[^a-z0-9]+", "")
     vnorm = pc.utf8_trim(pc.replace_substring_regex(folded([w.venue or "" for w in todo]), r"[^a-z0-9]+", " "), " ")
-    surn = pc.replace_substring_regex(folded([w.authors[0] if w.authors else "" for w in todo]), r"[^a-z0-9]+", "")
+    surn = pc.replace_substring_regex(folded([surname(w.authors[0]) if w.authors else "" for w in todo]),
+                                      r"[^a-z0-9]+", "")
     for w, so, no, co, vn, su, tr, nt in zip(todo, soft.to_pylist(), norm.to_pylist(), comp.to_pylist(),
                                               vnorm.to_pylist(), surn.to_pylist(), truncated, notice):
         ntoks = no.split()
         vtoks = vn.split()
-        _FORMS[(w.work_id, w.title, w.authors[:1], w.venue, w.volume, w.first_page)] = WorkForms(
+        _FORMS[_key(w)] = WorkForms(
             so, co, len(ntoks), frozenset(ntoks), tr, su, (w.volume or "").strip().lower(),
             (w.first_page or "").strip().lower(), vn, tuple(t for t in vtoks if len(t) >= 3) or tuple(vtoks), nt)
 
@@ -232,7 +233,7 @@ def work_forms(work: Work) -> WorkForms:
         forms = _FORMS[_key(work)] = WorkForms(
             fold(title), compact(title), len(ntoks), frozenset(ntoks),
             bool(_TRUNCATED_END.search(title)),
-            compact(work.authors[0]) if work.authors else "",
+            compact(surname(work.authors[0])) if work.authors else "",
             (work.volume or "").strip().lower(), (work.first_page or "").strip().lower(),
             vn, tuple(t for t in vn.split() if len(t) >= 3) or tuple(vn.split()),
             bool(NOTICE_RE.search(title)))
@@ -253,6 +254,23 @@ def _boundary_ok(soft: str, start: int, end: int) -> bool:
     if before and before[-1].isalnum() and not re.search(r"(?:^|\s)(?:19|20)\d\d[a-z]?$", before):
         return False  # the cited title starts earlier: "Molecular X" for a work titled "X"
     return True
+
+
+PREPRINT_TYPES = frozenset({"preprint", "posted-content"})
+PREPRINT_YEARS_LATER = 3
+_NAME_SUFFIX = frozenset({"jr", "sr", "ii", "iii", "iv"})
+
+
+def surname(name: str) -> str:
+    """The family name of a catalog author: "Ileana Streinu" -> "Streinu", "Curie, Marie" ->
+    "Curie", "Classen" -> "Classen" (catalogs give full names, surnames, or "Family, Given")."""
+    name = name.strip()
+    if "," in name:
+        return name.split(",", 1)[0].strip()
+    parts = name.split()
+    while len(parts) > 1 and parts[-1].rstrip(".").lower() in _NAME_SUFFIX:
+        parts.pop()
+    return parts[-1] if parts else ""
 
 
 def _number_agreement(value: str | None, numbers: frozenset[str] | set[str], parsed: str | None) -> int:
@@ -310,7 +328,9 @@ def features(ref: RefView, work: Work) -> Features:
                 author = -1
     year = 0
     if work.year and ref.years:
-        year = 1 if any(abs(work.year - y) <= 1 for y in ref.years) else -1
+        # a preprint is often cited by the year of its journal version, a few years on
+        late = PREPRINT_YEARS_LATER if work.type in PREPRINT_TYPES else 1
+        year = 1 if any(work.year - 1 <= y <= work.year + late for y in ref.years) else -1
     volume = _number_agreement(w.volume, ref.numbers, ref.parsed.volume)
     page = _number_agreement(w.page, ref.numbers, ref.parsed.first_page)
     venue = 0

@@ -17,9 +17,17 @@ def catalog(fixture_catalog):
     return ParquetCatalog(fixture_catalog)
 
 
+@pytest.fixture(scope="module")
+def fuzzy(fixture_catalog):
+    from citeledger import pipeline
+
+    return pipeline.get_fuzzy(pipeline.get_catalog(fixture_catalog))
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c["case"] for c in CASES])
-def test_resolution_case(catalog, case):
-    (resolution,) = resolve_batch([Reference("paper", 1, case["raw"])], catalog)
+def test_resolution_case(catalog, fuzzy, case):
+    """Each case runs the chain as ``resolve`` does; cases marked ``fuzzy`` with the matcher on."""
+    (resolution,) = resolve_batch([Reference("paper", 1, case["raw"])], catalog, fuzzy if case.get("fuzzy") else None)
     verdict = resolution.verdict
     assert verdict.status.value == case["status"], verdict.evidence
     if "reason" in case:
@@ -33,9 +41,11 @@ def test_resolution_case(catalog, case):
         assert verdict.evidence["work"]["work_id"] and ("string_title" in verdict.evidence or "string_year" in verdict.evidence)
     if not verdict.status.names_work:
         assert verdict.work is None
+    if "vetoed" in case:  # the matcher's candidate is recorded, and why it was not linked
+        assert verdict.evidence["fuzzy_vetoed"]["candidate"] == case["vetoed"]
 
 
-def test_batch_answers_in_input_order(catalog):
+def test_batch_answers_in_input_order(catalog, fuzzy):
     refs = [Reference("p", i + 1, c["raw"]) for i, c in enumerate(CASES)]
-    got = [r.verdict.status.value for r in resolve_batch(refs, catalog)]
+    got = [r.verdict.status.value for r in resolve_batch(refs, catalog, fuzzy)]
     assert got == [c["status"] for c in CASES]
