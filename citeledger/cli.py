@@ -221,17 +221,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import signal
-
     import duckdb
 
     from resolvers.errors import CiteledgerError
 
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `citeledger record ... | head` ends quietly
-
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
+    except BrokenPipeError:  # `citeledger record ... | head`: the reader has all it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 0
     except CiteledgerError as exc:
         print(f"citeledger: {exc}", file=sys.stderr)
         return 2

@@ -338,12 +338,3 @@ def iter_work_rows(path: str | Path, fmt: SourceFormat | None = None) -> Iterato
         return
     for lineno, obj, error in _json_lines(path):
         yield SourceReject(name, lineno, None, error) if error else take(lineno, obj)
-
-
-def read_work_rows(path: str | Path, fmt: SourceFormat | None = None) -> tuple[list[SourceRow], list[SourceReject]]:
-    """Every work row of one catalog source file, plus a reject for every row that is not a work."""
-    rows: list[SourceRow] = []
-    rejects: list[SourceReject] = []
-    for item in iter_work_rows(path, fmt):
-        (rejects if isinstance(item, SourceReject) else rows).append(item)
-    return rows, rejects

@@ -36,19 +36,6 @@ class PermanentError(CiteledgerError):
     """Will fail the same way again: report it, keep it, go on."""
 
 
-class InputError(PermanentError):
-    """An input row that cannot be read. Names the file, line and field."""
-
-    def __init__(self, file: str, line: int | None, field: str | None, reason: str):
-        where = f"{file}:{line}" if line is not None else file
-        what = f" field {field!r}" if field else ""
-        super().__init__(f"{where}:{what} {reason}".replace(": ", ": ", 1))
-        self.file = file
-        self.line = line
-        self.field = field
-        self.reason = reason
-
-
 class CatalogSourceError(PermanentError):
     """A catalog source file (or one of its rows) that cannot be read."""
 
@@ -59,7 +46,3 @@ class ConfigError(PermanentError):
 
 class QueryRefused(PermanentError):
     """User SQL that would change the ledger or reach outside it."""
-
-
-class RemoteNotFound(PermanentError):
-    """A remote service answered that the identifier does not exist (a real, final answer)."""

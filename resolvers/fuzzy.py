@@ -53,8 +53,7 @@ class FuzzyResolver:
 
     accepts_parsed = True  # resolve_batch takes the caller's parsed records (parse once per string)
 
-    def resolve_batch(self, raws: Sequence[str], has_identifier: Sequence[bool] | None = None,
-                      parsed: Sequence[ParsedReference] | None = None) -> list[Verdict]:
+    def resolve_batch(self, raws: Sequence[str], parsed: Sequence[ParsedReference] | None = None) -> list[Verdict]:
         verdicts: list[Verdict | None] = [None] * len(raws)
         views: dict[int, RefView] = {}
         title_q: dict[int, list[str]] = {}
@@ -62,8 +61,7 @@ class FuzzyResolver:
         locators: dict[int, list[str]] = {}
         for i, raw in enumerate(raws):
             p = parsed[i] if parsed is not None else parse_reference(raw)
-            ident = bool(has_identifier[i]) if has_identifier is not None else False
-            reason = parse_uncertain_reason(raw, p, ident)
+            reason = parse_uncertain_reason(raw, p, False)
             if reason is not None:
                 verdicts[i] = Verdict(Status.PARSE_UNCERTAIN, reason, evidence={"rule": reason.value})
                 continue

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from rapidfuzz import fuzz
-from rapidfuzz.distance import Indel  # noqa: F401  (documented dependency of fuzz.ratio)
 
 from .model import Work
 from .parsing import _LIGATURES, ParsedReference, compact, fold, norm_text
