@@ -20,11 +20,12 @@ alphanumerics to spaces), the same folding as ``resolvers.parsing.fold`` on the 
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 import time
 from pathlib import Path
 from typing import Sequence
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -32,12 +33,11 @@ import pyarrow.parquet as pq
 
 from resolvers.candidates import STOPWORDS, Candidate, PostingsIndex
 from resolvers.model import Work
+from resolvers.parsing import LIGATURES
 
 INDEX_FILE = "title_tokens.parquet"
 INDEX_FORMAT = 2  # 2: locator keys (vol:page) beside the title tokens; an index of another format is rebuilt
 WORKS_FILE = "works.parquet"
-_LIGATURES = {"ß": "ss", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O", "œ": "oe", "Œ": "OE", "ł": "l",
-              "Ł": "L", "đ": "d", "ı": "i"}
 _WORK_COLUMNS = ["work_id", "doi", "arxiv_id", "title", "authors", "year", "venue", "volume", "first_page",
                  "pmid", "type", "alt_dois", "withdrawn"]
 
@@ -45,7 +45,7 @@ _WORK_COLUMNS = ["work_id", "doi", "arxiv_id", "title", "authors", "year", "venu
 def _fold_tokens(titles: pa.Array) -> pa.Array:
     """Arrow version of ``resolvers.parsing.norm_text(...).split()``: a list of tokens per title."""
     arr = pc.fill_null(titles, "")
-    for k, v in _LIGATURES.items():
+    for k, v in LIGATURES.items():
         arr = pc.replace_substring(arr, k, v)
     arr = pc.utf8_normalize(arr, "NFKD")
     arr = pc.replace_substring_regex(arr, r"\p{Mn}", "")
@@ -123,9 +123,15 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
                       "postings": pa.ListArray.from_arrays(pa.array(offsets), pa.array(postings))})
     stamp = _stamp(catalog_dir)
     table = table.replace_schema_metadata({"citeledger": json.dumps(stamp)})
-    tmp = catalog_dir / (INDEX_FILE + ".tmp")
-    pq.write_table(table, tmp, compression="zstd")
-    tmp.replace(catalog_dir / INDEX_FILE)
+    # a name of its own, then a rename: two processes rebuilding a stale index never mix bytes
+    fd, tmp_name = tempfile.mkstemp(dir=catalog_dir, prefix=f".{INDEX_FILE}.", suffix=".tmp")
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        pq.write_table(table, tmp, compression="zstd")
+        tmp.replace(catalog_dir / INDEX_FILE)
+    finally:
+        tmp.unlink(missing_ok=True)
     return {"works": row0, "tokens": len(vocab), "postings": int(len(postings)),
             "seconds": round(time.perf_counter() - t0, 2)}
 
@@ -138,12 +144,7 @@ def _load_index(catalog_dir: Path) -> tuple[PostingsIndex, int] | None:
     stamp = json.loads(meta.get(b"citeledger", b"{}"))
     if stamp != _stamp(catalog_dir):
         return None
-    con = duckdb.connect()
-    try:
-        quoted = str(path).replace("'", "''")
-        table = con.sql(f"SELECT token, postings FROM read_parquet('{quoted}')").to_arrow_table()
-    finally:
-        con.close()
+    table = pq.read_table(path, columns=["token", "postings"])
     plist = table.column("postings").combine_chunks()
     offsets = np.asarray(plist.offsets.to_numpy(), dtype=np.int64)
     values = plist.values.to_numpy().astype(np.int32, copy=False)

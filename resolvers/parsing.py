@@ -19,8 +19,10 @@ from functools import lru_cache
 _HYPHEN_BREAK = re.compile(r"(\w)[-\u00ad\u2010]\s*\n\s*([a-z])")
 _SPACE = re.compile(r"\s+")
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")
-_LIGATURES = str.maketrans({"ß": "ss", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O", "œ": "oe",
-                            "Œ": "OE", "ł": "l", "Ł": "L", "đ": "d", "ı": "i"})
+# Letters that Unicode decomposition does not fold to ASCII (shared with the index's Arrow folding)
+LIGATURES = {"ß": "ss", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O", "œ": "oe", "Œ": "OE", "ł": "l", "Ł": "L",
+             "đ": "d", "ı": "i"}
+_LIGATURES = str.maketrans(LIGATURES)
 
 
 def clean_raw(raw: str) -> str:

@@ -25,9 +25,9 @@ from functools import lru_cache
 from rapidfuzz import fuzz
 
 from .model import Work
-from .parsing import _LIGATURES, ParsedReference, compact, fold, norm_text
+from .parsing import LIGATURES, ParsedReference, compact, fold, norm_text
 
-_LIGATURE_PAIRS = [(chr(k), v) for k, v in _LIGATURES.items()]
+_LIGATURE_PAIRS = list(LIGATURES.items())
 
 LINK_THRESHOLD = 0.90
 MARGIN = 0.25  # best score minus runner-up score needed to link ...
