@@ -346,8 +346,8 @@ def find_paper_work(catalog: ParquetCatalog, paper_id: str) -> dict[str, Any] | 
 
     text = paper_id.strip()
     hit = None
-    if text.startswith(("arxiv:", "doi:", "cl:")) and catalog.works_by_id([text]):
-        hit = catalog.works_by_id([text])[text]
+    if text.startswith(("arxiv:", "doi:", "cl:")):
+        hit = catalog.works_by_id([text]).get(text)
     arxiv_id = canonical_arxiv_id(text)
     if hit is None and arxiv_id:
         hit = catalog.works_by_arxiv_id([arxiv_id]).get(arxiv_id)

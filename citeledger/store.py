@@ -375,7 +375,7 @@ def _dict_rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     return [dict(zip(names, row)) for row in cur.fetchall()]
 
 
-def _work_from_record(rec: dict[str, Any]) -> Work:
+def work_from_row(rec: dict[str, Any]) -> Work:
     return Work(
         work_id=rec["work_id"], doi=rec.get("doi"), arxiv_id=rec.get("arxiv_id"), title=rec.get("title"),
         authors=tuple(rec.get("authors") or ()), year=rec.get("year"), venue=rec.get("venue"),
@@ -442,7 +442,7 @@ class ParquetCatalog:
                     FROM identifiers i JOIN wanted USING (value) WHERE i.scheme = ?) hit
                 JOIN works w USING (work_id) WHERE hit.r = 1""", [scheme])
             rows = _dict_rows(cur)
-        return {rec["value"]: _work_from_record(rec) for rec in rows}
+        return {rec["value"]: work_from_row(rec) for rec in rows}
 
     def works_by_doi(self, dois: Sequence[str]) -> dict[str, Work]:
         return self._lookup("doi", dois)
@@ -451,7 +451,7 @@ class ParquetCatalog:
         return self._lookup("arxiv", arxiv_ids)
 
     def works_by_id(self, work_ids: Sequence[str]) -> dict[str, Work]:
-        return {work_id: _work_from_record(rec) for work_id, rec in self.work_rows(work_ids).items()}
+        return {work_id: work_from_row(rec) for work_id, rec in self.work_rows(work_ids).items()}
 
     def work_rows(self, work_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Catalog rows (every column, relations and sources included) by work id."""

@@ -25,25 +25,27 @@ class CatalogLookup(Protocol):
 
 
 class InMemoryCatalog:
-    """A catalog held in dicts, for tests and small runs. Same semantics as the Parquet one.
+    """A catalog held in dicts, for tests and small runs, with the Parquet catalog's semantics.
 
     A DOI may be claimed by two works (an arXiv preprint whose journal DOI is also a work of its
-    own): the work whose *own* DOI it is wins, as the citation names that version.
+    own): the work whose *own* identifier it is wins (``doi:<doi>``, or arXiv's own 10.48550 DOI
+    of an arXiv work), then the smallest work id, as in the store's identifier ranks.
     """
 
     def __init__(self, works: Iterable[Work], fingerprint: str = "in-memory"):
-        self.works: dict[str, Work] = {}
+        self.works: dict[str, Work] = {w.work_id: w for w in works}
+        ranked: dict[str, tuple[int, str]] = {}
         self._by_doi: dict[str, Work] = {}
-        self._by_alt_doi: dict[str, Work] = {}
         self._by_arxiv: dict[str, Work] = {}
-        for work in works:
-            self.works[work.work_id] = work
-            if work.doi:
-                self._by_doi[work.doi] = work
-            for alt in work.alt_dois:
-                self._by_alt_doi.setdefault(alt, work)
+        for work in sorted(self.works.values(), key=lambda w: w.work_id):
+            for doi in {d for d in (work.doi, *work.alt_dois) if d}:
+                own = work.work_id == f"doi:{doi}" or (work.arxiv_id and doi == f"10.48550/arxiv.{work.arxiv_id.lower()}")
+                rank = (0 if own else 1, work.work_id)
+                if doi not in ranked or rank < ranked[doi]:
+                    ranked[doi] = rank
+                    self._by_doi[doi] = work
             if work.arxiv_id:
-                self._by_arxiv[work.arxiv_id] = work
+                self._by_arxiv.setdefault(work.arxiv_id, work)
         self._fingerprint = fingerprint
 
     @property
@@ -51,12 +53,7 @@ class InMemoryCatalog:
         return self._fingerprint
 
     def works_by_doi(self, dois: Sequence[str]) -> dict[str, Work]:
-        found = {}
-        for doi in dois:
-            work = self._by_doi.get(doi) or self._by_alt_doi.get(doi)
-            if work is not None:
-                found[doi] = work
-        return found
+        return {d: self._by_doi[d] for d in dois if d in self._by_doi}
 
     def works_by_arxiv_id(self, arxiv_ids: Sequence[str]) -> dict[str, Work]:
         return {a: self._by_arxiv[a] for a in arxiv_ids if a in self._by_arxiv}

@@ -164,3 +164,28 @@ def test_every_doi_a_source_gives_a_work_is_kept(tmp_path):
     assert set(work.alt_dois) == {"10.48550/arxiv.0704.0001", "10.9999/other-journal-copy"}
     found = cat.works_by_doi(["10.1103/physrevd.76.013009", "10.48550/arxiv.0704.0001", "10.9999/other-journal-copy"])
     assert {w.work_id for w in found.values()} == {"arxiv:0704.0001"} and len(found) == 3
+
+
+def test_in_memory_catalog_answers_as_the_parquet_one(tmp_path):
+    """Tests may use the in-memory catalog where a store is not the point: it must answer every
+    identifier lookup exactly as the Parquet catalog does, cross-walk ranks included."""
+    from resolvers.catalog import InMemoryCatalog
+
+    journal = tmp_path / "journal.jsonl"
+    journal.write_text(json.dumps({"doi": "10.1103/PhysRevD.76.013009", "arxiv_id": None, "title": "Diphoton"}) + "\n")
+    CatalogStore(tmp_path / "c").build([*sorted(CAT.glob("*.jsonl")), journal])
+    parquet = ParquetCatalog(tmp_path / "c")
+    gen = CatalogStore(tmp_path / "c").current()
+    rows = duckdb.sql(f"select * from read_parquet('{gen / 'works.parquet'}')").to_arrow_table().to_pylist()
+    from citeledger.store import work_from_row
+
+    memory = InMemoryCatalog([work_from_row(r) for r in rows])
+    ids = duckdb.sql(f"select scheme, value from read_parquet('{gen / 'identifiers.parquet'}')").fetchall()
+    dois = [v for s, v in ids if s == "doi"] + ["10.9/absent"]
+    arxiv_ids = [v for s, v in ids if s == "arxiv"] + ["0000.00000"]
+    assert {k: w.work_id for k, w in memory.works_by_doi(dois).items()} == \
+        {k: w.work_id for k, w in parquet.works_by_doi(dois).items()}
+    assert {k: w.work_id for k, w in memory.works_by_arxiv_id(arxiv_ids).items()} == \
+        {k: w.work_id for k, w in parquet.works_by_arxiv_id(arxiv_ids).items()}
+    assert memory.works_by_doi(["10.1103/physrevd.76.013009"])["10.1103/physrevd.76.013009"].work_id == \
+        "doi:10.1103/physrevd.76.013009"
