@@ -142,9 +142,13 @@ def cmd_refresh(args: argparse.Namespace) -> int:
 
 
 def _runner_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--task-runner", choices=["threads", "dask"], default="threads")
+    from .runners import TASK_RUNNERS
+
+    p.add_argument("--task-runner", choices=TASK_RUNNERS, default="threads",
+                   help="threads (one process), processes (a pool on this machine) or dask (a cluster)")
     p.add_argument("--dask-address", help="scheduler of an existing Dask cluster (else a local one)")
-    p.add_argument("--dask-workers", type=int, default=2, help="worker processes of a local Dask cluster")
+    p.add_argument("--dask-workers", type=int, default=2,
+                   help="worker processes of --task-runner processes, or of a local Dask cluster")
 
 
 def _store_options(parser: argparse.ArgumentParser) -> None:

@@ -1,6 +1,8 @@
 """Task runners for the resolve and nightly flows, chosen by a flow parameter.
 
 ``threads`` (the default) keeps the flow's own thread pool: one process, one catalog index.
+``processes`` uses Prefect's process pool on this machine: ``dask_workers`` processes, each
+loading the catalog index once, for CPU-bound resolution on several cores without a cluster.
 ``dask`` fans the batches out over a Dask cluster through prefect-dask: at ``dask_address`` (an
 existing scheduler, e.g. ``tcp://10.0.0.5:8786``) or a temporary local cluster of
 ``dask_workers`` single-threaded worker processes. Each worker process loads the catalog index
@@ -13,14 +15,21 @@ from typing import Any
 
 from resolvers.errors import ConfigError
 
-TASK_RUNNERS = ("threads", "dask")
+TASK_RUNNERS = ("threads", "processes", "dask")
 
 
 def make_task_runner(task_runner: str = "threads", dask_address: str | None = None,
                      dask_workers: int = 2) -> Any:
-    """None for ``threads`` (use the flow's own runner), else a ``DaskTaskRunner``."""
+    """None for ``threads`` (use the flow's own runner), else a ``ProcessPoolTaskRunner`` or a
+    ``DaskTaskRunner``."""
     if task_runner == "threads":
         return None
+    if task_runner == "processes":
+        if dask_workers < 1:
+            raise ConfigError("dask_workers must be >= 1")
+        from prefect.task_runners import ProcessPoolTaskRunner
+
+        return ProcessPoolTaskRunner(max_workers=dask_workers)
     if task_runner != "dask":
         raise ConfigError(f"task_runner must be one of {TASK_RUNNERS}, not {task_runner!r}")
     from prefect_dask import DaskTaskRunner

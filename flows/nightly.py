@@ -13,13 +13,14 @@ import time
 from typing import Any
 
 from prefect import flow, get_run_logger
+from prefect.task_runners import ThreadPoolTaskRunner
 
 from citeledger import nightly as steps
 from citeledger import pipeline
 from citeledger.inputs import InputLimits
 from citeledger.pipeline import DEFAULT_BATCH_SIZE
 from flows.refresh import refresh_catalog
-from flows.resolve import resolve_batches, summary_markdown
+from flows.resolve import BATCHES_IN_FLIGHT, resolve_batches, summary_markdown
 
 
 def nightly_markdown(summary: dict[str, Any], refresh: dict[str, Any]) -> str:
@@ -34,7 +35,7 @@ def nightly_markdown(summary: dict[str, Any], refresh: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-@flow(name="nightly")
+@flow(name="nightly", task_runner=ThreadPoolTaskRunner(max_workers=BATCHES_IN_FLIGHT))
 def nightly(inbox: str = "data/inbox", processed: str = "data/processed", catalog: str = "data/catalog",
             ledger: str = "data/ledger", catalog_inbox: str | None = "data/catalog-inbox", remote: bool = False,
             batch_size: int = DEFAULT_BATCH_SIZE, records: bool = True, task_runner: str = "threads",

@@ -6,17 +6,25 @@ is a function of ``citeledger.pipeline`` that the CLI and tests can call without
 from __future__ import annotations
 
 import json
+import os
 import time
 from typing import Any
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.futures import as_completed
+from prefect.task_runners import ThreadPoolTaskRunner
 
 from citeledger import pipeline
 from citeledger.inputs import InputLimits
 from citeledger.runners import make_task_runner
 from resolvers.errors import TransientError
+
+
+# Batches resolved at once by the default runner: resolution is CPU-bound Python (numpy and DuckDB
+# release the GIL for part of it), so a few threads keep both cores busy; more only hold more
+# batches in memory at once.
+BATCHES_IN_FLIGHT = max(2, os.cpu_count() or 2)
 
 
 def _retry_transient(task, task_run, state) -> bool:
@@ -91,7 +99,7 @@ def resolve_batches(plan: pipeline.RunPlan, task_runner: str = "threads", dask_a
         return _collect(list(runner.map(resolve_batch_task, {"job": plan.pending})), plan, logger)
 
 
-@flow(name="resolve-references")
+@flow(name="resolve-references", task_runner=ThreadPoolTaskRunner(max_workers=BATCHES_IN_FLIGHT))
 def resolve_references(inputs: list[str], catalog: str = "data/catalog", ledger: str = "data/ledger",
                        run_id: str | None = None, remote: bool = False, citing_paper: str | None = None,
                        batch_size: int = pipeline.DEFAULT_BATCH_SIZE, max_raw_chars: int = 100_000,
