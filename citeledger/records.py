@@ -416,6 +416,12 @@ def _header_lines(record: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _page_heading(title: str, page: Mapping[str, Any]) -> str:
+    """"References (1000 of 12485 listed, cut at 1000)": what a capped list shows and hides."""
+    cut = f", cut at {page['cap']}" if page["truncated"] else ""
+    return f"{title} ({page['listed']} of {page['total']} listed{cut})"
+
+
 def render_ledger_text(record: Mapping[str, Any]) -> str:
     """The record as plain text: header, each reference with its state, link and notice,
     then the inbound list. Retracted cited works carry a ``!! RETRACTED`` marker."""
@@ -428,8 +434,7 @@ def render_ledger_text(record: Mapping[str, Any]) -> str:
             lines.append(f"    {_notice_line(item['notice'])}")
     out = record["outbound"]
     lines.append("")
-    lines.append(f"References ({out['listed']} of {out['total']} listed"
-                 + (f", cut at {out['cap']}" if out["truncated"] else "") + "):")
+    lines.append(_page_heading("References", out) + ":")
     for item in out["items"]:
         score = f" score {item['score']:.2f}" if isinstance(item.get("score"), (int, float)) else ""
         via = f" via {item['resolver_source']}" if item.get("resolver_source") else ""
@@ -439,8 +444,7 @@ def render_ledger_text(record: Mapping[str, Any]) -> str:
         lines.append(f"    notice: {_notice_line(item['notice'])}")
     inbound = record["inbound"]
     lines.append("")
-    lines.append(f"Cited by ({inbound['listed']} of {inbound['total']} listed"
-                 + (f", cut at {inbound['cap']}" if inbound["truncated"] else "") + "):")
+    lines.append(_page_heading("Cited by", inbound) + ":")
     if not inbound["items"]:
         lines.append("  (none in this ledger)")
     for item in inbound["items"]:
@@ -479,8 +483,7 @@ def render_ledger_html(record: Mapping[str, Any]) -> str:
                          + (f' <span class="marker">{e(marker)}</span>' if marker else "") + "</p>"
                          f"<p>{e(_notice_line(item['notice']))}</p></div>")
     out = record["outbound"]
-    parts.append(f"<h2>References ({out['listed']} of {out['total']} listed"
-                 + (f", cut at {e(out['cap'])}" if out["truncated"] else "") + ")</h2>")
+    parts.append(f"<h2>{e(_page_heading('References', out))}</h2>")
     for item in out["items"]:
         standing = item["notice"]["standing"]
         marker = _ALARM.get(standing)
@@ -493,8 +496,7 @@ def render_ledger_html(record: Mapping[str, Any]) -> str:
         parts.append(f"<p>notice: {e(_notice_line(item['notice']))}</p>")
         parts.append("</div>")
     inbound = record["inbound"]
-    parts.append(f"<h2>Cited by ({inbound['listed']} of {inbound['total']} listed"
-                 + (f", cut at {e(inbound['cap'])}" if inbound["truncated"] else "") + ")</h2>")
+    parts.append(f"<h2>{e(_page_heading('Cited by', inbound))}</h2>")
     parts.append("<ul class=\"inbound\">")
     if not inbound["items"]:
         parts.append("<li>none in this ledger</li>")

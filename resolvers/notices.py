@@ -281,6 +281,16 @@ def _read_text(path_or_text: str | Path) -> str:
     return path_or_text.lstrip("\ufeff")
 
 
+def _csv_with_header(path_or_text: str | Path, source: str):
+    """(header, the rows after it with their line numbers), or (None, reject) for an empty file."""
+    rows = _rows_with_lines(_read_text(path_or_text))
+    try:
+        _, header = next(rows)
+    except StopIteration:
+        return None, SourceReject(source, 1, "empty file")
+    return header, rows
+
+
 def _rows_with_lines(text: str):
     """Yield (first physical line of the row, row) so rejects name the line a person sees."""
     reader = csv.reader(io.StringIO(text, newline=""))
@@ -340,14 +350,11 @@ def read_retraction_watch_csv(path_or_text: str | Path) -> tuple[list[NoticeEven
     original DOI, with an unknown nature or the wrong number of cells is a reject naming its
     line. Reasons lose the ``+`` prefix of the 2023 Labs API variant.
     """
-    text = _read_text(path_or_text)
-    rows = _rows_with_lines(text)
     events: list[NoticeEvent] = []
     rejects: list[SourceReject] = []
-    try:
-        _, header = next(rows)
-    except StopIteration:
-        return events, [SourceReject(SOURCE_RW_CSV, 1, "empty file")]
+    header, rows = _csv_with_header(path_or_text, SOURCE_RW_CSV)
+    if header is None:
+        return events, [rows]
     header = [h.strip() for h in header]
     if not all(c in header for c in RW_REQUIRED_COLUMNS):
         missing = [c for c in RW_REQUIRED_COLUMNS if c not in header]
@@ -399,14 +406,11 @@ def read_doi_nature_csv(path_or_text: str | Path) -> tuple[list[NoticeEvent], li
     It carries no dates and no notice DOIs: one undated event per nature. DOIs are lower-cased
     (the table keeps Retraction Watch's mixed case, and lists some DOIs twice in two cases).
     """
-    text = _read_text(path_or_text)
-    rows = _rows_with_lines(text)
     events: list[NoticeEvent] = []
     rejects: list[SourceReject] = []
-    try:
-        _, header = next(rows)
-    except StopIteration:
-        return events, [SourceReject(SOURCE_RW_DOI_NATURE, 1, "empty file")]
+    header, rows = _csv_with_header(path_or_text, SOURCE_RW_DOI_NATURE)
+    if header is None:
+        return events, [rows]
     if not is_doi_nature_csv(",".join(header)):
         return events, [SourceReject(SOURCE_RW_DOI_NATURE, 1, f"not a doi,retractionwatch header: {header}")]
     for line, row in rows:
