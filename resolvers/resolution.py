@@ -29,7 +29,7 @@ from .model import ExtractedIdentifiers, Reason, Reference, Status, Verdict, Wor
 # A string's title "clearly belongs to another work" only when it is long enough to judge and
 # hardly resembles the work's title; the work's title appearing in the string always wins.
 TITLE_MIN_CHARS = 20
-TITLE_CONTRADICTS_BELOW = 50.0
+TITLE_CONTRADICTS_BELOW = 65.0
 TITLE_PRESENT_AT = 90.0
 # Title words (four letters or more, not function words) of the work that the string must share
 # when it is long enough to hold a title: below this share, the string names another work.
