@@ -51,8 +51,6 @@ class FuzzyResolver:
         self.link_threshold = link_threshold
         self.margin = margin
 
-    accepts_parsed = True  # resolve_batch takes the caller's parsed records (parse once per string)
-
     def resolve_batch(self, raws: Sequence[str], parsed: Sequence[ParsedReference] | None = None) -> list[Verdict]:
         verdicts: list[Verdict | None] = [None] * len(raws)
         views: dict[int, RefView] = {}

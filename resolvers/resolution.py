@@ -25,6 +25,8 @@ from .catalog import CatalogLookup
 from .errors import RemoteUnavailable
 from .identifiers import extract_identifiers
 from .model import ExtractedIdentifiers, Reason, Reference, Status, Verdict, Work
+from .parsing import ParsedReference, clean_raw, norm_text, parse_reference
+from .quality import parse_uncertain_reason
 
 # A string's title "clearly belongs to another work" only when it is long enough to judge and
 # hardly resembles the work's title; the work's title appearing in the string always wins.
@@ -41,7 +43,9 @@ YEAR_EARLY_TOLERANCE = 1
 
 
 class FuzzyMatcher(Protocol):
-    def resolve_batch(self, raws: Sequence[str]) -> list[Verdict]: ...
+    """Takes the strings and their parsed records (each string is parsed once, by the chain)."""
+
+    def resolve_batch(self, raws: Sequence[str], parsed: Sequence[ParsedReference]) -> list[Verdict]: ...
 
 
 class RemoteLookup(Protocol):
@@ -68,8 +72,6 @@ def remote_name(scheme: str, identifier: str) -> str:
 def normalise_text(text: str | None) -> str:
     """Lower-case ASCII words: accents, punctuation, PDF hyphenation and line breaks removed
     (the parser's own folding, so titles compare the way the fuzzy matcher compares them)."""
-    from .parsing import clean_raw, norm_text
-
     return norm_text(clean_raw(text)) if text else ""
 
 
@@ -90,7 +92,6 @@ def title_presence(title: str, raw: str) -> tuple[float, bool]:
     which makes the string's title another, longer one. Capitalised text after it (a journal,
     "Vis. Cogn.", a Latin name) does not prolong it, nor a catalog title that itself looks cut
     short ("Courtship behavior in")."""
-    from .parsing import clean_raw
     from .verify import _TRUNCATED_END
 
     low_title, text = clean_raw(title).lower(), clean_raw(raw)
@@ -132,6 +133,14 @@ class Agreement:
     details: dict[str, Any]
 
 
+def _title_contradicts(details: dict[str, Any], work: Work, parsed_title: str | None, **why: Any) -> Agreement:
+    """The evidence of a title contradiction names both sides: the work's title and the string's."""
+    details.update(work_title=work.title, **why)
+    if parsed_title:
+        details["string_title"] = parsed_title
+    return Agreement(True, Reason.TITLE_CONTRADICTS, details)
+
+
 def check_agreement(raw: str, parsed_title: str | None, parsed_year: int | None, work: Work) -> Agreement:
     """Does the string's own title or year contradict the work an identifier points to?"""
     details: dict[str, Any] = {}
@@ -141,10 +150,8 @@ def check_agreement(raw: str, parsed_title: str | None, parsed_year: int | None,
         present, goes_on = title_presence(work.title, raw)
         details["work_title_in_string"] = round(present, 1)
         if goes_on:
-            details.update(work_title=work.title, why="the string's title goes on past the work's title")
-            if parsed_title:
-                details["string_title"] = parsed_title
-            return Agreement(True, Reason.TITLE_CONTRADICTS, details)
+            return _title_contradicts(details, work, parsed_title,
+                                      why="the string's title goes on past the work's title")
         # Whatever the parser made of the string: a string with title words of its own (lower-case
         # words; names and journal abbreviations are capitalised) that holds almost none of the
         # work's title words names another work.
@@ -153,18 +160,13 @@ def check_agreement(raw: str, parsed_title: str | None, parsed_year: int | None,
             shared = len(work_words & _content_words(norm_raw)) / len(work_words)
             details["work_title_words_in_string"] = round(shared, 2)
             if shared < WORDS_SHARED_BELOW:
-                details.update(work_title=work.title, threshold_words_shared=WORDS_SHARED_BELOW)
-                if parsed_title:
-                    details["string_title"] = parsed_title
-                return Agreement(True, Reason.TITLE_CONTRADICTS, details)
+                return _title_contradicts(details, work, parsed_title, threshold_words_shared=WORDS_SHARED_BELOW)
         title = normalise_text(parsed_title)
         if title and len(title) >= TITLE_MIN_CHARS and present < TITLE_PRESENT_AT:
             sim = fuzz.token_sort_ratio(title, work_title)
             details["title_similarity"] = round(sim, 1)
             if sim < TITLE_CONTRADICTS_BELOW:
-                details.update(string_title=parsed_title, work_title=work.title,
-                               threshold=TITLE_CONTRADICTS_BELOW)
-                return Agreement(True, Reason.TITLE_CONTRADICTS, details)
+                return _title_contradicts(details, work, parsed_title, threshold=TITLE_CONTRADICTS_BELOW)
     if parsed_year and work.year:
         details["string_year"], details["work_year"] = parsed_year, work.year
         # The parser's year may be a number of the title ("Supernova 1987A", "PNLD 2012"): the
@@ -183,8 +185,7 @@ def check_agreement(raw: str, parsed_title: str | None, parsed_year: int | None,
 class ReferenceContext:
     reference: Reference
     ids: ExtractedIdentifiers
-    parsed_title: str | None = None
-    parsed_year: int | None = None
+    parsed: ParsedReference
     uncertain_reason: Reason | None = None
     fuzzy: Verdict | None = None
     notes: dict[str, Any] = field(default_factory=dict)
@@ -232,7 +233,7 @@ def rule_identifier(ref: ReferenceContext, batch: BatchContext) -> Verdict | Non
     mismatch: Verdict | None = None
     for source, identifier, work in hits:
         resolver = batch.remote_found.get(identifier, source)
-        agreement = check_agreement(ref.reference.raw, ref.parsed_title, ref.parsed_year, work)
+        agreement = check_agreement(ref.reference.raw, ref.parsed.title, ref.parsed.year, work)
         evidence = {"rule": "identifier", "identifier": identifier, "scheme": source,
                     "work": _work_evidence(work), **agreement.details}
         others = sorted({w.work_id for _, _, w in hits} - {work.work_id})
@@ -318,25 +319,14 @@ class Resolution:
     verdict: Verdict
 
 
-def _parse(raw: str) -> tuple[str | None, int | None, Reason | None, Any]:
-    """Title, year, (if unusable) the parse_uncertain reason, and the parsed record itself
-    (handed to a fuzzy matcher that accepts it, so each string is parsed once)."""
-    from .parsing import parse_reference
-    from .quality import parse_uncertain_reason
-
-    parsed = parse_reference(raw)
-    return parsed.title, parsed.year, parse_uncertain_reason(raw, parsed, False), parsed
-
-
 def resolve_batch(references: Sequence[Reference], catalog: CatalogLookup,
                   fuzzy: FuzzyMatcher | None = None, remote: RemoteLookup | None = None) -> list[Resolution]:
     """Resolve a batch: one catalog query per identifier scheme, one fuzzy call for the rest."""
     contexts: list[ReferenceContext] = []
-    parsed: dict[int, Any] = {}
     for reference in references:
-        ids = extract_identifiers(reference.raw)
-        title, year, uncertain, parsed[len(contexts)] = _parse(reference.raw)
-        contexts.append(ReferenceContext(reference, ids, title, year, uncertain))
+        parsed = parse_reference(reference.raw)
+        contexts.append(ReferenceContext(reference, extract_identifiers(reference.raw), parsed,
+                                         parse_uncertain_reason(reference.raw, parsed, False)))
 
     arxiv_wanted = sorted({a for c in contexts for a in c.ids.arxiv_ids})
     doi_wanted = sorted({d for c in contexts for d in c.ids.dois})
@@ -345,16 +335,11 @@ def resolve_batch(references: Sequence[Reference], catalog: CatalogLookup,
     if remote is not None:
         _ask_remote(contexts, batch, remote)
 
-    pending = [i for i, c in enumerate(contexts)
-               if rule_parse_uncertain(c, batch) is None and rule_identifier(c, batch) is None]
+    pending = [c for c in contexts if rule_parse_uncertain(c, batch) is None and rule_identifier(c, batch) is None]
     if fuzzy is not None and pending:
-        raws = [contexts[i].reference.raw for i in pending]
-        if getattr(fuzzy, "accepts_parsed", False):
-            verdicts = fuzzy.resolve_batch(raws, parsed=[parsed[i] for i in pending])
-        else:
-            verdicts = fuzzy.resolve_batch(raws)
-        for i, verdict in zip(pending, verdicts):
-            contexts[i].fuzzy = verdict
+        verdicts = fuzzy.resolve_batch([c.reference.raw for c in pending], parsed=[c.parsed for c in pending])
+        for ctx, verdict in zip(pending, verdicts):
+            ctx.fuzzy = verdict
     return [Resolution(c.reference, c.ids, decide(c, batch)) for c in contexts]
 
 
