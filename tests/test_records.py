@@ -197,17 +197,21 @@ def test_html_page_is_escaped_and_marks_the_retracted_work():
     assert page.count('class="ref corrected"') == 2
 
 
-def test_rows_straight_from_duckdb():
-    duckdb = pytest.importorskip("duckdb")
-    con = duckdb.connect()
-    con.execute("""CREATE TABLE current (observation_id VARCHAR, observation_digest VARCHAR, run_id VARCHAR,
-        observed_at TIMESTAMP, citing_paper VARCHAR, reference_index INTEGER, raw VARCHAR, source VARCHAR,
+def _current_table(con, observed_at_type: str, rows: list[dict]) -> None:
+    """A DuckDB table shaped like the ledger's ``current`` view, holding ``rows``."""
+    con.execute(f"""CREATE TABLE current (observation_id VARCHAR, observation_digest VARCHAR, run_id VARCHAR,
+        observed_at {observed_at_type}, citing_paper VARCHAR, reference_index INTEGER, raw VARCHAR, source VARCHAR,
         status VARCHAR, resolver_source VARCHAR, work_id VARCHAR, doi VARCHAR, arxiv_id VARCHAR,
         extracted_dois VARCHAR[], extracted_arxiv_ids VARCHAR[], score DOUBLE, evidence VARCHAR)""")
     cols = list(ROWS[0])
-    for r in ROWS:
-        vals = dict(r, observed_at=datetime(2026, 1, 1, 10, 0, 0))
-        con.execute(f"INSERT INTO current VALUES ({','.join('?' * len(cols))})", [vals[c] for c in cols])
+    for r in rows:
+        con.execute(f"INSERT INTO current VALUES ({','.join('?' * len(cols))})", [r[c] for c in cols])
+
+
+def test_rows_straight_from_duckdb():
+    duckdb = pytest.importorskip("duckdb")
+    con = duckdb.connect()
+    _current_table(con, "TIMESTAMP", [dict(r, observed_at=datetime(2026, 1, 1, 10, 0, 0)) for r in ROWS])
     cur = con.execute("SELECT * FROM current")
     names = [d[0] for d in cur.description]
     rows = [dict(zip(names, t)) for t in cur.fetchall()]
@@ -230,13 +234,7 @@ def test_documented_queries_run_and_find_the_retracted_citation():
     blocks = re.findall(r"```sql\n(.*?)```", doc.read_text(), re.S)
     assert len(blocks) == 4
     con = duckdb.connect()
-    con.execute("""CREATE TABLE current (observation_id VARCHAR, observation_digest VARCHAR, run_id VARCHAR,
-        observed_at VARCHAR, citing_paper VARCHAR, reference_index INTEGER, raw VARCHAR, source VARCHAR,
-        status VARCHAR, resolver_source VARCHAR, work_id VARCHAR, doi VARCHAR, arxiv_id VARCHAR,
-        extracted_dois VARCHAR[], extracted_arxiv_ids VARCHAR[], score DOUBLE, evidence VARCHAR)""")
-    cols = list(ROWS[0])
-    for r in ROWS:
-        con.execute(f"INSERT INTO current VALUES ({','.join('?' * len(cols))})", [r[c] for c in cols])
+    _current_table(con, "VARCHAR", ROWS)
     con.execute("CREATE TABLE works (work_id VARCHAR, doi VARCHAR, arxiv_id VARCHAR, title VARCHAR, year INT)")
     for w in (WORK_A, WORK_B):
         con.execute("INSERT INTO works VALUES (?,?,?,?,?)", [w[k] for k in ("work_id", "doi", "arxiv_id", "title", "year")])
