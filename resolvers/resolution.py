@@ -92,7 +92,7 @@ def title_presence(title: str, raw: str) -> tuple[float, bool]:
     which makes the string's title another, longer one. Capitalised text after it (a journal,
     "Vis. Cogn.", a Latin name) does not prolong it, nor a catalog title that itself looks cut
     short ("Courtship behavior in")."""
-    from .verify import _TRUNCATED_END
+    from .verify import TRUNCATED_END
 
     low_title, text = clean_raw(title).lower(), clean_raw(raw)
     if not low_title or not text:
@@ -100,7 +100,7 @@ def title_presence(title: str, raw: str) -> tuple[float, bool]:
     if len(low_title) > len(text):
         return fuzz.partial_ratio(text.lower(), low_title), False
     al = fuzz.partial_ratio_alignment(low_title, text.lower())
-    goes_on = (al.score >= TITLE_PRESENT_AT and not _TRUNCATED_END.search(title)
+    goes_on = (al.score >= TITLE_PRESENT_AT and not TRUNCATED_END.search(title)
                and text[:al.dest_end].rstrip()[-1:] not in (".", "?", "!")
                and bool(_GOES_ON.match(text, al.dest_end)))
     return al.score, goes_on

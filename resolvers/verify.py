@@ -72,7 +72,7 @@ NOTICE_WORDS = re.compile(r"\b(?:correction|corrigend\w*|errat\w*|retract\w*|exp
 # prefix of the string's title (``title_prefix``); it never lowers the title score.
 _TRUNCATED_PATTERN = (r"(?i)(?:\b(?:in|of|by|from|the|and|with|for|on|to|a|an|at|as|via)\s*|[,:;(/\-–]\s*|"
                       r"(?:^|[^a-z])[a-z]\s*|[^\x00-\x7f]\s*| )$")
-_TRUNCATED_END = re.compile(_TRUNCATED_PATTERN)
+TRUNCATED_END = re.compile(_TRUNCATED_PATTERN)
 _NUM = re.compile(r"[A-Za-z]?\d+[A-Za-z]?")
 _YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|20[0-4]\d)(?!\d)")
 
@@ -177,7 +177,7 @@ def _key(w: Work) -> tuple:
     return (w.work_id, w.title, w.authors[:1], w.venue, w.volume, w.first_page)
 
 
-# RE2 (Arrow) spellings of _TRUNCATED_END (plus a trailing space) and NOTICE_RE
+# RE2 (Arrow) spellings of TRUNCATED_END (plus a trailing space) and NOTICE_RE
 _TRUNCATED_END_RE2 = _TRUNCATED_PATTERN
 _NOTICE_RE2 = ("(?i)" + NOTICE_RE.pattern)
 
@@ -231,7 +231,7 @@ def work_forms(work: Work) -> WorkForms:
         vn = norm_text(work.venue) if work.venue else ""
         forms = _FORMS[_key(work)] = WorkForms(
             fold(title), compact(title), len(ntoks), frozenset(ntoks),
-            bool(_TRUNCATED_END.search(title)),
+            bool(TRUNCATED_END.search(title)),
             compact(surname(work.authors[0])) if work.authors else "",
             (work.volume or "").strip().lower(), (work.first_page or "").strip().lower(),
             vn, tuple(t for t in vn.split() if len(t) >= 3) or tuple(vn.split()),
