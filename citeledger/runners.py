@@ -2,7 +2,8 @@
 
 ``threads`` (the default) keeps the flow's own thread pool: one process, one catalog index.
 ``processes`` uses Prefect's process pool on this machine: ``dask_workers`` processes, each
-loading the catalog index once, for CPU-bound resolution on several cores without a cluster.
+loading the catalog index once, for CPU-bound resolution on several cores without a cluster; the
+workers report to the flow's own API (``workers_report_here``), never to servers of their own.
 ``dask`` fans the batches out over a Dask cluster through prefect-dask: at ``dask_address`` (an
 existing scheduler, e.g. ``tcp://10.0.0.5:8786``) or a temporary local cluster of
 ``dask_workers`` single-threaded worker processes. Each worker process loads the catalog index
@@ -11,7 +12,8 @@ into the one ledger, whose layout (one file per batch, renamed into place) needs
 """
 from __future__ import annotations
 
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from resolvers.errors import ConfigError
 
@@ -43,13 +45,9 @@ def make_task_runner(task_runner: str = "threads", dask_address: str | None = No
                                           "dashboard_address": None, "env": worker_env()})
 
 
-def worker_env() -> dict[str, str]:
-    """The Prefect API the local workers must report to. Without ``PREFECT_API_URL`` (a flow run
-    outside a server) Prefect serves a temporary API in this process; a worker process that does
-    not know its address starts one of its own (5-17 s each on 2 cores) and records its task runs
-    there, where nobody sees them. So hand the workers this process's API address."""
-    import os
-
+def flow_api_url() -> str | None:
+    """The Prefect API this process reports to: ``PREFECT_API_URL``, else the address of the
+    temporary server Prefect started in this process (none outside a flow run)."""
     from prefect.settings import PREFECT_API_URL
 
     url = PREFECT_API_URL.value()
@@ -59,7 +57,33 @@ def worker_env() -> dict[str, str]:
         server = SubprocessASGIServer()  # the temporary server of this process (a singleton)
         if server.running:
             url = server.api_url
+    return url or None
+
+
+def worker_env() -> dict[str, str]:
+    """The environment of local worker processes. Without ``PREFECT_API_URL`` (a flow run outside
+    a server) Prefect serves a temporary API in this process; a worker process that does not know
+    its address starts one of its own (5-17 s each on 2 cores, and a third and fourth Python
+    process competing for the cores for the rest of the run) and records its task runs there,
+    where nobody sees them. So hand the workers this process's API address."""
+    import os
+
     env = {k: v for k, v in os.environ.items() if k.startswith("PREFECT_") or k == "DO_NOT_TRACK"}
+    url = flow_api_url()
     if url:
         env["PREFECT_API_URL"] = url
     return env
+
+
+@contextmanager
+def workers_report_here() -> Iterator[None]:
+    """While the process pool runs, the settings its workers inherit name this process's API
+    (``ProcessPoolTaskRunner`` hands each task the current settings as environment variables)."""
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    url = flow_api_url()
+    if not url or PREFECT_API_URL.value() == url:
+        yield
+        return
+    with temporary_settings(updates={PREFECT_API_URL: url}):
+        yield

@@ -17,7 +17,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from citeledger import pipeline
 from citeledger.inputs import InputLimits
-from citeledger.runners import make_task_runner
+from citeledger.runners import make_task_runner, workers_report_here
 from resolvers.errors import TransientError
 
 
@@ -94,7 +94,7 @@ def resolve_batches(plan: pipeline.RunPlan, task_runner: str = "threads", dask_a
     runner = make_task_runner(task_runner, dask_address, dask_workers)
     if runner is None:
         return _collect(resolve_batch_task.map(plan.pending), plan, logger)
-    with runner:
+    with workers_report_here(), runner:
         logger.info("resolving %d batches on %s", len(plan.pending), task_runner)
         return _collect(list(runner.map(resolve_batch_task, {"job": plan.pending})), plan, logger)
 

@@ -1,5 +1,6 @@
 """The resolve flow through Prefect, driven by the CLI exactly as a user runs it."""
 import json
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -43,3 +44,67 @@ def test_cli_builds_resolves_and_queries_through_the_flow(tmp_path, capsys):
 
     assert main(["query", "delete from observations", "--ledger", str(ledger), "--catalog", str(catalog)]) == 2
     assert "only read-only queries" in capsys.readouterr().err
+
+
+
+def _worker_api() -> dict:
+    """Where a process-pool worker reports, and whether it runs a temporary server of its own."""
+    import os
+
+    from prefect.server.api.server import SubprocessASGIServer
+    from prefect.settings import PREFECT_API_URL
+
+    return {"url": PREFECT_API_URL.value(), "own_server": SubprocessASGIServer().running, "pid": os.getpid()}
+
+
+def test_process_pool_workers_use_the_flows_api():
+    """Without a Prefect server each flow process serves a temporary API; a pool worker that is not
+    told its address starts one of its own (5-17 s, and a core for the whole run)."""
+    import os
+
+    from prefect import flow, task
+
+    from citeledger.runners import flow_api_url, make_task_runner, workers_report_here
+
+    probe = task(_worker_api, name="probe")
+
+    @flow
+    def probe_flow():
+        with workers_report_here(), make_task_runner("processes", dask_workers=1) as runner:
+            return flow_api_url(), runner.submit(probe, {}).result()
+
+    url, seen = probe_flow()
+    assert url and seen["pid"] != os.getpid()
+    assert seen["url"] == url and not seen["own_server"]
+
+
+def test_process_pool_workers_report_to_the_flows_api_and_match_the_thread_runner(tmp_path, default_catalog):
+    """``--task-runner processes`` gives the same observations as the thread runner, and every batch
+    is a completed task run of the flow run."""
+    from prefect import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+
+    from flows.resolve import resolve_references
+
+    refs = tmp_path / "refs.jsonl"
+    lines = (Path(__file__).parent.parent / "data" / "sample_references.jsonl").read_text().splitlines()[:60]
+    refs.write_text("\n".join(lines) + "\n")
+
+    def observations(ledger):
+        return duckdb.sql(f"select citing_paper, reference_index, status, work_id, observation_id from "
+                          f"read_parquet('{ledger}/observations/**/*.parquet', union_by_name=true) "
+                          f"order by 1, 2").fetchall()
+
+    common = dict(inputs=[str(refs)], catalog=str(default_catalog), batch_size=20, records=False)
+    resolve_references(ledger=str(tmp_path / "threads"), run_id="r", **common)
+    state = resolve_references(ledger=str(tmp_path / "processes"), run_id="r", task_runner="processes",
+                               dask_workers=2, return_state=True, **common)
+    assert state.is_completed()
+    assert observations(tmp_path / "processes") == observations(tmp_path / "threads")
+    assert len(observations(tmp_path / "threads")) == 60
+
+    with get_client(sync_client=True) as client:
+        task_runs = client.read_task_runs(flow_run_filter=FlowRunFilter(
+            id=FlowRunFilterId(any_=[state.state_details.flow_run_id])))
+    batches = [t for t in task_runs if t.name.startswith("resolve-batch")]
+    assert len(batches) == 3 and all(t.state.is_completed() for t in batches)
