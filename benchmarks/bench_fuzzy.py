@@ -141,12 +141,11 @@ BATCH = 2000
 def _resolve_chunk(args):
     """Worker: resolve one batch through the whole chain with the process's cached catalog."""
     catalog_dir, raws = args
-    from citeledger.pipeline import get_catalog, get_fuzzy
+    from citeledger.pipeline import get_catalog, resolve_references
     from resolvers.model import Reference
-    from resolvers.resolution import resolve_batch
 
     catalog = get_catalog(catalog_dir)
-    out = resolve_batch([Reference("bench", n + 1, r) for n, r in enumerate(raws)], catalog, get_fuzzy(catalog))
+    out = resolve_references([Reference("bench", n + 1, r) for n, r in enumerate(raws)], catalog)
     return [x.verdict for x in out], peak_mb()
 
 

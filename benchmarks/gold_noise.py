@@ -55,17 +55,15 @@ def _present(title: str | None, raw: str) -> float:
 
 
 def run_chain(rows: list[dict], catalog_dir: str, batch: int = 2000):
-    from citeledger.pipeline import get_catalog, get_fuzzy
+    from citeledger.pipeline import get_catalog, resolve_references
     from resolvers.model import Reference
-    from resolvers.resolution import resolve_batch
 
     catalog = get_catalog(catalog_dir)
-    fuzzy = get_fuzzy(catalog)
     verdicts = []
     for i in range(0, len(rows), batch):
         chunk = rows[i:i + batch]
         refs = [Reference("noise", n + 1, r["raw"]) for n, r in enumerate(chunk)]
-        verdicts.extend(res.verdict for res in resolve_batch(refs, catalog, fuzzy))
+        verdicts.extend(res.verdict for res in resolve_references(refs, catalog))
     return catalog, verdicts
 
 

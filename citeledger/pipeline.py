@@ -6,15 +6,17 @@ over tasks, retries, logging and artifacts.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import hashlib
 import json
 import secrets
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from resolvers.model import Reference, Status, STATE_ORDER
 from resolvers.observation import observation_row
@@ -25,6 +27,38 @@ from .inputs import InputLimits, InputReject, read_references
 from .store import LedgerStore, ParquetCatalog, check_run_id, file_sha256
 
 DEFAULT_BATCH_SIZE = 5000
+
+
+_GC_LOCK = threading.Lock()
+_GC_PAUSES = 0
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Resolve a batch without the cyclic garbage collector: a batch makes hundreds of thousands
+    of small objects that live until it ends (candidates, comparison forms, evidence), and the
+    collector rescanning them is a fifth of the time (1M-work catalog: 588 -> 718 references/s in
+    one process, same peak memory: reference counting still frees everything, and the few cycles
+    wait for the next collection). Batches in threads share the pause; the last one resumes it."""
+    global _GC_PAUSES
+    with _GC_LOCK:
+        _GC_PAUSES += 1
+        if _GC_PAUSES == 1:
+            gc.disable()
+    try:
+        yield
+    finally:
+        with _GC_LOCK:
+            _GC_PAUSES -= 1
+            if _GC_PAUSES == 0:
+                gc.enable()
+
+
+def resolve_references(references: Sequence[Reference], catalog: Any, remote: Any = None) -> list:
+    """The resolution chain over one batch, with this process's fuzzy matcher and the collector
+    paused: what ``run_batch``, ``citeledger eval`` and the benchmarks all run."""
+    with gc_paused():
+        return resolve_batch(references, catalog, get_fuzzy(catalog), remote)
 
 
 def new_run_id() -> str:
@@ -215,7 +249,7 @@ def run_batch(job: BatchJob) -> dict[str, int]:
     if ledger.batch_done(job.run_id, job.part):
         return {"skipped": len(job.references)}
     catalog = get_catalog(job.catalog_dir, job.catalog_generation)
-    resolutions = resolve_batch(job.references, catalog, get_fuzzy(catalog), get_remote(job.remote))
+    resolutions = resolve_references(job.references, catalog, get_remote(job.remote))
     rows = [observation_row(r, job.run_id, job.observed_at, job.catalog_fingerprint) for r in resolutions]
     fetched = {r.verdict.work.work_id: r.verdict.work for r in resolutions
                if r.verdict.work is not None and r.verdict.resolver_source in ("arxiv_api", "crossref_api")}

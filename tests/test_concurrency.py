@@ -1,5 +1,6 @@
 """Two resolve runs on one ledger serialise on the ledger lock (released by the kernel when its
-holder dies), and a reader querying during a write sees whole batches only, never a broken file."""
+holder dies), a reader querying during a write sees whole batches only, never a broken file, and
+batches in threads share the pause of the garbage collector."""
 from __future__ import annotations
 
 import os
@@ -8,6 +9,8 @@ import subprocess
 import sys
 import threading
 import time
+
+import pytest
 
 from citeledger.store import run_query
 
@@ -76,3 +79,41 @@ def test_reader_during_writes_sees_whole_batches(setup, tmp_path):
     assert errors == []
     assert seen and all(n == d and n % 2 == 0 for n, d in seen)
     assert [n for n, _ in seen] == sorted(n for n, _ in seen)  # the ledger only grows
+
+
+def test_batches_in_threads_share_the_collector_pause():
+    """The collector is off while any batch runs and back on when the last one ends, whatever
+    order the threads finish in, and after a batch that raised."""
+    import gc
+    import threading
+
+    from citeledger.pipeline import gc_paused
+
+    assert gc.isenabled()
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+    seen = {}
+
+    def first():
+        with gc_paused():
+            first_in.set()
+            second_in.wait(5)
+        first_out.set()
+
+    def second():
+        first_in.wait(5)
+        with gc_paused():
+            second_in.set()
+            first_out.wait(5)
+            seen["after_first_left"] = gc.isenabled()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert seen == {"after_first_left": False}
+    assert gc.isenabled()
+    with pytest.raises(ZeroDivisionError):
+        with gc_paused():
+            1 / 0
+    assert gc.isenabled()
