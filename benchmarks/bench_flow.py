@@ -1,0 +1,135 @@
+"""End-to-end benchmark of the resolve flow: ``citeledger resolve`` as a user runs it.
+
+Writes the glutton dev strings ``--copies`` times over (each copy under its own citing papers, so
+every row is a reference of its own), runs ``citeledger resolve`` in a subprocess against
+``--catalog`` (a fresh ledger, a temporary PREFECT_HOME), samples the resident memory of the
+whole process tree (the CLI, Prefect's temporary API server, the pool's worker processes) every
+0.2 s, and prints:
+
+- ``run_refs_per_s``: the run's own figure (references / seconds from planning to the finished
+  ledger, as the run row records it): reading and batching the input, resolving, writing the
+  observations, the notices and ledger.duckdb;
+- ``wall_s``: the whole command, with Prefect's start-up and the citation records;
+- ``peak_tree_rss_mb``: the largest sum of RSS over the process tree.
+
+Build a catalog with N synthetic works first, e.g. ``python benchmarks/bench_fuzzy.py 1000000
+--sample 0 --procs 1`` (it leaves it in ``/tmp/citeledger-bench/n1000000/catalog``).
+
+Usage: python benchmarks/bench_flow.py --catalog DIR [--copies 4] [--task-runner processes]
+       [--workers 2] [--batch-size 2000]
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEV = ROOT.parent / "shared/data/refs/glutton_dev.jsonl.gz"
+
+
+def tree_rss_mb(root_pid: int) -> tuple[float, dict[int, float]]:
+    """Sum of VmRSS over a process and all its descendants (Linux /proc), and each one's."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/status") as f:
+                kb = next((int(line.split()[1]) for line in f if line.startswith("VmRSS:")), 0)
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+        rss[int(entry)] = kb
+    each, todo = {}, [root_pid]
+    while todo:
+        pid = todo.pop()
+        each[pid] = rss.get(pid, 0) / 1024
+        todo += children.get(pid, [])
+    return sum(each.values()), each
+
+
+def main(argv: list[str] | None = None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--catalog", required=True)
+    ap.add_argument("--gold", default=str(DEV), help="reference file to repeat (default: glutton dev)")
+    ap.add_argument("--copies", type=int, default=4)
+    ap.add_argument("--task-runner", default="processes", choices=["threads", "processes"])
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--batch-size", type=int, default=2000)
+    args = ap.parse_args(argv)
+
+    work = Path(tempfile.mkdtemp(prefix="bench-flow-"))
+    rows = [json.loads(line) for line in gzip.open(args.gold, "rt")]
+    refs = work / "references.jsonl"
+    with open(refs, "w") as f:
+        for c in range(args.copies):
+            for r in rows:
+                f.write(json.dumps({"citing_paper": f"{r['citing_paper']}-copy{c}",
+                                    "reference_index": r["reference_index"], "raw": r["raw"]}) + "\n")
+    n = len(rows) * args.copies
+    env = {**os.environ, "PREFECT_HOME": str(work / "prefect"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+           "DO_NOT_TRACK": "1", "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90"}
+    env.pop("PREFECT_API_URL", None)
+    ledger = work / "ledger"
+    cmd = [sys.executable, "-m", "citeledger.cli", "resolve", str(refs), "--catalog", args.catalog,
+           "--ledger", str(ledger), "--batch-size", str(args.batch_size), "--task-runner", args.task_runner,
+           "--dask-workers", str(args.workers)]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak, at_peak, per_process = 0.0, {}, {}
+    stop = threading.Event()
+
+    def sample():
+        nonlocal peak, at_peak
+        while not stop.is_set():
+            total, each = tree_rss_mb(proc.pid)
+            for pid, mb in each.items():
+                per_process[pid] = max(per_process.get(pid, 0.0), mb)
+            if total > peak:
+                peak, at_peak = total, each
+            stop.wait(0.2)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out, err = proc.communicate()
+    wall = time.perf_counter() - t0
+    stop.set()
+    sampler.join()
+    if proc.returncode != 0:
+        sys.exit(f"citeledger resolve failed ({proc.returncode}):\n{err[-3000:]}")
+
+    def query(sql: str) -> dict:
+        q = subprocess.run([sys.executable, "-m", "citeledger.cli", "query", sql, "--ledger", str(ledger),
+                            "--catalog", args.catalog, "--format", "json"], cwd=ROOT, env=env,
+                           capture_output=True, text=True, check=True)
+        return json.loads(q.stdout.splitlines()[0])
+
+    run = query("select seconds, timings, \"references\" from runs")
+    seconds, timings, references = run["seconds"], run["timings"], run["references"]
+    observed = query("select count(*) as n from observations")["n"]
+    res = {"references": n, "observations": observed, "task_runner": args.task_runner,
+           "workers": args.workers if args.task_runner == "processes" else 1, "batch_size": args.batch_size,
+           "run_seconds": round(seconds, 1), "run_refs_per_s": round(references / seconds, 1),
+           "timings": json.loads(timings) if timings else None, "wall_s": round(wall, 1),
+           "peak_tree_rss_mb": round(peak),
+           "rss_mb_at_peak": sorted((round(v) for v in at_peak.values() if v >= 50), reverse=True),
+           "peak_rss_mb_per_process": sorted((round(v) for v in per_process.values() if v >= 50), reverse=True),
+           "summary": out.strip().splitlines()[-1]}
+    assert observed == n, f"{observed} observations for {n} references"
+    print(json.dumps(res))
+    return res
+
+
+if __name__ == "__main__":
+    main()
