@@ -100,12 +100,42 @@ RESCORE_POOL = 200  # generated candidates per query that are re-scored with the
 RESCORE_TERMS = 12  # at most this many commoner terms per query are looked up
 
 
+class TermIds:
+    """Term -> term id (its position in the vocabulary) without a dict of the vocabulary's strings:
+    a sorted array of their 64-bit hashes, searched a batch at a time. At 1M works the vocabulary
+    holds over a million terms (most of them ``vol:page`` keys), which as a Python dict cost about
+    400 MB per process; as hashes, 16 MB. Two terms sharing a hash (odds about 1 in 10^13 per
+    lookup at this size) would only add a term's postings to a query's candidates: verification,
+    not retrieval, decides a link. Hashes are Python's own (per process), computed at load."""
+
+    def __init__(self, terms: Iterable[str], count: int | None = None):
+        """``terms`` in id order; an iterator (with its ``count``) lets a caller stream a large
+        vocabulary without holding all its strings at once."""
+        if count is None:
+            terms = list(terms)
+            count = len(terms)
+        hashes = np.fromiter((hash(t) for t in terms), dtype=np.int64, count=count)
+        self._order = np.argsort(hashes, kind="stable")
+        self._hashes = hashes[self._order]
+
+    def __len__(self) -> int:
+        return len(self._hashes)
+
+    def ids(self, tokens: Sequence[str]) -> np.ndarray:
+        """The term id of each token, -1 for a token not in the vocabulary."""
+        if not len(self._hashes) or not tokens:
+            return np.full(len(tokens), -1, dtype=np.int64)
+        h = np.fromiter((hash(t) for t in tokens), dtype=np.int64, count=len(tokens))
+        pos = np.minimum(np.searchsorted(self._hashes, h), len(self._hashes) - 1)
+        return np.where(self._hashes[pos] == h, self._order[pos], -1)
+
+
 class PostingsIndex:
     """Inverted index over title tokens in CSR form; answers batches of queries with numpy."""
 
-    def __init__(self, vocab: dict[str, int], offsets: np.ndarray, postings: np.ndarray, n_docs: int,
+    def __init__(self, terms: Sequence[str] | TermIds, offsets: np.ndarray, postings: np.ndarray, n_docs: int,
                  max_terms: int = 6, postings_budget: int = 300):
-        self.vocab = vocab
+        self.terms = terms if isinstance(terms, TermIds) else TermIds(terms)
         self.offsets = offsets.astype(np.int64, copy=False)
         self.postings = postings.astype(np.int32, copy=False)
         self.df = np.diff(self.offsets).astype(np.int64)
@@ -130,25 +160,25 @@ class PostingsIndex:
         order = np.lexsort((d_arr, t_arr))
         counts = np.bincount(t_arr, minlength=len(vocab))
         offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        return cls(vocab, offsets, d_arr[order], n, **kw)
+        return cls(list(vocab), offsets, d_arr[order], n, **kw)
 
-    def select_terms(self, tokens: Sequence[str]) -> list[int]:
-        """The rarest known tokens of a query, within the term and postings budgets; locator
-        keys (``vol:page``, see ``locator_token``) that are rare enough come on top."""
-        ids = set()
+    def select_terms(self, tokens: Sequence[str], ids: Sequence[int]) -> list[int]:
+        """The rarest known tokens of a query (``ids``: their term ids, -1 unknown), within the
+        term and postings budgets; locator keys (``vol:page``, see ``locator_token``) that are
+        rare enough come on top."""
+        known = set()
         loc = []
-        for t in tokens:
-            i = self.vocab.get(t)
-            if i is None:
+        for t, i in zip(tokens, ids):
+            if i < 0:
                 continue
             if ":" in t:
                 if self.df[i] <= MAX_LOCATOR_DF:
                     loc.append(i)
             else:
-                ids.add(i)
-        if not ids:
+                known.add(i)
+        if not known:
             return loc
-        ranked = sorted(ids, key=lambda i: self.df[i])
+        ranked = sorted(known, key=lambda i: self.df[i])
         chosen: list[int] = []
         total = 0
         for i in ranked[: self.max_terms]:
@@ -172,13 +202,17 @@ class PostingsIndex:
         q_ids: list[int] = []
         t_ids: list[int] = []
         rest: list[list[int]] = []
+        all_ids = self.terms.ids([t for toks in queries for t in toks]).tolist()
+        at = 0
         for qi, toks in enumerate(queries):
-            chosen = self.select_terms(toks)
+            ids = all_ids[at:at + len(toks)]
+            at += len(toks)
+            chosen = self.select_terms(toks, ids)
             for t in chosen:
                 q_ids.append(qi)
                 t_ids.append(t)
             taken = set(chosen)
-            others = {self.vocab[t] for t in toks if ":" not in t and t in self.vocab} - taken
+            others = {i for t, i in zip(toks, ids) if i >= 0 and ":" not in t} - taken
             rest.append(sorted(others, key=lambda i: self.df[i])[:RESCORE_TERMS])
         out: list[list[tuple[int, float]]] = [[] for _ in queries]
         if not t_ids:
@@ -224,8 +258,8 @@ class PostingsIndex:
         return out
 
     def document_frequency(self, token: str) -> int:
-        i = self.vocab.get(token)
-        return 0 if i is None else int(self.df[i])
+        i = int(self.terms.ids([token])[0])
+        return 0 if i < 0 else int(self.df[i])
 
 
 def work_tokens(work: Work) -> list[str]:
