@@ -35,9 +35,12 @@ import pyarrow.parquet as pq
 from resolvers.candidates import STOPWORDS, Candidate, PostingsIndex, TermIds
 from resolvers.model import Work
 from resolvers.parsing import LIGATURES
+from resolvers.verify import FORM_COLUMNS, form_columns, forms_from_columns, surname
 
 INDEX_FILE = "title_tokens.parquet"
-INDEX_FORMAT = 2  # 2: locator keys (vol:page) beside the title tokens; an index of another format is rebuilt
+FORMS_FILE = "work_forms.parquet"  # row-aligned with works.parquet: each work's comparison forms
+# 2: locator keys (vol:page) beside the title tokens; 3: work_forms.parquet. Another format is rebuilt.
+INDEX_FORMAT = 3
 WORKS_FILE = "works.parquet"
 _WORK_COLUMNS = ["work_id", "doi", "arxiv_id", "title", "authors", "year", "venue", "volume", "first_page",
                  "pmid", "type", "alt_dois", "withdrawn"]
@@ -72,6 +75,60 @@ def _stamp(catalog_dir: Path) -> dict:
             "format": INDEX_FORMAT}
 
 
+class _AtomicParquet:
+    """A Parquet file written under a name of its own, then renamed into place: two processes
+    rebuilding a stale index never mix bytes, and a crash leaves the old file or none."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        os.close(fd)
+        self.tmp = Path(tmp_name)
+        self.writer: pq.ParquetWriter | None = None
+
+    def write(self, table: pa.Table | pa.RecordBatch, stamp: dict) -> None:
+        if isinstance(table, pa.RecordBatch):
+            table = pa.Table.from_batches([table])
+        table = table.replace_schema_metadata({"citeledger": json.dumps(stamp)})
+        if self.writer is None:
+            self.writer = pq.ParquetWriter(self.tmp, table.schema, compression="zstd")
+        self.writer.write_table(table)
+
+    def commit(self) -> None:
+        try:
+            if self.writer is None:
+                raise ValueError(f"nothing written to {self.path}")
+            self.writer.close()
+            os.chmod(self.tmp, 0o644)  # mkstemp makes it private; catalog files are readable by all
+            self.tmp.replace(self.path)
+        finally:
+            self.tmp.unlink(missing_ok=True)
+
+
+def _forms_batch(batch: pa.RecordBatch) -> pa.Table:
+    """The comparison forms (``verify.form_columns``) of a chunk of works.parquet rows."""
+    names = batch.schema.names
+    n = batch.num_rows
+    venues = batch.column(names.index("venue")) if "venue" in names else pa.nulls(n, pa.string())
+    if "authors" in names:
+        firsts = batch.column(names.index("authors")).to_pylist()
+        surnames = [surname(a[0]) if a else "" for a in firsts]
+    else:
+        surnames = [""] * n
+    cols = form_columns(batch.column(names.index("title")), venues, surnames)
+    return pa.table({name: cols[name] for name in FORM_COLUMNS})
+
+
+def _load_forms(catalog_dir: Path) -> pa.Table | None:
+    path = catalog_dir / FORMS_FILE
+    if not path.exists():
+        return None
+    meta = pq.read_schema(path).metadata or {}
+    if json.loads(meta.get(b"citeledger", b"{}")) != _stamp(catalog_dir):
+        return None
+    return pq.read_table(path).combine_chunks()
+
+
 def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
     """Write ``title_tokens.parquet`` for ``<catalog_dir>/works.parquet``; returns build stats.
 
@@ -87,7 +144,11 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
     pf = pq.ParquetFile(catalog_dir / WORKS_FILE)
     names = pf.schema_arrow.names
     columns = ["title"] + [c for c in ("volume", "first_page") if c in names]
-    for batch in pf.iter_batches(batch_size=chunk_rows, columns=columns):
+    extra = [c for c in ("venue", "authors") if c in names]
+    stamp = _stamp(catalog_dir)
+    forms = _AtomicParquet(catalog_dir / FORMS_FILE)
+    for batch in pf.iter_batches(batch_size=chunk_rows, columns=columns + extra):
+        forms.write(_forms_batch(batch), stamp)
         lists = _fold_tokens(batch.column(0))
         flat = pc.list_flatten(lists)
         parent = pc.list_parent_indices(lists).to_numpy().astype(np.int64) + row0
@@ -122,17 +183,12 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
         words[i] = t
     table = pa.table({"token": pa.array(words, pa.string()),
                       "postings": pa.ListArray.from_arrays(pa.array(offsets), pa.array(postings))})
-    stamp = _stamp(catalog_dir)
-    table = table.replace_schema_metadata({"citeledger": json.dumps(stamp)})
-    # a name of its own, then a rename: two processes rebuilding a stale index never mix bytes
-    fd, tmp_name = tempfile.mkstemp(dir=catalog_dir, prefix=f".{INDEX_FILE}.", suffix=".tmp")
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        pq.write_table(table, tmp, compression="zstd")
-        tmp.replace(catalog_dir / INDEX_FILE)
-    finally:
-        tmp.unlink(missing_ok=True)
+    if forms.writer is None:  # no works: an empty forms file all the same
+        forms.write(_forms_batch(pa.RecordBatch.from_pydict({"title": pa.array([], pa.string())})), stamp)
+    forms.commit()  # the forms first: an index file present means its forms are too
+    index = _AtomicParquet(catalog_dir / INDEX_FILE)
+    index.write(table, stamp)
+    index.commit()
     return {"works": row0, "tokens": len(vocab), "postings": int(len(postings)),
             "seconds": round(time.perf_counter() - t0, 2)}
 
@@ -168,10 +224,13 @@ class ParquetRetriever:
     def __init__(self, catalog_dir: str | Path, **index_options):
         self.catalog_dir = Path(catalog_dir)
         loaded = _load_index(self.catalog_dir)
-        if loaded is None:
+        forms = _load_forms(self.catalog_dir) if loaded is not None else None
+        if forms is None:
             build_index(self.catalog_dir)
             loaded = _load_index(self.catalog_dir)
+            forms = _load_forms(self.catalog_dir)
         self.index, self.n_works = loaded
+        self.forms = forms
         for k, v in index_options.items():
             setattr(self.index, k, v)
         schema_names = pq.read_schema(self.catalog_dir / WORKS_FILE).names
@@ -199,11 +258,21 @@ class ParquetRetriever:
                           withdrawn=bool(wd))
         return out
 
+    def _forms(self, rows: Sequence[int], works: dict[int, Work]) -> dict[int, object]:
+        """The stored comparison forms of these rows (no text folding at query time)."""
+        if not rows:
+            return {}
+        taken = self.forms.take(pa.array(rows, pa.int64()))
+        cols = {name: taken.column(name).to_pylist() for name in FORM_COLUMNS}
+        forms = forms_from_columns(cols, [works[r].volume for r in rows], [works[r].first_page for r in rows])
+        return dict(zip(rows, forms))
+
     def candidates_batch(self, queries: Sequence[Sequence[str]], k: int = 20) -> list[list[Candidate]]:
         found = self.index.query_rows(queries, k)
         rows = sorted({r for pairs in found for r, _ in pairs})
         works = self._works(rows)
-        return [[Candidate(works[r], r, s) for r, s in pairs] for pairs in found]
+        forms = self._forms(rows, works)
+        return [[Candidate(works[r], r, s, forms[r]) for r, s in pairs] for pairs in found]
 
     def document_frequency(self, token: str) -> int:
         return self.index.document_frequency(token)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Iterable, Protocol, Sequence
+from typing import Any, Iterable, Protocol, Sequence
 
 import numpy as np
 
@@ -83,6 +83,7 @@ class Candidate:
     work: Work
     row: int
     blocking_score: float  # summed idf of the query's selected tokens the work's title holds
+    forms: Any = None  # the work's ``verify.WorkForms`` when the catalog stores them
 
 
 class Retriever(Protocol):

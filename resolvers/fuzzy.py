@@ -87,7 +87,7 @@ class FuzzyResolver:
             return {}
         keys = list(queries)
         found = self.retriever.candidates_batch([queries[i] for i in keys], self.k)
-        prepare_forms({id(c.work): c.work for cands in found for c in cands}.values())
+        prepare_forms({id(c.work): c.work for cands in found for c in cands if c.forms is None}.values())
         return dict(zip(keys, found))
 
     def _decide(self, ref: RefView, cands: list[Candidate], query: str) -> Verdict:
@@ -98,7 +98,7 @@ class FuzzyResolver:
         scored: list[tuple[float, Candidate, Features]] = []
         notices: list[dict] = []
         for c in cands:
-            f = features(ref, c.work)
+            f = features(ref, c.work, c.forms)
             p = probability(f)
             if f.notice:
                 notices.append({**_brief(c.work), "score": round(p, 4)})

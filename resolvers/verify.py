@@ -183,10 +183,60 @@ _TRUNCATED_END_RE2 = _TRUNCATED_PATTERN
 _NOTICE_RE2 = ("(?i)" + NOTICE_RE.pattern)
 
 
+def form_columns(titles, venues, surnames) -> dict:
+    """The text forms of many works at once, as Arrow arrays (Arrow kernels for the folding: per
+    work in Python it is most of verification's cost on a large catalog). ``surnames``: each
+    work's first-author family name (``surname``). The catalog's blocking index stores these
+    columns for every work (``citeledger.blocking``); ``prepare_forms`` makes them for works from
+    elsewhere. Either way ``forms_from_columns`` turns them into ``WorkForms`` equal to
+    ``work_forms`` one by one."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def arrow(values):
+        if not isinstance(values, (pa.Array, pa.ChunkedArray)):
+            return pa.array(values, pa.string())
+        return values if pa.types.is_string(values.type) else values.cast(pa.string())  # e.g. an all-null column
+
+    def folded(values):
+        arr = pc.fill_null(arrow(values), "")
+        for k, v in _LIGATURE_PAIRS:
+            arr = pc.replace_substring(arr, k, v)
+        arr = pc.utf8_normalize(arr, "NFKD")
+        arr = pc.replace_substring_regex(arr, r"\p{Mn}", "")
+        return pc.utf8_lower(arr)
+
+    raw = pc.fill_null(arrow(titles), "")
+    soft = folded(raw)
+    return {
+        "f_soft": soft,
+        "f_norm": pc.utf8_trim(pc.replace_substring_regex(soft, r"[^a-z0-9]+", " "), " "),
+        "f_truncated": pc.match_substring_regex(raw, _TRUNCATED_END_RE2),
+        "f_notice": pc.match_substring_regex(raw, _NOTICE_RE2),
+        "f_surname": pc.replace_substring_regex(folded(surnames), r"[^a-z0-9]+", ""),
+        "f_venue": pc.utf8_trim(pc.replace_substring_regex(folded(venues), r"[^a-z0-9]+", " "), " "),
+    }
+
+
+FORM_COLUMNS = ("f_soft", "f_norm", "f_truncated", "f_notice", "f_surname", "f_venue")
+
+
+def forms_from_columns(cols: dict, volumes, pages) -> list[WorkForms]:
+    """``WorkForms`` from ``form_columns`` output converted to Python lists (plus each work's
+    volume and first page)."""
+    out = []
+    for so, no, tr, nt, su, vn, vol, pg in zip(cols["f_soft"], cols["f_norm"], cols["f_truncated"],
+                                               cols["f_notice"], cols["f_surname"], cols["f_venue"], volumes, pages):
+        ntoks = no.split()
+        vtoks = vn.split()
+        out.append(WorkForms(so, no.replace(" ", ""), len(ntoks), frozenset(ntoks), tr, su,
+                             (vol or "").strip().lower(), (pg or "").strip().lower(), vn,
+                             tuple(t for t in vtoks if len(t) >= 3) or tuple(vtoks), nt))
+    return out
+
+
 def prepare_forms(works) -> None:
-    """Compute the comparison forms of many works at once (Arrow kernels for the text folding:
-    the per-work Python cost is most of verification on a large catalog). Fills the cache that
-    ``work_forms`` reads; results equal ``work_forms`` computed one by one."""
+    """Fill the cache that ``work_forms`` reads for many works at once (``form_columns``)."""
     keyed = {}
     for w in works:
         k = _key(w)
@@ -197,34 +247,11 @@ def prepare_forms(works) -> None:
     todo = list(keyed.values())
     if len(_FORMS) + len(todo) >= _FORMS_MAX:
         _FORMS.clear()
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    def folded(values):
-        arr = pa.array(values, pa.string())
-        for k, v in _LIGATURE_PAIRS:
-            arr = pc.replace_substring(arr, k, v)
-        arr = pc.utf8_normalize(arr, "NFKD")
-        arr = pc.replace_substring_regex(arr, r"\p{Mn}", "")
-        return pc.utf8_lower(arr)
-
-    titles = [w.title or "" for w in todo]
-    raw = pa.array(titles, pa.string())
-    truncated = pc.match_substring_regex(raw, _TRUNCATED_END_RE2).to_pylist()
-    notice = pc.match_substring_regex(raw, _NOTICE_RE2).to_pylist()
-    soft = folded(titles)
-    norm = pc.utf8_trim(pc.replace_substring_regex(soft, r"[^a-z0-9]+", " "), " ")
-    comp = pc.replace_substring(norm, " ", "")  # the same as dropping every non-alphanumeric: half the cost
-    vnorm = pc.utf8_trim(pc.replace_substring_regex(folded([w.venue or "" for w in todo]), r"[^a-z0-9]+", " "), " ")
-    surn = pc.replace_substring_regex(folded([surname(w.authors[0]) if w.authors else "" for w in todo]),
-                                      r"[^a-z0-9]+", "")
-    for k, w, so, no, co, vn, su, tr, nt in zip(keyed, todo, soft.to_pylist(), norm.to_pylist(), comp.to_pylist(),
-                                                 vnorm.to_pylist(), surn.to_pylist(), truncated, notice):
-        ntoks = no.split()
-        vtoks = vn.split()
-        _FORMS[k] = WorkForms(
-            so, co, len(ntoks), frozenset(ntoks), tr, su, (w.volume or "").strip().lower(),
-            (w.first_page or "").strip().lower(), vn, tuple(t for t in vtoks if len(t) >= 3) or tuple(vtoks), nt)
+    arrays = form_columns([w.title or "" for w in todo], [w.venue or "" for w in todo],
+                          [surname(w.authors[0]) if w.authors else "" for w in todo])
+    forms = forms_from_columns({k: v.to_pylist() for k, v in arrays.items()},
+                               [w.volume for w in todo], [w.first_page for w in todo])
+    _FORMS.update(zip(keyed, forms))
 
 
 def work_forms(work: Work) -> WorkForms:
@@ -290,9 +317,10 @@ def _number_agreement(value: str | None, numbers: frozenset[str] | set[str], par
     return 0
 
 
-def features(ref: RefView, work: Work) -> Features:
-    """Compare one reference with one candidate work."""
-    w = work_forms(work)
+def features(ref: RefView, work: Work, forms: WorkForms | None = None) -> Features:
+    """Compare one reference with one candidate work (``forms``: its comparison forms, when the
+    retriever brought them along)."""
+    w = forms if forms is not None else work_forms(work)
     w_compact = w.compact
     detail: dict = {}
     t_parse = 0.0

@@ -123,3 +123,21 @@ def test_batch_forms_equal_one_by_one():
     verify._FORMS.clear()
     verify.prepare_forms(works)
     assert [verify.work_forms(w) for w in works] == one
+
+
+def test_stored_forms_equal_forms_made_one_by_one(default_catalog):
+    """The comparison forms the catalog stores for every work (built with Arrow kernels at index
+    time) are exactly those ``work_forms`` makes from the work itself: cut-short titles, notices,
+    non-ASCII names and venues included."""
+    from resolvers import verify
+
+    gen = next(p for p in Path(default_catalog).iterdir() if p.name.startswith("gen-"))
+    retriever = ParquetRetriever(gen)
+    rows = list(range(0, retriever.n_works, 7))
+    works = retriever._works(rows)
+    stored = retriever._forms(rows, works)
+    verify._FORMS.clear()
+    assert all(stored[r] == verify.work_forms(works[r]) for r in rows)
+    assert sum(f.truncated for f in stored.values()) and sum(f.notice for f in stored.values())
+    [cands] = retriever.candidates_batch([["kinematics", "cerebellar", "throw"]], k=3)
+    assert cands and all(c.forms == verify.work_forms(c.work) for c in cands)
