@@ -16,7 +16,7 @@ Build a catalog with N synthetic works first, e.g. ``python benchmarks/bench_fuz
 --sample 0 --procs 1`` (it leaves it in ``/tmp/citeledger-bench/n1000000/catalog``).
 
 Usage: python benchmarks/bench_flow.py --catalog DIR [--copies 4] [--task-runner processes]
-       [--workers 2] [--batch-size 2000]
+       [--workers 2] [--batch-size N]
 """
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--copies", type=int, default=4)
     ap.add_argument("--task-runner", default="processes", choices=["threads", "processes"])
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--batch-size", type=int, default=2000)
+    ap.add_argument("--batch-size", type=int, default=None, help="default: the configuration's (1,000)")
     args = ap.parse_args(argv)
 
     work = Path(tempfile.mkdtemp(prefix="bench-flow-"))
@@ -83,8 +83,9 @@ def main(argv: list[str] | None = None) -> dict:
     env.pop("PREFECT_API_URL", None)
     ledger = work / "ledger"
     cmd = [sys.executable, "-m", "citeledger.cli", "resolve", str(refs), "--catalog", args.catalog,
-           "--ledger", str(ledger), "--batch-size", str(args.batch_size), "--task-runner", args.task_runner,
-           "--dask-workers", str(args.workers)]
+           "--ledger", str(ledger), "--task-runner", args.task_runner, "--dask-workers", str(args.workers)]
+    if args.batch_size:
+        cmd += ["--batch-size", str(args.batch_size)]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak, at_peak, per_process = 0.0, {}, {}
