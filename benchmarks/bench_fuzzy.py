@@ -305,8 +305,11 @@ def direct(n: int, root: str, batch: int = BATCH) -> dict:
     fuzzy = FuzzyResolver(retriever)
     verdicts = []
     t4 = time.perf_counter()
+    from citeledger.pipeline import gc_paused
+
     for i in range(0, len(rows), batch):
-        verdicts += fuzzy.resolve_batch([r["raw"] for r in rows[i:i + batch]])
+        with gc_paused():  # as the pipeline resolves a batch
+            verdicts += fuzzy.resolve_batch([r["raw"] for r in rows[i:i + batch]])
     t5 = time.perf_counter()
     m = evaluate(rows, verdicts)
     res = {"mode": "direct (no store; fuzzy path only)", "n_synthetic": n, "works": stats["works"],
