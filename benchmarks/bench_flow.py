@@ -15,7 +15,7 @@ whole process tree (the CLI, Prefect's temporary API server, the pool's worker p
 Build a catalog with N synthetic works first, e.g. ``python benchmarks/bench_fuzzy.py 1000000
 --sample 0 --procs 1`` (it leaves it in ``/tmp/citeledger-bench/n1000000/catalog``).
 
-Usage: python benchmarks/bench_flow.py --catalog DIR [--copies 4] [--task-runner processes]
+Usage: python benchmarks/bench_flow.py --catalog DIR [--copies 4] [--task-runner auto|threads|processes]
        [--workers 2] [--batch-size N]
 """
 from __future__ import annotations
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--catalog", required=True)
     ap.add_argument("--gold", default=str(DEV), help="reference file to repeat (default: glutton dev)")
     ap.add_argument("--copies", type=int, default=4)
-    ap.add_argument("--task-runner", default="processes", choices=["threads", "processes"])
+    ap.add_argument("--task-runner", default="auto", choices=["auto", "threads", "processes"])
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--batch-size", type=int, default=None, help="default: the configuration's (1,000)")
     args = ap.parse_args(argv)
@@ -120,7 +120,8 @@ def main(argv: list[str] | None = None) -> dict:
     seconds, timings, references = run["seconds"], run["timings"], run["references"]
     observed = query("select count(*) as n from observations")["n"]
     res = {"references": n, "observations": observed, "task_runner": args.task_runner,
-           "workers": args.workers if args.task_runner == "processes" else 1, "batch_size": args.batch_size,
+           "workers": args.workers if args.task_runner != "threads" else 1, "batch_size": args.batch_size,
+           "runner_used": next((line.split(" on ")[-1] for line in err.splitlines() if "batches on " in line), None),
            "run_seconds": round(seconds, 1), "run_refs_per_s": round(references / seconds, 1),
            "timings": json.loads(timings) if timings else None, "wall_s": round(wall, 1),
            "peak_tree_rss_mb": round(peak),

@@ -144,8 +144,9 @@ def cmd_refresh(args: argparse.Namespace) -> int:
 def _runner_options(p: argparse.ArgumentParser) -> None:
     from .runners import TASK_RUNNERS
 
-    p.add_argument("--task-runner", choices=TASK_RUNNERS, default="threads",
-                   help="threads (one process), processes (a pool on this machine) or dask (a cluster)")
+    p.add_argument("--task-runner", choices=TASK_RUNNERS, default="auto",
+                   help="auto (default: processes for 20,000 references or more on 2+ cores, else threads), "
+                        "threads (one process), processes (a pool on this machine) or dask (a cluster)")
     p.add_argument("--dask-address", help="scheduler of an existing Dask cluster (else a local one)")
     p.add_argument("--dask-workers", type=int, default=2,
                    help="worker processes of --task-runner processes, or of a local Dask cluster")

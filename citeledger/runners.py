@@ -1,6 +1,8 @@
 """Task runners for the resolve and nightly flows, chosen by a flow parameter.
 
-``threads`` (the default) keeps the flow's own thread pool: one process, one catalog index.
+``auto`` (the default) is ``processes`` for runs of 20,000 references or more on a machine with two
+cores or more, else ``threads`` (``choose_task_runner``).
+``threads`` keeps the flow's own thread pool: one process, one catalog index.
 ``processes`` uses Prefect's process pool on this machine: ``dask_workers`` processes, each
 loading the catalog index once, for CPU-bound resolution on several cores without a cluster; the
 workers report to the flow's own API (``workers_report_here``), never to servers of their own.
@@ -17,13 +19,28 @@ from typing import Any, Iterator
 
 from resolvers.errors import ConfigError
 
-TASK_RUNNERS = ("threads", "processes", "dask")
+TASK_RUNNERS = ("auto", "threads", "processes", "dask")
+# ``auto`` takes the process pool from this many references to resolve: below it, starting the
+# workers (about 5 s each: Prefect's import, the catalog index) costs more than a second core gains
+# (1M-work catalog, 2 cores: threads 738 references/s, processes 1,092-1,173).
+AUTO_PROCESSES_FROM = 20_000
+
+
+def choose_task_runner(task_runner: str, references: int, cpus: int | None = None) -> str:
+    """The runner ``auto`` stands for: ``processes`` for a run of at least AUTO_PROCESSES_FROM
+    references on a machine with two cores or more, else ``threads``. Others stay as given."""
+    if task_runner != "auto":
+        return task_runner
+    import os
+
+    cpus = os.cpu_count() if cpus is None else cpus
+    return "processes" if references >= AUTO_PROCESSES_FROM and (cpus or 1) >= 2 else "threads"
 
 
 def make_task_runner(task_runner: str = "threads", dask_address: str | None = None,
                      dask_workers: int = 2) -> Any:
     """None for ``threads`` (use the flow's own runner), else a ``ProcessPoolTaskRunner`` or a
-    ``DaskTaskRunner``."""
+    ``DaskTaskRunner`` (``auto`` is resolved by ``choose_task_runner`` first)."""
     if task_runner == "threads":
         return None
     if task_runner == "processes":

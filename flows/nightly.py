@@ -38,7 +38,7 @@ def nightly_markdown(summary: dict[str, Any], refresh: dict[str, Any]) -> str:
 @flow(name="nightly", task_runner=ThreadPoolTaskRunner(max_workers=BATCHES_IN_FLIGHT))
 def nightly(inbox: str = "data/inbox", processed: str = "data/processed", catalog: str = "data/catalog",
             ledger: str = "data/ledger", catalog_inbox: str | None = "data/catalog-inbox", remote: bool = False,
-            batch_size: int = DEFAULT_BATCH_SIZE, records: bool = True, task_runner: str = "threads",
+            batch_size: int = DEFAULT_BATCH_SIZE, records: bool = True, task_runner: str = "auto",
             dask_address: str | None = None, dask_workers: int = 2) -> dict[str, Any]:
     """One unattended night: refresh, resolve the inbox and what could change, re-check notices."""
     logger = get_run_logger()

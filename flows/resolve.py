@@ -17,7 +17,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from citeledger import pipeline
 from citeledger.inputs import InputLimits
-from citeledger.runners import make_task_runner, workers_report_here
+from citeledger.runners import choose_task_runner, make_task_runner, workers_report_here
 from resolvers.errors import TransientError
 
 
@@ -84,18 +84,19 @@ def _collect(futures: list, plan: pipeline.RunPlan, logger: Any) -> list[str]:
     return errors
 
 
-def resolve_batches(plan: pipeline.RunPlan, task_runner: str = "threads", dask_address: str | None = None,
+def resolve_batches(plan: pipeline.RunPlan, task_runner: str = "auto", dask_address: str | None = None,
                     dask_workers: int = 2) -> list[str]:
     """Map the batch task over the plan's pending batches on the chosen task runner (see
     ``citeledger.runners``); returns the errors of failed batches."""
     logger = get_run_logger()
     if not plan.pending:
         return []
+    task_runner = choose_task_runner(task_runner, sum(len(job.references) for job in plan.pending))
     runner = make_task_runner(task_runner, dask_address, dask_workers)
+    logger.info("resolving %d batches on %s", len(plan.pending), task_runner)
     if runner is None:
         return _collect(resolve_batch_task.map(plan.pending), plan, logger)
     with workers_report_here(), runner:
-        logger.info("resolving %d batches on %s", len(plan.pending), task_runner)
         return _collect(list(runner.map(resolve_batch_task, {"job": plan.pending})), plan, logger)
 
 
@@ -103,11 +104,12 @@ def resolve_batches(plan: pipeline.RunPlan, task_runner: str = "threads", dask_a
 def resolve_references(inputs: list[str], catalog: str = "data/catalog", ledger: str = "data/ledger",
                        run_id: str | None = None, remote: bool = False, citing_paper: str | None = None,
                        batch_size: int = pipeline.DEFAULT_BATCH_SIZE, max_raw_chars: int = 100_000,
-                       records: bool = True, task_runner: str = "threads", dask_address: str | None = None,
+                       records: bool = True, task_runner: str = "auto", dask_address: str | None = None,
                        dask_workers: int = 2) -> dict[str, Any]:
     """Resolve reference files into the ledger. Given the id of an interrupted run, completes it.
-    ``task_runner``: ``threads`` (default) or ``dask`` (``dask_address`` of a scheduler, else a
-    local cluster of ``dask_workers`` processes)."""
+    ``task_runner``: ``auto`` (default: ``processes`` for large runs on several cores, see
+    ``citeledger.runners``), ``threads``, ``processes`` (``dask_workers`` of them) or ``dask``
+    (``dask_address`` of a scheduler, else a local cluster of ``dask_workers`` processes)."""
     logger = get_run_logger()
     t0 = time.monotonic()
     plan = pipeline.plan_run(inputs, catalog, ledger, run_id=run_id, batch_size=batch_size,

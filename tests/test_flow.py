@@ -108,3 +108,13 @@ def test_process_pool_workers_report_to_the_flows_api_and_match_the_thread_runne
             id=FlowRunFilterId(any_=[state.state_details.flow_run_id])))
     batches = [t for t in task_runs if t.name.startswith("resolve-batch")]
     assert len(batches) == 3 and all(t.state.is_completed() for t in batches)
+
+
+def test_auto_runner_takes_processes_for_large_runs_on_several_cores():
+    from citeledger.runners import AUTO_PROCESSES_FROM, choose_task_runner
+
+    assert choose_task_runner("auto", AUTO_PROCESSES_FROM, cpus=2) == "processes"
+    assert choose_task_runner("auto", AUTO_PROCESSES_FROM - 1, cpus=8) == "threads"
+    assert choose_task_runner("auto", 10 * AUTO_PROCESSES_FROM, cpus=1) == "threads"
+    assert choose_task_runner("threads", 10 * AUTO_PROCESSES_FROM, cpus=8) == "threads"
+    assert choose_task_runner("dask", 10, cpus=1) == "dask"
