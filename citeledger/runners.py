@@ -81,8 +81,8 @@ def worker_env() -> dict[str, str]:
     """The environment of local worker processes. Without ``PREFECT_API_URL`` (a flow run outside
     a server) Prefect serves a temporary API in this process; a worker process that does not know
     its address starts one of its own (5-17 s each on 2 cores, and a third and fourth Python
-    process competing for the cores for the rest of the run) and records its task runs there,
-    where nobody sees them. So hand the workers this process's API address."""
+    process competing for the cores for the rest of the run) and reports its task runs through it.
+    So hand the workers this process's API address."""
     import os
 
     env = {k: v for k, v in os.environ.items() if k.startswith("PREFECT_") or k == "DO_NOT_TRACK"}

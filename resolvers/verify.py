@@ -154,7 +154,8 @@ class Features:
 
 class WorkForms(NamedTuple):
     """The comparison forms of one catalog work, computed once per work (see ``work_forms``).
-    A named tuple: made for every candidate, and a frozen dataclass costs three times as much to build."""
+    A named tuple: one is made for every candidate, and a frozen dataclass costs four times as much
+    to build (1.45 against 0.35 microseconds here)."""
 
     soft: str
     compact: str
@@ -337,8 +338,8 @@ def features(ref: RefView, work: Work, forms: WorkForms | None = None) -> Featur
     # The alignment of the work's title inside the whole string is the costly comparison: skipped
     # when the parsed title already equals it, or when under half of its words are in the string
     # (the aligned score could not come near a link then); and it only counts when it beats the
-    # title score so far, so rapidfuzz may stop as soon as it cannot (``score_cutoff``: a fifth of
-    # the time). ``title_align`` is in the evidence when it was reached.
+    # title score so far, so rapidfuzz may stop as soon as it cannot (``score_cutoff``: 13 % less
+    # alignment time on glutton_dev at 1M works). ``title_align`` is in the evidence when it beat it.
     if w_compact and t < 1.0 and (len(w_compact) >= MIN_ALIGN_CHARS or w.ntok >= MIN_ALIGN_TOKENS) \
             and 2 * len(w.tokens & ref.tokens) >= len(w.tokens):
         al = fuzz.partial_ratio_alignment(w.soft, ref.soft, score_cutoff=t * 100)
