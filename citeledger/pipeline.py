@@ -394,21 +394,37 @@ def find_paper_work(catalog: ParquetCatalog, paper_id: str) -> dict[str, Any] | 
 def citation_record(paper_id: str, ledger_dir: str | Path, catalog_dir: str | Path,
                     page_cap: int | None = None) -> dict[str, Any]:
     """The citation record of one paper, from the ledger's current observations and notices."""
+    return next(citation_records([paper_id], ledger_dir, catalog_dir, page_cap))
+
+
+RECORDS_PER_PASS = 500  # papers whose ledger rows are gathered in one pass (bounds the memory held)
+
+
+def citation_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
+                     page_cap: int | None = None) -> Iterator[dict[str, Any]]:
+    """The citation records of many papers, in order; one pass over the ledger per 500 papers."""
     from . import records
-    from .store import paper_observations
+    from .store import papers_observations
 
     catalog = get_catalog(catalog_dir)
-    paper_work = find_paper_work(catalog, paper_id)
-    forms = sorted(records.paper_forms(paper_id, paper_work))
-    outbound, inbound, notice_rows = paper_observations(ledger_dir, catalog_dir, forms,
-                                                         paper_work["work_id"] if paper_work else None)
-    cited = catalog.work_rows([r["work_id"] for r in outbound if r.get("work_id")])
     generated_from = {"tables": {"current": "ledger view current (latest observation per reference)",
                                  "notices": "ledger view notices (latest notice per cited work)",
                                  "works": "catalog works"},
                       "catalog_fingerprint": catalog.fingerprint}
-    return records.build_record(paper_id, paper_work, outbound, inbound, {r["work_id"]: r for r in notice_rows},
-                                generated_from, page_cap=page_cap or records.DEFAULT_PAGE_CAP, works=cited)
+    paper_ids = list(paper_ids)
+    for start in range(0, len(paper_ids), RECORDS_PER_PASS):
+        chunk = paper_ids[start:start + RECORDS_PER_PASS]
+        works = [find_paper_work(catalog, paper_id) for paper_id in chunk]
+        observed = papers_observations(ledger_dir, catalog_dir, [
+            (sorted(records.paper_forms(paper_id, work)), work["work_id"] if work else None)
+            for paper_id, work in zip(chunk, works)])
+        cited_rows = catalog.work_rows([r["work_id"] for outbound, _, _ in observed for r in outbound
+                                        if r.get("work_id")])  # one catalog lookup per pass
+        for paper_id, paper_work, (outbound, inbound, notice_rows) in zip(chunk, works, observed):
+            cited = {r["work_id"]: cited_rows[r["work_id"]] for r in outbound if r.get("work_id") in cited_rows}
+            yield records.build_record(paper_id, paper_work, outbound, inbound,
+                                       {r["work_id"]: r for r in notice_rows}, generated_from,
+                                       page_cap=page_cap or records.DEFAULT_PAGE_CAP, works=cited)
 
 
 def record_file_stem(paper_id: str) -> str:
@@ -429,8 +445,7 @@ def write_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir:
 
     out = Path(ledger_dir) / "records"
     written = []
-    for paper_id in paper_ids:
-        record = citation_record(paper_id, ledger_dir, catalog_dir)
+    for paper_id, record in zip(paper_ids, citation_records(paper_ids, ledger_dir, catalog_dir)):
         records.validate_record(record)
         stem = record_file_stem(paper_id)
         atomic_write_bytes(out / f"{stem}.json", (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode())

@@ -7,6 +7,7 @@ clock: every time in a record comes from its inputs, so the same inputs give the
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import html
 import json
@@ -340,14 +341,20 @@ def load_schema() -> dict[str, Any]:
     return json.loads(text)
 
 
-def validate_record(record: Mapping[str, Any], *, check_digest: bool = True) -> None:
-    """Raise ``jsonschema.ValidationError`` if the record does not fit the schema, and
-    ``ValueError`` if its content digest does not match its content."""
+@functools.lru_cache(maxsize=1)
+def _validator() -> Any:
+    """The schema's validator, checked and built once per process (it was most of a record's cost)."""
     import jsonschema
 
     schema = load_schema()
     jsonschema.Draft202012Validator.check_schema(schema)
-    jsonschema.Draft202012Validator(schema).validate(record)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def validate_record(record: Mapping[str, Any], *, check_digest: bool = True) -> None:
+    """Raise ``jsonschema.ValidationError`` if the record does not fit the schema, and
+    ``ValueError`` if its content digest does not match its content."""
+    _validator().validate(record)
     if check_digest and record.get(DIGEST_FIELD) != content_digest(record):
         raise ValueError(f"content digest mismatch: record says {record.get(DIGEST_FIELD)}, "
                          f"content gives {content_digest(record)}")

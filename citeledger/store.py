@@ -783,26 +783,50 @@ def run_query(sql: str, ledger_dir: str | Path, catalog_dir: str | Path | None) 
     return con.sql(sql)
 
 
+Observed = tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]
+
+
 def paper_observations(ledger_dir: str | Path, catalog_dir: str | Path, forms: Sequence[str], work_id: str | None
-                       ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+                       ) -> Observed:
     """One paper's current outbound rows, the current rows of other papers citing its work, and
     the notices of the works it cites."""
+    return papers_observations(ledger_dir, catalog_dir, [(forms, work_id)])[0]
+
+
+def papers_observations(ledger_dir: str | Path, catalog_dir: str | Path,
+                        papers: Sequence[tuple[Sequence[str], str | None]]) -> list[Observed]:
+    """``paper_observations`` for many papers (each: the forms of its id, its catalog work id) over
+    one connection. The ledger's ``current`` view (the latest observation of every reference) is
+    computed once, for the rows any of these papers needs, instead of once per paper: a night's
+    records cost one pass over the ledger, not one per paper."""
     con = connect_views(ledger_dir, catalog_dir)
     try:
-        con.register("forms", pa.table({"form": pa.array(sorted(set(f.lower() for f in forms)), pa.string())}))
-        con.execute("SELECT * FROM current WHERE lower(citing_paper) IN (SELECT form FROM forms) "
-                    "ORDER BY reference_index, citing_paper")
-        outbound = _dict_rows(con)
-        con.execute("""SELECT * FROM current WHERE lower(citing_paper) NOT IN (SELECT form FROM forms)
-                       AND (work_id = ? OR doi IN (SELECT form FROM forms) OR arxiv_id IN (SELECT form FROM forms))
-                       ORDER BY citing_paper, reference_index""", [work_id])
-        inbound = _dict_rows(con)
-        con.execute("""SELECT * FROM notices WHERE work_id IN (SELECT work_id FROM current
-                       WHERE lower(citing_paper) IN (SELECT form FROM forms))""")
-        notices = _dict_rows(con)
+        every_form = sorted({f.lower() for forms, _ in papers for f in forms})
+        con.register("every_form", pa.table({"form": pa.array(every_form, pa.string())}))
+        con.register("every_work", pa.table({"work_id": pa.array(sorted({w for _, w in papers if w}), pa.string())}))
+        con.execute("""CREATE TEMP TABLE cur AS SELECT * FROM current
+                       WHERE lower(citing_paper) IN (SELECT form FROM every_form)
+                          OR work_id IN (SELECT work_id FROM every_work)
+                          OR doi IN (SELECT form FROM every_form) OR arxiv_id IN (SELECT form FROM every_form)""")
+        con.execute("CREATE TEMP TABLE cur_notices AS SELECT * FROM notices WHERE work_id IN (SELECT work_id FROM cur)")
+        out = []
+        for forms, work_id in papers:
+            con.register("forms", pa.table({"form": pa.array(sorted(set(f.lower() for f in forms)), pa.string())}))
+            con.execute("SELECT * FROM cur WHERE lower(citing_paper) IN (SELECT form FROM forms) "
+                        "ORDER BY reference_index, citing_paper")
+            outbound = _dict_rows(con)
+            con.execute("""SELECT * FROM cur WHERE lower(citing_paper) NOT IN (SELECT form FROM forms)
+                           AND (work_id = ? OR doi IN (SELECT form FROM forms) OR arxiv_id IN (SELECT form FROM forms))
+                           ORDER BY citing_paper, reference_index""", [work_id])
+            inbound = _dict_rows(con)
+            con.execute("""SELECT * FROM cur_notices WHERE work_id IN (SELECT work_id FROM cur
+                           WHERE lower(citing_paper) IN (SELECT form FROM forms))""")
+            notices = _dict_rows(con)
+            con.unregister("forms")
+            out.append((outbound, inbound, notices))
+        return out
     finally:
         con.close()
-    return outbound, inbound, notices
 
 
 def citing_papers(ledger_dir: str | Path, catalog_dir: str | Path, run_id: str | None) -> list[str]:

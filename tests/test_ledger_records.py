@@ -65,6 +65,24 @@ def test_a_cites_b_shows_on_both_records(tmp_path, default_catalog):
     assert pipeline.papers_touched("r1", tmp_path / "ledger", default_catalog) == ["0704.0001", "0704.0002"]
 
 
+def test_records_of_many_papers_in_one_pass_equal_one_by_one(tmp_path, default_catalog):
+    """Records gathered in one pass over the ledger (the shared table holds every paper's rows)
+    are those made paper by paper: no row of one paper leaks into another's record."""
+    resolve(tmp_path, default_catalog, RETRACTED + [
+        {"citing_paper": "0704.0001", "reference_index": 1,
+         "raw": "I. Streinu and L. Theran. Sparsity-certifying graph decompositions. arXiv:0704.0002"},
+        {"citing_paper": "0704.0002", "reference_index": 1,
+         "raw": "Some authors. A study later retracted. J Clin Anesth. 2006. doi:10.1016/j.jclinane.2006.02.005"},
+        {"citing_paper": "0704.0002", "reference_index": 2, "raw": "Nobody. Not in any catalog. J Nowhere 1999;1:1."},
+    ])
+    papers = ["0704.0002", "paper-x", "arXiv:0704.0001", "no-such-paper"]
+    together = list(pipeline.citation_records(papers, tmp_path / "ledger", default_catalog))
+    alone = [pipeline.citation_record(p, tmp_path / "ledger", default_catalog) for p in papers]
+    assert together == alone
+    assert [len(r["outbound"]["items"]) for r in together] == [2, 4, 1, 0]
+    assert [(i["citing_paper"], i["reference_index"]) for i in together[0]["inbound"]["items"]] == [("0704.0001", 1)]
+
+
 @pytest.mark.parametrize("paper_id", ["hep-th/9901001", "../../etc/passwd", "x" * 500, "Ünïcode/論文", ".hidden"])
 def test_record_files_are_safe_for_any_id(tmp_path, default_catalog, paper_id):
     resolve(tmp_path, default_catalog, [{"citing_paper": paper_id, "reference_index": 1,
