@@ -119,14 +119,23 @@ def _forms_batch(batch: pa.RecordBatch) -> pa.Table:
     return pa.table({name: cols[name] for name in FORM_COLUMNS})
 
 
-def _load_forms(catalog_dir: Path) -> pa.Table | None:
-    path = catalog_dir / FORMS_FILE
+def _is_current(path: Path, catalog_dir: Path) -> bool:
+    """Was this index file written for the catalog folder's works.parquet, in this format?"""
     if not path.exists():
-        return None
+        return False
     meta = pq.read_schema(path).metadata or {}
-    if json.loads(meta.get(b"citeledger", b"{}")) != _stamp(catalog_dir):
+    return json.loads(meta.get(b"citeledger", b"{}")) == _stamp(catalog_dir)
+
+
+def ensure_index(catalog_dir: str | Path) -> dict | None:
+    """Build the blocking index and the work forms of a catalog folder unless both are current
+    (reads two files' metadata); returns the build stats, or None. A run calls it when it is
+    planned, so a catalog from an earlier index format is brought up to date once, before worker
+    processes that would each rebuild it start."""
+    catalog_dir = Path(catalog_dir)
+    if _is_current(catalog_dir / INDEX_FILE, catalog_dir) and _is_current(catalog_dir / FORMS_FILE, catalog_dir):
         return None
-    return pq.read_table(path).combine_chunks()
+    return build_index(catalog_dir)
 
 
 def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
@@ -193,15 +202,9 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
             "seconds": round(time.perf_counter() - t0, 2)}
 
 
-def _load_index(catalog_dir: Path) -> tuple[PostingsIndex, int] | None:
-    path = catalog_dir / INDEX_FILE
-    if not path.exists():
-        return None
-    meta = pq.read_schema(path).metadata or {}
-    stamp = json.loads(meta.get(b"citeledger", b"{}"))
-    if stamp != _stamp(catalog_dir):
-        return None
-    table = pq.read_table(path, columns=["token", "postings"])
+def _load_index(catalog_dir: Path) -> tuple[PostingsIndex, int]:
+    stamp = _stamp(catalog_dir)
+    table = pq.read_table(catalog_dir / INDEX_FILE, columns=["token", "postings"])
     plist = table.column("postings").combine_chunks()
     offsets = np.asarray(plist.offsets.to_numpy(), dtype=np.int64)
     values = plist.values.to_numpy().astype(np.int32, copy=False)
@@ -223,14 +226,9 @@ class ParquetRetriever:
 
     def __init__(self, catalog_dir: str | Path, **index_options):
         self.catalog_dir = Path(catalog_dir)
-        loaded = _load_index(self.catalog_dir)
-        forms = _load_forms(self.catalog_dir) if loaded is not None else None
-        if forms is None:
-            build_index(self.catalog_dir)
-            loaded = _load_index(self.catalog_dir)
-            forms = _load_forms(self.catalog_dir)
-        self.index, self.n_works = loaded
-        self.forms = forms
+        ensure_index(self.catalog_dir)
+        self.index, self.n_works = _load_index(self.catalog_dir)
+        self.forms = pq.read_table(self.catalog_dir / FORMS_FILE).combine_chunks()
         for k, v in index_options.items():
             setattr(self.index, k, v)
         schema_names = pq.read_schema(self.catalog_dir / WORKS_FILE).names

@@ -142,7 +142,10 @@ def plan_run(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_dir: 
 def _plan_locked(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_dir: str | Path, run_id: str,
                  batch_size: int, limits: InputLimits, citing_paper: str | Mapping[str, str] | None,
                  remote: bool) -> RunPlan:
+    from .blocking import ensure_index
+
     catalog = get_catalog(catalog_dir)
+    ensure_index(catalog.generation_dir)  # once here, not in every worker process
     input_info = []
     for p in inputs:
         path = Path(p)

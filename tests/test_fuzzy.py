@@ -141,3 +141,26 @@ def test_stored_forms_equal_forms_made_one_by_one(default_catalog):
     assert sum(f.truncated for f in stored.values()) and sum(f.notice for f in stored.values())
     [cands] = retriever.candidates_batch([["kinematics", "cerebellar", "throw"]], k=3)
     assert cands and all(c.forms == verify.work_forms(c.work) for c in cands)
+
+
+def test_planning_a_run_brings_an_older_index_up_to_date_once(tmp_path):
+    """A catalog whose index predates the stored forms (or lost a file) is rebuilt when a run is
+    planned, before any batch or worker process needs it; a current one is left as it is."""
+    import json as _json
+
+    from citeledger import pipeline
+    from citeledger.blocking import FORMS_FILE, ensure_index
+    from citeledger.store import CatalogStore
+
+    catalog = tmp_path / "catalog"
+    CatalogStore(catalog).build(sorted((Path(__file__).parent / "fixtures" / "catalog").glob("*.jsonl")))
+    gen = CatalogStore(catalog).current()
+    (gen / FORMS_FILE).unlink()
+    refs = tmp_path / "refs.jsonl"
+    refs.write_text(_json.dumps({"citing_paper": "p", "reference_index": 1, "raw": "Doe J. A title. 1999."}) + "\n")
+    plan = pipeline.plan_run([refs], catalog, tmp_path / "ledger", run_id="r")
+    pipeline.abandon_run(plan)
+    assert (gen / FORMS_FILE).exists()
+    before = {p.name: p.stat().st_mtime_ns for p in gen.iterdir()}
+    assert ensure_index(gen) is None
+    assert {p.name: p.stat().st_mtime_ns for p in gen.iterdir()} == before
