@@ -73,9 +73,9 @@ def run_chain(rows: list[dict], catalog_dir: str, batch: int = 2000):
 
 
 def classify(rows: list[dict], verdicts, catalog) -> dict:
-    answers: dict[str, set] = {}
+    answers: dict[str, Counter] = {}  # raw string -> its gold answers, with how many rows give each
     for r in rows:
-        answers.setdefault(r["raw"], set()).add(_gold(r))
+        answers.setdefault(r["raw"], Counter())[_gold(r)] += 1
     contradicting = {raw for raw, a in answers.items() if len(a) > 1}
     gold_dois = sorted({g for r in rows for g in [_gold(r)[0]] if g})
     by_doi = catalog.works_by_doi(gold_dois)
@@ -127,13 +127,9 @@ def classify(rows: list[dict], verdicts, catalog) -> dict:
     # The least wrong links any matcher must make on the self-contradicting strings it links: a
     # string gets one answer, so every row of it whose gold is another answer counts wrong even
     # when the link is the gold of its other rows.
-    per_raw: dict[str, Counter] = {}
-    for r in rows:
-        if r["raw"] in contradicting:
-            per_raw.setdefault(r["raw"], Counter())[_gold(r)] += 1
     linked_raws = {r["raw"] for r, v in zip(rows, verdicts) if v.status.is_link and r["raw"] in contradicting}
-    unavoidable = sum(sum(per_raw[raw].values()) - max(n for g, n in per_raw[raw].items() if g != (None, None))
-                      for raw in linked_raws if any(g != (None, None) for g in per_raw[raw]))
+    unavoidable = sum(sum(answers[raw].values()) - max(n for g, n in answers[raw].items() if g != (None, None))
+                      for raw in linked_raws if any(g != (None, None) for g in answers[raw]))
     links_now = sum(v.status.is_link for v in verdicts)
     noisy_raws = {e["raw"] for e in wrong if e["primary"] != "unexplained"}
     return {

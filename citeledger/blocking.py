@@ -86,9 +86,7 @@ class _AtomicParquet:
         self.tmp = Path(tmp_name)
         self.writer: pq.ParquetWriter | None = None
 
-    def write(self, table: pa.Table | pa.RecordBatch, stamp: dict) -> None:
-        if isinstance(table, pa.RecordBatch):
-            table = pa.Table.from_batches([table])
+    def write(self, table: pa.Table, stamp: dict) -> None:
         table = table.replace_schema_metadata({"citeledger": json.dumps(stamp)})
         if self.writer is None:
             self.writer = pq.ParquetWriter(self.tmp, table.schema, compression="zstd")

@@ -119,9 +119,6 @@ class TermIds:
         self._order = np.argsort(hashes, kind="stable")
         self._hashes = hashes[self._order]
 
-    def __len__(self) -> int:
-        return len(self._hashes)
-
     def ids(self, tokens: Sequence[str]) -> np.ndarray:
         """The term id of each token, -1 for a token not in the vocabulary."""
         if not len(self._hashes) or not tokens:
