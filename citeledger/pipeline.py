@@ -283,7 +283,7 @@ def get_notice_index(catalog: ParquetCatalog) -> Any:
 def work_notice(work: dict[str, Any], index: Any, checked_at: str | None) -> Any:
     """The standing notice of one catalog work: Retraction Watch events for any of its DOIs, the
     Crossref update relations its record carries, and arXiv's withdrawn flag."""
-    from resolvers import notices
+    from resolvers import notice_sources, notices
 
     extra_events: list[Any] = []
     extra_sources: list[str] = []
@@ -291,11 +291,11 @@ def work_notice(work: dict[str, Any], index: Any, checked_at: str | None) -> Any
     if "crossref" in work_sources:
         extra_sources += [notices.SOURCE_CROSSREF_PUBLISHER, notices.SOURCE_CROSSREF_RW]
         if work.get("relations") and work.get("doi"):
-            extra_events += notices.events_from_crossref_relations(work["doi"], json.loads(work["relations"]))
+            extra_events += notice_sources.events_from_crossref_relations(work["doi"], json.loads(work["relations"]))
     if work.get("arxiv_id"):
         extra_sources.append(notices.SOURCE_ARXIV)
         if work.get("withdrawn"):
-            extra_events += notices.events_from_arxiv_withdrawal(work["arxiv_id"])
+            extra_events += notice_sources.events_from_arxiv_withdrawal(work["arxiv_id"])
     other_dois = [d for d in (work.get("alt_dois") or ()) if d != work.get("doi")]
     for doi in other_dois:  # a preprint's journal DOI (or the reverse) names the same work
         extra_events += [notices.rekey(e, work["doi"]) for e in index.events_for(doi)]

@@ -338,10 +338,10 @@ class CatalogStore:
 
 
 def _read_notice_source(path: Path, fmt: src.SourceFormat) -> tuple[list[dict[str, Any]], list[Any]]:
-    from resolvers import notices
+    from resolvers import notice_sources
 
-    reader = notices.read_retraction_watch_csv if fmt is src.SourceFormat.RETRACTION_WATCH_CSV \
-        else notices.read_doi_nature_csv
+    reader = notice_sources.read_retraction_watch_csv if fmt is src.SourceFormat.RETRACTION_WATCH_CSV \
+        else notice_sources.read_doi_nature_csv
     events, rejects = reader(path)
     return [e.to_dict() for e in events], [r for r in rejects if not r.kept]
 

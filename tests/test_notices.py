@@ -11,6 +11,16 @@ from pathlib import Path
 
 import pytest
 
+from resolvers.notice_sources import (
+    events_from_arxiv_withdrawal,
+    events_from_crossref_relations,
+    is_doi_nature_csv,
+    is_retraction_watch_csv,
+    normalise_notice_doi,
+    read_doi_nature_csv,
+    read_retraction_watch_csv,
+    sniff_notice_format,
+)
 from resolvers.notices import (
     EventType,
     NoticeEvent,
@@ -18,18 +28,10 @@ from resolvers.notices import (
     NoticeState,
     Standing,
     UnavailableReason,
-    events_from_arxiv_withdrawal,
-    events_from_crossref_relations,
-    is_doi_nature_csv,
-    is_retraction_watch_csv,
     merge_events,
-    normalise_notice_doi,
     notice_from_dict,
     notice_row,
     notice_to_dict,
-    read_doi_nature_csv,
-    read_retraction_watch_csv,
-    sniff_notice_format,
     standing_notice,
     unavailable_notice,
 )
