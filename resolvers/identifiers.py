@@ -313,69 +313,101 @@ def extract_identifiers(raw: str) -> ExtractedIdentifiers:
     if not isinstance(raw, str) or not raw:
         return ExtractedIdentifiers()
     text = raw
-    lower = text.lower()
-    if "//" in text or "org" in lower:  # PDF extraction splits URLs: "http: //arxiv.\norg/abs/"
+    if "//" in text or "org" in text.lower():  # PDF extraction splits URLs: "http: //arxiv.\norg/abs/"
         text = _SPLIT_URL.sub(_join_split_urls, text)
-        lower = text.lower()
     if "\\" in text:  # LaTeX escapes (10.1162/tacl\_a\_00276) would cut a DOI short
         text = _LATEX_ESCAPE.sub(_unlatex, text)
-        lower = text.lower()
+    scan = _Scan(text)
+    scan.dois_by_shape()
+    scan.dois_by_context()
+    scan.new_style_arxiv()
+    scan.old_style_arxiv()
+    scan.arxiv_prefixed()
+    return ExtractedIdentifiers(
+        dois=_ordered_unique(scan.dois),
+        arxiv_ids=_ordered_unique(scan.arxiv),
+        malformed=_ordered_unique(scan.bad),
+    )
 
-    dois: list[tuple[int, str]] = []
-    arxiv: list[tuple[int, str]] = []
-    bad: list[tuple[int, MalformedToken]] = []
 
-    def add_doi(pos: int, token: str) -> None:
+class _Scan:
+    """One string's identifier scan: each pass adds (position, value) hits, so the result keeps
+    the order of first appearance whatever pass found a token."""
+
+    __slots__ = ("text", "lower", "mentions_arxiv", "dois", "arxiv", "bad", "doi_starts", "arxiv_starts")
+
+    def __init__(self, text: str):
+        self.text = text
+        self.lower = text.lower()
+        self.mentions_arxiv = "arxiv" in self.lower
+        self.dois: list[tuple[int, str]] = []
+        self.arxiv: list[tuple[int, str]] = []
+        self.bad: list[tuple[int, MalformedToken]] = []
+        self.doi_starts: set[int] = set()
+        self.arxiv_starts: list[int] = []
+
+    def add_doi(self, pos: int, token: str) -> None:
         """Judge one DOI candidate; a 10.48550/arXiv.X DOI also names the arXiv id X."""
         cleaned = _clean_doi(token) if len(token) <= _MAX_TOKEN else token
         why = _doi_why(cleaned)
         if why is not None:
-            bad.append((pos, MalformedToken("doi", token[:80], why)))
+            self.bad.append((pos, MalformedToken("doi", token[:80], why)))
             return
-        dois.append((pos, cleaned))
+        self.dois.append((pos, cleaned))
         if cleaned.startswith(_ARXIV_DOI):
             aid, awhy = _check_arxiv(cleaned[len(_ARXIV_DOI):])
             if aid:
-                arxiv.append((pos, aid))
+                self.arxiv.append((pos, aid))
             else:
-                bad.append((pos, MalformedToken("arxiv", cleaned[len(_ARXIV_DOI):][:80], awhy or "")))
+                self.bad.append((pos, MalformedToken("arxiv", cleaned[len(_ARXIV_DOI):][:80], awhy or "")))
 
-    # DOIs: every 10.NNNN/ token (4-9 digit registrant, Crossref's heuristic for running text),
-    # then whatever "doi:", "DOI" or doi.org announces (any registrant the DOI Handbook allows).
-    doi_starts: set[int] = set()
-    if "10." in text:
+    def dois_by_shape(self) -> None:
+        """Every 10.NNNN/ token (4-9 digit registrant, Crossref's heuristic for running text)."""
+        text = self.text
+        if "10." not in text:
+            return
         consumed = 0
         for m in _DOI_RE.finditer(text):
             if m.start() < consumed:
                 continue  # inside a DOI rejoined across a line break
-            doi_starts.add(m.start())
+            self.doi_starts.add(m.start())
             token, consumed = _join_break(text, m.group(0), m.end())
             if text[consumed:consumed + 1] == "\\":  # e.g. a SICI "<" mangled to "\" by PDF
-                bad.append((m.start(), MalformedToken(
+                self.bad.append((m.start(), MalformedToken(
                     "doi", token[:80], "DOI runs into a backslash: cut short or mangled")))
                 continue
-            add_doi(m.start(), token)
-    if "doi" in lower:
+            self.add_doi(m.start(), token)
+
+    def dois_by_context(self) -> None:
+        """Whatever "doi:", "DOI" or doi.org announces (any registrant the DOI Handbook allows)."""
+        if "doi" not in self.lower:
+            return
+        text = self.text
         for m in _DOI_CONTEXT.finditer(text):
             t = _DOI_CONTEXT_TOKEN.match(text, m.end())
             token = t.group(0) if t else ""
-            if token and token[0].isdigit() and m.end() not in doi_starts:
+            if token and token[0].isdigit() and m.end() not in self.doi_starts:
                 # "doi: N/A" (no digit) is not a DOI-like token
-                add_doi(m.end(), _join_break(text, token, t.end())[0])
+                self.add_doi(m.end(), _join_break(text, token, t.end())[0])
 
-    # arXiv: new-style numbers and old-style ids; context decides for the numbers.
-    mentions_arxiv = "arxiv" in lower
-    arxiv_starts: list[int] = []
-    for m in _NEW_SHAPE.finditer(text):
-        if not _arxiv_context(text, m.start(), m.end(), mentions_arxiv):
-            continue  # a bare number: a page, a report number, a DOI part... never arXiv
-        arxiv_starts.append(m.start())
-        aid, why = _check_arxiv(m.group(0))
-        if aid:
-            arxiv.append((m.start(), aid))
-        else:
-            bad.append((m.start(), MalformedToken("arxiv", m.group(0), why or "")))
-    if "/" in text:
+    def new_style_arxiv(self) -> None:
+        """New-style numbers: context decides whether a number is an arXiv id."""
+        text = self.text
+        for m in _NEW_SHAPE.finditer(text):
+            if not _arxiv_context(text, m.start(), m.end(), self.mentions_arxiv):
+                continue  # a bare number: a page, a report number, a DOI part... never arXiv
+            self.arxiv_starts.append(m.start())
+            aid, why = _check_arxiv(m.group(0))
+            if aid:
+                self.arxiv.append((m.start(), aid))
+            else:
+                self.bad.append((m.start(), MalformedToken("arxiv", m.group(0), why or "")))
+
+    def old_style_arxiv(self) -> None:
+        """Old-style ``archive/YYMMNNN`` ids, well formed or reported when distinctive."""
+        text = self.text
+        if "/" not in text:
+            return
         for m in _OLD_SHAPE.finditer(text):
             token = m.group(0)
             om = _OLD_ID.fullmatch(token)
@@ -385,32 +417,30 @@ def extract_identifiers(raw: str) -> ExtractedIdentifiers:
             if om.group(1).lower() in _URL_PATH_WORDS:
                 why = "arXiv URL with a broken id"
             if aid:
-                arxiv_starts.append(m.start())
-                arxiv.append((m.start(), aid))
+                self.arxiv_starts.append(m.start())
+                self.arxiv.append((m.start(), aid))
                 continue
             # A known archive with 7 digits is distinctive enough to report even bare;
             # anything else only when the context says arXiv.
             distinctive = om.group(1).lower() in OLD_STYLE_ARCHIVES and len(om.group(3)) == 7
-            if distinctive or _arxiv_context(text, m.start(), m.end(), mentions_arxiv):
-                arxiv_starts.append(m.start())
-                bad.append((m.start(), MalformedToken("arxiv", token, why or "")))
-    if mentions_arxiv:
-        arxiv_starts.sort()
+            if distinctive or _arxiv_context(text, m.start(), m.end(), self.mentions_arxiv):
+                self.arxiv_starts.append(m.start())
+                self.bad.append((m.start(), MalformedToken("arxiv", token, why or "")))
+
+    def arxiv_prefixed(self) -> None:
+        """``arXiv:`` followed by a token no other pass judged: malformed."""
+        if not self.mentions_arxiv:
+            return
+        text, starts = self.text, sorted(self.arxiv_starts)
         for m in _ARXIV_COLON.finditer(text):
             s, e = m.start(1), m.end(1)
             token = m.group(1).rstrip(".-/")
-            i = bisect.bisect_left(arxiv_starts, s)
-            if len(token) < 5 or (i < len(arxiv_starts) and arxiv_starts[i] < e):
+            i = bisect.bisect_left(starts, s)
+            if len(token) < 5 or (i < len(starts) and starts[i] < e):
                 continue  # "arXiv: 2017" is a year; shaped tokens were judged above
             if token.startswith("10.48550/") or _DOI_RE.match(text, s):
                 continue
-            bad.append((s, MalformedToken("arxiv", token, _check_arxiv(token)[1] or "")))
-
-    return ExtractedIdentifiers(
-        dois=_ordered_unique(dois),
-        arxiv_ids=_ordered_unique(arxiv),
-        malformed=_ordered_unique(bad),
-    )
+            self.bad.append((s, MalformedToken("arxiv", token, _check_arxiv(token)[1] or "")))
 
 
 def _ordered_unique(items: list[tuple[int, object]]) -> tuple:
