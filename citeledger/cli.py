@@ -31,11 +31,14 @@ def _prefect_defaults() -> None:
 
 
 def cmd_catalog_build(args: argparse.Namespace) -> int:
+    from . import progress
     from .sources import SourceFormat
     from .store import CatalogStore
 
+    check_inputs(args.files)
     fmt = SourceFormat(args.format) if args.format else None
-    report = CatalogStore(args.catalog).build(args.files, fmt)
+    with progress.track(sum(map(_bytes, args.files)), "bytes") as advance:
+        report = CatalogStore(args.catalog).build(args.files, fmt, lambda path: advance(_bytes(path)))
     for f in report.files:
         print(f"{f['file']}: {f['format']}, {f['rows']} rows, {f['rejects']} rejected")
         for example in f.get("reject_examples", []):
@@ -43,6 +46,14 @@ def cmd_catalog_build(args: argparse.Namespace) -> int:
     print(f"catalog {args.catalog}: {report.works} works ({report.added:+d}), {report.notice_events} notice events, "
           f"{report.generation}, {report.seconds:.1f} s")
     return 0
+
+
+def _bytes(path: Path) -> int:
+    """Size of a source file, or of the files under a folder (the catalog build's progress)."""
+    path = Path(path)
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return path.stat().st_size if path.exists() else 0
 
 
 def print_summary(summary: dict) -> None:
