@@ -116,22 +116,8 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     check_inputs(args.inputs)
     check_catalog(args.catalog)
     check_ledger(args.ledger)
-    from .config import load_config
-
-    limits = load_config().limits  # [limits] of citeledger.toml / CITELEDGER_* (docs/configuration.md)
-    options = dict(run_id=args.run_id, remote=args.remote, citing_paper=args.citing_paper,
-                   batch_size=args.batch_size or limits.batch_size, max_raw_chars=limits.max_raw_chars)
-    inputs = [str(p) for p in args.inputs]
     try:
-        if use_flow(args):
-            _prefect_defaults()
-            from flows.resolve import resolve_references
-
-            summary = resolve_references(inputs=inputs, catalog=args.catalog, ledger=args.ledger,
-                                         task_runner=args.task_runner, dask_address=args.dask_address,
-                                         dask_workers=args.dask_workers, **options)
-        else:
-            summary = resolve_direct(inputs, args, options)
+        summary = run_resolve(args)
     finally:
         from . import locking
 
@@ -140,13 +126,32 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_resolve(args: argparse.Namespace) -> dict:
+    """The run as a flow run (``use_flow``) or directly; the same options either way."""
+    from .config import load_config
+
+    limits = load_config().limits  # [limits] of citeledger.toml / CITELEDGER_* (docs/configuration.md)
+    options = dict(run_id=args.run_id, remote=args.remote, citing_paper=args.citing_paper,
+                   batch_size=args.batch_size or limits.batch_size, max_raw_chars=limits.max_raw_chars)
+    inputs = [str(p) for p in args.inputs]
+    if not use_flow(args):
+        return resolve_direct(inputs, args, options)
+    _prefect_defaults()
+    from flows.resolve import resolve_references
+
+    return resolve_references(inputs=inputs, catalog=args.catalog, ledger=args.ledger, task_runner=args.task_runner,
+                              dask_address=args.dask_address, dask_workers=args.dask_workers, **options)
+
+
 def resolve_direct(inputs: list[str], args: argparse.Namespace, options: dict) -> dict:
     """The resolve run without Prefect: the flow's own orchestration, batches in threads or a pool."""
     import logging
 
     from . import orchestrate
 
-    logger = logging.getLogger("citeledger")
+    logger = logging.getLogger("citeledger.run")
+    if not logging.getLogger().handlers and not logger.handlers:
+        logger.addHandler(logging.NullHandler())  # the summary prints the rejects; no second copy
     return orchestrate.resolve_run(
         inputs, args.catalog, args.ledger,
         lambda plan: orchestrate.direct_batches(plan, args.task_runner, args.dask_workers), logger,

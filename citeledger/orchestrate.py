@@ -131,9 +131,14 @@ def direct_batches(plan: pipeline.RunPlan, task_runner: str = "auto", workers: i
         pool: Any = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
     else:
         pool = ThreadPoolExecutor(max_workers=BATCHES_IN_FLIGHT)
-    with pool:
+    try:
         futures = [pool.submit(run_batch_retrying, job) for job in plan.pending]
         return collect(futures, [len(job.references) for job in plan.pending])
+    except BaseException:  # Ctrl-C: start no further batch; the run is given up by complete_run
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    finally:
+        pool.shutdown(wait=True)
 
 
 def collect(futures: list, sizes: list[int], result: Callable[[Any], Any] = lambda f: f.result(),
