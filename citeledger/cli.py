@@ -6,9 +6,21 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
+
+from resolvers.errors import CiteledgerError
 
 DEFAULT_CATALOG = "data/catalog"
 DEFAULT_LEDGER = "data/ledger"
+VIEWS = ("observations", "current", "works", "notices", "notices_history", "rejects", "runs", "transitions")
+
+
+class UserError(CiteledgerError):
+    """Something the user can fix (a path, an argument): one line on stderr, exit 2."""
+
+
+class NotFound(CiteledgerError):
+    """What was asked for is not there (an id the ledger does not know): one line, exit 1."""
 
 
 def _prefect_defaults() -> None:
@@ -19,11 +31,14 @@ def _prefect_defaults() -> None:
 
 
 def cmd_catalog_build(args: argparse.Namespace) -> int:
+    from . import progress
     from .sources import SourceFormat
     from .store import CatalogStore
 
+    check_inputs(args.files)
     fmt = SourceFormat(args.format) if args.format else None
-    report = CatalogStore(args.catalog).build(args.files, fmt)
+    with progress.track(sum(map(_bytes, args.files)), "bytes") as advance:
+        report = CatalogStore(args.catalog).build(args.files, fmt, lambda path: advance(_bytes(path)))
     for f in report.files:
         print(f"{f['file']}: {f['format']}, {f['rows']} rows, {f['rejects']} rejected")
         for example in f.get("reject_examples", []):
@@ -31,6 +46,14 @@ def cmd_catalog_build(args: argparse.Namespace) -> int:
     print(f"catalog {args.catalog}: {report.works} works ({report.added:+d}), {report.notice_events} notice events, "
           f"{report.generation}, {report.seconds:.1f} s")
     return 0
+
+
+def _bytes(path: Path) -> int:
+    """Size of a source file, or of the files under a folder (the catalog build's progress)."""
+    path = Path(path)
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return path.stat().st_size if path.exists() else 0
 
 
 def print_summary(summary: dict) -> None:
@@ -45,20 +68,94 @@ def print_summary(summary: dict) -> None:
         print(f"rejected {message}")
 
 
-def cmd_resolve(args: argparse.Namespace) -> int:
-    _prefect_defaults()
-    from flows.resolve import resolve_references
+def use_flow(args: argparse.Namespace) -> bool:
+    """The CLI runs a Prefect flow only when it can report to an API (``PREFECT_API_URL`` set), when
+    asked to (``--flow``) or for a Dask cluster; otherwise it calls the same pipeline functions
+    directly, without starting a temporary Prefect server (see the README, "Flow runs or direct")."""
+    return bool(getattr(args, "flow", False) or os.environ.get("PREFECT_API_URL")
+                or getattr(args, "task_runner", None) == "dask")
 
+
+def check_catalog(catalog: str) -> None:
+    """A catalog must be built before a run (checked without importing the store)."""
+    pointer = Path(catalog) / "CURRENT"
+    if not pointer.is_file() or not (Path(catalog) / pointer.read_text().strip() / "manifest.json").is_file():
+        raise UserError(f"no catalog in {catalog}: build one with `citeledger catalog build --catalog {catalog} FILE...`"
+                        " or give --catalog DIR")
+
+
+def check_inputs(inputs: list[Path]) -> None:
+    """Every input exists and is readable (``-`` is standard input)."""
+    for path in inputs:
+        if str(path) == "-":
+            continue
+        if not path.exists():
+            raise UserError(f"input {path} does not exist: check the path")
+        if not os.access(path, os.R_OK | (os.X_OK if path.is_dir() else 0)):
+            raise UserError(f"input {path} is not readable: check its permissions")
+
+
+def check_ledger(ledger: str) -> None:
+    """The ledger is a folder we can write, and no other run holds it (else wait, saying so)."""
+    path = Path(ledger)
+    if path.exists() and not path.is_dir():
+        raise UserError(f"--ledger {ledger} is a file, not a folder: give a folder (created if missing)")
+    parent = next((p for p in (path, *path.parents) if p.exists()), Path("."))
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UserError(f"--ledger {ledger}: {parent} is not writable: give a ledger folder you can write")
+    from . import locking
+
+    try:
+        locking.acquire_ledger(ledger, timeout=0)
+    except locking.LockTimeout:
+        print(f"citeledger: ledger {ledger} is in use by another run; waiting for it", file=sys.stderr)
+        locking.acquire_ledger(ledger)  # held by this process from now on; plan_run re-enters it
+
+
+def cmd_resolve(args: argparse.Namespace) -> int:
+    check_inputs(args.inputs)
+    check_catalog(args.catalog)
+    check_ledger(args.ledger)
+    try:
+        summary = run_resolve(args)
+    finally:
+        from . import locking
+
+        locking.release_ledger(args.ledger)  # a no-op once the run has finished or given up
+    print_summary(summary)
+    return 0
+
+
+def run_resolve(args: argparse.Namespace) -> dict:
+    """The run as a flow run (``use_flow``) or directly; the same options either way."""
     from .config import load_config
 
     limits = load_config().limits  # [limits] of citeledger.toml / CITELEDGER_* (docs/configuration.md)
-    summary = resolve_references(inputs=[str(p) for p in args.inputs], catalog=args.catalog, ledger=args.ledger,
-                                 run_id=args.run_id, remote=args.remote, citing_paper=args.citing_paper,
-                                 batch_size=args.batch_size or limits.batch_size, max_raw_chars=limits.max_raw_chars,
-                                 task_runner=args.task_runner, dask_address=args.dask_address,
-                                 dask_workers=args.dask_workers)
-    print_summary(summary)
-    return 0
+    options = dict(run_id=args.run_id, remote=args.remote, citing_paper=args.citing_paper,
+                   batch_size=args.batch_size or limits.batch_size, max_raw_chars=limits.max_raw_chars)
+    inputs = [str(p) for p in args.inputs]
+    if not use_flow(args):
+        return resolve_direct(inputs, args, options)
+    _prefect_defaults()
+    from flows.resolve import resolve_references
+
+    return resolve_references(inputs=inputs, catalog=args.catalog, ledger=args.ledger, task_runner=args.task_runner,
+                              dask_address=args.dask_address, dask_workers=args.dask_workers, **options)
+
+
+def resolve_direct(inputs: list[str], args: argparse.Namespace, options: dict) -> dict:
+    """The resolve run without Prefect: the flow's own orchestration, batches in threads or a pool."""
+    import logging
+
+    from . import orchestrate
+
+    logger = logging.getLogger("citeledger.run")
+    if not logging.getLogger().handlers and not logger.handlers:
+        logger.addHandler(logging.NullHandler())  # the summary prints the rejects; no second copy
+    return orchestrate.resolve_run(
+        inputs, args.catalog, args.ledger,
+        lambda plan: orchestrate.direct_batches(plan, args.task_runner, args.dask_workers), logger,
+        orchestrate.records_of_run, **options)
 
 
 def cmd_query(args: argparse.Namespace) -> int:
@@ -84,7 +181,9 @@ def cmd_record(args: argparse.Namespace) -> int:
     from . import records
     from .pipeline import citation_record
 
+    check_ledger_exists(args.ledger)
     record = citation_record(args.id, args.ledger, args.catalog, page_cap=args.page_cap)
+    check_known(record, args)
     records.validate_record(record)
     if args.format == "json":
         print(json.dumps(record, indent=2, ensure_ascii=False))
@@ -95,11 +194,80 @@ def cmd_record(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_records(args: argparse.Namespace) -> int:
-    _prefect_defaults()
-    from flows.records import build_records
+def check_ledger_exists(ledger: str) -> None:
+    if not Path(ledger).is_dir():
+        raise UserError(f"no ledger in {ledger}: give --ledger DIR of a ledger `citeledger resolve` wrote")
 
-    written = build_records(ledger=args.ledger, catalog=args.catalog, run_id=args.run_id, papers=args.papers)
+
+def check_known(record: dict, args: argparse.Namespace) -> None:
+    """A paper with no reference and no citation in the ledger is not known to it: an error
+    naming the nearest citing papers the ledger does know."""
+    if record["counts"]["references"] or record["counts"]["inbound"]:
+        return
+    from .info import near_ids
+    from .store import citing_papers
+
+    near = near_ids(args.id, citing_papers(args.ledger, args.catalog, None))
+    hint = f"; near ids: {', '.join(near)}" if near else "; `citeledger query \"select distinct citing_paper from current\"` lists them"
+    raise NotFound(f"the ledger {args.ledger} does not know the paper {args.id!r}{hint}")
+
+
+def cmd_catalog_info(args: argparse.Namespace) -> int:
+    from .info import catalog_info
+
+    check_catalog(args.catalog)
+    info = catalog_info(args.catalog)
+    if args.format == "json":
+        print(json.dumps(info, indent=2))
+        return 0
+    print(f"catalog {info['catalog']}: {info['generation']}, built {info['built_at']}, "
+          f"{info['bytes_on_disk'] / 1e6:,.1f} MB on disk")
+    print(f"  {'works':<28} {info['works']:>10,}")
+    for source, n in info["works_per_source"].items():
+        print(f"  {'  from ' + source:<28} {n:>10,}")
+    for scheme, n in info["identifiers"].items():
+        print(f"  {'identifiers: ' + scheme:<28} {n:>10,}")
+    print(f"  {'notice events':<28} {info['notice_events']:>10,}  ({', '.join(info['notice_sources']) or 'no notice source'})")
+    stale = "" if info["index_format"] == info["index_format_expected"] else \
+        f" (expected {info['index_format_expected']}: rebuilt by the next run)"
+    print(f"  {'index format':<28} {info['index_format']:>10}{stale}")
+    return 0
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from .info import ledger_runs
+
+    check_ledger_exists(args.ledger)
+    runs = ledger_runs(args.ledger)
+    if args.format == "json":
+        print(json.dumps(runs, indent=2, default=str))
+        return 0
+    print(f"{'run':<34} {'started':<20} {'finished':<20} {'state':<10} {'refs':>8} {'rejects':>7} {'links':>7}")
+    for run in runs:
+        links = sum(run["states"].get(s, 0) for s in ("verified_exact", "verified_fuzzy"))
+        print(f"{run['run_id']:<34} {(run['started_at'] or '')[:19]:<20} {(run['finished_at'] or '-')[:19]:<20} "
+              f"{run['state']:<10} {_n(run['references']):>8} {_n(run['rejects']):>7} "
+              f"{_n(links if run['state'] == 'finished' else None):>7}")
+    return 0
+
+
+def _n(value: Any) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def cmd_records(args: argparse.Namespace) -> int:
+    check_catalog(args.catalog)
+    if not Path(args.ledger).is_dir():
+        raise UserError(f"no ledger in {args.ledger}: give --ledger DIR of a ledger `citeledger resolve` wrote")
+    if use_flow(args):
+        _prefect_defaults()
+        from flows.records import build_records
+
+        written = build_records(ledger=args.ledger, catalog=args.catalog, run_id=args.run_id, papers=args.papers)
+    else:
+        from . import orchestrate
+
+        written = orchestrate.build_records(args.ledger, args.catalog, args.run_id, args.papers)
     print(f"{len(written)} citation records written under {Path(args.ledger) / 'records'}")
     return 0
 
@@ -107,8 +275,11 @@ def cmd_records(args: argparse.Namespace) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     from . import evaluate
 
-    argv = [*map(str, args.gold), "--catalog", args.catalog, "--worst", str(args.worst)]
-    return evaluate.main(argv + (["--json"] if args.json else []))
+    check_inputs(args.gold)
+    check_catalog(args.catalog)
+    metrics = evaluate.run_eval(args.gold, args.catalog, worst=args.worst)
+    print(json.dumps(metrics, indent=1, default=str) if args.json else "\n".join(evaluate.report_lines(metrics)))
+    return 0
 
 
 def cmd_nightly(args: argparse.Namespace) -> int:
@@ -145,105 +316,176 @@ def _runner_options(p: argparse.ArgumentParser) -> None:
     from .runners import TASK_RUNNERS
 
     p.add_argument("--task-runner", choices=TASK_RUNNERS, default="auto",
-                   help="auto (default: processes for 20,000 references or more on 2+ cores, else threads), "
-                        "threads (one process), processes (a pool on this machine) or dask (a cluster)")
-    p.add_argument("--dask-address", help="scheduler of an existing Dask cluster (else a local one)")
+                   help="auto: processes for 20,000 references or more on 2+ cores, else threads; "
+                        "threads (one process), processes (a pool on this machine) or dask (a cluster, a flow run)")
+    p.add_argument("--dask-address", help="scheduler of an existing Dask cluster (default: a local one)")
     p.add_argument("--dask-workers", type=int, default=2,
                    help="worker processes of --task-runner processes, or of a local Dask cluster")
 
 
-def _store_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--ledger", default=DEFAULT_LEDGER)
-    parser.add_argument("--catalog", default=DEFAULT_CATALOG)
+def _flow_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--flow", action="store_true",
+                   help="run as a Prefect flow run even without PREFECT_API_URL (starts a temporary Prefect "
+                        "server); with PREFECT_API_URL set it is always a flow run reported to that API")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="citeledger", description="Resolve reference strings into an auditable citation ledger.")
-    sub = parser.add_subparsers(dest="command", required=True)
+def _store_options(parser: argparse.ArgumentParser, ledger: bool = True) -> None:
+    if ledger:
+        parser.add_argument("--ledger", default=DEFAULT_LEDGER, help="the ledger folder")
+    parser.add_argument("--catalog", default=DEFAULT_CATALOG, help="the catalog folder")
 
-    catalog = sub.add_parser("catalog", help="manage the local catalog")
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows each option's default, unless its help already says it or it is an off switch."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default in (None, False) or "default" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
+def _sub(sub: Any, name: str, help: str, **kwargs: Any) -> argparse.ArgumentParser:
+    """A subcommand whose help shows every default, with --debug."""
+    p = sub.add_parser(name, help=help, description=kwargs.pop("description", help),
+                       formatter_class=HelpFormatter, **kwargs)
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                   help="show the traceback of an internal error")
+    return p
+
+
+def _catalog_parsers(sub: Any) -> None:
+    catalog = _sub(sub, "catalog", "manage the local catalog")
     catalog_sub = catalog.add_subparsers(dest="catalog_command", required=True)
-    build = catalog_sub.add_parser("build", help="add works and notices from source files to the catalog")
-    build.add_argument("files", nargs="+", type=Path)
-    build.add_argument("--catalog", default=DEFAULT_CATALOG)
+    build = _sub(catalog_sub, "build", "add works and notices from source files to the catalog")
+    build.add_argument("files", nargs="+", type=Path, help="source files or folders (works JSONL, arXiv snapshot, "
+                       "Crossref, Retraction Watch CSV, OpenAlex, DBLP); the format is recognised by content")
+    build.add_argument("--catalog", default=DEFAULT_CATALOG, help="the catalog folder (created if missing)")
     build.add_argument("--format", choices=["works_jsonl", "arxiv_snapshot", "crossref", "retraction_watch_csv",
-                                            "doi_nature_csv"], help="force a format instead of recognising it")
+                                            "doi_nature_csv"], help="force a format (default: recognised by content)")
     build.set_defaults(func=cmd_catalog_build)
+    info = _sub(catalog_sub, "info", "what a catalog holds: generation, works per source, identifiers, notices")
+    info.add_argument("--catalog", default=DEFAULT_CATALOG, help="the catalog folder")
+    info.add_argument("--format", choices=["table", "json"], default="table", help="output format")
+    info.set_defaults(func=cmd_catalog_info)
 
-    resolve = sub.add_parser("resolve", help="resolve reference files into the ledger (runs the resolve flow)")
-    resolve.add_argument("inputs", nargs="+", type=Path)
+
+def _resolve_parser(sub: Any) -> None:
+    resolve = _sub(sub, "resolve", "resolve reference files into the ledger")
+    resolve.add_argument("inputs", nargs="+", type=Path,
+                         help="reference files: JSON Lines (.gz), CSV, Parquet, .bbl/.bib (with --citing-paper)")
     _store_options(resolve)
-    resolve.add_argument("--run-id", help="id of this run; the id of an interrupted run completes it")
-    resolve.add_argument("--citing-paper", help="the citing paper of a .bbl or .bib input")
+    resolve.add_argument("--run-id", help="id of this run (default: a new one); the id of an interrupted run "
+                         "completes it")
+    resolve.add_argument("--citing-paper", help="the citing paper of a .bbl or .bib input (default: from an arXiv-style file name)")
     resolve.add_argument("--remote", action="store_true", help="use the remote resolvers configured")
-    resolve.add_argument("--batch-size", type=int, default=None, help="default: limits.batch_size of the configuration")
+    resolve.add_argument("--batch-size", type=int, default=None,
+                         help="references per batch (default: limits.batch_size of the configuration)")
     _runner_options(resolve)
+    _flow_option(resolve)
     resolve.set_defaults(func=cmd_resolve)
 
-    query = sub.add_parser("query", help="run read-only SQL over the ledger views")
-    query.add_argument("sql")
+
+def _ledger_parsers(sub: Any) -> None:
+    query = _sub(sub, "query", "run read-only SQL over the ledger views",
+                 epilog="views: " + ", ".join(VIEWS) + " (columns: citeledger query \"describe VIEW\")")
+    query.add_argument("sql", help="one SELECT (or EXPLAIN/DESCRIBE/PIVOT) over the views below")
     _store_options(query)
-    query.add_argument("--format", choices=["table", "json", "csv"], default="table")
-    query.add_argument("--max-rows", type=int, default=100)
+    query.add_argument("--format", choices=["table", "json", "csv"], default="table", help="output format")
+    query.add_argument("--max-rows", type=int, default=100, help="rows shown by --format table")
     query.set_defaults(func=cmd_query)
 
-    record = sub.add_parser("record", help="the citation record of one paper (arXiv id, DOI or citing_paper id)")
-    record.add_argument("id")
+    record = _sub(sub, "record", "the citation record of one paper (arXiv id, DOI or citing_paper id)")
+    record.add_argument("id", help="the paper: arXiv:ID, IDvN, 10.48550/arXiv.ID, a DOI or a citing_paper id")
     _store_options(record)
-    record.add_argument("--format", choices=["json", "ledger", "html"], default="ledger")
-    record.add_argument("--page-cap", type=int, default=None, help="list at most this many entries per list")
+    record.add_argument("--format", choices=["json", "ledger", "html"], default="ledger", help="output format")
+    record.add_argument("--page-cap", type=int, default=None, help="list at most this many entries per list "
+                        "(default: the records' own cap)")
     record.set_defaults(func=cmd_record)
 
-    recs = sub.add_parser("records", help="write the records of the papers a run touched (runs the build-records flow)")
+    recs = _sub(sub, "records", "write the records of the papers a run touched")
     _store_options(recs)
     recs.add_argument("--run-id", help="the run whose papers to write (default: the latest run)")
-    recs.add_argument("--papers", nargs="*", help="write these papers' records instead")
+    recs.add_argument("--papers", nargs="*", help="write these papers' records instead (default: the run's papers)")
+    _flow_option(recs)
     recs.set_defaults(func=cmd_records)
 
-    night = sub.add_parser("nightly", help="one nightly run: refresh, inbox, re-resolve, notices (runs the nightly flow)")
-    night.add_argument("--inbox", default="data/inbox")
-    night.add_argument("--processed", default="data/processed")
-    night.add_argument("--catalog-inbox", default="data/catalog-inbox")
+    runs = _sub(sub, "runs", "the runs a ledger has: id, started, finished, counts, state")
+    runs.add_argument("--ledger", default=DEFAULT_LEDGER, help="the ledger folder")
+    runs.add_argument("--format", choices=["table", "json"], default="table", help="output format")
+    runs.set_defaults(func=cmd_runs)
+
+
+def _flow_parsers(sub: Any) -> None:
+    night = _sub(sub, "nightly", "one nightly run: refresh, inbox, re-resolve, notices (runs the nightly flow)")
+    night.add_argument("--inbox", default="data/inbox", help="folder of new reference files")
+    night.add_argument("--processed", default="data/processed", help="where inbox files go once resolved")
+    night.add_argument("--catalog-inbox", default="data/catalog-inbox", help="folder of new catalog source files")
     _store_options(night)
     night.add_argument("--remote", action="store_true", help="harvest and resolve with the configured services")
-    night.add_argument("--batch-size", type=int, default=5000)
+    night.add_argument("--batch-size", type=int, default=5000, help="references per batch")
     _runner_options(night)
     night.set_defaults(func=cmd_nightly)
 
-    refresh = sub.add_parser("refresh", help="grow the catalog from the catalog inbox (runs the refresh-catalog flow)")
-    refresh.add_argument("--catalog", default=DEFAULT_CATALOG)
-    refresh.add_argument("--catalog-inbox", default="data/catalog-inbox")
+    refresh = _sub(sub, "refresh", "grow the catalog from the catalog inbox (runs the refresh-catalog flow)")
+    refresh.add_argument("--catalog", default=DEFAULT_CATALOG, help="the catalog folder")
+    refresh.add_argument("--catalog-inbox", default="data/catalog-inbox", help="folder of new catalog source files")
     refresh.add_argument("--remote", action="store_true", help="also harvest the configured services")
     refresh.set_defaults(func=cmd_refresh)
 
-    ev = sub.add_parser("eval", help="link precision/recall of the resolution chain on files with gold_doi/gold_arxiv_id")
-    ev.add_argument("gold", nargs="+", type=Path)
-    ev.add_argument("--catalog", default=DEFAULT_CATALOG)
+    ev = _sub(sub, "eval", "link precision/recall of the resolution chain on files with gold_doi/gold_arxiv_id")
+    ev.add_argument("gold", nargs="+", type=Path, help="JSON Lines (.gz) rows with raw and gold_doi/gold_arxiv_id "
+                    "(both null: the reference must not be linked)")
+    ev.add_argument("--catalog", default=DEFAULT_CATALOG, help="the catalog folder")
     ev.add_argument("--worst", type=int, default=10, help="how many worst errors and misses to print")
-    ev.add_argument("--json", action="store_true")
+    ev.add_argument("--json", action="store_true", help="print the whole metrics dict as JSON")
     ev.set_defaults(func=cmd_eval)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="citeledger", formatter_class=HelpFormatter,
+                                     description="Resolve reference strings into an auditable citation ledger.")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an internal error")
+    sub = parser.add_subparsers(dest="command", required=True)
+    _catalog_parsers(sub)
+    _resolve_parser(sub)
+    _ledger_parsers(sub)
+    _flow_parsers(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    import duckdb
-
-    from resolvers.errors import CiteledgerError
-
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
     except BrokenPipeError:  # `citeledger record ... | head`: the reader has all it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return 0
+    except KeyboardInterrupt:
+        print("citeledger: interrupted; a resolve run completes with --run-id of the same run", file=sys.stderr)
+        return 130
+    except NotFound as exc:
+        print(f"citeledger: {exc}", file=sys.stderr)
+        return 1
     except CiteledgerError as exc:
         print(f"citeledger: {exc}", file=sys.stderr)
         return 2
-    except duckdb.Error as exc:  # a user query that DuckDB rejects: its message, not a traceback
-        if args.command != "query":
-            raise
+    except Exception as exc:  # noqa: BLE001 - sorted below: a rejected query, else an internal error
+        return report_error(exc, args)
+
+
+def report_error(exc: Exception, args: argparse.Namespace) -> int:
+    """A query DuckDB rejects is the user's (its message, exit 2); anything else is internal:
+    one line, and the traceback only with ``--debug``."""
+    duckdb = sys.modules.get("duckdb")
+    if args.command == "query" and duckdb is not None and isinstance(exc, duckdb.Error):
         print(f"citeledger: query failed: {exc}", file=sys.stderr)
         return 2
+    if getattr(args, "debug", False):
+        raise exc
+    first = (str(exc).splitlines() or [""])[0][:300]
+    print(f"citeledger: internal error ({type(exc).__name__}: {first}); run again with --debug for the "
+          "traceback and report it", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

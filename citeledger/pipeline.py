@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from resolvers.model import Reference, Status, STATE_ORDER
 from resolvers.observation import observation_row
@@ -441,8 +441,10 @@ def record_file_stem(paper_id: str) -> str:
     return stem
 
 
-def write_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path) -> list[Path]:
-    """Write each paper's record as JSON, text and HTML under ``<ledger>/records/``."""
+def write_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
+                  progress: Callable[[int], None] | None = None) -> list[Path]:
+    """Write each paper's record as JSON, text and HTML under ``<ledger>/records/``;
+    ``progress(1)`` after each paper (the CLI's progress bar)."""
     from . import records
     from .store import atomic_write_bytes
 
@@ -455,6 +457,8 @@ def write_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir:
         atomic_write_bytes(out / f"{stem}.txt", records.render_ledger_text(record).encode())
         atomic_write_bytes(out / f"{stem}.html", records.render_ledger_html(record).encode())
         written.append(out / f"{stem}.json")
+        if progress is not None:
+            progress(1)
     return written
 
 

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import duckdb
 import pyarrow as pa
@@ -175,8 +175,10 @@ class CatalogStore:
     def exists(self) -> bool:
         return self.current() is not None
 
-    def build(self, files: Sequence[str | Path], fmt: src.SourceFormat | None = None) -> CatalogBuildReport:
-        """Add the works (and notices) of ``files`` to the catalog, merging with what is there.
+    def build(self, files: Sequence[str | Path], fmt: src.SourceFormat | None = None,
+              file_done: Callable[[Path], None] | None = None) -> CatalogBuildReport:
+        """Add the works (and notices) of ``files`` to the catalog, merging with what is there
+        (``file_done(path)`` after each file has been read: the CLI's progress).
 
         Idempotent: the same or overlapping files add nothing twice, because works are keyed by
         their stable ``work_id`` and fields are merged by source precedence.
@@ -185,9 +187,10 @@ class CatalogStore:
 
         self.dir.mkdir(parents=True, exist_ok=True)
         with exclusive(self.dir):  # one builder at a time (the lock dies with its holder)
-            return self._build(files, fmt)
+            return self._build(files, fmt, file_done)
 
-    def _build(self, files: Sequence[str | Path], fmt: src.SourceFormat | None = None) -> CatalogBuildReport:
+    def _build(self, files: Sequence[str | Path], fmt: src.SourceFormat | None = None,
+               file_done: Callable[[Path], None] | None = None) -> CatalogBuildReport:
         started = time.monotonic()
         for leftover in [*self.dir.glob(".building-*"), *self.dir.glob(".CURRENT.*.tmp")]:
             # what a killed build left behind; safe to remove under the lock
@@ -241,6 +244,8 @@ class CatalogStore:
                     report.update(rows=n_rows, rejects=len(rejects),
                                   reject_examples=[f"{r.file}:{r.line}: {r.reason}" for r in rejects[:5]])
                 file_reports.append(report)
+                if file_done is not None:
+                    file_done(path)
 
             gen_name = f"gen-{gen_no:06d}"
             gen_dir = staging / gen_name

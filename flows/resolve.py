@@ -6,8 +6,6 @@ is a function of ``citeledger.pipeline`` that the CLI and tests can call without
 from __future__ import annotations
 
 import json
-import os
-import time
 from typing import Any
 
 from prefect import flow, get_run_logger, task
@@ -15,16 +13,10 @@ from prefect.cache_policies import NO_CACHE
 from prefect.futures import as_completed
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from citeledger import pipeline
-from citeledger.inputs import InputLimits
+from citeledger import orchestrate, pipeline
+from citeledger.orchestrate import BATCHES_IN_FLIGHT  # noqa: F401 - the nightly flow's runner takes it from here
 from citeledger.runners import choose_task_runner, make_task_runner, workers_report_here
 from resolvers.errors import TransientError
-
-
-# Batches resolved at once by the default runner: resolution is CPU-bound Python (numpy and DuckDB
-# release the GIL for part of it), so a few threads keep both cores busy; more only hold more
-# batches in memory at once.
-BATCHES_IN_FLIGHT = max(2, os.cpu_count() or 2)
 
 
 def _retry_transient(task, task_run, state) -> bool:
@@ -46,8 +38,7 @@ def resolve_batch_task(job: pipeline.BatchJob) -> dict[str, int]:
 
 @task(name="write-records", cache_policy=NO_CACHE)
 def write_records_task(run_id: str, ledger: str, catalog: str) -> list[str]:
-    papers = pipeline.papers_touched(run_id, ledger, catalog)
-    return [str(p) for p in pipeline.write_records(papers, ledger, catalog)]
+    return [str(p) for p in orchestrate.records_of_run(run_id, ledger, catalog)]
 
 
 def summary_markdown(summary: dict[str, Any]) -> str:
@@ -64,24 +55,9 @@ def summary_markdown(summary: dict[str, Any]) -> str:
 
 
 def _collect(futures: list, plan: pipeline.RunPlan, logger: Any) -> list[str]:
-    """Wait for the batches, logging progress (done, rate, time left); the errors, if any."""
-    total = sum(len(j.references) for j in plan.pending)
-    sizes = {f.task_run_id: len(job.references) for f, job in zip(futures, plan.pending)}
-    started = time.monotonic()
-    done = 0
-    errors: list[str] = []
-    for future in as_completed(futures):
-        try:
-            future.result()
-        except Exception as exc:  # noqa: BLE001 - reported in the run row, then raised by the caller
-            errors.append(f"{type(exc).__name__}: {exc}")
-            continue
-        done += sizes[future.task_run_id]
-        elapsed = time.monotonic() - started
-        rate = done / elapsed if elapsed else 0.0
-        eta = (total - done) / rate if rate else float("nan")
-        logger.info("%d/%d references, %.0f references/s, about %.0f s left", done, total, rate, eta)
-    return errors
+    """Wait for the batches, reporting progress (done, rate, time left); the errors, if any."""
+    return orchestrate.collect(futures, [len(job.references) for job in plan.pending],
+                               done_order=as_completed, logger=logger)
 
 
 def resolve_batches(plan: pipeline.RunPlan, task_runner: str = "auto", dask_address: str | None = None,
@@ -111,35 +87,15 @@ def resolve_references(inputs: list[str], catalog: str = "data/catalog", ledger:
     ``citeledger.runners``), ``threads``, ``processes`` (``dask_workers`` of them) or ``dask``
     (``dask_address`` of a scheduler, else a local cluster of ``dask_workers`` processes)."""
     logger = get_run_logger()
-    t0 = time.monotonic()
-    plan = pipeline.plan_run(inputs, catalog, ledger, run_id=run_id, batch_size=batch_size,
-                             limits=InputLimits(max_raw_chars=max_raw_chars), citing_paper=citing_paper,
-                             remote=remote)
-    logger.info("run %s: %d references in %d batches (%d to do%s), %d rejected rows",
-                plan.run_id, plan.references, len(plan.jobs), len(plan.pending),
-                ", resuming" if plan.resumed else "", len(plan.rejects))
-    for reject in plan.rejects[:20]:
-        logger.warning("rejected %s", reject.message)
-    t1 = time.monotonic()
-    try:
-        errors = resolve_batches(plan, task_runner, dask_address, dask_workers)
-        if errors:
-            raise RuntimeError(f"{len(errors)} batch(es) failed; re-run with --run-id {plan.run_id} to finish: "
-                               f"{errors[0]}")
-        t2 = time.monotonic()
-        summary = pipeline.finish_run(plan, timings={"plan": t1 - t0, "resolve": t2 - t1})
-    except BaseException:
-        pipeline.abandon_run(plan)
-        raise
-    if records:
-        written = write_records_task(plan.run_id, ledger, catalog)
-        summary["records"] = len(written)
-        logger.info("wrote %d citation records under %s/records", len(written), ledger)
+    summary = orchestrate.resolve_run(
+        inputs, catalog, ledger, lambda plan: resolve_batches(plan, task_runner, dask_address, dask_workers),
+        logger, write_records_task if records else None, run_id=run_id, remote=remote,
+        citing_paper=citing_paper, batch_size=batch_size, max_raw_chars=max_raw_chars)
     try:
         from prefect.artifacts import create_markdown_artifact
 
         create_markdown_artifact(markdown=summary_markdown(summary), key="resolve-summary",
-                                 description=f"citeledger run {plan.run_id}")
+                                 description=f"citeledger run {summary['run_id']}")
     except Exception as exc:  # noqa: BLE001 - an artifact is a report, never a reason to fail a run
         logger.warning("could not write the run artifact: %s", exc)
     return summary
