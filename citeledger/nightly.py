@@ -274,7 +274,7 @@ def harvest_remote(config: Any, state_dir: str | Path, today: date | None = None
             files.append(out)
 
     if "arxiv" in config.remote:
-        client = ArxivClient(make_http_client(config, "arxiv"), config.endpoints.arxiv_api, config.endpoints.arxiv_oai)
+        client = ArxivClient(make_http_client(config.remote_settings(), "arxiv"), config.endpoints.arxiv_api, config.endpoints.arxiv_oai)
         try:
             checkpoint = state_dir / "arxiv_oai.json"
             start = None if read_state(checkpoint).get("last_completed_until") else since
@@ -284,7 +284,7 @@ def harvest_remote(config: Any, state_dir: str | Path, today: date | None = None
         finally:
             client.http.close()
     if "crossref" in config.remote:
-        client = CrossrefClient(make_http_client(config, "crossref"), config.endpoints.crossref_api, config.mailto)
+        client = CrossrefClient(make_http_client(config.remote_settings(), "crossref"), config.endpoints.crossref_api, config.mailto)
         try:
             start = marks.get("crossref_until") or since
             spool("crossref", client.harvest(start, until_index_date=today.isoformat(),
@@ -295,7 +295,7 @@ def harvest_remote(config: Any, state_dir: str | Path, today: date | None = None
         finally:
             client.http.close()
     if "retraction_watch" in config.remote or "crossref" in config.remote:
-        http = make_http_client(config, "retraction_watch")
+        http = make_http_client(config.remote_settings(), "retraction_watch")
         try:
             result = refresh_retraction_watch(http, config.endpoints.retraction_watch_csv,
                                               state_dir / "retraction_watch.csv")

@@ -22,7 +22,7 @@ from typing import Any, Callable, Protocol, Sequence
 from rapidfuzz import fuzz
 
 from .catalog import CatalogLookup
-from .errors import RemoteUnavailable
+from .errors import RemoteBatchUnavailable, RemoteUnavailable
 from .identifiers import extract_identifiers
 from .model import ExtractedIdentifiers, Reason, Reference, Status, Verdict, Work
 from .parsing import ParsedReference, clean_raw, norm_text, parse_reference
@@ -51,8 +51,8 @@ class FuzzyMatcher(Protocol):
 class RemoteLookup(Protocol):
     """A remote resolver. Each answer is a Work (found) or None (the service says no such
     identifier); an identifier left out of the answer is one no enabled service can check.
-    Raises ``RemoteUnavailable`` when a needed service cannot answer; a ``.answered`` dict on
-    the exception keeps what was settled before the failure."""
+    Raises ``RemoteUnavailable`` when a needed service cannot answer; a
+    ``RemoteBatchUnavailable`` keeps in ``answered`` what was settled before the failure."""
 
     def lookup_arxiv(self, arxiv_ids: Sequence[str]) -> dict[str, Work | None]: ...
 
@@ -358,12 +358,16 @@ def _ask_remote(contexts: list[ReferenceContext], batch: BatchContext, remote: R
                                           ("doi", need_doi, remote.lookup_doi, batch.by_doi)):
         if not wanted:
             continue
+        failure: RemoteUnavailable | None = None
         try:
             answers = lookup(sorted(wanted))
+        except RemoteBatchUnavailable as exc:
+            answers, failure = dict(exc.answered), exc
         except RemoteUnavailable as exc:
-            answers = dict(getattr(exc, "answered", {}) or {})
+            answers, failure = {}, exc
+        if failure is not None:
             for identifier in wanted - set(answers):
-                batch.remote_failed[identifier] = str(exc)
+                batch.remote_failed[identifier] = str(failure)
         for identifier, work in answers.items():
             if work is not None and identifier in wanted:
                 table[identifier] = work
