@@ -393,7 +393,7 @@ def main(argv=None) -> dict:
     t1 = time.perf_counter()
     catalog_dir = out / "catalog"
     rss0 = peak_mb()
-    report = CatalogStore(catalog_dir).build(files)
+    CatalogStore(catalog_dir).build(files)
     t2 = time.perf_counter()
     build_peak = peak_mb()
     catalog = get_catalog(catalog_dir)

@@ -76,7 +76,7 @@ def _plain(value: Any) -> Any:
         return [_plain(v) for v in value]
     if hasattr(value, "tolist"):  # numpy arrays and scalars
         return _plain(value.tolist())
-    if hasattr(value, "value") and isinstance(getattr(value, "value"), str):  # enums
+    if hasattr(value, "value") and isinstance(value.value, str):  # enums
         return value.value
     return str(value)
 

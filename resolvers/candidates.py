@@ -13,8 +13,8 @@ cut, garbled or absent ("J Chem Inf Model 46:1535", "Phys. Rev. D 74, 034503") s
 work, and a catalog title cut short ("Barking foxes,") still ranks first.
 
 The postings budget (300 per query) was measured, not guessed: at 1M works recall on glutton_dev
-was the same with 300, 500, 1,000, 2,000 and 4,000 (97.81-97.86 %, measured before later changes) while the batch query time fell
-from 1.5 ms to 0.1 ms per query; the rarest few title tokens carry the identity.
+was the same with 300, 500, 1,000, 2,000 and 4,000 (97.81-97.86 %, measured before later changes)
+while the batch query time fell from 1.5 ms to 0.1 ms per query; the rarest few title tokens carry the identity.
 
 The same engine serves the Parquet catalog (``citeledger.blocking`` loads the arrays from
 ``title_tokens.parquet``) and tests (``InMemoryRetriever``).

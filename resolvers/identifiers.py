@@ -19,6 +19,7 @@ from __future__ import annotations
 import bisect
 import html
 import re
+from typing import Sequence
 
 from resolvers.model import ExtractedIdentifiers, MalformedToken
 
@@ -413,7 +414,7 @@ def extract_identifiers(raw: str) -> ExtractedIdentifiers:
     )
 
 
-def _ordered_unique(items: list[tuple[int, object]]) -> tuple:
+def _ordered_unique(items: Sequence[tuple[int, object]]) -> tuple:
     """Values sorted by where they were found, each kept once (first appearance wins)."""
     seen: set = set()
     out = []

@@ -22,7 +22,7 @@ import csv
 import io
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date as _date
 from enum import Enum
 from pathlib import Path
@@ -373,7 +373,7 @@ def read_retraction_watch_csv(path_or_text: str | Path) -> tuple[list[NoticeEven
                                         f"expected {named} fields, got {len(row)}", raw=raw[:500]))
             continue
 
-        def cell(name: str) -> str:
+        def cell(name: str, row: list[str] = row) -> str:  # bound now, not at call time
             i = col.get(name)
             return row[i] if i is not None and i < len(row) else ""
 
@@ -507,7 +507,9 @@ def events_from_crossref_relations(work_doi: str, message_or_fragment: Mapping[s
     return events
 
 
-def events_from_arxiv_withdrawal(arxiv_id: str, date: str | None = None, version: str | None = None) -> list[NoticeEvent]:
+def events_from_arxiv_withdrawal(
+    arxiv_id: str, date: str | None = None, version: str | None = None
+) -> list[NoticeEvent]:
     """A withdrawn arXiv version -> one withdrawal event on ``10.48550/arxiv.<id>``."""
     original = "10.48550/arxiv." + arxiv_id.strip().lower()
     when, _ = _iso_date(date)

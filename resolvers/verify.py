@@ -10,8 +10,9 @@ Features (all on folded text, rapidfuzz):
 The features go through a logistic model whose weights were fitted on glutton_dev candidate pairs
 (``benchmarks/bench_fuzzy.py --fit``), then a Platt stage fitted on each reference's top
 candidate: its output is the calibrated probability that W is the cited work, and that
-probability is ``score`` (reliability table: ``bench_fuzzy.py --calibration``). A link needs ``score >= LINK_THRESHOLD`` and a
-margin over the runner-up (``MARGIN``); otherwise the reference stays unresolved. Notices
+probability is ``score`` (reliability table: ``bench_fuzzy.py --calibration``). A link
+needs ``score >= LINK_THRESHOLD`` and a margin over the runner-up (``MARGIN``); otherwise the
+reference stays unresolved. Notices
 (corrections, errata, retractions, replies, comments) that embed the cited title are set aside
 unless the string itself names such a notice.
 """
@@ -20,7 +21,6 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import NamedTuple
 
 from rapidfuzz import fuzz, process

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from werkzeug import Response
 
 from resolvers.errors import RemoteUnavailable
 from resolvers.remote import RemoteBatchUnavailable, build_remote

@@ -1,6 +1,7 @@
 """Remote resolvers, off unless configured: the facade the resolution chain talks to.
 
-``build_remote(settings)`` (a plain ``RemoteSettings``, which ``citeledger.config`` builds) is None when no remote resolver is on, so the default configuration
+``build_remote(settings)`` (a plain ``RemoteSettings``, which ``citeledger.config`` builds) is
+None when no remote resolver is on, so the default configuration
 never creates a client, let alone opens a connection. Results:
 
 * ``id -> Work``: the service knows the work;
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable
 
 import httpx
 
