@@ -16,6 +16,7 @@ from datetime import date, datetime, timezone
 from importlib import resources
 from typing import Any, Iterable, Mapping, Sequence
 
+from resolvers.canonical import canonical_json
 from resolvers.model import STATE_ORDER, Status
 from resolvers.notices import (
     StandingNotice,
@@ -81,15 +82,10 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def canonical_json(obj: Any) -> str:
-    """Sorted keys, no spaces, UTF-8 kept: the bytes the digest is taken over."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
 def content_digest(record: Mapping[str, Any]) -> str:
     """``sha256:`` over the canonical JSON of the record without its digest field."""
     body = {k: v for k, v in record.items() if k != DIGEST_FIELD}
-    return "sha256:" + hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+    return "sha256:" + hashlib.sha256(canonical_json(body, strict=True).encode("utf-8")).hexdigest()
 
 
 # ---------------------------------------------------------------------------------------------
