@@ -33,6 +33,7 @@ from urllib.parse import unquote
 
 from resolvers.model import Reference, Status
 from resolvers.observation import observation_id
+from resolvers.text import rerun_tokens
 
 from . import pipeline, store
 
@@ -98,11 +99,8 @@ def finished_input_digests(ledger_dir: str | Path) -> dict[str, str]:
 
 
 def title_tokens(text: str | None) -> set[str]:
-    """The blocking tokens of a title or reference string (the fuzzy index's folding)."""
-    from resolvers.candidates import STOPWORDS
-    from resolvers.parsing import norm_text
-
-    return {t for t in norm_text(text or "").split() if len(t) > 2 and t not in STOPWORDS}
+    """The words of a title or reference string a nightly re-run matches on (``resolvers.text``)."""
+    return rerun_tokens(text)
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Parse a raw reference string into its fields, and the text normalisation every matcher shares.
+"""Parse a raw reference string into its fields (the text folding it uses is ``resolvers.text``).
 
 The parser is a set of ordered heuristics, not a trained model: it finds the author block by
 scanning name patterns (Vancouver ``Surname AB``, APA ``Surname, A. B.``, IEEE ``A. B. Surname``,
@@ -10,49 +10,13 @@ aligns catalog titles against the whole string, so a parse miss costs recall, no
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass, field
-from functools import lru_cache
 
-# ---------------------------------------------------------------- normalisation (shared) ----
+# The text normalisation every matcher shares lives in resolvers/text.py; these names stay
+# importable from here for the parser's callers.
+from .text import LIGATURES, clean_raw, compact, fold, norm_text, tokens  # noqa: F401
 
-_HYPHEN_BREAK = re.compile(r"(\w)[-\u00ad\u2010]\s*\n\s*([a-z])")
 _SPACE = re.compile(r"\s+")
-_NON_ALNUM = re.compile(r"[^a-z0-9]+")
-# Letters that Unicode decomposition does not fold to ASCII (shared with the index's Arrow folding)
-LIGATURES = {"ß": "ss", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O", "œ": "oe", "Œ": "OE", "ł": "l", "Ł": "L",
-             "đ": "d", "ı": "i"}
-_LIGATURES = str.maketrans(LIGATURES)
-
-
-def clean_raw(raw: str) -> str:
-    """Undo PDF extraction damage: rejoin words hyphenated across a line break, one space."""
-    text = unicodedata.normalize("NFKC", raw)
-    text = _HYPHEN_BREAK.sub(r"\1\2", text)
-    return _SPACE.sub(" ", text).strip()
-
-
-@lru_cache(maxsize=1 << 18)
-def fold(text: str) -> str:
-    """Lower case without accents: the comparison form of any text (matches the index)."""
-    if text.isascii():
-        return text.lower()
-    text = unicodedata.normalize("NFKD", text.translate(_LIGATURES))
-    return "".join(c for c in text if not unicodedata.combining(c)).lower()
-
-
-def norm_text(text: str) -> str:
-    """Folded text with every run of non-alphanumerics turned into one space."""
-    return _NON_ALNUM.sub(" ", fold(text)).strip()
-
-
-def compact(text: str) -> str:
-    """Folded alphanumerics only: spacing and hyphenation differences vanish."""
-    return _NON_ALNUM.sub("", fold(text))
-
-
-def tokens(text: str) -> list[str]:
-    return norm_text(text).split()
 
 
 # ---------------------------------------------------------------- parsed record -------------

@@ -25,8 +25,9 @@ from .catalog import CatalogLookup
 from .errors import RemoteBatchUnavailable, RemoteUnavailable
 from .identifiers import extract_identifiers
 from .model import ExtractedIdentifiers, Reason, Reference, Status, Verdict, Work
-from .parsing import ParsedReference, clean_raw, norm_text, parse_reference
+from .parsing import ParsedReference, parse_reference
 from .quality import parse_uncertain_reason
+from .text import STOPWORDS, clean_raw, content_words, normalise_text
 
 # A string's title "clearly belongs to another work" only when it is long enough to judge and
 # hardly resembles the work's title; the work's title appearing in the string always wins.
@@ -69,20 +70,8 @@ def remote_name(scheme: str, identifier: str) -> str:
 # --- text helpers --------------------------------------------------------------------------
 
 
-def normalise_text(text: str | None) -> str:
-    """Lower-case ASCII words: accents, punctuation, PDF hyphenation and line breaks removed
-    (the parser's own folding, so titles compare the way the fuzzy matcher compares them)."""
-    return norm_text(clean_raw(text)) if text else ""
-
-
 # A four-digit year, not part of a longer number or a decimal ("0704.2007" is no year; "2007." is)
 _YEAR = re.compile(r"(?<!\d)(?<!\d\.)(1[6-9]\d\d|20\d\d)(?!\d)(?!\.\d)")
-
-
-def _content_words(norm: str) -> set[str]:
-    from .candidates import STOPWORDS
-
-    return {w for w in norm.split() if len(w) >= 4 and not w.isdigit() and w not in STOPWORDS}
 
 
 def title_presence(title: str, raw: str) -> tuple[float, bool]:
@@ -114,8 +103,6 @@ _WORD = re.compile(r"[^\W\d_]{4,}")
 
 def _title_words(raw: str) -> set[str]:
     """Lower-case words of four letters or more, function words aside: title material."""
-    from .candidates import STOPWORDS
-
     return {w for w in _WORD.findall(raw) if w.islower() and w not in STOPWORDS}
 
 
@@ -155,9 +142,9 @@ def check_agreement(raw: str, parsed_title: str | None, parsed_year: int | None,
         # Whatever the parser made of the string: a string with title words of its own (lower-case
         # words; names and journal abbreviations are capitalised) that holds almost none of the
         # work's title words names another work.
-        work_words = _content_words(work_title)
+        work_words = content_words(work_title)
         if len(work_words) >= WORDS_MIN and len(_title_words(raw)) >= 2 * WORDS_MIN and present < TITLE_PRESENT_AT:
-            shared = len(work_words & _content_words(norm_raw)) / len(work_words)
+            shared = len(work_words & content_words(norm_raw)) / len(work_words)
             details["work_title_words_in_string"] = round(shared, 2)
             if shared < WORDS_SHARED_BELOW:
                 return _title_contradicts(details, work, parsed_title, threshold_words_shared=WORDS_SHARED_BELOW)

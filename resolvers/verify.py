@@ -26,9 +26,8 @@ from typing import NamedTuple
 from rapidfuzz import fuzz, process
 
 from .model import Work
-from .parsing import LIGATURES, ParsedReference, compact, fold, norm_text
-
-_LIGATURE_PAIRS = list(LIGATURES.items())
+from .parsing import ParsedReference
+from .text import VENUE_TOKEN_MIN_CHARS, compact, fold, fold_arrow, norm_arrow, norm_text
 
 LINK_THRESHOLD = 0.90
 MARGIN = 0.25  # best score minus runner-up score needed to link ...
@@ -200,22 +199,17 @@ def form_columns(titles, venues, surnames) -> dict:
         return values if pa.types.is_string(values.type) else values.cast(pa.string())  # e.g. an all-null column
 
     def folded(values):
-        arr = pc.fill_null(arrow(values), "")
-        for k, v in _LIGATURE_PAIRS:
-            arr = pc.replace_substring(arr, k, v)
-        arr = pc.utf8_normalize(arr, "NFKD")
-        arr = pc.replace_substring_regex(arr, r"\p{Mn}", "")
-        return pc.utf8_lower(arr)
+        return fold_arrow(arrow(values))
 
     raw = pc.fill_null(arrow(titles), "")
     soft = folded(raw)
     return {
         "f_soft": soft,
-        "f_norm": pc.utf8_trim(pc.replace_substring_regex(soft, r"[^a-z0-9]+", " "), " "),
+        "f_norm": norm_arrow(soft),
         "f_truncated": pc.match_substring_regex(raw, _TRUNCATED_END_RE2),
         "f_notice": pc.match_substring_regex(raw, _NOTICE_RE2),
         "f_surname": pc.replace_substring_regex(folded(surnames), r"[^a-z0-9]+", ""),
-        "f_venue": pc.utf8_trim(pc.replace_substring_regex(folded(venues), r"[^a-z0-9]+", " "), " "),
+        "f_venue": norm_arrow(folded(venues)),
     }
 
 
@@ -232,7 +226,7 @@ def forms_from_columns(cols: dict, volumes, pages) -> list[WorkForms]:
         vtoks = vn.split()
         out.append(WorkForms(so, no.replace(" ", ""), len(ntoks), frozenset(ntoks), tr, su,
                              (vol or "").strip().lower(), (pg or "").strip().lower(), vn,
-                             tuple(t for t in vtoks if len(t) >= 3) or tuple(vtoks), nt))
+                             tuple(t for t in vtoks if len(t) >= VENUE_TOKEN_MIN_CHARS) or tuple(vtoks), nt))
     return out
 
 
@@ -268,7 +262,7 @@ def work_forms(work: Work) -> WorkForms:
             bool(TRUNCATED_END.search(title)),
             compact(surname(work.authors[0])) if work.authors else "",
             (work.volume or "").strip().lower(), (work.first_page or "").strip().lower(),
-            vn, tuple(t for t in vn.split() if len(t) >= 3) or tuple(vn.split()),
+            vn, tuple(t for t in vn.split() if len(t) >= VENUE_TOKEN_MIN_CHARS) or tuple(vn.split()),
             bool(NOTICE_RE.search(title)))
     return forms
 
