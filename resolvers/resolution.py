@@ -10,8 +10,9 @@
 
 Lookups are batched: a ``BatchContext`` gathers every catalog (and remote) answer a batch needs,
 then each reference runs through the rules. The fuzzy matcher is a seam: any object with
-``resolve_batch(raws) -> list[Verdict]``; without one, references with no identifier stay
-``unresolved``.
+``match_batch(parsed) -> list[FuzzyOutcome]``; it decides no state (``rule_fuzzy`` and
+``rule_unresolved`` turn its outcome into one); without one, references with no identifier stay
+``unresolved``. ``fuzzy_verdicts`` runs the fuzzy path alone, for evaluations of the matcher.
 """
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ from rapidfuzz import fuzz
 
 from .catalog import CatalogLookup
 from .errors import RemoteBatchUnavailable, RemoteUnavailable
+from .fuzzy import RESOLVER_SOURCE as FUZZY_SOURCE
+from .fuzzy import FuzzyOutcome
 from .identifiers import extract_identifiers
 from .model import ExtractedIdentifiers, Reason, Reference, Status, Verdict, Work
 from .parsing import ParsedReference, parse_reference
@@ -44,9 +47,10 @@ YEAR_EARLY_TOLERANCE = 1
 
 
 class FuzzyMatcher(Protocol):
-    """Takes the strings and their parsed records (each string is parsed once, by the chain)."""
+    """Takes the parsed records of usable strings (each string is parsed once, by the chain) and
+    returns one outcome each; ``rule_fuzzy`` decides what state an outcome is."""
 
-    def resolve_batch(self, raws: Sequence[str], parsed: Sequence[ParsedReference]) -> list[Verdict]: ...
+    def match_batch(self, parsed: Sequence[ParsedReference]) -> list[FuzzyOutcome]: ...
 
 
 class RemoteLookup(Protocol):
@@ -174,7 +178,7 @@ class ReferenceContext:
     ids: ExtractedIdentifiers
     parsed: ParsedReference
     uncertain_reason: Reason | None = None
-    fuzzy: Verdict | None = None
+    fuzzy: FuzzyOutcome | None = None
     notes: dict[str, Any] = field(default_factory=dict)
 
 
@@ -234,9 +238,18 @@ def rule_identifier(ref: ReferenceContext, batch: BatchContext) -> Verdict | Non
     return mismatch
 
 
+def fuzzy_link(outcome: FuzzyOutcome) -> Verdict | None:
+    """A clear fuzzy winner is ``verified_fuzzy``; anything else is no link (``rule_unresolved``
+    reports the outcome's reason and evidence)."""
+    if not outcome.clear or outcome.best is None:
+        return None
+    return Verdict(Status.VERIFIED_FUZZY, Reason.FUZZY_MATCH, outcome.best, FUZZY_SOURCE, outcome.score,
+                   outcome.evidence)
+
+
 def rule_fuzzy(ref: ReferenceContext, batch: BatchContext) -> Verdict | None:
-    verdict = ref.fuzzy
-    if verdict is None or verdict.status is not Status.VERIFIED_FUZZY or verdict.work is None:
+    verdict = fuzzy_link(ref.fuzzy) if ref.fuzzy is not None else None
+    if verdict is None or verdict.work is None:
         return None
     work = verdict.work
     # A string that names its own identifier, which is not this work's, cites another work.
@@ -273,7 +286,7 @@ def rule_unresolved(ref: ReferenceContext, batch: BatchContext) -> Verdict:
         evidence["identifiers_not_in_catalog"] = [*ref.ids.arxiv_ids, *ref.ids.dois]
         reason = Reason.IDENTIFIER_NOT_IN_CATALOG
     elif ref.fuzzy is not None:
-        reason = ref.fuzzy.reason if ref.fuzzy.status is Status.UNRESOLVED else Reason.NO_CANDIDATES
+        reason = ref.fuzzy.reason if not ref.fuzzy.clear else Reason.NO_CANDIDATES
         evidence["fuzzy"] = ref.fuzzy.evidence
     else:
         reason = Reason.NO_IDENTIFIER
@@ -306,6 +319,24 @@ class Resolution:
     verdict: Verdict
 
 
+def fuzzy_verdicts(fuzzy: FuzzyMatcher, raws: Sequence[str]) -> list[Verdict]:
+    """The chain's fuzzy path alone (no identifiers, no catalog lookups), for evaluations of the
+    matcher: ``parse_uncertain`` for unusable strings, else the state of the fuzzy outcome."""
+    parsed = [parse_reference(raw) for raw in raws]
+    reasons = [parse_uncertain_reason(raw, p, False) for raw, p in zip(raws, parsed)]
+    usable = [i for i, reason in enumerate(reasons) if reason is None]
+    outcomes = dict(zip(usable, fuzzy.match_batch([parsed[i] for i in usable]) if usable else []))
+    verdicts = []
+    for i, reason in enumerate(reasons):
+        if reason is not None:
+            verdicts.append(Verdict(Status.PARSE_UNCERTAIN, reason, evidence={"rule": "parse_uncertain",
+                                                                             "why": reason.value}))
+            continue
+        outcome = outcomes[i]
+        verdicts.append(fuzzy_link(outcome) or Verdict(Status.UNRESOLVED, outcome.reason, evidence=outcome.evidence))
+    return verdicts
+
+
 def resolve_batch(references: Sequence[Reference], catalog: CatalogLookup,
                   fuzzy: FuzzyMatcher | None = None, remote: RemoteLookup | None = None) -> list[Resolution]:
     """Resolve a batch: one catalog query per identifier scheme, one fuzzy call for the rest."""
@@ -322,11 +353,12 @@ def resolve_batch(references: Sequence[Reference], catalog: CatalogLookup,
     if remote is not None:
         _ask_remote(contexts, batch, remote)
 
-    pending = [c for c in contexts if rule_parse_uncertain(c, batch) is None and rule_identifier(c, batch) is None]
+    # the fuzzy matcher sees usable strings only: an unusable one that carries an identifier the
+    # catalog lacks ends ``unresolved`` by that identifier, never by a fuzzy outcome
+    pending = [c for c in contexts if c.uncertain_reason is None and rule_identifier(c, batch) is None]
     if fuzzy is not None and pending:
-        verdicts = fuzzy.resolve_batch([c.reference.raw for c in pending], parsed=[c.parsed for c in pending])
-        for ctx, verdict in zip(pending, verdicts):
-            ctx.fuzzy = verdict
+        for ctx, outcome in zip(pending, fuzzy.match_batch([c.parsed for c in pending])):
+            ctx.fuzzy = outcome
     return [Resolution(c.reference, c.ids, decide(c, batch)) for c in contexts]
 
 

@@ -420,7 +420,8 @@ def clear_margin(best: float, runner: float, margin: float = MARGIN, logit_margi
 
 def probability(f: Features) -> float:
     """Calibrated probability that the candidate is the cited work (logistic model).
-    Same sum as ``WEIGHTS . feature_vector(f)``, unrolled (it runs for every candidate)."""
+    Same sum as ``WEIGHTS . feature_vector(f)``, unrolled (it runs for every candidate);
+    tests/test_probability.py holds the two together on random features."""
     (b, w_t, w_90, w_97, w_len, w_elen, w_a, w_y, w_v, w_p, w_ven, w_al, w_conf, w_sup) = _W
     t, a, y, v, p, ven = f.title, f.author, f.year, f.volume, f.page, f.venue
     z = (b + w_t * t * 10 + (w_90 * (t - 0.9) * 100 if t > 0.9 else 0.0)
