@@ -173,7 +173,7 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
     del allkeys
     counts = np.bincount(tok, minlength=len(vocab))
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32 if len(postings) < 2**31 else np.int64)
-    words = [None] * len(vocab)
+    words: list[str | None] = [None] * len(vocab)
     for t, i in vocab.items():
         words[i] = t
     table = pa.table({"token": pa.array(words, pa.string()),
