@@ -30,7 +30,10 @@ run: catalog
 	   from current where status in ('verified_exact', 'verified_fuzzy', 'metadata_mismatch') \
 	   order by status, citing_paper, reference_index limit 12"
 
+# Lint and types first (ruff: pyproject.toml and resolvers/ruff.toml; mypy: [tool.mypy] files).
 test: venv
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 contract: venv

@@ -225,6 +225,7 @@ def cora_check() -> dict:
 
     from resolvers.candidates import InMemoryRetriever
     from resolvers.fuzzy import FuzzyResolver
+    from resolvers.resolution import fuzzy_verdicts
     from resolvers.model import Work
     from resolvers.parsing import _surnames, norm_text
 
@@ -256,7 +257,7 @@ def cora_check() -> dict:
     for mode in ("all", "half_out"):
         cat = {e: w for e, w in all_works.items() if mode == "all" or e % 2 == 0}
         todo = [r for r in rows if rep.get(r["entity_id"]) != r["id"]]
-        verdicts = FuzzyResolver(InMemoryRetriever(list(cat.values()))).resolve_batch([r["raw"] for r in todo])
+        verdicts = fuzzy_verdicts(FuzzyResolver(InMemoryRetriever(list(cat.values()))), [r["raw"] for r in todo])
         links = correct = positives = absent = absent_linked = same_title = 0
         for r, v in zip(todo, verdicts):
             e = r["entity_id"]
@@ -290,6 +291,7 @@ def direct(n: int, root: str, batch: int = BATCH) -> dict:
     here (10M): it measures how the *matcher* scales, not the store."""
     from citeledger.blocking import ParquetRetriever, build_index
     from resolvers.fuzzy import FuzzyResolver
+    from resolvers.resolution import fuzzy_verdicts
 
     out = Path(root) / f"direct{n}"
     out.mkdir(parents=True, exist_ok=True)
@@ -309,7 +311,7 @@ def direct(n: int, root: str, batch: int = BATCH) -> dict:
 
     for i in range(0, len(rows), batch):
         with gc_paused():  # as the pipeline resolves a batch
-            verdicts += fuzzy.resolve_batch([r["raw"] for r in rows[i:i + batch]])
+            verdicts += fuzzy_verdicts(fuzzy, [r["raw"] for r in rows[i:i + batch]])
     t5 = time.perf_counter()
     m = evaluate(rows, verdicts)
     res = {"mode": "direct (no store; fuzzy path only)", "n_synthetic": n, "works": stats["works"],
@@ -329,6 +331,7 @@ def absent_check(share: int = 10) -> dict:
 
     from resolvers.candidates import InMemoryRetriever
     from resolvers.fuzzy import FuzzyResolver
+    from resolvers.resolution import fuzzy_verdicts
     from resolvers.parsing import norm_text
 
     rows = [json.loads(line) for line in gzip.open(DEV, "rt")]
@@ -338,7 +341,7 @@ def absent_check(share: int = 10) -> dict:
     removed_titles = {w.doi: w.title for w in works if w.doi in removed}
     kept = [w for w in works if not ({w.doi, *w.alt_dois} & removed)]
     todo = [r for r in rows if (r.get("gold_doi") or "").lower() in removed]
-    verdicts = FuzzyResolver(InMemoryRetriever(kept)).resolve_batch([r["raw"] for r in todo])
+    verdicts = fuzzy_verdicts(FuzzyResolver(InMemoryRetriever(kept)), [r["raw"] for r in todo])
     linked = dup = 0
     examples = []
     for r, v in zip(todo, verdicts):
@@ -393,7 +396,7 @@ def main(argv=None) -> dict:
     t1 = time.perf_counter()
     catalog_dir = out / "catalog"
     rss0 = peak_mb()
-    report = CatalogStore(catalog_dir).build(files)
+    CatalogStore(catalog_dir).build(files)
     t2 = time.perf_counter()
     build_peak = peak_mb()
     catalog = get_catalog(catalog_dir)

@@ -16,7 +16,7 @@ bytes per (work, distinct title token), about 40 MB per million works, plus 16 b
 term for the term lookup (``candidates.TermIds``: hashes, not a dict of strings).
 
 Tokens are computed with Arrow compute kernels (NFKD, drop combining marks, lower, non
-alphanumerics to spaces), the same folding as ``resolvers.parsing.fold`` on the query side.
+alphanumerics to spaces), the same folding as ``resolvers.text.fold`` on the query side (``resolvers.text.tokens_arrow``).
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ import pyarrow.parquet as pq
 
 from resolvers.candidates import STOPWORDS, Candidate, PostingsIndex, TermIds
 from resolvers.model import Work
-from resolvers.parsing import LIGATURES
+from resolvers.text import INDEX_TOKEN_MIN_CHARS, tokens_arrow
 from resolvers.verify import FORM_COLUMNS, form_columns, forms_from_columns, surname
 
 INDEX_FILE = "title_tokens.parquet"
@@ -44,18 +44,6 @@ INDEX_FORMAT = 3
 WORKS_FILE = "works.parquet"
 _WORK_COLUMNS = ["work_id", "doi", "arxiv_id", "title", "authors", "year", "venue", "volume", "first_page",
                  "pmid", "type", "alt_dois", "withdrawn"]
-
-
-def _fold_tokens(titles: pa.Array) -> pa.Array:
-    """Arrow version of ``resolvers.parsing.norm_text(...).split()``: a list of tokens per title."""
-    arr = pc.fill_null(titles, "")
-    for k, v in LIGATURES.items():
-        arr = pc.replace_substring(arr, k, v)
-    arr = pc.utf8_normalize(arr, "NFKD")
-    arr = pc.replace_substring_regex(arr, r"\p{Mn}", "")
-    arr = pc.utf8_lower(arr)
-    arr = pc.replace_substring_regex(arr, r"[^a-z0-9]+", " ")
-    return pc.utf8_split_whitespace(arr)
 
 
 def _locator_keys(volume: pa.Array, first_page: pa.Array) -> pa.Array:
@@ -156,10 +144,10 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
     forms = _AtomicParquet(catalog_dir / FORMS_FILE)
     for batch in pf.iter_batches(batch_size=chunk_rows, columns=columns + extra):
         forms.write(_forms_batch(batch), stamp)
-        lists = _fold_tokens(batch.column(0))
+        lists = tokens_arrow(batch.column(0))
         flat = pc.list_flatten(lists)
         parent = pc.list_parent_indices(lists).to_numpy().astype(np.int64) + row0
-        keep = pc.and_(pc.greater(pc.utf8_length(flat), 1), pc.invert(pc.is_in(flat, value_set=stop)))
+        keep = pc.and_(pc.greater_equal(pc.utf8_length(flat), INDEX_TOKEN_MIN_CHARS), pc.invert(pc.is_in(flat, value_set=stop)))
         flat = pc.filter(flat, keep)
         parent = parent[keep.to_numpy(zero_copy_only=False)]
         if len(columns) == 3:  # locator keys (vol:page) share the postings with the title tokens
@@ -185,7 +173,7 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
     del allkeys
     counts = np.bincount(tok, minlength=len(vocab))
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32 if len(postings) < 2**31 else np.int64)
-    words = [None] * len(vocab)
+    words: list[str | None] = [None] * len(vocab)
     for t, i in vocab.items():
         words[i] = t
     table = pa.table({"token": pa.array(words, pa.string()),

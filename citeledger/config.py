@@ -15,51 +15,25 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from resolvers.errors import ConfigError
+from resolvers.remote.settings import (  # noqa: F401 (re-exported: the types config files fill)
+    ARXIV_DEFAULTS,
+    CROSSREF_DEFAULTS,
+    CROSSREF_POLITE_INTERVAL,
+    RETRACTION_WATCH_DEFAULTS,
+    Endpoints,
+    RemoteSettings,
+    ServiceSettings,
+)
 
 REMOTE_SERVICES = ("arxiv", "crossref")
 SERVICES = ("arxiv", "crossref", "retraction_watch")
 CONFIG_FILE_NAME = "citeledger.toml"
 
 
-@dataclass(frozen=True)
-class ServiceSettings:
-    """Politeness and fault tolerance for one remote service."""
-
-    min_interval_seconds: float = 1.0  # between request starts, across all threads
-    max_concurrency: int = 1
-    timeout_seconds: float = 30.0
-    retries: int = 3  # extra attempts after the first
-    backoff_base_seconds: float = 1.0
-    backoff_max_seconds: float = 60.0
-    max_retry_after_seconds: float = 120.0  # a longer Retry-After gives up (unavailable) at once
-    circuit_failures: int = 5  # consecutive failed attempts that open the circuit
-    circuit_cooldown_seconds: float = 60.0
-
-
-# arXiv's API terms: no more than one request every three seconds, one connection at a time.
-ARXIV_DEFAULTS = ServiceSettings(min_interval_seconds=3.0, max_concurrency=1, timeout_seconds=30.0)
-# Crossref's polite pool (with mailto) allows about 10 requests/s; the public pool less.
-CROSSREF_POLITE_INTERVAL = 0.1
+# The remote layer's own settings types live in resolvers.remote.settings (the bottom floor);
+# this module builds them from the TOML file and the environment.
 CROSSREF_PUBLIC_INTERVAL = 0.5
 CROSSREF_PUBLIC_CONCURRENCY = 1
-CROSSREF_DEFAULTS = ServiceSettings(
-    min_interval_seconds=CROSSREF_POLITE_INTERVAL, max_concurrency=3, timeout_seconds=20.0
-)
-RETRACTION_WATCH_DEFAULTS = ServiceSettings(
-    min_interval_seconds=1.0, max_concurrency=1, timeout_seconds=300.0, retries=2
-)
-
-
-@dataclass(frozen=True)
-class Endpoints:
-    """Base URLs of the remote services; configurable so tests point them at a local server."""
-
-    arxiv_api: str = "https://export.arxiv.org/api/query"
-    arxiv_oai: str = "https://oaipmh.arxiv.org/oai"  # moved from export.arxiv.org/oai2 in 2025
-    crossref_api: str = "https://api.crossref.org"
-    retraction_watch_csv: str = (
-        "https://gitlab.com/crossref/retraction-watch-data/-/raw/main/retraction_watch.csv"
-    )
 
 
 @dataclass(frozen=True)
@@ -88,6 +62,14 @@ class Config:
 
     def service(self, name: str) -> ServiceSettings:
         return getattr(self, name)
+
+    def remote_settings(self) -> RemoteSettings:
+        """The plain settings the remote layer takes (it never sees this Config)."""
+        return RemoteSettings(
+            enabled=self.remote, mailto=self.mailto, arxiv=self.arxiv, crossref=self.crossref,
+            retraction_watch=self.retraction_watch, endpoints=self.endpoints,
+            arxiv_id_batch=self.limits.arxiv_id_batch,
+        )
 
 
 # -- loading ----------------------------------------------------------------------------------

@@ -54,6 +54,8 @@ def gold_universe(rows: Iterable[dict]) -> tuple[set[str], set[str]]:
 
 def _in_universe(verdict: Verdict, universe: tuple[set[str], set[str]]) -> bool:
     w = verdict.work
+    if w is None:
+        return False
     dois = {d.lower() for d in (w.doi, *w.alt_dois) if d}
     return bool(dois & universe[0]) or (w.arxiv_id is not None and w.arxiv_id in universe[1])
 

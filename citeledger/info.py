@@ -25,10 +25,10 @@ def catalog_info(catalog_dir: str | Path) -> dict[str, Any]:
     manifest = json.loads((gen / "manifest.json").read_text())
     con = duckdb.connect()
     try:
-        per_source = dict(con.execute(
+        per_source: dict[str, int] = dict(con.execute(
             f"SELECT s, count(*) FROM (SELECT unnest(sources) AS s FROM read_parquet({sql_literal(gen / 'works.parquet')}))"
             " GROUP BY 1 ORDER BY 1").fetchall())
-        identifiers = dict(con.execute(
+        identifiers: dict[str, int] = dict(con.execute(
             f"SELECT scheme, count(*) FROM read_parquet({sql_literal(gen / 'identifiers.parquet')}) GROUP BY 1 "
             "ORDER BY 1").fetchall())
     finally:

@@ -33,6 +33,7 @@ from urllib.parse import unquote
 
 from resolvers.model import Reference, Status
 from resolvers.observation import observation_id
+from resolvers.text import rerun_tokens
 
 from . import pipeline, store
 
@@ -98,11 +99,8 @@ def finished_input_digests(ledger_dir: str | Path) -> dict[str, str]:
 
 
 def title_tokens(text: str | None) -> set[str]:
-    """The blocking tokens of a title or reference string (the fuzzy index's folding)."""
-    from resolvers.candidates import STOPWORDS
-    from resolvers.parsing import norm_text
-
-    return {t for t in norm_text(text or "").split() if len(t) > 2 and t not in STOPWORDS}
+    """The words of a title or reference string a nightly re-run matches on (``resolvers.text``)."""
+    return rerun_tokens(text)
 
 
 @dataclass
@@ -274,28 +272,28 @@ def harvest_remote(config: Any, state_dir: str | Path, today: date | None = None
             files.append(out)
 
     if "arxiv" in config.remote:
-        client = ArxivClient(make_http_client(config, "arxiv"), config.endpoints.arxiv_api, config.endpoints.arxiv_oai)
+        arxiv = ArxivClient(make_http_client(config.remote_settings(), "arxiv"), config.endpoints.arxiv_api, config.endpoints.arxiv_oai)
         try:
             checkpoint = state_dir / "arxiv_oai.json"
             start = None if read_state(checkpoint).get("last_completed_until") else since
-            spool("arxiv", client.harvest(from_date=start, until_date=today.isoformat(), checkpoint=str(checkpoint)))
+            spool("arxiv", arxiv.harvest(from_date=start, until_date=today.isoformat(), checkpoint=str(checkpoint)))
         except Exception as exc:  # noqa: BLE001 - reported; the other sources still refresh
             errors.append(f"arxiv harvest: {type(exc).__name__}: {exc}")
         finally:
-            client.http.close()
+            arxiv.http.close()
     if "crossref" in config.remote:
-        client = CrossrefClient(make_http_client(config, "crossref"), config.endpoints.crossref_api, config.mailto)
+        crossref = CrossrefClient(make_http_client(config.remote_settings(), "crossref"), config.endpoints.crossref_api, config.mailto)
         try:
             start = marks.get("crossref_until") or since
-            spool("crossref", client.harvest(start, until_index_date=today.isoformat(),
+            spool("crossref", crossref.harvest(start, until_index_date=today.isoformat(),
                                              checkpoint=str(state_dir / "crossref_cursor.json")))
             marks["crossref_until"] = today.isoformat()
         except Exception as exc:  # noqa: BLE001
             errors.append(f"crossref harvest: {type(exc).__name__}: {exc}")
         finally:
-            client.http.close()
+            crossref.http.close()
     if "retraction_watch" in config.remote or "crossref" in config.remote:
-        http = make_http_client(config, "retraction_watch")
+        http = make_http_client(config.remote_settings(), "retraction_watch")
         try:
             result = refresh_retraction_watch(http, config.endpoints.retraction_watch_csv,
                                               state_dir / "retraction_watch.csv")

@@ -233,7 +233,7 @@ def get_remote(enabled: bool) -> Any:
             config = load_config()
             if not config.remote:
                 config = dataclasses.replace(config, remote=frozenset({"arxiv", "crossref"}))
-            _CACHE[("remote", "remote")] = build_remote(config)
+            _CACHE[("remote", "remote")] = build_remote(config.remote_settings())
         return _CACHE[("remote", "remote")]
 
 

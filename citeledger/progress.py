@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from typing import Callable, Iterator
 
 PLAIN_EVERY = 10.0  # seconds between plain progress lines
-_ENABLED = {"bar": None}  # None: decide by the terminal; False: never a bar (tests, --quiet)
+_ENABLED: dict[str, bool | None] = {"bar": None}  # None: decide by the terminal; False: never a bar (tests, --quiet)
 
 
 def use_bar() -> bool:

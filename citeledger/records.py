@@ -16,6 +16,7 @@ from datetime import date, datetime, timezone
 from importlib import resources
 from typing import Any, Iterable, Mapping, Sequence
 
+from resolvers.canonical import canonical_json
 from resolvers.model import STATE_ORDER, Status
 from resolvers.notices import (
     StandingNotice,
@@ -76,20 +77,15 @@ def _plain(value: Any) -> Any:
         return [_plain(v) for v in value]
     if hasattr(value, "tolist"):  # numpy arrays and scalars
         return _plain(value.tolist())
-    if hasattr(value, "value") and isinstance(getattr(value, "value"), str):  # enums
+    if hasattr(value, "value") and isinstance(value.value, str):  # enums
         return value.value
     return str(value)
-
-
-def canonical_json(obj: Any) -> str:
-    """Sorted keys, no spaces, UTF-8 kept: the bytes the digest is taken over."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def content_digest(record: Mapping[str, Any]) -> str:
     """``sha256:`` over the canonical JSON of the record without its digest field."""
     body = {k: v for k, v in record.items() if k != DIGEST_FIELD}
-    return "sha256:" + hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+    return "sha256:" + hashlib.sha256(canonical_json(body, strict=True).encode("utf-8")).hexdigest()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -103,7 +103,7 @@ def sniff_format(path: str | Path) -> SourceFormat:
                 head = fh.read(4096)
             if '"items"' in head:
                 return SourceFormat.CROSSREF
-            raise CatalogSourceError(f"{path}:1: not JSON Lines and not a Crossref items file")
+            raise CatalogSourceError(f"{path}:1: not JSON Lines and not a Crossref items file") from None
         return _sniff_json_object(obj, path)
     if "originalpaperdoi" in lower.replace(" ", "") or lower.startswith("record id"):
         return SourceFormat.RETRACTION_WATCH_CSV
@@ -332,7 +332,7 @@ def iter_work_rows(path: str | Path, fmt: SourceFormat | None = None) -> Iterato
             try:
                 doc = json.load(fh)
             except json.JSONDecodeError as exc:
-                raise CatalogSourceError(f"{path}:{exc.lineno}: bad JSON in Crossref items file: {exc.msg}")
+                raise CatalogSourceError(f"{path}:{exc.lineno}: bad JSON in Crossref items file: {exc.msg}") from None
         for item in doc.get("items") or []:
             yield take(None, item)
         return

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import duckdb
 import pyarrow as pa
@@ -92,7 +92,7 @@ def check_run_id(run_id: str) -> str:
     return run_id
 
 
-def sql_literal(value: str) -> str:
+def sql_literal(value: str | Path) -> str:
     """Quote a string for SQL. Only paths we build ever pass through here, never user input."""
     return "'" + str(value).replace("'", "''") + "'"
 

@@ -13,8 +13,8 @@ cut, garbled or absent ("J Chem Inf Model 46:1535", "Phys. Rev. D 74, 034503") s
 work, and a catalog title cut short ("Barking foxes,") still ranks first.
 
 The postings budget (300 per query) was measured, not guessed: at 1M works recall on glutton_dev
-was the same with 300, 500, 1,000, 2,000 and 4,000 (97.81-97.86 %, measured before later changes) while the batch query time fell
-from 1.5 ms to 0.1 ms per query; the rarest few title tokens carry the identity.
+was the same with 300, 500, 1,000, 2,000 and 4,000 (97.81-97.86 %, measured before later changes)
+while the batch query time fell from 1.5 ms to 0.1 ms per query; the rarest few title tokens carry the identity.
 
 The same engine serves the Parquet catalog (``citeledger.blocking`` loads the arrays from
 ``title_tokens.parquet``) and tests (``InMemoryRetriever``).
@@ -29,12 +29,9 @@ from typing import Any, Iterable, Protocol, Sequence
 import numpy as np
 
 from .model import Work
-from .parsing import norm_text
-
-# Words that carry no identity in a title; left out of the index entirely.
-STOPWORDS = frozenset(
-    "a an and are as at be by for from has have in into is it its of on or that the their this to "
-    "was were with via de la le les des du et en der die das und von zur zum im el los las y del".split())
+# Words that carry no identity in a title (left out of the index entirely) and the index's own
+# tokens: resolvers.text, the one folding.
+from .text import STOPWORDS, index_tokens  # noqa: F401 (re-exported)
 
 
 _NUMTOK = re.compile(r"(?<![\w.])([A-Za-z]?\d{1,6})(?![\w])")
@@ -65,17 +62,6 @@ def locator_tokens(text: str | None, limit: int = 12) -> list[str]:
             if t:
                 out.setdefault(t, None)
     return list(out)[:limit]
-
-
-def index_tokens(text: str | None) -> list[str]:
-    """Distinct index tokens of a text: normalised words, no stopwords, no single letters."""
-    if not text:
-        return []
-    seen: dict[str, None] = {}
-    for tok in norm_text(text).split():
-        if len(tok) > 1 and tok not in STOPWORDS:
-            seen.setdefault(tok, None)
-    return list(seen)
 
 
 @dataclass

@@ -39,7 +39,8 @@ class InMemoryCatalog:
         self._by_arxiv: dict[str, Work] = {}
         for work in sorted(self.works.values(), key=lambda w: w.work_id):
             for doi in {d for d in (work.doi, *work.alt_dois) if d}:
-                own = work.work_id == f"doi:{doi}" or (work.arxiv_id and doi == f"10.48550/arxiv.{work.arxiv_id.lower()}")
+                own = work.work_id == f"doi:{doi}" or (
+                    work.arxiv_id and doi == f"10.48550/arxiv.{work.arxiv_id.lower()}")
                 rank = (0 if own else 1, work.work_id)
                 if doi not in ranked or rank < ranked[doi]:
                     ranked[doi] = rank

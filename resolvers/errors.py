@@ -6,6 +6,11 @@
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # only for the annotation: model imports nothing from here, but keep it light
+    from resolvers.model import Work
+
 
 class CiteledgerError(Exception):
     """Base of every error citeledger raises on purpose."""
@@ -30,6 +35,19 @@ class RateLimited(RemoteUnavailable):
     def __init__(self, service: str, why: str, retry_after: float | None = None):
         super().__init__(service, why)
         self.retry_after = retry_after
+
+
+class RemoteBatchUnavailable(RemoteUnavailable):
+    """A service failed part-way through a batch: ``answered`` holds what was already settled
+    (a work, or None for "no such identifier"), ``unanswered`` the ids that must be reported
+    ``unavailable`` and retried next run, so nothing already fetched is lost."""
+
+    def __init__(self, cause: RemoteUnavailable, answered: dict[str, Work | None], unanswered: list[str]):
+        super().__init__(cause.service, cause.why)
+        self.cause = cause
+        self.answered: dict[str, Work | None] = answered
+        self.unanswered: list[str] = unanswered
+        self.retry_after: float | None = getattr(cause, "retry_after", None)
 
 
 class PermanentError(CiteledgerError):

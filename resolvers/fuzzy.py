@@ -1,7 +1,10 @@
-"""The fuzzy path of the resolution chain: raw strings with no settling identifier -> verdicts.
+"""The fuzzy path of the resolution chain: parsed strings with no settling identifier -> outcomes.
 
-Per batch: parse every string, set aside the unusable ones (``parse_uncertain``), ask the
-retriever for candidates of all the others in one call (title tokens when the parser isolated a
+The matcher decides no state: it returns a ``FuzzyOutcome`` (best, runner-up, reason, evidence,
+score) and the chain's rule (``resolvers.resolution.rule_fuzzy``) turns it into a verdict. The
+chain sends only usable strings (``parse_uncertain`` is the chain's rule too).
+
+Per batch: ask the retriever for candidates of every string in one call (title tokens when the parser isolated a
 title, the string's most distinctive tokens otherwise), verify each candidate, and link only a
 clear winner. References left without a link after a title-only query get a second query from
 the whole string's tokens (a wrongly isolated title must not cost the link). Both queries carry
@@ -9,22 +12,38 @@ the string's locator keys (volume:page pairs, see ``candidates.locator_tokens``)
 
 A candidate whose title is not the string's (``verify.title_names_another_work``) may not be the
 link unless volume and first page agree; it still counts as a rival. The batch driver
-(``resolvers.resolution.resolve_batch``) hands over the parsed records it already made
-(``parsed=``), so each string is parsed once.
+(``resolvers.resolution.resolve_batch``) hands over the parsed records it already made, so each string is parsed once.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Any, Sequence
 
 from .candidates import Candidate, Retriever, index_tokens, locator_tokens
-from .model import Reason, Status, Verdict, Work
-from .parsing import ParsedReference, parse_reference
-from .quality import parse_uncertain_reason
+from .model import Reason, Work
+from .parsing import ParsedReference
 from .verify import (LINK_THRESHOLD, LOGIT_MARGIN, MARGIN, Features, RefView, clear_margin, features,
                      prepare_forms, probability, title_names_another_work)
 
 RESOLVER_SOURCE = "raw_fallback"
 MIN_TITLE_TERMS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class FuzzyOutcome:
+    """What the matcher found for one string. ``reason`` is ``FUZZY_MATCH`` for a clear winner
+    (``best``, with ``score``), else why there is none (``NO_CANDIDATES``, ``BELOW_THRESHOLD``,
+    ``NOTICE_NOT_WORK``, ``TOO_CLOSE_TO_CALL``); ``evidence`` is what the ledger keeps."""
+
+    reason: Reason
+    evidence: dict[str, Any]
+    best: Work | None = None
+    runner_up: Work | None = None
+    score: float | None = None
+
+    @property
+    def clear(self) -> bool:
+        return self.reason is Reason.FUZZY_MATCH
 
 
 def _same_work(a: Work, b: Work) -> bool:
@@ -51,18 +70,14 @@ class FuzzyResolver:
         self.link_threshold = link_threshold
         self.margin = margin
 
-    def resolve_batch(self, raws: Sequence[str], parsed: Sequence[ParsedReference] | None = None) -> list[Verdict]:
-        verdicts: list[Verdict | None] = [None] * len(raws)
+    def match_batch(self, parsed: Sequence[ParsedReference]) -> list[FuzzyOutcome]:
+        """One outcome per parsed string (the chain has set the unusable ones aside)."""
+        outcomes: list[FuzzyOutcome | None] = [None] * len(parsed)
         views: dict[int, RefView] = {}
         title_q: dict[int, list[str]] = {}
         raw_q: dict[int, list[str]] = {}
         locators: dict[int, list[str]] = {}
-        for i, raw in enumerate(raws):
-            p = parsed[i] if parsed is not None else parse_reference(raw)
-            reason = parse_uncertain_reason(raw, p, False)
-            if reason is not None:
-                verdicts[i] = Verdict(Status.PARSE_UNCERTAIN, reason, evidence={"rule": reason.value})
-                continue
+        for i, p in enumerate(parsed):
             views[i] = RefView.of(p)
             loc = locators[i] = locator_tokens(p.text)
             t_tokens = index_tokens(p.title)
@@ -71,16 +86,16 @@ class FuzzyResolver:
             else:
                 raw_q[i] = [t for t in index_tokens(p.text) if not t.isdigit()] + loc
         for i, cands in self._retrieve(title_q).items():
-            verdicts[i] = self._decide(views[i], cands, "title")
+            outcomes[i] = self._decide(views[i], cands, "title")
         retry = {i: [t for t in index_tokens(views[i].parsed.text) if not t.isdigit()] + locators[i]
-                 for i in title_q if not verdicts[i].status.is_link}
+                 for i in title_q if not outcomes[i].clear}
         for i, cands in self._retrieve(retry).items():
             second = self._decide(views[i], cands, "string")
-            if second.status.is_link or (second.reason == Reason.TOO_CLOSE_TO_CALL):
-                verdicts[i] = second
+            if second.clear or second.reason is Reason.TOO_CLOSE_TO_CALL:
+                outcomes[i] = second
         for i, cands in self._retrieve(raw_q).items():
-            verdicts[i] = self._decide(views[i], cands, "string")
-        return verdicts  # type: ignore[return-value]
+            outcomes[i] = self._decide(views[i], cands, "string")
+        return outcomes  # type: ignore[return-value]
 
     def _retrieve(self, queries: dict[int, list[str]]) -> dict[int, list[Candidate]]:
         if not queries:
@@ -90,11 +105,10 @@ class FuzzyResolver:
         prepare_forms({id(c.work): c.work for cands in found for c in cands if c.forms is None}.values())
         return dict(zip(keys, found))
 
-    def _decide(self, ref: RefView, cands: list[Candidate], query: str) -> Verdict:
+    def _decide(self, ref: RefView, cands: list[Candidate], query: str) -> FuzzyOutcome:
         thresholds = {"link": self.link_threshold, "margin": self.margin, "logit_margin": LOGIT_MARGIN}
         if not cands:
-            return Verdict(Status.UNRESOLVED, Reason.NO_CANDIDATES,
-                           evidence={"query": query, "candidates": 0, "thresholds": thresholds})
+            return FuzzyOutcome(Reason.NO_CANDIDATES, {"query": query, "candidates": 0, "thresholds": thresholds})
         scored: list[tuple[float, Candidate, Features]] = []
         notices: list[dict] = []
         for c in cands:
@@ -114,14 +128,15 @@ class FuzzyResolver:
         eligible = [x for x in scored if not title_names_another_work(ref, x[2])]
         if not eligible or eligible[0][0] < self.link_threshold:
             if notices and max(n["score"] for n in notices) >= self.link_threshold:
-                return Verdict(Status.UNRESOLVED, Reason.NOTICE_NOT_WORK, evidence=base)
+                return FuzzyOutcome(Reason.NOTICE_NOT_WORK, base)
+            top = None
             if scored:
                 p, c, f = scored[0]
+                top = c.work
                 base["best"] = {**_brief(c.work), "score": round(p, 4), "features": f.as_dict()}
                 if p >= self.link_threshold:
                     base["best"]["title_names_another_work"] = True
-            return Verdict(Status.UNRESOLVED, Reason.BELOW_THRESHOLD if scored else Reason.NO_CANDIDATES,
-                           score=None, evidence=base)
+            return FuzzyOutcome(Reason.BELOW_THRESHOLD if scored else Reason.NO_CANDIDATES, base, top)
         scored = [eligible[0]] + [x for x in scored if x is not eligible[0]]
         p, best, f = scored[0]
         runner = next(((q, c, g) for q, c, g in scored[1:] if not _same_work(c.work, best.work)), None)
@@ -131,8 +146,7 @@ class FuzzyResolver:
             evidence["runner_up"] = {**_brief(c.work), "score": round(q, 4), "features": g.as_dict()}
             if not clear_margin(p, q, self.margin):
                 evidence["best"] = {**_brief(best.work), "score": round(p, 4)}
-                return Verdict(Status.UNRESOLVED, Reason.TOO_CLOSE_TO_CALL, evidence=evidence)
+                return FuzzyOutcome(Reason.TOO_CLOSE_TO_CALL, evidence, best.work, c.work)
         else:
             evidence["runner_up"] = None
-        return Verdict(Status.VERIFIED_FUZZY, Reason.FUZZY_MATCH, best.work, RESOLVER_SOURCE,
-                       round(p, 4), evidence)
+        return FuzzyOutcome(Reason.FUZZY_MATCH, evidence, best.work, runner[1].work if runner else None, round(p, 4))

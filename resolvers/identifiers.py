@@ -19,6 +19,7 @@ from __future__ import annotations
 import bisect
 import html
 import re
+from typing import Sequence
 
 from resolvers.model import ExtractedIdentifiers, MalformedToken
 
@@ -443,7 +444,7 @@ class _Scan:
             self.bad.append((s, MalformedToken("arxiv", token, _check_arxiv(token)[1] or "")))
 
 
-def _ordered_unique(items: list[tuple[int, object]]) -> tuple:
+def _ordered_unique(items: Sequence[tuple[int, object]]) -> tuple:
     """Values sorted by where they were found, each kept once (first appearance wins)."""
     seen: set = set()
     out = []

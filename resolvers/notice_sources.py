@@ -138,7 +138,7 @@ def _read_text(path_or_text: str | Path) -> str:
             return data.decode("utf-8-sig")
         except UnicodeDecodeError:
             return data.decode("cp1252", errors="replace")
-    return path_or_text.lstrip("\ufeff")
+    return str(path_or_text).lstrip("\ufeff")
 
 
 def _csv_with_header(path_or_text: str | Path, source: str):
@@ -233,7 +233,7 @@ def read_retraction_watch_csv(path_or_text: str | Path) -> tuple[list[NoticeEven
                                         f"expected {named} fields, got {len(row)}", raw=raw[:500]))
             continue
 
-        def cell(name: str) -> str:
+        def cell(name: str, row: list[str] = row) -> str:  # bound now, not at call time
             i = col.get(name)
             return row[i] if i is not None and i < len(row) else ""
 
@@ -367,7 +367,9 @@ def events_from_crossref_relations(work_doi: str, message_or_fragment: Mapping[s
     return events
 
 
-def events_from_arxiv_withdrawal(arxiv_id: str, date: str | None = None, version: str | None = None) -> list[NoticeEvent]:
+def events_from_arxiv_withdrawal(
+    arxiv_id: str, date: str | None = None, version: str | None = None
+) -> list[NoticeEvent]:
     """A withdrawn arXiv version -> one withdrawal event on ``10.48550/arxiv.<id>``."""
     original = "10.48550/arxiv." + arxiv_id.strip().lower()
     when, _ = _iso_date(date)

@@ -4,8 +4,8 @@ A citation ledger must say not only *which* work a reference names but whether t
 stands. The sources (the Retraction Watch database CSV, the two-column
 ``doi,retractionwatch`` CSV, Crossref ``update-to`` / ``updated-by`` relations and arXiv
 withdrawals) are read into typed ``NoticeEvent`` records by ``resolvers.notice_sources``; this
-module holds the records and folds the events of one work into a ``StandingNotice``. Pure Python: no DuckDB, no Prefect, no network, so the catalog
-builder and the ledger can both feed it.
+module holds the records and folds the events of one work into a ``StandingNotice``. Pure
+Python: no DuckDB, no Prefect, no network, so the catalog builder and the ledger can both feed it.
 
 Rules that decide a standing (see ``standing_notice``):
 * the same event seen from several sources counts once, and keeps every source's name;

@@ -8,12 +8,12 @@ run. ``observation_digest`` is ``sha256:`` over the canonical JSON of the observ
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from datetime import datetime
 from importlib import metadata
 from typing import Any
 
+from .canonical import canonical_json
 from .model import Reference
 from .resolution import Resolution
 
@@ -21,11 +21,6 @@ try:
     CODE_VERSION = "citeledger-" + metadata.version("citeledger")
 except metadata.PackageNotFoundError:  # running from a source tree that was never installed
     CODE_VERSION = "citeledger-dev"
-
-
-def canonical_json(value: Any) -> str:
-    """Sorted keys, no spaces, UTF-8 kept: the same content always gives the same bytes."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def observation_id(reference: Reference, catalog_fingerprint: str, code_version: str = CODE_VERSION) -> str:

@@ -1,4 +1,4 @@
-"""Parse a raw reference string into its fields, and the text normalisation every matcher shares.
+"""Parse a raw reference string into its fields (the text folding it uses is ``resolvers.text``).
 
 The parser is a set of ordered heuristics, not a trained model: it finds the author block by
 scanning name patterns (Vancouver ``Surname AB``, APA ``Surname, A. B.``, IEEE ``A. B. Surname``,
@@ -10,49 +10,13 @@ aligns catalog titles against the whole string, so a parse miss costs recall, no
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass, field
-from functools import lru_cache
 
-# ---------------------------------------------------------------- normalisation (shared) ----
+# The text normalisation every matcher shares lives in resolvers/text.py; these names stay
+# importable from here for the parser's callers.
+from .text import LIGATURES, clean_raw, compact, fold, norm_text, tokens  # noqa: F401
 
-_HYPHEN_BREAK = re.compile(r"(\w)[-\u00ad\u2010]\s*\n\s*([a-z])")
 _SPACE = re.compile(r"\s+")
-_NON_ALNUM = re.compile(r"[^a-z0-9]+")
-# Letters that Unicode decomposition does not fold to ASCII (shared with the index's Arrow folding)
-LIGATURES = {"ß": "ss", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O", "œ": "oe", "Œ": "OE", "ł": "l", "Ł": "L",
-             "đ": "d", "ı": "i"}
-_LIGATURES = str.maketrans(LIGATURES)
-
-
-def clean_raw(raw: str) -> str:
-    """Undo PDF extraction damage: rejoin words hyphenated across a line break, one space."""
-    text = unicodedata.normalize("NFKC", raw)
-    text = _HYPHEN_BREAK.sub(r"\1\2", text)
-    return _SPACE.sub(" ", text).strip()
-
-
-@lru_cache(maxsize=1 << 18)
-def fold(text: str) -> str:
-    """Lower case without accents: the comparison form of any text (matches the index)."""
-    if text.isascii():
-        return text.lower()
-    text = unicodedata.normalize("NFKD", text.translate(_LIGATURES))
-    return "".join(c for c in text if not unicodedata.combining(c)).lower()
-
-
-def norm_text(text: str) -> str:
-    """Folded text with every run of non-alphanumerics turned into one space."""
-    return _NON_ALNUM.sub(" ", fold(text)).strip()
-
-
-def compact(text: str) -> str:
-    """Folded alphanumerics only: spacing and hyphenation differences vanish."""
-    return _NON_ALNUM.sub("", fold(text))
-
-
-def tokens(text: str) -> list[str]:
-    return norm_text(text).split()
 
 
 # ---------------------------------------------------------------- parsed record -------------
@@ -103,7 +67,7 @@ _NAME_START = re.compile(
 _FORENAME_DOT = re.compile(r"[A-Z][\w'’\u00c0-\u024f-]+(?:\s+[A-Z]\.)*\.\s")
 _CHUNK_INITIAL = re.compile(r"(?:^|[,;&]\s*|\band\s+)(?:[A-Z]\.\s*-?)*[A-Z]$")
 _SURNAME_NEXT = re.compile(r"[A-Z][\w'’\u00c0-\u024f-]+(?:[,.;:]|\s+(?:and|&)\s|\s+et\.?\s+al\b|$)")
-_AUTHOR_SEP = re.compile(r",?\s*\bet\.?\s*al\b\.?[,:]?\s*(?:\(?" + YEAR + r"[a-z]?\)?[.,:]?\s*)?|[.,]?\s*\(\s*" + YEAR + r"[a-z]?\s*\)[.,:]?\s*|[.,]\s*" + YEAR + r"[a-z]?\s*[.,:;]\s*|"
+_AUTHOR_SEP = re.compile(r",?\s*\bet\.?\s*al\b\.?[,:]?\s*(?:\(?" + YEAR + r"[a-z]?\)?[.,:]?\s*)?|[.,]?\s*\(\s*" + YEAR + r"[a-z]?\s*\)[.,:]?\s*|[.,]\s*" + YEAR + r"[a-z]?\s*[.,:;]\s*|"  # noqa: E501
                          r"\s+" + YEAR + r"[a-z]?[.,:;]?\s+|\.\s+|,\s+|:\s+|\s*[\"“]")
 _ABBREV_END = {"vs", "eg", "e.g", "ie", "i.e", "al", "st", "dr", "mr", "mrs", "no", "sp", "spp",
                "cf", "var", "subsp", "ca", "approx", "fig", "jr", "inc", "ltd", "co", "vol", "ed",
@@ -119,7 +83,7 @@ _VOL_PAGES = [
     # Phys. Rev. D 74, 034503 (2006) / ApJ, 475, 163
     re.compile(r"(?<![\d.])(?P<vol>\d+)\s*,\s*(?P<fp>[A-Za-z]?\d+)\s*(?:\(|$|,|\.)"),
     # vol. 12, no. 3, pp. 45-67
-    re.compile(r"vol(?:ume)?\.?\s*(?P<vol>\d+).{0,200}?pp?\.\s*(?P<fp>[A-Za-z]?\d+)(?:\s*[-–]\s*(?P<lp>[A-Za-z]?\d+))?", re.I),
+    re.compile(r"vol(?:ume)?\.?\s*(?P<vol>\d+).{0,200}?pp?\.\s*(?P<fp>[A-Za-z]?\d+)(?:\s*[-–]\s*(?P<lp>[A-Za-z]?\d+))?", re.I),  # noqa: E501
     # 74 034503 / 12 345–367 (Nature: "Nature 409, 860–921 (2001)")
     re.compile(r"(?<![\d.])(?P<vol>\d+)\s+(?P<fp>[A-Za-z]?\d+)\s*[-–]\s*(?P<lp>[A-Za-z]?\d+)"),
 ]
@@ -190,7 +154,7 @@ def _author_end(text: str) -> tuple[int, int] | None:
         if m.start() > MAX_AUTHOR_BLOCK:
             return None  # no author block is this long: a pathological string, not names
         sep = m.group(0)
-        if sep.startswith((".", ",")) and not sep.strip(".,  "):
+        if sep.startswith((".", ",")) and not sep.strip(".,  "):  # noqa: B005 (a set of characters, on purpose)
             # match at offsets, never on copies: copying the rest at every separator is quadratic
             if sep.startswith(",") and _FORENAME_DOT.match(text, m.end()):
                 i = m.end()  # "Surname, Forename." (humanities style)
@@ -328,7 +292,7 @@ def parse_reference(raw: str) -> ParsedReference:
         # a title ends at the first sentence end; a venue abbreviation + numbers is no title
         cut = _sentence_end(rest)
         candidate = rest[:cut].strip(" ,.;:")
-        if _VENUE_LIKE.match(candidate) or _VENUE_LIKE.match(rest.strip(" ,.;:")) or not re.search(r"[A-Za-z]{3}", candidate) or (
+        if _VENUE_LIKE.match(candidate) or _VENUE_LIKE.match(rest.strip(" ,.;:")) or not re.search(r"[A-Za-z]{3}", candidate) or (  # noqa: E501
                 parsed.kind == "no_authors" and re.match(r"^[A-Z][\w.]*,? \d", candidate)):
             parsed.kind += "_no_title"
             parsed.venue = re.split(r"[,\d]", candidate)[0].strip(" .") or None

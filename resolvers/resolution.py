@@ -10,8 +10,9 @@
 
 Lookups are batched: a ``BatchContext`` gathers every catalog (and remote) answer a batch needs,
 then each reference runs through the rules. The fuzzy matcher is a seam: any object with
-``resolve_batch(raws) -> list[Verdict]``; without one, references with no identifier stay
-``unresolved``.
+``match_batch(parsed) -> list[FuzzyOutcome]``; it decides no state (``rule_fuzzy`` and
+``rule_unresolved`` turn its outcome into one); without one, references with no identifier stay
+``unresolved``. ``fuzzy_verdicts`` runs the fuzzy path alone, for evaluations of the matcher.
 """
 from __future__ import annotations
 
@@ -22,11 +23,14 @@ from typing import Any, Callable, Protocol, Sequence
 from rapidfuzz import fuzz
 
 from .catalog import CatalogLookup
-from .errors import RemoteUnavailable
+from .errors import RemoteBatchUnavailable, RemoteUnavailable
+from .fuzzy import RESOLVER_SOURCE as FUZZY_SOURCE
+from .fuzzy import FuzzyOutcome
 from .identifiers import extract_identifiers
 from .model import ExtractedIdentifiers, Reason, Reference, Status, Verdict, Work
-from .parsing import ParsedReference, clean_raw, norm_text, parse_reference
+from .parsing import ParsedReference, parse_reference
 from .quality import parse_uncertain_reason
+from .text import STOPWORDS, clean_raw, content_words, normalise_text
 
 # A string's title "clearly belongs to another work" only when it is long enough to judge and
 # hardly resembles the work's title; the work's title appearing in the string always wins.
@@ -43,16 +47,17 @@ YEAR_EARLY_TOLERANCE = 1
 
 
 class FuzzyMatcher(Protocol):
-    """Takes the strings and their parsed records (each string is parsed once, by the chain)."""
+    """Takes the parsed records of usable strings (each string is parsed once, by the chain) and
+    returns one outcome each; ``rule_fuzzy`` decides what state an outcome is."""
 
-    def resolve_batch(self, raws: Sequence[str], parsed: Sequence[ParsedReference]) -> list[Verdict]: ...
+    def match_batch(self, parsed: Sequence[ParsedReference]) -> list[FuzzyOutcome]: ...
 
 
 class RemoteLookup(Protocol):
     """A remote resolver. Each answer is a Work (found) or None (the service says no such
     identifier); an identifier left out of the answer is one no enabled service can check.
-    Raises ``RemoteUnavailable`` when a needed service cannot answer; a ``.answered`` dict on
-    the exception keeps what was settled before the failure."""
+    Raises ``RemoteUnavailable`` when a needed service cannot answer; a
+    ``RemoteBatchUnavailable`` keeps in ``answered`` what was settled before the failure."""
 
     def lookup_arxiv(self, arxiv_ids: Sequence[str]) -> dict[str, Work | None]: ...
 
@@ -69,20 +74,8 @@ def remote_name(scheme: str, identifier: str) -> str:
 # --- text helpers --------------------------------------------------------------------------
 
 
-def normalise_text(text: str | None) -> str:
-    """Lower-case ASCII words: accents, punctuation, PDF hyphenation and line breaks removed
-    (the parser's own folding, so titles compare the way the fuzzy matcher compares them)."""
-    return norm_text(clean_raw(text)) if text else ""
-
-
 # A four-digit year, not part of a longer number or a decimal ("0704.2007" is no year; "2007." is)
 _YEAR = re.compile(r"(?<!\d)(?<!\d\.)(1[6-9]\d\d|20\d\d)(?!\d)(?!\.\d)")
-
-
-def _content_words(norm: str) -> set[str]:
-    from .candidates import STOPWORDS
-
-    return {w for w in norm.split() if len(w) >= 4 and not w.isdigit() and w not in STOPWORDS}
 
 
 def title_presence(title: str, raw: str) -> tuple[float, bool]:
@@ -114,8 +107,6 @@ _WORD = re.compile(r"[^\W\d_]{4,}")
 
 def _title_words(raw: str) -> set[str]:
     """Lower-case words of four letters or more, function words aside: title material."""
-    from .candidates import STOPWORDS
-
     return {w for w in _WORD.findall(raw) if w.islower() and w not in STOPWORDS}
 
 
@@ -155,9 +146,9 @@ def check_agreement(raw: str, parsed_title: str | None, parsed_year: int | None,
         # Whatever the parser made of the string: a string with title words of its own (lower-case
         # words; names and journal abbreviations are capitalised) that holds almost none of the
         # work's title words names another work.
-        work_words = _content_words(work_title)
+        work_words = content_words(work_title)
         if len(work_words) >= WORDS_MIN and len(_title_words(raw)) >= 2 * WORDS_MIN and present < TITLE_PRESENT_AT:
-            shared = len(work_words & _content_words(norm_raw)) / len(work_words)
+            shared = len(work_words & content_words(norm_raw)) / len(work_words)
             details["work_title_words_in_string"] = round(shared, 2)
             if shared < WORDS_SHARED_BELOW:
                 return _title_contradicts(details, work, parsed_title, threshold_words_shared=WORDS_SHARED_BELOW)
@@ -187,7 +178,7 @@ class ReferenceContext:
     ids: ExtractedIdentifiers
     parsed: ParsedReference
     uncertain_reason: Reason | None = None
-    fuzzy: Verdict | None = None
+    fuzzy: FuzzyOutcome | None = None
     notes: dict[str, Any] = field(default_factory=dict)
 
 
@@ -247,9 +238,18 @@ def rule_identifier(ref: ReferenceContext, batch: BatchContext) -> Verdict | Non
     return mismatch
 
 
+def fuzzy_link(outcome: FuzzyOutcome) -> Verdict | None:
+    """A clear fuzzy winner is ``verified_fuzzy``; anything else is no link (``rule_unresolved``
+    reports the outcome's reason and evidence)."""
+    if not outcome.clear or outcome.best is None:
+        return None
+    return Verdict(Status.VERIFIED_FUZZY, Reason.FUZZY_MATCH, outcome.best, FUZZY_SOURCE, outcome.score,
+                   outcome.evidence)
+
+
 def rule_fuzzy(ref: ReferenceContext, batch: BatchContext) -> Verdict | None:
-    verdict = ref.fuzzy
-    if verdict is None or verdict.status is not Status.VERIFIED_FUZZY or verdict.work is None:
+    verdict = fuzzy_link(ref.fuzzy) if ref.fuzzy is not None else None
+    if verdict is None or verdict.work is None:
         return None
     work = verdict.work
     # A string that names its own identifier, which is not this work's, cites another work.
@@ -286,7 +286,7 @@ def rule_unresolved(ref: ReferenceContext, batch: BatchContext) -> Verdict:
         evidence["identifiers_not_in_catalog"] = [*ref.ids.arxiv_ids, *ref.ids.dois]
         reason = Reason.IDENTIFIER_NOT_IN_CATALOG
     elif ref.fuzzy is not None:
-        reason = ref.fuzzy.reason if ref.fuzzy.status is Status.UNRESOLVED else Reason.NO_CANDIDATES
+        reason = ref.fuzzy.reason if not ref.fuzzy.clear else Reason.NO_CANDIDATES
         evidence["fuzzy"] = ref.fuzzy.evidence
     else:
         reason = Reason.NO_IDENTIFIER
@@ -319,6 +319,24 @@ class Resolution:
     verdict: Verdict
 
 
+def fuzzy_verdicts(fuzzy: FuzzyMatcher, raws: Sequence[str]) -> list[Verdict]:
+    """The chain's fuzzy path alone (no identifiers, no catalog lookups), for evaluations of the
+    matcher: ``parse_uncertain`` for unusable strings, else the state of the fuzzy outcome."""
+    parsed = [parse_reference(raw) for raw in raws]
+    reasons = [parse_uncertain_reason(raw, p, False) for raw, p in zip(raws, parsed)]
+    usable = [i for i, reason in enumerate(reasons) if reason is None]
+    outcomes = dict(zip(usable, fuzzy.match_batch([parsed[i] for i in usable]) if usable else []))
+    verdicts = []
+    for i, reason in enumerate(reasons):
+        if reason is not None:
+            verdicts.append(Verdict(Status.PARSE_UNCERTAIN, reason, evidence={"rule": "parse_uncertain",
+                                                                             "why": reason.value}))
+            continue
+        outcome = outcomes[i]
+        verdicts.append(fuzzy_link(outcome) or Verdict(Status.UNRESOLVED, outcome.reason, evidence=outcome.evidence))
+    return verdicts
+
+
 def resolve_batch(references: Sequence[Reference], catalog: CatalogLookup,
                   fuzzy: FuzzyMatcher | None = None, remote: RemoteLookup | None = None) -> list[Resolution]:
     """Resolve a batch: one catalog query per identifier scheme, one fuzzy call for the rest."""
@@ -335,11 +353,12 @@ def resolve_batch(references: Sequence[Reference], catalog: CatalogLookup,
     if remote is not None:
         _ask_remote(contexts, batch, remote)
 
-    pending = [c for c in contexts if rule_parse_uncertain(c, batch) is None and rule_identifier(c, batch) is None]
+    # the fuzzy matcher sees usable strings only: an unusable one that carries an identifier the
+    # catalog lacks ends ``unresolved`` by that identifier, never by a fuzzy outcome
+    pending = [c for c in contexts if c.uncertain_reason is None and rule_identifier(c, batch) is None]
     if fuzzy is not None and pending:
-        verdicts = fuzzy.resolve_batch([c.reference.raw for c in pending], parsed=[c.parsed for c in pending])
-        for ctx, verdict in zip(pending, verdicts):
-            ctx.fuzzy = verdict
+        for ctx, outcome in zip(pending, fuzzy.match_batch([c.parsed for c in pending])):
+            ctx.fuzzy = outcome
     return [Resolution(c.reference, c.ids, decide(c, batch)) for c in contexts]
 
 
@@ -358,12 +377,16 @@ def _ask_remote(contexts: list[ReferenceContext], batch: BatchContext, remote: R
                                           ("doi", need_doi, remote.lookup_doi, batch.by_doi)):
         if not wanted:
             continue
+        failure: RemoteUnavailable | None = None
         try:
             answers = lookup(sorted(wanted))
+        except RemoteBatchUnavailable as exc:
+            answers, failure = dict(exc.answered), exc
         except RemoteUnavailable as exc:
-            answers = dict(getattr(exc, "answered", {}) or {})
+            answers, failure = {}, exc
+        if failure is not None:
             for identifier in wanted - set(answers):
-                batch.remote_failed[identifier] = str(exc)
+                batch.remote_failed[identifier] = str(failure)
         for identifier, work in answers.items():
             if work is not None and identifier in wanted:
                 table[identifier] = work

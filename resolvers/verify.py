@@ -10,8 +10,9 @@ Features (all on folded text, rapidfuzz):
 The features go through a logistic model whose weights were fitted on glutton_dev candidate pairs
 (``benchmarks/bench_fuzzy.py --fit``), then a Platt stage fitted on each reference's top
 candidate: its output is the calibrated probability that W is the cited work, and that
-probability is ``score`` (reliability table: ``bench_fuzzy.py --calibration``). A link needs ``score >= LINK_THRESHOLD`` and a
-margin over the runner-up (``MARGIN``); otherwise the reference stays unresolved. Notices
+probability is ``score`` (reliability table: ``bench_fuzzy.py --calibration``). A link
+needs ``score >= LINK_THRESHOLD`` and a margin over the runner-up (``MARGIN``); otherwise the
+reference stays unresolved. Notices
 (corrections, errata, retractions, replies, comments) that embed the cited title are set aside
 unless the string itself names such a notice.
 """
@@ -20,15 +21,13 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import NamedTuple
 
 from rapidfuzz import fuzz, process
 
 from .model import Work
-from .parsing import LIGATURES, ParsedReference, compact, fold, norm_text
-
-_LIGATURE_PAIRS = list(LIGATURES.items())
+from .parsing import ParsedReference
+from .text import VENUE_TOKEN_MIN_CHARS, compact, fold, fold_arrow, norm_arrow, norm_text
 
 LINK_THRESHOLD = 0.90
 MARGIN = 0.25  # best score minus runner-up score needed to link ...
@@ -200,22 +199,17 @@ def form_columns(titles, venues, surnames) -> dict:
         return values if pa.types.is_string(values.type) else values.cast(pa.string())  # e.g. an all-null column
 
     def folded(values):
-        arr = pc.fill_null(arrow(values), "")
-        for k, v in _LIGATURE_PAIRS:
-            arr = pc.replace_substring(arr, k, v)
-        arr = pc.utf8_normalize(arr, "NFKD")
-        arr = pc.replace_substring_regex(arr, r"\p{Mn}", "")
-        return pc.utf8_lower(arr)
+        return fold_arrow(arrow(values))
 
     raw = pc.fill_null(arrow(titles), "")
     soft = folded(raw)
     return {
         "f_soft": soft,
-        "f_norm": pc.utf8_trim(pc.replace_substring_regex(soft, r"[^a-z0-9]+", " "), " "),
+        "f_norm": norm_arrow(soft),
         "f_truncated": pc.match_substring_regex(raw, _TRUNCATED_END_RE2),
         "f_notice": pc.match_substring_regex(raw, _NOTICE_RE2),
         "f_surname": pc.replace_substring_regex(folded(surnames), r"[^a-z0-9]+", ""),
-        "f_venue": pc.utf8_trim(pc.replace_substring_regex(folded(venues), r"[^a-z0-9]+", " "), " "),
+        "f_venue": norm_arrow(folded(venues)),
     }
 
 
@@ -232,7 +226,7 @@ def forms_from_columns(cols: dict, volumes, pages) -> list[WorkForms]:
         vtoks = vn.split()
         out.append(WorkForms(so, no.replace(" ", ""), len(ntoks), frozenset(ntoks), tr, su,
                              (vol or "").strip().lower(), (pg or "").strip().lower(), vn,
-                             tuple(t for t in vtoks if len(t) >= 3) or tuple(vtoks), nt))
+                             tuple(t for t in vtoks if len(t) >= VENUE_TOKEN_MIN_CHARS) or tuple(vtoks), nt))
     return out
 
 
@@ -268,7 +262,7 @@ def work_forms(work: Work) -> WorkForms:
             bool(TRUNCATED_END.search(title)),
             compact(surname(work.authors[0])) if work.authors else "",
             (work.volume or "").strip().lower(), (work.first_page or "").strip().lower(),
-            vn, tuple(t for t in vn.split() if len(t) >= 3) or tuple(vn.split()),
+            vn, tuple(t for t in vn.split() if len(t) >= VENUE_TOKEN_MIN_CHARS) or tuple(vn.split()),
             bool(NOTICE_RE.search(title)))
     return forms
 
@@ -426,7 +420,8 @@ def clear_margin(best: float, runner: float, margin: float = MARGIN, logit_margi
 
 def probability(f: Features) -> float:
     """Calibrated probability that the candidate is the cited work (logistic model).
-    Same sum as ``WEIGHTS . feature_vector(f)``, unrolled (it runs for every candidate)."""
+    Same sum as ``WEIGHTS . feature_vector(f)``, unrolled (it runs for every candidate);
+    tests/test_probability.py holds the two together on random features."""
     (b, w_t, w_90, w_97, w_len, w_elen, w_a, w_y, w_v, w_p, w_ven, w_al, w_conf, w_sup) = _W
     t, a, y, v, p, ven = f.title, f.author, f.year, f.volume, f.page, f.venue
     z = (b + w_t * t * 10 + (w_90 * (t - 0.9) * 100 if t > 0.9 else 0.0)

@@ -9,9 +9,7 @@ kill points are exact). Each kill point is a monkeypatch inside that subprocess 
 """
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import signal
 import subprocess
 import sys

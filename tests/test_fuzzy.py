@@ -10,6 +10,7 @@ from citeledger.blocking import INDEX_FILE, ParquetRetriever, build_index
 from citeledger.evaluate import evaluate
 from resolvers.candidates import InMemoryRetriever, index_tokens
 from resolvers.fuzzy import FuzzyResolver
+from resolvers.resolution import fuzzy_verdicts
 from resolvers.model import Reason, Status, Work
 from resolvers.parsing import parse_reference
 from resolvers.quality import parse_uncertain_reason
@@ -41,7 +42,7 @@ def test_parse_uncertain_golden(case):
 @pytest.mark.parametrize("case", MATCH, ids=[c["name"] for c in MATCH])
 def test_match_golden(case):
     works = [_work(d) for d in case["catalog"]]
-    [v] = FuzzyResolver(InMemoryRetriever(works)).resolve_batch([case["raw"]])
+    [v] = fuzzy_verdicts(FuzzyResolver(InMemoryRetriever(works)), [case["raw"]])
     assert v.status.value == case["status"], v.evidence
     if "reason" in case:
         assert v.reason.value == case["reason"]
@@ -73,7 +74,7 @@ def test_parquet_retriever_matches_in_memory(tmp_path):
     got = [[x.work.work_id for x in cands] for cands in retriever.candidates_batch(queries, k=5)]
     want = [[x.work.work_id for x in cands] for cands in memory.candidates_batch(queries, k=5)]
     assert got == want and all(got)
-    verdicts = FuzzyResolver(retriever).resolve_batch([c["raw"] for c in cases])
+    verdicts = fuzzy_verdicts(FuzzyResolver(retriever), [c["raw"] for c in cases])
     assert [v.work.work_id for v in verdicts] == [c["work_id"] for c in cases]
     # a rewritten works.parquet makes the index stale: the retriever rebuilds it
     pq.write_table(pa.Table.from_pylist(rows[:1]), tmp_path / "works.parquet")
@@ -164,3 +165,21 @@ def test_planning_a_run_brings_an_older_index_up_to_date_once(tmp_path):
     before = {p.name: p.stat().st_mtime_ns for p in gen.iterdir()}
     assert ensure_index(gen) is None
     assert {p.name: p.stat().st_mtime_ns for p in gen.iterdir()} == before
+
+
+def test_the_matcher_returns_outcomes_and_decides_no_state():
+    """Only the rule chain decides states: fuzzy.py builds no Verdict and names no Status."""
+    import ast
+    from pathlib import Path
+
+    import resolvers.fuzzy as fuzzy_module
+    from resolvers.fuzzy import FuzzyOutcome
+
+    tree = ast.parse(Path(fuzzy_module.__file__).read_text(encoding="utf-8"))
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    assert not names & {"Verdict", "Status", "parse_uncertain_reason"}
+    case = next(c for c in MATCH if c["status"] == "verified_fuzzy")
+    [outcome] = FuzzyResolver(InMemoryRetriever([_work(d) for d in case["catalog"]])).match_batch(
+        [parse_reference(case["raw"])])
+    assert isinstance(outcome, FuzzyOutcome) and outcome.clear and outcome.best.work_id == case["work_id"]
+    assert outcome.score is not None and "runner_up" in outcome.evidence

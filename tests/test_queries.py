@@ -7,7 +7,6 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from citeledger import nightly
 from citeledger.store import run_query
 
 from test_nightly import NEW_WORKS, night, site  # noqa: F401 - site is a fixture

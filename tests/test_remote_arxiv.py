@@ -19,7 +19,7 @@ MISSING_BATCH = ["2201.13455", "2201.13452", "2201.13453", "2201.13454"]
 def arxiv_client(server, clock=None, **settings):
     clock = clock or FakeClock()
     config = test_config(server.url_for(""), remote=("arxiv",), arxiv=fast(**settings))
-    return build_remote(config, clock=clock, sleep=clock.sleep).arxiv
+    return build_remote(config.remote_settings(), clock=clock, sleep=clock.sleep).arxiv
 
 
 def expect_ids(server, ids, payload_name, status=200):

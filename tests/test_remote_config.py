@@ -87,6 +87,6 @@ def test_default_configuration_opens_no_network_connection(tmp_path, monkeypatch
         monkeypatch.delenv(key)
     monkeypatch.chdir(tmp_path)
     config = load_config()
-    resolver = build_remote(config)
+    resolver = build_remote(config.remote_settings())
     assert resolver is None  # the resolution chain has nothing remote to call
     assert attempts == []

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from werkzeug import Response
 
 from resolvers.errors import RemoteUnavailable
 from resolvers.remote import RemoteBatchUnavailable, build_remote
@@ -21,7 +20,7 @@ NOT_FOUND = "recorded-crossref/api.crossref.org_works_10.1371_notarealdoi__404__
 def remote(server, services=("arxiv", "crossref"), **settings):
     clock = FakeClock()
     config = test_config(server.url_for(""), remote=services, crossref=fast(**settings), arxiv=fast(**settings))
-    return build_remote(config, clock=clock, sleep=clock.sleep)
+    return build_remote(config.remote_settings(), clock=clock, sleep=clock.sleep)
 
 
 def serve_json(server, path, name, status=200):

@@ -1,6 +1,7 @@
 """Remote resolvers, off unless configured: the facade the resolution chain talks to.
 
-``build_remote(config)`` is None when no remote resolver is on, so the default configuration
+``build_remote(settings)`` (a plain ``RemoteSettings``, which ``citeledger.config`` builds) is
+None when no remote resolver is on, so the default configuration
 never creates a client, let alone opens a connection. Results:
 
 * ``id -> Work``: the service knows the work;
@@ -13,23 +14,25 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable
 
 import httpx
 
-from citeledger.config import Config
-from resolvers.errors import RemoteUnavailable
+from resolvers.errors import RemoteBatchUnavailable, RemoteUnavailable
 from resolvers.model import Work
 
 from .arxiv import ArxivClient, ArxivQueryError, split_arxiv_id
 from .crossref import CrossrefClient, message_to_work
 from .http import PoliteClient
+from .settings import RemoteSettings, ServiceSettings
 
 __all__ = [
     "RemoteResolver",
     "RemoteBatchUnavailable",
     "build_remote",
     "make_http_client",
+    "RemoteSettings",
+    "ServiceSettings",
     "ArxivClient",
     "CrossrefClient",
 ]
@@ -37,21 +40,9 @@ __all__ = [
 _ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.I)
 
 
-class RemoteBatchUnavailable(RemoteUnavailable):
-    """A service failed part-way through a batch: ``answered`` holds what was already settled,
-    ``unanswered`` the ids that must be reported ``unavailable`` and retried next run."""
-
-    def __init__(self, cause: RemoteUnavailable, answered: dict[str, Work | None], unanswered: list[str]):
-        super().__init__(cause.service, cause.why)
-        self.cause = cause
-        self.answered = answered
-        self.unanswered = unanswered
-        self.retry_after = getattr(cause, "retry_after", None)
-
-
-def make_http_client(config: Config, service: str, **kwargs) -> PoliteClient:
-    """The polite client of one service from the configuration (kwargs: transport, clock, sleep)."""
-    return PoliteClient(service, config.service(service), mailto=config.mailto, **kwargs)
+def make_http_client(settings: RemoteSettings, service: str, **kwargs) -> PoliteClient:
+    """The polite client of one service from the settings (kwargs: transport, clock, sleep)."""
+    return PoliteClient(service, settings.service(service), mailto=settings.mailto, **kwargs)
 
 
 def _message_work(doi: str, message: dict) -> Work:
@@ -76,8 +67,8 @@ class RemoteResolver:
         self._doi_cache: dict[str, Work | None] = {}
 
     @classmethod
-    def from_config(cls, config: Config, **http_kwargs) -> "RemoteResolver | None":
-        return build_remote(config, **http_kwargs)
+    def from_settings(cls, settings: RemoteSettings, **http_kwargs) -> "RemoteResolver | None":
+        return build_remote(settings, **http_kwargs)
 
     def lookup_arxiv(self, ids: Iterable[str]) -> dict[str, Work | None]:
         """arXiv id -> work or None (arXiv says no such paper). Empty when arXiv is off."""
@@ -162,14 +153,14 @@ class RemoteResolver:
 
 
 def build_remote(
-    config: Config,
+    settings: RemoteSettings,
     *,
     transport: httpx.BaseTransport | None = None,
     clock: Callable[[], float] | None = None,
     sleep: Callable[[float], None] | None = None,
 ) -> RemoteResolver | None:
     """The facade for the enabled services, or None when remote resolution is off (default)."""
-    if not config.remote:
+    if not settings.enabled:
         return None
     kwargs: dict = {}
     if transport is not None:
@@ -179,15 +170,15 @@ def build_remote(
     if sleep is not None:
         kwargs["sleep"] = sleep
     arxiv = crossref = None
-    if "arxiv" in config.remote:
+    if "arxiv" in settings.enabled:
         arxiv = ArxivClient(
-            make_http_client(config, "arxiv", **kwargs),
-            config.endpoints.arxiv_api,
-            config.endpoints.arxiv_oai,
-            batch_size=config.limits.arxiv_id_batch,
+            make_http_client(settings, "arxiv", **kwargs),
+            settings.endpoints.arxiv_api,
+            settings.endpoints.arxiv_oai,
+            batch_size=settings.arxiv_id_batch,
         )
-    if "crossref" in config.remote:
+    if "crossref" in settings.enabled:
         crossref = CrossrefClient(
-            make_http_client(config, "crossref", **kwargs), config.endpoints.crossref_api, config.mailto
+            make_http_client(settings, "crossref", **kwargs), settings.endpoints.crossref_api, settings.mailto
         )
     return RemoteResolver(arxiv, crossref)

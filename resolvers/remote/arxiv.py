@@ -13,7 +13,6 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
-import httpx
 
 from resolvers.errors import PermanentError, RemoteUnavailable
 from resolvers.model import Work

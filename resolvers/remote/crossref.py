@@ -41,7 +41,8 @@ class CrossrefClient:
         try:
             data = response.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
-            raise RemoteUnavailable(SERVICE, f"HTTP {response.status_code} body is not JSON: {response.text[:80]!r}") from None
+            why = f"HTTP {response.status_code} body is not JSON: {response.text[:80]!r}"
+            raise RemoteUnavailable(SERVICE, why) from None
         if not isinstance(data, dict) or not isinstance(data.get("message"), dict):
             raise RemoteUnavailable(SERVICE, "response without a 'message' object")
         return data["message"]

@@ -21,8 +21,9 @@ from typing import Any, Callable, Mapping
 
 import httpx
 
-from citeledger.config import ServiceSettings
 from resolvers.errors import RateLimited, RemoteUnavailable
+
+from .settings import ServiceSettings
 
 try:  # the installed distribution's version, so the User-Agent tells the truth
     from importlib.metadata import version as _dist_version

@@ -11,6 +11,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -48,7 +49,7 @@ def refresh_retraction_watch(http: PoliteClient, url: str, dest: str | os.PathLi
         if state.get("last_modified"):
             headers["If-Modified-Since"] = state["last_modified"]
 
-    written = {"tmp": None, "bytes": 0}
+    written: dict[str, Any] = {"tmp": None, "bytes": 0}
 
     def sink(response: httpx.Response) -> None:
         # starts from scratch on every call: a retried download never appends to a broken one

@@ -1,0 +1,65 @@
+"""What the remote layer needs to know, as plain frozen values.
+
+``citeledger.config`` reads these from the TOML file and the environment and hands a
+``RemoteSettings`` to ``build_remote``; the remote layer never sees the application's
+configuration, so ``resolvers/`` stays the bottom floor (it imports nothing from the app).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class ServiceSettings:
+    """Politeness and fault tolerance for one remote service."""
+
+    min_interval_seconds: float = 1.0  # between request starts, across all threads
+    max_concurrency: int = 1
+    timeout_seconds: float = 30.0
+    retries: int = 3  # extra attempts after the first
+    backoff_base_seconds: float = 1.0
+    backoff_max_seconds: float = 60.0
+    max_retry_after_seconds: float = 120.0  # a longer Retry-After gives up (unavailable) at once
+    circuit_failures: int = 5  # consecutive failed attempts that open the circuit
+    circuit_cooldown_seconds: float = 60.0
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    """Base URLs of the remote services; configurable so tests point them at a local server."""
+
+    arxiv_api: str = "https://export.arxiv.org/api/query"
+    arxiv_oai: str = "https://oaipmh.arxiv.org/oai"  # moved from export.arxiv.org/oai2 in 2025
+    crossref_api: str = "https://api.crossref.org"
+    retraction_watch_csv: str = (
+        "https://gitlab.com/crossref/retraction-watch-data/-/raw/main/retraction_watch.csv"
+    )
+
+
+# arXiv's API terms: no more than one request every three seconds, one connection at a time.
+ARXIV_DEFAULTS = ServiceSettings(min_interval_seconds=3.0, max_concurrency=1, timeout_seconds=30.0)
+# Crossref's polite pool (with mailto) allows about 10 requests/s; the public pool less.
+CROSSREF_POLITE_INTERVAL = 0.1
+CROSSREF_DEFAULTS = ServiceSettings(
+    min_interval_seconds=CROSSREF_POLITE_INTERVAL, max_concurrency=3, timeout_seconds=20.0
+)
+RETRACTION_WATCH_DEFAULTS = ServiceSettings(
+    min_interval_seconds=1.0, max_concurrency=1, timeout_seconds=300.0, retries=2
+)
+
+
+@dataclass(frozen=True)
+class RemoteSettings:
+    """Which services are on, how politely to call each, and where they live."""
+
+    enabled: frozenset[str] = frozenset()  # default: none, so no client is ever created
+    mailto: str | None = None
+    arxiv: ServiceSettings = ARXIV_DEFAULTS
+    crossref: ServiceSettings = CROSSREF_DEFAULTS
+    retraction_watch: ServiceSettings = RETRACTION_WATCH_DEFAULTS
+    endpoints: Endpoints = field(default_factory=Endpoints)
+    arxiv_id_batch: int = 50  # ids per arXiv id_list query
+
+    def service(self, name: str) -> ServiceSettings:
+        settings: ServiceSettings = getattr(self, name)
+        return settings

@@ -1,0 +1,133 @@
+"""The one text folding of citeledger: parser, verifier, fuzzy index and nightly re-runs all
+compare text in the forms made here.
+
+* ``fold``: lower case without accents (ligatures spelled out, NFKD, combining marks dropped);
+* ``norm_text``: folded, every run of non-alphanumerics one space; ``tokens`` splits it;
+* ``compact``: folded alphanumerics only (spacing and hyphenation differences vanish);
+* ``clean_raw`` undoes PDF damage first; ``normalise_text`` = ``norm_text(clean_raw(...))``;
+* ``fold_arrow`` / ``norm_arrow`` / ``tokens_arrow``: the same forms as Arrow kernels, for whole
+  catalog columns (the index and the stored work forms). They must agree with the Python forms
+  (tests/test_text.py checks them on the accents and ligatures the catalogs hold).
+
+Which words count is a separate question with purpose-made answers; the cutoffs below differ on
+purpose and each is measured against the glutton dev set (changing one changes verdicts).
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+from typing import Any
+
+STOPWORDS = frozenset(
+    "a an and are as at be by for from has have in into is it its of on or that the their this to "
+    "was were with via de la le les des du et en der die das und von zur zum im el los las y del".split())
+
+# Index (blocking) tokens: every word but single letters. Recall first: a two-letter word
+# ("qt", "3d") can be the rarest word of a short title, and the index ranks by idf anyway.
+INDEX_TOKEN_MIN_CHARS = 2
+# Nightly re-run selection: a reference is re-resolved when it shares a word of three or more
+# letters with a new work; coarser than the index so a night does not re-run the whole ledger.
+RERUN_TOKEN_MIN_CHARS = 3
+# Venue words a verifier compares: abbreviations shorter than three letters ("j", "of") say
+# nothing about which venue it is.
+VENUE_TOKEN_MIN_CHARS = 3
+# Content words of a title standing in a string (title presence): short words occur in any
+# reference, so only words of four letters or more count as evidence that the title is there.
+CONTENT_WORD_MIN_CHARS = 4
+
+_HYPHEN_BREAK = re.compile(r"(\w)[-\u00ad\u2010]\s*\n\s*([a-z])")
+_SPACE = re.compile(r"\s+")
+_NON_ALNUM = re.compile(r"[^a-z0-9]+")
+# Letters that Unicode decomposition does not fold to ASCII (the Arrow folding uses them too)
+LIGATURES = {"ß": "ss", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O", "œ": "oe", "Œ": "OE", "ł": "l", "Ł": "L",
+             "đ": "d", "ı": "i"}
+_LIGATURES = str.maketrans(LIGATURES)
+_NON_ALNUM_RE2 = r"[^a-z0-9]+"
+
+
+def clean_raw(raw: str) -> str:
+    """Undo PDF extraction damage: rejoin words hyphenated across a line break, one space."""
+    text = unicodedata.normalize("NFKC", raw)
+    text = _HYPHEN_BREAK.sub(r"\1\2", text)
+    return _SPACE.sub(" ", text).strip()
+
+
+@lru_cache(maxsize=1 << 18)
+def fold(text: str) -> str:
+    """Lower case without accents: the comparison form of any text (matches the index)."""
+    if text.isascii():
+        return text.lower()
+    text = unicodedata.normalize("NFKD", text.translate(_LIGATURES))
+    return "".join(c for c in text if not unicodedata.combining(c)).lower()
+
+
+def norm_text(text: str) -> str:
+    """Folded text with every run of non-alphanumerics turned into one space."""
+    return _NON_ALNUM.sub(" ", fold(text)).strip()
+
+
+def compact(text: str) -> str:
+    """Folded alphanumerics only: spacing and hyphenation differences vanish."""
+    return _NON_ALNUM.sub("", fold(text))
+
+
+def tokens(text: str) -> list[str]:
+    return norm_text(text).split()
+
+
+def normalise_text(text: str | None) -> str:
+    """Lower-case ASCII words: accents, punctuation, PDF hyphenation and line breaks removed
+    (the parser's own folding, so titles compare the way the fuzzy matcher compares them)."""
+    return norm_text(clean_raw(text)) if text else ""
+
+
+def index_tokens(text: str | None) -> list[str]:
+    """Distinct index tokens of a text: normalised words, no stopwords, no single letters."""
+    if not text:
+        return []
+    seen: dict[str, None] = {}
+    for tok in norm_text(text).split():
+        if len(tok) >= INDEX_TOKEN_MIN_CHARS and tok not in STOPWORDS:
+            seen.setdefault(tok, None)
+    return list(seen)
+
+
+def content_words(norm: str) -> set[str]:
+    """The words of a normalised title that say which title it is (no numbers, no stopwords)."""
+    return {w for w in norm.split() if len(w) >= CONTENT_WORD_MIN_CHARS and not w.isdigit() and w not in STOPWORDS}
+
+
+def rerun_tokens(text: str | None) -> set[str]:
+    """The words on which a new work and a reference string meet for a nightly re-run."""
+    return {t for t in norm_text(text or "").split() if len(t) >= RERUN_TOKEN_MIN_CHARS and t not in STOPWORDS}
+
+
+# -- the same forms over Arrow columns ------------------------------------------------------------
+
+
+def fold_arrow(values: Any) -> Any:
+    """``fold`` of every string of an Arrow string array (null -> "")."""
+    import pyarrow.compute as pc
+
+    arr = pc.fill_null(values, "")
+    for k, v in LIGATURES.items():
+        arr = pc.replace_substring(arr, k, v)
+    arr = pc.utf8_normalize(arr, "NFKD")
+    arr = pc.replace_substring_regex(arr, r"\p{Mn}", "")
+    return pc.utf8_lower(arr)
+
+
+def norm_arrow(folded: Any) -> Any:
+    """``norm_text`` of already folded strings (``fold_arrow``'s output)."""
+    import pyarrow.compute as pc
+
+    return pc.utf8_trim(pc.replace_substring_regex(folded, _NON_ALNUM_RE2, " "), " ")
+
+
+def tokens_arrow(values: Any) -> Any:
+    """``tokens`` of every string, as a list array (may hold empty strings at the edges: callers
+    keep tokens of ``INDEX_TOKEN_MIN_CHARS`` or more)."""
+    import pyarrow.compute as pc
+
+    return pc.utf8_split_whitespace(pc.replace_substring_regex(fold_arrow(values), _NON_ALNUM_RE2, " "))

@@ -1,0 +1,53 @@
+"""``resolvers/`` is the bottom floor: it imports nothing from the application (``citeledger``),
+the flows or Prefect, so the resolution core can be used and tested on its own."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BANNED = ("citeledger", "flows", "prefect")
+
+
+def banned_imports(source: str) -> list[tuple[int, str]]:
+    """(line, module) of every import of a banned package, at any depth of the module."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        else:
+            continue
+        found += [(node.lineno, n) for n in names if n.split(".")[0] in BANNED]
+    return found
+
+
+def test_resolvers_import_nothing_from_the_app():
+    modules = sorted((ROOT / "resolvers").rglob("*.py"))
+    assert len(modules) > 10  # the walk found the package
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line}: imports {name}"
+        for path in modules
+        for line, name in banned_imports(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from citeledger.config import Config",
+        "import prefect",
+        "def f():\n    import flows.resolve\n",
+        "from prefect.tasks import task as t",
+    ],
+)
+def test_the_check_catches_an_app_import(source):
+    assert banned_imports(source)
+
+
+def test_the_check_leaves_the_floor_alone():
+    assert banned_imports("from resolvers.errors import ConfigError\nfrom . import model\nimport httpx") == []

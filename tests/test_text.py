@@ -1,0 +1,55 @@
+"""One text folding (resolvers/text.py) for parser, verifier, index and nightly re-runs."""
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pyarrow as pa
+
+from citeledger import blocking, nightly
+from resolvers import candidates, parsing, resolution, text, verify
+from resolvers.model import Work
+
+SOURCES = Path(__file__).resolve().parent.parent / "data" / "sources"
+AWKWARD = ["Müller–Schrödinger: ﬁbre Æther", "Łódź straße œuvre", "İstanbul ﬂow", "naïve  Bayes,  2nd ed.",
+           "Ångström-scale 3D imaging", "", "q-deformed Yang–Baxter", "Éléments d'analyse"]
+
+
+def _titles() -> list[str]:
+    with gzip.open(SOURCES / "glutton_works.jsonl.gz", "rt", encoding="utf-8") as fh:
+        rows = [json.loads(line) for _, line in zip(range(3000), fh)]
+    return [r.get("title") or "" for r in rows] + AWKWARD
+
+
+def test_every_layer_uses_the_one_folding():
+    assert parsing.fold is text.fold and parsing.norm_text is text.norm_text
+    assert candidates.index_tokens is text.index_tokens and candidates.STOPWORDS is text.STOPWORDS
+    assert resolution.normalise_text is text.normalise_text
+    assert verify.fold is text.fold and blocking.tokens_arrow is text.tokens_arrow
+    assert nightly.rerun_tokens is text.rerun_tokens
+
+
+def test_arrow_folding_agrees_with_python_on_catalog_titles():
+    titles = _titles()
+    folded = text.fold_arrow(pa.array(titles, pa.string())).to_pylist()
+    assert folded == [text.fold(t) for t in titles]
+    assert text.norm_arrow(pa.array(folded)).to_pylist() == [text.norm_text(t) for t in titles]
+
+
+def test_index_tokens_are_the_same_on_both_sides():
+    """The catalog's index (Arrow) and the query (Python) must cut words the same way."""
+    titles = _titles()
+    lists = text.tokens_arrow(pa.array(titles, pa.string())).to_pylist()
+    for title, toks in zip(titles, lists):
+        arrow_side = [t for t in dict.fromkeys(toks)
+                      if len(t) >= text.INDEX_TOKEN_MIN_CHARS and t not in text.STOPWORDS]
+        assert arrow_side == text.index_tokens(title), title
+
+
+def test_cutoffs_keep_their_purposes():
+    words = "qt of 3d gan bert deep net"
+    assert text.index_tokens(words) == ["qt", "3d", "gan", "bert", "deep", "net"]
+    assert text.rerun_tokens(words) == {"gan", "bert", "deep", "net"}
+    assert text.content_words(words) == {"bert", "deep"}
+    assert verify.work_forms(Work(work_id="w", title="t", venue="J. of Bio Eng")).venue_tokens == ("bio", "eng")
