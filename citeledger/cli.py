@@ -62,32 +62,37 @@ def cmd_resolve(args: argparse.Namespace) -> int:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    from .store import run_query
+    from .config import load_config
+    from .query import user_query
+    from .records import json_visible
 
-    rel = run_query(args.sql, args.ledger, args.catalog)
-    if args.format == "json":
-        cols = rel.columns
-        for row in rel.fetchall():
-            print(json.dumps(dict(zip(cols, row)), default=str, ensure_ascii=False))
-    elif args.format == "csv":
-        import csv
+    with user_query(args.sql, args.ledger, args.catalog, load_config().query) as result:
+        if args.format == "table":
+            sys.stdout.write(result.table(args.max_rows))
+            return 0
+        columns, rows = result.rows()
+        if args.format == "json":
+            for row in rows:
+                print(json_visible(json.dumps(dict(zip(columns, row)), default=str, ensure_ascii=False)))
+        else:
+            import csv
 
-        writer = csv.writer(sys.stdout)
-        writer.writerow(rel.columns)
-        writer.writerows(rel.fetchall())
-    else:
-        rel.show(max_rows=args.max_rows, max_width=10_000)
+            writer = csv.writer(sys.stdout, lineterminator="\n")
+            writer.writerow(columns)
+            writer.writerows(rows)
     return 0
 
 
 def cmd_record(args: argparse.Namespace) -> int:
     from . import records
     from .pipeline import citation_record
+    from .store import require_ledger
 
+    require_ledger(args.ledger)
     record = citation_record(args.id, args.ledger, args.catalog, page_cap=args.page_cap)
     records.validate_record(record)
     if args.format == "json":
-        print(json.dumps(record, indent=2, ensure_ascii=False))
+        print(records.json_visible(json.dumps(record, indent=2, ensure_ascii=False)))
     elif args.format == "html":
         print(records.render_ledger_html(record))
     else:
@@ -157,6 +162,21 @@ def _store_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--catalog", default=DEFAULT_CATALOG)
 
 
+_VIEWS_EPILOG = "(the views and their columns)"
+
+
+class _QueryHelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """``query --help`` lists the views with their columns, generated from the ledger's schemas
+    only when help is asked for (building it needs duckdb, which ``--help`` alone must not load)."""
+
+    def add_text(self, text: str | None) -> None:
+        if text == _VIEWS_EPILOG:
+            from .query import views_help
+
+            text = views_help()
+        super().add_text(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="citeledger", description="Resolve reference strings into an auditable citation ledger.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -180,17 +200,27 @@ def build_parser() -> argparse.ArgumentParser:
     _runner_options(resolve)
     resolve.set_defaults(func=cmd_resolve)
 
-    query = sub.add_parser("query", help="run read-only SQL over the ledger views")
-    query.add_argument("sql")
-    _store_options(query)
-    query.add_argument("--format", choices=["table", "json", "csv"], default="table")
-    query.add_argument("--max-rows", type=int, default=100)
+    query = sub.add_parser("query", help="run read-only SQL over the ledger views",
+                           description="Run read-only SQL (SELECT, EXPLAIN) over the ledger's views. The query "
+                                       "cannot write: its connection has no file access at all. Time and memory "
+                                       "limits: [query] in the configuration (docs/configuration.md).",
+                           epilog=_VIEWS_EPILOG, formatter_class=_QueryHelpFormatter)
+    query.add_argument("sql", help="the query, e.g. \"select status, count(*) from current group by 1\"")
+    query.add_argument("--ledger", default=DEFAULT_LEDGER,
+                       help="the ledger folder, needed by every view but works (default: %(default)s)")
+    query.add_argument("--catalog", default=DEFAULT_CATALOG,
+                       help="the catalog folder, needed by the works view (default: %(default)s)")
+    query.add_argument("--format", choices=["table", "json", "csv"], default="table",
+                       help="table (default), json (one object a line) or csv")
+    query.add_argument("--max-rows", type=int, default=100, help="rows a table shows (default: %(default)s)")
     query.set_defaults(func=cmd_query)
 
     record = sub.add_parser("record", help="the citation record of one paper (arXiv id, DOI or citing_paper id)")
-    record.add_argument("id")
-    _store_options(record)
-    record.add_argument("--format", choices=["json", "ledger", "html"], default="ledger")
+    record.add_argument("id", help="the paper: an arXiv id (any form), a DOI or a citing_paper id")
+    record.add_argument("--ledger", default=DEFAULT_LEDGER, help="the ledger folder (default: %(default)s)")
+    record.add_argument("--catalog", default=DEFAULT_CATALOG, help="the catalog folder (default: %(default)s)")
+    record.add_argument("--format", choices=["json", "ledger", "html"], default="ledger",
+                        help="ledger (a text page, default), json or html")
     record.add_argument("--page-cap", type=int, default=None, help="list at most this many entries per list")
     record.set_defaults(func=cmd_record)
 
