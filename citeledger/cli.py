@@ -201,8 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
     resolve.set_defaults(func=cmd_resolve)
 
     query = sub.add_parser("query", help="run read-only SQL over the ledger views",
-                           description="Run read-only SQL (SELECT, EXPLAIN) over the ledger's views. The query "
-                                       "cannot write: its connection has no file access at all. Time and memory "
+                           description="Run read-only SQL (SELECT, EXPLAIN) over the ledger's views. The query\n"
+                                       "cannot write: its connection has no file access at all. Time and memory\n"
                                        "limits: [query] in the configuration (docs/configuration.md).",
                            epilog=_VIEWS_EPILOG, formatter_class=_QueryHelpFormatter)
     query.add_argument("sql", help="the query, e.g. \"select status, count(*) from current group by 1\"")
