@@ -19,7 +19,6 @@ import contextlib
 import io
 import re
 import threading
-import textwrap
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,7 +85,9 @@ SANDBOX = {"enable_external_access": False, "autoload_known_extensions": False,
 
 
 def catalog_problem(catalog_dir: str | Path | None) -> str | None:
-    if catalog_dir is not None and CatalogStore(catalog_dir).current() is not None:
+    if catalog_dir is None:
+        return "no catalog given: give --catalog the folder `citeledger catalog build` wrote"
+    if CatalogStore(catalog_dir).current() is not None:
         return None
     return f"no catalog in {catalog_dir}: give --catalog the folder `citeledger catalog build` wrote"
 

@@ -181,8 +181,8 @@ PERMISSION, LOCKED = duckdb.PermissionException, duckdb.InvalidInputException
 # locked; None: it touches memory only, and may run)
 ATTACKS = [
     ("explain analyze copy (select * from observations where false) to '{part}' (format parquet)", PERMISSION),
-    ("explain analyze copy " + FORGED + " to '{part}' (format parquet)", PERMISSION),
-    ("copy " + FORGED + " to '{part}' (format parquet)", PERMISSION),
+    (f"explain analyze copy {FORGED} to '{{part}}' (format parquet)", PERMISSION),
+    (f"copy {FORGED} to '{{part}}' (format parquet)", PERMISSION),
     ("explain analyze copy (select * from observations) to '{ledger}/observations' "
      "(format parquet, partition_by (run_id), overwrite_or_ignore true, filename_pattern 'dup_{{i}}')", PERMISSION),
     ("explain analyze copy (select * from works where false) to '{works}' (format parquet)", PERMISSION),
@@ -354,9 +354,10 @@ def test_control_characters_of_the_input_never_reach_the_terminal_raw(hostile, a
 
 
 def test_csv_lines_end_with_a_newline_only(site):
-    out = subprocess.run([sys.executable, "-m", "citeledger.cli", "query", "select citing_paper, reference_index "
-                          "from observations order by 2", "--format", "csv", "--ledger", str(site["ledger"]),
-                          "--catalog", str(site["catalog"])], capture_output=True, cwd=REPO, timeout=120)
+    sql = "select citing_paper, reference_index from observations order by 2"
+    out = subprocess.run([sys.executable, "-m", "citeledger.cli", "query", sql, "--format", "csv", "--ledger",
+                          str(site["ledger"]), "--catalog", str(site["catalog"])], capture_output=True, cwd=REPO,
+                         timeout=120)
     assert out.returncode == 0 and b"\r" not in out.stdout and out.stdout.count(b"\n") == 3
 
 
