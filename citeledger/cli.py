@@ -159,44 +159,43 @@ def resolve_direct(inputs: list[str], args: argparse.Namespace, options: dict) -
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    from .store import run_query
+    from .config import load_config
+    from .query import user_query
+    from .records import json_visible
 
-    rel = run_query(args.sql, args.ledger, args.catalog)
-    if args.format == "json":
-        cols = rel.columns
-        for row in rel.fetchall():
-            print(json.dumps(dict(zip(cols, row)), default=str, ensure_ascii=False))
-    elif args.format == "csv":
-        import csv
+    with user_query(args.sql, args.ledger, args.catalog, load_config().query) as result:
+        if args.format == "table":
+            sys.stdout.write(result.table(args.max_rows))
+            return 0
+        columns, rows = result.rows()
+        if args.format == "json":
+            for row in rows:
+                print(json_visible(json.dumps(dict(zip(columns, row)), default=str, ensure_ascii=False)))
+        else:
+            import csv
 
-        writer = csv.writer(sys.stdout)
-        writer.writerow(rel.columns)
-        writer.writerows(rel.fetchall())
-    else:
-        rel.show(max_rows=args.max_rows, max_width=10_000)
+            writer = csv.writer(sys.stdout, lineterminator="\n")
+            writer.writerow(columns)
+            writer.writerows(rows)
     return 0
 
 
 def cmd_record(args: argparse.Namespace) -> int:
     from . import records
     from .pipeline import citation_record
+    from .store import require_ledger
 
-    check_ledger_exists(args.ledger)
+    require_ledger(args.ledger)
     record = citation_record(args.id, args.ledger, args.catalog, page_cap=args.page_cap)
     check_known(record, args)
     records.validate_record(record)
     if args.format == "json":
-        print(json.dumps(record, indent=2, ensure_ascii=False))
+        print(records.json_visible(json.dumps(record, indent=2, ensure_ascii=False)))
     elif args.format == "html":
         print(records.render_ledger_html(record))
     else:
         print(records.render_ledger_text(record))
     return 0
-
-
-def check_ledger_exists(ledger: str) -> None:
-    if not Path(ledger).is_dir():
-        raise UserError(f"no ledger in {ledger}: give --ledger DIR of a ledger `citeledger resolve` wrote")
 
 
 def check_known(record: dict, args: argparse.Namespace) -> None:
@@ -236,8 +235,9 @@ def cmd_catalog_info(args: argparse.Namespace) -> int:
 
 def cmd_runs(args: argparse.Namespace) -> int:
     from .info import ledger_runs
+    from .store import require_ledger
 
-    check_ledger_exists(args.ledger)
+    require_ledger(args.ledger)
     runs = ledger_runs(args.ledger)
     if args.format == "json":
         print(json.dumps(runs, indent=2, default=str))
@@ -344,10 +344,25 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
+_VIEWS_EPILOG = "(the views and their columns)"
+
+
+class _QueryHelpFormatter(argparse.RawDescriptionHelpFormatter, HelpFormatter):
+    """``query --help`` lists the views with their columns, generated from the ledger's schemas
+    only when help is asked for (building it needs duckdb, which ``--help`` alone must not load)."""
+
+    def add_text(self, text: str | None) -> None:
+        if text == _VIEWS_EPILOG:
+            from .query import views_help
+
+            text = views_help()
+        super().add_text(text)
+
+
 def _sub(sub: Any, name: str, help: str, **kwargs: Any) -> argparse.ArgumentParser:
     """A subcommand whose help shows every default, with --debug."""
     p = sub.add_parser(name, help=help, description=kwargs.pop("description", help),
-                       formatter_class=HelpFormatter, **kwargs)
+                       formatter_class=kwargs.pop("formatter_class", HelpFormatter), **kwargs)
     p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                    help="show the traceback of an internal error")
     return p
@@ -387,17 +402,23 @@ def _resolve_parser(sub: Any) -> None:
 
 def _ledger_parsers(sub: Any) -> None:
     query = _sub(sub, "query", "run read-only SQL over the ledger views",
-                 epilog="views: " + ", ".join(VIEWS) + " (columns: citeledger query \"describe VIEW\")")
-    query.add_argument("sql", help="one SELECT (or EXPLAIN/DESCRIBE/PIVOT) over the views below")
-    _store_options(query)
-    query.add_argument("--format", choices=["table", "json", "csv"], default="table", help="output format")
-    query.add_argument("--max-rows", type=int, default=100, help="rows shown by --format table")
+                 description="Run read-only SQL (SELECT, EXPLAIN) over the ledger's views. The query\n"
+                             "cannot write: its connection has no file access at all. Time and memory\n"
+                             "limits: [query] in the configuration (docs/configuration.md).",
+                 epilog=_VIEWS_EPILOG, formatter_class=_QueryHelpFormatter)
+    query.add_argument("sql", help="the query, e.g. \"select status, count(*) from current group by 1\"")
+    query.add_argument("--ledger", default=DEFAULT_LEDGER, help="the ledger folder, needed by every view but works")
+    query.add_argument("--catalog", default=DEFAULT_CATALOG, help="the catalog folder, needed by the works view")
+    query.add_argument("--format", choices=["table", "json", "csv"], default="table",
+                       help="table, json (one object a line) or csv")
+    query.add_argument("--max-rows", type=int, default=100, help="rows a table shows")
     query.set_defaults(func=cmd_query)
 
     record = _sub(sub, "record", "the citation record of one paper (arXiv id, DOI or citing_paper id)")
     record.add_argument("id", help="the paper: arXiv:ID, IDvN, 10.48550/arXiv.ID, a DOI or a citing_paper id")
     _store_options(record)
-    record.add_argument("--format", choices=["json", "ledger", "html"], default="ledger", help="output format")
+    record.add_argument("--format", choices=["json", "ledger", "html"], default="ledger",
+                        help="ledger (a text page), json or html")
     record.add_argument("--page-cap", type=int, default=None, help="list at most this many entries per list "
                         "(default: the records' own cap)")
     record.set_defaults(func=cmd_record)

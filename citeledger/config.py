@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +48,17 @@ class ResourceLimits:
 
 
 @dataclass(frozen=True)
+class QueryLimits:
+    """Bounds of one ``citeledger query``: a runaway query ends with an error, not a full machine."""
+
+    timeout_seconds: float = 300.0  # the query is interrupted after this long
+    memory_limit: str = "25%"  # DuckDB's memory_limit: "4GB", "512MiB", or a share of RAM ("25%")
+
+
+_MEMORY_LIMIT = re.compile(r"^\s*(\d+(\.\d+)?)\s*(%|[KMGT]i?B)\s*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
 class Config:
     """Everything configurable. Frozen: build a new one with ``dataclasses.replace``."""
 
@@ -57,6 +69,7 @@ class Config:
     retraction_watch: ServiceSettings = RETRACTION_WATCH_DEFAULTS
     endpoints: Endpoints = field(default_factory=Endpoints)
     limits: ResourceLimits = field(default_factory=ResourceLimits)
+    query: QueryLimits = field(default_factory=QueryLimits)
     state_dir: str = "data/state"  # harvest checkpoints and download validators
     source: str | None = None  # the file this came from, for error messages
 
@@ -145,8 +158,18 @@ def _validate(config: Config) -> None:
     lim = config.limits
     if min(lim.max_raw_chars, lim.max_input_bytes, lim.batch_size, lim.arxiv_id_batch) < 1:
         raise ConfigError("limits: every limit must be >= 1")
+    _validate_query(config.query)
     if config.mailto is not None and "@" not in config.mailto:
         raise ConfigError(f"mailto: {config.mailto!r} is not an e-mail address")
+
+
+def _validate_query(query: QueryLimits) -> None:
+    if not query.timeout_seconds > 0:
+        raise ConfigError(f"query.timeout_seconds: must be > 0, got {query.timeout_seconds}")
+    match = _MEMORY_LIMIT.match(query.memory_limit)
+    if not match or float(match.group(1)) <= 0 or (match.group(3) == "%" and float(match.group(1)) > 100):
+        raise ConfigError(f"query.memory_limit: expected a size such as '4GB', '512MiB' or '25%' (of RAM, "
+                          f"at most 100%), got {query.memory_limit!r}")
 
 
 def find_config_file(path: str | os.PathLike | None, env: Mapping[str, str], cwd: Path) -> Path | None:
@@ -182,7 +205,7 @@ def load_config(
             raise ConfigError(f"{file}: not valid TOML: {exc}") from None
 
     config = Config(source=str(file) if file else None)
-    unknown_top = set(data) - {"remote", "endpoints", "limits", "state_dir"}
+    unknown_top = set(data) - {"remote", "endpoints", "limits", "query", "state_dir"}
     if unknown_top:
         raise ConfigError(f"{file}: unknown section(s) {sorted(unknown_top)}")
 
@@ -207,6 +230,8 @@ def load_config(
         changes["endpoints"] = _merge(config.endpoints, data["endpoints"], "endpoints")
     if "limits" in data:
         changes["limits"] = _merge(config.limits, data["limits"], "limits")
+    if "query" in data:
+        changes["query"] = _merge(config.query, data["query"], "query")
     if "state_dir" in data:
         changes["state_dir"] = str(data["state_dir"])
     config = dataclasses.replace(config, **changes)
@@ -240,6 +265,10 @@ def load_config(
     }
     if limit_env:
         changes["limits"] = _merge(config.limits, limit_env, "environment")
+    query_env = {f.name: env[f"CITELEDGER_QUERY_{f.name.upper()}"] for f in dataclasses.fields(QueryLimits)
+                 if f"CITELEDGER_QUERY_{f.name.upper()}" in env}
+    if query_env:
+        changes["query"] = _merge(config.query, query_env, "environment")
     config = dataclasses.replace(config, **changes)
 
     # Crossref without a contact address is the public pool: slow down unless told otherwise.

@@ -12,6 +12,7 @@ import hashlib
 import html
 import json
 import math
+import re
 from datetime import date, datetime, timezone
 from importlib import resources
 from typing import Any, Iterable, Mapping, Sequence
@@ -358,6 +359,19 @@ def validate_record(record: Mapping[str, Any], *, check_digest: bool = True) -> 
 # ---------------------------------------------------------------------------------------------
 # The ledger page
 
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 but tab and newline, DEL, C1
+
+
+def visible_controls(text: str) -> str:
+    r"""``\x1b`` for ESC and the like: input strings must not drive the reader's terminal."""
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def json_visible(text: str) -> str:
+    """JSON text with DEL and C1 escaped too (``json.dumps`` leaves them raw); the values are unchanged."""
+    return re.sub("[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 _ALARM = {"retracted": "!! RETRACTED", "withdrawn": "!! WITHDRAWN",
           "expression_of_concern": "! EXPRESSION OF CONCERN"}
 
@@ -451,7 +465,7 @@ def render_ledger_text(record: Mapping[str, Any]) -> str:
         lines.append("  (none in this ledger)")
     for item in inbound["items"]:
         lines.append(f"  - {item['citing_paper']} reference [{item['reference_index']}] ({item['status']})")
-    return "\n".join(lines) + "\n"
+    return visible_controls("\n".join(lines) + "\n")
 
 
 _CSS = """
@@ -506,4 +520,4 @@ def render_ledger_html(record: Mapping[str, Any]) -> str:
         parts.append(f"<li>{e(item['citing_paper'])} reference [{e(item['reference_index'])}] "
                      f"(<span class=\"state\">{e(item['status'])}</span>)</li>")
     parts.append("</ul></body></html>")
-    return "\n".join(parts) + "\n"
+    return visible_controls("\n".join(parts) + "\n")

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator, Sequence
 import duckdb
 import pyarrow as pa
 
-from resolvers.errors import CatalogSourceError, ConfigError, QueryRefused
+from resolvers.errors import CatalogSourceError, ConfigError
 from resolvers.model import Work
 
 from . import sources as src
@@ -507,6 +507,26 @@ class RunManifest:
         return datetime.fromisoformat(self.started_at)
 
 
+LEDGER_MARKS = ("_runs", "observations", "runs", "ledger.duckdb")  # what a run leaves in its ledger
+
+
+def ledger_problem(directory: str | Path) -> str | None:
+    """Why ``directory`` is not a ledger (a mistyped ``--ledger`` must not read as an empty one), or None."""
+    path = Path(directory)
+    if path.is_dir() and any((path / mark).exists() for mark in LEDGER_MARKS):
+        return None
+    what = "is a file" if path.exists() and not path.is_dir() else \
+        "does not exist" if not path.exists() else "holds no ledger (no observations/, runs/ or ledger.duckdb)"
+    return f"ledger {path} {what}: give --ledger the folder `citeledger resolve` wrote"
+
+
+def require_ledger(directory: str | Path) -> Path:
+    problem = ledger_problem(directory)
+    if problem:
+        raise ConfigError(problem)
+    return Path(directory)
+
+
 class LedgerStore:
     """A ledger folder: observations, rejects, runs and notices as Parquet part files."""
 
@@ -642,27 +662,30 @@ def _source(glob: Path, schema: pa.Schema) -> str:
     return _empty_select(schema)
 
 
+# the views over part files: name -> (folder under the ledger, schema of its files)
+LEDGER_PARTS = {"observations": ("observations", OBSERVATION_SCHEMA), "rejects": ("rejects", REJECT_SCHEMA),
+                "runs": ("runs", RUN_SCHEMA), "notices_history": ("notices", NOTICE_SCHEMA)}
+CURRENT_SQL = ("SELECT * EXCLUDE (rn) FROM (SELECT *, row_number() OVER (PARTITION BY citing_paper, "
+               "reference_index ORDER BY observed_at DESC, run_id DESC) AS rn FROM observations) WHERE rn = 1")
+NOTICES_SQL = ("SELECT * EXCLUDE (rn) FROM (SELECT *, row_number() OVER (PARTITION BY work_id "
+               "ORDER BY checked_at DESC, run_id DESC) AS rn FROM notices_history) WHERE rn = 1")
+# the views over other views, in an order in which each one's sources exist before it
+DERIVED_VIEWS = {"current": CURRENT_SQL, "transitions": TRANSITIONS_SQL, "notices": NOTICES_SQL}
+WORKS_VIEW_SCHEMA = pa.schema([f for f in WORKS_SCHEMA if f.name not in ("precedence", "ingested_seq")])
+
+
 def view_definitions(ledger_dir: str | Path, catalog_dir: str | Path | None) -> dict[str, str]:
     """SQL for every view of the contract, over absolute paths."""
     ledger = Path(ledger_dir).resolve()
-    views = {
-        "observations": _source(ledger / "observations" / "**" / "*.parquet", OBSERVATION_SCHEMA),
-        "rejects": _source(ledger / "rejects" / "**" / "*.parquet", REJECT_SCHEMA),
-        "runs": _source(ledger / "runs" / "**" / "*.parquet", RUN_SCHEMA),
-    }
-    views["current"] = ("SELECT * EXCLUDE (rn) FROM (SELECT *, row_number() OVER (PARTITION BY citing_paper, "
-                        "reference_index ORDER BY observed_at DESC, run_id DESC) AS rn FROM observations) WHERE rn = 1")
-    views["transitions"] = TRANSITIONS_SQL
+    views = {name: _source(ledger / folder / "**" / "*.parquet", schema)
+             for name, (folder, schema) in LEDGER_PARTS.items()}
     gen = CatalogStore(catalog_dir).current() if catalog_dir else None
     if gen is not None:
         views["works"] = (f"SELECT * EXCLUDE (precedence, ingested_seq) FROM "
                           f"read_parquet({sql_literal((gen / 'works.parquet').resolve())})")
     else:
-        views["works"] = _empty_select(pa.schema([f for f in WORKS_SCHEMA if f.name not in ("precedence", "ingested_seq")]))
-    views["notices_history"] = _source(ledger / "notices" / "**" / "*.parquet", NOTICE_SCHEMA)
-    views["notices"] = ("SELECT * EXCLUDE (rn) FROM (SELECT *, row_number() OVER (PARTITION BY work_id "
-                        "ORDER BY checked_at DESC, run_id DESC) AS rn FROM notices_history) WHERE rn = 1")
-    return views
+        views["works"] = _empty_select(WORKS_VIEW_SCHEMA)
+    return views | DERIVED_VIEWS
 
 
 def connect_views(ledger_dir: str | Path, catalog_dir: str | Path | None) -> duckdb.DuckDBPyConnection:
@@ -759,33 +782,11 @@ def citing_papers_of_works(ledger_dir: str | Path, work_ids: Sequence[str]) -> l
         con.close()
 
 
-_ALLOWED = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
-
-
-def check_read_only(sql: str) -> None:
-    """Refuse any statement that could change the ledger or reach outside it (delete, copy, attach...)."""
-    try:
-        statements = duckdb.extract_statements(sql)
-    except duckdb.Error as exc:
-        raise QueryRefused(f"cannot parse query: {exc}") from None
-    if not statements:
-        raise QueryRefused("empty query")
-    for st in statements:
-        if st.type not in _ALLOWED:
-            raise QueryRefused(f"only read-only queries are allowed; refused a {st.type.name} statement")
-
-
 def run_query(sql: str, ledger_dir: str | Path, catalog_dir: str | Path | None) -> duckdb.DuckDBPyRelation:
-    check_read_only(sql)
-    con = connect_views(ledger_dir, catalog_dir)
-    # Defence in depth behind check_read_only: the connection may only read files under the ledger
-    # and the catalog (no read_csv('/etc/passwd'), no COPY ... TO anywhere), and the user's SQL
-    # cannot change these settings back.
-    allowed = [str(Path(d).resolve()) + "/" for d in (ledger_dir, catalog_dir) if d is not None]
-    con.execute("SET allowed_directories = ?", [allowed])
-    con.execute("SET enable_external_access = false")
-    con.execute("SET lock_configuration = true")
-    return con.sql(sql)
+    """The user's SQL over the views, on a connection that cannot write (see ``query.py``)."""
+    from .query import run_query as run
+
+    return run(sql, ledger_dir, catalog_dir)
 
 
 Observed = tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]

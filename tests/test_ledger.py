@@ -121,7 +121,9 @@ def test_views_and_rejects(tmp_path, fixture_catalog):
 
 
 def test_views_exist_on_an_empty_ledger(tmp_path, fixture_catalog):
-    for view in ("observations", "current", "works", "notices", "rejects", "runs"):
+    """A ledger whose first run has begun (``_runs/``) and written nothing yet: every view is empty."""
+    (tmp_path / "empty" / "_runs").mkdir(parents=True)
+    for view in ("observations", "current", "works", "notices", "rejects", "runs", "transitions", "notices_history"):
         run_query(f"select * from {view} limit 1", tmp_path / "empty", fixture_catalog).fetchall()
 
 
