@@ -65,8 +65,8 @@ def summary_markdown(summary: dict[str, Any]) -> str:
 
 def _collect(futures: list, plan: pipeline.RunPlan, logger: Any) -> list[str]:
     """Wait for the batches, logging progress (done, rate, time left); the errors, if any."""
-    total = sum(len(j.references) for j in plan.pending)
-    sizes = {f.task_run_id: len(job.references) for f, job in zip(futures, plan.pending)}
+    total = sum(j.size for j in plan.pending)
+    sizes = {f.task_run_id: job.size for f, job in zip(futures, plan.pending)}
     started = time.monotonic()
     done = 0
     errors: list[str] = []
@@ -91,7 +91,7 @@ def resolve_batches(plan: pipeline.RunPlan, task_runner: str = "auto", dask_addr
     logger = get_run_logger()
     if not plan.pending:
         return []
-    task_runner = choose_task_runner(task_runner, sum(len(job.references) for job in plan.pending))
+    task_runner = choose_task_runner(task_runner, sum(job.size for job in plan.pending))
     runner = make_task_runner(task_runner, dask_address, dask_workers)
     logger.info("resolving %d batches on %s", len(plan.pending), task_runner)
     if runner is None:
