@@ -2,25 +2,46 @@
 
 Every input row ends either as a ``Reference`` or as an ``InputReject`` naming the file, line and
 field: nothing is dropped silently. Lines are read with a size bound, so one enormous line cannot
-exhaust memory.
+exhaust memory; lines end with ``\n``, ``\r\n`` or ``\r``. Pipes and stdin (``-``) are spooled
+once to a file (``prepare_inputs``), so they can be hashed and read like any file.
 """
 from __future__ import annotations
 
 import csv
 import gzip
+import hashlib
 import io
 import json
+import os
 import re
+import stat
+import sys
+import tempfile
+import threading
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
+from resolvers.errors import CiteledgerError
 from resolvers.model import Reference
 
 from .sources import delatex
 
 DEFAULT_MAX_RAW_CHARS = 100_000
 EXCERPT_CHARS = 200
+# the ledger stores reference_index as int64: larger values are rejected when read, never later
+MAX_REFERENCE_INDEX = 2**63 - 1
+# a CSV record spanning more physical lines than this is an unclosed quote, not a reference
+MAX_CSV_ROW_LINES = 100
+STDIN_NAME = "<stdin>"
+PIPE_OPEN_TIMEOUT = 60.0  # seconds to wait for a named pipe's writer
+_CHUNK = 1 << 20
+
+
+class InputError(CiteledgerError):
+    """An input path that cannot be read at all (missing, a directory, a silent pipe): refused
+    before the run starts, so no run is marked finished without its input."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,28 +78,68 @@ def _excerpt(text: str | bytes) -> str:
     return text[:EXCERPT_CHARS].encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def _open_binary(path: Path) -> io.BufferedIOBase:
+class InputTooLarge(Exception):
+    """Decompressed data ran past ``max_file_bytes``: a gzip bomb is stopped, not read."""
+
+
+class _CountedRaw(io.RawIOBase):
+    """A decompressing stream that counts the bytes it hands out and stops past ``limit``."""
+
+    def __init__(self, inner: Any, limit: int | None):
+        self.inner, self.limit, self.count = inner, limit, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.inner.read1(len(buffer))  # read1: what came before a truncated end is kept
+        n = len(data)
+        buffer[:n] = data
+        self.count += n
+        if self.limit is not None and self.count > self.limit:
+            raise InputTooLarge(f"decompressed data exceeds the limit of {self.limit:,} bytes "
+                                "(max_file_bytes, limits.max_input_bytes); the rest is not read")
+        return n
+
+    def close(self) -> None:
+        self.inner.close()
+        super().close()
+
+
+def _open_binary(path: Path, max_bytes: int | None = None) -> io.BufferedIOBase:
     with open(path, "rb") as fh:
         magic = fh.read(2)
-    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
+    if magic == b"\x1f\x8b":
+        return io.BufferedReader(_CountedRaw(gzip.open(path, "rb"), max_bytes), _CHUNK)
+    return open(path, "rb")
 
 
 def iter_bounded_lines(fh: io.BufferedIOBase, limit: int) -> Iterator[tuple[int, bytes | None]]:
-    """Yield (line number, bytes) — or (line number, None) for a line longer than ``limit``."""
-    lineno = 0
-    while True:
-        line = fh.readline(limit + 1)
-        if not line:
-            return
-        lineno += 1
-        if len(line) > limit and not line.endswith(b"\n"):
-            while True:  # skip the rest of the oversized line
-                more = fh.readline(1 << 20)
-                if not more or more.endswith(b"\n"):
-                    break
-            yield lineno, None
-            continue
-        yield lineno, line
+    """Yield (line number, bytes) — or (line number, None) for a line longer than ``limit``.
+    A line ends with ``\\n``, ``\\r\\n`` or a lone ``\\r`` (old Mac files)."""
+    lineno, pending, size = 0, [], 0  # the start of a line not ended yet
+    skipping = after_cr = False  # inside an over-long line; the last chunk ended with \r
+    while chunk := fh.read1(_CHUNK):  # read1: the rows before a truncated gzip end are kept
+        if after_cr and chunk[:1] == b"\n":
+            chunk = chunk[1:]  # the \n of a \r\n split between chunks
+        after_cr = chunk.endswith(b"\r")
+        for part in chunk.splitlines(keepends=True):
+            ended = part.endswith((b"\n", b"\r"))
+            if skipping:
+                skipping = not ended
+                continue
+            pending.append(part)
+            size += len(part)
+            if size - (len(part) - len(part.rstrip(b"\r\n"))) > limit:
+                lineno += 1
+                yield lineno, None
+                pending, size, skipping = [], 0, not ended
+            elif ended:
+                lineno += 1
+                yield lineno, b"".join(pending)
+                pending, size = [], 0
+    if pending:
+        yield lineno + 1, b"".join(pending)
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -114,11 +175,15 @@ def validate_row(obj: Any, file: str, line: int, limits: InputLimits, lenient_ty
     if index is None:
         return InputReject(file, line, "reference_index", "missing required field", excerpt)
     if lenient_types and isinstance(index, str) and re.fullmatch(r"\s*\d+\s*", index):
-        index = int(index)
+        index = int(index) if len(index.strip()) <= 30 else MAX_REFERENCE_INDEX + 1  # int() of 5,000 digits raises
     if isinstance(index, bool) or not isinstance(index, int):
         return InputReject(file, line, "reference_index", f"must be an integer >= 1, got {index!r:.40}", excerpt)
     if index < 1:
         return InputReject(file, line, "reference_index", f"must be an integer >= 1, got {index}", excerpt)
+    if index > MAX_REFERENCE_INDEX:
+        got = str(index) if index.bit_length() <= 128 else f"a {index.bit_length()}-bit number"
+        return InputReject(file, line, "reference_index", f"must be at most 2^63-1 = {MAX_REFERENCE_INDEX}, "
+                           f"got {got:.45}", excerpt)
 
     raw = row.get("raw")
     if raw is None:
@@ -145,13 +210,15 @@ def validate_row(obj: Any, file: str, line: int, limits: InputLimits, lenient_ty
                      file=file, line=line)
 
 
-def read_jsonl(path: Path, limits: InputLimits) -> Iterator[Reference | InputReject]:
-    name = str(path)
-    with _open_binary(path) as fh:
+def read_jsonl(path: Path, limits: InputLimits, name: str | None = None) -> Iterator[Reference | InputReject]:
+    name = name or str(path)
+    with _open_binary(path, limits.max_file_bytes) as fh:
         for lineno, line in iter_bounded_lines(fh, limits.max_line_bytes):
             if line is None:
                 yield InputReject(name, lineno, None, f"line longer than {limits.max_line_bytes:,} bytes")
                 continue
+            if lineno == 1 and line.startswith(b"\xef\xbb\xbf"):
+                line = line[3:]  # a UTF-8 byte order mark, as CSV strips it
             if not line.strip():
                 continue
             try:
@@ -161,45 +228,119 @@ def read_jsonl(path: Path, limits: InputLimits) -> Iterator[Reference | InputRej
                 continue
             try:
                 obj = json.loads(text)
-            except (json.JSONDecodeError, RecursionError) as exc:
+            except (ValueError, RecursionError) as exc:  # ValueError: an integer of over 4,300 digits
                 msg = f"bad JSON: {exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) \
-                    else "bad JSON: nested too deeply"
+                    else "bad JSON: nested too deeply" if isinstance(exc, RecursionError) else f"bad JSON: {exc}"
                 yield InputReject(name, lineno, None, msg, _excerpt(text))
                 continue
             yield validate_row(obj, name, lineno, limits)
 
 
-def read_csv(path: Path, limits: InputLimits) -> Iterator[Reference | InputReject]:
-    name = str(path)
+class _RowTooLong(Exception):
+    """A CSV record ran past ``MAX_CSV_ROW_LINES`` physical lines."""
+
+
+class _PhysicalLines:
+    """The numbered physical lines csv.reader consumes, with push-back: the lines a record with an
+    unclosed quote swallowed are read again as rows of their own."""
+
+    def __init__(self, lines: Iterable[str]):
+        self._lines = iter(lines)
+        self._back: deque[tuple[int, str]] = deque()
+        self.lineno = 0
+        self.taken: list[tuple[int, str]] = []
+
+    def __iter__(self) -> "_PhysicalLines":
+        return self
+
+    def __next__(self) -> str:
+        if self._back:
+            item = self._back.popleft()
+        else:
+            item = (self.lineno + 1, next(self._lines))
+            self.lineno += 1
+        self.taken.append(item)
+        if len(self.taken) > MAX_CSV_ROW_LINES:
+            raise _RowTooLong
+        return item[1]
+
+    def push_back(self, items: list[tuple[int, str]]) -> None:
+        self._back.extendleft(reversed(items))
+
+
+def _looks_like_row(text: str, width: int, index_column: int) -> bool:
+    """A physical line that would be a whole row of this CSV on its own."""
+    fields = next(csv.reader([text]), [])
+    return len(fields) == width and fields[index_column].strip().isdigit()
+
+
+def _swallowed(taken: list[tuple[int, str]], header: list[str]) -> str | None:
+    """Why a record spanning several lines is an unclosed quote, or None for a genuine quoted
+    line break: lines wholly inside its quoted field (not the first, not the one where the quote
+    closes) read as whole rows of their own."""
+    index_column = header.index("reference_index")
+    rows = [n for n, text in taken[1:-1] if _looks_like_row(text, len(header), index_column)]
+    if not rows:
+        return None
+    return (f"unclosed quote: the quoted field runs on over lines {taken[1][0]}-{taken[-1][0]}, "
+            f"{len(rows)} of which look like rows; those lines are read again as rows")
+
+
+def _quoted_field(text: str, header: list[str]) -> str | None:
+    """The column whose quote opens on this line and never closes on it."""
+    fields = next(csv.reader([text]), [])
+    return header[len(fields) - 1] if 0 < len(fields) <= len(header) else None
+
+
+def _csv_header(reader: Any, name: str) -> tuple[list[str] | None, InputReject | None]:
+    try:
+        header = next(reader)
+    except StopIteration:
+        return None, None
+    except (UnicodeDecodeError, csv.Error, _RowTooLong) as exc:
+        return None, InputReject(name, 1, None, f"unreadable header: {exc or 'an unclosed quote'}")
+    header = [h.strip().lstrip("\ufeff") for h in header]
+    missing = [f for f in ("citing_paper", "reference_index", "raw") if f not in header]
+    if missing:
+        return None, InputReject(name, 1, missing[0], f"CSV header lacks required column(s) {missing}")
+    return header, None
+
+
+def read_csv(path: Path, limits: InputLimits, name: str | None = None) -> Iterator[Reference | InputReject]:
+    name = name or str(path)
     csv.field_size_limit(limits.max_line_bytes)
-    with _open_binary(path) as fb:
+    with _open_binary(path, limits.max_file_bytes) as fb:
         # surrogateescape, not strict: undecodable bytes stay in their row (which validate_row
         # rejects, naming the field) instead of ending the file, so no later row is lost
-        text = io.TextIOWrapper(fb, encoding="utf-8", errors="surrogateescape", newline="")
-        reader = csv.reader(text)
-        try:
-            header = next(reader)
-        except StopIteration:
-            return
-        except (UnicodeDecodeError, csv.Error) as exc:
-            yield InputReject(name, 1, None, f"unreadable header: {exc}")
-            return
-        header = [h.strip().lstrip("\ufeff") for h in header]
-        missing = [f for f in ("citing_paper", "reference_index", "raw") if f not in header]
-        if missing:
-            yield InputReject(name, 1, missing[0], f"CSV header lacks required column(s) {missing}")
+        lines = _PhysicalLines(io.TextIOWrapper(fb, encoding="utf-8", errors="surrogateescape", newline=""))
+        reader = csv.reader(lines)
+        header, reject = _csv_header(reader, name)
+        if reject:
+            yield reject
+        if header is None:
             return
         while True:
-            start_line = reader.line_num + 1
+            lines.taken = []
             try:
-                values = next(reader)
+                values, why = next(reader), None
             except StopIteration:
                 return
             except UnicodeDecodeError as exc:
-                yield InputReject(name, start_line, None, f"invalid UTF-8: {exc.reason}")
+                yield InputReject(name, lines.lineno, None, f"invalid UTF-8: {exc.reason}")
                 return  # the decoder cannot resynchronise safely
             except csv.Error as exc:
-                yield InputReject(name, start_line, None, f"bad CSV: {exc}")
+                values, why = None, f"bad CSV: {exc}"
+            except _RowTooLong:
+                values, why = None, (f"unclosed quote: the quoted field runs on over more than {MAX_CSV_ROW_LINES} "
+                                     "lines; those lines are read again as rows")
+            taken = lines.taken
+            start_line = taken[0][0] if taken else lines.lineno
+            if values is not None and len(taken) > 1:
+                why = _swallowed(taken, header)
+            if why or values is None:
+                yield InputReject(name, start_line, _quoted_field(taken[0][1], header) if len(taken) > 1 else None,
+                                  why or "unreadable row", _excerpt(taken[0][1] if taken else ""))
+                lines.push_back(taken[1:])
                 continue
             if not any(v.strip() for v in values):
                 continue
@@ -211,10 +352,10 @@ def read_csv(path: Path, limits: InputLimits) -> Iterator[Reference | InputRejec
             yield validate_row(dict(zip(header, values)), name, start_line, limits, lenient_types=True)
 
 
-def read_parquet(path: Path, limits: InputLimits) -> Iterator[Reference | InputReject]:
+def read_parquet(path: Path, limits: InputLimits, name: str | None = None) -> Iterator[Reference | InputReject]:
     import pyarrow.parquet as pq
 
-    name = str(path)
+    name = name or str(path)
     try:
         pf = pq.ParquetFile(path)
     except Exception as exc:  # pyarrow raises several unrelated types for a broken file
@@ -246,21 +387,38 @@ def bbl_to_text(item: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-def read_bbl(path: Path, limits: InputLimits, citing_paper: str) -> Iterator[Reference | InputReject]:
-    name = str(path)
+class _LineCounter:
+    """Line numbers of ascending offsets in one text, counted incrementally (linear overall)."""
+
+    def __init__(self, text: str):
+        self.text, self.offset, self.line = text, 0, 1
+
+    def at(self, offset: int) -> int:
+        self.line += self.text.count("\n", self.offset, offset)
+        self.offset = offset
+        return self.line
+
+
+def read_bbl(path: Path, limits: InputLimits, citing_paper: str,
+             name: str | None = None) -> Iterator[Reference | InputReject]:
+    name = name or str(path)
     data = path.read_bytes()
     text = data.decode("utf-8", errors="replace")
     matches = list(_BIBITEM.finditer(text))
     if not matches:
         yield InputReject(name, 1, None, "no \\bibitem found in .bbl file")
         return
+    lines = _LineCounter(text)
     for i, m in enumerate(matches):
         end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
         body = text[m.end():end]
         body = body.split("\\end{thebibliography}", 1)[0]
-        line = text.count("\n", 0, m.start()) + 1
         yield validate_row({"citing_paper": citing_paper, "reference_index": i + 1, "raw": bbl_to_text(body),
-                            "source": "bbl"}, name, line, limits)
+                            "source": "bbl"}, name, lines.at(m.start()), limits)
+
+
+_BIB_HEAD = re.compile(r"@\s*([A-Za-z]+)\s*([{(])")
+_BIB_NEXT_ENTRY = re.compile(r"\n\s*@")
 
 
 def _bib_entries(text: str) -> Iterator[tuple[int, str | None, str]]:
@@ -270,29 +428,20 @@ def _bib_entries(text: str) -> Iterator[tuple[int, str | None, str]]:
         at = text.find("@", pos)
         if at < 0:
             return
-        m = re.match(r"@\s*([A-Za-z]+)\s*([{(])", text[at:at + 200])
+        m = _BIB_HEAD.match(text, at, at + 200)
         if not m:
             pos = at + 1
             continue
         kind = m.group(1).lower()
         open_ch = m.group(2)
-        close_ch = "}" if open_ch == "{" else ")"
-        i = at + m.end()
-        depth = 1
-        while i < len(text) and depth:
-            c = text[i]
-            if c == "{" or (c == open_ch):
-                depth += 1
-            elif c == "}" or (c == close_ch):
-                depth -= 1
-            i += 1
+        i, depth = _bib_close(text, m.end(), open_ch)
         if kind in ("comment", "preamble", "string"):
             pos = i
             continue
         if depth:
             # unbalanced: the entry runs into the next '@' at line start, or to the end
-            nxt = re.search(r"\n\s*@", text[at + 1:])
-            stop = at + 1 + nxt.start() if nxt else len(text)
+            nxt = _BIB_NEXT_ENTRY.search(text, at + 1)
+            stop = nxt.start() if nxt else len(text)
             yield at, None, text[at:stop]
             pos = stop
             continue
@@ -300,12 +449,27 @@ def _bib_entries(text: str) -> Iterator[tuple[int, str | None, str]]:
         pos = i
 
 
-def read_bib(path: Path, limits: InputLimits, citing_paper: str) -> Iterator[Reference | InputReject]:
-    name = str(path)
+_BIB_BRACES = {"{": re.compile(r"[{}]"), "(": re.compile(r"[{}()]")}
+
+
+def _bib_close(text: str, start: int, open_ch: str) -> tuple[int, int]:
+    """Where the entry opened just before ``start`` closes (offset after it, 0), or (end, depth)."""
+    depth = 1
+    for m in _BIB_BRACES[open_ch].finditer(text, start):
+        depth += 1 if m.group() in "{(" else -1
+        if not depth:
+            return m.end(), 0
+    return len(text), depth
+
+
+def read_bib(path: Path, limits: InputLimits, citing_paper: str,
+             name: str | None = None) -> Iterator[Reference | InputReject]:
+    name = name or str(path)
     text = path.read_bytes().decode("utf-8", errors="replace")
     index = 0
+    lines = _LineCounter(text)
     for offset, entry, bad in _bib_entries(text):
-        line = text.count("\n", 0, offset) + 1
+        line = lines.at(offset)
         index += 1
         if entry is None:
             yield InputReject(name, line, None, "unbalanced braces in BibTeX entry", _excerpt(bad))
@@ -317,16 +481,23 @@ def read_bib(path: Path, limits: InputLimits, citing_paper: str) -> Iterator[Ref
         yield InputReject(name, 1, None, "no BibTeX entry found")
 
 
-def detect_kind(path: Path) -> str:
-    """The reader for a file: by extension, then by a look at its first bytes."""
-    name = path.name.lower()
-    for ext, kind in ((".jsonl.gz", "jsonl"), (".jsonl", "jsonl"), (".ndjson", "jsonl"), (".json.gz", "jsonl"),
-                      (".csv.gz", "csv"), (".csv", "csv"), (".parquet", "parquet"), (".bbl", "bbl"),
-                      (".bib", "bib")):
-        if name.endswith(ext):
-            return kind
+_EXTENSIONS = ((".jsonl.gz", "jsonl"), (".jsonl", "jsonl"), (".ndjson", "jsonl"), (".json.gz", "jsonl"),
+               (".csv.gz", "csv"), (".csv", "csv"), (".parquet", "parquet"), (".bbl", "bbl"), (".bib", "bib"))
+
+
+def kind_by_name(name: str) -> str | None:
+    lowered = name.lower()
+    return next((kind for ext, kind in _EXTENSIONS if lowered.endswith(ext)), None)
+
+
+def detect_kind(path: Path, name: str | None = None) -> str:
+    """The reader for a file: by the extension of ``name`` (the path as given), then by a look at
+    its first bytes (a pipe has no useful name: ``{`` is JSON Lines, ``PAR1`` Parquet, else CSV)."""
+    kind = kind_by_name(name or path.name)
+    if kind:
+        return kind
     with _open_binary(path) as fh:
-        head = fh.read(512).lstrip()
+        head = fh.read(512).removeprefix(b"\xef\xbb\xbf").lstrip()
     if head.startswith(b"PAR1"):
         return "parquet"
     if head.startswith(b"{"):
@@ -338,33 +509,164 @@ def detect_kind(path: Path) -> str:
     return "csv"
 
 
-def read_references(path: str | Path, limits: InputLimits | None = None,
-                    citing_paper: str | None = None) -> Iterator[Reference | InputReject]:
-    """Every row of one input file, as a reference or a reject."""
+def read_references(path: str | Path, limits: InputLimits | None = None, citing_paper: str | None = None,
+                    name: str | None = None, kind: str | None = None) -> Iterator[Reference | InputReject]:
+    """Every row of one input file, as a reference or a reject. ``name`` is the input as the user
+    gave it (rejects name it), ``path`` what is read (for a pipe, its spooled copy)."""
     path = Path(path)
     limits = limits or InputLimits()
-    name = str(path)
-    if not path.exists():
-        yield InputReject(name, None, None, "no such file")
+    name = name or str(path)
+    if not path.exists() or path.is_dir():
+        yield InputReject(name, None, None, "is a directory" if path.is_dir() else "no such file")
         return
     size = path.stat().st_size
     if limits.max_file_bytes is not None and size > limits.max_file_bytes:
         yield InputReject(name, None, None, f"file of {size:,} bytes exceeds the limit of {limits.max_file_bytes:,} (max_file_bytes)")
         return
-    kind = detect_kind(path)
+    kind = kind or detect_kind(path, name)
     if kind in ("bbl", "bib"):
         if not citing_paper:
             yield InputReject(name, None, "citing_paper", f".{kind} input needs --citing-paper ID")
             return
         reader = read_bbl if kind == "bbl" else read_bib
-        yield from reader(path, limits, citing_paper)
+        yield from reader(path, limits, citing_paper, name)
         return
     try:
         if kind == "jsonl":
-            yield from read_jsonl(path, limits)
+            yield from read_jsonl(path, limits, name)
         elif kind == "csv":
-            yield from read_csv(path, limits)
+            yield from read_csv(path, limits, name)
         else:
-            yield from read_parquet(path, limits)
+            yield from read_parquet(path, limits, name)
+    except InputTooLarge as exc:
+        yield InputReject(name, None, None, str(exc))
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         yield InputReject(name, None, None, f"file could not be read to the end: {exc}")
+
+
+# --- inputs as given: files, pipes, stdin ---------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class InputSource:
+    """One input of a run: ``name`` as the user gave it (the manifest and rejects say it),
+    ``path`` what is read (the file, or a pipe's spooled copy), ``sha256`` of those bytes."""
+
+    name: str
+    path: Path
+    sha256: str
+    kind: str
+    spooled: bool = False
+
+
+def _is_stream(path: Path) -> bool:
+    mode = path.stat().st_mode
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def check_input(given: str | Path) -> None:
+    """Refuse an input that cannot be read at all, with one line saying what to pass instead."""
+    if str(given) == "-":
+        return
+    path = Path(given)
+    if not path.exists():
+        raise InputError(f"{given}: no such input file")
+    if path.is_dir():
+        raise InputError(f"{given}: is a directory; directories are not read yet, pass the files in it")
+    if not os.access(path, os.R_OK):
+        raise InputError(f"{given}: not readable (permission denied)")
+
+
+def _open_stream(given: str, timeout: float) -> Any:
+    """stdin, or a pipe opened in a thread: a named pipe nobody writes to is refused after
+    ``timeout`` seconds instead of blocking the run forever."""
+    if given == "-":
+        return sys.stdin.buffer
+    opened: dict[str, Any] = {}
+    opener = threading.Thread(target=lambda: opened.setdefault("fh", open(given, "rb")), daemon=True)
+    opener.start()
+    opener.join(timeout)
+    if opener.is_alive():
+        try:  # be the writer it waits for, so the thread ends
+            os.close(os.open(given, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            pass
+        opener.join(1.0)
+        if "fh" in opened:
+            opened["fh"].close()
+        raise InputError(f"{given}: no writer opened this pipe within {timeout:g} s")
+    if "fh" not in opened:
+        raise InputError(f"{given}: cannot be opened")
+    return opened["fh"]
+
+
+def _spool(given: str, spool_dir: Path | None, max_bytes: int | None, timeout: float) -> tuple[Path, str]:
+    """Copy a stream once to a file, hashing the same bytes: it can then be read (and re-read)
+    like any file, and a resumed run compares its hash."""
+    source = _open_stream(given, timeout)
+    if spool_dir is not None:
+        spool_dir.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=spool_dir, prefix="input-", suffix=".spool")
+    digest, size = hashlib.sha256(), 0
+    try:
+        with os.fdopen(fd, "wb") as out:
+            while chunk := source.read(_CHUNK):
+                size += len(chunk)
+                if max_bytes is not None and size > max_bytes:
+                    raise InputError(f"{given}: more than {max_bytes:,} bytes (limits.max_input_bytes)")
+                digest.update(chunk)
+                out.write(chunk)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    finally:
+        if source is not sys.stdin.buffer:
+            source.close()
+    return Path(tmp), digest.hexdigest()
+
+
+def prepare_inputs(inputs: Sequence[str | Path], spool_dir: Path | None = None, max_bytes: int | None = None,
+                   citing_paper: str | Mapping[str, str] | None = None,
+                   timeout: float = PIPE_OPEN_TIMEOUT) -> list[InputSource]:
+    """Check, hash and (for pipes and ``-``) spool every input, before any lock is taken or run
+    begun: a missing file, a directory, a .bib/.bbl without a citing paper or a silent pipe is an
+    ``InputError`` and no run starts."""
+    for given in inputs:
+        check_input(given)
+    sources: list[InputSource] = []
+    try:
+        for given in inputs:
+            sources.append(_prepare_one(given, spool_dir, max_bytes, timeout))
+            _check_citing_paper(sources[-1], citing_paper)
+    except BaseException:
+        discard_spools(sources)
+        raise
+    return sources
+
+
+def _prepare_one(given: str | Path, spool_dir: Path | None, max_bytes: int | None, timeout: float) -> InputSource:
+    from .store import file_sha256
+
+    name = STDIN_NAME if str(given) == "-" else str(Path(given))
+    if str(given) != "-" and not _is_stream(Path(given)):
+        path = Path(given)
+        return InputSource(name, path, file_sha256(path), detect_kind(path, name))
+    path, digest = _spool(str(given), spool_dir, max_bytes, timeout)
+    try:
+        return InputSource(name, path, digest, detect_kind(path, name), spooled=True)
+    except BaseException:
+        path.unlink()
+        raise
+
+
+def _check_citing_paper(source: InputSource, citing_paper: str | Mapping[str, str] | None) -> None:
+    if source.kind in ("bbl", "bib"):
+        paper = citing_paper.get(source.name) if isinstance(citing_paper, Mapping) else citing_paper
+        if not paper:
+            raise InputError(f"{source.name}: a .{source.kind} input needs --citing-paper ID")
+
+
+def discard_spools(sources: Sequence[InputSource]) -> None:
+    for source in sources:
+        if source.spooled:
+            source.path.unlink(missing_ok=True)

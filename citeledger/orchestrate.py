@@ -122,7 +122,7 @@ def direct_batches(plan: pipeline.RunPlan, task_runner: str = "auto", workers: i
     or ``auto`` for a large run) a pool of ``workers`` processes; returns the failed batches' errors."""
     from .runners import choose_task_runner
 
-    chosen = choose_task_runner(task_runner, sum(len(j.references) for j in plan.pending))
+    chosen = choose_task_runner(task_runner, sum(j.size for j in plan.pending))
     log.info("resolving %d batches on %s (direct)", len(plan.pending), chosen)
     if chosen == "processes":
         import multiprocessing
@@ -133,7 +133,7 @@ def direct_batches(plan: pipeline.RunPlan, task_runner: str = "auto", workers: i
         pool = ThreadPoolExecutor(max_workers=BATCHES_IN_FLIGHT)
     try:
         futures = [pool.submit(run_batch_retrying, job) for job in plan.pending]
-        return collect(futures, [len(job.references) for job in plan.pending])
+        return collect(futures, [job.size for job in plan.pending])
     except BaseException:  # Ctrl-C: start no further batch; the run is given up by complete_run
         pool.shutdown(wait=False, cancel_futures=True)
         raise

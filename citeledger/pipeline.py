@@ -12,6 +12,8 @@ import json
 import secrets
 import threading
 import time
+import zlib
+from array import array
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -23,8 +25,9 @@ from resolvers.observation import observation_row
 from resolvers.resolution import resolve_batch
 
 from . import locking
-from .inputs import InputLimits, InputReject, read_references
-from .store import LedgerStore, ParquetCatalog, check_run_id, file_sha256
+from .inputs import (PIPE_OPEN_TIMEOUT, InputLimits, InputReject, InputSource, discard_spools, prepare_inputs,
+                     read_references)
+from .store import LedgerStore, ParquetCatalog, check_run_id
 
 DEFAULT_BATCH_SIZE = 5000
 
@@ -67,7 +70,8 @@ def new_run_id() -> str:
 
 @dataclass(frozen=True)
 class BatchJob:
-    """One unit of work for a task: a slice of the run's references and where it goes."""
+    """One unit of work for a task: a slice of the run's references and where it goes. The
+    references are held compressed (``payload``): a 3M-reference run plans in tens of MB."""
 
     run_id: str
     part: str
@@ -75,9 +79,20 @@ class BatchJob:
     ledger_dir: str
     observed_at: datetime
     catalog_fingerprint: str
-    references: tuple[Reference, ...]
+    payload: bytes
+    size: int
     remote: bool = False
     catalog_generation: str | None = None  # the generation planned on; every batch uses it
+
+    @property
+    def references(self) -> tuple[Reference, ...]:
+        rows = json.loads(zlib.decompress(self.payload).decode("utf-8", "surrogatepass"))
+        return tuple(Reference(*row) for row in rows)
+
+
+def pack_references(references: Sequence[Reference]) -> bytes:
+    rows = [[r.citing_paper, r.reference_index, r.raw, r.source, r.file, r.line] for r in references]
+    return zlib.compress(json.dumps(rows, ensure_ascii=False).encode("utf-8", "surrogatepass"), 1)
 
 
 @dataclass
@@ -99,57 +114,125 @@ class RunPlan:
 
 def read_inputs(paths: Sequence[str | Path], limits: InputLimits,
                 citing_paper: str | Mapping[str, str] | None = None) -> tuple[list[Reference], list[InputReject]]:
-    """Every row of every input as a reference or a reject; a reference seen twice is a reject.
-    ``citing_paper`` (for .bbl/.bib inputs) is one id for all, or a mapping from path to id."""
+    """Every row of every input as a reference or a reject (``iter_unique``), as two lists."""
+    sources = prepare_inputs(paths, None, limits.max_file_bytes, citing_paper)
     references: list[Reference] = []
     rejects: list[InputReject] = []
-    seen: dict[tuple[str, int], str] = {}
-    for path in paths:
-        paper = citing_paper.get(str(path)) if isinstance(citing_paper, Mapping) else citing_paper
-        for item in read_references(path, limits, paper):
-            if isinstance(item, InputReject):
-                rejects.append(item)
-                continue
-            key = (item.citing_paper, item.reference_index)
-            if key in seen:
-                rejects.append(InputReject(str(item.file), item.line, "reference_index",
-                                           f"duplicate reference ({item.citing_paper}, {item.reference_index}); "
-                                           f"first seen at {seen[key]}", item.raw[:200]))
-                continue
-            seen[key] = f"{item.file}:{item.line}"
-            references.append(item)
+    try:
+        for item in iter_unique(sources, limits, citing_paper):
+            (rejects if isinstance(item, InputReject) else references).append(item)
+    finally:
+        discard_spools(sources)
     return references, rejects
+
+
+def _read_all(sources: Sequence[InputSource], limits: InputLimits,
+              citing_paper: str | Mapping[str, str] | None) -> Iterator[Reference | InputReject]:
+    for source in sources:
+        paper = citing_paper.get(source.name) if isinstance(citing_paper, Mapping) else citing_paper
+        yield from read_references(source.path, limits, paper, source.name, source.kind)
+
+
+@dataclass(frozen=True)
+class _Settled:
+    keep: tuple[str, int] | None  # the location whose row stays, None when the duplicates conflict
+    reason: str
+
+
+def _duplicates(sources: Sequence[InputSource], limits: InputLimits,
+                citing_paper: str | Mapping[str, str] | None) -> dict[tuple[str, int], _Settled]:
+    """How each (citing_paper, reference_index) seen more than once is settled. One pass keeps
+    8 bytes a row (a hash of the key), a second one looks only at keys whose hash repeats."""
+    import numpy as np
+
+    hashes = array("q")
+    for item in _read_all(sources, limits, citing_paper):
+        if isinstance(item, Reference):
+            hashes.append(hash((item.citing_paper, item.reference_index)))
+    if len(hashes) < 2:
+        return {}
+    ordered = np.sort(np.frombuffer(hashes, dtype=np.int64))
+    suspects = set(np.unique(ordered[1:][ordered[1:] == ordered[:-1]]).tolist())
+    del hashes, ordered
+    if not suspects:
+        return {}
+    seen: dict[tuple[str, int], list[tuple[str, int, str]]] = {}
+    for item in _read_all(sources, limits, citing_paper):
+        if isinstance(item, Reference) and hash(key := (item.citing_paper, item.reference_index)) in suspects:
+            content = hashlib.sha256(json.dumps([item.raw, item.source]).encode("utf-8", "surrogatepass"))
+            seen.setdefault(key, []).append((str(item.file), int(item.line or 0), content.hexdigest()))
+    return {key: _settle(key, rows) for key, rows in seen.items() if len(rows) > 1}
+
+
+def _settle(key: tuple[str, int], rows: list[tuple[str, int, str]]) -> _Settled:
+    """Identical rows keep one (the first by file name and line, whatever the order of the
+    inputs); rows that disagree are all rejected, naming every place: nothing silently wins."""
+    rows = sorted(rows)
+    places = [f"{file}:{line}" for file, line, _ in rows]
+    where = ", ".join(places[:10]) + (f" and {len(places) - 10} more" if len(places) > 10 else "")
+    if len({content for _, _, content in rows}) == 1:
+        return _Settled((rows[0][0], rows[0][1]), f"duplicate reference {key}: the same row is kept from {places[0]}")
+    return _Settled(None, f"conflicting duplicates of reference {key} at {where}: none is kept")
+
+
+def iter_unique(sources: Sequence[InputSource], limits: InputLimits,
+                citing_paper: str | Mapping[str, str] | None = None) -> Iterator[Reference | InputReject]:
+    """Every row of every input, streamed, as a reference or a reject; a reference whose
+    (citing_paper, reference_index) repeats is settled the same whatever the order of the inputs."""
+    settled = _duplicates(sources, limits, citing_paper)
+    for item in _read_all(sources, limits, citing_paper):
+        if settled and isinstance(item, Reference):
+            rule = settled.get((item.citing_paper, item.reference_index))
+            if rule is not None and rule.keep != (str(item.file), int(item.line or 0)):
+                yield InputReject(str(item.file), item.line, "reference_index", rule.reason, item.raw[:200])
+                continue
+        yield item
+
+
+def _resumed_options(ledger_dir: str | Path, run_id: str) -> dict[str, Any]:
+    """The options an interrupted run was started with (read before any lock: only to check
+    the inputs; the run itself is picked up under the lock)."""
+    path = Path(ledger_dir) / "_runs" / run_id / "manifest.json"
+    try:
+        return json.loads(path.read_text()).get("options", {})
+    except (OSError, ValueError):
+        return {}
 
 
 def plan_run(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_dir: str | Path,
              run_id: str | None = None, batch_size: int = DEFAULT_BATCH_SIZE, limits: InputLimits | None = None,
-             citing_paper: str | Mapping[str, str] | None = None, remote: bool = False) -> RunPlan:
-    """Read the inputs, fix the batches, and start (or pick up) the run in the ledger."""
+             citing_paper: str | Mapping[str, str] | None = None, remote: bool = False,
+             open_timeout: float = PIPE_OPEN_TIMEOUT) -> RunPlan:
+    """Check and hash the inputs (pipes spooled once), then take the ledger lock, fix the
+    batches, and start (or pick up) the run in the ledger. An input that cannot be read at all
+    raises ``InputError`` before the lock: no run begins."""
     limits = limits or InputLimits()
     if limits.max_file_bytes is None:  # the configuration's limits.max_input_bytes (clear reject when over)
         from .config import load_config
 
         limits = dataclasses.replace(limits, max_file_bytes=load_config().limits.max_input_bytes)
     run_id = check_run_id(new_run_id() if run_id is None else run_id)
-    locking.acquire_ledger(ledger_dir)  # one writer per ledger; released by finish_run or death
+    sources = prepare_inputs(inputs, Path(ledger_dir) / ".input-spool", limits.max_file_bytes,
+                             _resumed_options(ledger_dir, run_id).get("citing_paper") or citing_paper, open_timeout)
     try:
-        return _plan_locked(inputs, catalog_dir, ledger_dir, run_id, batch_size, limits, citing_paper, remote)
-    except BaseException:
-        locking.release_ledger(ledger_dir)
-        raise
+        locking.acquire_ledger(ledger_dir)  # one writer per ledger; released by finish_run or death
+        try:
+            return _plan_locked(sources, catalog_dir, ledger_dir, run_id, batch_size, limits, citing_paper, remote)
+        except BaseException:
+            locking.release_ledger(ledger_dir)
+            raise
+    finally:
+        discard_spools(sources)
 
 
-def _plan_locked(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_dir: str | Path, run_id: str,
+def _plan_locked(sources: Sequence[InputSource], catalog_dir: str | Path, ledger_dir: str | Path, run_id: str,
                  batch_size: int, limits: InputLimits, citing_paper: str | Mapping[str, str] | None,
                  remote: bool) -> RunPlan:
     from .blocking import ensure_index
 
     catalog = get_catalog(catalog_dir)
     ensure_index(catalog.generation_dir)  # once here, not in every worker process
-    input_info = []
-    for p in inputs:
-        path = Path(p)
-        input_info.append({"path": str(path), "sha256": file_sha256(path) if path.exists() else "missing"})
+    input_info = [{"path": s.name, "sha256": s.sha256} for s in sources]
     ledger = LedgerStore(ledger_dir)
     if isinstance(citing_paper, Mapping):
         citing_paper = dict(citing_paper)
@@ -164,22 +247,46 @@ def _plan_locked(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_d
         remote = opts.get("remote", remote)
         limits = dataclasses.replace(limits, max_raw_chars=opts.get("max_raw_chars", limits.max_raw_chars),
                                      max_file_bytes=opts.get("max_file_bytes", limits.max_file_bytes))
-    catalog_generation = catalog.generation_dir.name
-    references, rejects = read_inputs(inputs, limits, citing_paper)
-    jobs = []
-    for start in range(0, len(references), batch_size):
-        chunk = tuple(references[start:start + batch_size])
-        digest = hashlib.sha256(json.dumps([[r.citing_paper, r.reference_index, r.raw] for r in chunk])
-                                .encode("utf-8", errors="surrogatepass")).hexdigest()[:12]
-        jobs.append(BatchJob(run_id, f"part-{start // batch_size:06d}-{digest}", str(catalog_dir), str(ledger_dir),
-                             manifest.observed_at, catalog.fingerprint, chunk, remote, catalog_generation))
+    made = dict(run_id=run_id, catalog_dir=str(catalog_dir), ledger_dir=str(ledger_dir),
+                observed_at=manifest.observed_at, catalog_fingerprint=catalog.fingerprint, remote=remote,
+                catalog_generation=catalog.generation_dir.name)
+    jobs, rejects, count = _cut_batches(iter_unique(sources, limits, citing_paper), batch_size, made)
     ledger.write_rejects(run_id, "input-rejects", [
         {"run_id": run_id, "file": r.file, "line": r.line, "field": r.field, "reason": r.reason,
          "excerpt": r.excerpt} for r in rejects])
     pending = [j for j in jobs if not ledger.batch_done(run_id, j.part)]
     return RunPlan(run_id, str(catalog_dir), str(ledger_dir), input_info, manifest.observed_at,
-                   catalog.fingerprint, jobs, pending, rejects, resumed, len(references),
+                   catalog.fingerprint, jobs, pending, rejects, resumed, count,
                    catalog_seq=catalog.ingested_seq)
+
+
+def _cut_batches(items: Iterator[Reference | InputReject], batch_size: int, made: dict[str, Any]
+                 ) -> tuple[list[BatchJob], list[InputReject], int]:
+    """Batches of ``batch_size`` references cut as the rows stream by (only one batch's
+    references are ever held as objects); the part name carries a digest of its references."""
+    jobs: list[BatchJob] = []
+    rejects: list[InputReject] = []
+    chunk: list[Reference] = []
+    count = 0
+
+    def cut() -> None:
+        digest = hashlib.sha256(json.dumps([[r.citing_paper, r.reference_index, r.raw] for r in chunk])
+                                .encode("utf-8", errors="surrogatepass")).hexdigest()[:12]
+        jobs.append(BatchJob(part=f"part-{len(jobs):06d}-{digest}", payload=pack_references(chunk),
+                             size=len(chunk), **made))
+        chunk.clear()
+
+    for item in items:
+        if isinstance(item, InputReject):
+            rejects.append(item)
+            continue
+        chunk.append(item)
+        count += 1
+        if len(chunk) == batch_size:
+            cut()
+    if chunk:
+        cut()
+    return jobs, rejects, count
 
 
 # One catalog (and fuzzy index) per process, shared by the tasks of that process.
@@ -250,7 +357,7 @@ def run_batch(job: BatchJob) -> dict[str, int]:
     """Resolve one batch and write its observations. Skips a batch already written (resume)."""
     ledger = LedgerStore(job.ledger_dir)
     if ledger.batch_done(job.run_id, job.part):
-        return {"skipped": len(job.references)}
+        return {"skipped": job.size}
     catalog = get_catalog(job.catalog_dir, job.catalog_generation)
     resolutions = resolve_references(job.references, catalog, get_remote(job.remote))
     rows = [observation_row(r, job.run_id, job.observed_at, job.catalog_fingerprint) for r in resolutions]
@@ -365,7 +472,7 @@ def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "r
             CatalogStore(plan.catalog_dir).build(fetched)
         write_ledger_database(plan.ledger_dir, plan.catalog_dir)
     locking.release_ledger(plan.ledger_dir)
-    resolved_now = sum(len(j.references) for j in plan.pending)
+    resolved_now = sum(j.size for j in plan.pending)
     return {"run_id": plan.run_id, "references": plan.references, "rejects": len(plan.rejects),
             "states": ordered, "seconds": round(seconds, 3), "resumed": plan.resumed,
             "references_per_second": round(resolved_now / seconds, 1) if seconds > 0 else None,

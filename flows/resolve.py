@@ -56,7 +56,7 @@ def summary_markdown(summary: dict[str, Any]) -> str:
 
 def _collect(futures: list, plan: pipeline.RunPlan, logger: Any) -> list[str]:
     """Wait for the batches, reporting progress (done, rate, time left); the errors, if any."""
-    return orchestrate.collect(futures, [len(job.references) for job in plan.pending],
+    return orchestrate.collect(futures, [job.size for job in plan.pending],
                                done_order=as_completed, logger=logger)
 
 
@@ -67,7 +67,7 @@ def resolve_batches(plan: pipeline.RunPlan, task_runner: str = "auto", dask_addr
     logger = get_run_logger()
     if not plan.pending:
         return []
-    task_runner = choose_task_runner(task_runner, sum(len(job.references) for job in plan.pending))
+    task_runner = choose_task_runner(task_runner, sum(job.size for job in plan.pending))
     runner = make_task_runner(task_runner, dask_address, dask_workers)
     logger.info("resolving %d batches on %s", len(plan.pending), task_runner)
     if runner is None:

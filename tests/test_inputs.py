@@ -116,14 +116,24 @@ def test_bbl_and_bib_need_a_citing_paper(tmp_path):
     assert rejects[0].line == 3 and "unbalanced" in rejects[0].reason
 
 
-def test_duplicate_references_in_one_run_are_rejected(tmp_path):
+def test_duplicate_references_are_settled_whatever_the_order_of_the_inputs(tmp_path):
+    """Identical duplicates keep one row; conflicting ones are all rejected naming every place;
+    ``a b`` and ``b a`` give the same references (before: the first file won)."""
     a = tmp_path / "a.jsonl"
     b = tmp_path / "b.jsonl"
-    a.write_text(json.dumps({"citing_paper": "p", "reference_index": 1, "raw": "first"}) + "\n")
-    b.write_text(json.dumps({"citing_paper": "p", "reference_index": 1, "raw": "again"}) + "\n")
+    row = lambda i, raw: json.dumps({"citing_paper": "p", "reference_index": i, "raw": raw}) + "\n"  # noqa: E731
+    a.write_text(row(1, "first") + row(2, "same") + row(3, "only in a"))
+    b.write_text(row(1, "again") + row(2, "same") + row(2, "same"))
     refs, rejects = read_inputs([a, b], InputLimits())
-    assert [r.raw for r in refs] == ["first"]
-    assert "duplicate reference" in rejects[0].reason and f"{a}:1" in rejects[0].reason
+    assert sorted((r.reference_index, r.raw) for r in refs) == [(2, "same"), (3, "only in a")]
+    conflict = [r for r in rejects if "conflicting" in r.reason]
+    assert len(conflict) == 2 and all(f"{a}:1" in r.reason and f"{b}:1" in r.reason for r in conflict)
+    same = [r for r in rejects if "the same row is kept" in r.reason]
+    assert len(same) == 2 and all(f"{a}:2" in r.reason for r in same)
+    refs2, rejects2 = read_inputs([b, a], InputLimits())
+    assert sorted((r.citing_paper, r.reference_index, r.raw, r.file, r.line) for r in refs) == \
+        sorted((r.citing_paper, r.reference_index, r.raw, r.file, r.line) for r in refs2)
+    assert sorted(r.message for r in rejects) == sorted(r.message for r in rejects2)
 
 
 @pytest.mark.parametrize("content", [b"", b"\n\n", b"PAR1garbage"])
