@@ -16,6 +16,9 @@ def _prefect_defaults() -> None:
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("DO_NOT_TRACK", "1")
+    from .prefect_env import prepare_cli_process
+
+    prepare_cli_process()  # SIGTERM ends cleanly; the temporary server dies with this process
 
 
 def cmd_catalog_build(args: argparse.Namespace) -> int:
@@ -46,6 +49,9 @@ def print_summary(summary: dict) -> None:
 
 
 def cmd_resolve(args: argparse.Namespace) -> int:
+    from .store import check_ledger_dir
+
+    check_ledger_dir(args.ledger)  # before any server starts
     _prefect_defaults()
     from flows.resolve import resolve_references
 
@@ -96,6 +102,12 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 
 def cmd_records(args: argparse.Namespace) -> int:
+    from .pipeline import check_run
+    from .store import check_ledger_dir
+
+    check_ledger_dir(args.ledger)
+    if args.run_id:
+        check_run(args.ledger, args.run_id)  # before any server starts
     _prefect_defaults()
     from flows.records import build_records
 
@@ -142,13 +154,14 @@ def cmd_refresh(args: argparse.Namespace) -> int:
 
 
 def _runner_options(p: argparse.ArgumentParser) -> None:
+    from .config import positive_int
     from .runners import TASK_RUNNERS
 
     p.add_argument("--task-runner", choices=TASK_RUNNERS, default="auto",
                    help="auto (default: processes for 20,000 references or more on 2+ cores, else threads), "
                         "threads (one process), processes (a pool on this machine) or dask (a cluster)")
     p.add_argument("--dask-address", help="scheduler of an existing Dask cluster (else a local one)")
-    p.add_argument("--dask-workers", type=int, default=2,
+    p.add_argument("--dask-workers", type=positive_int, default=2,
                    help="worker processes of --task-runner processes, or of a local Dask cluster")
 
 
@@ -158,6 +171,8 @@ def _store_options(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .config import non_negative_int, positive_int
+
     parser = argparse.ArgumentParser(prog="citeledger", description="Resolve reference strings into an auditable citation ledger.")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -176,7 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     resolve.add_argument("--run-id", help="id of this run; the id of an interrupted run completes it")
     resolve.add_argument("--citing-paper", help="the citing paper of a .bbl or .bib input")
     resolve.add_argument("--remote", action="store_true", help="use the remote resolvers configured")
-    resolve.add_argument("--batch-size", type=int, default=None, help="default: limits.batch_size of the configuration")
+    resolve.add_argument("--batch-size", type=positive_int, default=None, help="default: limits.batch_size of the configuration")
     _runner_options(resolve)
     resolve.set_defaults(func=cmd_resolve)
 
@@ -184,14 +199,14 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("sql")
     _store_options(query)
     query.add_argument("--format", choices=["table", "json", "csv"], default="table")
-    query.add_argument("--max-rows", type=int, default=100)
+    query.add_argument("--max-rows", type=positive_int, default=100)
     query.set_defaults(func=cmd_query)
 
     record = sub.add_parser("record", help="the citation record of one paper (arXiv id, DOI or citing_paper id)")
     record.add_argument("id")
     _store_options(record)
     record.add_argument("--format", choices=["json", "ledger", "html"], default="ledger")
-    record.add_argument("--page-cap", type=int, default=None, help="list at most this many entries per list")
+    record.add_argument("--page-cap", type=positive_int, default=None, help="list at most this many entries per list")
     record.set_defaults(func=cmd_record)
 
     recs = sub.add_parser("records", help="write the records of the papers a run touched (runs the build-records flow)")
@@ -206,7 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
     night.add_argument("--catalog-inbox", default="data/catalog-inbox")
     _store_options(night)
     night.add_argument("--remote", action="store_true", help="harvest and resolve with the configured services")
-    night.add_argument("--batch-size", type=int, default=5000)
+    night.add_argument("--batch-size", type=positive_int, default=5000)
     _runner_options(night)
     night.set_defaults(func=cmd_nightly)
 
@@ -219,16 +234,23 @@ def build_parser() -> argparse.ArgumentParser:
     ev = sub.add_parser("eval", help="link precision/recall of the resolution chain on files with gold_doi/gold_arxiv_id")
     ev.add_argument("gold", nargs="+", type=Path)
     ev.add_argument("--catalog", default=DEFAULT_CATALOG)
-    ev.add_argument("--worst", type=int, default=10, help="how many worst errors and misses to print")
+    ev.add_argument("--worst", type=non_negative_int, default=10, help="how many worst errors and misses to print")
     ev.add_argument("--json", action="store_true")
     ev.set_defaults(func=cmd_eval)
     return parser
 
 
+def _rerun_hint(sep: str = ";") -> str:
+    """How to finish the run this process left unfinished, if it started one."""
+    pipeline = sys.modules.get("citeledger.pipeline")
+    run_id = pipeline.interrupted_run() if pipeline else None
+    return f"{sep} re-run with --run-id {run_id} to finish" if run_id else ""
+
+
 def main(argv: list[str] | None = None) -> int:
     import duckdb
 
-    from resolvers.errors import CiteledgerError
+    from resolvers.errors import CiteledgerError, DiskFull
 
     args = build_parser().parse_args(argv)
     try:
@@ -237,8 +259,11 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return 0
     except CiteledgerError as exc:
-        print(f"citeledger: {exc}", file=sys.stderr)
+        print(f"citeledger: {exc}{_rerun_hint() if isinstance(exc, DiskFull) else ''}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (prefect_env.Terminated)
+        print(f"citeledger: interrupted{_rerun_hint(';')}", file=sys.stderr)
+        return 128 + getattr(exc, "signum", 2)
     except duckdb.Error as exc:  # a user query that DuckDB rejects: its message, not a traceback
         if args.command != "query":
             raise

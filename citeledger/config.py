@@ -152,6 +152,37 @@ def _parse_remote(value: Any, where: str) -> frozenset[str]:
     return frozenset(items)
 
 
+def at_least(name: str, value: Any, low: int) -> int:
+    """``value`` as an int of at least ``low``, or a ConfigError naming the option: the one check
+    the configuration's ``[limits]``, the command line and the library entry points share."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        try:
+            value = int(str(value).strip(), 10)
+        except ValueError:
+            raise ConfigError(f"{name}: expected a whole number, got {value!r}") from None
+    if value < low:
+        raise ConfigError(f"{name}: must be >= {low}, got {value}")
+    return value
+
+
+def _int_type(low: int) -> Any:
+    """An argparse ``type=`` that checks with ``at_least`` (argparse then reports it, exit 2)."""
+    import argparse
+
+    def parse(text: str) -> int:
+        try:
+            return at_least("value", text, low)
+        except ConfigError as exc:
+            raise argparse.ArgumentTypeError(str(exc).removeprefix("value: ")) from None
+
+    parse.__name__ = "positive_int" if low == 1 else "non_negative_int"
+    return parse
+
+
+positive_int = _int_type(1)  # batch sizes, worker counts, page caps, row caps
+non_negative_int = _int_type(0)  # counts where none is a fair answer (``eval --worst 0``)
+
+
 def _validate(config: Config) -> None:
     for name in SERVICES:
         s = config.service(name)
@@ -161,8 +192,8 @@ def _validate(config: Config) -> None:
         if s.max_concurrency < 1 or s.retries < 0 or s.circuit_failures < 1:
             raise ConfigError(f"{where}: max_concurrency and circuit_failures must be >= 1, retries >= 0")
     lim = config.limits
-    if min(lim.max_raw_chars, lim.max_input_bytes, lim.batch_size, lim.arxiv_id_batch) < 1:
-        raise ConfigError("limits: every limit must be >= 1")
+    for f in dataclasses.fields(lim):
+        at_least(f"limits.{f.name}", getattr(lim, f.name), 1)
     if config.mailto is not None and "@" not in config.mailto:
         raise ConfigError(f"mailto: {config.mailto!r} is not an e-mail address")
 

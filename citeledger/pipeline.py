@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
+from resolvers.errors import DiskFull
 from resolvers.model import Reference, Status, STATE_ORDER
 from resolvers.observation import observation_row
 from resolvers.resolution import resolve_batch
@@ -125,6 +126,11 @@ def plan_run(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_dir: 
              run_id: str | None = None, batch_size: int = DEFAULT_BATCH_SIZE, limits: InputLimits | None = None,
              citing_paper: str | Mapping[str, str] | None = None, remote: bool = False) -> RunPlan:
     """Read the inputs, fix the batches, and start (or pick up) the run in the ledger."""
+    from .config import at_least
+    from .store import check_ledger_dir
+
+    batch_size = at_least("batch_size", batch_size, 1)
+    check_ledger_dir(ledger_dir)
     limits = limits or InputLimits()
     if limits.max_file_bytes is None:  # the configuration's limits.max_input_bytes (clear reject when over)
         from .config import load_config
@@ -132,10 +138,13 @@ def plan_run(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_dir: 
         limits = dataclasses.replace(limits, max_file_bytes=load_config().limits.max_input_bytes)
     run_id = check_run_id(new_run_id() if run_id is None else run_id)
     locking.acquire_ledger(ledger_dir)  # one writer per ledger; released by finish_run or death
+    _UNFINISHED[str(ledger_dir)] = run_id  # what an interrupt tells the user to re-run
     try:
         return _plan_locked(inputs, catalog_dir, ledger_dir, run_id, batch_size, limits, citing_paper, remote)
-    except BaseException:
+    except BaseException as exc:
         locking.release_ledger(ledger_dir)
+        if isinstance(exc, Exception) and not isinstance(exc, DiskFull):  # no run the same id would finish
+            _UNFINISHED.pop(str(ledger_dir), None)
         raise
 
 
@@ -144,7 +153,7 @@ def _plan_locked(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_d
                  remote: bool) -> RunPlan:
     from .blocking import ensure_index
 
-    catalog = get_catalog(catalog_dir)
+    catalog = planned_catalog(catalog_dir, ledger_dir, run_id)
     ensure_index(catalog.generation_dir)  # once here, not in every worker process
     input_info = []
     for p in inputs:
@@ -180,6 +189,37 @@ def _plan_locked(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_d
     return RunPlan(run_id, str(catalog_dir), str(ledger_dir), input_info, manifest.observed_at,
                    catalog.fingerprint, jobs, pending, rejects, resumed, len(references),
                    catalog_seq=catalog.ingested_seq)
+
+
+# Runs this process planned and has not finished, by ledger: the run id an interrupted command
+# names in its "re-run with --run-id" line.
+_UNFINISHED: dict[str, str] = {}
+
+
+def interrupted_run() -> str | None:
+    """The run this process was working on when it was stopped, if it did not finish."""
+    return next(reversed(_UNFINISHED.values()), None)
+
+
+def planned_catalog(catalog_dir: str | Path, ledger_dir: str | Path, run_id: str) -> ParquetCatalog:
+    """The generation a run works on, pinned for it: the one it was first planned on when that
+    run is being resumed (later builds keep it, see ``store.pinned_generations``), else the live
+    one. Pinned before it is checked, so a build that swaps generations meanwhile cannot take it."""
+    from .store import CatalogStore, pin_generation, pinned_generation
+
+    pinned = pinned_generation(catalog_dir, ledger_dir, run_id)
+    if pinned and (Path(catalog_dir) / pinned / "manifest.json").exists():
+        catalog = get_catalog(catalog_dir, pinned)
+        pin_generation(catalog_dir, ledger_dir, run_id, pinned)  # now held by this process
+        return catalog
+    for _ in range(5):
+        live = CatalogStore(catalog_dir).current()
+        if live is None:
+            return get_catalog(catalog_dir)  # raises the one-line "no catalog" error
+        pin_generation(catalog_dir, ledger_dir, run_id, live.name)
+        if (live / "manifest.json").exists():  # still there once pinned: no build can remove it now
+            return get_catalog(catalog_dir, live.name)
+    return get_catalog(catalog_dir)
 
 
 # One catalog (and fuzzy index) per process, shared by the tasks of that process.
@@ -324,8 +364,25 @@ def write_run_notices(plan: RunPlan) -> int:
 
 def abandon_run(plan: RunPlan) -> None:
     """Give up a run without finishing it: release the ledger's writer lock (what was written
-    stays; a re-run with the same run id completes it)."""
+    stays; a re-run with the same run id completes it, so its catalog generation stays pinned)."""
     locking.release_ledger(plan.ledger_dir)
+
+
+def _complete_run(plan: RunPlan, ledger: LedgerStore) -> None:
+    """The finishing steps after the run row, each safe to repeat, then the mark that they all
+    happened: a run stopped among them (a full disk writing ``ledger.duckdb``) does them again
+    when resumed, instead of reporting a finished run that never wrote its database."""
+    from .store import CatalogStore, unpin_generation, write_ledger_database
+
+    # Works the remote resolvers fetched join the catalog for the next run. After the run row:
+    # a crash here leaves a finished run (fetched again on resume; the build adds nothing twice),
+    # never one that cannot be resumed because its catalog changed under it.
+    fetched = ledger.fetched_work_files(plan.run_id)
+    if fetched:
+        CatalogStore(plan.catalog_dir).build(fetched)
+    write_ledger_database(plan.ledger_dir, plan.catalog_dir)
+    unpin_generation(plan.catalog_dir, plan.ledger_dir, plan.run_id)
+    ledger.mark_complete(plan.run_id)
 
 
 def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "resolve",
@@ -334,7 +391,7 @@ def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "r
     """Write the run's notices (and ``recheck_notices``, the changed notices of works linked by
     earlier runs) and its row (counts from the ledger itself, so a resumed run counts
     everything), then refresh ``<ledger>/ledger.duckdb``."""
-    from .store import run_transitions, write_ledger_database
+    from .store import run_transitions
 
     ledger = LedgerStore(plan.ledger_dir)
     finished = ledger.run_finished(plan.run_id)
@@ -355,16 +412,11 @@ def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "r
            "timings": json.dumps({k: round(v, 3) for k, v in (timings or {}).items()}, sort_keys=True)}
     if not finished:
         ledger.finish_run(row)
-        # Works the remote resolvers fetched join the catalog for the next run. After the run row:
-        # a crash here leaves a finished run (they are fetched again next time), never one that
-        # cannot be resumed because its catalog changed under it.
-        fetched = ledger.fetched_work_files(plan.run_id)
-        if fetched:
-            from .store import CatalogStore
-
-            CatalogStore(plan.catalog_dir).build(fetched)
-        write_ledger_database(plan.ledger_dir, plan.catalog_dir)
+    if not ledger.run_complete(plan.run_id):
+        _complete_run(plan, ledger)
     locking.release_ledger(plan.ledger_dir)
+    if _UNFINISHED.get(str(plan.ledger_dir)) == plan.run_id:
+        del _UNFINISHED[str(plan.ledger_dir)]
     resolved_now = sum(len(j.references) for j in plan.pending)
     return {"run_id": plan.run_id, "references": plan.references, "rejects": len(plan.rejects),
             "states": ordered, "seconds": round(seconds, 3), "resumed": plan.resumed,
@@ -397,6 +449,10 @@ def find_paper_work(catalog: ParquetCatalog, paper_id: str) -> dict[str, Any] | 
 def citation_record(paper_id: str, ledger_dir: str | Path, catalog_dir: str | Path,
                     page_cap: int | None = None) -> dict[str, Any]:
     """The citation record of one paper, from the ledger's current observations and notices."""
+    if not paper_id.strip():
+        from resolvers.errors import UsageError
+
+        raise UsageError("record: the paper id is empty (give an arXiv id, a DOI or a citing_paper id)")
     return next(citation_records([paper_id], ledger_dir, catalog_dir, page_cap))
 
 
@@ -430,23 +486,51 @@ def citation_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_d
                                        page_cap=page_cap or records.DEFAULT_PAGE_CAP, works=cited)
 
 
+RECORD_STEM_MAX = 120
+
+
 def record_file_stem(paper_id: str) -> str:
-    """A safe file name for any paper id (``hep-th/9901001``, ``../../etc/passwd``, unicode)."""
+    """The record file name of a paper id: distinct ids always get distinct names.
+
+    An id whose percent-escape (``quote``, keeping ``-_.``) is a plain name (not empty, no
+    leading dot, no upper-case letter, at most 120 bytes) is its own name: ``2301.00001``,
+    ``hep-th%2F9901001``, ``10.1000%2Fxyz``; escaping is reversible, so these never meet. Any
+    other id gets the escape's first 100 bytes, ``+`` and 16 hex digits of the id's SHA-256
+    (``hidden+1f0c...`` for ``.hidden``, ``PhysRev...+...`` for a DOI with capitals, so two ids
+    differing only in case stay apart on a case-blind file system). ``+`` never occurs in a
+    plain name (``quote`` escapes it), so the two kinds cannot meet either."""
     from urllib.parse import quote
 
-    stem = quote(paper_id, safe="-_.")
-    stem = stem.lstrip(".") or "_"
-    if len(stem) > 120:
-        stem = stem[:100] + "-" + hashlib.sha256(paper_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return stem
+    escaped = quote(paper_id, safe="-_.")
+    plain = escaped.lstrip(".")
+    if plain == escaped and plain and len(plain) <= RECORD_STEM_MAX and not any("A" <= c <= "Z" for c in paper_id):
+        return plain
+    digest = hashlib.sha256(paper_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return plain[:100] + "+" + digest
 
 
 def write_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path) -> list[Path]:
-    """Write each paper's record as JSON, text and HTML under ``<ledger>/records/``."""
+    """Write each paper's record as JSON, text and HTML under ``<ledger>/records/``, under the
+    ledger's writer lock; first removing what a killed writer of records left staged there."""
+    from .store import check_ledger_dir, remove_leftovers
+
+    check_ledger_dir(ledger_dir)
+    out = Path(ledger_dir) / "records"
+    held_before = locking.holds_ledger(ledger_dir)  # a caller's run holds it: leave it held
+    locking.acquire_ledger(ledger_dir)
+    try:
+        remove_leftovers(out)
+        return _write_record_files(paper_ids, ledger_dir, catalog_dir, out)
+    finally:
+        if not held_before:
+            locking.release_ledger(ledger_dir)
+
+
+def _write_record_files(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
+                        out: Path) -> list[Path]:
     from . import records
     from .store import atomic_write_bytes
 
-    out = Path(ledger_dir) / "records"
     written = []
     for paper_id, record in zip(paper_ids, citation_records(paper_ids, ledger_dir, catalog_dir)):
         records.validate_record(record)
@@ -456,6 +540,22 @@ def write_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir:
         atomic_write_bytes(out / f"{stem}.html", records.render_ledger_html(record).encode())
         written.append(out / f"{stem}.json")
     return written
+
+
+def check_run(ledger_dir: str | Path, run_id: str) -> str:
+    """``run_id`` if the ledger has begun that run, else a one-line error naming the latest runs."""
+    from resolvers.errors import UnknownRun
+
+    from .store import check_run_id
+
+    ledger = LedgerStore(ledger_dir)
+    if ledger.known_run(check_run_id(run_id)):
+        return run_id
+    runs = sorted((p.parent for p in (Path(ledger_dir) / "_runs").glob("*/manifest.json")),
+                  key=lambda p: p.stat().st_mtime, reverse=True)
+    latest = ", ".join(p.name for p in runs[:3])
+    raise UnknownRun(f"ledger {ledger_dir} has no run {run_id!r}"
+                     + (f"; latest runs: {latest}" if latest else "; it has no runs yet"))
 
 
 def papers_touched(run_id: str, ledger_dir: str | Path, catalog_dir: str | Path) -> list[str]:

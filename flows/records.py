@@ -15,6 +15,8 @@ def build_records(ledger: str = "data/ledger", catalog: str = "data/catalog", ru
     """Records of ``papers``, or of every paper the run ``run_id`` (default: the latest) touched."""
     logger = get_run_logger()
     if not papers:
+        if run_id:
+            pipeline.check_run(ledger, run_id)  # a mistyped run id is an error, not "0 records"
         run_id = run_id or latest_run_id(ledger)
         if run_id is None:
             logger.info("the ledger has no run yet: no records to write")
