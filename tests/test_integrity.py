@@ -288,7 +288,8 @@ def alive(pid: int) -> bool:
 
 def start_resolve(tmp_path: Path, catalog: Path) -> tuple[subprocess.Popen, int]:
     """A CLI resolve of the glutton set (about 10 s of work), once its temporary server is up."""
-    env = dict(os.environ, PYTHONPATH=str(REPO), PREFECT_HOME=str(tmp_path / "prefect"))
+    env = dict(os.environ, PYTHONPATH=str(REPO), PREFECT_HOME=str(tmp_path / "prefect"),
+               PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="240")
     env.pop("PREFECT_API_URL", None)
     proc = subprocess.Popen([sys.executable, "-m", "citeledger.cli", "resolve", str(GLUTTON), "--catalog",
                              str(catalog), "--ledger", str(tmp_path / "ledger"), "--run-id", "r-sig",
