@@ -111,8 +111,8 @@ def disk_errors(path: Path) -> Iterator[None]:
     except OSError as exc:
         if exc.errno in _NO_SPACE:
             raise DiskFull(path) from exc
-        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-            raise LedgerPathError(f"cannot write {path}: {exc.strerror}") from exc
+        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EEXIST):
+            raise LedgerPathError(f"cannot write {path}: {exc.strerror} ({exc.filename or path})") from exc
         raise
     except duckdb.IOException as exc:  # DuckDB's own writes report ENOSPC in its message
         if "no space left" in str(exc).lower():
@@ -140,7 +140,7 @@ def remove_leftovers(directory: Path) -> int:
     """Remove the staged files (``.NAME.XXXX.tmp``) that writers killed mid-write left in
     ``directory``; only under the folder's writer lock, where no live writer can own one."""
     removed = 0
-    for leftover in directory.glob(".*.tmp") if directory.is_dir() else ():
+    for leftover in [*directory.glob(".*.tmp"), *directory.glob(".*.tmp.wal")] if directory.is_dir() else ():
         leftover.unlink(missing_ok=True)
         removed += 1
     return removed
@@ -663,6 +663,8 @@ class LedgerStore:
         """
         # half-written files of a killed writer; only called under the ledger lock (locking.py)
         shutil.rmtree(self.staging, ignore_errors=True)
+        remove_leftovers(self.dir)  # a killed ledger.duckdb write
+        remove_leftovers(self.dir / "records")  # a killed records writer
         path = self._run_dir("_runs", run_id) / "manifest.json"
         if path.exists():
             data = json.loads(path.read_text())

@@ -18,7 +18,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from citeledger import pipeline
 from citeledger.inputs import InputLimits
 from citeledger.runners import choose_task_runner, make_task_runner, workers_report_here
-from resolvers.errors import TransientError
+from resolvers.errors import RunIncomplete, TransientError
 
 
 # Batches resolved at once by the default runner: resolution is CPU-bound Python (numpy and DuckDB
@@ -124,8 +124,8 @@ def resolve_references(inputs: list[str], catalog: str = "data/catalog", ledger:
     try:
         errors = resolve_batches(plan, task_runner, dask_address, dask_workers)
         if errors:
-            raise RuntimeError(f"{len(errors)} batch(es) failed; re-run with --run-id {plan.run_id} to finish: "
-                               f"{errors[0]}")
+            raise RunIncomplete(f"{len(errors)} batch(es) failed; re-run with --run-id {plan.run_id} to finish: "
+                                f"{errors[0]}")
         t2 = time.monotonic()
         summary = pipeline.finish_run(plan, timings={"plan": t1 - t0, "resolve": t2 - t1})
     except BaseException:

@@ -67,3 +67,7 @@ class DiskFull(PermanentError):
         super().__init__(f"no space left on the device writing {path}; nothing partial was kept: "
                          "free some space and re-run")
         self.path = path
+
+
+class RunIncomplete(PermanentError):
+    """Some batches of a run failed; what was written stays, and the same run id finishes it."""

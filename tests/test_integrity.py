@@ -180,6 +180,12 @@ def test_leftover_staged_record_files_are_removed_by_the_next_records(tmp_path, 
     pipeline.write_records(["paper-a"], tmp_path / "ledger", fixture_catalog)
     assert not leftover.exists() and (records_dir / "paper-a.json").exists()
     assert not locking.holds_ledger(tmp_path / "ledger")
+    leftovers = [records_dir / ".paper-a.html.x1.tmp", tmp_path / "ledger" / ".ledger.duckdb.y2.tmp",
+                 tmp_path / "ledger" / ".ledger.duckdb.y2.tmp.wal"]
+    for path in leftovers:
+        path.write_text("killed mid-write")
+    resolve(write_input(tmp_path / "in2.jsonl", ROWS), fixture_catalog, tmp_path / "ledger", "r2")
+    assert not any(p.exists() for p in leftovers)  # the next run removes them too
 
 
 # --- item 16: one line instead of a traceback -------------------------------------------------
@@ -191,6 +197,8 @@ def test_a_file_given_as_the_ledger_is_one_error(tmp_path, fixture_catalog, caps
         pipeline.plan_run([inp], fixture_catalog, tmp_path / "afile", run_id="r1")
     with pytest.raises(LedgerPathError):
         pipeline.write_records(["x"], tmp_path / "afile" / "sub", fixture_catalog)
+    with pytest.raises(CiteledgerError, match="afile"):  # a file as the catalog folder of a build
+        CatalogStore(tmp_path / "afile").build([FIXTURES / "catalog" / "works.jsonl"])
     line = one_line_error(capsys, ["resolve", str(inp), "--ledger", str(tmp_path / "afile"),
                                    "--catalog", str(fixture_catalog)])
     assert "afile" in line
