@@ -145,6 +145,10 @@ def plan_run(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_dir: 
         locking.release_ledger(ledger_dir)
         if isinstance(exc, Exception) and not isinstance(exc, DiskFull):  # no run the same id would finish
             _UNFINISHED.pop(str(ledger_dir), None)
+            if not LedgerStore(ledger_dir).known_run(run_id):
+                from .store import unpin_generation
+
+                unpin_generation(catalog_dir, ledger_dir, run_id)  # a run that never began pins nothing
         raise
 
 
@@ -372,7 +376,7 @@ def _complete_run(plan: RunPlan, ledger: LedgerStore) -> None:
     """The finishing steps after the run row, each safe to repeat, then the mark that they all
     happened: a run stopped among them (a full disk writing ``ledger.duckdb``) does them again
     when resumed, instead of reporting a finished run that never wrote its database."""
-    from .store import CatalogStore, unpin_generation, write_ledger_database
+    from .store import CatalogStore, write_ledger_database
 
     # Works the remote resolvers fetched join the catalog for the next run. After the run row:
     # a crash here leaves a finished run (fetched again on resume; the build adds nothing twice),
@@ -381,7 +385,6 @@ def _complete_run(plan: RunPlan, ledger: LedgerStore) -> None:
     if fetched:
         CatalogStore(plan.catalog_dir).build(fetched)
     write_ledger_database(plan.ledger_dir, plan.catalog_dir)
-    unpin_generation(plan.catalog_dir, plan.ledger_dir, plan.run_id)
     ledger.mark_complete(plan.run_id)
 
 
@@ -391,7 +394,7 @@ def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "r
     """Write the run's notices (and ``recheck_notices``, the changed notices of works linked by
     earlier runs) and its row (counts from the ledger itself, so a resumed run counts
     everything), then refresh ``<ledger>/ledger.duckdb``."""
-    from .store import run_transitions
+    from .store import run_transitions, unpin_generation
 
     ledger = LedgerStore(plan.ledger_dir)
     finished = ledger.run_finished(plan.run_id)
@@ -414,6 +417,7 @@ def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "r
         ledger.finish_run(row)
     if not ledger.run_complete(plan.run_id):
         _complete_run(plan, ledger)
+    unpin_generation(plan.catalog_dir, plan.ledger_dir, plan.run_id)  # its catalog may go now
     locking.release_ledger(plan.ledger_dir)
     if _UNFINISHED.get(str(plan.ledger_dir)) == plan.run_id:
         del _UNFINISHED[str(plan.ledger_dir)]
