@@ -87,11 +87,13 @@ def read_rows(paths: Iterable[str | Path]) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .config import non_negative_int, positive_int
+
     ap = argparse.ArgumentParser(prog="python -m citeledger.evaluate", description=__doc__.splitlines()[0])
     ap.add_argument("gold", nargs="+")
     ap.add_argument("--catalog", default="data/catalog")
-    ap.add_argument("--worst", type=int, default=5)
-    ap.add_argument("--batch", type=int, default=2000)
+    ap.add_argument("--worst", type=non_negative_int, default=5)
+    ap.add_argument("--batch", type=positive_int, default=2000)
     ap.add_argument("--json", action="store_true", help="print the whole metrics dict as JSON")
     args = ap.parse_args(argv)
     from citeledger.pipeline import get_catalog, get_fuzzy, resolve_references

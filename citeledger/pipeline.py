@@ -467,8 +467,11 @@ def citation_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_d
                      page_cap: int | None = None) -> Iterator[dict[str, Any]]:
     """The citation records of many papers, in order; one pass over the ledger per 500 papers."""
     from . import records
+    from .config import at_least
     from .store import papers_observations
 
+    if page_cap is not None:
+        at_least("page_cap", page_cap, 1)
     catalog = get_catalog(catalog_dir)
     generated_from = {"tables": {"current": "ledger view current (latest observation per reference)",
                                  "notices": "ledger view notices (latest notice per cited work)",

@@ -60,6 +60,8 @@ def test_plan_run_refuses_a_batch_size_below_one(tmp_path, fixture_catalog):
     with pytest.raises(ConfigError, match="batch_size: must be >= 1"):
         pipeline.plan_run([inp], fixture_catalog, tmp_path / "ledger", run_id="r1", batch_size=-5)
     assert not locking.holds_ledger(tmp_path / "ledger")
+    with pytest.raises(ConfigError, match="page_cap: must be >= 1"):
+        pipeline.citation_record("paper-a", tmp_path / "ledger", fixture_catalog, page_cap=-1)
 
 
 def test_config_limits_and_the_command_line_share_one_check(tmp_path):
@@ -301,8 +303,9 @@ def start_resolve(tmp_path: Path, catalog: Path) -> tuple[subprocess.Popen, int]
     env.pop("PREFECT_API_URL", None)
     proc = subprocess.Popen([sys.executable, "-m", "citeledger.cli", "resolve", str(GLUTTON), "--catalog",
                              str(catalog), "--ledger", str(tmp_path / "ledger"), "--run-id", "r-sig",
-                             "--task-runner", "threads"], cwd=REPO, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                             "--task-runner", "threads"], cwd=REPO, env=env,
+                            stdout=open(tmp_path / "stdout", "w"), stderr=open(tmp_path / "stderr", "w"))
+    # files, not pipes: a server that outlives the command would hold a pipe open
     deadline = time.monotonic() + 300  # the server's start-up is slow on a busy 2-core machine
     while time.monotonic() < deadline and proc.poll() is None:
         servers = children_serving_prefect(proc.pid)
@@ -310,8 +313,8 @@ def start_resolve(tmp_path: Path, catalog: Path) -> tuple[subprocess.Popen, int]
             return proc, servers[0]
         time.sleep(0.2)
     proc.kill()
-    out, err = proc.communicate()
-    pytest.fail(f"no temporary server seen (exit {proc.returncode}): {out[-1000:]} {err[-2000:]}")
+    proc.wait()
+    pytest.fail(f"no temporary server seen (exit {proc.returncode}): {(tmp_path / 'stderr').read_text()[-2000:]}")
 
 
 def wait_gone(pid: int, seconds: float) -> bool:
@@ -328,7 +331,8 @@ def wait_gone(pid: int, seconds: float) -> bool:
 def test_a_stopped_resolve_leaves_no_prefect_server(tmp_path, default_catalog, sig):
     proc, server = start_resolve(tmp_path, default_catalog)
     proc.send_signal(sig)
-    _, err = proc.communicate(timeout=120)
+    proc.wait(timeout=120)
+    err = (tmp_path / "stderr").read_text()
     try:
         assert wait_gone(server, 30), f"temporary server {server} outlived its command"
     finally:
