@@ -102,7 +102,7 @@ _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 
 
 @contextmanager
-def disk_errors(path: Path) -> Iterator[None]:
+def disk_errors(path: Path, access: bool = True) -> Iterator[None]:
     """A full disk (or quota) while writing ``path`` becomes one ``DiskFull`` naming it, and a
     folder we may not write one ``LedgerPathError``, instead of a traceback; the writers below
     remove their staged file on the way out, so nothing partial is left either way."""
@@ -111,7 +111,7 @@ def disk_errors(path: Path) -> Iterator[None]:
     except OSError as exc:
         if exc.errno in _NO_SPACE:
             raise DiskFull(path) from exc
-        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EEXIST):
+        if access and exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EEXIST):
             raise LedgerPathError(f"cannot write {path}: {exc.strerror} ({exc.filename or path})") from exc
         raise
     except duckdb.IOException as exc:  # DuckDB's own writes report ENOSPC in its message
@@ -239,8 +239,8 @@ class CatalogStore:
         files = source_files(files)
         with disk_errors(self.dir):
             self.dir.mkdir(parents=True, exist_ok=True)
-        with exclusive(self.dir):  # one builder at a time (the lock dies with its holder)
-            return self._build(files, fmt)
+        with exclusive(self.dir), disk_errors(self.dir, access=False):  # one builder at a time
+            return self._build(files, fmt)  # (the lock dies with its holder; staging goes on error)
 
     def _build(self, files: Sequence[str | Path], fmt: src.SourceFormat | None = None) -> CatalogBuildReport:
         started = time.monotonic()

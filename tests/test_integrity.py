@@ -341,3 +341,17 @@ def test_a_stopped_resolve_leaves_no_prefect_server(tmp_path, default_catalog, s
     if sig == signal.SIGTERM:
         assert proc.returncode == 128 + signal.SIGTERM
         assert err.strip().splitlines()[-1] == "citeledger: interrupted; re-run with --run-id r-sig to finish"
+
+
+def test_disk_full_during_a_catalog_build_keeps_the_catalog_and_leaves_no_staging(tmp_path, monkeypatch):
+    catalog = tmp_path / "catalog"
+    first = CatalogStore(catalog).build([FIXTURES / "catalog" / "works.jsonl"])
+
+    def full(gen_dir):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(store, "_build_blocking_index", full)
+    with pytest.raises(DiskFull, match=str(catalog)):
+        CatalogStore(catalog).build([FIXTURES / "catalog" / "arxiv_snapshot.jsonl"])
+    assert (catalog / "CURRENT").read_text() == first.generation
+    assert not [p for p in catalog.iterdir() if p.name.startswith(".building")]
