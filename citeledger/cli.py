@@ -170,10 +170,17 @@ def _store_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--catalog", default=DEFAULT_CATALOG)
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """A usage error is one line (``citeledger resolve: error: ...``), exit 2; ``--help`` shows usage."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .config import non_negative_int, positive_int
 
-    parser = argparse.ArgumentParser(prog="citeledger", description="Resolve reference strings into an auditable citation ledger.")
+    parser = OneLineParser(prog="citeledger", description="Resolve reference strings into an auditable citation ledger.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     catalog = sub.add_parser("catalog", help="manage the local catalog")

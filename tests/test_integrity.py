@@ -39,8 +39,8 @@ def one_line_error(capsys, argv: list[str]) -> str:
         code = exc.code
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2, err
-    assert err and "Traceback" not in "\n".join(err)
-    return err[-1]
+    assert len(err) == 1 and "Traceback" not in err[0], err
+    return err[0]
 
 
 # --- item 3: numeric options ----------------------------------------------------------------
