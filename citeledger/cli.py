@@ -6,9 +6,11 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
-from resolvers.errors import CiteledgerError
+from resolvers.errors import CiteledgerError, DiskFull
+
+from .options import non_negative_int, positive_int
 
 DEFAULT_CATALOG = "data/catalog"
 DEFAULT_LEDGER = "data/ledger"
@@ -28,6 +30,9 @@ def _prefect_defaults() -> None:
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("DO_NOT_TRACK", "1")
+    from .prefect_env import prepare_cli_process
+
+    prepare_cli_process()  # SIGTERM ends cleanly; the temporary server dies with this process
 
 
 def cmd_catalog_build(args: argparse.Namespace) -> int:
@@ -259,6 +264,10 @@ def cmd_records(args: argparse.Namespace) -> int:
     check_catalog(args.catalog)
     if not Path(args.ledger).is_dir():
         raise UserError(f"no ledger in {args.ledger}: give --ledger DIR of a ledger `citeledger resolve` wrote")
+    if args.run_id:
+        from .pipeline import check_run
+
+        check_run(args.ledger, args.run_id)  # before any server starts
     if use_flow(args):
         _prefect_defaults()
         from flows.records import build_records
@@ -319,7 +328,7 @@ def _runner_options(p: argparse.ArgumentParser) -> None:
                    help="auto: processes for 20,000 references or more on 2+ cores, else threads; "
                         "threads (one process), processes (a pool on this machine) or dask (a cluster, a flow run)")
     p.add_argument("--dask-address", help="scheduler of an existing Dask cluster (default: a local one)")
-    p.add_argument("--dask-workers", type=int, default=2,
+    p.add_argument("--dask-workers", type=positive_int, default=2,
                    help="worker processes of --task-runner processes, or of a local Dask cluster")
 
 
@@ -393,7 +402,7 @@ def _resolve_parser(sub: Any) -> None:
                          "completes it")
     resolve.add_argument("--citing-paper", help="the citing paper of a .bbl or .bib input (default: from an arXiv-style file name)")
     resolve.add_argument("--remote", action="store_true", help="use the remote resolvers configured")
-    resolve.add_argument("--batch-size", type=int, default=None,
+    resolve.add_argument("--batch-size", type=positive_int, default=None,
                          help="references per batch (default: limits.batch_size of the configuration)")
     _runner_options(resolve)
     _flow_option(resolve)
@@ -411,7 +420,7 @@ def _ledger_parsers(sub: Any) -> None:
     query.add_argument("--catalog", default=DEFAULT_CATALOG, help="the catalog folder, needed by the works view")
     query.add_argument("--format", choices=["table", "json", "csv"], default="table",
                        help="table, json (one object a line) or csv")
-    query.add_argument("--max-rows", type=int, default=100, help="rows a table shows")
+    query.add_argument("--max-rows", type=positive_int, default=100, help="rows a table shows")
     query.set_defaults(func=cmd_query)
 
     record = _sub(sub, "record", "the citation record of one paper (arXiv id, DOI or citing_paper id)")
@@ -419,7 +428,7 @@ def _ledger_parsers(sub: Any) -> None:
     _store_options(record)
     record.add_argument("--format", choices=["json", "ledger", "html"], default="ledger",
                         help="ledger (a text page), json or html")
-    record.add_argument("--page-cap", type=int, default=None, help="list at most this many entries per list "
+    record.add_argument("--page-cap", type=positive_int, default=None, help="list at most this many entries per list "
                         "(default: the records' own cap)")
     record.set_defaults(func=cmd_record)
 
@@ -443,7 +452,7 @@ def _flow_parsers(sub: Any) -> None:
     night.add_argument("--catalog-inbox", default="data/catalog-inbox", help="folder of new catalog source files")
     _store_options(night)
     night.add_argument("--remote", action="store_true", help="harvest and resolve with the configured services")
-    night.add_argument("--batch-size", type=int, default=5000, help="references per batch")
+    night.add_argument("--batch-size", type=positive_int, default=5000, help="references per batch")
     _runner_options(night)
     night.set_defaults(func=cmd_nightly)
 
@@ -457,13 +466,13 @@ def _flow_parsers(sub: Any) -> None:
     ev.add_argument("gold", nargs="+", type=Path, help="JSON Lines (.gz) rows with raw and gold_doi/gold_arxiv_id "
                     "(both null: the reference must not be linked)")
     ev.add_argument("--catalog", default=DEFAULT_CATALOG, help="the catalog folder")
-    ev.add_argument("--worst", type=int, default=10, help="how many worst errors and misses to print")
+    ev.add_argument("--worst", type=non_negative_int, default=10, help="how many worst errors and misses to print")
     ev.add_argument("--json", action="store_true", help="print the whole metrics dict as JSON")
     ev.set_defaults(func=cmd_eval)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="citeledger", formatter_class=HelpFormatter,
+    parser = OneLineParser(prog="citeledger", formatter_class=HelpFormatter,
                                      description="Resolve reference strings into an auditable citation ledger.")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an internal error")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -474,6 +483,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _rerun_hint() -> str:
+    """How to finish the run this process left unfinished, if it started one."""
+    pipeline = sys.modules.get("citeledger.pipeline")
+    run_id = pipeline.interrupted_run() if pipeline else None
+    return f"; re-run with --run-id {run_id} to finish" if run_id else ""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """A usage error is one line (``citeledger resolve: error: ...``), exit 2; ``--help`` shows usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -481,14 +504,14 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `citeledger record ... | head`: the reader has all it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return 0
-    except KeyboardInterrupt:
-        print("citeledger: interrupted; a resolve run completes with --run-id of the same run", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (prefect_env.Terminated)
+        print(f"citeledger: interrupted{_rerun_hint()}", file=sys.stderr)
+        return 128 + getattr(exc, "signum", 2)
     except NotFound as exc:
         print(f"citeledger: {exc}", file=sys.stderr)
         return 1
     except CiteledgerError as exc:
-        print(f"citeledger: {exc}", file=sys.stderr)
+        print(f"citeledger: {exc}{_rerun_hint() if isinstance(exc, DiskFull) else ''}", file=sys.stderr)
         return 2
     except Exception as exc:  # noqa: BLE001 - sorted below: a rejected query, else an internal error
         return report_error(exc, args)

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from resolvers.errors import ConfigError
+
+from .options import at_least
 from resolvers.remote.settings import (  # noqa: F401 (re-exported: the types config files fill)
     ARXIV_DEFAULTS,
     CROSSREF_DEFAULTS,
@@ -156,8 +158,8 @@ def _validate(config: Config) -> None:
         if s.max_concurrency < 1 or s.retries < 0 or s.circuit_failures < 1:
             raise ConfigError(f"{where}: max_concurrency and circuit_failures must be >= 1, retries >= 0")
     lim = config.limits
-    if min(lim.max_raw_chars, lim.max_input_bytes, lim.batch_size, lim.arxiv_id_batch) < 1:
-        raise ConfigError("limits: every limit must be >= 1")
+    for f in dataclasses.fields(lim):
+        at_least(f"limits.{f.name}", getattr(lim, f.name), 1)
     _validate_query(config.query)
     if config.mailto is not None and "@" not in config.mailto:
         raise ConfigError(f"mailto: {config.mailto!r} is not an e-mail address")

@@ -115,6 +115,10 @@ def read_rows(paths: Iterable[str | Path]) -> list[dict]:
     rows: list[dict] = []
     for p in paths:
         p = Path(p)
+        if not p.is_file():
+            from resolvers.errors import UsageError
+
+            raise UsageError(f"gold file {p}: {'a folder, not a file' if p.is_dir() else 'no such file'}")
         opener = gzip.open if p.suffix == ".gz" else open
         with opener(p, "rt") as fh:
             rows.extend(json.loads(line) for line in fh if line.strip())
@@ -168,11 +172,13 @@ def report_lines(m: dict) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .options import non_negative_int, positive_int
+
     ap = argparse.ArgumentParser(prog="python -m citeledger.evaluate", description=__doc__.splitlines()[0])
     ap.add_argument("gold", nargs="+")
     ap.add_argument("--catalog", default="data/catalog")
-    ap.add_argument("--worst", type=int, default=5)
-    ap.add_argument("--batch", type=int, default=2000)
+    ap.add_argument("--worst", type=non_negative_int, default=5)
+    ap.add_argument("--batch", type=positive_int, default=2000)
     ap.add_argument("--json", action="store_true", help="print the whole metrics dict as JSON")
     args = ap.parse_args(argv)
     m = run_eval(args.gold, args.catalog, worst=args.worst, batch=args.batch)

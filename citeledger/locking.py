@@ -10,6 +10,7 @@ abandoned it (an exception before ``finish_run``) may plan again without deadloc
 """
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import threading
@@ -18,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Iterator
 
-from resolvers.errors import ConfigError
+from resolvers.errors import ConfigError, LedgerPathError
 
 LOCK_NAME = ".lock"
 DEFAULT_TIMEOUT = float(os.environ.get("CITELEDGER_LOCK_TIMEOUT", "3600"))
@@ -31,9 +32,22 @@ class LockTimeout(ConfigError):
     """Another process holds the lock for longer than we were willing to wait."""
 
 
+def _open_lock_file(path: Path) -> IO[bytes]:
+    """The lock file, or one line saying why the folder cannot hold one (a file where the
+    folder should be, a read-only folder)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return open(path, "a+b")
+    except (FileExistsError, NotADirectoryError):
+        raise LedgerPathError(f"{path.parent} is not a folder (a file is in the way)") from None
+    except OSError as exc:
+        if isinstance(exc, PermissionError) or exc.errno == errno.EROFS:
+            raise LedgerPathError(f"{path.parent} is not writable: {exc.strerror}") from None
+        raise
+
+
 def _acquire(path: Path, timeout: float) -> IO[bytes]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fh = open(path, "a+b")
+    fh = _open_lock_file(path)
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -60,6 +74,12 @@ def acquire_ledger(ledger_dir: str | Path, timeout: float | None = None) -> None
         if str(path) in _held:
             return
         _held[str(path)] = _acquire(path, DEFAULT_TIMEOUT if timeout is None else timeout)
+
+
+def holds_ledger(ledger_dir: str | Path) -> bool:
+    """Whether this process holds the ledger's writer lock now."""
+    with _held_lock:
+        return str(Path(ledger_dir).resolve() / LOCK_NAME) in _held
 
 
 def release_ledger(ledger_dir: str | Path) -> None:

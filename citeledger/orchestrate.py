@@ -14,7 +14,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Callable, Sequence
 
-from resolvers.errors import TransientError
+from resolvers.errors import RunIncomplete, TransientError
 
 from . import pipeline, progress
 from .inputs import InputLimits
@@ -26,10 +26,6 @@ BATCHES_IN_FLIGHT = max(2, os.cpu_count() or 2)
 RETRY_DELAYS = (1, 5)  # seconds before the retries of a batch that failed transiently (as the flow's task)
 
 log = logging.getLogger("citeledger")
-
-
-class BatchesFailed(RuntimeError):
-    """Some batches failed for good: the run stays unfinished; its id completes it later."""
 
 
 def plan_logged(inputs: Sequence[str], catalog: str, ledger: str, logger: Any, run_id: str | None = None,
@@ -55,7 +51,7 @@ def complete_run(plan: pipeline.RunPlan, map_batches: Callable[[pipeline.RunPlan
     try:
         errors = map_batches(plan) if plan.pending else []
         if errors:
-            raise BatchesFailed(f"{len(errors)} batch(es) failed; {failed_hint.format(run_id=plan.run_id)}: "
+            raise RunIncomplete(f"{len(errors)} batch(es) failed; {failed_hint.format(run_id=plan.run_id)}: "
                                 f"{errors[0]}")
         timings = {**timings, "resolve": time.monotonic() - t1}
         return pipeline.finish_run(plan, timings=timings)
@@ -91,6 +87,8 @@ def build_records(ledger: str, catalog: str, run_id: str | None = None, papers: 
     from .store import latest_run_id
 
     if not papers:
+        if run_id:
+            pipeline.check_run(ledger, run_id)  # a mistyped run id is an error, not "0 records"
         run_id = run_id or latest_run_id(ledger)
         if run_id is None:
             logger.info("the ledger has no run yet: no records to write")

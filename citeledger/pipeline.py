@@ -20,6 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
+from resolvers.errors import DiskFull
 from resolvers.model import Reference, Status, STATE_ORDER
 from resolvers.observation import observation_row
 from resolvers.resolution import resolve_batch
@@ -206,6 +207,11 @@ def plan_run(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_dir: 
     """Check and hash the inputs (pipes spooled once), then take the ledger lock, fix the
     batches, and start (or pick up) the run in the ledger. An input that cannot be read at all
     raises ``InputError`` before the lock: no run begins."""
+    from .options import at_least
+    from .store import check_ledger_dir
+
+    batch_size = at_least("batch_size", batch_size, 1)
+    check_ledger_dir(ledger_dir)
     limits = limits or InputLimits()
     if limits.max_file_bytes is None:  # the configuration's limits.max_input_bytes (clear reject when over)
         from .config import load_config
@@ -216,13 +222,26 @@ def plan_run(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_dir: 
                              _resumed_options(ledger_dir, run_id).get("citing_paper") or citing_paper, open_timeout)
     try:
         locking.acquire_ledger(ledger_dir)  # one writer per ledger; released by finish_run or death
+        _UNFINISHED[str(ledger_dir)] = run_id  # what an interrupt tells the user to re-run
         try:
             return _plan_locked(sources, catalog_dir, ledger_dir, run_id, batch_size, limits, citing_paper, remote)
-        except BaseException:
+        except BaseException as exc:
             locking.release_ledger(ledger_dir)
+            _forget_unbegun(exc, catalog_dir, ledger_dir, run_id)
             raise
     finally:
         discard_spools(sources)
+
+
+def _forget_unbegun(exc: BaseException, catalog_dir: str | Path, ledger_dir: str | Path, run_id: str) -> None:
+    """A plan that failed (not a full disk or an interrupt: the same id finishes those) leaves no
+    run to re-run and, if the run never began, no pinned catalog generation."""
+    if isinstance(exc, Exception) and not isinstance(exc, DiskFull):
+        _UNFINISHED.pop(str(ledger_dir), None)
+        if not LedgerStore(ledger_dir).known_run(run_id):
+            from .store import unpin_generation
+
+            unpin_generation(catalog_dir, ledger_dir, run_id)  # a run that never began pins nothing
 
 
 def _plan_locked(sources: Sequence[InputSource], catalog_dir: str | Path, ledger_dir: str | Path, run_id: str,
@@ -230,7 +249,7 @@ def _plan_locked(sources: Sequence[InputSource], catalog_dir: str | Path, ledger
                  remote: bool) -> RunPlan:
     from .blocking import ensure_index
 
-    catalog = get_catalog(catalog_dir)
+    catalog = planned_catalog(catalog_dir, ledger_dir, run_id)
     ensure_index(catalog.generation_dir)  # once here, not in every worker process
     input_info = [{"path": s.name, "sha256": s.sha256} for s in sources]
     ledger = LedgerStore(ledger_dir)
@@ -287,6 +306,37 @@ def _cut_batches(items: Iterator[Reference | InputReject], batch_size: int, made
     if chunk:
         cut()
     return jobs, rejects, count
+
+
+# Runs this process planned and has not finished, by ledger: the run id an interrupted command
+# names in its "re-run with --run-id" line.
+_UNFINISHED: dict[str, str] = {}
+
+
+def interrupted_run() -> str | None:
+    """The run this process was working on when it was stopped, if it did not finish."""
+    return next(reversed(_UNFINISHED.values()), None)
+
+
+def planned_catalog(catalog_dir: str | Path, ledger_dir: str | Path, run_id: str) -> ParquetCatalog:
+    """The generation a run works on, pinned for it: the one it was first planned on when that
+    run is being resumed (later builds keep it, see ``store.pinned_generations``), else the live
+    one. Pinned before it is checked, so a build that swaps generations meanwhile cannot take it."""
+    from .store import CatalogStore, pin_generation, pinned_generation
+
+    pinned = pinned_generation(catalog_dir, ledger_dir, run_id)
+    if pinned and (Path(catalog_dir) / pinned / "manifest.json").exists():
+        catalog = get_catalog(catalog_dir, pinned)
+        pin_generation(catalog_dir, ledger_dir, run_id, pinned)  # now held by this process
+        return catalog
+    for _ in range(5):
+        live = CatalogStore(catalog_dir).current()
+        if live is None:
+            return get_catalog(catalog_dir)  # raises the one-line "no catalog" error
+        pin_generation(catalog_dir, ledger_dir, run_id, live.name)
+        if (live / "manifest.json").exists():  # still there once pinned: no build can remove it now
+            return get_catalog(catalog_dir, live.name)
+    return get_catalog(catalog_dir)
 
 
 # One catalog (and fuzzy index) per process, shared by the tasks of that process.
@@ -431,8 +481,24 @@ def write_run_notices(plan: RunPlan) -> int:
 
 def abandon_run(plan: RunPlan) -> None:
     """Give up a run without finishing it: release the ledger's writer lock (what was written
-    stays; a re-run with the same run id completes it)."""
+    stays; a re-run with the same run id completes it, so its catalog generation stays pinned)."""
     locking.release_ledger(plan.ledger_dir)
+
+
+def _complete_run(plan: RunPlan, ledger: LedgerStore) -> None:
+    """The finishing steps after the run row, each safe to repeat, then the mark that they all
+    happened: a run stopped among them (a full disk writing ``ledger.duckdb``) does them again
+    when resumed, instead of reporting a finished run that never wrote its database."""
+    from .store import CatalogStore, write_ledger_database
+
+    # Works the remote resolvers fetched join the catalog for the next run. After the run row:
+    # a crash here leaves a finished run (fetched again on resume; the build adds nothing twice),
+    # never one that cannot be resumed because its catalog changed under it.
+    fetched = ledger.fetched_work_files(plan.run_id)
+    if fetched:
+        CatalogStore(plan.catalog_dir).build(fetched)
+    write_ledger_database(plan.ledger_dir, plan.catalog_dir)
+    ledger.mark_complete(plan.run_id)
 
 
 def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "resolve",
@@ -441,7 +507,7 @@ def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "r
     """Write the run's notices (and ``recheck_notices``, the changed notices of works linked by
     earlier runs) and its row (counts from the ledger itself, so a resumed run counts
     everything), then refresh ``<ledger>/ledger.duckdb``."""
-    from .store import run_transitions, write_ledger_database
+    from .store import run_transitions, unpin_generation
 
     ledger = LedgerStore(plan.ledger_dir)
     finished = ledger.run_finished(plan.run_id)
@@ -462,16 +528,12 @@ def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "r
            "timings": json.dumps({k: round(v, 3) for k, v in (timings or {}).items()}, sort_keys=True)}
     if not finished:
         ledger.finish_run(row)
-        # Works the remote resolvers fetched join the catalog for the next run. After the run row:
-        # a crash here leaves a finished run (they are fetched again next time), never one that
-        # cannot be resumed because its catalog changed under it.
-        fetched = ledger.fetched_work_files(plan.run_id)
-        if fetched:
-            from .store import CatalogStore
-
-            CatalogStore(plan.catalog_dir).build(fetched)
-        write_ledger_database(plan.ledger_dir, plan.catalog_dir)
+    if not ledger.run_complete(plan.run_id):
+        _complete_run(plan, ledger)
+    unpin_generation(plan.catalog_dir, plan.ledger_dir, plan.run_id)  # its catalog may go now
     locking.release_ledger(plan.ledger_dir)
+    if _UNFINISHED.get(str(plan.ledger_dir)) == plan.run_id:
+        del _UNFINISHED[str(plan.ledger_dir)]
     resolved_now = sum(j.size for j in plan.pending)
     return {"run_id": plan.run_id, "references": plan.references, "rejects": len(plan.rejects),
             "states": ordered, "seconds": round(seconds, 3), "resumed": plan.resumed,
@@ -504,6 +566,10 @@ def find_paper_work(catalog: ParquetCatalog, paper_id: str) -> dict[str, Any] | 
 def citation_record(paper_id: str, ledger_dir: str | Path, catalog_dir: str | Path,
                     page_cap: int | None = None) -> dict[str, Any]:
     """The citation record of one paper, from the ledger's current observations and notices."""
+    if not paper_id.strip():
+        from resolvers.errors import UsageError
+
+        raise UsageError("record: the paper id is empty (give an arXiv id, a DOI or a citing_paper id)")
     return next(citation_records([paper_id], ledger_dir, catalog_dir, page_cap))
 
 
@@ -514,8 +580,11 @@ def citation_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_d
                      page_cap: int | None = None) -> Iterator[dict[str, Any]]:
     """The citation records of many papers, in order; one pass over the ledger per 500 papers."""
     from . import records
+    from .options import at_least
     from .store import papers_observations
 
+    if page_cap is not None:
+        at_least("page_cap", page_cap, 1)
     catalog = get_catalog(catalog_dir)
     generated_from = {"tables": {"current": "ledger view current (latest observation per reference)",
                                  "notices": "ledger view notices (latest notice per cited work)",
@@ -537,25 +606,53 @@ def citation_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_d
                                        page_cap=page_cap or records.DEFAULT_PAGE_CAP, works=cited)
 
 
+RECORD_STEM_MAX = 120
+
+
 def record_file_stem(paper_id: str) -> str:
-    """A safe file name for any paper id (``hep-th/9901001``, ``../../etc/passwd``, unicode)."""
+    """The record file name of a paper id: distinct ids always get distinct names.
+
+    An id whose percent-escape (``quote``, keeping ``-_.``) is a plain name (not empty, no
+    leading dot, no upper-case letter, at most 120 bytes) is its own name: ``2301.00001``,
+    ``hep-th%2F9901001``, ``10.1000%2Fxyz``; escaping is reversible, so these never meet. Any
+    other id gets the escape's first 100 bytes, ``+`` and 16 hex digits of the id's SHA-256
+    (``hidden+1f0c...`` for ``.hidden``, ``PhysRev...+...`` for a DOI with capitals, so two ids
+    differing only in case stay apart on a case-blind file system). ``+`` never occurs in a
+    plain name (``quote`` escapes it), so the two kinds cannot meet either."""
     from urllib.parse import quote
 
-    stem = quote(paper_id, safe="-_.")
-    stem = stem.lstrip(".") or "_"
-    if len(stem) > 120:
-        stem = stem[:100] + "-" + hashlib.sha256(paper_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return stem
+    escaped = quote(paper_id, safe="-_.")
+    plain = escaped.lstrip(".")
+    if plain == escaped and plain and len(plain) <= RECORD_STEM_MAX and not any("A" <= c <= "Z" for c in paper_id):
+        return plain
+    digest = hashlib.sha256(paper_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return plain[:100] + "+" + digest
 
 
 def write_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
                   progress: Callable[[int], None] | None = None) -> list[Path]:
-    """Write each paper's record as JSON, text and HTML under ``<ledger>/records/``;
+    """Write each paper's record as JSON, text and HTML under ``<ledger>/records/``, under the
+    ledger's writer lock; first removing what a killed writer of records left staged there.
     ``progress(1)`` after each paper (the CLI's progress bar)."""
+    from .store import check_ledger_dir, remove_leftovers
+
+    check_ledger_dir(ledger_dir)
+    out = Path(ledger_dir) / "records"
+    held_before = locking.holds_ledger(ledger_dir)  # a caller's run holds it: leave it held
+    locking.acquire_ledger(ledger_dir)
+    try:
+        remove_leftovers(out)
+        return _write_record_files(paper_ids, ledger_dir, catalog_dir, out, progress)
+    finally:
+        if not held_before:
+            locking.release_ledger(ledger_dir)
+
+
+def _write_record_files(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
+                        out: Path, progress: Callable[[int], None] | None) -> list[Path]:
     from . import records
     from .store import atomic_write_bytes
 
-    out = Path(ledger_dir) / "records"
     written = []
     for paper_id, record in zip(paper_ids, citation_records(paper_ids, ledger_dir, catalog_dir)):
         records.validate_record(record)
@@ -567,6 +664,22 @@ def write_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir:
         if progress is not None:
             progress(1)
     return written
+
+
+def check_run(ledger_dir: str | Path, run_id: str) -> str:
+    """``run_id`` if the ledger has begun that run, else a one-line error naming the latest runs."""
+    from resolvers.errors import UnknownRun
+
+    from .store import check_run_id
+
+    ledger = LedgerStore(ledger_dir)
+    if ledger.known_run(check_run_id(run_id)):
+        return run_id
+    runs = sorted((p.parent for p in (Path(ledger_dir) / "_runs").glob("*/manifest.json")),
+                  key=lambda p: p.stat().st_mtime, reverse=True)
+    latest = ", ".join(p.name for p in runs[:3])
+    raise UnknownRun(f"ledger {ledger_dir} has no run {run_id!r}"
+                     + (f"; latest runs: {latest}" if latest else "; it has no runs yet"))
 
 
 def papers_touched(run_id: str, ledger_dir: str | Path, catalog_dir: str | Path) -> list[str]:

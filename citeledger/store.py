@@ -8,6 +8,7 @@ batches that finished.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 from contextlib import contextmanager
 import json
@@ -25,7 +26,7 @@ from typing import Any, Callable, Iterator, Sequence
 import duckdb
 import pyarrow as pa
 
-from resolvers.errors import CatalogSourceError, ConfigError
+from resolvers.errors import CatalogSourceError, ConfigError, DiskFull, LedgerPathError
 from resolvers.model import Work
 
 from . import sources as src
@@ -97,23 +98,75 @@ def sql_literal(value: str | Path) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+
+
+@contextmanager
+def disk_errors(path: Path, access: bool = True) -> Iterator[None]:
+    """A full disk (or quota) while writing ``path`` becomes one ``DiskFull`` naming it, and a
+    folder we may not write one ``LedgerPathError``, instead of a traceback; the writers below
+    remove their staged file on the way out, so nothing partial is left either way."""
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        yield
+    except OSError as exc:
+        if exc.errno in _NO_SPACE:
+            raise DiskFull(path) from exc
+        if access and exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EEXIST):
+            raise LedgerPathError(f"cannot write {path}: {exc.strerror} ({exc.filename or path})") from exc
         raise
+    except duckdb.IOException as exc:  # DuckDB's own writes report ENOSPC in its message
+        if "no space left" in str(exc).lower():
+            raise DiskFull(path) from exc
+        raise
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    with disk_errors(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+
+def remove_leftovers(directory: Path) -> int:
+    """Remove the staged files (``.NAME.XXXX.tmp``) that writers killed mid-write left in
+    ``directory``; only under the folder's writer lock, where no live writer can own one."""
+    removed = 0
+    for leftover in [*directory.glob(".*.tmp"), *directory.glob(".*.tmp.wal")] if directory.is_dir() else ():
+        leftover.unlink(missing_ok=True)
+        removed += 1
+    return removed
+
+
+def check_ledger_dir(ledger_dir: str | Path, write: bool = True) -> Path:
+    """The ledger folder, or a one-line error when it cannot be one: a file given as ``--ledger``,
+    a folder this process may not write (for commands that write)."""
+    path = Path(ledger_dir)
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent  # the nearest folder that exists decides whether we can create it
+    if probe.exists() and not probe.is_dir():
+        raise LedgerPathError(f"ledger {path}: {probe} is a file, not a folder (give --ledger a folder)")
+    if write and not os.access(probe, os.W_OK | os.X_OK):
+        raise LedgerPathError(f"ledger {path}: {probe} is not writable by this user")
+    return path
 
 
 def write_parquet(table: pa.Table, path: Path, staging: Path) -> None:
     """Write an Arrow table as Parquet through DuckDB into ``staging``, then rename into place."""
+    with disk_errors(path):
+        _write_parquet(table, path, staging)
+
+
+def _write_parquet(table: pa.Table, path: Path, staging: Path) -> None:
     staging.mkdir(parents=True, exist_ok=True)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=staging, prefix=f"{path.stem}.", suffix=".parquet")
@@ -185,9 +238,11 @@ class CatalogStore:
         """
         from .locking import exclusive
 
-        self.dir.mkdir(parents=True, exist_ok=True)
-        with exclusive(self.dir):  # one builder at a time (the lock dies with its holder)
-            return self._build(files, fmt, file_done)
+        files = source_files(files)
+        with disk_errors(self.dir):
+            self.dir.mkdir(parents=True, exist_ok=True)
+        with exclusive(self.dir), disk_errors(self.dir, access=False):  # one builder at a time
+            return self._build(files, fmt, file_done)  # (the lock dies with its holder; staging goes on error)
 
     def _build(self, files: Sequence[str | Path], fmt: src.SourceFormat | None = None,
                file_done: Callable[[Path], None] | None = None) -> CatalogBuildReport:
@@ -330,16 +385,104 @@ class CatalogStore:
             # Move the complete generation into place, then swap the pointer: the atomic step.
             os.replace(gen_dir, self.dir / gen_name)
             atomic_write_bytes(self.dir / "CURRENT", gen_name.encode())
-            # keep the previous generation: a reader (a query, a running resolve) that read the old
-            # pointer a moment ago still finds its files; older ones go
+            # keep the previous generation (a reader that read the old pointer a moment ago still
+            # finds its files) and every generation an unfinished run is pinned to; older ones go
+            keep = {gen_name, previous.name if previous else None, *pinned_generations(self.dir)}
             for old in self.dir.glob("gen-*"):
-                if old.name not in (gen_name, previous.name if previous else None):
+                if old.name not in keep:
                     shutil.rmtree(old, ignore_errors=True)
             return CatalogBuildReport(generation=gen_name, works=n_works, added=n_works - before,
                                       notice_events=n_events, fingerprint=fingerprint, files=file_reports,
                                       seconds=time.monotonic() - started)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+
+
+# --- generation pins: a run resolves every batch on the generation it was planned on --------
+
+PINS_DIR = ".pins"
+
+
+def _pin_path(catalog_dir: str | Path, ledger_dir: str | Path, run_id: str) -> Path:
+    ledger_key = hashlib.sha256(str(Path(ledger_dir).resolve()).encode()).hexdigest()[:12]
+    return Path(catalog_dir) / PINS_DIR / f"{ledger_key}-{check_run_id(run_id)}.json"
+
+
+def pin_generation(catalog_dir: str | Path, ledger_dir: str | Path, run_id: str, generation: str) -> bool:
+    """Keep ``generation`` through later builds until the run ends (``unpin_generation``): an
+    interrupted run is completed on the catalog it started on. False when the catalog folder is
+    read-only (nobody who could rebuild it runs as us then)."""
+    pin = {"generation": generation, "ledger": str(Path(ledger_dir).resolve()), "run_id": run_id,
+           "pid": os.getpid()}
+    try:
+        atomic_write_bytes(_pin_path(catalog_dir, ledger_dir, run_id), json.dumps(pin, sort_keys=True).encode())
+    except (LedgerPathError, PermissionError):
+        return False
+    return True
+
+
+def pinned_generation(catalog_dir: str | Path, ledger_dir: str | Path, run_id: str) -> str | None:
+    """The generation an unfinished run of this ledger is pinned to, if any."""
+    try:
+        return json.loads(_pin_path(catalog_dir, ledger_dir, run_id).read_text())["generation"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def unpin_generation(catalog_dir: str | Path, ledger_dir: str | Path, run_id: str) -> None:
+    try:
+        _pin_path(catalog_dir, ledger_dir, run_id).unlink(missing_ok=True)
+    except OSError:
+        pass  # a read-only catalog never held a pin
+
+
+def _pin_is_stale(pin: dict[str, Any]) -> bool:
+    """A pin outlives its purpose when its run finished or its ledger no longer knows the run,
+    and no live process (the planner, between pinning and starting the run) holds it."""
+    try:
+        os.kill(int(pin["pid"]), 0)
+        return False  # its planner (or a process reusing the pid: keeping it is the safe side)
+    except (ProcessLookupError, ValueError, KeyError, TypeError):
+        pass
+    except PermissionError:
+        return False
+    ledger, run_id = Path(pin.get("ledger", "")), str(pin.get("run_id", ""))
+    finished = (ledger / "runs" / run_id / "run.parquet").exists()
+    return finished or not (ledger / "_runs" / run_id / "manifest.json").exists()
+
+
+def pinned_generations(catalog_dir: str | Path) -> set[str]:
+    """Generations pinned by unfinished runs; stale pins are removed on the way (called under
+    the catalog's build lock)."""
+    kept = set()
+    for path in (Path(catalog_dir) / PINS_DIR).glob("*.json"):
+        try:
+            pin = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if _pin_is_stale(pin):
+            path.unlink(missing_ok=True)
+        else:
+            kept.add(str(pin.get("generation")))
+    return kept
+
+
+def source_files(paths: Sequence[str | Path]) -> list[Path]:
+    """The files a build reads: each file as given, a folder's files recursively (in name order,
+    hidden ones skipped); a missing path is an error before anything is read."""
+    out: list[Path] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.is_file()
+                           and not any(part.startswith(".") for part in p.relative_to(path).parts))
+            if not found:
+                raise CatalogSourceError(f"{path}: a folder with no files to read")
+            out.extend(found)
+        elif path.exists():
+            out.append(path)
+        else:
+            raise CatalogSourceError(f"{path}: no such file")
+    return out
 
 
 def _read_notice_source(path: Path, fmt: src.SourceFormat) -> tuple[list[dict[str, Any]], list[Any]]:
@@ -545,6 +688,8 @@ class LedgerStore:
         """
         # half-written files of a killed writer; only called under the ledger lock (locking.py)
         shutil.rmtree(self.staging, ignore_errors=True)
+        remove_leftovers(self.dir)  # a killed ledger.duckdb write
+        remove_leftovers(self.dir / "records")  # a killed records writer
         path = self._run_dir("_runs", run_id) / "manifest.json"
         if path.exists():
             data = json.loads(path.read_text())
@@ -617,6 +762,17 @@ class LedgerStore:
 
     def run_finished(self, run_id: str) -> bool:
         return self.part_path("runs", run_id, "run").exists()
+
+    def run_complete(self, run_id: str) -> bool:
+        """Whether every finishing step after the run row (``pipeline._complete_run``) happened."""
+        return (self._run_dir("_runs", run_id) / "complete").exists()
+
+    def mark_complete(self, run_id: str) -> None:
+        atomic_write_bytes(self._run_dir("_runs", run_id) / "complete", b"")
+
+    def known_run(self, run_id: str) -> bool:
+        """A run this ledger has begun (finished or not)."""
+        return (self._run_dir("_runs", run_id) / "manifest.json").exists() or self.run_finished(run_id)
 
     def read_run_counts(self, run_id: str) -> dict[str, int]:
         glob = self._run_dir("observations", run_id) / "*.parquet"
@@ -707,6 +863,12 @@ def write_ledger_database(ledger_dir: str | Path, catalog_dir: str | Path | None
     ledger = Path(ledger_dir)
     ledger.mkdir(parents=True, exist_ok=True)
     target = ledger / LEDGER_DB
+    with disk_errors(target):
+        _write_database_file(ledger, catalog_dir, target)
+    return target
+
+
+def _write_database_file(ledger: Path, catalog_dir: str | Path | None, target: Path) -> None:
     fd, tmp = tempfile.mkstemp(dir=ledger, prefix=f".{LEDGER_DB}.", suffix=".tmp")
     os.close(fd)
     os.unlink(tmp)  # duckdb creates the file itself
@@ -726,7 +888,6 @@ def write_ledger_database(ledger_dir: str | Path, catalog_dir: str | Path | None
         for leftover in (tmp, tmp + ".wal"):
             if os.path.exists(leftover):
                 os.unlink(leftover)
-    return target
 
 
 def run_transitions(ledger_dir: str | Path, run_id: str) -> int:

@@ -64,3 +64,28 @@ class ConfigError(PermanentError):
 
 class QueryRefused(PermanentError):
     """User SQL that would change the ledger or reach outside it."""
+
+
+class UsageError(ConfigError):
+    """A command-line value or path the user gave that cannot work (exit 2, one line)."""
+
+
+class LedgerPathError(UsageError):
+    """A ledger folder that is a file, or that this process may not write."""
+
+
+class UnknownRun(UsageError):
+    """A run id the ledger has never seen."""
+
+
+class DiskFull(PermanentError):
+    """No space left while writing a file; what was staged is removed, nothing is half-written."""
+
+    def __init__(self, path: object):
+        super().__init__(f"no space left on the device writing {path}; nothing partial was kept: "
+                         "free some space and re-run")
+        self.path = path
+
+
+class RunIncomplete(PermanentError):
+    """Some batches of a run failed; what was written stays, and the same run id finishes it."""

@@ -1,0 +1,44 @@
+"""What the command line, the configuration and the flows share about options: the default
+folders, and the one check of a whole-number option. A module of its own with nothing heavy to
+import, so ``citeledger --help`` and argument errors stay instant."""
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from resolvers.errors import ConfigError
+
+DEFAULT_CATALOG = "data/catalog"
+DEFAULT_LEDGER = "data/ledger"
+DEFAULT_INBOX = "data/inbox"
+DEFAULT_PROCESSED = "data/processed"
+DEFAULT_CATALOG_INBOX = "data/catalog-inbox"
+
+
+def at_least(name: str, value: Any, low: int) -> int:
+    """``value`` as an int of at least ``low``, or a ConfigError naming the option: the one check
+    the configuration's ``[limits]``, the command line and the library entry points share."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        try:
+            value = int(str(value).strip(), 10)
+        except ValueError:
+            raise ConfigError(f"{name}: expected a whole number, got {value!r}") from None
+    if value < low:
+        raise ConfigError(f"{name}: must be >= {low}, got {value}")
+    return value
+
+
+def _int_type(low: int) -> Any:
+    """An argparse ``type=`` that checks with ``at_least`` (argparse then reports it, exit 2)."""
+    def parse(text: str) -> int:
+        try:
+            return at_least("value", text, low)
+        except ConfigError as exc:
+            raise argparse.ArgumentTypeError(str(exc).removeprefix("value: ")) from None
+
+    parse.__name__ = "positive_int" if low == 1 else "non_negative_int"
+    return parse
+
+
+positive_int = _int_type(1)  # batch sizes, worker counts, page caps, row caps
+non_negative_int = _int_type(0)  # counts where none is a fair answer (``eval --worst 0``)

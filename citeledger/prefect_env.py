@@ -1,0 +1,97 @@
+"""Process hygiene for flows run from the command line: no Prefect server outlives its command.
+
+Without ``PREFECT_API_URL`` a flow run starts a temporary API server (``SubprocessASGIServer``,
+a ``python -m uvicorn`` child of about 220 MB) and stops it from an ``atexit`` hook. Two ways
+left it running under init:
+
+- SIGTERM: Python's default action ends the process without running ``atexit``. ``stop_on_sigterm``
+  turns SIGTERM into ``Terminated`` (a ``KeyboardInterrupt``), so the flow run is marked crashed,
+  the ledger lock released, and the ``atexit`` hook stops the server.
+- SIGKILL (or any death that skips ``atexit``): ``watch_parent`` starts that server through a
+  small wrapper that watches its parent and shuts uvicorn down (its own SIGTERM handling) when
+  the parent is gone. Only ``prefect.server.api.server``'s use of ``subprocess.Popen`` is
+  wrapped, and only for its uvicorn command; nothing else of Prefect changes.
+
+``prepare_cli_process`` does both; a CLI path that runs no flow need not call it.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from typing import Any
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, delivered as an interrupt so every ``finally`` and ``atexit`` hook runs."""
+
+    def __init__(self, signum: int = signal.SIGTERM):
+        super().__init__(f"signal {signum}")
+        self.signum = signum
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated(signum)
+
+
+def stop_on_sigterm() -> None:
+    """SIGTERM ends this process like Ctrl-C does (main thread only; elsewhere a no-op)."""
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _raise_terminated)
+
+
+# Runs in the server's process: a thread polls the parent; once it is gone (its pid no longer our
+# parent's), uvicorn gets SIGTERM (a clean shutdown), and the process exits within 10 s anyway.
+WATCHDOG = r"""
+import os, runpy, signal, sys, threading, time
+parent = int(sys.argv[1])
+def watch():
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(10)
+    os._exit(1)
+threading.Thread(target=watch, daemon=True, name="citeledger-parent-watch").start()
+sys.argv = ["uvicorn", *sys.argv[2:]]
+runpy.run_module("uvicorn", run_name="__main__", alter_sys=True)
+"""
+
+
+def watched_command(args: list[str], parent: int | None = None) -> list[str]:
+    """``python -m uvicorn ARGS`` as the same command under the parent watchdog; others as given."""
+    args = list(args)
+    if len(args) >= 3 and args[1:3] == ["-m", "uvicorn"]:
+        return [args[0], "-c", WATCHDOG, str(os.getpid() if parent is None else parent), *args[3:]]
+    return args
+
+
+class _WatchedSubprocess:
+    """``subprocess`` as ``prefect.server.api.server`` sees it: ``Popen`` of the uvicorn command
+    goes through ``watched_command``; every other name is the real module's."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(subprocess, name)
+
+    @staticmethod
+    def Popen(args: Any, *rest: Any, **kwargs: Any) -> subprocess.Popen:  # noqa: N802 - the module's name
+        if isinstance(args, (list, tuple)):
+            args = watched_command([str(a) for a in args])
+        return subprocess.Popen(args, *rest, **kwargs)
+
+
+def watch_parent() -> None:
+    """Start Prefect's temporary server (if it starts one) under the parent watchdog."""
+    if os.environ.get("PREFECT_API_URL"):
+        return  # a configured server: no temporary one is started
+    from prefect.server.api import server
+
+    if not isinstance(server.subprocess, _WatchedSubprocess):
+        server.subprocess = _WatchedSubprocess()  # type: ignore[assignment]  # the module name, on purpose
+
+
+def prepare_cli_process() -> None:
+    """Everything a CLI command that runs a flow needs so no server outlives it."""
+    stop_on_sigterm()
+    watch_parent()

@@ -1,0 +1,357 @@
+"""Run integrity and one-line errors (issue 17, probe items 3, 5, 6, 7, 8, 11 and 16)."""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from citeledger import cli, config, locking, pipeline, store
+from citeledger.store import CatalogStore, LedgerStore
+from resolvers.errors import CiteledgerError, ConfigError, DiskFull, LedgerPathError
+
+from conftest import FIXTURES
+
+ROWS = [{"citing_paper": "paper-a", "reference_index": i,
+         "raw": f"Nobody {i}. Not in any catalog. J Nowhere 1999;{i}:1."} for i in range(1, 5)]
+
+
+def write_input(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def resolve(inp: Path, catalog: Path, ledger: Path, run_id: str, **kw) -> dict:
+    plan = pipeline.plan_run([inp], catalog, ledger, run_id=run_id, **kw)
+    for job in plan.pending:
+        pipeline.run_batch(job)
+    return pipeline.finish_run(plan)
+
+
+def one_line_error(capsys, argv: list[str]) -> str:
+    """Run the CLI in this process; it must exit 2 with one line on stderr."""
+    try:
+        code = cli.main(argv)
+    except SystemExit as exc:  # argparse
+        code = exc.code
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2, err
+    assert len(err) == 1 and "Traceback" not in err[0], err
+    return err[0]
+
+
+# --- item 3: numeric options ----------------------------------------------------------------
+
+@pytest.mark.parametrize("argv", [
+    ["resolve", "x.jsonl", "--batch-size", "-5"], ["resolve", "x.jsonl", "--batch-size", "0"],
+    ["resolve", "x.jsonl", "--dask-workers", "0"], ["nightly", "--batch-size", "-1"],
+    ["query", "select 1", "--max-rows", "-3"], ["record", "x", "--page-cap", "0"],
+    ["eval", "g.jsonl", "--worst", "-1"], ["resolve", "x.jsonl", "--batch-size", "ten"]])
+def test_numeric_options_below_their_minimum_are_refused(capsys, argv):
+    line = one_line_error(capsys, argv)
+    assert "must be >=" in line or "whole number" in line
+
+
+def test_plan_run_refuses_a_batch_size_below_one(tmp_path, fixture_catalog):
+    inp = write_input(tmp_path / "in.jsonl", ROWS)
+    with pytest.raises(ConfigError, match="batch_size: must be >= 1"):
+        pipeline.plan_run([inp], fixture_catalog, tmp_path / "ledger", run_id="r1", batch_size=-5)
+    assert not locking.holds_ledger(tmp_path / "ledger")
+    with pytest.raises(ConfigError, match="page_cap: must be >= 1"):
+        pipeline.citation_record("paper-a", tmp_path / "ledger", fixture_catalog, page_cap=-1)
+
+
+def test_config_limits_and_the_command_line_share_one_check(tmp_path):
+    with pytest.raises(ConfigError, match="limits.batch_size: must be >= 1"):
+        config.load_config(env={"CITELEDGER_BATCH_SIZE": "0"}, cwd=tmp_path)
+    assert config.positive_int("7") == 7 and config.non_negative_int("0") == 0
+
+
+# --- item 5: record file names --------------------------------------------------------------
+
+TRICKY_IDS = [".hidden", "..hidden", "hidden", "...", ".", "..", "", " ", "_", "%2E", "%2Ehidden", "Hidden",
+              "HIDDEN", "hep-th/9901001", "hep-th%2F9901001", "hep-th_9901001", "2301.00001", "2301.00001v2",
+              "10.1103/PhysRevLett.116.061102", "10.1103/physrevlett.116.061102", "é", "e\u0301", "É",
+              "a/b", "a%2Fb", "a+b", "a b", "x" * 200, "x" * 201, "x" * 120, "x" * 121, "hidden+0000000000000000",
+              "CON", "con", "\u202eevil", "tab\there", "nul\x00l", "~", "-", "--"]
+
+
+def test_record_file_names_are_injective_even_on_case_blind_file_systems():
+    stems = [pipeline.record_file_stem(i) for i in TRICKY_IDS]
+    assert len({s.lower() for s in stems}) == len(TRICKY_IDS)
+    for paper_id in ("2301.00001", "hep-th/9901001", "10.1000/xyz.123"):  # ordinary ids stay readable
+        assert "+" not in pipeline.record_file_stem(paper_id)
+
+
+def test_hidden_citing_papers_get_one_record_file_each(tmp_path, fixture_catalog):
+    papers = [".hidden", "..hidden", "hidden"]
+    inp = write_input(tmp_path / "in.jsonl", [dict(ROWS[0], citing_paper=p) for p in papers])
+    resolve(inp, fixture_catalog, tmp_path / "ledger", "r1")
+    written = pipeline.write_records(papers, tmp_path / "ledger", fixture_catalog)
+    assert len(set(written)) == 3
+    assert sorted(json.loads(p.read_text())["paper"]["id"] for p in written) == sorted(papers)
+
+
+# --- item 6: a run keeps its catalog generation ---------------------------------------------
+
+def test_a_planned_run_survives_two_catalog_builds_and_resumes(tmp_path):
+    catalog = tmp_path / "catalog"
+    CatalogStore(catalog).build([FIXTURES / "catalog" / "works.jsonl"])
+    inp = write_input(tmp_path / "in.jsonl", ROWS)
+    plan = pipeline.plan_run([inp], catalog, tmp_path / "ledger", run_id="r1", batch_size=2)
+    pipeline.abandon_run(plan)  # interrupted after planning
+    for name in ("arxiv_snapshot.jsonl", "crossref_messages.jsonl"):  # two builds: new fingerprints
+        CatalogStore(catalog).build([FIXTURES / "catalog" / name])
+    assert (catalog / plan.jobs[0].catalog_generation / "manifest.json").exists()
+    pipeline.run_batch(plan.pending[0])  # the planned batches still resolve
+    resumed = pipeline.plan_run([inp], catalog, tmp_path / "ledger", run_id="r1")
+    assert resumed.resumed and [j.part for j in resumed.pending] == [plan.jobs[1].part]
+    for job in resumed.pending:
+        pipeline.run_batch(job)
+    summary = pipeline.finish_run(resumed)
+    assert summary["references"] == 4 and sum(summary["states"].values()) == 4
+    assert not list((catalog / store.PINS_DIR).glob("*.json"))  # the finished run lets go
+    CatalogStore(catalog).build([FIXTURES / "catalog" / "works.jsonl"])
+    assert not (catalog / plan.jobs[0].catalog_generation).exists()  # and the next build removes it
+
+
+def test_stale_pins_of_dead_processes_are_dropped(tmp_path):
+    catalog, ledger = tmp_path / "catalog", tmp_path / "ledger"
+    (catalog / store.PINS_DIR).mkdir(parents=True)
+    dead = {"generation": "gen-000001", "ledger": str(ledger), "run_id": "gone", "pid": 2 ** 22 + 12345}
+    (catalog / store.PINS_DIR / "x-gone.json").write_text(json.dumps(dead))
+    unfinished = dict(dead, run_id="open", generation="gen-000002")
+    (catalog / store.PINS_DIR / "x-open.json").write_text(json.dumps(unfinished))
+    (ledger / "_runs" / "open").mkdir(parents=True)
+    (ledger / "_runs" / "open" / "manifest.json").write_text("{}")
+    assert store.pinned_generations(catalog) == {"gen-000002"}  # the unfinished run keeps its pin
+    assert not (catalog / store.PINS_DIR / "x-gone.json").exists()
+
+
+# --- item 7: finishing steps are re-run on resume ---------------------------------------------
+
+def test_disk_full_writing_the_ledger_database_is_finished_by_the_resumed_run(tmp_path, fixture_catalog,
+                                                                               monkeypatch):
+    inp = write_input(tmp_path / "in.jsonl", ROWS)
+    ledger = tmp_path / "ledger"
+
+    def full(*a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with monkeypatch.context() as m:
+        m.setattr(store, "_write_database_file", full)
+        with pytest.raises(DiskFull, match="ledger.duckdb"):
+            resolve(inp, fixture_catalog, ledger, "r1")
+    assert LedgerStore(ledger).run_finished("r1") and not (ledger / "ledger.duckdb").exists()
+    assert not list(ledger.glob(".*.tmp"))
+    summary = resolve(inp, fixture_catalog, ledger, "r1")
+    assert summary["resumed"] and (ledger / "ledger.duckdb").exists()
+    assert LedgerStore(ledger).run_complete("r1")
+
+
+def test_enospc_in_a_staged_write_is_one_error_and_leaves_nothing(tmp_path, monkeypatch):
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(store.os, "fsync", full)
+    with pytest.raises(DiskFull, match="out.json"):
+        store.atomic_write_bytes(tmp_path / "out.json", b"x" * 100)
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- item 8: an unknown run -------------------------------------------------------------------
+
+def test_records_of_an_unknown_run_is_an_error_naming_the_latest_runs(tmp_path, fixture_catalog, capsys):
+    resolve(write_input(tmp_path / "in.jsonl", ROWS), fixture_catalog, tmp_path / "ledger", "r1")
+    line = one_line_error(capsys, ["records", "--ledger", str(tmp_path / "ledger"),
+                                   "--catalog", str(fixture_catalog), "--run-id", "nosuchrun"])
+    assert "nosuchrun" in line and "r1" in line
+
+
+# --- item 11: leftovers of killed record writers ------------------------------------------------
+
+def test_leftover_staged_record_files_are_removed_by_the_next_records(tmp_path, fixture_catalog):
+    resolve(write_input(tmp_path / "in.jsonl", ROWS), fixture_catalog, tmp_path / "ledger", "r1")
+    records_dir = tmp_path / "ledger" / "records"
+    records_dir.mkdir(parents=True, exist_ok=True)
+    leftover = records_dir / ".paper-a.json.k2j3h4.tmp"
+    leftover.write_text("half a record")
+    pipeline.write_records(["paper-a"], tmp_path / "ledger", fixture_catalog)
+    assert not leftover.exists() and (records_dir / "paper-a.json").exists()
+    assert not locking.holds_ledger(tmp_path / "ledger")
+    leftovers = [records_dir / ".paper-a.html.x1.tmp", tmp_path / "ledger" / ".ledger.duckdb.y2.tmp",
+                 tmp_path / "ledger" / ".ledger.duckdb.y2.tmp.wal"]
+    for path in leftovers:
+        path.write_text("killed mid-write")
+    resolve(write_input(tmp_path / "in2.jsonl", ROWS), fixture_catalog, tmp_path / "ledger", "r2")
+    assert not any(p.exists() for p in leftovers)  # the next run removes them too
+
+
+# --- item 16: one line instead of a traceback -------------------------------------------------
+
+def test_a_file_given_as_the_ledger_is_one_error(tmp_path, fixture_catalog, capsys):
+    inp = write_input(tmp_path / "in.jsonl", ROWS)
+    (tmp_path / "afile").write_text("")
+    with pytest.raises(LedgerPathError, match="is a file"):
+        pipeline.plan_run([inp], fixture_catalog, tmp_path / "afile", run_id="r1")
+    with pytest.raises(LedgerPathError):
+        pipeline.write_records(["x"], tmp_path / "afile" / "sub", fixture_catalog)
+    with pytest.raises(CiteledgerError, match="afile"):  # a file as the catalog folder of a build
+        CatalogStore(tmp_path / "afile").build([FIXTURES / "catalog" / "works.jsonl"])
+    line = one_line_error(capsys, ["resolve", str(inp), "--ledger", str(tmp_path / "afile"),
+                                   "--catalog", str(fixture_catalog)])
+    assert "afile" in line
+
+
+def test_a_read_only_ledger_is_one_error(tmp_path, fixture_catalog, monkeypatch):
+    # this machine's tests run as root, which writes anywhere: stand in for the kernel's answer
+    inp = write_input(tmp_path / "in.jsonl", ROWS)
+    ledger = tmp_path / "ledger"
+    ledger.mkdir()
+    monkeypatch.setattr(store.os, "access", lambda path, mode: Path(path) != ledger)
+    with pytest.raises(LedgerPathError, match="not writable"):
+        pipeline.plan_run([inp], fixture_catalog, ledger, run_id="r1")
+
+    def denied(*a, **k):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(locking, "open", denied, raising=False)
+    with pytest.raises(LedgerPathError, match="not writable"):
+        locking.acquire_ledger(ledger)
+
+
+def test_catalog_build_reads_a_folder_recursively(tmp_path):
+    folder = tmp_path / "sources"
+    (folder / "deeper").mkdir(parents=True)
+    shutil.copy(FIXTURES / "catalog" / "works.jsonl", folder)
+    shutil.copy(FIXTURES / "catalog" / "arxiv_snapshot.jsonl", folder / "deeper")
+    (folder / ".DS_Store").write_text("junk")
+    from_folder = CatalogStore(tmp_path / "c1").build([folder])
+    in_name_order = [folder / "deeper" / "arxiv_snapshot.jsonl", folder / "works.jsonl"]
+    from_files = CatalogStore(tmp_path / "c2").build(in_name_order)
+    assert (from_folder.works, from_folder.fingerprint) == (from_files.works, from_files.fingerprint)
+    (folder / "notes.txt").write_text("not a catalog\n")
+    with pytest.raises(CiteledgerError, match="notes.txt"):
+        CatalogStore(tmp_path / "c3").build([folder])
+
+
+def test_eval_of_a_missing_file_and_record_of_an_empty_id_are_one_line(tmp_path, fixture_catalog, capsys):
+    assert "no such file" in one_line_error(capsys, ["eval", str(tmp_path / "missing.jsonl"),
+                                                     "--catalog", str(fixture_catalog)])
+    (tmp_path / "ledger").mkdir()
+    assert "empty" in one_line_error(capsys, ["record", "", "--ledger", str(tmp_path / "ledger"),
+                                              "--catalog", str(fixture_catalog)])
+
+
+def test_ctrl_c_names_the_run_to_finish(tmp_path, fixture_catalog, capsys, monkeypatch):
+    inp = write_input(tmp_path / "in.jsonl", ROWS)
+
+    def interrupted_resolve(args):  # the flow, stopped by Ctrl-C after planning
+        pipeline.plan_run([inp], fixture_catalog, tmp_path / "ledger", run_id="r-ctrl-c")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "cmd_resolve", interrupted_resolve)
+    assert cli.main(["resolve", str(inp)]) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["citeledger: interrupted; re-run with --run-id r-ctrl-c to finish"]
+    locking.release_ledger(tmp_path / "ledger")
+
+
+# --- item 11: no Prefect server outlives a stopped command ------------------------------------
+
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+from conftest import REPO  # noqa: E402
+
+GLUTTON = Path("/work/shared/data/refs/glutton_dev.jsonl.gz")
+
+
+def children_serving_prefect(pid: int) -> list[int]:
+    """Processes whose parent is ``pid`` and that serve Prefect's API (from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            cmdline = (entry / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == pid and b"prefect.server.api.server:create_app" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def start_resolve(tmp_path: Path, catalog: Path) -> tuple[subprocess.Popen, int]:
+    """A CLI resolve of the glutton set (about 10 s of work), once its temporary server is up."""
+    env = dict(os.environ, PYTHONPATH=str(REPO), PREFECT_HOME=str(tmp_path / "prefect"),
+               PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="240")
+    env.pop("PREFECT_API_URL", None)
+    proc = subprocess.Popen([sys.executable, "-m", "citeledger.cli", "resolve", str(GLUTTON), "--catalog",
+                             str(catalog), "--ledger", str(tmp_path / "ledger"), "--run-id", "r-sig",
+                             "--task-runner", "threads"], cwd=REPO, env=env,
+                            stdout=open(tmp_path / "stdout", "w"), stderr=open(tmp_path / "stderr", "w"))
+    # files, not pipes: a server that outlives the command would hold a pipe open
+    deadline = time.monotonic() + 300  # the server's start-up is slow on a busy 2-core machine
+    while time.monotonic() < deadline and proc.poll() is None:
+        servers = children_serving_prefect(proc.pid)
+        if servers and (tmp_path / "ledger" / "_runs" / "r-sig").exists():
+            return proc, servers[0]
+        time.sleep(0.2)
+    proc.kill()
+    proc.wait()
+    pytest.fail(f"no temporary server seen (exit {proc.returncode}): {(tmp_path / 'stderr').read_text()[-2000:]}")
+
+
+def wait_gone(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+@pytest.mark.skipif(not GLUTTON.exists(), reason="needs the shared glutton set")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_a_stopped_resolve_leaves_no_prefect_server(tmp_path, default_catalog, sig):
+    proc, server = start_resolve(tmp_path, default_catalog)
+    proc.send_signal(sig)
+    proc.wait(timeout=120)
+    err = (tmp_path / "stderr").read_text()
+    try:
+        assert wait_gone(server, 30), f"temporary server {server} outlived its command"
+    finally:
+        if alive(server):
+            os.kill(server, signal.SIGKILL)
+    if sig == signal.SIGTERM:
+        assert proc.returncode == 128 + signal.SIGTERM
+        assert err.strip().splitlines()[-1] == "citeledger: interrupted; re-run with --run-id r-sig to finish"
+
+
+def test_disk_full_during_a_catalog_build_keeps_the_catalog_and_leaves_no_staging(tmp_path, monkeypatch):
+    catalog = tmp_path / "catalog"
+    first = CatalogStore(catalog).build([FIXTURES / "catalog" / "works.jsonl"])
+
+    def full(gen_dir):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(store, "_build_blocking_index", full)
+    with pytest.raises(DiskFull, match=str(catalog)):
+        CatalogStore(catalog).build([FIXTURES / "catalog" / "arxiv_snapshot.jsonl"])
+    assert (catalog / "CURRENT").read_text() == first.generation
+    assert not [p for p in catalog.iterdir() if p.name.startswith(".building")]
