@@ -44,7 +44,7 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=None, help="resolve only the first N references")
     args = parser.parse_args()
 
-    from citeledger.store import CatalogStore
+    from citeledger.catalog import CatalogStore
     from flows.resolve import resolve_references
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-dask-"))

@@ -382,7 +382,7 @@ def main(argv=None) -> dict:
     import shutil
 
     from citeledger.pipeline import get_catalog, get_fuzzy
-    from citeledger.store import CatalogStore
+    from citeledger.catalog import CatalogStore
 
     out = Path(args.dir) / f"n{args.n}"
     shutil.rmtree(out, ignore_errors=True)

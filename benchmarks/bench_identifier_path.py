@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from citeledger import pipeline  # noqa: E402
-from citeledger.store import CatalogStore  # noqa: E402
+from citeledger.catalog import CatalogStore  # noqa: E402
 
 FORMS = [
     "{author}. {title}. arXiv preprint arXiv:{arxiv}, {year}.",

@@ -164,7 +164,7 @@ def fault_case(tally: Tally, tmp: Path, fixture_catalog: Path) -> None:
 
     import test_remote_faults as faults
     from citeledger import pipeline
-    from citeledger.store import run_query
+    from citeledger.ledger import run_query
 
     import re
 
@@ -227,7 +227,7 @@ def main() -> int:
     rng = random.Random(seed)
     tmp = Path(tempfile.mkdtemp(prefix="citeledger-soak-"))
     from citeledger import pipeline
-    from citeledger.store import CatalogStore
+    from citeledger.catalog import CatalogStore
 
     default_catalog, fixture_catalog = tmp / "default-catalog", tmp / "fixture-catalog"
     CatalogStore(default_catalog).build(sorted((REPO / "data" / "sources").glob("*")))

@@ -38,7 +38,7 @@ def _prefect_defaults() -> None:
 def cmd_catalog_build(args: argparse.Namespace) -> int:
     from . import progress
     from .sources import SourceFormat
-    from .store import CatalogStore
+    from .catalog import CatalogStore
 
     check_inputs(args.files)
     fmt = SourceFormat(args.format) if args.format else None
@@ -188,7 +188,7 @@ def cmd_query(args: argparse.Namespace) -> int:
 def cmd_record(args: argparse.Namespace) -> int:
     from . import records
     from .pipeline import citation_record
-    from .store import require_ledger
+    from .ledger import require_ledger
 
     require_ledger(args.ledger)
     record = citation_record(args.id, args.ledger, args.catalog, page_cap=args.page_cap)
@@ -209,7 +209,7 @@ def check_known(record: dict, args: argparse.Namespace) -> None:
     if record["counts"]["references"] or record["counts"]["inbound"]:
         return
     from .info import near_ids
-    from .store import citing_papers
+    from .ledger import citing_papers
 
     near = near_ids(args.id, citing_papers(args.ledger, args.catalog, None))
     hint = f"; near ids: {', '.join(near)}" if near else "; `citeledger query \"select distinct citing_paper from current\"` lists them"
@@ -240,7 +240,7 @@ def cmd_catalog_info(args: argparse.Namespace) -> int:
 
 def cmd_runs(args: argparse.Namespace) -> int:
     from .info import ledger_runs
-    from .store import require_ledger
+    from .ledger import require_ledger
 
     require_ledger(args.ledger)
     runs = ledger_runs(args.ledger)

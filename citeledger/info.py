@@ -15,7 +15,8 @@ def catalog_info(catalog_dir: str | Path) -> dict[str, Any]:
     import duckdb
 
     from .blocking import INDEX_FILE, INDEX_FORMAT
-    from .store import CatalogStore, sql_literal
+    from .atomic import sql_literal
+    from .catalog import CatalogStore
 
     store = CatalogStore(catalog_dir)
     gen = store.current()
@@ -57,7 +58,9 @@ def ledger_runs(ledger_dir: str | Path) -> list[dict[str, Any]]:
     table, unfinished ones (no runs row yet) from their manifest."""
     import duckdb
 
-    from .store import LedgerStore, sql_literal
+    from .atomic import sql_literal
+
+    from .ledger import LedgerStore
 
     ledger = LedgerStore(ledger_dir)
     manifests = sorted((Path(ledger_dir) / "_runs").glob("*/manifest.json"))

@@ -645,7 +645,7 @@ def prepare_inputs(inputs: Sequence[str | Path], spool_dir: Path | None = None, 
 
 
 def _prepare_one(given: str | Path, spool_dir: Path | None, max_bytes: int | None, timeout: float) -> InputSource:
-    from .store import file_sha256
+    from .atomic import file_sha256
 
     name = STDIN_NAME if str(given) == "-" else str(Path(given))
     if str(given) != "-" and not _is_stream(Path(given)):

@@ -35,7 +35,11 @@ from resolvers.model import Reference, Status
 from resolvers.observation import observation_id
 from resolvers.text import rerun_tokens
 
-from . import pipeline, store
+from . import pipeline
+from .atomic import atomic_write_bytes, file_sha256
+from .catalog import CatalogStore, ParquetCatalog
+from .ledger import LEDGER_DB, LedgerStore, citing_papers_of_works, current_links_and_notices, current_rows, write_ledger_database
+from .options import check_run_id
 
 INPUT_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".json.gz", ".csv", ".csv.gz", ".parquet", ".bbl", ".bib")
 CATALOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".json", ".json.gz", ".csv", ".csv.gz")
@@ -85,7 +89,7 @@ def move_to_processed(files: Sequence[Path], processed: str | Path, run_id: str)
 
 def finished_input_digests(ledger_dir: str | Path) -> dict[str, str]:
     """sha256 of every input file of a finished run -> that run's id."""
-    ledger = store.LedgerStore(ledger_dir)
+    ledger = LedgerStore(ledger_dir)
     out: dict[str, str] = {}
     for path in sorted((Path(ledger_dir) / "_runs").glob("*/manifest.json")):
         run_id = path.parent.name
@@ -116,7 +120,7 @@ class RerunSelection:
 class _NewerWorks:
     """Works that arrived after a given catalog_seq: their identifiers and title tokens."""
 
-    def __init__(self, catalog: store.ParquetCatalog, seq: int):
+    def __init__(self, catalog: ParquetCatalog, seq: int):
         rows = catalog.works_after(seq)
         self.count = len(rows)
         self.ids: set[str] = set()
@@ -150,7 +154,7 @@ def select_rerun(ledger_dir: str | Path, catalog_dir: str | Path, remote: bool =
     selection = RerunSelection()
     newer: dict[int, _NewerWorks] = {}
     exclude = exclude or set()
-    for row in store.current_rows(ledger_dir, statuses):
+    for row in current_rows(ledger_dir, statuses):
         key = (row["citing_paper"], int(row["reference_index"]))
         if key in exclude:
             continue
@@ -175,8 +179,8 @@ def write_rerun_input(ledger_dir: str | Path, run_id: str, references: Sequence[
     ``<ledger>/_rerun/``: the run's inputs stay auditable and an interrupted run can resume."""
     rows = [{"citing_paper": r.citing_paper, "reference_index": r.reference_index, "raw": r.raw, "source": r.source}
             for r in references]
-    path = Path(ledger_dir) / "_rerun" / f"{store.check_run_id(run_id)}.jsonl"
-    store.atomic_write_bytes(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode())
+    path = Path(ledger_dir) / "_rerun" / f"{check_run_id(run_id)}.jsonl"
+    atomic_write_bytes(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode())
     return path
 
 
@@ -193,7 +197,7 @@ def changed_notices(ledger_dir: str | Path, catalog_dir: str | Path, run_id: str
     catalog = pipeline.get_catalog(catalog_dir)
     index = pipeline.get_notice_index(catalog)
     checked_at = catalog.manifest.get("built_at")
-    linked, latest = store.current_links_and_notices(ledger_dir)
+    linked, latest = current_links_and_notices(ledger_dir)
     works = catalog.work_rows([w for w in linked if w not in (exclude or set())])
     compare = ("doi", "state", "reason", "standing", "events", "sources_checked")
     rows = []
@@ -314,7 +318,7 @@ def refresh_catalog(catalog_dir: str | Path, catalog_inbox: str | Path | None = 
     once built in) and, with ``remote``, what the configured services published since the last
     refresh. Off by default: no inbox and no remote means no change and no network."""
     report = RefreshReport()
-    cat = store.CatalogStore(catalog_dir)
+    cat = CatalogStore(catalog_dir)
     report.works_before = int(cat.manifest().get("works", 0)) if cat.exists() else 0
     dropped = inbox_files(catalog_inbox, CATALOG_SUFFIXES) if catalog_inbox else []
     harvested: list[Path] = []
@@ -365,12 +369,12 @@ def prepare_nightly(inbox: str | Path, catalog_dir: str | Path, ledger_dir: str 
 
     limits = limits or InputLimits()
     catalog = pipeline.get_catalog(catalog_dir)
-    ledger = store.LedgerStore(ledger_dir)
+    ledger = LedgerStore(ledger_dir)
     done = finished_input_digests(ledger_dir)
     work = NightlyWork(plan=None)
     new: list[Path] = []
     for path in inbox_files(inbox):
-        digest = store.file_sha256(path)
+        digest = file_sha256(path)
         if digest in done:
             work.already_processed[str(path)] = done[digest]
         else:
@@ -379,7 +383,7 @@ def prepare_nightly(inbox: str | Path, catalog_dir: str | Path, ledger_dir: str 
     for manifest in reversed(ledger.unfinished_runs("nightly-")):
         paths = [Path(i["path"]) for i in manifest.inputs]
         if manifest.catalog_fingerprint == catalog.fingerprint and all(
-                p.is_file() and store.file_sha256(p) == i["sha256"] for p, i in zip(paths, manifest.inputs)):
+                p.is_file() and file_sha256(p) == i["sha256"] for p, i in zip(paths, manifest.inputs)):
             work.plan = pipeline.plan_run(paths, catalog_dir, ledger_dir, run_id=manifest.run_id,
                                           batch_size=manifest.options.get("batch_size", batch_size), limits=limits,
                                           citing_paper=manifest.options.get("citing_paper"),
@@ -411,14 +415,14 @@ def complete_nightly(work: NightlyWork, processed: str | Path, timings: dict[str
     their observations being written) and name the papers whose records changed."""
     plan = work.plan
     assert plan is not None
-    own = set(store.LedgerStore(plan.ledger_dir).linked_work_ids(plan.run_id))
+    own = set(LedgerStore(plan.ledger_dir).linked_work_ids(plan.run_id))
     notices = changed_notices(plan.ledger_dir, plan.catalog_dir, plan.run_id, exclude=own)
     summary = pipeline.finish_run(plan, trigger="nightly", timings=timings, recheck_notices=notices)
     moved = move_to_processed(work.new_files, processed, plan.run_id)
     for path, run_id in work.already_processed.items():
         move_to_processed([Path(path)], processed, run_id)
     papers = set(pipeline.papers_touched(plan.run_id, plan.ledger_dir, plan.catalog_dir))
-    papers.update(store.citing_papers_of_works(plan.ledger_dir, [n["work_id"] for n in notices]))
+    papers.update(citing_papers_of_works(plan.ledger_dir, [n["work_id"] for n in notices]))
     summary.update(changed=True, files=[str(p) for p in moved], already_processed=work.already_processed,
                    rerun=dict(work.rerun.why), notices_changed=len(notices), papers=sorted(papers))
     return summary
@@ -431,9 +435,9 @@ def idle_nightly(work: NightlyWork, ledger_dir: str | Path, catalog_dir: str | P
     file is rewritten if the catalog moved to a new generation (its works view names the file)."""
     for path, run_id in work.already_processed.items():
         move_to_processed([Path(path)], processed, run_id)
-    if catalog_changed or not (Path(ledger_dir) / store.LEDGER_DB).exists():
+    if catalog_changed or not (Path(ledger_dir) / LEDGER_DB).exists():
         if (Path(ledger_dir) / "observations").exists():
-            store.write_ledger_database(ledger_dir, catalog_dir)
+            write_ledger_database(ledger_dir, catalog_dir)
     return {"run_id": None, "changed": False, "references": 0, "rejects": 0, "transitions": 0,
             "states": {}, "files": [], "already_processed": work.already_processed, "rerun": {},
             "notices_changed": 0, "papers": []}

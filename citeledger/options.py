@@ -4,6 +4,7 @@ import, so ``citeledger --help`` and argument errors stay instant."""
 from __future__ import annotations
 
 import argparse
+import re
 from typing import Any
 
 from resolvers.errors import ConfigError
@@ -42,3 +43,13 @@ def _int_type(low: int) -> Any:
 
 positive_int = _int_type(1)  # batch sizes, worker counts, page caps, row caps
 non_negative_int = _int_type(0)  # counts where none is a fair answer (``eval --worst 0``)
+
+
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def check_run_id(run_id: str) -> str:
+    """Run ids become folder names: allow only a safe alphabet."""
+    if not _RUN_ID.match(run_id or "") or ".." in run_id:
+        raise ConfigError(f"run id {run_id!r} must be 1-128 letters, digits, '.', '_' or '-'")
+    return run_id

@@ -84,7 +84,7 @@ def build_records(ledger: str, catalog: str, run_id: str | None = None, papers: 
                   logger: Any = log) -> list:
     """Records of ``papers``, or of every paper the run ``run_id`` (default: the latest) touched:
     the build-records flow and ``citeledger records`` without a Prefect API."""
-    from .store import latest_run_id
+    from .ledger import latest_run_id
 
     if not papers:
         if run_id:

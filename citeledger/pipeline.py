@@ -28,7 +28,9 @@ from resolvers.resolution import resolve_batch
 from . import locking
 from .inputs import (PIPE_OPEN_TIMEOUT, InputLimits, InputReject, InputSource, discard_spools, prepare_inputs,
                      read_references)
-from .store import LedgerStore, ParquetCatalog, check_run_id
+from .catalog import ParquetCatalog
+from .ledger import LedgerStore
+from .options import check_run_id
 
 DEFAULT_BATCH_SIZE = 5000
 
@@ -208,7 +210,7 @@ def plan_run(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_dir: 
     batches, and start (or pick up) the run in the ledger. An input that cannot be read at all
     raises ``InputError`` before the lock: no run begins."""
     from .options import at_least
-    from .store import check_ledger_dir
+    from .ledger import check_ledger_dir
 
     batch_size = at_least("batch_size", batch_size, 1)
     check_ledger_dir(ledger_dir)
@@ -239,7 +241,7 @@ def _forget_unbegun(exc: BaseException, catalog_dir: str | Path, ledger_dir: str
     if isinstance(exc, Exception) and not isinstance(exc, DiskFull):
         _UNFINISHED.pop(str(ledger_dir), None)
         if not LedgerStore(ledger_dir).known_run(run_id):
-            from .store import unpin_generation
+            from .catalog import unpin_generation
 
             unpin_generation(catalog_dir, ledger_dir, run_id)  # a run that never began pins nothing
 
@@ -320,9 +322,9 @@ def interrupted_run() -> str | None:
 
 def planned_catalog(catalog_dir: str | Path, ledger_dir: str | Path, run_id: str) -> ParquetCatalog:
     """The generation a run works on, pinned for it: the one it was first planned on when that
-    run is being resumed (later builds keep it, see ``store.pinned_generations``), else the live
+    run is being resumed (later builds keep it, see ``catalog.pinned_generations``), else the live
     one. Pinned before it is checked, so a build that swaps generations meanwhile cannot take it."""
-    from .store import CatalogStore, pin_generation, pinned_generation
+    from .catalog import CatalogStore, pin_generation, pinned_generation
 
     pinned = pinned_generation(catalog_dir, ledger_dir, run_id)
     if pinned and (Path(catalog_dir) / pinned / "manifest.json").exists():
@@ -489,9 +491,10 @@ def _complete_run(plan: RunPlan, ledger: LedgerStore) -> None:
     """The finishing steps after the run row, each safe to repeat, then the mark that they all
     happened: a run stopped among them (a full disk writing ``ledger.duckdb``) does them again
     when resumed, instead of reporting a finished run that never wrote its database."""
-    from .store import CatalogStore, write_ledger_database
+    from .catalog import CatalogStore
 
     # Works the remote resolvers fetched join the catalog for the next run. After the run row:
+    from .ledger import write_ledger_database
     # a crash here leaves a finished run (fetched again on resume; the build adds nothing twice),
     # never one that cannot be resumed because its catalog changed under it.
     fetched = ledger.fetched_work_files(plan.run_id)
@@ -507,7 +510,8 @@ def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "r
     """Write the run's notices (and ``recheck_notices``, the changed notices of works linked by
     earlier runs) and its row (counts from the ledger itself, so a resumed run counts
     everything), then refresh ``<ledger>/ledger.duckdb``."""
-    from .store import run_transitions, unpin_generation
+    from .catalog import unpin_generation
+    from .ledger import run_transitions
 
     ledger = LedgerStore(plan.ledger_dir)
     finished = ledger.run_finished(plan.run_id)
@@ -581,7 +585,7 @@ def citation_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_d
     """The citation records of many papers, in order; one pass over the ledger per 500 papers."""
     from . import records
     from .options import at_least
-    from .store import papers_observations
+    from .ledger import papers_observations
 
     if page_cap is not None:
         at_least("page_cap", page_cap, 1)
@@ -634,7 +638,8 @@ def write_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir:
     """Write each paper's record as JSON, text and HTML under ``<ledger>/records/``, under the
     ledger's writer lock; first removing what a killed writer of records left staged there.
     ``progress(1)`` after each paper (the CLI's progress bar)."""
-    from .store import check_ledger_dir, remove_leftovers
+    from .atomic import remove_leftovers
+    from .ledger import check_ledger_dir
 
     check_ledger_dir(ledger_dir)
     out = Path(ledger_dir) / "records"
@@ -651,7 +656,7 @@ def write_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir:
 def _write_record_files(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
                         out: Path, progress: Callable[[int], None] | None) -> list[Path]:
     from . import records
-    from .store import atomic_write_bytes
+    from .atomic import atomic_write_bytes
 
     written = []
     for paper_id, record in zip(paper_ids, citation_records(paper_ids, ledger_dir, catalog_dir)):
@@ -670,7 +675,7 @@ def check_run(ledger_dir: str | Path, run_id: str) -> str:
     """``run_id`` if the ledger has begun that run, else a one-line error naming the latest runs."""
     from resolvers.errors import UnknownRun
 
-    from .store import check_run_id
+    from .options import check_run_id
 
     ledger = LedgerStore(ledger_dir)
     if ledger.known_run(check_run_id(run_id)):
@@ -684,7 +689,7 @@ def check_run(ledger_dir: str | Path, run_id: str) -> str:
 
 def papers_touched(run_id: str, ledger_dir: str | Path, catalog_dir: str | Path) -> list[str]:
     """Papers whose record a run changed: its citing papers, and ledger papers it now cites."""
-    from .store import citing_papers
+    from .ledger import citing_papers
 
     ledger = LedgerStore(ledger_dir)
     catalog = get_catalog(catalog_dir)

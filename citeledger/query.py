@@ -32,8 +32,9 @@ from resolvers.errors import ConfigError, PermanentError, QueryRefused
 
 from .config import QueryLimits
 from .records import visible_controls
-from .store import (DERIVED_VIEWS, LEDGER_PARTS, VIEW_NAMES, WORKS_VIEW_SCHEMA, CatalogStore, ledger_problem,
-                    sql_literal)
+from .atomic import sql_literal
+from .catalog import CatalogStore
+from .ledger import DERIVED_VIEWS, LEDGER_PARTS, VIEW_NAMES, WORKS_VIEW_SCHEMA, ledger_problem
 
 
 class QueryFailed(PermanentError):

@@ -22,7 +22,7 @@ REPO = Path(__file__).parent.parent
 @pytest.fixture(scope="session")
 def fixture_catalog(tmp_path_factory) -> Path:
     """A small catalog built once from the fixture files of every work format."""
-    from citeledger.store import CatalogStore
+    from citeledger.catalog import CatalogStore
 
     directory = tmp_path_factory.mktemp("catalog")
     CatalogStore(directory).build(sorted((FIXTURES / "catalog").glob("*.jsonl")))
@@ -32,7 +32,7 @@ def fixture_catalog(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def default_catalog(tmp_path_factory) -> Path:
     """The embedded default catalog of data/sources, built into a temporary folder."""
-    from citeledger.store import CatalogStore
+    from citeledger.catalog import CatalogStore
 
     directory = tmp_path_factory.mktemp("default-catalog")
     CatalogStore(directory).build(sorted((REPO / "data" / "sources").glob("*")))

@@ -8,7 +8,7 @@ import duckdb
 import pytest
 
 from citeledger.sources import SourceFormat, sniff_format
-from citeledger.store import CatalogStore, ParquetCatalog
+from citeledger.catalog import CatalogStore, ParquetCatalog
 from resolvers.errors import CatalogSourceError
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -135,12 +135,12 @@ def test_bad_rows_are_reported_not_fatal(tmp_path):
 def test_killed_build_leaves_the_previous_catalog(tmp_path, monkeypatch):
     store = CatalogStore(tmp_path / "c")
     first = store.build([CAT / "works.jsonl"])
-    import citeledger.store as store_module
+    import citeledger.catalog as catalog_module
 
     def boom(*args, **kwargs):
         raise KeyboardInterrupt("killed")
 
-    monkeypatch.setattr(store_module, "_build_blocking_index", boom)
+    monkeypatch.setattr(catalog_module, "_build_blocking_index", boom)
     with pytest.raises(KeyboardInterrupt):
         store.build([CAT / "arxiv_snapshot.jsonl"])
     assert store.manifest()["fingerprint"] == first.fingerprint
@@ -177,7 +177,7 @@ def test_in_memory_catalog_answers_as_the_parquet_one(tmp_path):
     parquet = ParquetCatalog(tmp_path / "c")
     gen = CatalogStore(tmp_path / "c").current()
     rows = duckdb.sql(f"select * from read_parquet('{gen / 'works.parquet'}')").to_arrow_table().to_pylist()
-    from citeledger.store import work_from_row
+    from citeledger.catalog import work_from_row
 
     memory = InMemoryCatalog([work_from_row(r) for r in rows])
     ids = duckdb.sql(f"select scheme, value from read_parquet('{gen / 'identifiers.parquet'}')").fetchall()

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from citeledger.store import run_query
+from citeledger.ledger import run_query
 
 from test_crash import BATCH, DRIVER, INPUT_ROWS, REPO, env, ledger_rows, setup  # noqa: F401
 

@@ -26,7 +26,7 @@ BATCH = 8  # 8 batches: kills land between, inside and after them
 DRIVER = r'''
 import os, sys, time, types
 from pathlib import Path
-from citeledger import pipeline, store
+from citeledger import atomic, pipeline
 
 point, ready = os.environ.get("CRASH_POINT", ""), Path(os.environ.get("CRASH_READY", "/nonexistent"))
 
@@ -58,7 +58,7 @@ elif point in ("parquet_write", "finish"):  # killed with a written file not yet
                 if len(seen) == (3 if kind == "observations" else 1):
                     stop_here()
             return os.replace(src, dst)
-    store.os = OsShim("os")
+    atomic.os = OsShim("os")
 
 inp, catalog, ledger, run_id, batch = sys.argv[1:6]
 plan = pipeline.plan_run([inp], catalog, ledger, run_id=run_id, batch_size=int(batch))
@@ -71,7 +71,7 @@ print("DONE", summary["resumed"], sum(summary["states"].values()))
 BUILD_DRIVER = r'''
 import os, sys, time
 from pathlib import Path
-from citeledger import store
+from citeledger import catalog
 
 point, ready = os.environ.get("CRASH_POINT", ""), Path(os.environ.get("CRASH_READY", "/nonexistent"))
 
@@ -80,15 +80,15 @@ def stop_here(*a, **k):
     time.sleep(600)
 
 if point == "build_index":
-    store._build_blocking_index = stop_here
+    catalog._build_blocking_index = stop_here
 elif point == "build_swap":  # the new generation is in place, CURRENT not yet swapped
-    real = store.atomic_write_bytes
+    real = catalog.atomic_write_bytes
     def swap(path, data):
         if Path(path).name == "CURRENT" and (Path(path).parent / "gen-000001").exists():
             stop_here()
         return real(path, data)
-    store.atomic_write_bytes = swap
-report = store.CatalogStore(sys.argv[1]).build(sys.argv[2:])
+    catalog.atomic_write_bytes = swap
+report = catalog.CatalogStore(sys.argv[1]).build(sys.argv[2:])
 print("DONE", report.generation, report.works)
 '''
 
@@ -193,7 +193,7 @@ def test_killed_run_resumes_to_the_uninterrupted_ledger(setup, tmp_path, point):
 def test_killed_catalog_build_leaves_the_previous_catalog_and_rebuilds(tmp_path, point):
     """A build killed at any point leaves ``CURRENT`` on the previous, intact generation; the next
     build clears the debris and gives the catalog an uninterrupted build gives."""
-    from citeledger.store import CatalogStore, ParquetCatalog
+    from citeledger.catalog import CatalogStore, ParquetCatalog
 
     sources = sorted((REPO / "tests" / "fixtures" / "catalog").glob("*.jsonl"))
     more = sorted((REPO / "data" / "sources").glob("*.jsonl.gz"))[:1]

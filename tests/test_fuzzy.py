@@ -151,7 +151,7 @@ def test_planning_a_run_brings_an_older_index_up_to_date_once(tmp_path):
 
     from citeledger import pipeline
     from citeledger.blocking import FORMS_FILE, ensure_index
-    from citeledger.store import CatalogStore
+    from citeledger.catalog import CatalogStore
 
     catalog = tmp_path / "catalog"
     CatalogStore(catalog).build(sorted((Path(__file__).parent / "fixtures" / "catalog").glob("*.jsonl")))

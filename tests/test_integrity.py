@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from citeledger import cli, config, locking, pipeline, store
-from citeledger.store import CatalogStore, LedgerStore
+from citeledger import atomic, cli, config, locking, pipeline
+from citeledger import catalog as catalog_module
+from citeledger import ledger as ledger_module
+from citeledger.catalog import CatalogStore
+from citeledger.ledger import LedgerStore
 from resolvers.errors import CiteledgerError, ConfigError, DiskFull, LedgerPathError
 
 from conftest import FIXTURES
@@ -113,22 +116,22 @@ def test_a_planned_run_survives_two_catalog_builds_and_resumes(tmp_path):
         pipeline.run_batch(job)
     summary = pipeline.finish_run(resumed)
     assert summary["references"] == 4 and sum(summary["states"].values()) == 4
-    assert not list((catalog / store.PINS_DIR).glob("*.json"))  # the finished run lets go
+    assert not list((catalog / catalog_module.PINS_DIR).glob("*.json"))  # the finished run lets go
     CatalogStore(catalog).build([FIXTURES / "catalog" / "works.jsonl"])
     assert not (catalog / plan.jobs[0].catalog_generation).exists()  # and the next build removes it
 
 
 def test_stale_pins_of_dead_processes_are_dropped(tmp_path):
     catalog, ledger = tmp_path / "catalog", tmp_path / "ledger"
-    (catalog / store.PINS_DIR).mkdir(parents=True)
+    (catalog / catalog_module.PINS_DIR).mkdir(parents=True)
     dead = {"generation": "gen-000001", "ledger": str(ledger), "run_id": "gone", "pid": 2 ** 22 + 12345}
-    (catalog / store.PINS_DIR / "x-gone.json").write_text(json.dumps(dead))
+    (catalog / catalog_module.PINS_DIR / "x-gone.json").write_text(json.dumps(dead))
     unfinished = dict(dead, run_id="open", generation="gen-000002")
-    (catalog / store.PINS_DIR / "x-open.json").write_text(json.dumps(unfinished))
+    (catalog / catalog_module.PINS_DIR / "x-open.json").write_text(json.dumps(unfinished))
     (ledger / "_runs" / "open").mkdir(parents=True)
     (ledger / "_runs" / "open" / "manifest.json").write_text("{}")
-    assert store.pinned_generations(catalog) == {"gen-000002"}  # the unfinished run keeps its pin
-    assert not (catalog / store.PINS_DIR / "x-gone.json").exists()
+    assert catalog_module.pinned_generations(catalog) == {"gen-000002"}  # the unfinished run keeps its pin
+    assert not (catalog / catalog_module.PINS_DIR / "x-gone.json").exists()
 
 
 # --- item 7: finishing steps are re-run on resume ---------------------------------------------
@@ -142,7 +145,7 @@ def test_disk_full_writing_the_ledger_database_is_finished_by_the_resumed_run(tm
         raise OSError(errno.ENOSPC, "No space left on device")
 
     with monkeypatch.context() as m:
-        m.setattr(store, "_write_database_file", full)
+        m.setattr(ledger_module, "_write_database_file", full)
         with pytest.raises(DiskFull, match="ledger.duckdb"):
             resolve(inp, fixture_catalog, ledger, "r1")
     assert LedgerStore(ledger).run_finished("r1") and not (ledger / "ledger.duckdb").exists()
@@ -156,9 +159,9 @@ def test_enospc_in_a_staged_write_is_one_error_and_leaves_nothing(tmp_path, monk
     def full(fd):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(store.os, "fsync", full)
+    monkeypatch.setattr(atomic.os, "fsync", full)
     with pytest.raises(DiskFull, match="out.json"):
-        store.atomic_write_bytes(tmp_path / "out.json", b"x" * 100)
+        atomic.atomic_write_bytes(tmp_path / "out.json", b"x" * 100)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -211,7 +214,7 @@ def test_a_read_only_ledger_is_one_error(tmp_path, fixture_catalog, monkeypatch)
     inp = write_input(tmp_path / "in.jsonl", ROWS)
     ledger = tmp_path / "ledger"
     ledger.mkdir()
-    monkeypatch.setattr(store.os, "access", lambda path, mode: Path(path) != ledger)
+    monkeypatch.setattr(ledger_module.os, "access", lambda path, mode: Path(path) != ledger)
     with pytest.raises(LedgerPathError, match="not writable"):
         pipeline.plan_run([inp], fixture_catalog, ledger, run_id="r1")
 
@@ -350,7 +353,7 @@ def test_disk_full_during_a_catalog_build_keeps_the_catalog_and_leaves_no_stagin
     def full(gen_dir):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(store, "_build_blocking_index", full)
+    monkeypatch.setattr(catalog_module, "_build_blocking_index", full)
     with pytest.raises(DiskFull, match=str(catalog)):
         CatalogStore(catalog).build([FIXTURES / "catalog" / "arxiv_snapshot.jsonl"])
     assert (catalog / "CURRENT").read_text() == first.generation

@@ -6,7 +6,7 @@ import duckdb
 import pytest
 
 from citeledger import pipeline
-from citeledger.store import LedgerStore, run_query
+from citeledger.ledger import LedgerStore, run_query
 from resolvers.errors import ConfigError, QueryRefused
 
 CONTRACT_COLUMNS = {"observation_id", "observation_digest", "run_id", "observed_at", "citing_paper",
@@ -144,19 +144,19 @@ def test_ledger_files_are_never_left_half_written(tmp_path, fixture_catalog, mon
     """A write that dies mid-way leaves no part file and no staging debris that a reader sees."""
     src = refs_file(tmp_path)
     plan = pipeline.plan_run([src], fixture_catalog, tmp_path / "l", run_id="r", batch_size=7)
-    import citeledger.store as store
+    import citeledger.atomic as atomic
 
-    real_replace = store.os.replace
+    real_replace = atomic.os.replace
 
     def dying_replace(a, b):
         if "observations" in str(b):
             raise KeyboardInterrupt("killed during the rename")
         return real_replace(a, b)
 
-    monkeypatch.setattr(store.os, "replace", dying_replace)
+    monkeypatch.setattr(atomic.os, "replace", dying_replace)
     with pytest.raises(KeyboardInterrupt):
         pipeline.run_batch(plan.pending[0])
-    monkeypatch.setattr(store.os, "replace", real_replace)
+    monkeypatch.setattr(atomic.os, "replace", real_replace)
     assert not list((tmp_path / "l").glob("observations/**/*.parquet"))
     assert not list((tmp_path / "l" / ".staging").glob("*"))
     assert not LedgerStore(tmp_path / "l").batch_done("r", plan.pending[0].part)
@@ -183,7 +183,7 @@ def test_a_run_resolves_against_the_generation_it_was_planned_on(tmp_path, fixtu
     would otherwise carry the planned catalog's fingerprint but another catalog's answers."""
     import shutil
 
-    from citeledger.store import CatalogStore
+    from citeledger.catalog import CatalogStore
 
     catalog = tmp_path / "catalog"
     shutil.copytree(fixture_catalog, catalog)

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from citeledger import pipeline, records
-from citeledger.store import run_query
+from citeledger.ledger import run_query
 
 
 def resolve(tmp_path, catalog, rows, run_id="r1"):

@@ -10,7 +10,8 @@ import duckdb
 import pytest
 
 from citeledger import nightly, pipeline
-from citeledger.store import CatalogStore, run_query
+from citeledger.catalog import CatalogStore
+from citeledger.ledger import run_query
 
 FIXTURES = Path(__file__).parent / "fixtures" / "catalog"
 

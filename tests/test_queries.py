@@ -7,7 +7,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from citeledger.store import run_query
+from citeledger.ledger import run_query
 
 from test_nightly import NEW_WORKS, night, site  # noqa: F401 - site is a fixture
 

@@ -17,7 +17,7 @@ import pytest
 from werkzeug.wrappers import Response
 
 from citeledger import pipeline
-from citeledger.store import run_query
+from citeledger.ledger import run_query
 
 from remote_server import fixture_bytes, server  # noqa: F401
 

@@ -8,7 +8,8 @@ import json
 import pytest
 
 from citeledger import pipeline
-from citeledger.store import ParquetCatalog, run_query
+from citeledger.catalog import ParquetCatalog
+from citeledger.ledger import run_query
 
 from remote_server import fixture_bytes, fixture_json, server  # noqa: F401
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from citeledger.store import ParquetCatalog
+from citeledger.catalog import ParquetCatalog
 from resolvers.model import Reference, Status
 from resolvers.resolution import resolve_batch
 

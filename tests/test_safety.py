@@ -27,7 +27,9 @@ from citeledger import pipeline
 from citeledger.inputs import InputLimits, InputReject, read_references
 from citeledger.config import QueryLimits, load_config
 from citeledger.query import QueryFailed, check_read_only, sandbox, user_query
-from citeledger.store import LEDGER_PARTS, WORKS_VIEW_SCHEMA, CatalogStore, check_run_id, run_query
+from citeledger.catalog import CatalogStore
+from citeledger.ledger import LEDGER_PARTS, WORKS_VIEW_SCHEMA, run_query
+from citeledger.options import check_run_id
 from resolvers.errors import ConfigError, QueryRefused
 
 REPO = Path(__file__).parent.parent

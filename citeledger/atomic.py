@@ -1,0 +1,108 @@
+"""Every staged write of citeledger goes through here: write beside the target, fsync the file,
+rename it into place, fsync the folder. A reader never sees half a file, a crash leaves at most a
+staged ``.tmp`` that the next writer under the folder's lock removes, and a full disk is one
+``DiskFull`` naming the path, not a traceback.
+
+The catalog (``catalog.py``) and the ledger (``ledger.py``) are the two modules that decide what to
+write; this one is how every byte of theirs (and of the records, the fuzzy index and the nightly
+inbox) reaches the disk.
+"""
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import duckdb
+import pyarrow as pa
+
+from resolvers.errors import DiskFull, LedgerPathError
+
+
+def sql_literal(value: str | Path) -> str:
+    """Quote a string for SQL. Only paths we build ever pass through here, never user input."""
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+
+
+@contextmanager
+def disk_errors(path: Path, access: bool = True) -> Iterator[None]:
+    """A full disk (or quota) while writing ``path`` becomes one ``DiskFull`` naming it, and a
+    folder we may not write one ``LedgerPathError``, instead of a traceback; the writers below
+    remove their staged file on the way out, so nothing partial is left either way."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno in _NO_SPACE:
+            raise DiskFull(path) from exc
+        if access and exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EEXIST):
+            raise LedgerPathError(f"cannot write {path}: {exc.strerror} ({exc.filename or path})") from exc
+        raise
+    except duckdb.IOException as exc:  # DuckDB's own writes report ENOSPC in its message
+        if "no space left" in str(exc).lower():
+            raise DiskFull(path) from exc
+        raise
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    with disk_errors(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+
+def remove_leftovers(directory: Path) -> int:
+    """Remove the staged files (``.NAME.XXXX.tmp``) that writers killed mid-write left in
+    ``directory``; only under the folder's writer lock, where no live writer can own one."""
+    removed = 0
+    for leftover in [*directory.glob(".*.tmp"), *directory.glob(".*.tmp.wal")] if directory.is_dir() else ():
+        leftover.unlink(missing_ok=True)
+        removed += 1
+    return removed
+
+
+def write_parquet(table: pa.Table, path: Path, staging: Path) -> None:
+    """Write an Arrow table as Parquet through DuckDB into ``staging``, then rename into place."""
+    with disk_errors(path):
+        _write_parquet(table, path, staging)
+
+
+def _write_parquet(table: pa.Table, path: Path, staging: Path) -> None:
+    staging.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=staging, prefix=f"{path.stem}.", suffix=".parquet")
+    os.close(fd)
+    con = duckdb.connect()
+    try:
+        con.register("to_write", table)
+        con.execute(f"COPY (SELECT * FROM to_write) TO {sql_literal(tmp)} (FORMAT parquet, COMPRESSION zstd)")
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        con.close()
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
