@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from citeledger import atomic, cli, config, locking, pipeline
+from citeledger import atomic, cli, config, locking, options, pipeline
 from citeledger import catalog as catalog_module
 from citeledger import ledger as ledger_module
 from citeledger.catalog import CatalogStore
@@ -70,7 +70,7 @@ def test_plan_run_refuses_a_batch_size_below_one(tmp_path, fixture_catalog):
 def test_config_limits_and_the_command_line_share_one_check(tmp_path):
     with pytest.raises(ConfigError, match="limits.batch_size: must be >= 1"):
         config.load_config(env={"CITELEDGER_BATCH_SIZE": "0"}, cwd=tmp_path)
-    assert config.positive_int("7") == 7 and config.non_negative_int("0") == 0
+    assert options.positive_int("7") == 7 and options.non_negative_int("0") == 0
 
 
 # --- item 5: record file names --------------------------------------------------------------
@@ -242,9 +242,9 @@ def test_catalog_build_reads_a_folder_recursively(tmp_path):
 
 
 def test_eval_of_a_missing_file_and_record_of_an_empty_id_are_one_line(tmp_path, fixture_catalog, capsys):
-    assert "no such file" in one_line_error(capsys, ["eval", str(tmp_path / "missing.jsonl"),
-                                                     "--catalog", str(fixture_catalog)])
-    (tmp_path / "ledger").mkdir()
+    line = one_line_error(capsys, ["eval", str(tmp_path / "missing.jsonl"), "--catalog", str(fixture_catalog)])
+    assert "missing.jsonl" in line and "does not exist" in line
+    (tmp_path / "ledger" / "_runs").mkdir(parents=True)  # a ledger, so the empty id is what fails
     assert "empty" in one_line_error(capsys, ["record", "", "--ledger", str(tmp_path / "ledger"),
                                               "--catalog", str(fixture_catalog)])
 
@@ -300,13 +300,14 @@ def alive(pid: int) -> bool:
 
 
 def start_resolve(tmp_path: Path, catalog: Path) -> tuple[subprocess.Popen, int]:
-    """A CLI resolve of the glutton set (about 10 s of work), once its temporary server is up."""
+    """A CLI resolve of the glutton set as a flow run (about 10 s of work), once its temporary
+    server is up (``--flow``: without it a CLI run starts no server at all)."""
     env = dict(os.environ, PYTHONPATH=str(REPO), PREFECT_HOME=str(tmp_path / "prefect"),
                PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="240")
     env.pop("PREFECT_API_URL", None)
     proc = subprocess.Popen([sys.executable, "-m", "citeledger.cli", "resolve", str(GLUTTON), "--catalog",
                              str(catalog), "--ledger", str(tmp_path / "ledger"), "--run-id", "r-sig",
-                             "--task-runner", "threads"], cwd=REPO, env=env,
+                             "--task-runner", "threads", "--flow"], cwd=REPO, env=env,
                             stdout=open(tmp_path / "stdout", "w"), stderr=open(tmp_path / "stderr", "w"))
     # files, not pipes: a server that outlives the command would hold a pipe open
     deadline = time.monotonic() + 300  # the server's start-up is slow on a busy 2-core machine
