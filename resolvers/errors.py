@@ -58,6 +58,11 @@ class CatalogSourceError(PermanentError):
     """A catalog source file (or one of its rows) that cannot be read."""
 
 
+class InputTooLarge(PermanentError):
+    """Decompressed data ran past ``max_file_bytes``: a gzip bomb is stopped, not read; the file
+    becomes a reject."""
+
+
 class ConfigError(PermanentError):
     """A configuration value that is missing or wrong."""
 
@@ -68,6 +73,11 @@ class QueryRefused(PermanentError):
 
 class UsageError(ConfigError):
     """A command-line value or path the user gave that cannot work (exit 2, one line)."""
+
+
+class InputError(UsageError):
+    """An input path that cannot be read at all (missing, a directory, a silent pipe): refused
+    before the run starts, so no run is marked finished without its input (exit 2)."""
 
 
 class LedgerPathError(UsageError):
