@@ -80,6 +80,10 @@ class InputError(UsageError):
     before the run starts, so no run is marked finished without its input (exit 2)."""
 
 
+class NotFound(PermanentError):
+    """What was asked for is not there (an id the ledger does not know): one line, exit 1."""
+
+
 class LedgerPathError(UsageError):
     """A ledger folder that is a file, or that this process may not write."""
 
