@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from resolvers.errors import InputTooLarge
+from resolvers.errors import InputTooLarge, RowTooLong
 from resolvers.model import Reference
 
 from .input_files import CHUNK, detect_kind, open_binary
@@ -188,10 +188,6 @@ def read_jsonl(path: Path, limits: InputLimits, name: str | None = None) -> Iter
             yield validate_row(obj, name, lineno, limits)
 
 
-class _RowTooLong(Exception):
-    """A CSV record ran past ``MAX_CSV_ROW_LINES`` physical lines."""
-
-
 class _PhysicalLines:
     """The numbered physical lines csv.reader consumes, with push-back: the lines a record with an
     unclosed quote swallowed are read again as rows of their own."""
@@ -213,7 +209,7 @@ class _PhysicalLines:
             self.lineno += 1
         self.taken.append(item)
         if len(self.taken) > MAX_CSV_ROW_LINES:
-            raise _RowTooLong
+            raise RowTooLong
         return item[1]
 
     def push_back(self, items: list[tuple[int, str]]) -> None:
@@ -249,7 +245,7 @@ def _csv_header(reader: Any, name: str) -> tuple[list[str] | None, InputReject |
         header = next(reader)
     except StopIteration:
         return None, None
-    except (UnicodeDecodeError, csv.Error, _RowTooLong) as exc:
+    except (UnicodeDecodeError, csv.Error, RowTooLong) as exc:
         return None, InputReject(name, 1, None, f"unreadable header: {exc or 'an unclosed quote'}")
     header = [h.strip().lstrip("\ufeff") for h in header]
     missing = [f for f in ("citing_paper", "reference_index", "raw") if f not in header]
@@ -282,7 +278,7 @@ def read_csv(path: Path, limits: InputLimits, name: str | None = None) -> Iterat
                 return  # the decoder cannot resynchronise safely
             except csv.Error as exc:
                 values, why = None, f"bad CSV: {exc}"
-            except _RowTooLong:
+            except RowTooLong:
                 values, why = None, (f"unclosed quote: the quoted field runs on over more than {MAX_CSV_ROW_LINES} "
                                      "lines; those lines are read again as rows")
             taken = lines.taken

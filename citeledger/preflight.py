@@ -10,7 +10,7 @@ import os
 import sys
 from pathlib import Path
 
-from resolvers.errors import UsageError
+from resolvers.errors import LockTimeout, UsageError
 
 from . import locking
 
@@ -62,6 +62,6 @@ def check_ledger(ledger: str) -> None:
         raise UsageError(f"--ledger {ledger}: {parent} is not writable: give a ledger folder you can write")
     try:
         locking.acquire_ledger(ledger, timeout=0)
-    except locking.LockTimeout:
+    except LockTimeout:
         print(f"citeledger: ledger {ledger} is in use by another run; waiting for it", file=sys.stderr)
         locking.acquire_ledger(ledger)  # held by this process from now on; plan_run re-enters it

@@ -1,8 +1,15 @@
-"""One error tree for citeledger (in the spirit of httpx's).
+"""One error tree for citeledger (in the spirit of httpx's); every exception it raises is here.
 
-``TransientError`` is retried (and, when retries run out, a reference becomes ``unavailable``);
-``PermanentError`` becomes a reject with its reason. "No match" is never an exception: it is a
-``Verdict`` with state ``unresolved``.
+``CiteledgerError`` is the base: the CLI prints any of them as one line on stderr, exit 2
+(``NotFound``: exit 1), never a traceback. Two branches:
+
+- ``TransientError`` is retried (and, when retries run out, a reference becomes ``unavailable``
+  and is tried again on the next run);
+- ``PermanentError`` will fail the same way again: an input row or source row becomes a reject
+  with its reason, a command-line value or path an exit code.
+
+"No match" is never an exception: it is a ``Verdict`` with state ``unresolved``.
+``tests/test_errors.py`` fails when a ``CiteledgerError`` is defined anywhere else.
 """
 from __future__ import annotations
 
@@ -63,6 +70,21 @@ class InputTooLarge(PermanentError):
     becomes a reject."""
 
 
+class RowTooLong(PermanentError):
+    """A CSV record spanning more physical lines than a reference can (an unclosed quote): the
+    reader rejects it and goes on from the line after its start."""
+
+
+class ArxivQueryError(PermanentError):
+    """The arXiv API rejected the query itself (not one id): a bug on our side, not a missing
+    paper; the batch gets no answer from arXiv, nothing is retried."""
+
+
+class QueryFailed(PermanentError):
+    """A user query DuckDB could not answer, or stopped at its time or memory limit
+    (``[query]``): exit 2."""
+
+
 class ConfigError(PermanentError):
     """A configuration value that is missing or wrong."""
 
@@ -82,6 +104,11 @@ class InputError(UsageError):
 
 class NotFound(PermanentError):
     """What was asked for is not there (an id the ledger does not know): one line, exit 1."""
+
+
+class LockTimeout(ConfigError):
+    """Another process holds the ledger or catalog lock for longer than we were willing to wait
+    (``CITELEDGER_LOCK_TIMEOUT``): exit 2, nothing was started."""
 
 
 class LedgerPathError(UsageError):

@@ -6,9 +6,9 @@ import json
 import pytest
 from werkzeug import Response
 
-from resolvers.errors import RateLimited, RemoteUnavailable
+from resolvers.errors import ArxivQueryError, RateLimited, RemoteUnavailable
 from resolvers.remote import build_remote
-from resolvers.remote.arxiv import ArxivQueryError, parse_feed, split_arxiv_id
+from resolvers.remote.arxiv import parse_feed, split_arxiv_id
 
 from remote_server import FakeClock, fast, fixture_bytes, server, test_config  # noqa: F401
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
 
-from resolvers.errors import PermanentError, RemoteUnavailable
+from resolvers.errors import ArxivQueryError, RemoteUnavailable
 from resolvers.model import Work
 
 from .checkpoint import read_state, write_state
@@ -34,10 +34,6 @@ _OLD_ID = re.compile(r"^([a-z][a-z-]*)(?:\.[a-z]{2})?/(\d{2})(\d{2})(\d{3})(?:v(
 _PREFIX = re.compile(r"^(?:arxiv:|https?://(?:export\.)?arxiv\.org/(?:abs|pdf)/)", re.I)
 _ERROR_ID = re.compile(r"api/errors#incorrect_id_format_for_(.+)$")
 _WITHDRAWN = re.compile(r"\bwithdrawn\b", re.I)
-
-
-class ArxivQueryError(PermanentError):
-    """The API rejected the query itself (not one id): a bug on our side, not a missing paper."""
 
 
 def split_arxiv_id(token: str) -> tuple[str, int | None] | None:
