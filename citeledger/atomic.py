@@ -15,7 +15,7 @@ import os
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import BinaryIO, Iterator
 
 import duckdb
 import pyarrow as pa
@@ -57,6 +57,25 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+
+@contextmanager
+def atomic_stream(path: Path) -> Iterator[BinaryIO]:
+    """Stream bytes to ``path`` (a download): staged beside it, fsynced and renamed into place only
+    when the block ends without an error, so the previous copy stays intact on any failure."""
+    with disk_errors(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                yield fh
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, path)

@@ -8,31 +8,15 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from resolvers.errors import CiteledgerError, DiskFull
+from resolvers.errors import CiteledgerError, DiskFull, NotFound, UsageError
 
+from . import locking
 from .options import non_negative_int, positive_int
+from .preflight import check_catalog, check_inputs, check_ledger, prefect_defaults, use_flow
 
 DEFAULT_CATALOG = "data/catalog"
 DEFAULT_LEDGER = "data/ledger"
 VIEWS = ("observations", "current", "works", "notices", "notices_history", "rejects", "runs", "transitions")
-
-
-class UserError(CiteledgerError):
-    """Something the user can fix (a path, an argument): one line on stderr, exit 2."""
-
-
-class NotFound(CiteledgerError):
-    """What was asked for is not there (an id the ledger does not know): one line, exit 1."""
-
-
-def _prefect_defaults() -> None:
-    """Settings that keep Prefect's temporary API server from timing out on small machines."""
-    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
-    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-    os.environ.setdefault("DO_NOT_TRACK", "1")
-    from .prefect_env import prepare_cli_process
-
-    prepare_cli_process()  # SIGTERM ends cleanly; the temporary server dies with this process
 
 
 def cmd_catalog_build(args: argparse.Namespace) -> int:
@@ -73,50 +57,6 @@ def print_summary(summary: dict) -> None:
         print(f"rejected {message}")
 
 
-def use_flow(args: argparse.Namespace) -> bool:
-    """The CLI runs a Prefect flow only when it can report to an API (``PREFECT_API_URL`` set), when
-    asked to (``--flow``) or for a Dask cluster; otherwise it calls the same pipeline functions
-    directly, without starting a temporary Prefect server (see the README, "Flow runs or direct")."""
-    return bool(getattr(args, "flow", False) or os.environ.get("PREFECT_API_URL")
-                or getattr(args, "task_runner", None) == "dask")
-
-
-def check_catalog(catalog: str) -> None:
-    """A catalog must be built before a run (checked without importing the store)."""
-    pointer = Path(catalog) / "CURRENT"
-    if not pointer.is_file() or not (Path(catalog) / pointer.read_text().strip() / "manifest.json").is_file():
-        raise UserError(f"no catalog in {catalog}: build one with `citeledger catalog build --catalog {catalog} FILE...`"
-                        " or give --catalog DIR")
-
-
-def check_inputs(inputs: list[Path]) -> None:
-    """Every input exists and is readable (``-`` is standard input)."""
-    for path in inputs:
-        if str(path) == "-":
-            continue
-        if not path.exists():
-            raise UserError(f"input {path} does not exist: check the path")
-        if not os.access(path, os.R_OK | (os.X_OK if path.is_dir() else 0)):
-            raise UserError(f"input {path} is not readable: check its permissions")
-
-
-def check_ledger(ledger: str) -> None:
-    """The ledger is a folder we can write, and no other run holds it (else wait, saying so)."""
-    path = Path(ledger)
-    if path.exists() and not path.is_dir():
-        raise UserError(f"--ledger {ledger} is a file, not a folder: give a folder (created if missing)")
-    parent = next((p for p in (path, *path.parents) if p.exists()), Path("."))
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise UserError(f"--ledger {ledger}: {parent} is not writable: give a ledger folder you can write")
-    from . import locking
-
-    try:
-        locking.acquire_ledger(ledger, timeout=0)
-    except locking.LockTimeout:
-        print(f"citeledger: ledger {ledger} is in use by another run; waiting for it", file=sys.stderr)
-        locking.acquire_ledger(ledger)  # held by this process from now on; plan_run re-enters it
-
-
 def cmd_resolve(args: argparse.Namespace) -> int:
     check_inputs(args.inputs)
     check_catalog(args.catalog)
@@ -124,8 +64,6 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     try:
         summary = run_resolve(args)
     finally:
-        from . import locking
-
         locking.release_ledger(args.ledger)  # a no-op once the run has finished or given up
     print_summary(summary)
     return 0
@@ -141,7 +79,7 @@ def run_resolve(args: argparse.Namespace) -> dict:
     inputs = [str(p) for p in args.inputs]
     if not use_flow(args):
         return resolve_direct(inputs, args, options)
-    _prefect_defaults()
+    prefect_defaults()
     from flows.resolve import resolve_references
 
     return resolve_references(inputs=inputs, catalog=args.catalog, ledger=args.ledger, task_runner=args.task_runner,
@@ -263,13 +201,13 @@ def _n(value: Any) -> str:
 def cmd_records(args: argparse.Namespace) -> int:
     check_catalog(args.catalog)
     if not Path(args.ledger).is_dir():
-        raise UserError(f"no ledger in {args.ledger}: give --ledger DIR of a ledger `citeledger resolve` wrote")
+        raise UsageError(f"no ledger in {args.ledger}: give --ledger DIR of a ledger `citeledger resolve` wrote")
     if args.run_id:
         from .pipeline import check_run
 
         check_run(args.ledger, args.run_id)  # before any server starts
     if use_flow(args):
-        _prefect_defaults()
+        prefect_defaults()
         from flows.records import build_records
 
         written = build_records(ledger=args.ledger, catalog=args.catalog, run_id=args.run_id, papers=args.papers)
@@ -292,7 +230,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_nightly(args: argparse.Namespace) -> int:
-    _prefect_defaults()
+    prefect_defaults()
     from flows.nightly import nightly
 
     summary = nightly(inbox=args.inbox, processed=args.processed, catalog=args.catalog, ledger=args.ledger,
@@ -310,7 +248,7 @@ def cmd_nightly(args: argparse.Namespace) -> int:
 
 
 def cmd_refresh(args: argparse.Namespace) -> int:
-    _prefect_defaults()
+    prefect_defaults()
     from flows.refresh import refresh_catalog
 
     report = refresh_catalog(catalog=args.catalog, catalog_inbox=args.catalog_inbox, remote=args.remote)

@@ -2,30 +2,25 @@
 
 Every input row ends either as a ``Reference`` or as an ``InputReject`` naming the file, line and
 field: nothing is dropped silently. Lines are read with a size bound, so one enormous line cannot
-exhaust memory; lines end with ``\n``, ``\r\n`` or ``\r``. Pipes and stdin (``-``) are spooled
-once to a file (``prepare_inputs``), so they can be hashed and read like any file.
+exhaust memory; lines end with ``\n``, ``\r\n`` or ``\r``. Pipes and stdin are made files first
+(``input_files.prepare_inputs``).
 """
 from __future__ import annotations
 
 import csv
 import gzip
-import hashlib
 import io
 import json
-import os
 import re
-import stat
-import sys
-import tempfile
-import threading
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator
 
-from resolvers.errors import CiteledgerError
+from resolvers.errors import InputTooLarge, RowTooLong
 from resolvers.model import Reference
 
+from .input_files import CHUNK, detect_kind, open_binary
 from .sources import delatex
 
 DEFAULT_MAX_RAW_CHARS = 100_000
@@ -34,14 +29,6 @@ EXCERPT_CHARS = 200
 MAX_REFERENCE_INDEX = 2**63 - 1
 # a CSV record spanning more physical lines than this is an unclosed quote, not a reference
 MAX_CSV_ROW_LINES = 100
-STDIN_NAME = "<stdin>"
-PIPE_OPEN_TIMEOUT = 60.0  # seconds to wait for a named pipe's writer
-_CHUNK = 1 << 20
-
-
-class InputError(CiteledgerError):
-    """An input path that cannot be read at all (missing, a directory, a silent pipe): refused
-    before the run starts, so no run is marked finished without its input."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,48 +65,13 @@ def _excerpt(text: str | bytes) -> str:
     return text[:EXCERPT_CHARS].encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-class InputTooLarge(Exception):
-    """Decompressed data ran past ``max_file_bytes``: a gzip bomb is stopped, not read."""
-
-
-class _CountedRaw(io.RawIOBase):
-    """A decompressing stream that counts the bytes it hands out and stops past ``limit``."""
-
-    def __init__(self, inner: Any, limit: int | None):
-        self.inner, self.limit, self.count = inner, limit, 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        data = self.inner.read1(len(buffer))  # read1: what came before a truncated end is kept
-        n = len(data)
-        buffer[:n] = data
-        self.count += n
-        if self.limit is not None and self.count > self.limit:
-            raise InputTooLarge(f"decompressed data exceeds the limit of {self.limit:,} bytes "
-                                "(max_file_bytes, limits.max_input_bytes); the rest is not read")
-        return n
-
-    def close(self) -> None:
-        self.inner.close()
-        super().close()
-
-
-def _open_binary(path: Path, max_bytes: int | None = None) -> io.BufferedIOBase:
-    with open(path, "rb") as fh:
-        magic = fh.read(2)
-    if magic == b"\x1f\x8b":
-        return io.BufferedReader(_CountedRaw(gzip.open(path, "rb"), max_bytes), _CHUNK)
-    return open(path, "rb")
-
 
 def iter_bounded_lines(fh: io.BufferedIOBase, limit: int) -> Iterator[tuple[int, bytes | None]]:
     """Yield (line number, bytes) — or (line number, None) for a line longer than ``limit``.
     A line ends with ``\\n``, ``\\r\\n`` or a lone ``\\r`` (old Mac files)."""
     lineno, pending, size = 0, [], 0  # the start of a line not ended yet
     skipping = after_cr = False  # inside an over-long line; the last chunk ended with \r
-    while chunk := fh.read1(_CHUNK):  # read1: the rows before a truncated gzip end are kept
+    while chunk := fh.read1(CHUNK):  # read1: the rows before a truncated gzip end are kept
         if after_cr and chunk[:1] == b"\n":
             chunk = chunk[1:]  # the \n of a \r\n split between chunks
         after_cr = chunk.endswith(b"\r")
@@ -212,7 +164,7 @@ def validate_row(obj: Any, file: str, line: int, limits: InputLimits, lenient_ty
 
 def read_jsonl(path: Path, limits: InputLimits, name: str | None = None) -> Iterator[Reference | InputReject]:
     name = name or str(path)
-    with _open_binary(path, limits.max_file_bytes) as fh:
+    with open_binary(path, limits.max_file_bytes) as fh:
         for lineno, line in iter_bounded_lines(fh, limits.max_line_bytes):
             if line is None:
                 yield InputReject(name, lineno, None, f"line longer than {limits.max_line_bytes:,} bytes")
@@ -236,10 +188,6 @@ def read_jsonl(path: Path, limits: InputLimits, name: str | None = None) -> Iter
             yield validate_row(obj, name, lineno, limits)
 
 
-class _RowTooLong(Exception):
-    """A CSV record ran past ``MAX_CSV_ROW_LINES`` physical lines."""
-
-
 class _PhysicalLines:
     """The numbered physical lines csv.reader consumes, with push-back: the lines a record with an
     unclosed quote swallowed are read again as rows of their own."""
@@ -261,7 +209,7 @@ class _PhysicalLines:
             self.lineno += 1
         self.taken.append(item)
         if len(self.taken) > MAX_CSV_ROW_LINES:
-            raise _RowTooLong
+            raise RowTooLong
         return item[1]
 
     def push_back(self, items: list[tuple[int, str]]) -> None:
@@ -297,7 +245,7 @@ def _csv_header(reader: Any, name: str) -> tuple[list[str] | None, InputReject |
         header = next(reader)
     except StopIteration:
         return None, None
-    except (UnicodeDecodeError, csv.Error, _RowTooLong) as exc:
+    except (UnicodeDecodeError, csv.Error, RowTooLong) as exc:
         return None, InputReject(name, 1, None, f"unreadable header: {exc or 'an unclosed quote'}")
     header = [h.strip().lstrip("\ufeff") for h in header]
     missing = [f for f in ("citing_paper", "reference_index", "raw") if f not in header]
@@ -309,7 +257,7 @@ def _csv_header(reader: Any, name: str) -> tuple[list[str] | None, InputReject |
 def read_csv(path: Path, limits: InputLimits, name: str | None = None) -> Iterator[Reference | InputReject]:
     name = name or str(path)
     csv.field_size_limit(limits.max_line_bytes)
-    with _open_binary(path, limits.max_file_bytes) as fb:
+    with open_binary(path, limits.max_file_bytes) as fb:
         # surrogateescape, not strict: undecodable bytes stay in their row (which validate_row
         # rejects, naming the field) instead of ending the file, so no later row is lost
         lines = _PhysicalLines(io.TextIOWrapper(fb, encoding="utf-8", errors="surrogateescape", newline=""))
@@ -330,7 +278,7 @@ def read_csv(path: Path, limits: InputLimits, name: str | None = None) -> Iterat
                 return  # the decoder cannot resynchronise safely
             except csv.Error as exc:
                 values, why = None, f"bad CSV: {exc}"
-            except _RowTooLong:
+            except RowTooLong:
                 values, why = None, (f"unclosed quote: the quoted field runs on over more than {MAX_CSV_ROW_LINES} "
                                      "lines; those lines are read again as rows")
             taken = lines.taken
@@ -481,33 +429,6 @@ def read_bib(path: Path, limits: InputLimits, citing_paper: str,
         yield InputReject(name, 1, None, "no BibTeX entry found")
 
 
-_EXTENSIONS = ((".jsonl.gz", "jsonl"), (".jsonl", "jsonl"), (".ndjson", "jsonl"), (".json.gz", "jsonl"),
-               (".csv.gz", "csv"), (".csv", "csv"), (".parquet", "parquet"), (".bbl", "bbl"), (".bib", "bib"))
-
-
-def kind_by_name(name: str) -> str | None:
-    lowered = name.lower()
-    return next((kind for ext, kind in _EXTENSIONS if lowered.endswith(ext)), None)
-
-
-def detect_kind(path: Path, name: str | None = None) -> str:
-    """The reader for a file: by the extension of ``name`` (the path as given), then by a look at
-    its first bytes (a pipe has no useful name: ``{`` is JSON Lines, ``PAR1`` Parquet, else CSV)."""
-    kind = kind_by_name(name or path.name)
-    if kind:
-        return kind
-    with _open_binary(path) as fh:
-        head = fh.read(512).removeprefix(b"\xef\xbb\xbf").lstrip()
-    if head.startswith(b"PAR1"):
-        return "parquet"
-    if head.startswith(b"{"):
-        return "jsonl"
-    if b"\\bibitem" in head or b"thebibliography" in head:
-        return "bbl"
-    if head.startswith(b"@"):
-        return "bib"
-    return "csv"
-
 
 def read_references(path: str | Path, limits: InputLimits | None = None, citing_paper: str | None = None,
                     name: str | None = None, kind: str | None = None) -> Iterator[Reference | InputReject]:
@@ -542,131 +463,3 @@ def read_references(path: str | Path, limits: InputLimits | None = None, citing_
         yield InputReject(name, None, None, str(exc))
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         yield InputReject(name, None, None, f"file could not be read to the end: {exc}")
-
-
-# --- inputs as given: files, pipes, stdin ---------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class InputSource:
-    """One input of a run: ``name`` as the user gave it (the manifest and rejects say it),
-    ``path`` what is read (the file, or a pipe's spooled copy), ``sha256`` of those bytes."""
-
-    name: str
-    path: Path
-    sha256: str
-    kind: str
-    spooled: bool = False
-
-
-def _is_stream(path: Path) -> bool:
-    mode = path.stat().st_mode
-    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
-
-
-def check_input(given: str | Path) -> None:
-    """Refuse an input that cannot be read at all, with one line saying what to pass instead."""
-    if str(given) == "-":
-        return
-    path = Path(given)
-    if not path.exists():
-        raise InputError(f"{given}: no such input file")
-    if path.is_dir():
-        raise InputError(f"{given}: is a directory; directories are not read yet, pass the files in it")
-    if not os.access(path, os.R_OK):
-        raise InputError(f"{given}: not readable (permission denied)")
-
-
-def _open_stream(given: str, timeout: float) -> Any:
-    """stdin, or a pipe opened in a thread: a named pipe nobody writes to is refused after
-    ``timeout`` seconds instead of blocking the run forever."""
-    if given == "-":
-        return sys.stdin.buffer
-    opened: dict[str, Any] = {}
-    opener = threading.Thread(target=lambda: opened.setdefault("fh", open(given, "rb")), daemon=True)
-    opener.start()
-    opener.join(timeout)
-    if opener.is_alive():
-        try:  # be the writer it waits for, so the thread ends
-            os.close(os.open(given, os.O_WRONLY | os.O_NONBLOCK))
-        except OSError:
-            pass
-        opener.join(1.0)
-        if "fh" in opened:
-            opened["fh"].close()
-        raise InputError(f"{given}: no writer opened this pipe within {timeout:g} s")
-    if "fh" not in opened:
-        raise InputError(f"{given}: cannot be opened")
-    return opened["fh"]
-
-
-def _spool(given: str, spool_dir: Path | None, max_bytes: int | None, timeout: float) -> tuple[Path, str]:
-    """Copy a stream once to a file, hashing the same bytes: it can then be read (and re-read)
-    like any file, and a resumed run compares its hash."""
-    source = _open_stream(given, timeout)
-    if spool_dir is not None:
-        spool_dir.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=spool_dir, prefix="input-", suffix=".spool")
-    digest, size = hashlib.sha256(), 0
-    try:
-        with os.fdopen(fd, "wb") as out:
-            while chunk := source.read(_CHUNK):
-                size += len(chunk)
-                if max_bytes is not None and size > max_bytes:
-                    raise InputError(f"{given}: more than {max_bytes:,} bytes (limits.max_input_bytes)")
-                digest.update(chunk)
-                out.write(chunk)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-    finally:
-        if source is not sys.stdin.buffer:
-            source.close()
-    return Path(tmp), digest.hexdigest()
-
-
-def prepare_inputs(inputs: Sequence[str | Path], spool_dir: Path | None = None, max_bytes: int | None = None,
-                   citing_paper: str | Mapping[str, str] | None = None,
-                   timeout: float = PIPE_OPEN_TIMEOUT) -> list[InputSource]:
-    """Check, hash and (for pipes and ``-``) spool every input, before any lock is taken or run
-    begun: a missing file, a directory, a .bib/.bbl without a citing paper or a silent pipe is an
-    ``InputError`` and no run starts."""
-    for given in inputs:
-        check_input(given)
-    sources: list[InputSource] = []
-    try:
-        for given in inputs:
-            sources.append(_prepare_one(given, spool_dir, max_bytes, timeout))
-            _check_citing_paper(sources[-1], citing_paper)
-    except BaseException:
-        discard_spools(sources)
-        raise
-    return sources
-
-
-def _prepare_one(given: str | Path, spool_dir: Path | None, max_bytes: int | None, timeout: float) -> InputSource:
-    from .atomic import file_sha256
-
-    name = STDIN_NAME if str(given) == "-" else str(Path(given))
-    if str(given) != "-" and not _is_stream(Path(given)):
-        path = Path(given)
-        return InputSource(name, path, file_sha256(path), detect_kind(path, name))
-    path, digest = _spool(str(given), spool_dir, max_bytes, timeout)
-    try:
-        return InputSource(name, path, digest, detect_kind(path, name), spooled=True)
-    except BaseException:
-        path.unlink()
-        raise
-
-
-def _check_citing_paper(source: InputSource, citing_paper: str | Mapping[str, str] | None) -> None:
-    if source.kind in ("bbl", "bib"):
-        paper = citing_paper.get(source.name) if isinstance(citing_paper, Mapping) else citing_paper
-        if not paper:
-            raise InputError(f"{source.name}: a .{source.kind} input needs --citing-paper ID")
-
-
-def discard_spools(sources: Sequence[InputSource]) -> None:
-    for source in sources:
-        if source.spooled:
-            source.path.unlink(missing_ok=True)

@@ -19,17 +19,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Iterator
 
-from resolvers.errors import ConfigError, LedgerPathError
+from resolvers.errors import LedgerPathError, LockTimeout
 
 LOCK_NAME = ".lock"
 DEFAULT_TIMEOUT = float(os.environ.get("CITELEDGER_LOCK_TIMEOUT", "3600"))
 
 _held: dict[str, IO[bytes]] = {}
 _held_lock = threading.Lock()
-
-
-class LockTimeout(ConfigError):
-    """Another process holds the lock for longer than we were willing to wait."""
 
 
 def _open_lock_file(path: Path) -> IO[bytes]:

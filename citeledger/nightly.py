@@ -40,6 +40,7 @@ from .atomic import atomic_write_bytes, file_sha256
 from .catalog import CatalogStore, ParquetCatalog
 from .ledger import LEDGER_DB, LedgerStore, citing_papers_of_works, current_links_and_notices, current_rows, write_ledger_database
 from .options import check_run_id
+from .remote_files import FileCheckpoint, retraction_watch_files
 
 INPUT_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".json.gz", ".csv", ".csv.gz", ".parquet", ".bbl", ".bib")
 CATALOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".json", ".json.gz", ".csv", ".csv.gz")
@@ -248,7 +249,6 @@ def harvest_remote(config: Any, state_dir: str | Path, today: date | None = None
     the server says it changed. A service that fails is reported, and the others still load."""
     from resolvers.remote import make_http_client
     from resolvers.remote.arxiv import ArxivClient
-    from resolvers.remote.checkpoint import read_state, write_state
     from resolvers.remote.crossref import CrossrefClient
     from resolvers.remote.retraction_watch import refresh_retraction_watch
 
@@ -259,7 +259,7 @@ def harvest_remote(config: Any, state_dir: str | Path, today: date | None = None
     counts: dict[str, int] = {}
     errors: list[str] = []
     marks_path = state_dir / "refresh.json"
-    marks = read_state(marks_path)
+    marks = FileCheckpoint(marks_path).read()
 
     def spool(name: str, records: Any) -> None:
         out = state_dir / "harvest" / f"{name}-{today.isoformat()}.jsonl"
@@ -279,8 +279,8 @@ def harvest_remote(config: Any, state_dir: str | Path, today: date | None = None
         arxiv = ArxivClient(make_http_client(config.remote_settings(), "arxiv"), config.endpoints.arxiv_api, config.endpoints.arxiv_oai)
         try:
             checkpoint = state_dir / "arxiv_oai.json"
-            start = None if read_state(checkpoint).get("last_completed_until") else since
-            spool("arxiv", arxiv.harvest(from_date=start, until_date=today.isoformat(), checkpoint=str(checkpoint)))
+            start = None if FileCheckpoint(checkpoint).read().get("last_completed_until") else since
+            spool("arxiv", arxiv.harvest(from_date=start, until_date=today.isoformat(), checkpoint=FileCheckpoint(checkpoint)))
         except Exception as exc:  # noqa: BLE001 - reported; the other sources still refresh
             errors.append(f"arxiv harvest: {type(exc).__name__}: {exc}")
         finally:
@@ -290,7 +290,7 @@ def harvest_remote(config: Any, state_dir: str | Path, today: date | None = None
         try:
             start = marks.get("crossref_until") or since
             spool("crossref", crossref.harvest(start, until_index_date=today.isoformat(),
-                                             checkpoint=str(state_dir / "crossref_cursor.json")))
+                                             checkpoint=FileCheckpoint(state_dir / "crossref_cursor.json")))
             marks["crossref_until"] = today.isoformat()
         except Exception as exc:  # noqa: BLE001
             errors.append(f"crossref harvest: {type(exc).__name__}: {exc}")
@@ -300,7 +300,7 @@ def harvest_remote(config: Any, state_dir: str | Path, today: date | None = None
         http = make_http_client(config.remote_settings(), "retraction_watch")
         try:
             result = refresh_retraction_watch(http, config.endpoints.retraction_watch_csv,
-                                              state_dir / "retraction_watch.csv")
+                                              *retraction_watch_files(state_dir / "retraction_watch.csv"))
             counts["retraction_watch"] = int(result.changed)
             if result.changed:
                 files.append(result.path)
@@ -308,7 +308,7 @@ def harvest_remote(config: Any, state_dir: str | Path, today: date | None = None
             errors.append(f"retraction watch download: {type(exc).__name__}: {exc}")
         finally:
             http.close()
-    write_state(marks_path, marks)
+    FileCheckpoint(marks_path).write(marks)
     return files, counts, errors
 
 

@@ -26,8 +26,8 @@ from resolvers.observation import observation_row
 from resolvers.resolution import resolve_batch
 
 from . import locking
-from .inputs import (PIPE_OPEN_TIMEOUT, InputLimits, InputReject, InputSource, discard_spools, prepare_inputs,
-                     read_references)
+from .input_files import PIPE_OPEN_TIMEOUT, InputSource, discard_spools, prepare_inputs
+from .inputs import InputLimits, InputReject, read_references
 from .catalog import ParquetCatalog
 from .ledger import LedgerStore
 from .options import check_run_id

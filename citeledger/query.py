@@ -28,17 +28,13 @@ import duckdb
 import pyarrow as pa
 import pyarrow.dataset as ds
 
-from resolvers.errors import ConfigError, PermanentError, QueryRefused
+from resolvers.errors import ConfigError, QueryFailed, QueryRefused
 
 from .config import QueryLimits
 from .records import visible_controls
 from .atomic import sql_literal
 from .catalog import CatalogStore
 from .ledger import DERIVED_VIEWS, LEDGER_PARTS, VIEW_NAMES, WORKS_VIEW_SCHEMA, ledger_problem
-
-
-class QueryFailed(PermanentError):
-    """A query DuckDB could not answer, or stopped at its time or memory limit (``[query]``)."""
 
 
 # --- the first line: statement types -------------------------------------------------------

@@ -183,6 +183,28 @@ class PostingsIndex:
         hold, found by binary search in those terms' sorted postings (no postings list is read
         whole), so that among many works sharing the rare terms, the one sharing the most of the
         title ranks first; the cost per query stays bounded whatever the catalog size."""
+        q_ids, t_ids, rest = self._plan_queries(queries)
+        out: list[list[tuple[int, float]]] = [[] for _ in queries]
+        generated = self._generate(q_ids, t_ids) if t_ids else None
+        if generated is None:
+            return out
+        uq, ud, scores = generated
+        first = np.searchsorted(uq, np.arange(len(queries)), side="left")
+        last = np.searchsorted(uq, np.arange(len(queries)), side="right")
+        for qi in range(len(queries)):
+            a = first[qi]
+            b = min(last[qi], a + (RESCORE_POOL if rest[qi] else k))
+            if b <= a:
+                continue
+            d, sc = ud[a:b], scores[a:b]
+            if rest[qi] and b - a > 1:
+                d, sc = self._rescore(d, sc, rest[qi], k)
+            out[qi] = list(zip(d[:k].tolist(), sc[:k].tolist()))
+        return out
+
+    def _plan_queries(self, queries: Sequence[Sequence[str]]) -> tuple[list[int], list[int], list[list[int]]]:
+        """Per query: its selected (rarest) term ids, flattened with the query's number beside
+        each, and its other title terms (rarest first, at most ``RESCORE_TERMS``) for re-scoring."""
         q_ids: list[int] = []
         t_ids: list[int] = []
         rest: list[list[int]] = []
@@ -198,15 +220,17 @@ class PostingsIndex:
             taken = set(chosen)
             others = {i for t, i in zip(toks, ids) if i >= 0 and ":" not in t} - taken
             rest.append(sorted(others, key=lambda i: self.df[i])[:RESCORE_TERMS])
-        out: list[list[tuple[int, float]]] = [[] for _ in queries]
-        if not t_ids:
-            return out
+        return q_ids, t_ids, rest
+
+    def _generate(self, q_ids: list[int], t_ids: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Every (query, row) the selected terms' postings reach, with its summed idf, sorted by
+        query, then score (best first), then row; None when no term has postings."""
         tok = np.asarray(t_ids, dtype=np.int64)
         qq = np.asarray(q_ids, dtype=np.int64)
         lens = self.df[tok]
         total = int(lens.sum())
         if total == 0:
-            return out
+            return None
         starts = self.offsets[tok]
         ends_cum = np.cumsum(lens)
         pos = np.arange(total, dtype=np.int64) - np.repeat(ends_cum - lens, lens) + np.repeat(starts, lens)
@@ -218,28 +242,21 @@ class PostingsIndex:
         uq = uniq // self.n_docs
         ud = uniq % self.n_docs
         order = np.lexsort((ud, -scores, uq))
-        uq, ud, scores = uq[order], ud[order], scores[order]
-        first = np.searchsorted(uq, np.arange(len(queries)), side="left")
-        last = np.searchsorted(uq, np.arange(len(queries)), side="right")
+        return uq[order], ud[order], scores[order]
+
+    def _rescore(self, d: np.ndarray, sc: np.ndarray, rest: list[int], k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Add the idf of each other title term a pooled row holds (binary search in the term's
+        sorted postings), then keep the best ``k``."""
         postings, offsets, idf = self.postings, self.offsets, self.idf
-        for qi in range(len(queries)):
-            a = first[qi]
-            b = min(last[qi], a + (RESCORE_POOL if rest[qi] else k))
-            if b <= a:
-                continue
-            d, sc = ud[a:b], scores[a:b]
-            if rest[qi] and b - a > 1:
-                sc = sc.copy()
-                dd = d.astype(postings.dtype)
-                for t in rest[qi]:
-                    plist = postings[offsets[t]:offsets[t + 1]]
-                    i = np.searchsorted(plist, dd)
-                    hit = plist[np.minimum(i, len(plist) - 1)] == dd
-                    sc += idf[t] * hit
-                o = np.lexsort((d, -sc))[:k]
-                d, sc = d[o], sc[o]
-            out[qi] = list(zip(d[:k].tolist(), sc[:k].tolist()))
-        return out
+        sc = sc.copy()
+        dd = d.astype(postings.dtype)
+        for t in rest:
+            plist = postings[offsets[t]:offsets[t + 1]]
+            i = np.searchsorted(plist, dd)
+            hit = plist[np.minimum(i, len(plist) - 1)] == dd
+            sc += idf[t] * hit
+        o = np.lexsort((d, -sc))[:k]
+        return d[o], sc[o]
 
     def document_frequency(self, token: str) -> int:
         i = int(self.terms.ids([token])[0])

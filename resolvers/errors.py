@@ -1,8 +1,15 @@
-"""One error tree for citeledger (in the spirit of httpx's).
+"""One error tree for citeledger (in the spirit of httpx's); every exception it raises is here.
 
-``TransientError`` is retried (and, when retries run out, a reference becomes ``unavailable``);
-``PermanentError`` becomes a reject with its reason. "No match" is never an exception: it is a
-``Verdict`` with state ``unresolved``.
+``CiteledgerError`` is the base: the CLI prints any of them as one line on stderr, exit 2
+(``NotFound``: exit 1), never a traceback. Two branches:
+
+- ``TransientError`` is retried (and, when retries run out, a reference becomes ``unavailable``
+  and is tried again on the next run);
+- ``PermanentError`` will fail the same way again: an input row or source row becomes a reject
+  with its reason, a command-line value or path an exit code.
+
+"No match" is never an exception: it is a ``Verdict`` with state ``unresolved``.
+``tests/test_errors.py`` fails when a ``CiteledgerError`` is defined anywhere else.
 """
 from __future__ import annotations
 
@@ -58,6 +65,26 @@ class CatalogSourceError(PermanentError):
     """A catalog source file (or one of its rows) that cannot be read."""
 
 
+class InputTooLarge(PermanentError):
+    """Decompressed data ran past ``max_file_bytes``: a gzip bomb is stopped, not read; the file
+    becomes a reject."""
+
+
+class RowTooLong(PermanentError):
+    """A CSV record spanning more physical lines than a reference can (an unclosed quote): the
+    reader rejects it and goes on from the line after its start."""
+
+
+class ArxivQueryError(PermanentError):
+    """The arXiv API rejected the query itself (not one id): a bug on our side, not a missing
+    paper; the batch gets no answer from arXiv, nothing is retried."""
+
+
+class QueryFailed(PermanentError):
+    """A user query DuckDB could not answer, or stopped at its time or memory limit
+    (``[query]``): exit 2."""
+
+
 class ConfigError(PermanentError):
     """A configuration value that is missing or wrong."""
 
@@ -68,6 +95,20 @@ class QueryRefused(PermanentError):
 
 class UsageError(ConfigError):
     """A command-line value or path the user gave that cannot work (exit 2, one line)."""
+
+
+class InputError(UsageError):
+    """An input path that cannot be read at all (missing, a directory, a silent pipe): refused
+    before the run starts, so no run is marked finished without its input (exit 2)."""
+
+
+class NotFound(PermanentError):
+    """What was asked for is not there (an id the ledger does not know): one line, exit 1."""
+
+
+class LockTimeout(ConfigError):
+    """Another process holds the ledger or catalog lock for longer than we were willing to wait
+    (``CITELEDGER_LOCK_TIMEOUT``): exit 2, nothing was started."""
 
 
 class LedgerPathError(UsageError):

@@ -316,8 +316,35 @@ def features(ref: RefView, work: Work, forms: WorkForms | None = None) -> Featur
     """Compare one reference with one candidate work (``forms``: its comparison forms, when the
     retriever brought them along)."""
     w = forms if forms is not None else work_forms(work)
-    w_compact = w.compact
     detail: dict = {}
+    t, aligned = _title_score(ref, w, detail)
+    author = _author_agreement(ref, w.surname)
+    year = 0
+    if work.year and ref.years:
+        # a preprint is often cited by the year of its journal version, a few years on
+        late = PREPRINT_YEARS_LATER if work.type in PREPRINT_TYPES else 1
+        year = 1 if any(work.year - 1 <= y <= work.year + late for y in ref.years) else -1
+    volume = _number_agreement(w.volume, ref.numbers, ref.parsed.volume)
+    page = _number_agreement(w.page, ref.numbers, ref.parsed.first_page)
+    venue = 0
+    vn = w.venue
+    # a venue none of whose words is in the string cannot match at 90 (cheap test first)
+    if vn and len(vn) >= 3 and not ref.tokens.isdisjoint(w.venue_tokens) \
+            and fuzz.partial_ratio(vn, ref.norm) >= 90:
+        venue = 1
+    notice = (w.notice and not ref.says_notice) or (ref.cites_notice and not w.notice)
+    # A string the parser read as title-less (physics style "Phys. Rev. D 74, 034503 (2006)") says
+    # nothing about the title: the work's title length then weighs neither way.
+    title_len = 0.0 if (t == 0.0 and ref.parsed.kind.endswith("_no_title")) else math.log1p(w.ntok)
+    if title_len == 0.0 and w.ntok:
+        detail["title_less_reference"] = True
+    return Features(t, title_len, author, year, volume, page, venue, aligned, notice, detail)
+
+
+def _title_score(ref: RefView, w: WorkForms, detail: dict) -> tuple[float, int]:
+    """The title score (the best of the parsed title, a cut-short catalog title's prefix and the
+    alignment inside the whole string) and whether the alignment gave it; ``detail`` says which."""
+    w_compact = w.compact
     t_parse = 0.0
     if ref.title_compact and w_compact:
         t_parse = fuzz.ratio(ref.title_compact, w_compact) / 100.0
@@ -346,9 +373,13 @@ def features(ref: RefView, work: Work, forms: WorkForms | None = None) -> Featur
     if t_align > t:
         t, aligned = t_align, 1
     detail["title_parse"] = round(t_parse, 4)
+    return t, aligned
 
+
+def _author_agreement(ref: RefView, sur: str) -> int:
+    """1: the work's first-author surname is in the author zone; -1: the string's first authors
+    are known and none is near it; 0: nothing to say."""
     author = 0
-    sur = w.surname
     if sur:
         if (len(sur) >= 4 and sur in ref.author_zone) or (sur in ref.tokens and len(sur) < 4 and
                                                            sur in ref.author_zone):
@@ -357,26 +388,7 @@ def features(ref: RefView, work: Work, forms: WorkForms | None = None) -> Featur
             if sur not in ref.text_compact and \
                     process.extractOne(sur, ref.first_authors, scorer=fuzz.ratio, score_cutoff=80) is None:
                 author = -1
-    year = 0
-    if work.year and ref.years:
-        # a preprint is often cited by the year of its journal version, a few years on
-        late = PREPRINT_YEARS_LATER if work.type in PREPRINT_TYPES else 1
-        year = 1 if any(work.year - 1 <= y <= work.year + late for y in ref.years) else -1
-    volume = _number_agreement(w.volume, ref.numbers, ref.parsed.volume)
-    page = _number_agreement(w.page, ref.numbers, ref.parsed.first_page)
-    venue = 0
-    vn = w.venue
-    # a venue none of whose words is in the string cannot match at 90 (cheap test first)
-    if vn and len(vn) >= 3 and not ref.tokens.isdisjoint(w.venue_tokens) \
-            and fuzz.partial_ratio(vn, ref.norm) >= 90:
-        venue = 1
-    notice = (w.notice and not ref.says_notice) or (ref.cites_notice and not w.notice)
-    # A string the parser read as title-less (physics style "Phys. Rev. D 74, 034503 (2006)") says
-    # nothing about the title: the work's title length then weighs neither way.
-    title_len = 0.0 if (t == 0.0 and ref.parsed.kind.endswith("_no_title")) else math.log1p(w.ntok)
-    if title_len == 0.0 and w.ntok:
-        detail["title_less_reference"] = True
-    return Features(t, title_len, author, year, volume, page, venue, aligned, notice, detail)
+    return author
 
 
 def feature_vector(f: Features) -> list[float]:

@@ -18,8 +18,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from citeledger import locking, pipeline
-from citeledger.inputs import MAX_REFERENCE_INDEX, InputError, InputLimits, InputReject, read_references
-from resolvers.errors import CiteledgerError
+from citeledger.inputs import MAX_REFERENCE_INDEX, InputLimits, InputReject, read_references
+from resolvers.errors import CiteledgerError, InputError
 from resolvers.model import Reference
 
 

@@ -1,14 +1,14 @@
 """arXiv API lookups and the OAI-PMH harvest, against a local server replaying recorded payloads."""
 from __future__ import annotations
 
-import json
 
 import pytest
 from werkzeug import Response
 
-from resolvers.errors import RateLimited, RemoteUnavailable
+from resolvers.errors import ArxivQueryError, RateLimited, RemoteUnavailable
 from resolvers.remote import build_remote
-from resolvers.remote.arxiv import ArxivQueryError, parse_feed, split_arxiv_id
+from resolvers.remote.checkpoint import MemoryCheckpoint
+from resolvers.remote.arxiv import parse_feed, split_arxiv_id
 
 from remote_server import FakeClock, fast, fixture_bytes, server, test_config  # noqa: F401
 
@@ -150,8 +150,8 @@ def test_oai_harvest_across_two_resumption_pages(server, tmp_path):
         fixture_bytes("arxiv/oai_listrecords_page1_constructed.xml"), content_type=OAI_XML)
     server.expect_request("/oai", query_string=NEXT_PAGE).respond_with_data(
         fixture_bytes("arxiv/oai_listrecords_page2_constructed.xml"), content_type=OAI_XML)
-    checkpoint = tmp_path / "oai.json"
-    records = list(arxiv_client(server).harvest(from_date="2013-04-16", until_date="2013-04-16", checkpoint=str(checkpoint)))
+    checkpoint = MemoryCheckpoint()
+    records = list(arxiv_client(server).harvest(from_date="2013-04-16", until_date="2013-04-16", checkpoint=checkpoint))
     assert [r["id"] for r in records] == ["1304.4214", "1009.3186"]
     first, second = records
     assert first["title"] == "Neutron Scattering and Its Application to Strongly Correlated Systems"
@@ -159,7 +159,7 @@ def test_oai_harvest_across_two_resumption_pages(server, tmp_path):
     assert first["versions"] == [{"version": "v1", "created": "Mon, 15 Apr 2013 19:33:21 GMT"}]
     assert first["categories"] == "cond-mat.str-el" and first["journal-ref"] is None
     assert second["doi"] == "10.1109/TIT.2011.2148691" and [v["version"] for v in second["versions"]] == ["v1", "v2"]
-    state = json.loads(checkpoint.read_text())
+    state = checkpoint.read()
     assert state["completed"] is True and state["last_completed_until"] == "2013-04-16"
 
 
@@ -167,22 +167,22 @@ def test_oai_harvest_resumes_after_a_failure_mid_harvest(server, tmp_path):
     server.expect_request("/oai", query_string=FIRST_PAGE).respond_with_data(
         fixture_bytes("arxiv/oai_listrecords_page1_constructed.xml"), content_type=OAI_XML)
     server.expect_request("/oai", query_string=NEXT_PAGE).respond_with_data("down", status=500)
-    checkpoint = tmp_path / "oai.json"
+    checkpoint = MemoryCheckpoint()
     seen = []
     with pytest.raises(RemoteUnavailable):
-        for record in arxiv_client(server, retries=0).harvest(from_date="2013-04-16", until_date="2013-04-16", checkpoint=str(checkpoint)):
+        for record in arxiv_client(server, retries=0).harvest(from_date="2013-04-16", until_date="2013-04-16", checkpoint=checkpoint):
             seen.append(record["id"])
     assert seen == ["1304.4214"]
-    assert json.loads(checkpoint.read_text())["resumption_token"] == "6960524|1001"
+    assert checkpoint.read()["resumption_token"] == "6960524|1001"
 
     server.clear()
     server.expect_request("/oai", query_string=NEXT_PAGE).respond_with_data(
         fixture_bytes("arxiv/oai_listrecords_page2_constructed.xml"), content_type=OAI_XML)
-    for record in arxiv_client(server).harvest(from_date="2013-04-16", until_date="2013-04-16", checkpoint=str(checkpoint)):
+    for record in arxiv_client(server).harvest(from_date="2013-04-16", until_date="2013-04-16", checkpoint=checkpoint):
         seen.append(record["id"])
     assert seen == ["1304.4214", "1009.3186"]  # nothing lost, nothing fetched twice
     assert len(server.log) == 1 and server.log[0][0].args["resumptionToken"] == "6960524|1001"
-    assert json.loads(checkpoint.read_text())["completed"] is True
+    assert checkpoint.read()["completed"] is True
 
 
 def test_oai_no_records_match_is_an_empty_harvest(server, tmp_path):
@@ -190,4 +190,4 @@ def test_oai_no_records_match_is_an_empty_harvest(server, tmp_path):
             b'<responseDate>2026-01-01T00:00:00Z</responseDate><request verb="ListRecords">x</request>'
             b'<error code="noRecordsMatch">no records</error></OAI-PMH>')
     server.expect_request("/oai").respond_with_data(body, content_type=OAI_XML)
-    assert list(arxiv_client(server).harvest(from_date="2030-01-01", checkpoint=str(tmp_path / "s.json"))) == []
+    assert list(arxiv_client(server).harvest(from_date="2030-01-01", checkpoint=MemoryCheckpoint())) == []

@@ -1,13 +1,13 @@
 """Crossref works, agency, search and harvest; the RemoteResolver facade routing DOIs."""
 from __future__ import annotations
 
-import json
 
 import pytest
 
 from resolvers.errors import RemoteUnavailable
 from resolvers.remote import RemoteBatchUnavailable, build_remote
 from resolvers.remote.crossref import message_relations, message_to_work
+from resolvers.remote.checkpoint import MemoryCheckpoint
 
 from remote_server import FakeClock, fast, fixture_bytes, fixture_json, server, test_config  # noqa: F401
 
@@ -94,22 +94,22 @@ def test_works_harvest_by_cursor_resumes_after_failure(server, tmp_path):
     base = {"filter": "from-index-date:2025-03-01", "rows": "1", "mailto": "tests@example.org"}
     server.expect_request("/works", query_string={**base, "cursor": "*"}).respond_with_json(_page(recorded[:1], "C1"))
     server.expect_request("/works", query_string={**base, "cursor": "C1"}).respond_with_data("down", status=503)
-    checkpoint = tmp_path / "crossref.json"
+    checkpoint = MemoryCheckpoint()
     seen = []
     client = remote(server, retries=0).crossref
     with pytest.raises(RemoteUnavailable):
-        for item in client.harvest("2025-03-01", rows=1, checkpoint=str(checkpoint)):
+        for item in client.harvest("2025-03-01", rows=1, checkpoint=checkpoint):
             seen.append(item["DOI"])
-    assert seen == [recorded[0]["DOI"]] and json.loads(checkpoint.read_text())["cursor"] == "C1"
+    assert seen == [recorded[0]["DOI"]] and checkpoint.read()["cursor"] == "C1"
 
     server.clear()
     server.expect_request("/works", query_string={**base, "cursor": "C1"}).respond_with_json(_page(recorded[1:], "C2"))
     server.expect_request("/works", query_string={**base, "cursor": "C2"}).respond_with_json(_page([], "C3"))
-    for item in client.harvest("2025-03-01", rows=1, checkpoint=str(checkpoint)):
+    for item in client.harvest("2025-03-01", rows=1, checkpoint=checkpoint):
         seen.append(item["DOI"])
     assert seen == [i["DOI"] for i in recorded]
     assert [r.args["cursor"] for r, _ in server.log] == ["C1", "C2"]
-    assert json.loads(checkpoint.read_text())["completed"] is True
+    assert checkpoint.read()["completed"] is True
 
 
 # -- the facade ------------------------------------------------------------------------------

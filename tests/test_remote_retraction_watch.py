@@ -8,7 +8,8 @@ from werkzeug import Response
 
 from resolvers.errors import RemoteUnavailable
 from resolvers.remote.http import PoliteClient
-from resolvers.remote.retraction_watch import refresh_retraction_watch, validators_path
+from citeledger.remote_files import retraction_watch_files, validators_path
+from resolvers.remote.retraction_watch import refresh_retraction_watch
 
 from remote_server import FakeClock, ResetServer, fast, fixture_bytes, http_response, server  # noqa: F401
 
@@ -31,11 +32,11 @@ def test_download_then_304_then_failure_keeps_the_copy(server, tmp_path):
     server.expect_request("/rw.csv").respond_with_handler(handler)
     dest = tmp_path / "rw" / "retraction_watch.csv"
     url = server.url_for("/rw.csv")
-    first = refresh_retraction_watch(client(), url, dest)
+    first = refresh_retraction_watch(client(), url, *retraction_watch_files(dest))
     assert first.changed and dest.read_bytes() == CSV and first.bytes_written == len(CSV)
     assert json.loads(validators_path(dest).read_text())["etag"] == ETAG
 
-    second = refresh_retraction_watch(client(), url, dest)
+    second = refresh_retraction_watch(client(), url, *retraction_watch_files(dest))
     assert not second.changed and dest.read_bytes() == CSV
     assert server.log[1][0].headers["If-None-Match"] == ETAG
     assert server.log[1][0].headers["If-Modified-Since"] == LAST_MODIFIED
@@ -43,7 +44,7 @@ def test_download_then_304_then_failure_keeps_the_copy(server, tmp_path):
     server.clear()
     server.expect_request("/rw.csv").respond_with_data("down", status=503)
     with pytest.raises(RemoteUnavailable):
-        refresh_retraction_watch(client(retries=1), url, dest)
+        refresh_retraction_watch(client(retries=1), url, *retraction_watch_files(dest))
     assert dest.read_bytes() == CSV
     assert sorted(p.name for p in dest.parent.iterdir()) == ["retraction_watch.csv", "retraction_watch.csv.http.json"]
 
@@ -55,6 +56,6 @@ def test_body_cut_short_is_retried_and_never_installed(tmp_path):
     truncated = head.encode() + CSV[:100]
     with ResetServer(resets=0, reply=[truncated, http_response("200 OK", CSV, "text/csv")]) as srv:
         dest = tmp_path / "retraction_watch.csv"
-        result = refresh_retraction_watch(client(), srv.url + "/rw.csv", dest)
+        result = refresh_retraction_watch(client(), srv.url + "/rw.csv", *retraction_watch_files(dest))
         assert result.changed and dest.read_bytes() == CSV and srv.answered == 2
-    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".part")] == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["retraction_watch.csv", "retraction_watch.csv.http.json"]

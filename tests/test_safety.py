@@ -26,11 +26,11 @@ from hypothesis import strategies as st
 from citeledger import pipeline
 from citeledger.inputs import InputLimits, InputReject, read_references
 from citeledger.config import QueryLimits, load_config
-from citeledger.query import QueryFailed, check_read_only, sandbox, user_query
+from citeledger.query import check_read_only, sandbox, user_query
 from citeledger.catalog import CatalogStore
 from citeledger.ledger import LEDGER_PARTS, WORKS_VIEW_SCHEMA, run_query
 from citeledger.options import check_run_id
-from resolvers.errors import ConfigError, QueryRefused
+from resolvers.errors import ConfigError, QueryFailed, QueryRefused
 
 REPO = Path(__file__).parent.parent
 

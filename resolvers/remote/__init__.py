@@ -18,10 +18,10 @@ from typing import Callable, Iterable
 
 import httpx
 
-from resolvers.errors import RemoteBatchUnavailable, RemoteUnavailable
+from resolvers.errors import ArxivQueryError, RemoteBatchUnavailable, RemoteUnavailable
 from resolvers.model import Work
 
-from .arxiv import ArxivClient, ArxivQueryError, split_arxiv_id
+from .arxiv import ArxivClient, split_arxiv_id
 from .crossref import CrossrefClient, message_to_work
 from .http import PoliteClient
 from .settings import RemoteSettings, ServiceSettings

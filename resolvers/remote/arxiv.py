@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
 
-from resolvers.errors import PermanentError, RemoteUnavailable
+from resolvers.errors import ArxivQueryError, RemoteUnavailable
 from resolvers.model import Work
 
-from .checkpoint import read_state, write_state
+from .checkpoint import Checkpoint, read_state, write_state
 from .http import PoliteClient
 
 ATOM = "{http://www.w3.org/2005/Atom}"
@@ -34,10 +34,6 @@ _OLD_ID = re.compile(r"^([a-z][a-z-]*)(?:\.[a-z]{2})?/(\d{2})(\d{2})(\d{3})(?:v(
 _PREFIX = re.compile(r"^(?:arxiv:|https?://(?:export\.)?arxiv\.org/(?:abs|pdf)/)", re.I)
 _ERROR_ID = re.compile(r"api/errors#incorrect_id_format_for_(.+)$")
 _WITHDRAWN = re.compile(r"\bwithdrawn\b", re.I)
-
-
-class ArxivQueryError(PermanentError):
-    """The API rejected the query itself (not one id): a bug on our side, not a missing paper."""
 
 
 def split_arxiv_id(token: str) -> tuple[str, int | None] | None:
@@ -283,11 +279,11 @@ class ArxivClient:
         until_date: str | None = None,
         metadata_prefix: str = "arXivRaw",
         set_spec: str | None = None,
-        checkpoint: str | None = None,
+        checkpoint: Checkpoint | None = None,
     ) -> Iterator[dict[str, Any]]:
         """``ListRecords`` by date, yielding records in the arXiv snapshot JSONL shape.
 
-        With ``checkpoint`` (a JSON file) the harvest remembers its resumption token after each
+        With ``checkpoint`` (kept by the caller) the harvest remembers its resumption token after each
         page and, when started again with the same arguments after a failure, continues from
         that token instead of the beginning. When a harvest completes, the checkpoint keeps its
         ``until`` date; a later call without ``from_date`` starts from there.

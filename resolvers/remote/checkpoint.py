@@ -1,46 +1,56 @@
-"""A harvest's memory of where it stopped: a small JSON file, replaced atomically.
+"""A harvest's memory of where it stopped, kept by the caller: resolvers write no file.
 
-Written after each page's records have been handed over, so a harvest that fails resumes at the
-page that failed (records of that page may be seen twice; catalog loading is idempotent).
+The harvest writes its state after each page's records have been handed over, so a harvest that
+fails resumes at the page that failed (records of that page may be seen twice; catalog loading is
+idempotent). Where the state lives is the caller's choice: ``citeledger.remote_files.FileCheckpoint``
+(a JSON file, replaced atomically) or ``MemoryCheckpoint`` (tests).
 """
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 
-def read_state(path: str | os.PathLike | None) -> dict[str, Any]:
-    if path is None:
-        return {}
-    p = Path(path)
-    if not p.is_file():
-        return {}
+class Checkpoint(Protocol):
+    def read(self) -> dict[str, Any]:
+        """The last state written, or ``{}`` (none yet, or a damaged one: start over)."""
+        ...
+
+    def write(self, state: dict[str, Any]) -> None:
+        """Replace the state, whole or not at all."""
+        ...
+
+
+class MemoryCheckpoint:
+    """A checkpoint held in memory; it keeps a copy, as a file would."""
+
+    def __init__(self, state: dict[str, Any] | None = None):
+        self.state: dict[str, Any] = decode_state(encode_state(state or {}))
+
+    def read(self) -> dict[str, Any]:
+        return decode_state(encode_state(self.state))
+
+    def write(self, state: dict[str, Any]) -> None:
+        self.state = decode_state(encode_state(state))
+
+
+def encode_state(state: dict[str, Any]) -> bytes:
+    """The bytes of a checkpoint file (sorted keys, so the same state is the same file)."""
+    return json.dumps(state, sort_keys=True, indent=1).encode("utf-8")
+
+
+def decode_state(data: bytes) -> dict[str, Any]:
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        state = json.loads(data.decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError):
         return {}  # a damaged checkpoint means starting over, never a wrong resume
-    return data if isinstance(data, dict) else {}
+    return state if isinstance(state, dict) else {}
 
 
-def write_state(path: str | os.PathLike | None, state: dict[str, Any]) -> None:
-    """Write to a temporary file in the same directory, then rename over the old one."""
-    if path is None:
-        return
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(state, fh, sort_keys=True, indent=1)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+def read_state(checkpoint: Checkpoint | None) -> dict[str, Any]:
+    return checkpoint.read() if checkpoint is not None else {}
+
+
+def write_state(checkpoint: Checkpoint | None, state: dict[str, Any]) -> None:
+    if checkpoint is not None:
+        checkpoint.write(state)

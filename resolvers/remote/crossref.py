@@ -15,7 +15,7 @@ import httpx
 from resolvers.errors import RemoteUnavailable
 from resolvers.model import Work
 
-from .checkpoint import read_state, write_state
+from .checkpoint import Checkpoint, read_state, write_state
 from .http import PoliteClient
 
 SERVICE = "crossref"
@@ -88,7 +88,7 @@ class CrossrefClient:
         *,
         until_index_date: str | None = None,
         rows: int = 1000,
-        checkpoint: str | None = None,
+        checkpoint: Checkpoint | None = None,
     ) -> Iterator[dict[str, Any]]:
         """Works indexed since ``from_index_date``, page by page with ``cursor=*``/``next-cursor``.
 

@@ -1,0 +1,212 @@
+"""Inputs as the user gives them: files, pipes, FIFOs and stdin (``-``).
+
+A pipe or stdin is spooled once to a file and hashed on the way, so it can be read (and a resumed
+run compared) like any file; a FIFO nobody writes to is refused after a timeout instead of hanging
+the run. The reader of a file is chosen by its name, else by a look at its first bytes.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import os
+import stat
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from resolvers.errors import InputError, InputTooLarge
+
+from .atomic import file_sha256
+
+STDIN_NAME = "<stdin>"
+PIPE_OPEN_TIMEOUT = 60.0  # seconds to wait for a named pipe's writer
+CHUNK = 1 << 20
+
+
+class _CountedRaw(io.RawIOBase):
+    """A decompressing stream that counts the bytes it hands out and stops past ``limit``."""
+
+    def __init__(self, inner: Any, limit: int | None):
+        self.inner, self.limit, self.count = inner, limit, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.inner.read1(len(buffer))  # read1: what came before a truncated end is kept
+        n = len(data)
+        buffer[:n] = data
+        self.count += n
+        if self.limit is not None and self.count > self.limit:
+            raise InputTooLarge(f"decompressed data exceeds the limit of {self.limit:,} bytes "
+                                "(max_file_bytes, limits.max_input_bytes); the rest is not read")
+        return n
+
+    def close(self) -> None:
+        self.inner.close()
+        super().close()
+
+
+def open_binary(path: Path, max_bytes: int | None = None) -> io.BufferedIOBase:
+    with open(path, "rb") as fh:
+        magic = fh.read(2)
+    if magic == b"\x1f\x8b":
+        return io.BufferedReader(_CountedRaw(gzip.open(path, "rb"), max_bytes), CHUNK)
+    return open(path, "rb")
+
+
+_EXTENSIONS = ((".jsonl.gz", "jsonl"), (".jsonl", "jsonl"), (".ndjson", "jsonl"), (".json.gz", "jsonl"),
+               (".csv.gz", "csv"), (".csv", "csv"), (".parquet", "parquet"), (".bbl", "bbl"), (".bib", "bib"))
+
+
+def kind_by_name(name: str) -> str | None:
+    lowered = name.lower()
+    return next((kind for ext, kind in _EXTENSIONS if lowered.endswith(ext)), None)
+
+
+def detect_kind(path: Path, name: str | None = None) -> str:
+    """The reader for a file: by the extension of ``name`` (the path as given), then by a look at
+    its first bytes (a pipe has no useful name: ``{`` is JSON Lines, ``PAR1`` Parquet, else CSV)."""
+    kind = kind_by_name(name or path.name)
+    if kind:
+        return kind
+    with open_binary(path) as fh:
+        head = fh.read(512).removeprefix(b"\xef\xbb\xbf").lstrip()
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    if head.startswith(b"{"):
+        return "jsonl"
+    if b"\\bibitem" in head or b"thebibliography" in head:
+        return "bbl"
+    if head.startswith(b"@"):
+        return "bib"
+    return "csv"
+
+
+
+
+@dataclass(frozen=True, slots=True)
+class InputSource:
+    """One input of a run: ``name`` as the user gave it (the manifest and rejects say it),
+    ``path`` what is read (the file, or a pipe's spooled copy), ``sha256`` of those bytes."""
+
+    name: str
+    path: Path
+    sha256: str
+    kind: str
+    spooled: bool = False
+
+
+def _is_stream(path: Path) -> bool:
+    mode = path.stat().st_mode
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def check_input(given: str | Path) -> None:
+    """Refuse an input that cannot be read at all, with one line saying what to pass instead."""
+    if str(given) == "-":
+        return
+    path = Path(given)
+    if not path.exists():
+        raise InputError(f"{given}: no such input file")
+    if path.is_dir():
+        raise InputError(f"{given}: is a directory; directories are not read yet, pass the files in it")
+    if not os.access(path, os.R_OK):
+        raise InputError(f"{given}: not readable (permission denied)")
+
+
+def _open_stream(given: str, timeout: float) -> Any:
+    """stdin, or a pipe opened in a thread: a named pipe nobody writes to is refused after
+    ``timeout`` seconds instead of blocking the run forever."""
+    if given == "-":
+        return sys.stdin.buffer
+    opened: dict[str, Any] = {}
+    opener = threading.Thread(target=lambda: opened.setdefault("fh", open(given, "rb")), daemon=True)
+    opener.start()
+    opener.join(timeout)
+    if opener.is_alive():
+        try:  # be the writer it waits for, so the thread ends
+            os.close(os.open(given, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            pass
+        opener.join(1.0)
+        if "fh" in opened:
+            opened["fh"].close()
+        raise InputError(f"{given}: no writer opened this pipe within {timeout:g} s")
+    if "fh" not in opened:
+        raise InputError(f"{given}: cannot be opened")
+    return opened["fh"]
+
+
+def _spool(given: str, spool_dir: Path | None, max_bytes: int | None, timeout: float) -> tuple[Path, str]:
+    """Copy a stream once to a file, hashing the same bytes: it can then be read (and re-read)
+    like any file, and a resumed run compares its hash."""
+    source = _open_stream(given, timeout)
+    if spool_dir is not None:
+        spool_dir.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=spool_dir, prefix="input-", suffix=".spool")
+    digest, size = hashlib.sha256(), 0
+    try:
+        with os.fdopen(fd, "wb") as out:
+            while chunk := source.read(CHUNK):
+                size += len(chunk)
+                if max_bytes is not None and size > max_bytes:
+                    raise InputError(f"{given}: more than {max_bytes:,} bytes (limits.max_input_bytes)")
+                digest.update(chunk)
+                out.write(chunk)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    finally:
+        if source is not sys.stdin.buffer:
+            source.close()
+    return Path(tmp), digest.hexdigest()
+
+
+def prepare_inputs(inputs: Sequence[str | Path], spool_dir: Path | None = None, max_bytes: int | None = None,
+                   citing_paper: str | Mapping[str, str] | None = None,
+                   timeout: float = PIPE_OPEN_TIMEOUT) -> list[InputSource]:
+    """Check, hash and (for pipes and ``-``) spool every input, before any lock is taken or run
+    begun: a missing file, a directory, a .bib/.bbl without a citing paper or a silent pipe is an
+    ``InputError`` and no run starts."""
+    for given in inputs:
+        check_input(given)
+    sources: list[InputSource] = []
+    try:
+        for given in inputs:
+            sources.append(_prepare_one(given, spool_dir, max_bytes, timeout))
+            _check_citing_paper(sources[-1], citing_paper)
+    except BaseException:
+        discard_spools(sources)
+        raise
+    return sources
+
+
+def _prepare_one(given: str | Path, spool_dir: Path | None, max_bytes: int | None, timeout: float) -> InputSource:
+    name = STDIN_NAME if str(given) == "-" else str(Path(given))
+    if str(given) != "-" and not _is_stream(Path(given)):
+        path = Path(given)
+        return InputSource(name, path, file_sha256(path), detect_kind(path, name))
+    path, digest = _spool(str(given), spool_dir, max_bytes, timeout)
+    try:
+        return InputSource(name, path, digest, detect_kind(path, name), spooled=True)
+    except BaseException:
+        path.unlink()
+        raise
+
+
+def _check_citing_paper(source: InputSource, citing_paper: str | Mapping[str, str] | None) -> None:
+    if source.kind in ("bbl", "bib"):
+        paper = citing_paper.get(source.name) if isinstance(citing_paper, Mapping) else citing_paper
+        if not paper:
+            raise InputError(f"{source.name}: a .{source.kind} input needs --citing-paper ID")
+
+
+def discard_spools(sources: Sequence[InputSource]) -> None:
+    for source in sources:
+        if source.spooled:
+            source.path.unlink(missing_ok=True)
