@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import tempfile
 import threading
@@ -29,7 +28,7 @@ from resolvers import notice_sources
 
 from . import blocking
 from . import sources as src
-from .atomic import atomic_write_bytes, disk_errors, file_sha256, sql_literal
+from .atomic import atomic_write_bytes, disk_errors, file_sha256, publish_dir, sql_literal
 from .locking import exclusive
 # the pins live in pins.py; named here too for the callers that import them from the catalog
 from .pins import PINS_DIR as PINS_DIR, pin_generation as pin_generation, pinned_generations
@@ -337,7 +336,7 @@ def publish(catalog_dir: Path, gen_dir: Path, previous: Generation, extracted: E
         "ingested_seq": extracted.ingested_seq, "builds": previous.manifest.get("builds", []) + [extracted.files],
     }
     (gen_dir / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
-    os.replace(gen_dir, catalog_dir / gen_dir.name)
+    publish_dir(gen_dir, catalog_dir / gen_dir.name)
     _swap_current(catalog_dir, gen_dir.name)
     keep = {gen_dir.name, previous.dir.name if previous.dir else None, *pinned_generations(catalog_dir)}
     for old in catalog_dir.glob("gen-*"):
