@@ -36,14 +36,13 @@ from resolvers.text import INDEX_TOKEN_MIN_CHARS, tokens_arrow
 from resolvers.verify import FORM_COLUMNS, form_columns, forms_from_columns, surname
 
 from .atomic import staged
+from .work_row import WORK_FIELDS, work_from_values
 
 INDEX_FILE = "title_tokens.parquet"
 FORMS_FILE = "work_forms.parquet"  # row-aligned with works.parquet: each work's comparison forms
 # 2: locator keys (vol:page) beside the title tokens; 3: work_forms.parquet. Another format is rebuilt.
 INDEX_FORMAT = 3
 WORKS_FILE = "works.parquet"
-_WORK_COLUMNS = ["work_id", "doi", "arxiv_id", "title", "authors", "year", "venue", "volume", "first_page",
-                 "pmid", "type", "alt_dois", "withdrawn"]
 
 
 def _locator_keys(volume: pa.Array, first_page: pa.Array) -> pa.Array:
@@ -215,7 +214,7 @@ class ParquetRetriever:
             setattr(self.index, k, v)
         schema_names = pq.read_schema(self.catalog_dir / WORKS_FILE).names
         self.works = pq.read_table(self.catalog_dir / WORKS_FILE,
-                                   columns=[c for c in _WORK_COLUMNS if c in schema_names]).combine_chunks()
+                                   columns=[c for c in WORK_FIELDS if c in schema_names]).combine_chunks()
         # Arrow's allocator keeps the decompression and combine buffers of these reads for reuse;
         # handing them back to the system saves about 350 MB per process at 1M works
         pa.default_memory_pool().release_unused()
@@ -225,18 +224,9 @@ class ParquetRetriever:
             return {}
         taken = self.works.take(pa.array(rows, pa.int64()))
         cols = {name: taken.column(name).to_pylist() for name in taken.column_names}  # columnar: faster than rows
-        n = len(rows)
-        none = [None] * n
-        get = lambda name: cols.get(name, none)  # noqa: E731
-        out = {}
-        for r, wid, doi, arx, title, authors, year, venue, vol, fp, pmid, typ, alt, wd in zip(
-                rows, get("work_id"), get("doi"), get("arxiv_id"), get("title"), get("authors"), get("year"),
-                get("venue"), get("volume"), get("first_page"), get("pmid"), get("type"), get("alt_dois"),
-                get("withdrawn")):
-            out[r] = Work(work_id=wid, doi=doi, arxiv_id=arx, title=title, authors=tuple(authors or ()), year=year,
-                          venue=venue, volume=vol, first_page=fp, pmid=pmid, type=typ, alt_dois=tuple(alt or ()),
-                          withdrawn=bool(wd))
-        return out
+        none = [None] * len(rows)
+        columns = [cols.get(name, none) for name in WORK_FIELDS]
+        return {r: work_from_values(values) for r, values in zip(rows, zip(*columns))}
 
     def _forms(self, rows: Sequence[int], works: dict[int, Work]) -> dict[int, object]:
         """The stored comparison forms of these rows (no text folding at query time)."""

@@ -33,14 +33,7 @@ from .locking import exclusive
 # the pins live in pins.py; named here too for the callers that import them from the catalog
 from .pins import PINS_DIR as PINS_DIR, pin_generation as pin_generation, pinned_generations
 from .pins import pinned_generation as pinned_generation, unpin_generation as unpin_generation
-
-WORKS_SCHEMA = pa.schema([
-    ("work_id", pa.string()), ("doi", pa.string()), ("arxiv_id", pa.string()), ("title", pa.string()),
-    ("authors", pa.list_(pa.string())), ("year", pa.int32()), ("venue", pa.string()),
-    ("volume", pa.string()), ("first_page", pa.string()), ("pmid", pa.string()), ("type", pa.string()),
-    ("alt_dois", pa.list_(pa.string())), ("withdrawn", pa.bool_()), ("relations", pa.string()),
-    ("sources", pa.list_(pa.string())), ("precedence", pa.int32()), ("ingested_seq", pa.int64()),
-])
+from .work_row import WORKS_SCHEMA as WORKS_SCHEMA, work_from_row as work_from_row
 
 NOTICE_EVENT_SCHEMA = pa.schema([
     ("original_doi", pa.string()), ("type", pa.string()), ("date", pa.string()),
@@ -207,15 +200,15 @@ def extract(files: Sequence[Path], fmt: src.SourceFormat | None, seq: int,
 
 
 def _extract_works(path: Path, fmt: src.SourceFormat, seq: int,
-                   tables: list[pa.Table]) -> tuple[int, list[src.SourceReject], int]:
+                   tables: list[pa.Table]) -> tuple[int, list[src.CatalogReject], int]:
     """Append one works file's rows to ``tables`` in Arrow chunks (a million works never sit in
     memory as Python objects); returns (rows, rejects, ingested_seq after them)."""
     prec = src.SOURCE_PRECEDENCE[fmt]
-    rejects: list[src.SourceReject] = []
+    rejects: list[src.CatalogReject] = []
     chunk: list[dict[str, Any]] = []
     n_rows = 0
     for item in src.iter_work_rows(path, fmt):
-        if isinstance(item, src.SourceReject):
+        if isinstance(item, src.CatalogReject):
             rejects.append(item)
             continue
         seq += 1
@@ -395,15 +388,6 @@ def _write_notice_events(con: duckdb.DuckDBPyConnection, previous: Path | None,
 def _dict_rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     names = [d[0] for d in cur.description]
     return [dict(zip(names, row)) for row in cur.fetchall()]
-
-
-def work_from_row(rec: dict[str, Any]) -> Work:
-    return Work(
-        work_id=rec["work_id"], doi=rec.get("doi"), arxiv_id=rec.get("arxiv_id"), title=rec.get("title"),
-        authors=tuple(rec.get("authors") or ()), year=rec.get("year"), venue=rec.get("venue"),
-        volume=rec.get("volume"), first_page=rec.get("first_page"), pmid=rec.get("pmid"),
-        type=rec.get("type"), alt_dois=tuple(rec.get("alt_dois") or ()), withdrawn=bool(rec.get("withdrawn")),
-    )
 
 
 class ParquetCatalog:

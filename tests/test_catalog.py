@@ -275,3 +275,48 @@ def test_publish_that_dies_before_the_pointer_swap_leaves_the_previous_generatio
     monkeypatch.undo()
     assert start_build(store.dir).dir.name == first.generation  # the next build clears the orphan
     assert not (store.dir / previous.next_name).exists()
+
+
+# --- one definition of the work row -----------------------------------------------------------
+
+def test_works_schema_is_the_work_fields_then_the_catalog_columns(tmp_path):
+    import dataclasses
+
+    import pyarrow.parquet as pq
+
+    from citeledger.work_row import CATALOG_TYPES, WORKS_SCHEMA
+    from resolvers.model import Work
+
+    assert WORKS_SCHEMA.names == [f.name for f in dataclasses.fields(Work)] + list(CATALOG_TYPES)
+    CatalogStore(tmp_path / "c").build([CAT / "crossref_messages.jsonl"])
+    written = pq.read_schema(CatalogStore(tmp_path / "c").current() / "works.parquet")
+    assert [(f.name, f.type) for f in written] == [(f.name, f.type) for f in WORKS_SCHEMA]
+
+
+def test_a_work_survives_its_row_and_a_source_row_is_a_work():
+    from citeledger.sources import SourceRow
+    from citeledger.work_row import work_from_row, work_row
+    from resolvers.model import Work
+
+    work = Work("arxiv:0704.0001", doi="10.1/x", arxiv_id="0704.0001", title="T", authors=("A", "B"),
+                year=2007, alt_dois=("10.48550/arxiv.0704.0001",), withdrawn=True)
+    assert work_from_row(work_row(work)) == work
+    assert work_from_row({"work_id": "w", "withdrawn": None}) == Work("w")
+    row = SourceRow("doi:10.1/x", doi="10.1/x", authors=("A",), relations='{"update-to": []}')
+    assert isinstance(row, Work) and row.as_dict()["relations"] == '{"update-to": []}'
+
+
+@pytest.mark.parametrize("work_args", [
+    dict(work_id="arxiv:0704.0001", doi="10.48550/arxiv.0704.0001", arxiv_id="0704.0001",
+         alt_dois=("10.1103/physrevd.76.013009",), title="T", authors=("A",), year=2007),
+    dict(work_id="arxiv:0704.0002", doi="10.48550/arxiv.0704.0002", arxiv_id="0704.0002"),
+    dict(work_id="doi:10.1/x", doi="10.1/x", venue="V", volume="1", first_page="2", pmid="3", type="t",
+         withdrawn=True),
+])
+def test_works_jsonl_row_is_what_the_pipeline_keeps_of_a_fetched_work(work_args):
+    from citeledger.pipeline import remote_work_row
+    from citeledger.work_row import works_jsonl_row
+    from resolvers.model import Work
+
+    work = Work(**work_args)
+    assert works_jsonl_row(work) == remote_work_row(work)
