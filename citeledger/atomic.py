@@ -50,20 +50,54 @@ def disk_errors(path: Path, access: bool = True) -> Iterator[None]:
         raise
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
+@contextmanager
+def staged(path: Path, staging_dir: Path | None = None, mode: int | None = None) -> Iterator[Path]:
+    """The one staged write: yields a temp path (in ``staging_dir``, else beside ``path``) for
+    the caller to fill; then fsyncs it, renames it to ``path`` and fsyncs the folder. On any
+    failure the temp is removed and ``path`` keeps its old bytes (or stays absent). ``mode``:
+    the file's permissions, when a private temp file must end readable by all."""
     with disk_errors(path):
+        folder = staging_dir or path.parent
+        folder.mkdir(parents=True, exist_ok=True)
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fd, name = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+        os.close(fd)
+        tmp = Path(name)
         try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
+            yield tmp
+            _fsync(tmp)
+            if mode is not None:
+                os.chmod(tmp, mode)
             os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+            _fsync(path.parent)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+
+def publish_dir(src: Path, dest: Path) -> None:
+    """Move a complete folder (a catalog generation) into place: its files and itself fsynced
+    first, then renamed, then the parent fsynced, so a crash leaves it whole or absent."""
+    with disk_errors(dest):
+        for file in src.rglob("*"):
+            if file.is_file():
+                _fsync(file)
+        _fsync(src)
+        os.replace(src, dest)
+        _fsync(dest.parent)
+
+
+def _fsync(path: Path) -> None:
+    """Flush a file's (or a folder's entries') bytes to the disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    with staged(path) as tmp:
+        tmp.write_bytes(data)
 
 
 @contextmanager
@@ -97,26 +131,13 @@ def remove_leftovers(directory: Path) -> int:
 
 def write_parquet(table: pa.Table, path: Path, staging: Path) -> None:
     """Write an Arrow table as Parquet through DuckDB into ``staging``, then rename into place."""
-    with disk_errors(path):
-        _write_parquet(table, path, staging)
-
-
-def _write_parquet(table: pa.Table, path: Path, staging: Path) -> None:
-    staging.mkdir(parents=True, exist_ok=True)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=staging, prefix=f"{path.stem}.", suffix=".parquet")
-    os.close(fd)
-    con = duckdb.connect()
-    try:
-        con.register("to_write", table)
-        con.execute(f"COPY (SELECT * FROM to_write) TO {sql_literal(tmp)} (FORMAT parquet, COMPRESSION zstd)")
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        con.close()
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with staged(path, staging) as tmp:
+        con = duckdb.connect()
+        try:
+            con.register("to_write", table)
+            con.execute(f"COPY (SELECT * FROM to_write) TO {sql_literal(tmp)} (FORMAT parquet, COMPRESSION zstd)")
+        finally:
+            con.close()
 
 
 def file_sha256(path: Path) -> str:

@@ -21,8 +21,6 @@ alphanumerics to spaces), the same folding as ``resolvers.text.fold`` on the que
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from pathlib import Path
 from typing import Sequence
@@ -37,13 +35,14 @@ from resolvers.model import Work
 from resolvers.text import INDEX_TOKEN_MIN_CHARS, tokens_arrow
 from resolvers.verify import FORM_COLUMNS, form_columns, forms_from_columns, surname
 
+from .atomic import staged
+from .work_row import WORK_FIELDS, work_from_values
+
 INDEX_FILE = "title_tokens.parquet"
 FORMS_FILE = "work_forms.parquet"  # row-aligned with works.parquet: each work's comparison forms
 # 2: locator keys (vol:page) beside the title tokens; 3: work_forms.parquet. Another format is rebuilt.
 INDEX_FORMAT = 3
 WORKS_FILE = "works.parquet"
-_WORK_COLUMNS = ["work_id", "doi", "arxiv_id", "title", "authors", "year", "venue", "volume", "first_page",
-                 "pmid", "type", "alt_dois", "withdrawn"]
 
 
 def _locator_keys(volume: pa.Array, first_page: pa.Array) -> pa.Array:
@@ -63,32 +62,13 @@ def _stamp(catalog_dir: Path) -> dict:
             "format": INDEX_FORMAT}
 
 
-class _AtomicParquet:
-    """A Parquet file written under a name of its own, then renamed into place: two processes
-    rebuilding a stale index never mix bytes, and a crash leaves the old file or none."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        os.close(fd)
-        self.tmp = Path(tmp_name)
-        self.writer: pq.ParquetWriter | None = None
-
-    def write(self, table: pa.Table, stamp: dict) -> None:
-        table = table.replace_schema_metadata({"citeledger": json.dumps(stamp)})
-        if self.writer is None:
-            self.writer = pq.ParquetWriter(self.tmp, table.schema, compression="zstd")
-        self.writer.write_table(table)
-
-    def commit(self) -> None:
-        try:
-            if self.writer is None:
-                raise ValueError(f"nothing written to {self.path}")
-            self.writer.close()
-            os.chmod(self.tmp, 0o644)  # mkstemp makes it private; catalog files are readable by all
-            self.tmp.replace(self.path)
-        finally:
-            self.tmp.unlink(missing_ok=True)
+def _write_stamped(writer: pq.ParquetWriter | None, path: Path, table: pa.Table, stamp: dict) -> pq.ParquetWriter:
+    """Append ``table`` to a Parquet file whose metadata carries ``stamp`` (opened on first use)."""
+    table = table.replace_schema_metadata({"citeledger": json.dumps(stamp)})
+    if writer is None:
+        writer = pq.ParquetWriter(path, table.schema, compression="zstd")
+    writer.write_table(table)
+    return writer
 
 
 def _forms_batch(batch: pa.RecordBatch) -> pa.Table:
@@ -129,45 +109,67 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
 
     Call it after every rewrite of works.parquet (the retriever rebuilds a stale index itself).
     Streams the titles in chunks of 200k rows (1M works: peak 1.0 GB, 1.4 GB with 1M-row chunks).
+    Both files are staged (``atomic.staged``): two processes rebuilding a stale index never mix
+    bytes, and a crash leaves the old file or none.
     """
     catalog_dir = Path(catalog_dir)
     t0 = time.perf_counter()
     vocab: dict[str, int] = {}
     keys: list[np.ndarray] = []
-    stop = pa.array(sorted(STOPWORDS))
-    row0 = 0
     pf = pq.ParquetFile(catalog_dir / WORKS_FILE)
     names = pf.schema_arrow.names
     columns = ["title"] + [c for c in ("volume", "first_page") if c in names]
     extra = [c for c in ("venue", "authors") if c in names]
     stamp = _stamp(catalog_dir)
-    forms = _AtomicParquet(catalog_dir / FORMS_FILE)
-    for batch in pf.iter_batches(batch_size=chunk_rows, columns=columns + extra):
-        forms.write(_forms_batch(batch), stamp)
-        lists = tokens_arrow(batch.column(0))
-        flat = pc.list_flatten(lists)
-        parent = pc.list_parent_indices(lists).to_numpy().astype(np.int64) + row0
-        keep = pc.and_(pc.greater_equal(pc.utf8_length(flat), INDEX_TOKEN_MIN_CHARS), pc.invert(pc.is_in(flat, value_set=stop)))
-        flat = pc.filter(flat, keep)
-        parent = parent[keep.to_numpy(zero_copy_only=False)]
-        if len(columns) == 3:  # locator keys (vol:page) share the postings with the title tokens
-            loc = _locator_keys(batch.column(1), batch.column(2))
-            valid = pc.is_valid(loc)
-            flat = pa.concat_arrays([flat.combine_chunks() if isinstance(flat, pa.ChunkedArray) else flat,
-                                     pc.filter(loc, valid)])
-            parent = np.concatenate([parent, np.flatnonzero(valid.to_numpy(zero_copy_only=False)) + row0])
-        enc = pc.dictionary_encode(flat).combine_chunks() if isinstance(flat, pa.ChunkedArray) else pc.dictionary_encode(flat)
-        local = enc.dictionary.to_pylist()
-        gid = np.fromiter((vocab.setdefault(t, len(vocab)) for t in local), dtype=np.int64, count=len(local))
-        tok = gid[enc.indices.to_numpy()]
-        keys.append(tok << 32 | parent)
-        row0 += batch.num_rows
+    row0 = 0
+    with staged(catalog_dir / FORMS_FILE, mode=0o644) as forms_tmp:
+        forms = None
+        for batch in pf.iter_batches(batch_size=chunk_rows, columns=columns + extra):
+            forms = _write_stamped(forms, forms_tmp, _forms_batch(batch), stamp)
+            keys.append(_batch_keys(batch, len(columns) == 3, row0, vocab))
+            row0 += batch.num_rows
+        if forms is None:  # no works: an empty forms file all the same
+            empty = pa.RecordBatch.from_pydict({"title": pa.array([], pa.string())})
+            forms = _write_stamped(forms, forms_tmp, _forms_batch(empty), stamp)
+        table, n_postings = _postings_table(keys, vocab)
+        forms.close()  # the forms first: an index file present means its forms are too
+    with staged(catalog_dir / INDEX_FILE, mode=0o644) as index_tmp:
+        _write_stamped(None, index_tmp, table, stamp).close()
+    return {"works": row0, "tokens": len(vocab), "postings": n_postings,
+            "seconds": round(time.perf_counter() - t0, 2)}
+
+
+def _batch_keys(batch: pa.RecordBatch, locators: bool, row0: int, vocab: dict[str, int]) -> np.ndarray:
+    """The (token id << 32 | row) keys of a chunk of works: title tokens, plus ``vol:page``
+    locator keys when the works have those columns (they share the postings)."""
+    lists = tokens_arrow(batch.column(0))
+    flat = pc.list_flatten(lists)
+    parent = pc.list_parent_indices(lists).to_numpy().astype(np.int64) + row0
+    stop = pa.array(sorted(STOPWORDS))
+    keep = pc.and_(pc.greater_equal(pc.utf8_length(flat), INDEX_TOKEN_MIN_CHARS), pc.invert(pc.is_in(flat, value_set=stop)))
+    flat = pc.filter(flat, keep)
+    parent = parent[keep.to_numpy(zero_copy_only=False)]
+    if locators:
+        loc = _locator_keys(batch.column(1), batch.column(2))
+        valid = pc.is_valid(loc)
+        flat = pa.concat_arrays([flat.combine_chunks() if isinstance(flat, pa.ChunkedArray) else flat,
+                                 pc.filter(loc, valid)])
+        parent = np.concatenate([parent, np.flatnonzero(valid.to_numpy(zero_copy_only=False)) + row0])
+    enc = pc.dictionary_encode(flat).combine_chunks() if isinstance(flat, pa.ChunkedArray) else pc.dictionary_encode(flat)
+    local = enc.dictionary.to_pylist()
+    gid = np.fromiter((vocab.setdefault(t, len(vocab)) for t in local), dtype=np.int64, count=len(local))
+    tok = gid[enc.indices.to_numpy()]
+    return tok << 32 | parent
+
+
+def _postings_table(keys: list[np.ndarray], vocab: dict[str, int]) -> tuple[pa.Table, int]:
+    """The index table (token, ascending postings) of every chunk's keys, and its postings count."""
     # sort + drop repeats: np.unique's hash path costs ~10x a plain sort on tens of millions of keys
     allkeys = np.concatenate(keys) if keys else np.zeros(0, np.int64)
+    keys.clear()
     allkeys.sort()
     if len(allkeys):
         allkeys = allkeys[np.concatenate(([True], allkeys[1:] != allkeys[:-1]))]
-    del keys
     tok = (allkeys >> 32).astype(np.int64)
     postings = (allkeys & 0xFFFFFFFF).astype(np.int32)
     del allkeys
@@ -178,14 +180,7 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
         words[i] = t
     table = pa.table({"token": pa.array(words, pa.string()),
                       "postings": pa.ListArray.from_arrays(pa.array(offsets), pa.array(postings))})
-    if forms.writer is None:  # no works: an empty forms file all the same
-        forms.write(_forms_batch(pa.RecordBatch.from_pydict({"title": pa.array([], pa.string())})), stamp)
-    forms.commit()  # the forms first: an index file present means its forms are too
-    index = _AtomicParquet(catalog_dir / INDEX_FILE)
-    index.write(table, stamp)
-    index.commit()
-    return {"works": row0, "tokens": len(vocab), "postings": int(len(postings)),
-            "seconds": round(time.perf_counter() - t0, 2)}
+    return table, int(len(postings))
 
 
 def _load_index(catalog_dir: Path) -> tuple[PostingsIndex, int]:
@@ -219,7 +214,7 @@ class ParquetRetriever:
             setattr(self.index, k, v)
         schema_names = pq.read_schema(self.catalog_dir / WORKS_FILE).names
         self.works = pq.read_table(self.catalog_dir / WORKS_FILE,
-                                   columns=[c for c in _WORK_COLUMNS if c in schema_names]).combine_chunks()
+                                   columns=[c for c in WORK_FIELDS if c in schema_names]).combine_chunks()
         # Arrow's allocator keeps the decompression and combine buffers of these reads for reuse;
         # handing them back to the system saves about 350 MB per process at 1M works
         pa.default_memory_pool().release_unused()
@@ -229,18 +224,9 @@ class ParquetRetriever:
             return {}
         taken = self.works.take(pa.array(rows, pa.int64()))
         cols = {name: taken.column(name).to_pylist() for name in taken.column_names}  # columnar: faster than rows
-        n = len(rows)
-        none = [None] * n
-        get = lambda name: cols.get(name, none)  # noqa: E731
-        out = {}
-        for r, wid, doi, arx, title, authors, year, venue, vol, fp, pmid, typ, alt, wd in zip(
-                rows, get("work_id"), get("doi"), get("arxiv_id"), get("title"), get("authors"), get("year"),
-                get("venue"), get("volume"), get("first_page"), get("pmid"), get("type"), get("alt_dois"),
-                get("withdrawn")):
-            out[r] = Work(work_id=wid, doi=doi, arxiv_id=arx, title=title, authors=tuple(authors or ()), year=year,
-                          venue=venue, volume=vol, first_page=fp, pmid=pmid, type=typ, alt_dois=tuple(alt or ()),
-                          withdrawn=bool(wd))
-        return out
+        none = [None] * len(rows)
+        columns = [cols.get(name, none) for name in WORK_FIELDS]
+        return {r: work_from_values(values) for r, values in zip(rows, zip(*columns))}
 
     def _forms(self, rows: Sequence[int], works: dict[int, Work]) -> dict[int, object]:
         """The stored comparison forms of these rows (no text folding at query time)."""

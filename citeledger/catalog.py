@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import tempfile
 import threading
@@ -22,20 +21,19 @@ from typing import Any, Callable, Iterator, Sequence
 import duckdb
 import pyarrow as pa
 
-from resolvers.errors import CatalogSourceError, ConfigError, LedgerPathError
+from resolvers.errors import CatalogSourceError, ConfigError
 from resolvers.model import Work
 
-from . import sources as src
-from .atomic import atomic_write_bytes, disk_errors, file_sha256, sql_literal
-from .options import check_run_id
+from resolvers import notice_sources
 
-WORKS_SCHEMA = pa.schema([
-    ("work_id", pa.string()), ("doi", pa.string()), ("arxiv_id", pa.string()), ("title", pa.string()),
-    ("authors", pa.list_(pa.string())), ("year", pa.int32()), ("venue", pa.string()),
-    ("volume", pa.string()), ("first_page", pa.string()), ("pmid", pa.string()), ("type", pa.string()),
-    ("alt_dois", pa.list_(pa.string())), ("withdrawn", pa.bool_()), ("relations", pa.string()),
-    ("sources", pa.list_(pa.string())), ("precedence", pa.int32()), ("ingested_seq", pa.int64()),
-])
+from . import blocking
+from . import sources as src
+from .atomic import atomic_write_bytes, disk_errors, file_sha256, publish_dir, sql_literal
+from .locking import exclusive
+# the pins live in pins.py; named here too for the callers that import them from the catalog
+from .pins import PINS_DIR as PINS_DIR, pin_generation as pin_generation, pinned_generations
+from .pins import pinned_generation as pinned_generation, unpin_generation as unpin_generation
+from .work_row import WORKS_SCHEMA as WORKS_SCHEMA, work_from_row as work_from_row
 
 NOTICE_EVENT_SCHEMA = pa.schema([
     ("original_doi", pa.string()), ("type", pa.string()), ("date", pa.string()),
@@ -87,235 +85,262 @@ class CatalogStore:
         Idempotent: the same or overlapping files add nothing twice, because works are keyed by
         their stable ``work_id`` and fields are merged by source precedence.
         """
-        from .locking import exclusive
-
         files = source_files(files)
         with disk_errors(self.dir):
             self.dir.mkdir(parents=True, exist_ok=True)
         with exclusive(self.dir), disk_errors(self.dir, access=False):  # one builder at a time
             return self._build(files, fmt, file_done)  # (the lock dies with its holder; staging goes on error)
 
-    def _build(self, files: Sequence[str | Path], fmt: src.SourceFormat | None = None,
+    def _build(self, files: Sequence[Path], fmt: src.SourceFormat | None = None,
                file_done: Callable[[Path], None] | None = None) -> CatalogBuildReport:
+        """Extract, merge, index, publish: each a step of its own (tested alone)."""
         started = time.monotonic()
-        for leftover in [*self.dir.glob(".building-*"), *self.dir.glob(".CURRENT.*.tmp")]:
-            # what a killed build left behind; safe to remove under the lock
-            shutil.rmtree(leftover, ignore_errors=True) if leftover.is_dir() else leftover.unlink(missing_ok=True)
-        previous = self.current()
-        for orphan in self.dir.glob("gen-*"):  # moved into place by a build killed before the pointer swap
-            if previous is None or orphan.name > previous.name:
-                shutil.rmtree(orphan, ignore_errors=True)
-        prev_manifest = json.loads((previous / "manifest.json").read_text()) if previous else {}
-        seq0 = int(prev_manifest.get("ingested_seq", 0))
-        gen_no = int(prev_manifest.get("generation_no", 0)) + 1
+        previous = start_build(self.dir)
         staging = Path(tempfile.mkdtemp(dir=self.dir, prefix=".building-"))
         try:
-            file_reports: list[dict[str, Any]] = []
-            new_tables: list[pa.Table] = []
-            notice_events: list[dict[str, Any]] = []
             built_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-            # which notice sources the catalog holds, and when each was last loaded
-            notice_sources: dict[str, str] = dict(prev_manifest.get("notice_sources", {}))
-            seq = seq0
-            for path in files:
-                path = Path(path)
-                if not path.exists():
-                    raise CatalogSourceError(f"{path}: no such file")
-                this_fmt = fmt or src.sniff_format(path)
-                report = {"file": str(path), "sha256": file_sha256(path), "format": this_fmt.value}
-                if this_fmt in src.NOTICE_FORMATS:
-                    events, rejects = _read_notice_source(path, this_fmt)
-                    notice_events.extend(events)
-                    notice_sources.update({e["source"]: built_at for e in events})
-                    report.update(rows=len(events), rejects=len(rejects),
-                                  reject_examples=[f"{path}:{r.line}: {r.reason}" for r in rejects[:5]])
-                else:
-                    # rows go to Arrow in chunks: a million works never sit in memory as Python objects
-                    prec = src.SOURCE_PRECEDENCE[this_fmt]
-                    rejects, chunk, n_rows = [], [], 0
-                    for item in src.iter_work_rows(path, this_fmt):
-                        if isinstance(item, src.SourceReject):
-                            rejects.append(item)
-                            continue
-                        seq += 1
-                        n_rows += 1
-                        d = item.as_dict()
-                        d.update(sources=[this_fmt.value], precedence=prec, ingested_seq=seq)
-                        chunk.append(d)
-                        if len(chunk) >= ARROW_CHUNK_ROWS:
-                            new_tables.append(pa.Table.from_pylist(chunk, schema=WORKS_SCHEMA))
-                            chunk = []
-                    if chunk:
-                        new_tables.append(pa.Table.from_pylist(chunk, schema=WORKS_SCHEMA))
-                    report.update(rows=n_rows, rejects=len(rejects),
-                                  reject_examples=[f"{r.file}:{r.line}: {r.reason}" for r in rejects[:5]])
-                file_reports.append(report)
-                if file_done is not None:
-                    file_done(path)
-
-            gen_name = f"gen-{gen_no:06d}"
-            gen_dir = staging / gen_name
+            extracted = extract(files, fmt, previous.ingested_seq, file_done)
+            gen_dir = staging / previous.next_name
             gen_dir.mkdir()
-            con = duckdb.connect()
-            con.execute("SET preserve_insertion_order=true")
-            new_table = pa.concat_tables(new_tables) if new_tables else WORKS_SCHEMA.empty_table()
-            del new_tables
-            con.register("new_works", new_table)
-            if previous and (previous / "works.parquet").exists():
-                con.execute(f"CREATE VIEW old_works AS SELECT * FROM read_parquet({sql_literal(previous / 'works.parquet')})")
-            else:
-                con.execute("CREATE VIEW old_works AS SELECT * FROM new_works WHERE false")
-            before = con.execute("SELECT count(*) FROM old_works").fetchone()[0]
-            # Field by field: the first non-null value by (precedence, newest first).
-            pick = lambda col: (f"first({col} ORDER BY precedence, ingested_seq DESC) "  # noqa: E731
-                                f"FILTER (WHERE {col} IS NOT NULL) AS {col}")
-            pick_list = lambda col: (f"coalesce(first({col} ORDER BY precedence, ingested_seq DESC) "  # noqa: E731
-                                     f"FILTER (WHERE len({col}) > 0), []) AS {col}")
-            # Every DOI any source gives a work is kept: the primary one (a journal DOI before
-            # arXiv's own 10.48550 DOI, then by precedence) and the others as cross-walks, so a
-            # reference or a Retraction Watch row naming any of them finds the work.
-            merged_sql = f"""
-                SELECT * REPLACE (list_filter(alt_dois, lambda d: d IS DISTINCT FROM doi) AS alt_dois) FROM (
-                SELECT work_id,
-                       first(doi ORDER BY doi LIKE '10.48550/arxiv.%', precedence, ingested_seq DESC)
-                           FILTER (WHERE doi IS NOT NULL) AS doi,
-                       {pick('arxiv_id')}, {pick('title')}, {pick_list('authors')},
-                       {pick('year')}, {pick('venue')}, {pick('volume')}, {pick('first_page')}, {pick('pmid')},
-                       {pick('type')},
-                       list_sort(list_distinct(flatten(list(list_concat(alt_dois,
-                           CASE WHEN doi IS NULL THEN []::VARCHAR[] ELSE [doi] END))))) AS alt_dois,
-                       bool_or(withdrawn) AS withdrawn, {pick('relations')},
-                       list_sort(list_distinct(flatten(list(sources)))) AS sources,
-                       min(precedence)::INTEGER AS precedence, max(ingested_seq) AS ingested_seq
-                FROM (SELECT * FROM old_works UNION ALL BY NAME SELECT * FROM new_works)
-                GROUP BY work_id) ORDER BY work_id"""
-            # ingested_seq of a merged work must not change when nothing new arrived, or a
-            # re-build would change the file: keep the old value unless a new row brought news.
-            con.execute(f"CREATE TABLE merged AS {merged_sql}")
-            con.execute("""
-                UPDATE merged SET ingested_seq = o.ingested_seq FROM old_works o
-                WHERE merged.work_id = o.work_id
-                  AND merged.doi IS NOT DISTINCT FROM o.doi AND merged.arxiv_id IS NOT DISTINCT FROM o.arxiv_id
-                  AND merged.title IS NOT DISTINCT FROM o.title AND merged.authors IS NOT DISTINCT FROM o.authors
-                  AND merged.year IS NOT DISTINCT FROM o.year AND merged.venue IS NOT DISTINCT FROM o.venue
-                  AND merged.volume IS NOT DISTINCT FROM o.volume
-                  AND merged.first_page IS NOT DISTINCT FROM o.first_page
-                  AND merged.pmid IS NOT DISTINCT FROM o.pmid AND merged.type IS NOT DISTINCT FROM o.type
-                  AND merged.alt_dois IS NOT DISTINCT FROM o.alt_dois AND merged.withdrawn = o.withdrawn
-                  AND merged.relations IS NOT DISTINCT FROM o.relations
-                  AND merged.sources IS NOT DISTINCT FROM o.sources""")
-            works_path = gen_dir / "works.parquet"
-            con.execute(f"COPY (SELECT * FROM merged ORDER BY work_id) TO {sql_literal(works_path)} "
-                        "(FORMAT parquet, COMPRESSION zstd)")
-            n_works = con.execute("SELECT count(*) FROM merged").fetchone()[0]
-            # Identifiers: a work's own ids rank 0, cross-walked ids (a preprint's journal DOI) rank 1.
-            con.execute(f"""
-                COPY (
-                  SELECT DISTINCT scheme, value, work_id, rank FROM (
-                    SELECT 'doi' AS scheme, value, work_id,
-                           CASE WHEN work_id = 'doi:' || value
-                                  OR value = '10.48550/arxiv.' || lower(arxiv_id) THEN 0 ELSE 1 END AS rank
-                    FROM (SELECT doi AS value, work_id, arxiv_id FROM merged WHERE doi IS NOT NULL
-                          UNION ALL SELECT unnest(alt_dois), work_id, arxiv_id FROM merged)
-                    UNION ALL
-                    SELECT 'arxiv', arxiv_id, work_id, 0 FROM merged WHERE arxiv_id IS NOT NULL)
-                  ORDER BY scheme, value, rank, work_id)
-                TO {sql_literal(gen_dir / 'identifiers.parquet')} (FORMAT parquet, COMPRESSION zstd)""")
-            n_events = _write_notice_events(con, previous, notice_events, gen_dir)
-            con.close()
-            _build_blocking_index(gen_dir)
-            fingerprint = "sha256:" + hashlib.sha256(
-                (file_sha256(works_path) + file_sha256(gen_dir / "notice_events.parquet")).encode()).hexdigest()
-            manifest = {
-                "generation": gen_name, "generation_no": gen_no,
-                "built_at": built_at, "notice_sources": notice_sources,
-                "fingerprint": fingerprint, "works": n_works, "notice_events": n_events,
-                "ingested_seq": seq, "builds": prev_manifest.get("builds", []) + [file_reports],
-            }
-            (gen_dir / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
-            # Move the complete generation into place, then swap the pointer: the atomic step.
-            os.replace(gen_dir, self.dir / gen_name)
-            atomic_write_bytes(self.dir / "CURRENT", gen_name.encode())
-            # keep the previous generation (a reader that read the old pointer a moment ago still
-            # finds its files) and every generation an unfinished run is pinned to; older ones go
-            keep = {gen_name, previous.name if previous else None, *pinned_generations(self.dir)}
-            for old in self.dir.glob("gen-*"):
-                if old.name not in keep:
-                    shutil.rmtree(old, ignore_errors=True)
-            return CatalogBuildReport(generation=gen_name, works=n_works, added=n_works - before,
-                                      notice_events=n_events, fingerprint=fingerprint, files=file_reports,
+            merged = merge(previous.dir, extracted, gen_dir)
+            index(gen_dir)
+            published = publish(self.dir, gen_dir, previous, extracted, merged, built_at)
+            return CatalogBuildReport(generation=published.generation, works=merged.works,
+                                      added=merged.works - merged.works_before, notice_events=merged.notice_events,
+                                      fingerprint=published.fingerprint, files=extracted.files,
                                       seconds=time.monotonic() - started)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
 
 
-# --- generation pins: a run resolves every batch on the generation it was planned on --------
+# --- the build's four steps: extract, merge, index, publish -----------------------------------
 
-PINS_DIR = ".pins"
+@dataclass(frozen=True)
+class Generation:
+    """The live generation a build starts from (``dir`` None: an empty catalog)."""
 
+    dir: Path | None
+    manifest: dict[str, Any]
 
-def _pin_path(catalog_dir: str | Path, ledger_dir: str | Path, run_id: str) -> Path:
-    ledger_key = hashlib.sha256(str(Path(ledger_dir).resolve()).encode()).hexdigest()[:12]
-    return Path(catalog_dir) / PINS_DIR / f"{ledger_key}-{check_run_id(run_id)}.json"
+    @property
+    def ingested_seq(self) -> int:
+        return int(self.manifest.get("ingested_seq", 0))
 
-
-def pin_generation(catalog_dir: str | Path, ledger_dir: str | Path, run_id: str, generation: str) -> bool:
-    """Keep ``generation`` through later builds until the run ends (``unpin_generation``): an
-    interrupted run is completed on the catalog it started on. False when the catalog folder is
-    read-only (nobody who could rebuild it runs as us then)."""
-    pin = {"generation": generation, "ledger": str(Path(ledger_dir).resolve()), "run_id": run_id,
-           "pid": os.getpid()}
-    try:
-        atomic_write_bytes(_pin_path(catalog_dir, ledger_dir, run_id), json.dumps(pin, sort_keys=True).encode())
-    except (LedgerPathError, PermissionError):
-        return False
-    return True
+    @property
+    def next_name(self) -> str:
+        return f"gen-{int(self.manifest.get('generation_no', 0)) + 1:06d}"
 
 
-def pinned_generation(catalog_dir: str | Path, ledger_dir: str | Path, run_id: str) -> str | None:
-    """The generation an unfinished run of this ledger is pinned to, if any."""
-    try:
-        return json.loads(_pin_path(catalog_dir, ledger_dir, run_id).read_text())["generation"]
-    except (OSError, ValueError, KeyError):
-        return None
+@dataclass
+class Extracted:
+    """What the source files hold: new work rows (``WORKS_SCHEMA``), notice events, a report per file."""
+
+    works: pa.Table
+    notice_events: list[dict[str, Any]]
+    files: list[dict[str, Any]]
+    ingested_seq: int  # the high-water mark after these rows
 
 
-def unpin_generation(catalog_dir: str | Path, ledger_dir: str | Path, run_id: str) -> None:
-    try:
-        _pin_path(catalog_dir, ledger_dir, run_id).unlink(missing_ok=True)
-    except OSError:
-        pass  # a read-only catalog never held a pin
+@dataclass(frozen=True)
+class Merged:
+    """Counts of a merged generation (its files are in the staging generation folder)."""
+
+    works: int
+    works_before: int
+    notice_events: int
 
 
-def _pin_is_stale(pin: dict[str, Any]) -> bool:
-    """A pin outlives its purpose when its run finished or its ledger no longer knows the run,
-    and no live process (the planner, between pinning and starting the run) holds it."""
-    try:
-        os.kill(int(pin["pid"]), 0)
-        return False  # its planner (or a process reusing the pid: keeping it is the safe side)
-    except (ProcessLookupError, ValueError, KeyError, TypeError):
-        pass
-    except PermissionError:
-        return False
-    ledger, run_id = Path(pin.get("ledger", "")), str(pin.get("run_id", ""))
-    finished = (ledger / "runs" / run_id / "run.parquet").exists()
-    return finished or not (ledger / "_runs" / run_id / "manifest.json").exists()
+@dataclass(frozen=True)
+class Published:
+    generation: str
+    fingerprint: str
+    manifest: dict[str, Any]
 
 
-def pinned_generations(catalog_dir: str | Path) -> set[str]:
-    """Generations pinned by unfinished runs; stale pins are removed on the way (called under
-    the catalog's build lock)."""
-    kept = set()
-    for path in (Path(catalog_dir) / PINS_DIR).glob("*.json"):
-        try:
-            pin = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        if _pin_is_stale(pin):
-            path.unlink(missing_ok=True)
+def start_build(catalog_dir: Path) -> Generation:
+    """Remove what a killed build left behind (safe under the build lock) and return the live
+    generation: staging folders, staged pointers, and generations moved into place by a build
+    killed before its pointer swap."""
+    for leftover in [*catalog_dir.glob(".building-*"), *catalog_dir.glob(".CURRENT.*.tmp")]:
+        shutil.rmtree(leftover, ignore_errors=True) if leftover.is_dir() else leftover.unlink(missing_ok=True)
+    previous = CatalogStore(catalog_dir).current()
+    for orphan in catalog_dir.glob("gen-*"):
+        if previous is None or orphan.name > previous.name:
+            shutil.rmtree(orphan, ignore_errors=True)
+    manifest = json.loads((previous / "manifest.json").read_text()) if previous else {}
+    return Generation(previous, manifest)
+
+
+def extract(files: Sequence[Path], fmt: src.SourceFormat | None, seq: int,
+            file_done: Callable[[Path], None] | None = None) -> Extracted:
+    """Read every source file: works numbered on from ``seq``, notice events, a report per file
+    (``file_done(path)`` after each: the CLI's progress)."""
+    tables: list[pa.Table] = []
+    events: list[dict[str, Any]] = []
+    reports: list[dict[str, Any]] = []
+    for path in map(Path, files):
+        if not path.exists():
+            raise CatalogSourceError(f"{path}: no such file")
+        this_fmt = fmt or src.sniff_format(path)
+        report: dict[str, Any] = {"file": str(path), "sha256": file_sha256(path), "format": this_fmt.value}
+        if this_fmt in src.NOTICE_FORMATS:
+            new_events, rejects = _read_notice_source(path, this_fmt)
+            events.extend(new_events)
+            examples = [f"{path}:{r.line}: {r.reason}" for r in rejects[:5]]
+            n_rows = len(new_events)
         else:
-            kept.add(str(pin.get("generation")))
-    return kept
+            n_rows, rejects, seq = _extract_works(path, this_fmt, seq, tables)
+            examples = [f"{r.file}:{r.line}: {r.reason}" for r in rejects[:5]]
+        report.update(rows=n_rows, rejects=len(rejects), reject_examples=examples)
+        reports.append(report)
+        if file_done is not None:
+            file_done(path)
+    works = pa.concat_tables(tables) if tables else WORKS_SCHEMA.empty_table()
+    return Extracted(works, events, reports, seq)
+
+
+def _extract_works(path: Path, fmt: src.SourceFormat, seq: int,
+                   tables: list[pa.Table]) -> tuple[int, list[src.CatalogReject], int]:
+    """Append one works file's rows to ``tables`` in Arrow chunks (a million works never sit in
+    memory as Python objects); returns (rows, rejects, ingested_seq after them)."""
+    prec = src.SOURCE_PRECEDENCE[fmt]
+    rejects: list[src.CatalogReject] = []
+    chunk: list[dict[str, Any]] = []
+    n_rows = 0
+    for item in src.iter_work_rows(path, fmt):
+        if isinstance(item, src.CatalogReject):
+            rejects.append(item)
+            continue
+        seq += 1
+        n_rows += 1
+        d = item.as_dict()
+        d.update(sources=[fmt.value], precedence=prec, ingested_seq=seq)
+        chunk.append(d)
+        if len(chunk) >= ARROW_CHUNK_ROWS:
+            tables.append(pa.Table.from_pylist(chunk, schema=WORKS_SCHEMA))
+            chunk = []
+    if chunk:
+        tables.append(pa.Table.from_pylist(chunk, schema=WORKS_SCHEMA))
+    return n_rows, rejects, seq
+
+
+# Field by field: the first non-null value by (precedence, newest first).
+def _pick(col: str) -> str:
+    return f"first({col} ORDER BY precedence, ingested_seq DESC) FILTER (WHERE {col} IS NOT NULL) AS {col}"
+
+
+def _pick_list(col: str) -> str:
+    return (f"coalesce(first({col} ORDER BY precedence, ingested_seq DESC) "
+            f"FILTER (WHERE len({col}) > 0), []) AS {col}")
+
+
+# Every DOI any source gives a work is kept: the primary one (a journal DOI before arXiv's own
+# 10.48550 DOI, then by precedence) and the others as cross-walks, so a reference or a Retraction
+# Watch row naming any of them finds the work.
+_MERGED_SQL = f"""
+    SELECT * REPLACE (list_filter(alt_dois, lambda d: d IS DISTINCT FROM doi) AS alt_dois) FROM (
+    SELECT work_id,
+           first(doi ORDER BY doi LIKE '10.48550/arxiv.%', precedence, ingested_seq DESC)
+               FILTER (WHERE doi IS NOT NULL) AS doi,
+           {_pick('arxiv_id')}, {_pick('title')}, {_pick_list('authors')},
+           {_pick('year')}, {_pick('venue')}, {_pick('volume')}, {_pick('first_page')}, {_pick('pmid')},
+           {_pick('type')},
+           list_sort(list_distinct(flatten(list(list_concat(alt_dois,
+               CASE WHEN doi IS NULL THEN []::VARCHAR[] ELSE [doi] END))))) AS alt_dois,
+           bool_or(withdrawn) AS withdrawn, {_pick('relations')},
+           list_sort(list_distinct(flatten(list(sources)))) AS sources,
+           min(precedence)::INTEGER AS precedence, max(ingested_seq) AS ingested_seq
+    FROM (SELECT * FROM old_works UNION ALL BY NAME SELECT * FROM new_works)
+    GROUP BY work_id) ORDER BY work_id"""
+
+# ingested_seq of a merged work must not change when nothing new arrived, or a re-build would
+# change the file: keep the old value unless a new row brought news.
+_KEEP_SEQ_SQL = """
+    UPDATE merged SET ingested_seq = o.ingested_seq FROM old_works o
+    WHERE merged.work_id = o.work_id
+      AND merged.doi IS NOT DISTINCT FROM o.doi AND merged.arxiv_id IS NOT DISTINCT FROM o.arxiv_id
+      AND merged.title IS NOT DISTINCT FROM o.title AND merged.authors IS NOT DISTINCT FROM o.authors
+      AND merged.year IS NOT DISTINCT FROM o.year AND merged.venue IS NOT DISTINCT FROM o.venue
+      AND merged.volume IS NOT DISTINCT FROM o.volume
+      AND merged.first_page IS NOT DISTINCT FROM o.first_page
+      AND merged.pmid IS NOT DISTINCT FROM o.pmid AND merged.type IS NOT DISTINCT FROM o.type
+      AND merged.alt_dois IS NOT DISTINCT FROM o.alt_dois AND merged.withdrawn = o.withdrawn
+      AND merged.relations IS NOT DISTINCT FROM o.relations
+      AND merged.sources IS NOT DISTINCT FROM o.sources"""
+
+# Identifiers: a work's own ids rank 0, cross-walked ids (a preprint's journal DOI) rank 1.
+_IDENTIFIERS_SQL = """
+    SELECT DISTINCT scheme, value, work_id, rank FROM (
+      SELECT 'doi' AS scheme, value, work_id,
+             CASE WHEN work_id = 'doi:' || value
+                    OR value = '10.48550/arxiv.' || lower(arxiv_id) THEN 0 ELSE 1 END AS rank
+      FROM (SELECT doi AS value, work_id, arxiv_id FROM merged WHERE doi IS NOT NULL
+            UNION ALL SELECT unnest(alt_dois), work_id, arxiv_id FROM merged)
+      UNION ALL
+      SELECT 'arxiv', arxiv_id, work_id, 0 FROM merged WHERE arxiv_id IS NOT NULL)
+    ORDER BY scheme, value, rank, work_id"""
+
+
+def merge(previous: Path | None, new: Extracted, gen_dir: Path) -> Merged:
+    """The previous generation's works and notice events merged with the new ones, written into
+    ``gen_dir`` (works, identifiers, notice events). Idempotent: merging the same rows again
+    changes no byte, because works are keyed by ``work_id`` and fields merged by precedence."""
+    con = duckdb.connect()
+    try:
+        con.execute("SET preserve_insertion_order=true")
+        con.register("new_works", new.works)
+        if previous and (previous / "works.parquet").exists():
+            con.execute(f"CREATE VIEW old_works AS SELECT * FROM read_parquet({sql_literal(previous / 'works.parquet')})")
+        else:
+            con.execute("CREATE VIEW old_works AS SELECT * FROM new_works WHERE false")
+        before = con.execute("SELECT count(*) FROM old_works").fetchone()[0]
+        con.execute(f"CREATE TABLE merged AS {_MERGED_SQL}")
+        con.execute(_KEEP_SEQ_SQL)
+        con.execute(f"COPY (SELECT * FROM merged ORDER BY work_id) TO {sql_literal(gen_dir / 'works.parquet')} "
+                    "(FORMAT parquet, COMPRESSION zstd)")
+        n_works = con.execute("SELECT count(*) FROM merged").fetchone()[0]
+        con.execute(f"COPY ({_IDENTIFIERS_SQL}) TO {sql_literal(gen_dir / 'identifiers.parquet')} "
+                    "(FORMAT parquet, COMPRESSION zstd)")
+        n_events = _write_notice_events(con, previous, new.notice_events, gen_dir)
+    finally:
+        con.close()
+    return Merged(works=n_works, works_before=before, notice_events=n_events)
+
+
+def index(gen_dir: Path) -> dict[str, Any]:
+    """The fuzzy matcher's candidate index, built beside the works it indexes."""
+    return blocking.build_index(gen_dir)
+
+
+def publish(catalog_dir: Path, gen_dir: Path, previous: Generation, extracted: Extracted,
+            merged: Merged, built_at: str) -> Published:
+    """Write the manifest, move the complete generation into place, then swap ``CURRENT`` (the
+    atomic step: a build killed before it leaves the previous generation live). Then drop old
+    generations, keeping the previous one (a reader that read the old pointer a moment ago still
+    finds its files) and every one an unfinished run is pinned to."""
+    fingerprint = "sha256:" + hashlib.sha256(
+        (file_sha256(gen_dir / "works.parquet") + file_sha256(gen_dir / "notice_events.parquet")).encode()).hexdigest()
+    notice_sources: dict[str, str] = dict(previous.manifest.get("notice_sources", {}))
+    notice_sources.update({e["source"]: built_at for e in extracted.notice_events})
+    manifest = {
+        "generation": gen_dir.name, "generation_no": int(previous.manifest.get("generation_no", 0)) + 1,
+        "built_at": built_at, "notice_sources": notice_sources,
+        "fingerprint": fingerprint, "works": merged.works, "notice_events": merged.notice_events,
+        "ingested_seq": extracted.ingested_seq, "builds": previous.manifest.get("builds", []) + [extracted.files],
+    }
+    (gen_dir / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    publish_dir(gen_dir, catalog_dir / gen_dir.name)
+    _swap_current(catalog_dir, gen_dir.name)
+    keep = {gen_dir.name, previous.dir.name if previous.dir else None, *pinned_generations(catalog_dir)}
+    for old in catalog_dir.glob("gen-*"):
+        if old.name not in keep:
+            shutil.rmtree(old, ignore_errors=True)
+    return Published(gen_dir.name, fingerprint, manifest)
+
+
+def _swap_current(catalog_dir: Path, generation: str) -> None:
+    """Point ``CURRENT`` at ``generation``: the one write that makes a build live."""
+    atomic_write_bytes(catalog_dir / "CURRENT", generation.encode())
 
 
 def source_files(paths: Sequence[str | Path]) -> list[Path]:
@@ -337,8 +362,6 @@ def source_files(paths: Sequence[str | Path]) -> list[Path]:
 
 
 def _read_notice_source(path: Path, fmt: src.SourceFormat) -> tuple[list[dict[str, Any]], list[Any]]:
-    from resolvers import notice_sources
-
     reader = notice_sources.read_retraction_watch_csv if fmt is src.SourceFormat.RETRACTION_WATCH_CSV \
         else notice_sources.read_doi_nature_csv
     events, rejects = reader(path)
@@ -362,25 +385,9 @@ def _write_notice_events(con: duckdb.DuckDBPyConnection, previous: Path | None,
     return con.execute(f"SELECT count(*) FROM read_parquet({sql_literal(out)})").fetchone()[0]
 
 
-def _build_blocking_index(gen_dir: Path) -> None:
-    """The fuzzy matcher's candidate index lives beside the works it indexes."""
-    from . import blocking
-
-    blocking.build_index(gen_dir)
-
-
 def _dict_rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     names = [d[0] for d in cur.description]
     return [dict(zip(names, row)) for row in cur.fetchall()]
-
-
-def work_from_row(rec: dict[str, Any]) -> Work:
-    return Work(
-        work_id=rec["work_id"], doi=rec.get("doi"), arxiv_id=rec.get("arxiv_id"), title=rec.get("title"),
-        authors=tuple(rec.get("authors") or ()), year=rec.get("year"), venue=rec.get("venue"),
-        volume=rec.get("volume"), first_page=rec.get("first_page"), pmid=rec.get("pmid"),
-        type=rec.get("type"), alt_dois=tuple(rec.get("alt_dois") or ()), withdrawn=bool(rec.get("withdrawn")),
-    )
 
 
 class ParquetCatalog:

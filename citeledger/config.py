@@ -197,22 +197,36 @@ def load_config(
 ) -> Config:
     """Defaults, then the TOML file, then environment variables (which win)."""
     env = os.environ if env is None else env
-    cwd_path = Path.cwd() if cwd is None else Path(cwd)
-    file = find_config_file(path, env, cwd_path)
-    data: dict[str, Any] = {}
-    if file is not None:
-        try:
-            data = tomllib.loads(file.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{file}: not valid TOML: {exc}") from None
-
+    file = find_config_file(path, env, Path.cwd() if cwd is None else Path(cwd))
+    data = _read_toml(file)
     config = Config(source=str(file) if file else None)
+    crossref_set: set[str] = set()  # the Crossref settings someone chose (file or environment)
+    config = dataclasses.replace(config, **_file_changes(config, data, file, crossref_set))
+    config = dataclasses.replace(config, **_env_changes(config, env, crossref_set))
+    # Crossref without a contact address is the public pool: slow down unless told otherwise.
+    if not config.mailto:
+        public = {"min_interval_seconds": CROSSREF_PUBLIC_INTERVAL, "max_concurrency": CROSSREF_PUBLIC_CONCURRENCY}
+        public = {k: v for k, v in public.items() if k not in crossref_set}
+        config = dataclasses.replace(config, crossref=dataclasses.replace(config.crossref, **public))
+    _validate(config)
+    return config
+
+
+def _read_toml(file: Path | None) -> dict[str, Any]:
+    if file is None:
+        return {}
+    try:
+        return tomllib.loads(file.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+
+
+def _file_changes(config: Config, data: dict[str, Any], file: Path | None, crossref_set: set[str]) -> dict[str, Any]:
+    """The settings the TOML file changes (Crossref keys it sets go into ``crossref_set``)."""
     unknown_top = set(data) - {"remote", "endpoints", "limits", "query", "state_dir"}
     if unknown_top:
         raise ConfigError(f"{file}: unknown section(s) {sorted(unknown_top)}")
-
     remote = dict(data.get("remote", {}))
-    crossref_set: set[str] = set()
     changes: dict[str, Any] = {}
     if "enabled" in remote:
         changes["remote"] = _parse_remote(remote.pop("enabled"), "remote.enabled")
@@ -228,18 +242,17 @@ def load_config(
             changes[name] = _merge(getattr(config, name), section, f"remote.{name}")
     if remote:
         raise ConfigError(f"remote: unknown key(s) {sorted(remote)}")
-    if "endpoints" in data:
-        changes["endpoints"] = _merge(config.endpoints, data["endpoints"], "endpoints")
-    if "limits" in data:
-        changes["limits"] = _merge(config.limits, data["limits"], "limits")
-    if "query" in data:
-        changes["query"] = _merge(config.query, data["query"], "query")
+    for section_name in ("endpoints", "limits", "query"):
+        if section_name in data:
+            changes[section_name] = _merge(getattr(config, section_name), data[section_name], section_name)
     if "state_dir" in data:
         changes["state_dir"] = str(data["state_dir"])
-    config = dataclasses.replace(config, **changes)
+    return changes
 
-    # environment variables override the file
-    changes = {}
+
+def _env_changes(config: Config, env: Mapping[str, str], crossref_set: set[str]) -> dict[str, Any]:
+    """The settings environment variables change (they override the file)."""
+    changes: dict[str, Any] = {}
     if "CITELEDGER_REMOTE" in env:
         changes["remote"] = _parse_remote(env["CITELEDGER_REMOTE"], "CITELEDGER_REMOTE")
     if "CITELEDGER_MAILTO" in env:
@@ -251,32 +264,16 @@ def load_config(
         changes["endpoints"] = _merge(config.endpoints, endpoint_env, "environment")
     for name in SERVICES:
         prefix = f"CITELEDGER_{name.upper()}_"
-        values = {
-            f.name: env[prefix + f.name.upper()]
-            for f in dataclasses.fields(ServiceSettings)
-            if prefix + f.name.upper() in env
-        }
+        values = {f.name: env[prefix + f.name.upper()] for f in dataclasses.fields(ServiceSettings)
+                  if prefix + f.name.upper() in env}
         if values:
             if name == "crossref":
                 crossref_set |= set(values)
             changes[name] = _merge(getattr(config, name), values, prefix.rstrip("_"))
-    limit_env = {
-        f.name: env[f"CITELEDGER_{f.name.upper()}"]
-        for f in dataclasses.fields(ResourceLimits)
-        if f"CITELEDGER_{f.name.upper()}" in env
-    }
-    if limit_env:
-        changes["limits"] = _merge(config.limits, limit_env, "environment")
-    query_env = {f.name: env[f"CITELEDGER_QUERY_{f.name.upper()}"] for f in dataclasses.fields(QueryLimits)
-                 if f"CITELEDGER_QUERY_{f.name.upper()}" in env}
-    if query_env:
-        changes["query"] = _merge(config.query, query_env, "environment")
-    config = dataclasses.replace(config, **changes)
-
-    # Crossref without a contact address is the public pool: slow down unless told otherwise.
-    if not config.mailto:
-        public = {"min_interval_seconds": CROSSREF_PUBLIC_INTERVAL, "max_concurrency": CROSSREF_PUBLIC_CONCURRENCY}
-        public = {k: v for k, v in public.items() if k not in crossref_set}
-        config = dataclasses.replace(config, crossref=dataclasses.replace(config.crossref, **public))
-    _validate(config)
-    return config
+    for section_name, settings, prefix in (("limits", ResourceLimits, "CITELEDGER_"),
+                                           ("query", QueryLimits, "CITELEDGER_QUERY_")):
+        values = {f.name: env[f"{prefix}{f.name.upper()}"] for f in dataclasses.fields(settings)
+                  if f"{prefix}{f.name.upper()}" in env}
+        if values:
+            changes[section_name] = _merge(getattr(config, section_name), values, "environment")
+    return changes

@@ -12,7 +12,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -23,7 +22,7 @@ import pyarrow as pa
 
 from resolvers.errors import ConfigError, LedgerPathError
 
-from .atomic import atomic_write_bytes, disk_errors, remove_leftovers, sql_literal, write_parquet
+from .atomic import atomic_write_bytes, disk_errors, remove_leftovers, sql_literal, staged, write_parquet
 from .catalog import WORKS_SCHEMA, CatalogStore, _dict_rows
 from .options import check_run_id
 
@@ -308,25 +307,19 @@ def write_ledger_database(ledger_dir: str | Path, catalog_dir: str | Path | None
 
 
 def _write_database_file(ledger: Path, catalog_dir: str | Path | None, target: Path) -> None:
-    fd, tmp = tempfile.mkstemp(dir=ledger, prefix=f".{LEDGER_DB}.", suffix=".tmp")
-    os.close(fd)
-    os.unlink(tmp)  # duckdb creates the file itself
-    try:
-        # an older storage format, so the duckdb shell of the `duckdb-cli` package (1.5) opens it too
-        con = duckdb.connect(tmp, config={"storage_compatibility_version": "v1.0.0"})
+    with staged(target) as tmp:
+        tmp.unlink()  # duckdb creates the file itself
         try:
-            for name, sql in view_definitions(ledger, catalog_dir).items():
-                con.execute(f"CREATE VIEW {name} AS {sql}")
-            con.execute("CHECKPOINT")
+            # an older storage format, so the duckdb shell of the `duckdb-cli` package (1.5) opens it too
+            con = duckdb.connect(str(tmp), config={"storage_compatibility_version": "v1.0.0"})
+            try:
+                for name, sql in view_definitions(ledger, catalog_dir).items():
+                    con.execute(f"CREATE VIEW {name} AS {sql}")
+                con.execute("CHECKPOINT")
+            finally:
+                con.close()
         finally:
-            con.close()
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    finally:
-        for leftover in (tmp, tmp + ".wal"):
-            if os.path.exists(leftover):
-                os.unlink(leftover)
+            Path(f"{tmp}.wal").unlink(missing_ok=True)
 
 
 def run_transitions(ledger_dir: str | Path, run_id: str) -> int:

@@ -13,13 +13,16 @@ import io
 import json
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any, Iterator
 
 from resolvers.errors import CatalogSourceError
 from resolvers.identifiers import canonical_arxiv_id, normalize_doi
+from resolvers.model import Work
+
+from .work_row import SOURCE_FIELDS
 
 
 class SourceFormat(str, Enum):
@@ -35,35 +38,20 @@ NOTICE_FORMATS = (SourceFormat.RETRACTION_WATCH_CSV, SourceFormat.DOI_NATURE_CSV
 # Which source wins a field when two sources describe the same work: richer metadata first.
 SOURCE_PRECEDENCE = {SourceFormat.CROSSREF: 0, SourceFormat.ARXIV_SNAPSHOT: 1, SourceFormat.WORKS_JSONL: 2}
 
-WORK_FIELDS = ("work_id", "doi", "arxiv_id", "title", "authors", "year", "venue", "volume",
-               "first_page", "pmid", "type", "alt_dois", "withdrawn", "relations")
-
-
-@dataclass(slots=True)
-class SourceRow:
+@dataclass(frozen=True, slots=True)
+class SourceRow(Work):
     """One work as a source describes it, before merging with other sources."""
 
-    work_id: str
-    doi: str | None = None
-    arxiv_id: str | None = None
-    title: str | None = None
-    authors: list[str] = field(default_factory=list)
-    year: int | None = None
-    venue: str | None = None
-    volume: str | None = None
-    first_page: str | None = None
-    pmid: str | None = None
-    type: str | None = None
-    alt_dois: list[str] = field(default_factory=list)
-    withdrawn: bool = False
     relations: str | None = None  # JSON: Crossref update-to / updated-by, kept for notices
 
     def as_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in WORK_FIELDS}
+        return {name: getattr(self, name) for name in SOURCE_FIELDS}
 
 
 @dataclass(slots=True)
-class SourceReject:
+class CatalogReject:
+    """A catalog source row that became no work, and why (``file:line``)."""
+
     file: str
     line: int | None
     field: str | None
@@ -224,10 +212,10 @@ def work_from_works_jsonl(obj: dict) -> SourceRow | None:
         work_id = f"doi:{doi}"
     else:
         work_id = content_work_id(title, authors, year)
-    return SourceRow(work_id=work_id, doi=doi, arxiv_id=arxiv_id, title=title, authors=authors, year=year,
+    return SourceRow(work_id=work_id, doi=doi, arxiv_id=arxiv_id, title=title, authors=tuple(authors), year=year,
                      venue=clean_text(obj.get("venue")), volume=clean_text(obj.get("volume")),
                      first_page=_first_page(obj.get("first_page")), pmid=clean_text(obj.get("pmid")),
-                     type=clean_text(obj.get("type")), alt_dois=alt, withdrawn=bool(obj.get("withdrawn")))
+                     type=clean_text(obj.get("type")), alt_dois=tuple(alt), withdrawn=bool(obj.get("withdrawn")))
 
 
 _WITHDRAWN = re.compile(r"\b(withdrawn|withdraw(?:s|n)? (?:this|the) (?:paper|article|submission))\b", re.I)
@@ -253,8 +241,8 @@ def work_from_arxiv_snapshot(obj: dict) -> SourceRow | None:
     journal_ref = clean_text(obj.get("journal-ref"))
     return SourceRow(
         work_id=f"arxiv:{arxiv_id}", doi=journal_doi or arxiv_doi(arxiv_id), arxiv_id=arxiv_id, title=clean_text(obj.get("title")),
-        authors=split_arxiv_authors(obj.get("authors")), year=year, venue=journal_ref, type="preprint",
-        alt_dois=[arxiv_doi(arxiv_id)], withdrawn=bool(_WITHDRAWN.search(comments)),
+        authors=tuple(split_arxiv_authors(obj.get("authors"))), year=year, venue=journal_ref, type="preprint",
+        alt_dois=(arxiv_doi(arxiv_id),), withdrawn=bool(_WITHDRAWN.search(comments)),
     )
 
 
@@ -287,7 +275,7 @@ def work_from_crossref(message: dict) -> SourceRow | None:
         arxiv_id = canonical_arxiv_id(doi[len("10.48550/arxiv."):])
     return SourceRow(
         work_id=f"arxiv:{arxiv_id}" if arxiv_id else f"doi:{doi}", doi=doi, arxiv_id=arxiv_id,
-        title=clean_text(titles[0]) if titles else None, authors=authors, year=_date_year(message),
+        title=clean_text(titles[0]) if titles else None, authors=tuple(authors), year=_date_year(message),
         venue=clean_text(venue), volume=clean_text(message.get("volume")),
         first_page=_first_page(message.get("page") or message.get("article-number")),
         type=clean_text(message.get("type")),
@@ -295,7 +283,7 @@ def work_from_crossref(message: dict) -> SourceRow | None:
     )
 
 
-def iter_work_rows(path: str | Path, fmt: SourceFormat | None = None) -> Iterator[SourceRow | SourceReject]:
+def iter_work_rows(path: str | Path, fmt: SourceFormat | None = None) -> Iterator[SourceRow | CatalogReject]:
     """Every row of one catalog source file, as a work or as a reject, one at a time (a catalog
     source may hold millions of works: nothing here holds more than one row)."""
     fmt = fmt or sniff_format(path)
@@ -306,17 +294,17 @@ def iter_work_rows(path: str | Path, fmt: SourceFormat | None = None) -> Iterato
                SourceFormat.ARXIV_SNAPSHOT: work_from_arxiv_snapshot,
                SourceFormat.CROSSREF: work_from_crossref}[fmt]
 
-    def take(lineno: int | None, obj: Any) -> SourceRow | SourceReject:
+    def take(lineno: int | None, obj: Any) -> SourceRow | CatalogReject:
         if fmt is SourceFormat.CROSSREF and isinstance(obj, dict) and isinstance(obj.get("message"), dict):
             obj = obj["message"]
         if not isinstance(obj, dict):
-            return SourceReject(name, lineno, None, "row is not a JSON object")
+            return CatalogReject(name, lineno, None, "row is not a JSON object")
         try:
             row = convert(obj)
         except (TypeError, ValueError, AttributeError, KeyError) as exc:
-            return SourceReject(name, lineno, None, f"unreadable row: {exc}")
+            return CatalogReject(name, lineno, None, f"unreadable row: {exc}")
         if row is None:
-            return SourceReject(name, lineno, "doi/arxiv_id/title", "no identifier and no title")
+            return CatalogReject(name, lineno, "doi/arxiv_id/title", "no identifier and no title")
         return row
 
     items_file = False
@@ -337,4 +325,4 @@ def iter_work_rows(path: str | Path, fmt: SourceFormat | None = None) -> Iterato
             yield take(None, item)
         return
     for lineno, obj, error in _json_lines(path):
-        yield SourceReject(name, lineno, None, error) if error else take(lineno, obj)
+        yield CatalogReject(name, lineno, None, error) if error else take(lineno, obj)

@@ -140,7 +140,7 @@ def test_killed_build_leaves_the_previous_catalog(tmp_path, monkeypatch):
     def boom(*args, **kwargs):
         raise KeyboardInterrupt("killed")
 
-    monkeypatch.setattr(catalog_module, "_build_blocking_index", boom)
+    monkeypatch.setattr(catalog_module, "index", boom)
     with pytest.raises(KeyboardInterrupt):
         store.build([CAT / "arxiv_snapshot.jsonl"])
     assert store.manifest()["fingerprint"] == first.fingerprint
@@ -189,3 +189,134 @@ def test_in_memory_catalog_answers_as_the_parquet_one(tmp_path):
         {k: w.work_id for k, w in parquet.works_by_arxiv_id(arxiv_ids).items()}
     assert memory.works_by_doi(["10.1103/physrevd.76.013009"])["10.1103/physrevd.76.013009"].work_id == \
         "doi:10.1103/physrevd.76.013009"
+
+
+# --- the build's steps, each alone ---------------------------------------------------------
+
+def test_extract_of_one_file_gives_its_rows_and_rejects(tmp_path):
+    from citeledger.catalog import extract
+
+    src = tmp_path / "works.jsonl"
+    src.write_text(json.dumps({"doi": "10.1000/A", "title": "A"}) + "\n{broken\n"
+                   + json.dumps({"doi": None, "arxiv_id": None, "title": None}) + "\n"
+                   + json.dumps({"arxiv_id": "0704.0002", "title": "B"}) + "\n")
+    seen = []
+    out = extract([src], None, seq=10, file_done=seen.append)
+    rows = out.works.to_pylist()
+    assert [(r["work_id"], r["doi"], r["ingested_seq"], r["sources"]) for r in rows] == [
+        ("doi:10.1000/a", "10.1000/a", 11, ["works_jsonl"]),
+        ("arxiv:0704.0002", None, 12, ["works_jsonl"])]
+    assert out.ingested_seq == 12 and out.notice_events == [] and seen == [src]
+    report = out.files[0]
+    assert (report["rows"], report["rejects"], report["format"]) == (2, 2, "works_jsonl")
+    assert [m.split(": ", 1)[0] for m in report["reject_examples"]] == [f"{src}:2", f"{src}:3"]
+
+
+def test_extract_of_a_notice_file_gives_events_not_works():
+    from citeledger.catalog import extract
+
+    out = extract([FIXTURES / "notices" / "retraction_watch_doi_nature_excerpt.csv"], None, seq=0)
+    assert out.works.num_rows == 0 and out.ingested_seq == 0
+    assert len(out.notice_events) == out.files[0]["rows"] == 24 and out.files[0]["rejects"] == 2
+    assert {e["source"] for e in out.notice_events} == {"retraction_watch_doi_nature"}
+
+
+def test_merge_of_the_same_rows_twice_adds_nothing(tmp_path):
+    from citeledger.catalog import extract, merge
+
+    new = extract([CAT / "works.jsonl", CAT / "arxiv_snapshot.jsonl"], None, seq=0)
+    first, second = tmp_path / "g1", tmp_path / "g2"
+    first.mkdir()
+    second.mkdir()
+    one = merge(None, new, first)
+    assert one.works_before == 0 and one.works == len({r["work_id"] for r in new.works.to_pylist()})
+    again = extract([CAT / "works.jsonl", CAT / "arxiv_snapshot.jsonl"], None, seq=new.ingested_seq)
+    two = merge(first, again, second)
+    assert (two.works, two.works_before, two.notice_events) == (one.works, one.works, one.notice_events)
+    for name in ("works.parquet", "identifiers.parquet", "notice_events.parquet"):
+        assert (first / name).read_bytes() == (second / name).read_bytes(), name
+
+
+def test_index_alone_builds_the_fuzzy_index_of_a_generation(tmp_path):
+    from citeledger import blocking
+    from citeledger.catalog import extract, index, merge
+
+    gen = tmp_path / "g"
+    gen.mkdir()
+    merged = merge(None, extract([CAT / "works.jsonl"], None, seq=0), gen)
+    stats = index(gen)
+    assert stats["works"] == merged.works
+    assert (gen / blocking.INDEX_FILE).exists() and (gen / blocking.FORMS_FILE).exists()
+    assert blocking.ensure_index(gen) is None  # current: nothing to rebuild
+
+
+def test_publish_that_dies_before_the_pointer_swap_leaves_the_previous_generation(tmp_path, monkeypatch):
+    import citeledger.catalog as catalog_module
+    from citeledger.catalog import extract, index, merge, publish, start_build
+
+    store = CatalogStore(tmp_path / "c")
+    first = store.build([CAT / "works.jsonl"])
+    previous = start_build(store.dir)
+    gen = tmp_path / "staging" / previous.next_name
+    gen.mkdir(parents=True)
+    new = extract([CAT / "arxiv_snapshot.jsonl"], None, previous.ingested_seq)
+    merged = merge(previous.dir, new, gen)
+    index(gen)
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt("killed")
+
+    monkeypatch.setattr(catalog_module, "_swap_current", killed)
+    with pytest.raises(KeyboardInterrupt):
+        publish(store.dir, gen, previous, new, merged, "2026-01-01T00:00:00+00:00")
+    assert (store.dir / previous.next_name).exists()  # moved into place, not live
+    assert store.current().name == first.generation
+    assert store.manifest()["fingerprint"] == first.fingerprint
+    monkeypatch.undo()
+    assert start_build(store.dir).dir.name == first.generation  # the next build clears the orphan
+    assert not (store.dir / previous.next_name).exists()
+
+
+# --- one definition of the work row -----------------------------------------------------------
+
+def test_works_schema_is_the_work_fields_then_the_catalog_columns(tmp_path):
+    import dataclasses
+
+    import pyarrow.parquet as pq
+
+    from citeledger.work_row import CATALOG_TYPES, WORKS_SCHEMA
+    from resolvers.model import Work
+
+    assert WORKS_SCHEMA.names == [f.name for f in dataclasses.fields(Work)] + list(CATALOG_TYPES)
+    CatalogStore(tmp_path / "c").build([CAT / "crossref_messages.jsonl"])
+    written = pq.read_schema(CatalogStore(tmp_path / "c").current() / "works.parquet")
+    assert [(f.name, f.type) for f in written] == [(f.name, f.type) for f in WORKS_SCHEMA]
+
+
+def test_a_work_survives_its_row_and_a_source_row_is_a_work():
+    from citeledger.sources import SourceRow
+    from citeledger.work_row import work_from_row, work_row
+    from resolvers.model import Work
+
+    work = Work("arxiv:0704.0001", doi="10.1/x", arxiv_id="0704.0001", title="T", authors=("A", "B"),
+                year=2007, alt_dois=("10.48550/arxiv.0704.0001",), withdrawn=True)
+    assert work_from_row(work_row(work)) == work
+    assert work_from_row({"work_id": "w", "withdrawn": None}) == Work("w")
+    row = SourceRow("doi:10.1/x", doi="10.1/x", authors=("A",), relations='{"update-to": []}')
+    assert isinstance(row, Work) and row.as_dict()["relations"] == '{"update-to": []}'
+
+
+@pytest.mark.parametrize("work_args", [
+    dict(work_id="arxiv:0704.0001", doi="10.48550/arxiv.0704.0001", arxiv_id="0704.0001",
+         alt_dois=("10.1103/physrevd.76.013009",), title="T", authors=("A",), year=2007),
+    dict(work_id="arxiv:0704.0002", doi="10.48550/arxiv.0704.0002", arxiv_id="0704.0002"),
+    dict(work_id="doi:10.1/x", doi="10.1/x", venue="V", volume="1", first_page="2", pmid="3", type="t",
+         withdrawn=True),
+])
+def test_works_jsonl_row_is_what_the_pipeline_keeps_of_a_fetched_work(work_args):
+    from citeledger.pipeline import remote_work_row
+    from citeledger.work_row import works_jsonl_row
+    from resolvers.model import Work
+
+    work = Work(**work_args)
+    assert works_jsonl_row(work) == remote_work_row(work)

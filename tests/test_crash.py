@@ -80,7 +80,7 @@ def stop_here(*a, **k):
     time.sleep(600)
 
 if point == "build_index":
-    catalog._build_blocking_index = stop_here
+    catalog.index = stop_here
 elif point == "build_swap":  # the new generation is in place, CURRENT not yet swapped
     real = catalog.atomic_write_bytes
     def swap(path, data):

@@ -354,7 +354,7 @@ def test_disk_full_during_a_catalog_build_keeps_the_catalog_and_leaves_no_stagin
     def full(gen_dir):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(catalog_module, "_build_blocking_index", full)
+    monkeypatch.setattr(catalog_module, "index", full)
     with pytest.raises(DiskFull, match=str(catalog)):
         CatalogStore(catalog).build([FIXTURES / "catalog" / "arxiv_snapshot.jsonl"])
     assert (catalog / "CURRENT").read_text() == first.generation
