@@ -96,27 +96,17 @@ def _fsync(path: Path) -> None:
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """``data`` as the whole of ``path``, through ``staged``."""
     with staged(path) as tmp:
         tmp.write_bytes(data)
 
 
 @contextmanager
 def atomic_stream(path: Path) -> Iterator[BinaryIO]:
-    """Stream bytes to ``path`` (a download): staged beside it, fsynced and renamed into place only
-    when the block ends without an error, so the previous copy stays intact on any failure."""
-    with disk_errors(path):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                yield fh
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+    """Stream bytes to ``path`` (a download) through ``staged``: the previous copy stays intact
+    unless the block ends without an error."""
+    with staged(path) as tmp, open(tmp, "wb") as fh:
+        yield fh
 
 
 def remove_leftovers(directory: Path) -> int:
