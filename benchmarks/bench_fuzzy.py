@@ -141,7 +141,8 @@ BATCH = 2000
 def _resolve_chunk(args):
     """Worker: resolve one batch through the whole chain with the process's cached catalog."""
     catalog_dir, raws = args
-    from citeledger.pipeline import get_catalog, resolve_references
+    from citeledger.pipeline import resolve_references
+    from citeledger.workers import get_catalog
     from resolvers.model import Reference
 
     catalog = get_catalog(catalog_dir)
@@ -151,7 +152,7 @@ def _resolve_chunk(args):
 
 def _warm(catalog_dir: str) -> None:
     """Worker initializer: load the catalog and its blocking index once per process."""
-    from citeledger.pipeline import get_catalog, get_fuzzy
+    from citeledger.workers import get_catalog, get_fuzzy
 
     get_fuzzy(get_catalog(catalog_dir))
 
@@ -381,7 +382,7 @@ def main(argv=None) -> dict:
     args = ap.parse_args(argv)
     import shutil
 
-    from citeledger.pipeline import get_catalog, get_fuzzy
+    from citeledger.workers import get_catalog, get_fuzzy
     from citeledger.catalog import CatalogStore
 
     out = Path(args.dir) / f"n{args.n}"

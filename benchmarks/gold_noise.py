@@ -60,7 +60,8 @@ def _present(title: str | None, raw: str) -> float:
 
 
 def run_chain(rows: list[dict], catalog_dir: str, batch: int = 2000):
-    from citeledger.pipeline import get_catalog, resolve_references
+    from citeledger.pipeline import resolve_references
+    from citeledger.workers import get_catalog
     from resolvers.model import Reference
 
     catalog = get_catalog(catalog_dir)

@@ -187,7 +187,7 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 def cmd_record(args: argparse.Namespace) -> int:
     from . import records
-    from .pipeline import citation_record
+    from .record_files import citation_record
     from .ledger import require_ledger
 
     require_ledger(args.ledger)
@@ -265,7 +265,7 @@ def cmd_records(args: argparse.Namespace) -> int:
     if not Path(args.ledger).is_dir():
         raise UserError(f"no ledger in {args.ledger}: give --ledger DIR of a ledger `citeledger resolve` wrote")
     if args.run_id:
-        from .pipeline import check_run
+        from .record_files import check_run
 
         check_run(args.ledger, args.run_id)  # before any server starts
     if use_flow(args):

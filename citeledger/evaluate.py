@@ -127,7 +127,8 @@ def read_rows(paths: Iterable[str | Path]) -> list[dict]:
 
 def resolve_gold(rows: Sequence[dict], catalog_dir: str | Path, batch: int = 2000) -> tuple[list[Verdict], dict]:
     """The chain's verdict for every gold row, and the seconds it took to load and to resolve."""
-    from citeledger.pipeline import get_catalog, get_fuzzy, resolve_references
+    from citeledger.pipeline import resolve_references
+    from citeledger.workers import get_catalog, get_fuzzy
     from resolvers.model import Reference
 
     t0 = time.perf_counter()

@@ -39,7 +39,11 @@ from . import pipeline
 from .atomic import atomic_write_bytes, file_sha256
 from .catalog import CatalogStore, ParquetCatalog
 from .ledger import LEDGER_DB, LedgerStore, citing_papers_of_works, current_links_and_notices, current_rows, write_ledger_database
+from .notice_check import work_notice
 from .options import check_run_id
+from .record_files import papers_touched
+from .unique_inputs import read_inputs
+from .workers import get_catalog, get_notice_index
 
 INPUT_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".json.gz", ".csv", ".csv.gz", ".parquet", ".bbl", ".bib")
 CATALOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".json", ".json.gz", ".csv", ".csv.gz")
@@ -149,7 +153,7 @@ def select_rerun(ledger_dir: str | Path, catalog_dir: str | Path, remote: bool =
                  exclude: set[tuple[str, int]] | None = None) -> RerunSelection:
     """The current references whose state the catalog (or a remote service) could now change;
     see the module docstring for the rule."""
-    catalog = pipeline.get_catalog(catalog_dir)
+    catalog = get_catalog(catalog_dir)
     statuses = [*NO_LINK_STATES, Status.VERIFIED_FUZZY.value] + ([Status.UNAVAILABLE.value] if remote else [])
     selection = RerunSelection()
     newer: dict[int, _NewerWorks] = {}
@@ -194,15 +198,15 @@ def changed_notices(ledger_dir: str | Path, catalog_dir: str | Path, run_id: str
     ``exclude`` (those the run itself links, which ``finish_run`` notices anyway) are skipped."""
     from resolvers.notices import notice_row
 
-    catalog = pipeline.get_catalog(catalog_dir)
-    index = pipeline.get_notice_index(catalog)
+    catalog = get_catalog(catalog_dir)
+    index = get_notice_index(catalog)
     checked_at = catalog.manifest.get("built_at")
     linked, latest = current_links_and_notices(ledger_dir)
     works = catalog.work_rows([w for w in linked if w not in (exclude or set())])
     compare = ("doi", "state", "reason", "standing", "events", "sources_checked")
     rows = []
     for work_id, work in sorted(works.items()):
-        row = notice_row(work_id, work.get("doi"), pipeline.work_notice(work, index, checked_at))
+        row = notice_row(work_id, work.get("doi"), work_notice(work, index, checked_at))
         old = latest.get(work_id)
         if old is not None and all(_same(row[k], old.get(k)) for k in compare):
             continue
@@ -368,7 +372,7 @@ def prepare_nightly(inbox: str | Path, catalog_dir: str | Path, ledger_dir: str 
     from .inputs import InputLimits
 
     limits = limits or InputLimits()
-    catalog = pipeline.get_catalog(catalog_dir)
+    catalog = get_catalog(catalog_dir)
     ledger = LedgerStore(ledger_dir)
     done = finished_input_digests(ledger_dir)
     work = NightlyWork(plan=None)
@@ -394,7 +398,7 @@ def prepare_nightly(inbox: str | Path, catalog_dir: str | Path, ledger_dir: str 
             return work
 
     citing = {str(p): c for p in new if (c := citing_paper_of(p))}
-    new_refs, _ = pipeline.read_inputs(new, limits, citing)
+    new_refs, _ = read_inputs(new, limits, citing)
     work.rerun = select_rerun(ledger_dir, catalog_dir, remote, {(r.citing_paper, r.reference_index) for r in new_refs})
     work.pending_notices = len(changed_notices(ledger_dir, catalog_dir, "pending"))
     if not new and not work.rerun.references and not work.pending_notices:
@@ -421,7 +425,7 @@ def complete_nightly(work: NightlyWork, processed: str | Path, timings: dict[str
     moved = move_to_processed(work.new_files, processed, plan.run_id)
     for path, run_id in work.already_processed.items():
         move_to_processed([Path(path)], processed, run_id)
-    papers = set(pipeline.papers_touched(plan.run_id, plan.ledger_dir, plan.catalog_dir))
+    papers = set(papers_touched(plan.run_id, plan.ledger_dir, plan.catalog_dir))
     papers.update(citing_papers_of_works(plan.ledger_dir, [n["work_id"] for n in notices]))
     summary.update(changed=True, files=[str(p) for p in moved], already_processed=work.already_processed,
                    rerun=dict(work.rerun.why), notices_changed=len(notices), papers=sorted(papers))

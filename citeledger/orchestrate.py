@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 
 from resolvers.errors import RunIncomplete, TransientError
 
-from . import pipeline, progress
+from . import pipeline, progress, record_files
 from .inputs import InputLimits
 
 # Batches resolved at once by the thread runner: resolution is CPU-bound Python (numpy and DuckDB
@@ -77,7 +77,7 @@ def resolve_run(inputs: Sequence[str], catalog: str, ledger: str,
 
 def records_of_run(run_id: str, ledger: str, catalog: str) -> list:
     """The records of every paper the run touched (what the flow's write-records task does)."""
-    return write_records(pipeline.papers_touched(run_id, ledger, catalog), ledger, catalog)
+    return write_records(record_files.papers_touched(run_id, ledger, catalog), ledger, catalog)
 
 
 def build_records(ledger: str, catalog: str, run_id: str | None = None, papers: Sequence[str] | None = None,
@@ -88,19 +88,19 @@ def build_records(ledger: str, catalog: str, run_id: str | None = None, papers: 
 
     if not papers:
         if run_id:
-            pipeline.check_run(ledger, run_id)  # a mistyped run id is an error, not "0 records"
+            record_files.check_run(ledger, run_id)  # a mistyped run id is an error, not "0 records"
         run_id = run_id or latest_run_id(ledger)
         if run_id is None:
             logger.info("the ledger has no run yet: no records to write")
             return []
-        papers = pipeline.papers_touched(run_id, ledger, catalog)
+        papers = record_files.papers_touched(run_id, ledger, catalog)
     logger.info("writing %d citation records", len(papers))
     return write_records(papers, ledger, catalog)
 
 
 def write_records(papers: Sequence[str], ledger: str, catalog: str) -> list:
     with progress.track(len(papers), "records") as advance:
-        return pipeline.write_records(papers, ledger, catalog, progress=advance)
+        return record_files.write_records(papers, ledger, catalog, progress=advance)
 
 
 def run_batch_retrying(job: pipeline.BatchJob) -> dict[str, int]:

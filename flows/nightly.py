@@ -16,7 +16,7 @@ from prefect import flow, get_run_logger
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from citeledger import nightly as steps
-from citeledger import pipeline
+from citeledger import pipeline, record_files
 from citeledger.inputs import InputLimits
 from citeledger.pipeline import DEFAULT_BATCH_SIZE
 from flows.refresh import refresh_catalog
@@ -68,7 +68,7 @@ def nightly(inbox: str = "data/inbox", processed: str = "data/processed", catalo
             pipeline.abandon_run(plan)
             raise
         if records and summary["papers"]:
-            summary["records"] = len(pipeline.write_records(summary["papers"], ledger, catalog))
+            summary["records"] = len(record_files.write_records(summary["papers"], ledger, catalog))
         logger.info("run %s: %d transitions, %d notices changed, %d records", plan.run_id, summary["transitions"],
                     summary["notices_changed"], summary.get("records", 0))
     summary["refresh"] = refresh

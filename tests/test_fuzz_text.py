@@ -58,10 +58,10 @@ def test_parse_reference_and_quality_never_raise(raw):
 
 @pytest.fixture(scope="module")
 def fixture_lookup(fixture_catalog):
-    from citeledger import pipeline
+    from citeledger import workers
 
-    catalog = pipeline.get_catalog(fixture_catalog)
-    return catalog, pipeline.get_fuzzy(catalog)
+    catalog = workers.get_catalog(fixture_catalog)
+    return catalog, workers.get_fuzzy(catalog)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,

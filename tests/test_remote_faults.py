@@ -16,7 +16,7 @@ from collections import Counter
 import pytest
 from werkzeug.wrappers import Response
 
-from citeledger import pipeline
+from citeledger import pipeline, workers
 from citeledger.ledger import run_query
 
 from remote_server import fixture_bytes, server  # noqa: F401
@@ -109,9 +109,9 @@ arxiv_api = "{server.url_for('/api/query')}"
 crossref_api = "{server.url_for('').rstrip('/')}"
 """)
     monkeypatch.setenv("CITELEDGER_CONFIG", str(config))
-    pipeline._CACHE.clear()
+    workers.clear_caches()
     yield server
-    pipeline._CACHE.clear()
+    workers.clear_caches()
 
 
 def references() -> list[dict]:

@@ -19,9 +19,9 @@ def catalog(fixture_catalog):
 
 @pytest.fixture(scope="module")
 def fuzzy(fixture_catalog):
-    from citeledger import pipeline
+    from citeledger import workers
 
-    return pipeline.get_fuzzy(pipeline.get_catalog(fixture_catalog))
+    return workers.get_fuzzy(workers.get_catalog(fixture_catalog))
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["case"] for c in CASES])
