@@ -57,10 +57,10 @@ def main() -> None:
         pipeline.run_batch(job)
     summary = pipeline.finish_run(plan)
     seconds = time.perf_counter() - t0
-    exact = summary["states"]["verified_exact"]
+    exact = summary.states["verified_exact"]
     print(f"catalog build: {build_s:.1f} s for {len(works):,} titled works")
     print(f"identifier path: {n:,} references in {seconds:.1f} s = {n / seconds:,.0f} references/s "
-          f"(one process; {exact:,} verified_exact, states {summary['states']})")
+          f"(one process; {exact:,} verified_exact, states {summary.states})")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from typing import Any, NoReturn
 from resolvers.errors import CiteledgerError, DiskFull
 
 from .options import non_negative_int, positive_int
+from .run_summary import RunSummary
 
 DEFAULT_CATALOG = "data/catalog"
 DEFAULT_LEDGER = "data/ledger"
@@ -61,15 +62,18 @@ def _bytes(path: Path) -> int:
     return path.stat().st_size if path.exists() else 0
 
 
-def print_summary(summary: dict) -> None:
-    print(f"run {summary['run_id']}{' (resumed)' if summary.get('resumed') else ''}: "
-          f"{summary['references']} references, {summary['rejects']} rejected rows")
-    width = max(len(s) for s in summary["states"])
-    for state, count in summary["states"].items():
+def print_summary(summary: RunSummary | dict) -> None:
+    """The run's counts on stdout; a flow run's summary comes back as ``RunSummary.as_dict()``."""
+    if isinstance(summary, dict):
+        summary = RunSummary.from_dict(summary)
+    print(f"run {summary.run_id}{' (resumed)' if summary.resumed else ''}: "
+          f"{summary.references} references, {summary.rejects} rejected rows")
+    width = max(len(s) for s in summary.states)
+    for state, count in summary.states.items():
         print(f"  {state:<{width}}  {count:>8}")
-    print(f"  {'links':<{width}}  {summary['links']:>8}")
-    print(f"{summary['seconds']} s, {summary['references_per_second']} references/s")
-    for message in summary.get("reject_messages", [])[:10]:
+    print(f"  {'links':<{width}}  {summary.links:>8}")
+    print(f"{summary.seconds} s, {summary.references_per_second} references/s")
+    for message in summary.reject_messages[:10]:
         print(f"rejected {message}")
 
 
@@ -131,7 +135,7 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_resolve(args: argparse.Namespace) -> dict:
+def run_resolve(args: argparse.Namespace) -> RunSummary | dict:
     """The run as a flow run (``use_flow``) or directly; the same options either way."""
     from .config import load_config
 
@@ -148,7 +152,7 @@ def run_resolve(args: argparse.Namespace) -> dict:
                               dask_address=args.dask_address, dask_workers=args.dask_workers, **options)
 
 
-def resolve_direct(inputs: list[str], args: argparse.Namespace, options: dict) -> dict:
+def resolve_direct(inputs: list[str], args: argparse.Namespace, options: dict) -> RunSummary:
     """The resolve run without Prefect: the flow's own orchestration, batches in threads or a pool."""
     import logging
 

@@ -22,6 +22,7 @@ upgrade does not re-resolve anything by itself (run ``citeledger resolve`` over 
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -42,6 +43,7 @@ from .ledger import LEDGER_DB, LedgerStore, citing_papers_of_works, current_link
 from .notice_check import work_notice
 from .options import check_run_id
 from .record_files import papers_touched
+from .run_summary import RunSummary
 from .unique_inputs import read_inputs
 from .workers import get_catalog, get_notice_index
 
@@ -413,8 +415,44 @@ def prepare_nightly(inbox: str | Path, catalog_dir: str | Path, ledger_dir: str 
     return work
 
 
+@dataclass(frozen=True)
+class NightlySummary:
+    """What a nightly run did: the resolve run's summary (``None`` when there was nothing to do)
+    and the nightly steps around it."""
+
+    run: RunSummary | None
+    files: list[str] = field(default_factory=list)  # inbox files moved to processed
+    already_processed: dict[str, str] = field(default_factory=dict)  # inbox file -> the run that read it
+    rerun: dict[str, int] = field(default_factory=dict)  # why references were re-resolved -> count
+    notices_changed: int = 0
+    papers: list[str] = field(default_factory=list)  # papers whose records changed
+    refresh: dict[str, Any] | None = None  # the catalog refresh's report, when there was one
+
+    @property
+    def changed(self) -> bool:
+        return self.run is not None
+
+    @property
+    def run_id(self) -> str | None:
+        return self.run.run_id if self.run else None
+
+    def with_records(self, records: int) -> NightlySummary:
+        assert self.run is not None
+        return dataclasses.replace(self, run=self.run.with_records(records))
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON for the flow's result: the run's keys, then the nightly's own."""
+        out = self.run.as_dict() if self.run else {"run_id": None, "references": 0, "rejects": 0,
+                                                     "transitions": 0, "states": {}}
+        out.update(changed=self.changed, files=self.files, already_processed=self.already_processed,
+                   rerun=self.rerun, notices_changed=self.notices_changed, papers=self.papers)
+        if self.refresh is not None:
+            out["refresh"] = self.refresh
+        return out
+
+
 def complete_nightly(work: NightlyWork, processed: str | Path, timings: dict[str, float] | None = None
-                     ) -> dict[str, Any]:
+                     ) -> NightlySummary:
     """After the batches: re-check notices, write the run row, move the inbox files (only now,
     their observations being written) and name the papers whose records changed."""
     plan = work.plan
@@ -427,13 +465,12 @@ def complete_nightly(work: NightlyWork, processed: str | Path, timings: dict[str
         move_to_processed([Path(path)], processed, run_id)
     papers = set(papers_touched(plan.run_id, plan.ledger_dir, plan.catalog_dir))
     papers.update(citing_papers_of_works(plan.ledger_dir, [n["work_id"] for n in notices]))
-    summary.update(changed=True, files=[str(p) for p in moved], already_processed=work.already_processed,
-                   rerun=dict(work.rerun.why), notices_changed=len(notices), papers=sorted(papers))
-    return summary
+    return NightlySummary(summary, files=[str(p) for p in moved], already_processed=work.already_processed,
+                          rerun=dict(work.rerun.why), notices_changed=len(notices), papers=sorted(papers))
 
 
 def idle_nightly(work: NightlyWork, ledger_dir: str | Path, catalog_dir: str | Path, processed: str | Path,
-                 catalog_changed: bool) -> dict[str, Any]:
+                 catalog_changed: bool) -> NightlySummary:
     """Nothing to resolve and no notice changed: write nothing to the ledger (no observation, no
     run row). Files already read by a finished run are moved out of the inbox, and the DuckDB
     file is rewritten if the catalog moved to a new generation (its works view names the file)."""
@@ -442,6 +479,4 @@ def idle_nightly(work: NightlyWork, ledger_dir: str | Path, catalog_dir: str | P
     if catalog_changed or not (Path(ledger_dir) / LEDGER_DB).exists():
         if (Path(ledger_dir) / "observations").exists():
             write_ledger_database(ledger_dir, catalog_dir)
-    return {"run_id": None, "changed": False, "references": 0, "rejects": 0, "transitions": 0,
-            "states": {}, "files": [], "already_processed": work.already_processed, "rerun": {},
-            "notices_changed": 0, "papers": []}
+    return NightlySummary(None, already_processed=work.already_processed)

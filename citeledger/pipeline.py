@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from resolvers.errors import DiskFull
-from resolvers.model import Reference, Status, STATE_ORDER
+from resolvers.model import Reason, Reference, STATE_ORDER
 from resolvers.observation import observation_row
 from resolvers.resolution import resolve_batch
 
@@ -32,6 +32,7 @@ from .inputs import PIPE_OPEN_TIMEOUT, InputLimits, InputReject, InputSource, di
 from .ledger import LedgerStore, check_ledger_dir, run_transitions, write_ledger_database
 from .notice_check import write_run_notices
 from .options import at_least, check_run_id
+from .run_summary import RunSummary
 from .unique_inputs import iter_unique
 from .workers import get_catalog, get_fuzzy, get_remote
 
@@ -306,7 +307,7 @@ def _complete_run(plan: RunPlan, ledger: LedgerStore) -> None:
 
 def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "resolve",
                timings: dict[str, float] | None = None, recheck_notices: list[dict[str, Any]] | None = None
-               ) -> dict[str, Any]:
+               ) -> RunSummary:
     """Write the run's notices (and ``recheck_notices``, the changed notices of works linked by
     earlier runs) and its row (counts from the ledger itself, so a resumed run counts
     everything), then refresh ``<ledger>/ledger.duckdb``."""
@@ -316,29 +317,42 @@ def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "r
         write_run_notices(plan.ledger_dir, plan.catalog_dir, plan.run_id)
         if recheck_notices:
             ledger.write_notices(plan.run_id, recheck_notices, part="recheck")
-    counts = ledger.read_run_counts(plan.run_id) if plan.jobs else {}
-    ordered = {s.value: int(counts.get(s.value, 0)) for s in STATE_ORDER}
-    seconds = time.monotonic() - plan.started
-    transitions = run_transitions(plan.ledger_dir, plan.run_id) if plan.jobs else 0
-    row = {"run_id": plan.run_id, "started_at": plan.observed_at, "finished_at": datetime.now(timezone.utc),
-           "inputs": [i["path"] for i in plan.inputs], "catalog_fingerprint": plan.catalog_fingerprint,
-           "references": plan.references, "rejects": len(plan.rejects),
-           "state_counts": json.dumps(ordered), "seconds": round(seconds, 3),
-           "errors": json.dumps(errors or []), "trigger": trigger, "catalog_seq": plan.catalog_seq,
-           "transitions": transitions, "notices_changed": len(recheck_notices or []),
-           "timings": json.dumps({k: round(v, 3) for k, v in (timings or {}).items()}, sort_keys=True)}
+    summary = _summarise(plan, ledger, errors or [], timings or {})
     if not finished:
-        ledger.finish_run(row)
+        ledger.finish_run(_run_row(plan, summary, trigger, len(recheck_notices or [])))
     if not ledger.run_complete(plan.run_id):
         _complete_run(plan, ledger)
     unpin_generation(plan.catalog_dir, plan.ledger_dir, plan.run_id)  # its catalog may go now
     locking.release_ledger(plan.ledger_dir)
     if _UNFINISHED.get(str(plan.ledger_dir)) == plan.run_id:
         del _UNFINISHED[str(plan.ledger_dir)]
+    return summary
+
+
+def _summarise(plan: RunPlan, ledger: LedgerStore, errors: list[str], timings: dict[str, float]) -> RunSummary:
+    """The run's counts as the ledger holds them (states in deciding order, reasons in enum order)."""
+    states = ledger.read_run_counts(plan.run_id) if plan.jobs else {}
+    reasons = ledger.read_run_counts(plan.run_id, "reason") if plan.jobs else {}
+    known = [r.value for r in Reason]
+    seconds = time.monotonic() - plan.started
     resolved_now = sum(j.size for j in plan.pending)
-    return {"run_id": plan.run_id, "references": plan.references, "rejects": len(plan.rejects),
-            "states": ordered, "seconds": round(seconds, 3), "resumed": plan.resumed,
-            "references_per_second": round(resolved_now / seconds, 1) if seconds > 0 else None,
-            "reject_messages": [r.message for r in plan.rejects[:20]], "transitions": transitions,
-            "inputs": [i["path"] for i in plan.inputs], "timings": json.loads(row["timings"]), "errors": errors or [],
-            "links": sum(ordered[s.value] for s in Status if s.is_link)}
+    return RunSummary(
+        run_id=plan.run_id, references=plan.references, rejects=len(plan.rejects),
+        states={s.value: int(states.get(s.value, 0)) for s in STATE_ORDER},
+        reasons={r: int(reasons[r]) for r in [*known, *sorted(set(reasons) - set(known))] if reasons.get(r)},
+        seconds=round(seconds, 3), resumed=plan.resumed,
+        references_per_second=round(resolved_now / seconds, 1) if seconds > 0 else None,
+        transitions=run_transitions(plan.ledger_dir, plan.run_id) if plan.jobs else 0,
+        inputs=[i["path"] for i in plan.inputs], timings={k: round(v, 3) for k, v in sorted(timings.items())},
+        errors=list(errors), reject_messages=[r.message for r in plan.rejects[:20]])
+
+
+def _run_row(plan: RunPlan, summary: RunSummary, trigger: str, notices_changed: int) -> dict[str, Any]:
+    """The run's row in ``runs/`` (see ``ledger.RUN_SCHEMA``)."""
+    return {"run_id": plan.run_id, "started_at": plan.observed_at, "finished_at": datetime.now(timezone.utc),
+            "inputs": summary.inputs, "catalog_fingerprint": plan.catalog_fingerprint,
+            "references": plan.references, "rejects": len(plan.rejects),
+            "state_counts": json.dumps(summary.states), "seconds": summary.seconds,
+            "errors": json.dumps(summary.errors), "trigger": trigger, "catalog_seq": plan.catalog_seq,
+            "transitions": summary.transitions, "notices_changed": notices_changed,
+            "timings": json.dumps(summary.timings, sort_keys=True), "reason_counts": json.dumps(summary.reasons)}

@@ -65,7 +65,7 @@ plan = pipeline.plan_run([inp], catalog, ledger, run_id=run_id, batch_size=int(b
 for job in plan.pending:
     pipeline.run_batch(job)
 summary = pipeline.finish_run(plan)
-print("DONE", summary["resumed"], sum(summary["states"].values()))
+print("DONE", summary.resumed, sum(summary.states.values()))
 '''
 
 BUILD_DRIVER = r'''

@@ -115,7 +115,7 @@ def test_a_planned_run_survives_two_catalog_builds_and_resumes(tmp_path):
     for job in resumed.pending:
         pipeline.run_batch(job)
     summary = pipeline.finish_run(resumed)
-    assert summary["references"] == 4 and sum(summary["states"].values()) == 4
+    assert summary.references == 4 and sum(summary.states.values()) == 4
     assert not list((catalog / catalog_module.PINS_DIR).glob("*.json"))  # the finished run lets go
     CatalogStore(catalog).build([FIXTURES / "catalog" / "works.jsonl"])
     assert not (catalog / plan.jobs[0].catalog_generation).exists()  # and the next build removes it
@@ -151,7 +151,7 @@ def test_disk_full_writing_the_ledger_database_is_finished_by_the_resumed_run(tm
     assert LedgerStore(ledger).run_finished("r1") and not (ledger / "ledger.duckdb").exists()
     assert not list(ledger.glob(".*.tmp"))
     summary = resolve(inp, fixture_catalog, ledger, "r1")
-    assert summary["resumed"] and (ledger / "ledger.duckdb").exists()
+    assert summary.resumed and (ledger / "ledger.duckdb").exists()
     assert LedgerStore(ledger).run_complete("r1")
 
 

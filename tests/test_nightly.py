@@ -63,10 +63,10 @@ def night(site) -> dict:
     refresh = nightly.refresh_catalog(site["catalog"], site["catalog-inbox"])
     work = nightly.prepare_nightly(site["inbox"], site["catalog"], site["ledger"], batch_size=2)
     if work.plan is None:
-        return nightly.idle_nightly(work, site["ledger"], site["catalog"], site["processed"], bool(refresh.files))
+        return nightly.idle_nightly(work, site["ledger"], site["catalog"], site["processed"], bool(refresh.files)).as_dict()
     for job in work.plan.pending:
         pipeline.run_batch(job)
-    return nightly.complete_nightly(work, site["processed"])
+    return nightly.complete_nightly(work, site["processed"]).as_dict()
 
 
 def q(site, sql):
@@ -151,7 +151,7 @@ def test_an_interrupted_night_is_resumed_and_its_files_stay_until_then(site):
     for job in resumed.plan.pending:
         pipeline.run_batch(job)
     summary = nightly.complete_nightly(resumed, site["processed"])
-    assert summary["references"] == 5 and not (site["inbox"] / "refs.jsonl").exists()
+    assert summary.run is not None and summary.run.references == 5 and not (site["inbox"] / "refs.jsonl").exists()
     assert q(site, "select count(*), count(distinct observation_id) from observations") == [(5, 5)]
 
 

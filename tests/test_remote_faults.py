@@ -148,7 +148,7 @@ def test_faults_at_volume_are_unavailable_never_unresolved(faulty_remote, tmp_pa
     rows = {r[0]: r[1:] for r in run_query(
         "select reference_index, status, evidence from observations where run_id = 'faults'",
         tmp_path / "ledger", catalog).fetchall()}
-    assert len(rows) == len(refs) and sum(summary["states"].values()) == len(refs)
+    assert len(rows) == len(refs) and sum(summary.states.values()) == len(refs)
     wrong = {}
     for index, (want, kind) in expected.items():
         status, evidence = rows[index]
