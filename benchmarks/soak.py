@@ -75,8 +75,8 @@ def random_line(rng: random.Random, i: int) -> bytes:
 
 def fuzz_case(rng: random.Random, tmp: Path, tally: Tally, catalog, fuzzy) -> None:
     """One random JSONL file: every non-blank line is one reference or one reject; then the
-    references through resolve_batch: one state each, in bounded time."""
-    from resolvers.resolution import resolve_batch
+    references through apply_rule_chain: one state each, in bounded time."""
+    from resolvers.resolution import apply_rule_chain
 
     lines = [random_line(rng, i + 1) for i in range(rng.randint(1, 30))]
     data = b"\n".join(lines) + b"\n"
@@ -101,9 +101,9 @@ def fuzz_case(rng: random.Random, tmp: Path, tally: Tally, catalog, fuzzy) -> No
                 item.raw.encode("utf-8")
         refs = [i for i in items if isinstance(i, Reference)]
         refs += [Reference("fuzz", 10_000 + k, random_text(rng, rng.randint(0, 3000))) for k in range(5)]
-        out = resolve_batch(refs, catalog, fuzzy, None)
+        out = apply_rule_chain(refs, catalog, fuzzy, None)
         if [r.reference for r in out] != refs:
-            tally.fail("lost", "resolve_batch did not return one resolution per reference")
+            tally.fail("lost", "apply_rule_chain did not return one resolution per reference")
         tally.c["rows"] += len(refs)
     except Exception:
         tally.fail("crashes", "fuzz: " + traceback.format_exc(limit=3))

@@ -318,7 +318,7 @@ def harvest_remote(config: Any, state_dir: str | Path, today: date | None = None
     return files, counts, errors
 
 
-def refresh_catalog(catalog_dir: str | Path, catalog_inbox: str | Path | None = None, remote: bool = False,
+def ingest_new_sources(catalog_dir: str | Path, catalog_inbox: str | Path | None = None, remote: bool = False,
                     config: Any = None) -> RefreshReport:
     """Add source files dropped in ``catalog_inbox`` (moved to ``<catalog_inbox>/processed/``
     once built in) and, with ``remote``, what the configured services published since the last

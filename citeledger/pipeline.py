@@ -22,7 +22,7 @@ from typing import Any, Iterator, Mapping, Sequence
 from resolvers.errors import DiskFull
 from resolvers.model import Reason, Reference, STATE_ORDER
 from resolvers.observation import observation_row
-from resolvers.resolution import resolve_batch
+from resolvers.resolution import apply_rule_chain
 
 from . import locking
 from .blocking import ensure_index
@@ -64,11 +64,11 @@ def gc_paused() -> Iterator[None]:
                 gc.enable()
 
 
-def resolve_references(references: Sequence[Reference], catalog: Any, remote: Any = None) -> list:
+def resolve_batch_references(references: Sequence[Reference], catalog: Any, remote: Any = None) -> list:
     """The resolution chain over one batch, with this process's fuzzy matcher and the collector
     paused: what ``run_batch``, ``citeledger eval`` and the benchmarks all run."""
     with gc_paused():
-        return resolve_batch(references, catalog, get_fuzzy(catalog), remote)
+        return apply_rule_chain(references, catalog, get_fuzzy(catalog), remote)
 
 
 def new_run_id() -> str:
@@ -272,7 +272,7 @@ def run_batch(job: BatchJob) -> dict[str, int]:
     if ledger.batch_done(job.run_id, job.part):
         return {"skipped": job.size}
     catalog = get_catalog(job.catalog_dir, job.catalog_generation)
-    resolutions = resolve_references(job.references, catalog, get_remote(job.remote))
+    resolutions = resolve_batch_references(job.references, catalog, get_remote(job.remote))
     rows = [observation_row(r, job.run_id, job.observed_at, job.catalog_fingerprint) for r in resolutions]
     fetched = {r.verdict.work.work_id: r.verdict.work for r in resolutions
                if r.verdict.work is not None and r.verdict.resolver_source in ("arxiv_api", "crossref_api")}

@@ -33,7 +33,7 @@ def _retry_transient(task, task_run, state) -> bool:
 
 @task(name="resolve-batch", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=[1, 5],
       retry_condition_fn=_retry_transient)
-def resolve_batch_task(job: pipeline.BatchJob) -> dict[str, int]:
+def run_batch_task(job: pipeline.BatchJob) -> dict[str, int]:
     return pipeline.run_batch(job)
 
 
@@ -75,9 +75,9 @@ def resolve_batches(plan: pipeline.RunPlan, task_runner: str = "auto", dask_addr
     runner = make_task_runner(task_runner, dask_address, dask_workers)
     logger.info("resolving %d batches on %s", len(plan.pending), task_runner)
     if runner is None:
-        return _collect(resolve_batch_task.map(plan.pending), plan, logger)
+        return _collect(run_batch_task.map(plan.pending), plan, logger)
     with workers_report_here(), runner:
-        return _collect(list(runner.map(resolve_batch_task, {"job": plan.pending})), plan, logger)
+        return _collect(list(runner.map(run_batch_task, {"job": plan.pending})), plan, logger)
 
 
 @flow(name="resolve-references", task_runner=ThreadPoolTaskRunner(max_workers=BATCHES_IN_FLIGHT))

@@ -60,7 +60,7 @@ def site(tmp_path):
 
 def night(site) -> dict:
     """Exactly what the nightly flow does, without Prefect."""
-    refresh = nightly.refresh_catalog(site["catalog"], site["catalog-inbox"])
+    refresh = nightly.ingest_new_sources(site["catalog"], site["catalog-inbox"])
     work = nightly.prepare_nightly(site["inbox"], site["catalog"], site["ledger"], batch_size=2)
     if work.plan is None:
         return nightly.idle_nightly(work, site["ledger"], site["catalog"], site["processed"], bool(refresh.files)).as_dict()
