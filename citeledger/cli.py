@@ -170,7 +170,7 @@ def resolve_direct(inputs: list[str], args: argparse.Namespace, options: dict) -
 def cmd_query(args: argparse.Namespace) -> int:
     from .config import load_config
     from .query import user_query
-    from .records import json_visible
+    from .record_pages import json_visible
 
     with user_query(args.sql, args.ledger, args.catalog, load_config().query) as result:
         if args.format == "table":

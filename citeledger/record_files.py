@@ -12,7 +12,7 @@ from urllib.parse import quote
 from resolvers.errors import UnknownRun, UsageError
 from resolvers.identifiers import canonical_arxiv_id, normalize_doi
 
-from . import locking, records
+from . import locking, record_pages, records
 from .atomic import atomic_write_bytes, remove_leftovers
 from .catalog import ParquetCatalog
 from .ledger import LedgerStore, check_ledger_dir, citing_papers, papers_observations
@@ -116,8 +116,8 @@ def _write_record_files(paper_ids: Sequence[str], ledger_dir: str | Path, catalo
         records.validate_record(record)
         stem = record_file_stem(paper_id)
         atomic_write_bytes(out / f"{stem}.json", (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode())
-        atomic_write_bytes(out / f"{stem}.txt", records.render_ledger_text(record).encode())
-        atomic_write_bytes(out / f"{stem}.html", records.render_ledger_html(record).encode())
+        atomic_write_bytes(out / f"{stem}.txt", record_pages.render_ledger_text(record).encode())
+        atomic_write_bytes(out / f"{stem}.html", record_pages.render_ledger_html(record).encode())
         written.append(out / f"{stem}.json")
         if progress is not None:
             progress(1)

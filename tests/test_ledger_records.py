@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from citeledger import pipeline, record_files, records
+from citeledger import pipeline, record_files, record_pages, records
 from citeledger.ledger import run_query
 
 
@@ -45,7 +45,7 @@ def test_record_of_a_paper_citing_retracted_works(tmp_path, default_catalog):
     by_index = {i["reference_index"]: i for i in record["outbound"]["items"]}
     assert by_index[1]["notice"]["standing"] == "retracted"
     assert by_index[4]["notice"]["state"] == "unavailable"
-    text = records.render_ledger_text(record)
+    text = record_pages.render_ledger_text(record)
     assert text.count("RETRACTED") >= 2
     again = record_files.citation_record("paper-x", tmp_path / "ledger", default_catalog)
     assert again["content_digest"] == record["content_digest"]
