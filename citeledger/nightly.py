@@ -24,28 +24,33 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import shutil
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Iterable, Sequence
 from urllib.parse import unquote
 
 from resolvers.model import Reference, Status
 from resolvers.observation import observation_id
+from resolvers.remote import make_http_client
+from resolvers.remote.arxiv import ArxivClient
+from resolvers.remote.checkpoint import read_state, write_state
+from resolvers.remote.crossref import CrossrefClient
+from resolvers.remote.retraction_watch import refresh_retraction_watch
 from resolvers.text import rerun_tokens
 
 from . import pipeline
-from .atomic import atomic_write_bytes, file_sha256
+from .atomic import atomic_move, atomic_write_bytes, atomic_write_lines, file_sha256
 from .catalog import CatalogStore, ParquetCatalog
+from .config import load_config
+from .inputs import InputLimits
 from .ledger import LEDGER_DB, LedgerStore, citing_papers_of_works, current_links_and_notices, current_rows, write_ledger_database
-from .notice_check import work_notice
+from .notice_check import work_notice_rows
 from .options import check_run_id
 from .record_files import papers_touched
 from .run_summary import RunSummary
 from .unique_inputs import read_inputs
-from .workers import get_catalog, get_notice_index
+from .workers import get_catalog
 
 INPUT_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".json.gz", ".csv", ".csv.gz", ".parquet", ".bbl", ".bib")
 CATALOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".json", ".json.gz", ".csv", ".csv.gz")
@@ -84,12 +89,9 @@ def move_to_processed(files: Sequence[Path], processed: str | Path, run_id: str)
     """Move resolved inbox files to ``<processed>/<run_id>/``; called only once the run that read
     them is finished, so a crash leaves them in the inbox to be taken again."""
     target = Path(processed) / run_id
-    target.mkdir(parents=True, exist_ok=True)
     moved = []
     for path in files:
-        dest = target / path.name
-        shutil.move(str(path), dest)
-        moved.append(dest)
+        moved.append(atomic_move(path, target / path.name))
     return moved
 
 
@@ -198,24 +200,11 @@ def changed_notices(ledger_dir: str | Path, catalog_dir: str | Path, run_id: str
     """A fresh notice for every currently linked work whose notice differs from its latest one
     in the ledger (a new retraction, a correction, a source checked for the first time). Works in
     ``exclude`` (those the run itself links, which ``finish_run`` notices anyway) are skipped."""
-    from resolvers.notices import notice_row
-
-    catalog = get_catalog(catalog_dir)
-    index = get_notice_index(catalog)
-    checked_at = catalog.manifest.get("built_at")
     linked, latest = current_links_and_notices(ledger_dir)
-    works = catalog.work_rows([w for w in linked if w not in (exclude or set())])
+    rows = work_notice_rows(catalog_dir, [w for w in linked if w not in (exclude or set())], run_id)
     compare = ("doi", "state", "reason", "standing", "events", "sources_checked")
-    rows = []
-    for work_id, work in sorted(works.items()):
-        row = notice_row(work_id, work.get("doi"), work_notice(work, index, checked_at))
-        old = latest.get(work_id)
-        if old is not None and all(_same(row[k], old.get(k)) for k in compare):
-            continue
-        row["run_id"] = run_id
-        row["checked_at"] = datetime.fromisoformat(row["checked_at"]) if row["checked_at"] else None
-        rows.append(row)
-    return rows
+    return [row for row in rows if (old := latest.get(row["work_id"])) is None
+            or not all(_same(row[k], old.get(k)) for k in compare)]
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -246,76 +235,74 @@ class RefreshReport:
                 "generation": self.generation, "errors": self.errors}
 
 
+@dataclass
+class _Harvest:
+    """What one harvest collected: the files for the catalog build, records per service, errors."""
+
+    state_dir: Path
+    today: date
+    files: list[Path] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+    def spool(self, name: str, records: Iterable[Any]) -> None:
+        """Stream a service's records to ``harvest/<name>-<day>.jsonl`` (staged, then renamed)."""
+        out = self.state_dir / "harvest" / f"{name}-{self.today.isoformat()}.jsonl"
+        written = atomic_write_lines(out, (json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+        self.counts[name] = written
+        if written:
+            self.files.append(out)
+
+    def attempt(self, what: str, step: Callable[[], None], close: Callable[[], None]) -> None:
+        """Run one service's step; a failure is reported and the other services still load."""
+        try:
+            step()
+        except Exception as exc:  # noqa: BLE001 - reported; the other sources still refresh
+            self.errors.append(f"{what}: {type(exc).__name__}: {exc}")
+        finally:
+            close()
+
+
 def harvest_remote(config: Any, state_dir: str | Path, today: date | None = None) -> tuple[list[Path], dict[str, int], list[str]]:
     """Fetch what the configured services published since the last harvest into JSONL files the
     catalog build reads. arXiv (OAI-PMH) and Crossref (cursor) keep checkpoints under
     ``state_dir``, so a failed harvest resumes where it stopped; the first harvest starts from
     yesterday, never from the beginning of the archive. Retraction Watch is downloaded only when
     the server says it changed. A service that fails is reported, and the others still load."""
-    from resolvers.remote import make_http_client
-    from resolvers.remote.arxiv import ArxivClient
-    from resolvers.remote.checkpoint import read_state, write_state
-    from resolvers.remote.crossref import CrossrefClient
-    from resolvers.remote.retraction_watch import refresh_retraction_watch
-
-    state_dir = Path(state_dir)
-    today = today or datetime.now(timezone.utc).date()
-    since = (today - timedelta(days=1)).isoformat()
-    files: list[Path] = []
-    counts: dict[str, int] = {}
-    errors: list[str] = []
-    marks_path = state_dir / "refresh.json"
+    day = today or datetime.now(timezone.utc).date()
+    run = _Harvest(Path(state_dir), day)
+    since, until = (day - timedelta(days=1)).isoformat(), day.isoformat()
+    marks_path = run.state_dir / "refresh.json"
     marks = read_state(marks_path)
-
-    def spool(name: str, records: Any) -> None:
-        out = state_dir / "harvest" / f"{name}-{today.isoformat()}.jsonl"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name("." + out.name + ".tmp")
-        n = 0
-        with open(tmp, "w", encoding="utf-8") as fh:
-            for record in records:
-                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-                n += 1
-        os.replace(tmp, out)
-        counts[name] = n
-        if n:
-            files.append(out)
-
+    settings = config.remote_settings()
     if "arxiv" in config.remote:
-        arxiv = ArxivClient(make_http_client(config.remote_settings(), "arxiv"), config.endpoints.arxiv_api, config.endpoints.arxiv_oai)
-        try:
-            checkpoint = state_dir / "arxiv_oai.json"
-            start = None if read_state(checkpoint).get("last_completed_until") else since
-            spool("arxiv", arxiv.harvest(from_date=start, until_date=today.isoformat(), checkpoint=str(checkpoint)))
-        except Exception as exc:  # noqa: BLE001 - reported; the other sources still refresh
-            errors.append(f"arxiv harvest: {type(exc).__name__}: {exc}")
-        finally:
-            arxiv.http.close()
+        arxiv = ArxivClient(make_http_client(settings, "arxiv"), config.endpoints.arxiv_api, config.endpoints.arxiv_oai)
+        checkpoint = run.state_dir / "arxiv_oai.json"
+        run.attempt("arxiv harvest", lambda: run.spool("arxiv", arxiv.harvest(
+            from_date=None if read_state(checkpoint).get("last_completed_until") else since,
+            until_date=until, checkpoint=str(checkpoint))), arxiv.http.close)
     if "crossref" in config.remote:
-        crossref = CrossrefClient(make_http_client(config.remote_settings(), "crossref"), config.endpoints.crossref_api, config.mailto)
-        try:
-            start = marks.get("crossref_until") or since
-            spool("crossref", crossref.harvest(start, until_index_date=today.isoformat(),
-                                             checkpoint=str(state_dir / "crossref_cursor.json")))
-            marks["crossref_until"] = today.isoformat()
-        except Exception as exc:  # noqa: BLE001
-            errors.append(f"crossref harvest: {type(exc).__name__}: {exc}")
-        finally:
-            crossref.http.close()
+        crossref = CrossrefClient(make_http_client(settings, "crossref"), config.endpoints.crossref_api, config.mailto)
+
+        def crossref_step() -> None:
+            run.spool("crossref", crossref.harvest(marks.get("crossref_until") or since, until_index_date=until,
+                                                   checkpoint=str(run.state_dir / "crossref_cursor.json")))
+            marks["crossref_until"] = until
+
+        run.attempt("crossref harvest", crossref_step, crossref.http.close)
     if "retraction_watch" in config.remote or "crossref" in config.remote:
-        http = make_http_client(config.remote_settings(), "retraction_watch")
-        try:
+        http = make_http_client(settings, "retraction_watch")
+
+        def retraction_watch_step() -> None:
             result = refresh_retraction_watch(http, config.endpoints.retraction_watch_csv,
-                                              state_dir / "retraction_watch.csv")
-            counts["retraction_watch"] = int(result.changed)
+                                              run.state_dir / "retraction_watch.csv")
+            run.counts["retraction_watch"] = int(result.changed)
             if result.changed:
-                files.append(result.path)
-        except Exception as exc:  # noqa: BLE001
-            errors.append(f"retraction watch download: {type(exc).__name__}: {exc}")
-        finally:
-            http.close()
+                run.files.append(result.path)
+
+        run.attempt("retraction watch download", retraction_watch_step, http.close)
     write_state(marks_path, marks)
-    return files, counts, errors
+    return run.files, run.counts, run.errors
 
 
 def ingest_new_sources(catalog_dir: str | Path, catalog_inbox: str | Path | None = None, remote: bool = False,
@@ -329,8 +316,6 @@ def ingest_new_sources(catalog_dir: str | Path, catalog_inbox: str | Path | None
     dropped = inbox_files(catalog_inbox, CATALOG_SUFFIXES) if catalog_inbox else []
     harvested: list[Path] = []
     if remote:
-        from .config import load_config
-
         config = config or load_config()
         harvested, report.harvested, report.errors = harvest_remote(config, config.state_dir)
     files = [*dropped, *harvested]
@@ -340,9 +325,8 @@ def ingest_new_sources(catalog_dir: str | Path, catalog_inbox: str | Path | None
         report.files = [str(p) for p in files]
         if dropped:
             processed = Path(catalog_inbox) / "processed" / built.generation
-            processed.mkdir(parents=True, exist_ok=True)
             for path in dropped:
-                shutil.move(str(path), processed / path.name)
+                atomic_move(path, processed / path.name)
     report.works_after = int(cat.manifest().get("works", 0)) if cat.exists() else 0
     return report
 
@@ -371,8 +355,6 @@ def prepare_nightly(inbox: str | Path, catalog_dir: str | Path, ledger_dir: str 
     """Decide tonight's run: the new inbox files, the references to re-resolve, the notices that
     changed. Resumes an interrupted nightly run when its inputs and catalog are unchanged. An
     inbox file whose exact bytes a finished run already read is not read again (only moved)."""
-    from .inputs import InputLimits
-
     limits = limits or InputLimits()
     catalog = get_catalog(catalog_dir)
     ledger = LedgerStore(ledger_dir)

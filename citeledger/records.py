@@ -346,7 +346,7 @@ def load_schema() -> dict[str, Any]:
 def _validator() -> Any:
     """The schema's validator, built once per process (it was most of a record's cost). The shipped
     schema itself is checked against the metaschema by the tests (0.3 s a process saved)."""
-    import jsonschema
+    import jsonschema  # lazy on purpose: ~0.1 s to import, needed only when records are written or shown
 
     return jsonschema.Draft202012Validator(load_schema())
 

@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 from resolvers.fuzzy import FuzzyResolver
 from resolvers.notices import NoticeEvent, NoticeIndex
+from resolvers.remote import build_remote
 
 from .blocking import ParquetRetriever
 from .catalog import ParquetCatalog
@@ -82,9 +83,6 @@ def get_remote(enabled: bool) -> Any:
     ``--remote`` with none configured turns on arXiv and Crossref."""
     if not enabled:
         return None
-    # Lazy on purpose: the remote clients bring httpx, which a run without --remote never needs.
-    from resolvers.remote import build_remote
-
     with _CACHE_LOCK:
         if _REMOTE not in _CACHE:
             config = load_config()
