@@ -3,7 +3,7 @@
 Per N: writes N synthetic works as a works JSONL (input preparation, timed apart), builds the
 catalog with ``CatalogStore.build`` from ``data/sources/*`` plus that file (the real build:
 merge, works.parquet and the blocking index; timed, with its peak RSS), then resolves
-glutton_dev through the whole chain (``resolvers.resolution.resolve_batch``: identifiers, then the
+glutton_dev through the whole chain (``resolvers.resolution.apply_rule_chain``: identifiers, then the
 fuzzy matcher) in one process and in ``--procs`` processes (a pool of spawned workers over batches,
 each loading the catalog once before the clock starts). Prints references/s for both,
 peak RSS, precision and recall; then the brute-force baseline (rapidfuzz token_set_ratio of the
@@ -141,17 +141,18 @@ BATCH = 2000
 def _resolve_chunk(args):
     """Worker: resolve one batch through the whole chain with the process's cached catalog."""
     catalog_dir, raws = args
-    from citeledger.pipeline import get_catalog, resolve_references
+    from citeledger.pipeline import resolve_batch_references
+    from citeledger.workers import get_catalog
     from resolvers.model import Reference
 
     catalog = get_catalog(catalog_dir)
-    out = resolve_references([Reference("bench", n + 1, r) for n, r in enumerate(raws)], catalog)
+    out = resolve_batch_references([Reference("bench", n + 1, r) for n, r in enumerate(raws)], catalog)
     return [x.verdict for x in out], peak_mb()
 
 
 def _warm(catalog_dir: str) -> None:
     """Worker initializer: load the catalog and its blocking index once per process."""
-    from citeledger.pipeline import get_catalog, get_fuzzy
+    from citeledger.workers import get_catalog, get_fuzzy
 
     get_fuzzy(get_catalog(catalog_dir))
 
@@ -381,7 +382,7 @@ def main(argv=None) -> dict:
     args = ap.parse_args(argv)
     import shutil
 
-    from citeledger.pipeline import get_catalog, get_fuzzy
+    from citeledger.workers import get_catalog, get_fuzzy
     from citeledger.catalog import CatalogStore
 
     out = Path(args.dir) / f"n{args.n}"

@@ -21,7 +21,7 @@ import duckdb
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from citeledger import pipeline  # noqa: E402
+from citeledger import pipeline, workers  # noqa: E402
 from citeledger.catalog import CatalogStore  # noqa: E402
 
 FORMS = [
@@ -50,17 +50,17 @@ def main() -> None:
             raw = form.format(author=(authors or ["Anonymous"])[0], title=title, year=year or "", venue=venue or "",
                               arxiv=arxiv_id, doi=doi)
             fh.write(json.dumps({"citing_paper": f"paper-{i // 50}", "reference_index": i % 50 + 1, "raw": raw}) + "\n")
-    pipeline.get_fuzzy(pipeline.get_catalog(work / "catalog"))  # load the indexes before timing
+    workers.get_fuzzy(workers.get_catalog(work / "catalog"))  # load the indexes before timing
     t0 = time.perf_counter()
     plan = pipeline.plan_run([work / "refs.jsonl"], work / "catalog", work / "ledger", batch_size=5000)
     for job in plan.pending:
         pipeline.run_batch(job)
     summary = pipeline.finish_run(plan)
     seconds = time.perf_counter() - t0
-    exact = summary["states"]["verified_exact"]
+    exact = summary.states["verified_exact"]
     print(f"catalog build: {build_s:.1f} s for {len(works):,} titled works")
     print(f"identifier path: {n:,} references in {seconds:.1f} s = {n / seconds:,.0f} references/s "
-          f"(one process; {exact:,} verified_exact, states {summary['states']})")
+          f"(one process; {exact:,} verified_exact, states {summary.states})")
 
 
 if __name__ == "__main__":

@@ -60,7 +60,8 @@ def _present(title: str | None, raw: str) -> float:
 
 
 def run_chain(rows: list[dict], catalog_dir: str, batch: int = 2000):
-    from citeledger.pipeline import get_catalog, resolve_references
+    from citeledger.pipeline import resolve_batch_references
+    from citeledger.workers import get_catalog
     from resolvers.model import Reference
 
     catalog = get_catalog(catalog_dir)
@@ -68,7 +69,7 @@ def run_chain(rows: list[dict], catalog_dir: str, batch: int = 2000):
     for i in range(0, len(rows), batch):
         chunk = rows[i:i + batch]
         refs = [Reference("noise", n + 1, r["raw"]) for n, r in enumerate(chunk)]
-        verdicts.extend(res.verdict for res in resolve_references(refs, catalog))
+        verdicts.extend(res.verdict for res in resolve_batch_references(refs, catalog))
     return catalog, verdicts
 
 

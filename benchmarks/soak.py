@@ -75,8 +75,8 @@ def random_line(rng: random.Random, i: int) -> bytes:
 
 def fuzz_case(rng: random.Random, tmp: Path, tally: Tally, catalog, fuzzy) -> None:
     """One random JSONL file: every non-blank line is one reference or one reject; then the
-    references through resolve_batch: one state each, in bounded time."""
-    from resolvers.resolution import resolve_batch
+    references through apply_rule_chain: one state each, in bounded time."""
+    from resolvers.resolution import apply_rule_chain
 
     lines = [random_line(rng, i + 1) for i in range(rng.randint(1, 30))]
     data = b"\n".join(lines) + b"\n"
@@ -101,9 +101,9 @@ def fuzz_case(rng: random.Random, tmp: Path, tally: Tally, catalog, fuzzy) -> No
                 item.raw.encode("utf-8")
         refs = [i for i in items if isinstance(i, Reference)]
         refs += [Reference("fuzz", 10_000 + k, random_text(rng, rng.randint(0, 3000))) for k in range(5)]
-        out = resolve_batch(refs, catalog, fuzzy, None)
+        out = apply_rule_chain(refs, catalog, fuzzy, None)
         if [r.reference for r in out] != refs:
-            tally.fail("lost", "resolve_batch did not return one resolution per reference")
+            tally.fail("lost", "apply_rule_chain did not return one resolution per reference")
         tally.c["rows"] += len(refs)
     except Exception:
         tally.fail("crashes", "fuzz: " + traceback.format_exc(limit=3))
@@ -163,7 +163,7 @@ def fault_case(tally: Tally, tmp: Path, fixture_catalog: Path) -> None:
     from pytest_httpserver import HTTPServer
 
     import test_remote_faults as faults
-    from citeledger import pipeline
+    from citeledger import pipeline, workers
     from citeledger.ledger import run_query
 
     import re
@@ -182,7 +182,7 @@ def fault_case(tally: Tally, tmp: Path, fixture_catalog: Path) -> None:
                           f"[remote.arxiv]\n{service}[remote.crossref]\n{service}[endpoints]\n"
                           f'arxiv_api = "{srv.url_for("/api/query")}"\ncrossref_api = "{srv.url_for("").rstrip("/")}"\n')
         os.environ["CITELEDGER_CONFIG"] = str(config)
-        pipeline._CACHE.clear()
+        workers.clear_caches()
         catalog = work / "catalog"
         shutil.copytree(fixture_catalog, catalog)
         refs, expected = faults.references()
@@ -210,7 +210,7 @@ def fault_case(tally: Tally, tmp: Path, fixture_catalog: Path) -> None:
             os.environ.pop("CITELEDGER_CONFIG", None)
         else:
             os.environ["CITELEDGER_CONFIG"] = old
-        pipeline._CACHE.clear()
+        workers.clear_caches()
         srv.clear()
         srv.stop()
         shutil.rmtree(work, ignore_errors=True)
@@ -226,7 +226,7 @@ def main() -> int:
     seed = args.seed if args.seed is not None else int(time.time())
     rng = random.Random(seed)
     tmp = Path(tempfile.mkdtemp(prefix="citeledger-soak-"))
-    from citeledger import pipeline
+    from citeledger import workers
     from citeledger.catalog import CatalogStore
 
     default_catalog, fixture_catalog = tmp / "default-catalog", tmp / "fixture-catalog"
@@ -234,8 +234,8 @@ def main() -> int:
     CatalogStore(fixture_catalog).build(sorted((REPO / "tests" / "fixtures" / "catalog").glob("*.jsonl")))
     inp = tmp / "refs.jsonl"
     inp.write_text("\n".join((REPO / "data" / "sample_references.jsonl").read_text().splitlines()[:60]) + "\n")
-    catalog = pipeline.get_catalog(fixture_catalog)
-    fuzzy = pipeline.get_fuzzy(catalog)
+    catalog = workers.get_catalog(fixture_catalog)
+    fuzzy = workers.get_fuzzy(catalog)
     tally = Tally()
     end = time.monotonic() + args.minutes * 60
     rounds = 0
@@ -247,8 +247,8 @@ def main() -> int:
         kill_case(rng, tmp, tally, default_catalog, inp)
         if rounds % 3 == 1:
             fault_case(tally, tmp, fixture_catalog)
-            catalog = pipeline.get_catalog(fixture_catalog)
-            fuzzy = pipeline.get_fuzzy(catalog)
+            catalog = workers.get_catalog(fixture_catalog)
+            fuzzy = workers.get_fuzzy(catalog)
         print(f"[{time.strftime('%H:%M:%S')}] round {rounds}: {dict(tally.c)}", flush=True)
     shutil.rmtree(tmp, ignore_errors=True)
     c = tally.c

@@ -13,6 +13,7 @@ from resolvers.errors import CiteledgerError, DiskFull, NotFound, UsageError
 from . import locking
 from .options import non_negative_int, positive_int
 from .preflight import check_catalog, check_inputs, check_ledger, prefect_defaults, use_flow
+from .run_summary import RunSummary
 
 DEFAULT_CATALOG = "data/catalog"
 DEFAULT_LEDGER = "data/ledger"
@@ -45,15 +46,18 @@ def _bytes(path: Path) -> int:
     return path.stat().st_size if path.exists() else 0
 
 
-def print_summary(summary: dict) -> None:
-    print(f"run {summary['run_id']}{' (resumed)' if summary.get('resumed') else ''}: "
-          f"{summary['references']} references, {summary['rejects']} rejected rows")
-    width = max(len(s) for s in summary["states"])
-    for state, count in summary["states"].items():
+def print_summary(summary: RunSummary | dict) -> None:
+    """The run's counts on stdout; a flow run's summary comes back as ``RunSummary.as_dict()``."""
+    if isinstance(summary, dict):
+        summary = RunSummary.from_dict(summary)
+    print(f"run {summary.run_id}{' (resumed)' if summary.resumed else ''}: "
+          f"{summary.references} references, {summary.rejects} rejected rows")
+    width = max(len(s) for s in summary.states)
+    for state, count in summary.states.items():
         print(f"  {state:<{width}}  {count:>8}")
-    print(f"  {'links':<{width}}  {summary['links']:>8}")
-    print(f"{summary['seconds']} s, {summary['references_per_second']} references/s")
-    for message in summary.get("reject_messages", [])[:10]:
+    print(f"  {'links':<{width}}  {summary.links:>8}")
+    print(f"{summary.seconds} s, {summary.references_per_second} references/s")
+    for message in summary.reject_messages[:10]:
         print(f"rejected {message}")
 
 
@@ -69,7 +73,7 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_resolve(args: argparse.Namespace) -> dict:
+def run_resolve(args: argparse.Namespace) -> RunSummary | dict:
     """The run as a flow run (``use_flow``) or directly; the same options either way."""
     from .config import load_config
 
@@ -86,7 +90,7 @@ def run_resolve(args: argparse.Namespace) -> dict:
                               dask_address=args.dask_address, dask_workers=args.dask_workers, **options)
 
 
-def resolve_direct(inputs: list[str], args: argparse.Namespace, options: dict) -> dict:
+def resolve_direct(inputs: list[str], args: argparse.Namespace, options: dict) -> RunSummary:
     """The resolve run without Prefect: the flow's own orchestration, batches in threads or a pool."""
     import logging
 
@@ -104,7 +108,7 @@ def resolve_direct(inputs: list[str], args: argparse.Namespace, options: dict) -
 def cmd_query(args: argparse.Namespace) -> int:
     from .config import load_config
     from .query import user_query
-    from .records import json_visible
+    from .record_pages import json_visible
 
     with user_query(args.sql, args.ledger, args.catalog, load_config().query) as result:
         if args.format == "table":
@@ -125,7 +129,7 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 def cmd_record(args: argparse.Namespace) -> int:
     from . import records
-    from .pipeline import citation_record
+    from .record_files import citation_record
     from .ledger import require_ledger
 
     require_ledger(args.ledger)
@@ -203,7 +207,7 @@ def cmd_records(args: argparse.Namespace) -> int:
     if not Path(args.ledger).is_dir():
         raise UsageError(f"no ledger in {args.ledger}: give --ledger DIR of a ledger `citeledger resolve` wrote")
     if args.run_id:
-        from .pipeline import check_run
+        from .record_files import check_run
 
         check_run(args.ledger, args.run_id)  # before any server starts
     if use_flow(args):

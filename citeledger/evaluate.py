@@ -127,7 +127,8 @@ def read_rows(paths: Iterable[str | Path]) -> list[dict]:
 
 def resolve_gold(rows: Sequence[dict], catalog_dir: str | Path, batch: int = 2000) -> tuple[list[Verdict], dict]:
     """The chain's verdict for every gold row, and the seconds it took to load and to resolve."""
-    from citeledger.pipeline import get_catalog, get_fuzzy, resolve_references
+    from citeledger.pipeline import resolve_batch_references
+    from citeledger.workers import get_catalog, get_fuzzy
     from resolvers.model import Reference
 
     t0 = time.perf_counter()
@@ -139,7 +140,7 @@ def resolve_gold(rows: Sequence[dict], catalog_dir: str | Path, batch: int = 200
         chunk = rows[i:i + batch]
         refs = [Reference(str(r.get("citing_paper", "eval")), int(r.get("reference_index") or i + n + 1),
                           r["raw"], str(r.get("source") or "unknown")) for n, r in enumerate(chunk)]
-        verdicts.extend(res.verdict for res in resolve_references(refs, catalog))
+        verdicts.extend(res.verdict for res in resolve_batch_references(refs, catalog))
     t2 = time.perf_counter()
     return verdicts, {"load_seconds": round(t1 - t0, 2),
                       "references_per_second": round(len(rows) / (t2 - t1), 1) if t2 > t1 else None}

@@ -58,6 +58,7 @@ RUN_SCHEMA = pa.schema([
     ("transitions", pa.int64()),  # state or work changes this run recorded (see the transitions view)
     ("notices_changed", pa.int64()),  # notices re-checked by this run that differ from the previous ones
     ("timings", pa.string()),  # JSON: seconds per step
+    ("reason_counts", pa.string()),  # JSON: the rules' reasons -> count (issue 11; older rows lack it)
 ])
 
 
@@ -212,11 +213,14 @@ class LedgerStore:
         """A run this ledger has begun (finished or not)."""
         return (self._run_dir("_runs", run_id) / "manifest.json").exists() or self.run_finished(run_id)
 
-    def read_run_counts(self, run_id: str) -> dict[str, int]:
+    def read_run_counts(self, run_id: str, column: str = "status") -> dict[str, int]:
+        """The run's observations counted by ``status`` or by ``reason``."""
+        if column not in ("status", "reason"):
+            raise ValueError(f"read_run_counts: no count by {column!r}")
         glob = self._run_dir("observations", run_id) / "*.parquet"
         con = duckdb.connect()
         try:
-            return dict(con.execute(f"SELECT status, count(*) FROM read_parquet({sql_literal(glob)}) GROUP BY 1").fetchall())
+            return dict(con.execute(f"SELECT {column}, count(*) FROM read_parquet({sql_literal(glob)}) GROUP BY 1").fetchall())
         finally:
             con.close()
 

@@ -22,25 +22,35 @@ upgrade does not re-resolve anything by itself (run ``citeledger resolve`` over 
 """
 from __future__ import annotations
 
+import dataclasses
 import json
-import os
-import shutil
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Iterable, Sequence
 from urllib.parse import unquote
 
 from resolvers.model import Reference, Status
 from resolvers.observation import observation_id
+from resolvers.remote import make_http_client
+from resolvers.remote.arxiv import ArxivClient
+from resolvers.remote.crossref import CrossrefClient
+from resolvers.remote.retraction_watch import refresh_retraction_watch
 from resolvers.text import rerun_tokens
 
 from . import pipeline
-from .atomic import atomic_write_bytes, file_sha256
+from .atomic import atomic_move, atomic_write_bytes, atomic_write_lines, file_sha256
 from .catalog import CatalogStore, ParquetCatalog
+from .config import load_config
+from .inputs import InputLimits
 from .ledger import LEDGER_DB, LedgerStore, citing_papers_of_works, current_links_and_notices, current_rows, write_ledger_database
+from .notice_check import work_notice_rows
 from .options import check_run_id
 from .remote_files import FileCheckpoint, retraction_watch_files
+from .record_files import papers_touched
+from .run_summary import RunSummary
+from .unique_inputs import read_inputs
+from .workers import get_catalog
 
 INPUT_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".json.gz", ".csv", ".csv.gz", ".parquet", ".bbl", ".bib")
 CATALOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".json", ".json.gz", ".csv", ".csv.gz")
@@ -79,12 +89,9 @@ def move_to_processed(files: Sequence[Path], processed: str | Path, run_id: str)
     """Move resolved inbox files to ``<processed>/<run_id>/``; called only once the run that read
     them is finished, so a crash leaves them in the inbox to be taken again."""
     target = Path(processed) / run_id
-    target.mkdir(parents=True, exist_ok=True)
     moved = []
     for path in files:
-        dest = target / path.name
-        shutil.move(str(path), dest)
-        moved.append(dest)
+        moved.append(atomic_move(path, target / path.name))
     return moved
 
 
@@ -150,7 +157,7 @@ def select_rerun(ledger_dir: str | Path, catalog_dir: str | Path, remote: bool =
                  exclude: set[tuple[str, int]] | None = None) -> RerunSelection:
     """The current references whose state the catalog (or a remote service) could now change;
     see the module docstring for the rule."""
-    catalog = pipeline.get_catalog(catalog_dir)
+    catalog = get_catalog(catalog_dir)
     statuses = [*NO_LINK_STATES, Status.VERIFIED_FUZZY.value] + ([Status.UNAVAILABLE.value] if remote else [])
     selection = RerunSelection()
     newer: dict[int, _NewerWorks] = {}
@@ -193,24 +200,11 @@ def changed_notices(ledger_dir: str | Path, catalog_dir: str | Path, run_id: str
     """A fresh notice for every currently linked work whose notice differs from its latest one
     in the ledger (a new retraction, a correction, a source checked for the first time). Works in
     ``exclude`` (those the run itself links, which ``finish_run`` notices anyway) are skipped."""
-    from resolvers.notices import notice_row
-
-    catalog = pipeline.get_catalog(catalog_dir)
-    index = pipeline.get_notice_index(catalog)
-    checked_at = catalog.manifest.get("built_at")
     linked, latest = current_links_and_notices(ledger_dir)
-    works = catalog.work_rows([w for w in linked if w not in (exclude or set())])
+    rows = work_notice_rows(catalog_dir, [w for w in linked if w not in (exclude or set())], run_id)
     compare = ("doi", "state", "reason", "standing", "events", "sources_checked")
-    rows = []
-    for work_id, work in sorted(works.items()):
-        row = notice_row(work_id, work.get("doi"), pipeline.work_notice(work, index, checked_at))
-        old = latest.get(work_id)
-        if old is not None and all(_same(row[k], old.get(k)) for k in compare):
-            continue
-        row["run_id"] = run_id
-        row["checked_at"] = datetime.fromisoformat(row["checked_at"]) if row["checked_at"] else None
-        rows.append(row)
-    return rows
+    return [row for row in rows if (old := latest.get(row["work_id"])) is None
+            or not all(_same(row[k], old.get(k)) for k in compare)]
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -241,78 +235,77 @@ class RefreshReport:
                 "generation": self.generation, "errors": self.errors}
 
 
+@dataclass
+class _Harvest:
+    """What one harvest collected: the files for the catalog build, records per service, errors."""
+
+    state_dir: Path
+    today: date
+    files: list[Path] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+    def spool(self, name: str, records: Iterable[Any]) -> None:
+        """Stream a service's records to ``harvest/<name>-<day>.jsonl`` (staged, then renamed)."""
+        out = self.state_dir / "harvest" / f"{name}-{self.today.isoformat()}.jsonl"
+        written = atomic_write_lines(out, (json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+        self.counts[name] = written
+        if written:
+            self.files.append(out)
+
+    def attempt(self, what: str, step: Callable[[], None], close: Callable[[], None]) -> None:
+        """Run one service's step; a failure is reported and the other services still load."""
+        try:
+            step()
+        except Exception as exc:  # noqa: BLE001 - reported; the other sources still refresh
+            self.errors.append(f"{what}: {type(exc).__name__}: {exc}")
+        finally:
+            close()
+
+
 def harvest_remote(config: Any, state_dir: str | Path, today: date | None = None) -> tuple[list[Path], dict[str, int], list[str]]:
     """Fetch what the configured services published since the last harvest into JSONL files the
     catalog build reads. arXiv (OAI-PMH) and Crossref (cursor) keep checkpoints under
     ``state_dir``, so a failed harvest resumes where it stopped; the first harvest starts from
     yesterday, never from the beginning of the archive. Retraction Watch is downloaded only when
     the server says it changed. A service that fails is reported, and the others still load."""
-    from resolvers.remote import make_http_client
-    from resolvers.remote.arxiv import ArxivClient
-    from resolvers.remote.crossref import CrossrefClient
-    from resolvers.remote.retraction_watch import refresh_retraction_watch
-
-    state_dir = Path(state_dir)
-    today = today or datetime.now(timezone.utc).date()
-    since = (today - timedelta(days=1)).isoformat()
-    files: list[Path] = []
-    counts: dict[str, int] = {}
-    errors: list[str] = []
-    marks_path = state_dir / "refresh.json"
+    day = today or datetime.now(timezone.utc).date()
+    run = _Harvest(Path(state_dir), day)
+    since, until = (day - timedelta(days=1)).isoformat(), day.isoformat()
+    marks_path = run.state_dir / "refresh.json"
     marks = FileCheckpoint(marks_path).read()
-
-    def spool(name: str, records: Any) -> None:
-        out = state_dir / "harvest" / f"{name}-{today.isoformat()}.jsonl"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name("." + out.name + ".tmp")
-        n = 0
-        with open(tmp, "w", encoding="utf-8") as fh:
-            for record in records:
-                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-                n += 1
-        os.replace(tmp, out)
-        counts[name] = n
-        if n:
-            files.append(out)
-
+    settings = config.remote_settings()
     if "arxiv" in config.remote:
-        arxiv = ArxivClient(make_http_client(config.remote_settings(), "arxiv"), config.endpoints.arxiv_api, config.endpoints.arxiv_oai)
-        try:
-            checkpoint = state_dir / "arxiv_oai.json"
-            start = None if FileCheckpoint(checkpoint).read().get("last_completed_until") else since
-            spool("arxiv", arxiv.harvest(from_date=start, until_date=today.isoformat(), checkpoint=FileCheckpoint(checkpoint)))
-        except Exception as exc:  # noqa: BLE001 - reported; the other sources still refresh
-            errors.append(f"arxiv harvest: {type(exc).__name__}: {exc}")
-        finally:
-            arxiv.http.close()
+        arxiv = ArxivClient(make_http_client(settings, "arxiv"), config.endpoints.arxiv_api, config.endpoints.arxiv_oai)
+        checkpoint = run.state_dir / "arxiv_oai.json"
+        run.attempt("arxiv harvest", lambda: run.spool("arxiv", arxiv.harvest(
+            from_date=None if FileCheckpoint(checkpoint).read().get("last_completed_until") else since,
+            until_date=until, checkpoint=FileCheckpoint(checkpoint))), arxiv.http.close)
     if "crossref" in config.remote:
-        crossref = CrossrefClient(make_http_client(config.remote_settings(), "crossref"), config.endpoints.crossref_api, config.mailto)
-        try:
-            start = marks.get("crossref_until") or since
-            spool("crossref", crossref.harvest(start, until_index_date=today.isoformat(),
-                                             checkpoint=FileCheckpoint(state_dir / "crossref_cursor.json")))
-            marks["crossref_until"] = today.isoformat()
-        except Exception as exc:  # noqa: BLE001
-            errors.append(f"crossref harvest: {type(exc).__name__}: {exc}")
-        finally:
-            crossref.http.close()
+        crossref = CrossrefClient(make_http_client(settings, "crossref"), config.endpoints.crossref_api, config.mailto)
+
+        def crossref_step() -> None:
+            run.spool("crossref", crossref.harvest(marks.get("crossref_until") or since, until_index_date=until,
+                                                   checkpoint=FileCheckpoint(run.state_dir / "crossref_cursor.json")))
+            marks["crossref_until"] = until
+
+        run.attempt("crossref harvest", crossref_step, crossref.http.close)
     if "retraction_watch" in config.remote or "crossref" in config.remote:
-        http = make_http_client(config.remote_settings(), "retraction_watch")
-        try:
+        http = make_http_client(settings, "retraction_watch")
+
+        def retraction_watch_step() -> None:
             result = refresh_retraction_watch(http, config.endpoints.retraction_watch_csv,
-                                              *retraction_watch_files(state_dir / "retraction_watch.csv"))
-            counts["retraction_watch"] = int(result.changed)
+                                              *retraction_watch_files(run.state_dir / "retraction_watch.csv"))
+            run.counts["retraction_watch"] = int(result.changed)
             if result.changed:
-                files.append(result.path)
-        except Exception as exc:  # noqa: BLE001
-            errors.append(f"retraction watch download: {type(exc).__name__}: {exc}")
-        finally:
-            http.close()
+                run.files.append(result.path)
+
+        run.attempt("retraction watch download", retraction_watch_step, http.close)
     FileCheckpoint(marks_path).write(marks)
-    return files, counts, errors
+    return run.files, run.counts, run.errors
 
 
-def refresh_catalog(catalog_dir: str | Path, catalog_inbox: str | Path | None = None, remote: bool = False,
+def ingest_new_sources(catalog_dir: str | Path, catalog_inbox: str | Path | None = None, remote: bool = False,
                     config: Any = None) -> RefreshReport:
     """Add source files dropped in ``catalog_inbox`` (moved to ``<catalog_inbox>/processed/``
     once built in) and, with ``remote``, what the configured services published since the last
@@ -323,8 +316,6 @@ def refresh_catalog(catalog_dir: str | Path, catalog_inbox: str | Path | None = 
     dropped = inbox_files(catalog_inbox, CATALOG_SUFFIXES) if catalog_inbox else []
     harvested: list[Path] = []
     if remote:
-        from .config import load_config
-
         config = config or load_config()
         harvested, report.harvested, report.errors = harvest_remote(config, config.state_dir)
     files = [*dropped, *harvested]
@@ -334,9 +325,8 @@ def refresh_catalog(catalog_dir: str | Path, catalog_inbox: str | Path | None = 
         report.files = [str(p) for p in files]
         if dropped:
             processed = Path(catalog_inbox) / "processed" / built.generation
-            processed.mkdir(parents=True, exist_ok=True)
             for path in dropped:
-                shutil.move(str(path), processed / path.name)
+                atomic_move(path, processed / path.name)
     report.works_after = int(cat.manifest().get("works", 0)) if cat.exists() else 0
     return report
 
@@ -365,10 +355,8 @@ def prepare_nightly(inbox: str | Path, catalog_dir: str | Path, ledger_dir: str 
     """Decide tonight's run: the new inbox files, the references to re-resolve, the notices that
     changed. Resumes an interrupted nightly run when its inputs and catalog are unchanged. An
     inbox file whose exact bytes a finished run already read is not read again (only moved)."""
-    from .inputs import InputLimits
-
     limits = limits or InputLimits()
-    catalog = pipeline.get_catalog(catalog_dir)
+    catalog = get_catalog(catalog_dir)
     ledger = LedgerStore(ledger_dir)
     done = finished_input_digests(ledger_dir)
     work = NightlyWork(plan=None)
@@ -394,7 +382,7 @@ def prepare_nightly(inbox: str | Path, catalog_dir: str | Path, ledger_dir: str 
             return work
 
     citing = {str(p): c for p in new if (c := citing_paper_of(p))}
-    new_refs, _ = pipeline.read_inputs(new, limits, citing)
+    new_refs, _ = read_inputs(new, limits, citing)
     work.rerun = select_rerun(ledger_dir, catalog_dir, remote, {(r.citing_paper, r.reference_index) for r in new_refs})
     work.pending_notices = len(changed_notices(ledger_dir, catalog_dir, "pending"))
     if not new and not work.rerun.references and not work.pending_notices:
@@ -409,8 +397,44 @@ def prepare_nightly(inbox: str | Path, catalog_dir: str | Path, ledger_dir: str 
     return work
 
 
+@dataclass(frozen=True)
+class NightlySummary:
+    """What a nightly run did: the resolve run's summary (``None`` when there was nothing to do)
+    and the nightly steps around it."""
+
+    run: RunSummary | None
+    files: list[str] = field(default_factory=list)  # inbox files moved to processed
+    already_processed: dict[str, str] = field(default_factory=dict)  # inbox file -> the run that read it
+    rerun: dict[str, int] = field(default_factory=dict)  # why references were re-resolved -> count
+    notices_changed: int = 0
+    papers: list[str] = field(default_factory=list)  # papers whose records changed
+    refresh: dict[str, Any] | None = None  # the catalog refresh's report, when there was one
+
+    @property
+    def changed(self) -> bool:
+        return self.run is not None
+
+    @property
+    def run_id(self) -> str | None:
+        return self.run.run_id if self.run else None
+
+    def with_records(self, records: int) -> NightlySummary:
+        assert self.run is not None
+        return dataclasses.replace(self, run=self.run.with_records(records))
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON for the flow's result: the run's keys, then the nightly's own."""
+        out = self.run.as_dict() if self.run else {"run_id": None, "references": 0, "rejects": 0,
+                                                     "transitions": 0, "states": {}}
+        out.update(changed=self.changed, files=self.files, already_processed=self.already_processed,
+                   rerun=self.rerun, notices_changed=self.notices_changed, papers=self.papers)
+        if self.refresh is not None:
+            out["refresh"] = self.refresh
+        return out
+
+
 def complete_nightly(work: NightlyWork, processed: str | Path, timings: dict[str, float] | None = None
-                     ) -> dict[str, Any]:
+                     ) -> NightlySummary:
     """After the batches: re-check notices, write the run row, move the inbox files (only now,
     their observations being written) and name the papers whose records changed."""
     plan = work.plan
@@ -421,15 +445,14 @@ def complete_nightly(work: NightlyWork, processed: str | Path, timings: dict[str
     moved = move_to_processed(work.new_files, processed, plan.run_id)
     for path, run_id in work.already_processed.items():
         move_to_processed([Path(path)], processed, run_id)
-    papers = set(pipeline.papers_touched(plan.run_id, plan.ledger_dir, plan.catalog_dir))
+    papers = set(papers_touched(plan.run_id, plan.ledger_dir, plan.catalog_dir))
     papers.update(citing_papers_of_works(plan.ledger_dir, [n["work_id"] for n in notices]))
-    summary.update(changed=True, files=[str(p) for p in moved], already_processed=work.already_processed,
-                   rerun=dict(work.rerun.why), notices_changed=len(notices), papers=sorted(papers))
-    return summary
+    return NightlySummary(summary, files=[str(p) for p in moved], already_processed=work.already_processed,
+                          rerun=dict(work.rerun.why), notices_changed=len(notices), papers=sorted(papers))
 
 
 def idle_nightly(work: NightlyWork, ledger_dir: str | Path, catalog_dir: str | Path, processed: str | Path,
-                 catalog_changed: bool) -> dict[str, Any]:
+                 catalog_changed: bool) -> NightlySummary:
     """Nothing to resolve and no notice changed: write nothing to the ledger (no observation, no
     run row). Files already read by a finished run are moved out of the inbox, and the DuckDB
     file is rewritten if the catalog moved to a new generation (its works view names the file)."""
@@ -438,6 +461,4 @@ def idle_nightly(work: NightlyWork, ledger_dir: str | Path, catalog_dir: str | P
     if catalog_changed or not (Path(ledger_dir) / LEDGER_DB).exists():
         if (Path(ledger_dir) / "observations").exists():
             write_ledger_database(ledger_dir, catalog_dir)
-    return {"run_id": None, "changed": False, "references": 0, "rejects": 0, "transitions": 0,
-            "states": {}, "files": [], "already_processed": work.already_processed, "rerun": {},
-            "notices_changed": 0, "papers": []}
+    return NightlySummary(None, already_processed=work.already_processed)

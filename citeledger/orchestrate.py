@@ -9,15 +9,19 @@ same ledger bytes for the same inputs.
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import Any, Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+from typing import Any, Callable, Sequence, TypeVar, cast
 
 from resolvers.errors import RunIncomplete, TransientError
 
-from . import pipeline, progress
+from . import pipeline, progress, record_files
 from .inputs import InputLimits
+from .ledger import latest_run_id
+from .run_summary import RunSummary
+from .runners import choose_task_runner
 
 # Batches resolved at once by the thread runner: resolution is CPU-bound Python (numpy and DuckDB
 # release the GIL for part of it), so a few threads keep both cores busy; more only hold more
@@ -43,10 +47,15 @@ def plan_logged(inputs: Sequence[str], catalog: str, ledger: str, logger: Any, r
     return plan
 
 
+Finished = TypeVar("Finished")
+
+
 def complete_run(plan: pipeline.RunPlan, map_batches: Callable[[pipeline.RunPlan], list[str]],
-                 timings: dict[str, float], failed_hint: str) -> dict[str, Any]:
-    """Resolve the pending batches and finish the run; on any failure give the run up (the
-    ledger lock is released, what was written stays for a resume)."""
+                 timings: dict[str, float], failed_hint: str,
+                 finish: Callable[[dict[str, float]], Finished] | None = None) -> Finished:
+    """Resolve the pending batches, then ``finish(timings)`` (default: ``pipeline.finish_run``);
+    on any failure give the run up (the ledger lock is released, what was written stays for a
+    resume). The one home of the try/abandon pattern: the CLI, the resolve and nightly flows."""
     t1 = time.monotonic()
     try:
         errors = map_batches(plan) if plan.pending else []
@@ -54,53 +63,64 @@ def complete_run(plan: pipeline.RunPlan, map_batches: Callable[[pipeline.RunPlan
             raise RunIncomplete(f"{len(errors)} batch(es) failed; {failed_hint.format(run_id=plan.run_id)}: "
                                 f"{errors[0]}")
         timings = {**timings, "resolve": time.monotonic() - t1}
-        return pipeline.finish_run(plan, timings=timings)
+        if finish is None:
+            return cast(Finished, pipeline.finish_run(plan, timings=timings))
+        return finish(timings)
     except BaseException:
         pipeline.abandon_run(plan)
         raise
 
 
+def publish_artifact(markdown: str, key: str, description: str, logger: Any) -> None:
+    """A flow run's markdown report in the Prefect UI; a report never fails a run."""
+    try:
+        # Lazy on purpose: this module also serves the CLI's direct path, which never imports Prefect.
+        from prefect.artifacts import create_markdown_artifact
+
+        create_markdown_artifact(markdown=markdown, key=key, description=description)
+    except Exception as exc:  # noqa: BLE001 - an artifact is a report, never a reason to fail a run
+        logger.warning("could not write the run artifact: %s", exc)
+
+
 def resolve_run(inputs: Sequence[str], catalog: str, ledger: str,
                 map_batches: Callable[[pipeline.RunPlan], list[str]], logger: Any,
-                write_records: Callable[[str, str, str], list] | None = None, **plan_options: Any) -> dict[str, Any]:
+                write_records: Callable[[str, str, str], list] | None = None, **plan_options: Any) -> RunSummary:
     """A whole resolve run: plan, resolve, finish, then the records of the papers it touched."""
     t0 = time.monotonic()
     plan = plan_logged(inputs, catalog, ledger, logger, **plan_options)
-    summary = complete_run(plan, map_batches, {"plan": time.monotonic() - t0},
-                           "re-run with --run-id {run_id} to finish")
+    summary: RunSummary = complete_run(plan, map_batches, {"plan": time.monotonic() - t0},
+                                       "re-run with --run-id {run_id} to finish")
     if write_records is not None:
         written = write_records(plan.run_id, ledger, catalog)
-        summary["records"] = len(written)
+        summary = summary.with_records(len(written))
         logger.info("wrote %d citation records under %s/records", len(written), ledger)
     return summary
 
 
 def records_of_run(run_id: str, ledger: str, catalog: str) -> list:
     """The records of every paper the run touched (what the flow's write-records task does)."""
-    return write_records(pipeline.papers_touched(run_id, ledger, catalog), ledger, catalog)
+    return write_records(record_files.papers_touched(run_id, ledger, catalog), ledger, catalog)
 
 
 def build_records(ledger: str, catalog: str, run_id: str | None = None, papers: Sequence[str] | None = None,
                   logger: Any = log) -> list:
     """Records of ``papers``, or of every paper the run ``run_id`` (default: the latest) touched:
     the build-records flow and ``citeledger records`` without a Prefect API."""
-    from .ledger import latest_run_id
-
     if not papers:
         if run_id:
-            pipeline.check_run(ledger, run_id)  # a mistyped run id is an error, not "0 records"
+            record_files.check_run(ledger, run_id)  # a mistyped run id is an error, not "0 records"
         run_id = run_id or latest_run_id(ledger)
         if run_id is None:
             logger.info("the ledger has no run yet: no records to write")
             return []
-        papers = pipeline.papers_touched(run_id, ledger, catalog)
+        papers = record_files.papers_touched(run_id, ledger, catalog)
     logger.info("writing %d citation records", len(papers))
     return write_records(papers, ledger, catalog)
 
 
 def write_records(papers: Sequence[str], ledger: str, catalog: str) -> list:
     with progress.track(len(papers), "records") as advance:
-        return pipeline.write_records(papers, ledger, catalog, progress=advance)
+        return record_files.write_records(papers, ledger, catalog, progress=advance)
 
 
 def run_batch_retrying(job: pipeline.BatchJob) -> dict[str, int]:
@@ -118,14 +138,9 @@ def run_batch_retrying(job: pipeline.BatchJob) -> dict[str, int]:
 def direct_batches(plan: pipeline.RunPlan, task_runner: str = "auto", workers: int = 2) -> list[str]:
     """Run the plan's pending batches without Prefect: threads in this process, or (``processes``,
     or ``auto`` for a large run) a pool of ``workers`` processes; returns the failed batches' errors."""
-    from .runners import choose_task_runner
-
     chosen = choose_task_runner(task_runner, sum(j.size for j in plan.pending))
     log.info("resolving %d batches on %s (direct)", len(plan.pending), chosen)
     if chosen == "processes":
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
         pool: Any = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
     else:
         pool = ThreadPoolExecutor(max_workers=BATCHES_IN_FLIGHT)

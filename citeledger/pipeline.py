@@ -13,24 +13,29 @@ import secrets
 import threading
 import time
 import zlib
-from array import array
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from resolvers.errors import DiskFull
-from resolvers.model import Reference, Status, STATE_ORDER
+from resolvers.model import Reason, Reference, STATE_ORDER
 from resolvers.observation import observation_row
-from resolvers.resolution import resolve_batch
+from resolvers.resolution import apply_rule_chain
 
 from . import locking
+from .blocking import ensure_index
+from .catalog import CatalogStore, ParquetCatalog, pin_generation, pinned_generation, unpin_generation
+from .config import load_config
 from .input_files import PIPE_OPEN_TIMEOUT, InputSource, discard_spools, prepare_inputs
-from .inputs import InputLimits, InputReject, read_references
-from .catalog import ParquetCatalog
-from .ledger import LedgerStore
-from .options import check_run_id
+from .inputs import InputLimits, InputReject
+from .ledger import LedgerStore, check_ledger_dir, run_transitions, write_ledger_database
+from .notice_check import write_run_notices
+from .options import at_least, check_run_id
+from .run_summary import RunSummary
+from .unique_inputs import iter_unique
+from .workers import get_catalog, get_fuzzy, get_remote
 
 DEFAULT_BATCH_SIZE = 5000
 
@@ -60,11 +65,11 @@ def gc_paused() -> Iterator[None]:
                 gc.enable()
 
 
-def resolve_references(references: Sequence[Reference], catalog: Any, remote: Any = None) -> list:
+def resolve_batch_references(references: Sequence[Reference], catalog: Any, remote: Any = None) -> list:
     """The resolution chain over one batch, with this process's fuzzy matcher and the collector
     paused: what ``run_batch``, ``citeledger eval`` and the benchmarks all run."""
     with gc_paused():
-        return resolve_batch(references, catalog, get_fuzzy(catalog), remote)
+        return apply_rule_chain(references, catalog, get_fuzzy(catalog), remote)
 
 
 def new_run_id() -> str:
@@ -115,83 +120,6 @@ class RunPlan:
     catalog_seq: int = 0  # the catalog's ingested_seq when planned (see runs.catalog_seq)
 
 
-def read_inputs(paths: Sequence[str | Path], limits: InputLimits,
-                citing_paper: str | Mapping[str, str] | None = None) -> tuple[list[Reference], list[InputReject]]:
-    """Every row of every input as a reference or a reject (``iter_unique``), as two lists."""
-    sources = prepare_inputs(paths, None, limits.max_file_bytes, citing_paper)
-    references: list[Reference] = []
-    rejects: list[InputReject] = []
-    try:
-        for item in iter_unique(sources, limits, citing_paper):
-            (rejects if isinstance(item, InputReject) else references).append(item)
-    finally:
-        discard_spools(sources)
-    return references, rejects
-
-
-def _read_all(sources: Sequence[InputSource], limits: InputLimits,
-              citing_paper: str | Mapping[str, str] | None) -> Iterator[Reference | InputReject]:
-    for source in sources:
-        paper = citing_paper.get(source.name) if isinstance(citing_paper, Mapping) else citing_paper
-        yield from read_references(source.path, limits, paper, source.name, source.kind)
-
-
-@dataclass(frozen=True)
-class _Settled:
-    keep: tuple[str, int] | None  # the location whose row stays, None when the duplicates conflict
-    reason: str
-
-
-def _duplicates(sources: Sequence[InputSource], limits: InputLimits,
-                citing_paper: str | Mapping[str, str] | None) -> dict[tuple[str, int], _Settled]:
-    """How each (citing_paper, reference_index) seen more than once is settled. One pass keeps
-    8 bytes a row (a hash of the key), a second one looks only at keys whose hash repeats."""
-    import numpy as np
-
-    hashes = array("q")
-    for item in _read_all(sources, limits, citing_paper):
-        if isinstance(item, Reference):
-            hashes.append(hash((item.citing_paper, item.reference_index)))
-    if len(hashes) < 2:
-        return {}
-    ordered = np.sort(np.frombuffer(hashes, dtype=np.int64))
-    suspects = set(np.unique(ordered[1:][ordered[1:] == ordered[:-1]]).tolist())
-    del hashes, ordered
-    if not suspects:
-        return {}
-    seen: dict[tuple[str, int], list[tuple[str, int, str]]] = {}
-    for item in _read_all(sources, limits, citing_paper):
-        if isinstance(item, Reference) and hash(key := (item.citing_paper, item.reference_index)) in suspects:
-            content = hashlib.sha256(json.dumps([item.raw, item.source]).encode("utf-8", "surrogatepass"))
-            seen.setdefault(key, []).append((str(item.file), int(item.line or 0), content.hexdigest()))
-    return {key: _settle(key, rows) for key, rows in seen.items() if len(rows) > 1}
-
-
-def _settle(key: tuple[str, int], rows: list[tuple[str, int, str]]) -> _Settled:
-    """Identical rows keep one (the first by file name and line, whatever the order of the
-    inputs); rows that disagree are all rejected, naming every place: nothing silently wins."""
-    rows = sorted(rows)
-    places = [f"{file}:{line}" for file, line, _ in rows]
-    where = ", ".join(places[:10]) + (f" and {len(places) - 10} more" if len(places) > 10 else "")
-    if len({content for _, _, content in rows}) == 1:
-        return _Settled((rows[0][0], rows[0][1]), f"duplicate reference {key}: the same row is kept from {places[0]}")
-    return _Settled(None, f"conflicting duplicates of reference {key} at {where}: none is kept")
-
-
-def iter_unique(sources: Sequence[InputSource], limits: InputLimits,
-                citing_paper: str | Mapping[str, str] | None = None) -> Iterator[Reference | InputReject]:
-    """Every row of every input, streamed, as a reference or a reject; a reference whose
-    (citing_paper, reference_index) repeats is settled the same whatever the order of the inputs."""
-    settled = _duplicates(sources, limits, citing_paper)
-    for item in _read_all(sources, limits, citing_paper):
-        if settled and isinstance(item, Reference):
-            rule = settled.get((item.citing_paper, item.reference_index))
-            if rule is not None and rule.keep != (str(item.file), int(item.line or 0)):
-                yield InputReject(str(item.file), item.line, "reference_index", rule.reason, item.raw[:200])
-                continue
-        yield item
-
-
 def _resumed_options(ledger_dir: str | Path, run_id: str) -> dict[str, Any]:
     """The options an interrupted run was started with (read before any lock: only to check
     the inputs; the run itself is picked up under the lock)."""
@@ -209,15 +137,10 @@ def plan_run(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_dir: 
     """Check and hash the inputs (pipes spooled once), then take the ledger lock, fix the
     batches, and start (or pick up) the run in the ledger. An input that cannot be read at all
     raises ``InputError`` before the lock: no run begins."""
-    from .options import at_least
-    from .ledger import check_ledger_dir
-
     batch_size = at_least("batch_size", batch_size, 1)
     check_ledger_dir(ledger_dir)
     limits = limits or InputLimits()
     if limits.max_file_bytes is None:  # the configuration's limits.max_input_bytes (clear reject when over)
-        from .config import load_config
-
         limits = dataclasses.replace(limits, max_file_bytes=load_config().limits.max_input_bytes)
     run_id = check_run_id(new_run_id() if run_id is None else run_id)
     sources = prepare_inputs(inputs, Path(ledger_dir) / ".input-spool", limits.max_file_bytes,
@@ -241,16 +164,12 @@ def _forget_unbegun(exc: BaseException, catalog_dir: str | Path, ledger_dir: str
     if isinstance(exc, Exception) and not isinstance(exc, DiskFull):
         _UNFINISHED.pop(str(ledger_dir), None)
         if not LedgerStore(ledger_dir).known_run(run_id):
-            from .catalog import unpin_generation
-
             unpin_generation(catalog_dir, ledger_dir, run_id)  # a run that never began pins nothing
 
 
 def _plan_locked(sources: Sequence[InputSource], catalog_dir: str | Path, ledger_dir: str | Path, run_id: str,
                  batch_size: int, limits: InputLimits, citing_paper: str | Mapping[str, str] | None,
                  remote: bool) -> RunPlan:
-    from .blocking import ensure_index
-
     catalog = planned_catalog(catalog_dir, ledger_dir, run_id)
     ensure_index(catalog.generation_dir)  # once here, not in every worker process
     input_info = [{"path": s.name, "sha256": s.sha256} for s in sources]
@@ -324,8 +243,6 @@ def planned_catalog(catalog_dir: str | Path, ledger_dir: str | Path, run_id: str
     """The generation a run works on, pinned for it: the one it was first planned on when that
     run is being resumed (later builds keep it, see ``catalog.pinned_generations``), else the live
     one. Pinned before it is checked, so a build that swaps generations meanwhile cannot take it."""
-    from .catalog import CatalogStore, pin_generation, pinned_generation
-
     pinned = pinned_generation(catalog_dir, ledger_dir, run_id)
     if pinned and (Path(catalog_dir) / pinned / "manifest.json").exists():
         catalog = get_catalog(catalog_dir, pinned)
@@ -339,61 +256,6 @@ def planned_catalog(catalog_dir: str | Path, ledger_dir: str | Path, run_id: str
         if (live / "manifest.json").exists():  # still there once pinned: no build can remove it now
             return get_catalog(catalog_dir, live.name)
     return get_catalog(catalog_dir)
-
-
-# One catalog (and fuzzy index) per process, shared by the tasks of that process.
-_CACHE: dict[tuple[str, str], Any] = {}
-_CACHE_LOCK = threading.Lock()
-
-
-def get_catalog(catalog_dir: str | Path, generation: str | None = None) -> ParquetCatalog:
-    """The catalog's live generation (or the one named), opened once per process."""
-    root = str(Path(catalog_dir).resolve())
-    with _CACHE_LOCK:
-        if generation is None:
-            current = ParquetCatalog.generation_of(catalog_dir)
-            generation = current.name if current is not None else None
-        key = (root, f"catalog:{generation}")
-        if key not in _CACHE:
-            for old in [k for k in _CACHE if k[0] == root and k[1].startswith(("catalog:", "fuzzy:"))]:
-                del _CACHE[old]  # one generation per catalog held in memory
-            _CACHE[key] = ParquetCatalog(catalog_dir, generation)
-        return _CACHE[key]
-
-
-def get_fuzzy(catalog: ParquetCatalog) -> Any:
-    """The fuzzy matcher over this catalog generation's blocking index, loaded once per process."""
-    key = (str(catalog.store.dir.resolve()), f"fuzzy:{catalog.generation_dir.name}")
-    with _CACHE_LOCK:
-        if key not in _CACHE:
-            _CACHE[key] = _load_fuzzy(catalog)
-        return _CACHE[key]
-
-
-def _load_fuzzy(catalog: ParquetCatalog) -> Any:
-    from resolvers.fuzzy import FuzzyResolver
-
-    from .blocking import ParquetRetriever
-
-    return FuzzyResolver(ParquetRetriever(catalog.generation_dir))
-
-
-def get_remote(enabled: bool) -> Any:
-    """The remote resolvers of the configuration, one per process so rate limits are shared.
-    ``--remote`` with none configured turns on arXiv and Crossref."""
-    if not enabled:
-        return None
-    from resolvers.remote import build_remote
-
-    from .config import load_config
-
-    with _CACHE_LOCK:
-        if ("remote", "remote") not in _CACHE:
-            config = load_config()
-            if not config.remote:
-                config = dataclasses.replace(config, remote=frozenset({"arxiv", "crossref"}))
-            _CACHE[("remote", "remote")] = build_remote(config.remote_settings())
-        return _CACHE[("remote", "remote")]
 
 
 def remote_work_row(work: Any) -> dict[str, Any]:
@@ -411,7 +273,7 @@ def run_batch(job: BatchJob) -> dict[str, int]:
     if ledger.batch_done(job.run_id, job.part):
         return {"skipped": job.size}
     catalog = get_catalog(job.catalog_dir, job.catalog_generation)
-    resolutions = resolve_references(job.references, catalog, get_remote(job.remote))
+    resolutions = resolve_batch_references(job.references, catalog, get_remote(job.remote))
     rows = [observation_row(r, job.run_id, job.observed_at, job.catalog_fingerprint) for r in resolutions]
     fetched = {r.verdict.work.work_id: r.verdict.work for r in resolutions
                if r.verdict.work is not None and r.verdict.resolver_source in ("arxiv_api", "crossref_api")}
@@ -424,63 +286,6 @@ def run_batch(job: BatchJob) -> dict[str, int]:
     return counts
 
 
-def get_notice_index(catalog: ParquetCatalog) -> Any:
-    """The catalog's Retraction Watch events by DOI, loaded once per process."""
-    from resolvers.notices import NoticeEvent, NoticeIndex
-
-    key = (str(catalog.generation_dir), "notices")
-    with _CACHE_LOCK:
-        if key not in _CACHE:
-            index = NoticeIndex()
-            index.add([NoticeEvent.from_dict(row) for row in catalog.notice_events()])
-            for source in catalog.manifest.get("notice_sources", {}):
-                index.add([], source)
-            _CACHE[key] = index
-        return _CACHE[key]
-
-
-def work_notice(work: dict[str, Any], index: Any, checked_at: str | None) -> Any:
-    """The standing notice of one catalog work: Retraction Watch events for any of its DOIs, the
-    Crossref update relations its record carries, and arXiv's withdrawn flag."""
-    from resolvers import notice_sources, notices
-
-    extra_events: list[Any] = []
-    extra_sources: list[str] = []
-    work_sources = set(work.get("sources") or ())
-    if "crossref" in work_sources:
-        extra_sources += [notices.SOURCE_CROSSREF_PUBLISHER, notices.SOURCE_CROSSREF_RW]
-        if work.get("relations") and work.get("doi"):
-            extra_events += notice_sources.events_from_crossref_relations(work["doi"], json.loads(work["relations"]))
-    if work.get("arxiv_id"):
-        extra_sources.append(notices.SOURCE_ARXIV)
-        if work.get("withdrawn"):
-            extra_events += notice_sources.events_from_arxiv_withdrawal(work["arxiv_id"])
-    other_dois = [d for d in (work.get("alt_dois") or ()) if d != work.get("doi")]
-    for doi in other_dois:  # a preprint's journal DOI (or the reverse) names the same work
-        extra_events += [notices.rekey(e, work["doi"]) for e in index.events_for(doi)]
-    return index.notice_for(work.get("doi"), work.get("arxiv_id"), checked_at=checked_at,
-                            extra_events=extra_events, extra_sources=extra_sources)
-
-
-def write_run_notices(plan: RunPlan) -> int:
-    """A notice for every work this run links to, checked against the catalog's sources."""
-    from resolvers.notices import notice_row
-
-    ledger = LedgerStore(plan.ledger_dir)
-    catalog = get_catalog(plan.catalog_dir)
-    index = get_notice_index(catalog)
-    checked_at = catalog.manifest.get("built_at")
-    works = catalog.work_rows(ledger.linked_work_ids(plan.run_id))
-    rows = []
-    for work_id, work in sorted(works.items()):
-        row = notice_row(work_id, work.get("doi"), work_notice(work, index, checked_at))
-        row["run_id"] = plan.run_id
-        row["checked_at"] = datetime.fromisoformat(row["checked_at"]) if row["checked_at"] else None
-        rows.append(row)
-    ledger.write_notices(plan.run_id, rows)
-    return len(rows)
-
-
 def abandon_run(plan: RunPlan) -> None:
     """Give up a run without finishing it: release the ledger's writer lock (what was written
     stays; a re-run with the same run id completes it, so its catalog generation stays pinned)."""
@@ -491,10 +296,7 @@ def _complete_run(plan: RunPlan, ledger: LedgerStore) -> None:
     """The finishing steps after the run row, each safe to repeat, then the mark that they all
     happened: a run stopped among them (a full disk writing ``ledger.duckdb``) does them again
     when resumed, instead of reporting a finished run that never wrote its database."""
-    from .catalog import CatalogStore
-
     # Works the remote resolvers fetched join the catalog for the next run. After the run row:
-    from .ledger import write_ledger_database
     # a crash here leaves a finished run (fetched again on resume; the build adds nothing twice),
     # never one that cannot be resumed because its catalog changed under it.
     fetched = ledger.fetched_work_files(plan.run_id)
@@ -506,198 +308,52 @@ def _complete_run(plan: RunPlan, ledger: LedgerStore) -> None:
 
 def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "resolve",
                timings: dict[str, float] | None = None, recheck_notices: list[dict[str, Any]] | None = None
-               ) -> dict[str, Any]:
+               ) -> RunSummary:
     """Write the run's notices (and ``recheck_notices``, the changed notices of works linked by
     earlier runs) and its row (counts from the ledger itself, so a resumed run counts
     everything), then refresh ``<ledger>/ledger.duckdb``."""
-    from .catalog import unpin_generation
-    from .ledger import run_transitions
-
     ledger = LedgerStore(plan.ledger_dir)
     finished = ledger.run_finished(plan.run_id)
     if not finished:  # a finished run given again changes nothing
-        write_run_notices(plan)
+        write_run_notices(plan.ledger_dir, plan.catalog_dir, plan.run_id)
         if recheck_notices:
             ledger.write_notices(plan.run_id, recheck_notices, part="recheck")
-    counts = ledger.read_run_counts(plan.run_id) if plan.jobs else {}
-    ordered = {s.value: int(counts.get(s.value, 0)) for s in STATE_ORDER}
-    seconds = time.monotonic() - plan.started
-    transitions = run_transitions(plan.ledger_dir, plan.run_id) if plan.jobs else 0
-    row = {"run_id": plan.run_id, "started_at": plan.observed_at, "finished_at": datetime.now(timezone.utc),
-           "inputs": [i["path"] for i in plan.inputs], "catalog_fingerprint": plan.catalog_fingerprint,
-           "references": plan.references, "rejects": len(plan.rejects),
-           "state_counts": json.dumps(ordered), "seconds": round(seconds, 3),
-           "errors": json.dumps(errors or []), "trigger": trigger, "catalog_seq": plan.catalog_seq,
-           "transitions": transitions, "notices_changed": len(recheck_notices or []),
-           "timings": json.dumps({k: round(v, 3) for k, v in (timings or {}).items()}, sort_keys=True)}
+    summary = _summarise(plan, ledger, errors or [], timings or {})
     if not finished:
-        ledger.finish_run(row)
+        ledger.finish_run(_run_row(plan, summary, trigger, len(recheck_notices or [])))
     if not ledger.run_complete(plan.run_id):
         _complete_run(plan, ledger)
     unpin_generation(plan.catalog_dir, plan.ledger_dir, plan.run_id)  # its catalog may go now
     locking.release_ledger(plan.ledger_dir)
     if _UNFINISHED.get(str(plan.ledger_dir)) == plan.run_id:
         del _UNFINISHED[str(plan.ledger_dir)]
+    return summary
+
+
+def _summarise(plan: RunPlan, ledger: LedgerStore, errors: list[str], timings: dict[str, float]) -> RunSummary:
+    """The run's counts as the ledger holds them (states in deciding order, reasons in enum order)."""
+    states = ledger.read_run_counts(plan.run_id) if plan.jobs else {}
+    reasons = ledger.read_run_counts(plan.run_id, "reason") if plan.jobs else {}
+    known = [r.value for r in Reason]
+    seconds = time.monotonic() - plan.started
     resolved_now = sum(j.size for j in plan.pending)
-    return {"run_id": plan.run_id, "references": plan.references, "rejects": len(plan.rejects),
-            "states": ordered, "seconds": round(seconds, 3), "resumed": plan.resumed,
-            "references_per_second": round(resolved_now / seconds, 1) if seconds > 0 else None,
-            "reject_messages": [r.message for r in plan.rejects[:20]], "transitions": transitions,
-            "inputs": [i["path"] for i in plan.inputs], "timings": json.loads(row["timings"]), "errors": errors or [],
-            "links": sum(ordered[s.value] for s in Status if s.is_link)}
+    return RunSummary(
+        run_id=plan.run_id, references=plan.references, rejects=len(plan.rejects),
+        states={s.value: int(states.get(s.value, 0)) for s in STATE_ORDER},
+        reasons={r: int(reasons[r]) for r in [*known, *sorted(set(reasons) - set(known))] if reasons.get(r)},
+        seconds=round(seconds, 3), resumed=plan.resumed,
+        references_per_second=round(resolved_now / seconds, 1) if seconds > 0 else None,
+        transitions=run_transitions(plan.ledger_dir, plan.run_id) if plan.jobs else 0,
+        inputs=[i["path"] for i in plan.inputs], timings={k: round(v, 3) for k, v in sorted(timings.items())},
+        errors=list(errors), reject_messages=[r.message for r in plan.rejects[:20]])
 
 
-# --- citation records ----------------------------------------------------------------------
-
-
-def find_paper_work(catalog: ParquetCatalog, paper_id: str) -> dict[str, Any] | None:
-    """The catalog row of a paper named by arXiv id, DOI or work id, if the catalog has it."""
-    from resolvers.identifiers import canonical_arxiv_id, normalize_doi
-
-    text = paper_id.strip()
-    hit = None
-    if text.startswith(("arxiv:", "doi:", "cl:")):
-        hit = catalog.works_by_id([text]).get(text)
-    arxiv_id = canonical_arxiv_id(text)
-    if hit is None and arxiv_id:
-        hit = catalog.works_by_arxiv_id([arxiv_id]).get(arxiv_id)
-    doi = normalize_doi(text)
-    if hit is None and doi:
-        hit = catalog.works_by_doi([doi]).get(doi)
-    return catalog.work_rows([hit.work_id])[hit.work_id] if hit else None
-
-
-def citation_record(paper_id: str, ledger_dir: str | Path, catalog_dir: str | Path,
-                    page_cap: int | None = None) -> dict[str, Any]:
-    """The citation record of one paper, from the ledger's current observations and notices."""
-    if not paper_id.strip():
-        from resolvers.errors import UsageError
-
-        raise UsageError("record: the paper id is empty (give an arXiv id, a DOI or a citing_paper id)")
-    return next(citation_records([paper_id], ledger_dir, catalog_dir, page_cap))
-
-
-RECORDS_PER_PASS = 500  # papers whose ledger rows are gathered in one pass (bounds the memory held)
-
-
-def citation_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
-                     page_cap: int | None = None) -> Iterator[dict[str, Any]]:
-    """The citation records of many papers, in order; one pass over the ledger per 500 papers."""
-    from . import records
-    from .options import at_least
-    from .ledger import papers_observations
-
-    if page_cap is not None:
-        at_least("page_cap", page_cap, 1)
-    catalog = get_catalog(catalog_dir)
-    generated_from = {"tables": {"current": "ledger view current (latest observation per reference)",
-                                 "notices": "ledger view notices (latest notice per cited work)",
-                                 "works": "catalog works"},
-                      "catalog_fingerprint": catalog.fingerprint}
-    paper_ids = list(paper_ids)
-    for start in range(0, len(paper_ids), RECORDS_PER_PASS):
-        chunk = paper_ids[start:start + RECORDS_PER_PASS]
-        works = [find_paper_work(catalog, paper_id) for paper_id in chunk]
-        observed = papers_observations(ledger_dir, catalog_dir, [
-            (sorted(records.paper_forms(paper_id, work)), work["work_id"] if work else None)
-            for paper_id, work in zip(chunk, works)])
-        cited_rows = catalog.work_rows([r["work_id"] for outbound, _, _ in observed for r in outbound
-                                        if r.get("work_id")])  # one catalog lookup per pass
-        for paper_id, paper_work, (outbound, inbound, notice_rows) in zip(chunk, works, observed):
-            cited = {r["work_id"]: cited_rows[r["work_id"]] for r in outbound if r.get("work_id") in cited_rows}
-            yield records.build_record(paper_id, paper_work, outbound, inbound,
-                                       {r["work_id"]: r for r in notice_rows}, generated_from,
-                                       page_cap=page_cap or records.DEFAULT_PAGE_CAP, works=cited)
-
-
-RECORD_STEM_MAX = 120
-
-
-def record_file_stem(paper_id: str) -> str:
-    """The record file name of a paper id: distinct ids always get distinct names.
-
-    An id whose percent-escape (``quote``, keeping ``-_.``) is a plain name (not empty, no
-    leading dot, no upper-case letter, at most 120 bytes) is its own name: ``2301.00001``,
-    ``hep-th%2F9901001``, ``10.1000%2Fxyz``; escaping is reversible, so these never meet. Any
-    other id gets the escape's first 100 bytes, ``+`` and 16 hex digits of the id's SHA-256
-    (``hidden+1f0c...`` for ``.hidden``, ``PhysRev...+...`` for a DOI with capitals, so two ids
-    differing only in case stay apart on a case-blind file system). ``+`` never occurs in a
-    plain name (``quote`` escapes it), so the two kinds cannot meet either."""
-    from urllib.parse import quote
-
-    escaped = quote(paper_id, safe="-_.")
-    plain = escaped.lstrip(".")
-    if plain == escaped and plain and len(plain) <= RECORD_STEM_MAX and not any("A" <= c <= "Z" for c in paper_id):
-        return plain
-    digest = hashlib.sha256(paper_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return plain[:100] + "+" + digest
-
-
-def write_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
-                  progress: Callable[[int], None] | None = None) -> list[Path]:
-    """Write each paper's record as JSON, text and HTML under ``<ledger>/records/``, under the
-    ledger's writer lock; first removing what a killed writer of records left staged there.
-    ``progress(1)`` after each paper (the CLI's progress bar)."""
-    from .atomic import remove_leftovers
-    from .ledger import check_ledger_dir
-
-    check_ledger_dir(ledger_dir)
-    out = Path(ledger_dir) / "records"
-    held_before = locking.holds_ledger(ledger_dir)  # a caller's run holds it: leave it held
-    locking.acquire_ledger(ledger_dir)
-    try:
-        remove_leftovers(out)
-        return _write_record_files(paper_ids, ledger_dir, catalog_dir, out, progress)
-    finally:
-        if not held_before:
-            locking.release_ledger(ledger_dir)
-
-
-def _write_record_files(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
-                        out: Path, progress: Callable[[int], None] | None) -> list[Path]:
-    from . import records
-    from .atomic import atomic_write_bytes
-
-    written = []
-    for paper_id, record in zip(paper_ids, citation_records(paper_ids, ledger_dir, catalog_dir)):
-        records.validate_record(record)
-        stem = record_file_stem(paper_id)
-        atomic_write_bytes(out / f"{stem}.json", (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode())
-        atomic_write_bytes(out / f"{stem}.txt", records.render_ledger_text(record).encode())
-        atomic_write_bytes(out / f"{stem}.html", records.render_ledger_html(record).encode())
-        written.append(out / f"{stem}.json")
-        if progress is not None:
-            progress(1)
-    return written
-
-
-def check_run(ledger_dir: str | Path, run_id: str) -> str:
-    """``run_id`` if the ledger has begun that run, else a one-line error naming the latest runs."""
-    from resolvers.errors import UnknownRun
-
-    from .options import check_run_id
-
-    ledger = LedgerStore(ledger_dir)
-    if ledger.known_run(check_run_id(run_id)):
-        return run_id
-    runs = sorted((p.parent for p in (Path(ledger_dir) / "_runs").glob("*/manifest.json")),
-                  key=lambda p: p.stat().st_mtime, reverse=True)
-    latest = ", ".join(p.name for p in runs[:3])
-    raise UnknownRun(f"ledger {ledger_dir} has no run {run_id!r}"
-                     + (f"; latest runs: {latest}" if latest else "; it has no runs yet"))
-
-
-def papers_touched(run_id: str, ledger_dir: str | Path, catalog_dir: str | Path) -> list[str]:
-    """Papers whose record a run changed: its citing papers, and ledger papers it now cites."""
-    from .ledger import citing_papers
-
-    ledger = LedgerStore(ledger_dir)
-    catalog = get_catalog(catalog_dir)
-    own = citing_papers(ledger_dir, catalog_dir, run_id)
-    linked = set(ledger.linked_work_ids(run_id))
-    touched = set(own)
-    for paper in citing_papers(ledger_dir, catalog_dir, None):
-        work = find_paper_work(catalog, paper)
-        if work and work["work_id"] in linked:
-            touched.add(paper)
-    return sorted(touched)
+def _run_row(plan: RunPlan, summary: RunSummary, trigger: str, notices_changed: int) -> dict[str, Any]:
+    """The run's row in ``runs/`` (see ``ledger.RUN_SCHEMA``)."""
+    return {"run_id": plan.run_id, "started_at": plan.observed_at, "finished_at": datetime.now(timezone.utc),
+            "inputs": summary.inputs, "catalog_fingerprint": plan.catalog_fingerprint,
+            "references": plan.references, "rejects": len(plan.rejects),
+            "state_counts": json.dumps(summary.states), "seconds": summary.seconds,
+            "errors": json.dumps(summary.errors), "trigger": trigger, "catalog_seq": plan.catalog_seq,
+            "transitions": summary.transitions, "notices_changed": notices_changed,
+            "timings": json.dumps(summary.timings, sort_keys=True), "reason_counts": json.dumps(summary.reasons)}

@@ -31,7 +31,7 @@ import pyarrow.dataset as ds
 from resolvers.errors import ConfigError, QueryFailed, QueryRefused
 
 from .config import QueryLimits
-from .records import visible_controls
+from .record_pages import visible_controls
 from .atomic import sql_literal
 from .catalog import CatalogStore
 from .ledger import DERIVED_VIEWS, LEDGER_PARTS, VIEW_NAMES, WORKS_VIEW_SCHEMA, ledger_problem

@@ -9,6 +9,7 @@ A second run with nothing new writes nothing to the ledger.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -16,22 +17,24 @@ from prefect import flow, get_run_logger
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from citeledger import nightly as steps
-from citeledger import pipeline
+from citeledger import orchestrate, record_files
 from citeledger.inputs import InputLimits
+from citeledger.nightly import NightlySummary
 from citeledger.pipeline import DEFAULT_BATCH_SIZE
 from flows.refresh import refresh_catalog
 from flows.resolve import BATCHES_IN_FLIGHT, resolve_batches, summary_markdown
 
 
-def nightly_markdown(summary: dict[str, Any], refresh: dict[str, Any]) -> str:
-    head = [f"catalog: {refresh['works_before']} -> {refresh['works_after']} works"
-            f" from {len(refresh['files'])} source files" + (f"; errors: {refresh['errors']}" if refresh["errors"] else "")]
-    if not summary.get("changed"):
+def nightly_markdown(summary: NightlySummary) -> str:
+    refresh = summary.refresh or {}
+    head = [f"catalog: {refresh.get('works_before')} -> {refresh.get('works_after')} works"
+            f" from {len(refresh.get('files', []))} source files" + (f"; errors: {refresh['errors']}" if refresh.get("errors") else "")]
+    if summary.run is None:
         return "\n".join(["# citeledger nightly: nothing to do", "", *head,
-                          f"inbox files already read by earlier runs: {len(summary['already_processed'])}"])
-    lines = [summary_markdown(summary), "", *head,
-             f"inbox files: {len(summary['files'])}; re-resolved: {summary['rerun']}; "
-             f"notices changed: {summary['notices_changed']}; records rebuilt: {summary.get('records', 0)}"]
+                          f"inbox files already read by earlier runs: {len(summary.already_processed)}"])
+    lines = [summary_markdown(summary.run), "", *head,
+             f"inbox files: {len(summary.files)}; re-resolved: {summary.rerun}; "
+             f"notices changed: {summary.notices_changed}; records rebuilt: {summary.run.records or 0}"]
     return "\n".join(lines)
 
 
@@ -52,31 +55,27 @@ def nightly(inbox: str = "data/inbox", processed: str = "data/processed", catalo
         summary = steps.idle_nightly(work, ledger, catalog, processed, catalog_changed=bool(refresh["files"]))
         logger.info("nothing to do: no new inbox file, no reference a new work could change, no notice changed")
     else:
-        plan = work.plan
-        logger.info("run %s: %d inbox files, %d references (%s), %d batches to do%s", plan.run_id,
-                    len(work.new_files), plan.references, work.rerun.why, len(plan.pending),
-                    ", resuming" if plan.resumed else "")
-        try:
-            errors = resolve_batches(plan, task_runner, dask_address, dask_workers)
-            if errors:
-                raise RuntimeError(f"{len(errors)} batch(es) failed; the next nightly run resumes run "
-                                   f"{plan.run_id}: {errors[0]}")
-            t3 = time.monotonic()
-            summary = steps.complete_nightly(work, processed, timings={"refresh": t1 - t0, "plan": t2 - t1,
-                                                                        "resolve": t3 - t2})
-        except BaseException:
-            pipeline.abandon_run(plan)
-            raise
-        if records and summary["papers"]:
-            summary["records"] = len(pipeline.write_records(summary["papers"], ledger, catalog))
-        logger.info("run %s: %d transitions, %d notices changed, %d records", plan.run_id, summary["transitions"],
-                    summary["notices_changed"], summary.get("records", 0))
-    summary["refresh"] = refresh
-    try:
-        from prefect.artifacts import create_markdown_artifact
+        summary = _resolve_night(work, processed, {"refresh": t1 - t0, "plan": t2 - t1}, logger,
+                                 lambda plan: resolve_batches(plan, task_runner, dask_address, dask_workers))
+        if records and summary.papers:
+            summary = summary.with_records(len(record_files.write_records(summary.papers, ledger, catalog)))
+        run = summary.run
+        assert run is not None
+        logger.info("run %s: %d transitions, %d notices changed, %d records", run.run_id, run.transitions,
+                    summary.notices_changed, run.records or 0)
+    summary = dataclasses.replace(summary, refresh=refresh)
+    orchestrate.publish_artifact(nightly_markdown(summary), "nightly-summary",
+                                 f"citeledger nightly {summary.run_id or '(idle)'}", logger)
+    return summary.as_dict()
 
-        create_markdown_artifact(markdown=nightly_markdown(summary, refresh), key="nightly-summary",
-                                 description=f"citeledger nightly {summary.get('run_id') or '(idle)'}")
-    except Exception as exc:  # noqa: BLE001 - a report, never a reason to fail the night
-        logger.warning("could not write the run artifact: %s", exc)
-    return summary
+
+def _resolve_night(work: steps.NightlyWork, processed: str, timings: dict[str, float], logger: Any,
+                   map_batches: Any) -> steps.NightlySummary:
+    """Resolve tonight's batches and complete the night (or give the run up for the next night)."""
+    plan = work.plan
+    assert plan is not None
+    logger.info("run %s: %d inbox files, %d references (%s), %d batches to do%s", plan.run_id,
+                len(work.new_files), plan.references, work.rerun.why, len(plan.pending),
+                ", resuming" if plan.resumed else "")
+    return orchestrate.complete_run(plan, map_batches, timings, "the next nightly run resumes run {run_id}",
+                                    finish=lambda t: steps.complete_nightly(work, processed, timings=t))

@@ -15,7 +15,7 @@ def refresh_catalog(catalog: str = "data/catalog", catalog_inbox: str | None = "
                     remote: bool = False) -> dict[str, Any]:
     """Build the catalog inbox's source files (and, with ``remote``, the harvests) into the catalog."""
     logger = get_run_logger()
-    report = nightly.refresh_catalog(catalog, catalog_inbox, remote=remote)
+    report = nightly.ingest_new_sources(catalog, catalog_inbox, remote=remote)
     for error in report.errors:
         logger.warning("refresh: %s", error)
     if report.changed:

@@ -15,6 +15,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from citeledger import orchestrate, pipeline
 from citeledger.orchestrate import BATCHES_IN_FLIGHT  # noqa: F401 - the nightly flow's runner takes it from here
+from citeledger.run_summary import RunSummary
 from citeledger.runners import choose_task_runner, make_task_runner, workers_report_here
 from resolvers.errors import TransientError
 
@@ -32,7 +33,7 @@ def _retry_transient(task, task_run, state) -> bool:
 
 @task(name="resolve-batch", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=[1, 5],
       retry_condition_fn=_retry_transient)
-def resolve_batch_task(job: pipeline.BatchJob) -> dict[str, int]:
+def run_batch_task(job: pipeline.BatchJob) -> dict[str, int]:
     return pipeline.run_batch(job)
 
 
@@ -41,16 +42,19 @@ def write_records_task(run_id: str, ledger: str, catalog: str) -> list[str]:
     return [str(p) for p in orchestrate.records_of_run(run_id, ledger, catalog)]
 
 
-def summary_markdown(summary: dict[str, Any]) -> str:
-    lines = [f"# citeledger run `{summary['run_id']}`", "",
-             f"{summary['references']} references, {summary['rejects']} rejected rows, "
-             f"{summary.get('transitions', 0)} transitions, "
-             f"{summary['seconds']} s ({summary['references_per_second']} references/s)", "",
+def summary_markdown(summary: RunSummary) -> str:
+    lines = [f"# citeledger run `{summary.run_id}`", "",
+             f"{summary.references} references, {summary.rejects} rejected rows, "
+             f"{summary.transitions} transitions, "
+             f"{summary.seconds} s ({summary.references_per_second} references/s)", "",
              "| state | count |", "|---|---|"]
-    lines += [f"| {state} | {count} |" for state, count in summary["states"].items()]
-    for key, title in (("inputs", "inputs"), ("timings", "seconds per step"), ("errors", "errors")):
-        if summary.get(key):
-            lines += ["", f"**{title}**: " + json.dumps(summary[key], sort_keys=True, default=str)]
+    lines += [f"| {state} | {count} |" for state, count in summary.states.items()]
+    if summary.reasons:
+        lines += ["", "| reason | count |", "|---|---|"]
+        lines += [f"| {reason} | {count} |" for reason, count in summary.reasons.items()]
+    for value, title in ((summary.inputs, "inputs"), (summary.timings, "seconds per step"), (summary.errors, "errors")):
+        if value:
+            lines += ["", f"**{title}**: " + json.dumps(value, sort_keys=True, default=str)]
     return "\n".join(lines)
 
 
@@ -71,9 +75,9 @@ def resolve_batches(plan: pipeline.RunPlan, task_runner: str = "auto", dask_addr
     runner = make_task_runner(task_runner, dask_address, dask_workers)
     logger.info("resolving %d batches on %s", len(plan.pending), task_runner)
     if runner is None:
-        return _collect(resolve_batch_task.map(plan.pending), plan, logger)
+        return _collect(run_batch_task.map(plan.pending), plan, logger)
     with workers_report_here(), runner:
-        return _collect(list(runner.map(resolve_batch_task, {"job": plan.pending})), plan, logger)
+        return _collect(list(runner.map(run_batch_task, {"job": plan.pending})), plan, logger)
 
 
 @flow(name="resolve-references", task_runner=ThreadPoolTaskRunner(max_workers=BATCHES_IN_FLIGHT))
@@ -91,11 +95,6 @@ def resolve_references(inputs: list[str], catalog: str = "data/catalog", ledger:
         inputs, catalog, ledger, lambda plan: resolve_batches(plan, task_runner, dask_address, dask_workers),
         logger, write_records_task if records else None, run_id=run_id, remote=remote,
         citing_paper=citing_paper, batch_size=batch_size, max_raw_chars=max_raw_chars)
-    try:
-        from prefect.artifacts import create_markdown_artifact
-
-        create_markdown_artifact(markdown=summary_markdown(summary), key="resolve-summary",
-                                 description=f"citeledger run {summary['run_id']}")
-    except Exception as exc:  # noqa: BLE001 - an artifact is a report, never a reason to fail a run
-        logger.warning("could not write the run artifact: %s", exc)
-    return summary
+    orchestrate.publish_artifact(summary_markdown(summary), "resolve-summary",
+                                 f"citeledger run {summary.run_id}", logger)
+    return summary.as_dict()

@@ -12,7 +12,8 @@ the string's locator keys (volume:page pairs, see ``candidates.locator_tokens``)
 
 A candidate whose title is not the string's (``verify.title_names_another_work``) may not be the
 link unless volume and first page agree; it still counts as a rival. The batch driver
-(``resolvers.resolution.resolve_batch``) hands over the parsed records it already made, so each string is parsed once.
+(``resolvers.resolution.apply_rule_chain``) hands over the parsed records it already made, so each
+string is parsed once.
 """
 from __future__ import annotations
 

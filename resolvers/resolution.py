@@ -337,7 +337,7 @@ def fuzzy_verdicts(fuzzy: FuzzyMatcher, raws: Sequence[str]) -> list[Verdict]:
     return verdicts
 
 
-def resolve_batch(references: Sequence[Reference], catalog: CatalogLookup,
+def apply_rule_chain(references: Sequence[Reference], catalog: CatalogLookup,
                   fuzzy: FuzzyMatcher | None = None, remote: RemoteLookup | None = None) -> list[Resolution]:
     """Resolve a batch: one catalog query per identifier scheme, one fuzzy call for the rest."""
     contexts: list[ReferenceContext] = []

@@ -37,14 +37,14 @@ def stop_here():
     os._exit(3)  # never reached when the test kills us
 
 if point == "mid_batch":  # killed while resolving the third batch (two are written)
-    real = pipeline.resolve_batch
+    real = pipeline.apply_rule_chain
     calls = []
     def slow(*a, **k):
         calls.append(1)
         if len(calls) == 3:
             stop_here()
         return real(*a, **k)
-    pipeline.resolve_batch = slow
+    pipeline.apply_rule_chain = slow
 elif point in ("parquet_write", "finish"):  # killed with a written file not yet renamed into place
     kind = "observations" if point == "parquet_write" else "notices"
     seen = []
@@ -65,7 +65,7 @@ plan = pipeline.plan_run([inp], catalog, ledger, run_id=run_id, batch_size=int(b
 for job in plan.pending:
     pipeline.run_batch(job)
 summary = pipeline.finish_run(plan)
-print("DONE", summary["resumed"], sum(summary["states"].values()))
+print("DONE", summary.resumed, sum(summary.states.values()))
 '''
 
 BUILD_DRIVER = r'''

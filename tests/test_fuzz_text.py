@@ -1,5 +1,5 @@
 """Property-based attacks on the text path: identifier extraction, parsing, the parse_uncertain
-rules and the whole ``resolve_batch`` on the fixture catalog.
+rules and the whole ``apply_rule_chain`` on the fixture catalog.
 
 Any string (NUL, control characters, mojibake, lone surrogates, 100k-character strings) must come
 back as a value, never an exception, and in bounded time: the patterns below once made the parser
@@ -18,7 +18,7 @@ from resolvers.identifiers import canonical_arxiv_id, extract_identifiers, norma
 from resolvers.model import Reference, Status
 from resolvers.parsing import parse_reference
 from resolvers.quality import parse_uncertain_reason
-from resolvers.resolution import resolve_batch
+from resolvers.resolution import apply_rule_chain
 
 # Pieces that identifier and name patterns key on, so random strings reach the interesting paths.
 FRAGMENTS = ["10.", "10.1234/", "doi:", "DOI ", "https://doi.org/", "arXiv:", "arxiv.org/abs/", "abs/",
@@ -58,10 +58,10 @@ def test_parse_reference_and_quality_never_raise(raw):
 
 @pytest.fixture(scope="module")
 def fixture_lookup(fixture_catalog):
-    from citeledger import pipeline
+    from citeledger import workers
 
-    catalog = pipeline.get_catalog(fixture_catalog)
-    return catalog, pipeline.get_fuzzy(catalog)
+    catalog = workers.get_catalog(fixture_catalog)
+    return catalog, workers.get_fuzzy(catalog)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
@@ -72,7 +72,7 @@ def test_resolve_batch_gives_one_state_per_reference(fixture_lookup, raws):
     reference, in order, each with exactly one contract state."""
     catalog, fuzzy = fixture_lookup
     refs = [Reference("fuzz", i + 1, raw) for i, raw in enumerate(raws)]
-    out = resolve_batch(refs, catalog, fuzzy, None)
+    out = apply_rule_chain(refs, catalog, fuzzy, None)
     assert [r.reference for r in out] == refs
     for r in out:
         assert isinstance(r.verdict.status, Status)
@@ -104,5 +104,5 @@ def test_pathological_strings_finish_quickly(name, fixture_lookup):
     catalog, fuzzy = fixture_lookup
     started = time.perf_counter()
     bbl_to_text(raw)
-    resolve_batch([Reference("p", 1, raw)], catalog, fuzzy, None)
+    apply_rule_chain([Reference("p", 1, raw)], catalog, fuzzy, None)
     assert time.perf_counter() - started < 20.0

@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from citeledger.inputs import InputLimits, InputReject, read_references
-from citeledger.pipeline import read_inputs
+from citeledger.unique_inputs import read_inputs
 from resolvers.model import Reference
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from citeledger import atomic, cli, config, locking, options, pipeline
+from citeledger import atomic, cli, config, locking, options, pipeline, record_files
 from citeledger import catalog as catalog_module
 from citeledger import ledger as ledger_module
 from citeledger.catalog import CatalogStore
@@ -64,7 +64,7 @@ def test_plan_run_refuses_a_batch_size_below_one(tmp_path, fixture_catalog):
         pipeline.plan_run([inp], fixture_catalog, tmp_path / "ledger", run_id="r1", batch_size=-5)
     assert not locking.holds_ledger(tmp_path / "ledger")
     with pytest.raises(ConfigError, match="page_cap: must be >= 1"):
-        pipeline.citation_record("paper-a", tmp_path / "ledger", fixture_catalog, page_cap=-1)
+        record_files.citation_record("paper-a", tmp_path / "ledger", fixture_catalog, page_cap=-1)
 
 
 def test_config_limits_and_the_command_line_share_one_check(tmp_path):
@@ -83,17 +83,17 @@ TRICKY_IDS = [".hidden", "..hidden", "hidden", "...", ".", "..", "", " ", "_", "
 
 
 def test_record_file_names_are_injective_even_on_case_blind_file_systems():
-    stems = [pipeline.record_file_stem(i) for i in TRICKY_IDS]
+    stems = [record_files.record_file_stem(i) for i in TRICKY_IDS]
     assert len({s.lower() for s in stems}) == len(TRICKY_IDS)
     for paper_id in ("2301.00001", "hep-th/9901001", "10.1000/xyz.123"):  # ordinary ids stay readable
-        assert "+" not in pipeline.record_file_stem(paper_id)
+        assert "+" not in record_files.record_file_stem(paper_id)
 
 
 def test_hidden_citing_papers_get_one_record_file_each(tmp_path, fixture_catalog):
     papers = [".hidden", "..hidden", "hidden"]
     inp = write_input(tmp_path / "in.jsonl", [dict(ROWS[0], citing_paper=p) for p in papers])
     resolve(inp, fixture_catalog, tmp_path / "ledger", "r1")
-    written = pipeline.write_records(papers, tmp_path / "ledger", fixture_catalog)
+    written = record_files.write_records(papers, tmp_path / "ledger", fixture_catalog)
     assert len(set(written)) == 3
     assert sorted(json.loads(p.read_text())["paper"]["id"] for p in written) == sorted(papers)
 
@@ -115,7 +115,7 @@ def test_a_planned_run_survives_two_catalog_builds_and_resumes(tmp_path):
     for job in resumed.pending:
         pipeline.run_batch(job)
     summary = pipeline.finish_run(resumed)
-    assert summary["references"] == 4 and sum(summary["states"].values()) == 4
+    assert summary.references == 4 and sum(summary.states.values()) == 4
     assert not list((catalog / catalog_module.PINS_DIR).glob("*.json"))  # the finished run lets go
     CatalogStore(catalog).build([FIXTURES / "catalog" / "works.jsonl"])
     assert not (catalog / plan.jobs[0].catalog_generation).exists()  # and the next build removes it
@@ -151,7 +151,7 @@ def test_disk_full_writing_the_ledger_database_is_finished_by_the_resumed_run(tm
     assert LedgerStore(ledger).run_finished("r1") and not (ledger / "ledger.duckdb").exists()
     assert not list(ledger.glob(".*.tmp"))
     summary = resolve(inp, fixture_catalog, ledger, "r1")
-    assert summary["resumed"] and (ledger / "ledger.duckdb").exists()
+    assert summary.resumed and (ledger / "ledger.duckdb").exists()
     assert LedgerStore(ledger).run_complete("r1")
 
 
@@ -182,7 +182,7 @@ def test_leftover_staged_record_files_are_removed_by_the_next_records(tmp_path, 
     records_dir.mkdir(parents=True, exist_ok=True)
     leftover = records_dir / ".paper-a.json.k2j3h4.tmp"
     leftover.write_text("half a record")
-    pipeline.write_records(["paper-a"], tmp_path / "ledger", fixture_catalog)
+    record_files.write_records(["paper-a"], tmp_path / "ledger", fixture_catalog)
     assert not leftover.exists() and (records_dir / "paper-a.json").exists()
     assert not locking.holds_ledger(tmp_path / "ledger")
     leftovers = [records_dir / ".paper-a.html.x1.tmp", tmp_path / "ledger" / ".ledger.duckdb.y2.tmp",
@@ -201,7 +201,7 @@ def test_a_file_given_as_the_ledger_is_one_error(tmp_path, fixture_catalog, caps
     with pytest.raises(LedgerPathError, match="is a file"):
         pipeline.plan_run([inp], fixture_catalog, tmp_path / "afile", run_id="r1")
     with pytest.raises(LedgerPathError):
-        pipeline.write_records(["x"], tmp_path / "afile" / "sub", fixture_catalog)
+        record_files.write_records(["x"], tmp_path / "afile" / "sub", fixture_catalog)
     with pytest.raises(CiteledgerError, match="afile"):  # a file as the catalog folder of a build
         CatalogStore(tmp_path / "afile").build([FIXTURES / "catalog" / "works.jsonl"])
     line = one_line_error(capsys, ["resolve", str(inp), "--ledger", str(tmp_path / "afile"),

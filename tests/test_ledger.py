@@ -43,7 +43,7 @@ def observations(ledger: Path) -> list[dict]:
 def test_one_observation_per_row_with_contract_columns(tmp_path, fixture_catalog):
     plan, summary = run_all([refs_file(tmp_path)], fixture_catalog, tmp_path / "ledger")
     rows = observations(tmp_path / "ledger")
-    assert len(rows) == 30 and summary["references"] == 30 and summary["rejects"] == 1
+    assert len(rows) == 30 and summary.references == 30 and summary.rejects == 1
     assert CONTRACT_COLUMNS <= set(rows[0])
     assert len({r["observation_id"] for r in rows}) == 30
     assert all(r["observation_digest"].startswith("sha256:") and len(r["observation_digest"]) == 71 for r in rows)
@@ -51,7 +51,23 @@ def test_one_observation_per_row_with_contract_columns(tmp_path, fixture_catalog
     bert = next(r for r in rows if "1810.04805" in r["raw"])
     assert (bert["work_id"], bert["arxiv_id"], bert["extracted_arxiv_ids"]) == ("arxiv:1810.04805", "1810.04805", ["1810.04805"])
     assert json.loads(bert["evidence"])["identifier"] == "1810.04805"
-    assert sum(summary["states"].values()) == 30
+    assert sum(summary.states.values()) == 30
+
+
+def test_the_run_row_and_summary_count_reasons_beside_states(tmp_path, fixture_catalog):
+    """Issue 11: the run row holds a histogram of the rules' reasons (``reason_counts``), the same
+    the typed RunSummary reports, and every observation is counted once."""
+    _, summary = run_all([refs_file(tmp_path)], fixture_catalog, tmp_path / "ledger")
+    rows = observations(tmp_path / "ledger")
+    expected: dict[str, int] = {}
+    for row in rows:
+        expected[row["reason"]] = expected.get(row["reason"], 0) + 1
+    assert summary.reasons == expected and sum(summary.reasons.values()) == 30
+    (run_row,) = duckdb.sql(f"select reason_counts from read_parquet('{tmp_path}/ledger/runs/**/*.parquet')").fetchall()
+    assert json.loads(run_row[0]) == summary.reasons
+    as_json = json.loads(json.dumps(summary.as_dict()))
+    assert as_json["reasons"] == summary.reasons and as_json["links"] == summary.links
+    assert type(summary).from_dict(as_json) == summary
 
 
 def test_ids_and_digests_are_stable_across_runs_and_ledgers(tmp_path, fixture_catalog):
@@ -87,7 +103,7 @@ def test_interrupted_run_completes_to_the_uninterrupted_ledger(tmp_path, fixture
     assert strip(whole) == strip(cut)
     # the resumed run keeps its first start time, so the late batches carry the same time
     assert {r["observed_at"] for r in cut} == {plan.observed_at}
-    assert sum(summary["states"].values()) == 30
+    assert sum(summary.states.values()) == 30
 
 
 def test_resume_with_other_inputs_is_refused(tmp_path, fixture_catalog):
@@ -200,4 +216,4 @@ def test_a_run_resolves_against_the_generation_it_was_planned_on(tmp_path, fixtu
     (row,) = observations(tmp_path / "l")
     assert (row["status"], row["reason"]) == ("unresolved", "identifier_not_in_catalog")
     _, later = run_all([src], catalog, tmp_path / "l", run_id="r2")  # the next run sees the new work
-    assert later["states"]["verified_exact"] == 1
+    assert later.states["verified_exact"] == 1

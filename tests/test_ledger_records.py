@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from citeledger import pipeline, records
+from citeledger import pipeline, record_files, record_pages, records
 from citeledger.ledger import run_query
 
 
@@ -38,16 +38,16 @@ def test_notices_come_from_the_catalogs_retraction_watch_sources(tmp_path, defau
 
 def test_record_of_a_paper_citing_retracted_works(tmp_path, default_catalog):
     resolve(tmp_path, default_catalog, RETRACTED)
-    record = pipeline.citation_record("paper-x", tmp_path / "ledger", default_catalog)
+    record = record_files.citation_record("paper-x", tmp_path / "ledger", default_catalog)
     records.validate_record(record)
     assert record["counts"]["cited_works_by_standing"]["retracted"] == 2
     assert record["counts"]["cited_works_by_standing"]["corrected"] == 1
     by_index = {i["reference_index"]: i for i in record["outbound"]["items"]}
     assert by_index[1]["notice"]["standing"] == "retracted"
     assert by_index[4]["notice"]["state"] == "unavailable"
-    text = records.render_ledger_text(record)
+    text = record_pages.render_ledger_text(record)
     assert text.count("RETRACTED") >= 2
-    again = pipeline.citation_record("paper-x", tmp_path / "ledger", default_catalog)
+    again = record_files.citation_record("paper-x", tmp_path / "ledger", default_catalog)
     assert again["content_digest"] == record["content_digest"]
 
 
@@ -57,12 +57,12 @@ def test_a_cites_b_shows_on_both_records(tmp_path, default_catalog):
          "raw": "I. Streinu and L. Theran. Sparsity-certifying graph decompositions. arXiv:0704.0002"},
         {"citing_paper": "0704.0002", "reference_index": 1, "raw": "Nobody. Not in any catalog. J Nowhere 1999;1:1."},
     ])
-    a = pipeline.citation_record("arXiv:0704.0001", tmp_path / "ledger", default_catalog)
-    b = pipeline.citation_record("0704.0002", tmp_path / "ledger", default_catalog)
+    a = record_files.citation_record("arXiv:0704.0001", tmp_path / "ledger", default_catalog)
+    b = record_files.citation_record("0704.0002", tmp_path / "ledger", default_catalog)
     assert [i["resolved"]["work_id"] for i in a["outbound"]["items"]] == ["arxiv:0704.0002"]
     assert [(i["citing_paper"], i["reference_index"]) for i in b["inbound"]["items"]] == [("0704.0001", 1)]
     assert a["paper"]["in_catalog"] and a["paper"]["work"]["title"].startswith("Calculation of prompt diphoton")
-    assert pipeline.papers_touched("r1", tmp_path / "ledger", default_catalog) == ["0704.0001", "0704.0002"]
+    assert record_files.papers_touched("r1", tmp_path / "ledger", default_catalog) == ["0704.0001", "0704.0002"]
 
 
 def test_records_of_many_papers_in_one_pass_equal_one_by_one(tmp_path, default_catalog):
@@ -76,8 +76,8 @@ def test_records_of_many_papers_in_one_pass_equal_one_by_one(tmp_path, default_c
         {"citing_paper": "0704.0002", "reference_index": 2, "raw": "Nobody. Not in any catalog. J Nowhere 1999;1:1."},
     ])
     papers = ["0704.0002", "paper-x", "arXiv:0704.0001", "no-such-paper"]
-    together = list(pipeline.citation_records(papers, tmp_path / "ledger", default_catalog))
-    alone = [pipeline.citation_record(p, tmp_path / "ledger", default_catalog) for p in papers]
+    together = list(record_files.citation_records(papers, tmp_path / "ledger", default_catalog))
+    alone = [record_files.citation_record(p, tmp_path / "ledger", default_catalog) for p in papers]
     assert together == alone
     assert [len(r["outbound"]["items"]) for r in together] == [2, 4, 1, 0]
     assert [(i["citing_paper"], i["reference_index"]) for i in together[0]["inbound"]["items"]] == [("0704.0001", 1)]
@@ -87,7 +87,7 @@ def test_records_of_many_papers_in_one_pass_equal_one_by_one(tmp_path, default_c
 def test_record_files_are_safe_for_any_id(tmp_path, default_catalog, paper_id):
     resolve(tmp_path, default_catalog, [{"citing_paper": paper_id, "reference_index": 1,
                                          "raw": "Sparsity-certifying graph decompositions. arXiv:0704.0002"}])
-    (written,) = pipeline.write_records([paper_id], tmp_path / "ledger", default_catalog)
+    (written,) = record_files.write_records([paper_id], tmp_path / "ledger", default_catalog)
     assert written.parent == tmp_path / "ledger" / "records"
     assert len(written.name) < 200 and not written.name.startswith(".")
     assert json.loads(written.read_text())["paper"]["id"] == paper_id
@@ -102,7 +102,7 @@ def test_glutton_strings_citing_retracted_works(tmp_path, default_catalog):
     rows = [json.loads(line) for line in
             (Path(__file__).parent / "golden" / "glutton_cites_notice_works.jsonl").read_text().splitlines()]
     resolve(tmp_path, default_catalog, [{k: r[k] for k in ("citing_paper", "reference_index", "raw")} for r in rows])
-    record = pipeline.citation_record(rows[0]["citing_paper"], tmp_path / "ledger", default_catalog, page_cap=1)
+    record = record_files.citation_record(rows[0]["citing_paper"], tmp_path / "ledger", default_catalog, page_cap=1)
     records.validate_record(record)
     got = {i["resolved"]["doi"]: (i["status"], i["notice"]["standing"]) for i in record["with_notices"]}
     # what data/sources/retraction_watch_doi_nature_excerpt.csv says of these three works

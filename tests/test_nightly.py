@@ -60,13 +60,13 @@ def site(tmp_path):
 
 def night(site) -> dict:
     """Exactly what the nightly flow does, without Prefect."""
-    refresh = nightly.refresh_catalog(site["catalog"], site["catalog-inbox"])
+    refresh = nightly.ingest_new_sources(site["catalog"], site["catalog-inbox"])
     work = nightly.prepare_nightly(site["inbox"], site["catalog"], site["ledger"], batch_size=2)
     if work.plan is None:
-        return nightly.idle_nightly(work, site["ledger"], site["catalog"], site["processed"], bool(refresh.files))
+        return nightly.idle_nightly(work, site["ledger"], site["catalog"], site["processed"], bool(refresh.files)).as_dict()
     for job in work.plan.pending:
         pipeline.run_batch(job)
-    return nightly.complete_nightly(work, site["processed"])
+    return nightly.complete_nightly(work, site["processed"]).as_dict()
 
 
 def q(site, sql):
@@ -151,7 +151,7 @@ def test_an_interrupted_night_is_resumed_and_its_files_stay_until_then(site):
     for job in resumed.plan.pending:
         pipeline.run_batch(job)
     summary = nightly.complete_nightly(resumed, site["processed"])
-    assert summary["references"] == 5 and not (site["inbox"] / "refs.jsonl").exists()
+    assert summary.run is not None and summary.run.references == 5 and not (site["inbox"] / "refs.jsonl").exists()
     assert q(site, "select count(*), count(distinct observation_id) from observations") == [(5, 5)]
 
 
@@ -182,3 +182,64 @@ def test_nightly_flow_through_prefect(site):
     assert summary["records"] == len(summary["papers"]) >= 2
     assert (site["ledger"] / "ledger.duckdb").exists()
     assert not (site["inbox"] / "refs.jsonl").exists()
+
+
+def test_inbox_moves_are_staged_across_file_systems(tmp_path, monkeypatch):
+    """Issue 11: a processed inbox file is moved through ``atomic.atomic_move``; where a rename
+    cannot cross file systems (EXDEV) it is copied staged, renamed into place, then removed."""
+    import errno
+
+    from citeledger import atomic
+
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    src = inbox / "refs.jsonl"
+    src.write_bytes(b'{"citing_paper": "p", "reference_index": 1, "raw": "x"}\n' * 1000)
+    real_replace = atomic.os.replace
+
+    def no_cross_rename(a, b):
+        if str(a) == str(src):
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+        return real_replace(a, b)
+
+    synced = []
+    real_fsync = atomic.os.fsync
+    monkeypatch.setattr(atomic.os, "replace", no_cross_rename)
+    monkeypatch.setattr(atomic.os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd)))
+    (moved,) = nightly.move_to_processed([src], tmp_path / "processed", "run-1")
+    assert moved == tmp_path / "processed" / "run-1" / "refs.jsonl" and not src.exists()
+    assert moved.read_bytes().count(b"\n") == 1000
+    assert not list((tmp_path / "processed" / "run-1").glob(".*"))
+    assert len(synced) >= 3  # the staged copy, then both folders: the move survives a crash
+
+
+def test_harvest_spools_through_staged_writes(tmp_path, monkeypatch):
+    """Issue 11: harvest_remote's spool is written staged (``atomic_write_lines``): the day's file
+    holds every record, nothing staged is left, and a failing service is one error line."""
+    from types import SimpleNamespace
+
+    class FakeHttp:
+        def close(self):
+            pass
+
+    class FakeCrossref:
+        def __init__(self, *args):
+            self.http = FakeHttp()
+
+        def harvest(self, since, until_index_date, checkpoint):
+            yield from ({"DOI": f"10.1/{i}", "title": [f"work {i}"]} for i in range(3))
+
+    def broken_download(*args):
+        raise OSError("no route")
+
+    monkeypatch.setattr(nightly, "CrossrefClient", FakeCrossref)
+    monkeypatch.setattr(nightly, "make_http_client", lambda *a: FakeHttp())
+    monkeypatch.setattr(nightly, "refresh_retraction_watch", broken_download)
+    config = SimpleNamespace(remote={"crossref"}, remote_settings=lambda: None, mailto=None,
+                             endpoints=SimpleNamespace(crossref_api="x", retraction_watch_csv="y"))
+    today = __import__("datetime").date(2026, 1, 2)
+    files, counts, errors = nightly.harvest_remote(config, tmp_path, today)
+    assert files == [tmp_path / "harvest" / "crossref-2026-01-02.jsonl"] and counts == {"crossref": 3}
+    assert files[0].read_text().count("\n") == 3 and not list((tmp_path / "harvest").glob(".*"))
+    assert errors == ["retraction watch download: OSError: no route"]
+    assert json.loads((tmp_path / "refresh.json").read_text())["crossref_until"] == "2026-01-02"

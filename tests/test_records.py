@@ -13,11 +13,10 @@ from citeledger.records import (
     STATES,
     build_record,
     content_digest,
-    render_ledger_html,
-    render_ledger_text,
     select_rows,
     validate_record,
 )
+from citeledger.record_pages import render_ledger_html, render_ledger_text
 from resolvers.notices import NoticeEvent, EventType, notice_row, standing_notice
 
 RUN = "run-2026-01-01"

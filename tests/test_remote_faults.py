@@ -16,7 +16,7 @@ from collections import Counter
 import pytest
 from werkzeug.wrappers import Response
 
-from citeledger import pipeline
+from citeledger import pipeline, workers
 from citeledger.ledger import run_query
 
 from remote_server import fixture_bytes, server  # noqa: F401
@@ -109,9 +109,9 @@ arxiv_api = "{server.url_for('/api/query')}"
 crossref_api = "{server.url_for('').rstrip('/')}"
 """)
     monkeypatch.setenv("CITELEDGER_CONFIG", str(config))
-    pipeline._CACHE.clear()
+    workers.clear_caches()
     yield server
-    pipeline._CACHE.clear()
+    workers.clear_caches()
 
 
 def references() -> list[dict]:
@@ -148,7 +148,7 @@ def test_faults_at_volume_are_unavailable_never_unresolved(faulty_remote, tmp_pa
     rows = {r[0]: r[1:] for r in run_query(
         "select reference_index, status, evidence from observations where run_id = 'faults'",
         tmp_path / "ledger", catalog).fetchall()}
-    assert len(rows) == len(refs) and sum(summary["states"].values()) == len(refs)
+    assert len(rows) == len(refs) and sum(summary.states.values()) == len(refs)
     wrong = {}
     for index, (want, kind) in expected.items():
         status, evidence = rows[index]

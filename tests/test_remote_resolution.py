@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from citeledger import pipeline
+from citeledger import pipeline, workers
 from citeledger.catalog import ParquetCatalog
 from citeledger.ledger import run_query
 
@@ -46,9 +46,9 @@ arxiv_api = "{server.url_for('/api/query')}"
 crossref_api = "{server.url_for('').rstrip('/')}"
 """)
     monkeypatch.setenv("CITELEDGER_CONFIG", str(config))
-    pipeline._CACHE.clear()  # a fresh remote resolver (and its cache) for this configuration
+    workers.clear_caches()  # a fresh remote resolver (and its cache) for this configuration
     yield server
-    pipeline._CACHE.clear()
+    workers.clear_caches()
 
 
 def serve_payloads(server):
@@ -103,7 +103,7 @@ def test_stopped_server_means_unavailable_then_resolved_next_run(remote_env, tmp
     assert got[3][0] == "verified_exact"  # references the catalog settles need no remote
     remote_env.start()
     serve_payloads(remote_env)
-    pipeline._CACHE.clear()  # a new process on the next night
+    workers.clear_caches()  # a new process on the next night
     got = run(tmp_path, catalog, "back")
     assert got[1][0] == "verified_exact" and got[2][0] == "verified_exact"
 
@@ -129,6 +129,6 @@ def test_default_configuration_opens_no_connection(tmp_path, fixture_catalog, mo
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
-    pipeline._CACHE.clear()
+    workers.clear_caches()
     got = run(tmp_path, fixture_catalog, "offline", remote=False)
     assert got[1][0] == "unresolved" and got[3][0] == "verified_exact"

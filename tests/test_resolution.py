@@ -6,7 +6,7 @@ import pytest
 
 from citeledger.catalog import ParquetCatalog
 from resolvers.model import Reference, Status
-from resolvers.resolution import resolve_batch
+from resolvers.resolution import apply_rule_chain
 
 CASES = [json.loads(line) for line in (Path(__file__).parent / "golden" / "resolution_cases.jsonl").read_text().splitlines()
          if line.strip()]
@@ -19,15 +19,15 @@ def catalog(fixture_catalog):
 
 @pytest.fixture(scope="module")
 def fuzzy(fixture_catalog):
-    from citeledger import pipeline
+    from citeledger import workers
 
-    return pipeline.get_fuzzy(pipeline.get_catalog(fixture_catalog))
+    return workers.get_fuzzy(workers.get_catalog(fixture_catalog))
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["case"] for c in CASES])
 def test_resolution_case(catalog, fuzzy, case):
     """Each case runs the chain as ``resolve`` does; cases marked ``fuzzy`` with the matcher on."""
-    (resolution,) = resolve_batch([Reference("paper", 1, case["raw"])], catalog, fuzzy if case.get("fuzzy") else None)
+    (resolution,) = apply_rule_chain([Reference("paper", 1, case["raw"])], catalog, fuzzy if case.get("fuzzy") else None)
     verdict = resolution.verdict
     assert verdict.status.value == case["status"], verdict.evidence
     if "reason" in case:
@@ -47,5 +47,5 @@ def test_resolution_case(catalog, fuzzy, case):
 
 def test_batch_answers_in_input_order(catalog, fuzzy):
     refs = [Reference("p", i + 1, c["raw"]) for i, c in enumerate(CASES)]
-    got = [r.verdict.status.value for r in resolve_batch(refs, catalog, fuzzy)]
+    got = [r.verdict.status.value for r in apply_rule_chain(refs, catalog, fuzzy)]
     assert got == [c["status"] for c in CASES]

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from citeledger import pipeline
+from citeledger import pipeline, record_files
 from citeledger.inputs import InputLimits, InputReject, read_references
 from citeledger.config import QueryLimits, load_config
 from citeledger.query import check_read_only, sandbox, user_query
@@ -112,7 +112,7 @@ def test_cli_query_refuses_delete_and_the_ledger_is_unchanged(ledger):
 @given(st.one_of(st.text(max_size=300), st.sampled_from(["hep-th/9901001", "../../etc/passwd", "..", ".", "/", "",
                                                           "a" * 5000, "é/ü", "CON", ".hidden", "x\x00y"])))
 def test_record_file_stem_is_a_safe_single_name(paper_id):
-    stem = pipeline.record_file_stem(paper_id)
+    stem = record_files.record_file_stem(paper_id)
     assert stem and "/" not in stem and "\x00" not in stem and not stem.startswith(".")
     assert len(stem.encode()) <= 120 and stem.isascii()
     out = Path("/records")
@@ -121,7 +121,7 @@ def test_record_file_stem_is_a_safe_single_name(paper_id):
 
 @given(st.text(max_size=40), st.text(max_size=40))
 def test_distinct_paper_ids_get_distinct_file_names(a, b):
-    if a != b and pipeline.record_file_stem(a) == pipeline.record_file_stem(b):
+    if a != b and record_files.record_file_stem(a) == record_files.record_file_stem(b):
         # only the leading dots that are stripped may collide (".x" and "x"): never two real ids
         assert a.lstrip(".") == b.lstrip(".") or not a.strip(".") or not b.strip(".")
 

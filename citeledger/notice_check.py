@@ -1,0 +1,57 @@
+"""The notice check of a run: the standing notice (retracted, corrected, withdrawn, ...) of every
+work a run links to, from the catalog's notice sources, written beside the run's observations."""
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from resolvers import notice_sources, notices
+from resolvers.notices import NoticeIndex, notice_row
+
+from .ledger import LedgerStore
+from .workers import get_catalog, get_notice_index
+
+
+def work_notice(work: dict[str, Any], index: NoticeIndex, checked_at: str | None) -> Any:
+    """The standing notice of one catalog work: Retraction Watch events for any of its DOIs, the
+    Crossref update relations its record carries, and arXiv's withdrawn flag."""
+    extra_events: list[Any] = []
+    extra_sources: list[str] = []
+    work_sources = set(work.get("sources") or ())
+    if "crossref" in work_sources:
+        extra_sources += [notices.SOURCE_CROSSREF_PUBLISHER, notices.SOURCE_CROSSREF_RW]
+        if work.get("relations") and work.get("doi"):
+            extra_events += notice_sources.events_from_crossref_relations(work["doi"], json.loads(work["relations"]))
+    if work.get("arxiv_id"):
+        extra_sources.append(notices.SOURCE_ARXIV)
+        if work.get("withdrawn"):
+            extra_events += notice_sources.events_from_arxiv_withdrawal(work["arxiv_id"])
+    other_dois = [d for d in (work.get("alt_dois") or ()) if d != work.get("doi")]
+    for doi in other_dois:  # a preprint's journal DOI (or the reverse) names the same work
+        extra_events += [notices.rekey(e, work["doi"]) for e in index.events_for(doi)]
+    return index.notice_for(work.get("doi"), work.get("arxiv_id"), checked_at=checked_at,
+                            extra_events=extra_events, extra_sources=extra_sources)
+
+
+def work_notice_rows(catalog_dir: str | Path, work_ids: Any, run_id: str) -> list[dict[str, Any]]:
+    """Notice rows (as the ledger stores them) of the given works, by work id."""
+    catalog = get_catalog(catalog_dir)
+    index = get_notice_index(catalog)
+    checked_at = catalog.manifest.get("built_at")
+    rows = []
+    for work_id, work in sorted(catalog.work_rows(work_ids).items()):
+        row = notice_row(work_id, work.get("doi"), work_notice(work, index, checked_at))
+        row["run_id"] = run_id
+        row["checked_at"] = datetime.fromisoformat(row["checked_at"]) if row["checked_at"] else None
+        rows.append(row)
+    return rows
+
+
+def write_run_notices(ledger_dir: str | Path, catalog_dir: str | Path, run_id: str) -> int:
+    """A notice for every work this run links to, checked against the catalog's sources."""
+    ledger = LedgerStore(ledger_dir)
+    rows = work_notice_rows(catalog_dir, ledger.linked_work_ids(run_id), run_id)
+    ledger.write_notices(run_id, rows)
+    return len(rows)

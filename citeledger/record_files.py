@@ -1,0 +1,150 @@
+"""The citation-record side of the ledger: which papers a run touched, each paper's record
+gathered from the ledger's current observations and notices, and the record files (JSON, text,
+HTML) written under ``<ledger>/records/``."""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+from urllib.parse import quote
+
+from resolvers.errors import UnknownRun, UsageError
+from resolvers.identifiers import canonical_arxiv_id, normalize_doi
+
+from . import locking, record_pages, records
+from .atomic import atomic_write_bytes, remove_leftovers
+from .catalog import ParquetCatalog
+from .ledger import LedgerStore, check_ledger_dir, citing_papers, papers_observations
+from .options import at_least, check_run_id
+from .workers import get_catalog
+
+def find_paper_work(catalog: ParquetCatalog, paper_id: str) -> dict[str, Any] | None:
+    """The catalog row of a paper named by arXiv id, DOI or work id, if the catalog has it."""
+    text = paper_id.strip()
+    hit = None
+    if text.startswith(("arxiv:", "doi:", "cl:")):
+        hit = catalog.works_by_id([text]).get(text)
+    arxiv_id = canonical_arxiv_id(text)
+    if hit is None and arxiv_id:
+        hit = catalog.works_by_arxiv_id([arxiv_id]).get(arxiv_id)
+    doi = normalize_doi(text)
+    if hit is None and doi:
+        hit = catalog.works_by_doi([doi]).get(doi)
+    return catalog.work_rows([hit.work_id])[hit.work_id] if hit else None
+
+
+def citation_record(paper_id: str, ledger_dir: str | Path, catalog_dir: str | Path,
+                    page_cap: int | None = None) -> dict[str, Any]:
+    """The citation record of one paper, from the ledger's current observations and notices."""
+    if not paper_id.strip():
+        raise UsageError("record: the paper id is empty (give an arXiv id, a DOI or a citing_paper id)")
+    return next(citation_records([paper_id], ledger_dir, catalog_dir, page_cap))
+
+
+RECORDS_PER_PASS = 500  # papers whose ledger rows are gathered in one pass (bounds the memory held)
+
+
+def citation_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
+                     page_cap: int | None = None) -> Iterator[dict[str, Any]]:
+    """The citation records of many papers, in order; one pass over the ledger per 500 papers."""
+    if page_cap is not None:
+        at_least("page_cap", page_cap, 1)
+    catalog = get_catalog(catalog_dir)
+    generated_from = {"tables": {"current": "ledger view current (latest observation per reference)",
+                                 "notices": "ledger view notices (latest notice per cited work)",
+                                 "works": "catalog works"},
+                      "catalog_fingerprint": catalog.fingerprint}
+    paper_ids = list(paper_ids)
+    for start in range(0, len(paper_ids), RECORDS_PER_PASS):
+        chunk = paper_ids[start:start + RECORDS_PER_PASS]
+        works = [find_paper_work(catalog, paper_id) for paper_id in chunk]
+        observed = papers_observations(ledger_dir, catalog_dir, [
+            (sorted(records.paper_forms(paper_id, work)), work["work_id"] if work else None)
+            for paper_id, work in zip(chunk, works)])
+        cited_rows = catalog.work_rows([r["work_id"] for outbound, _, _ in observed for r in outbound
+                                        if r.get("work_id")])  # one catalog lookup per pass
+        for paper_id, paper_work, (outbound, inbound, notice_rows) in zip(chunk, works, observed):
+            cited = {r["work_id"]: cited_rows[r["work_id"]] for r in outbound if r.get("work_id") in cited_rows}
+            yield records.build_record(paper_id, paper_work, outbound, inbound,
+                                       {r["work_id"]: r for r in notice_rows}, generated_from,
+                                       page_cap=page_cap or records.DEFAULT_PAGE_CAP, works=cited)
+
+
+RECORD_STEM_MAX = 120
+
+
+def record_file_stem(paper_id: str) -> str:
+    """The record file name of a paper id: distinct ids always get distinct names.
+
+    An id whose percent-escape (``quote``, keeping ``-_.``) is a plain name (not empty, no
+    leading dot, no upper-case letter, at most 120 bytes) is its own name: ``2301.00001``,
+    ``hep-th%2F9901001``, ``10.1000%2Fxyz``; escaping is reversible, so these never meet. Any
+    other id gets the escape's first 100 bytes, ``+`` and 16 hex digits of the id's SHA-256
+    (``hidden+1f0c...`` for ``.hidden``, ``PhysRev...+...`` for a DOI with capitals, so two ids
+    differing only in case stay apart on a case-blind file system). ``+`` never occurs in a
+    plain name (``quote`` escapes it), so the two kinds cannot meet either."""
+    escaped = quote(paper_id, safe="-_.")
+    plain = escaped.lstrip(".")
+    if plain == escaped and plain and len(plain) <= RECORD_STEM_MAX and not any("A" <= c <= "Z" for c in paper_id):
+        return plain
+    digest = hashlib.sha256(paper_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return plain[:100] + "+" + digest
+
+
+def write_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
+                  progress: Callable[[int], None] | None = None) -> list[Path]:
+    """Write each paper's record as JSON, text and HTML under ``<ledger>/records/``, under the
+    ledger's writer lock; first removing what a killed writer of records left staged there.
+    ``progress(1)`` after each paper (the CLI's progress bar)."""
+    check_ledger_dir(ledger_dir)
+    out = Path(ledger_dir) / "records"
+    held_before = locking.holds_ledger(ledger_dir)  # a caller's run holds it: leave it held
+    locking.acquire_ledger(ledger_dir)
+    try:
+        remove_leftovers(out)
+        return _write_record_files(paper_ids, ledger_dir, catalog_dir, out, progress)
+    finally:
+        if not held_before:
+            locking.release_ledger(ledger_dir)
+
+
+def _write_record_files(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
+                        out: Path, progress: Callable[[int], None] | None) -> list[Path]:
+    written = []
+    for paper_id, record in zip(paper_ids, citation_records(paper_ids, ledger_dir, catalog_dir)):
+        records.validate_record(record)
+        stem = record_file_stem(paper_id)
+        atomic_write_bytes(out / f"{stem}.json", (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode())
+        atomic_write_bytes(out / f"{stem}.txt", record_pages.render_ledger_text(record).encode())
+        atomic_write_bytes(out / f"{stem}.html", record_pages.render_ledger_html(record).encode())
+        written.append(out / f"{stem}.json")
+        if progress is not None:
+            progress(1)
+    return written
+
+
+def check_run(ledger_dir: str | Path, run_id: str) -> str:
+    """``run_id`` if the ledger has begun that run, else a one-line error naming the latest runs."""
+    ledger = LedgerStore(ledger_dir)
+    if ledger.known_run(check_run_id(run_id)):
+        return run_id
+    runs = sorted((p.parent for p in (Path(ledger_dir) / "_runs").glob("*/manifest.json")),
+                  key=lambda p: p.stat().st_mtime, reverse=True)
+    latest = ", ".join(p.name for p in runs[:3])
+    raise UnknownRun(f"ledger {ledger_dir} has no run {run_id!r}"
+                     + (f"; latest runs: {latest}" if latest else "; it has no runs yet"))
+
+
+def papers_touched(run_id: str, ledger_dir: str | Path, catalog_dir: str | Path) -> list[str]:
+    """Papers whose record a run changed: its citing papers, and ledger papers it now cites."""
+    ledger = LedgerStore(ledger_dir)
+    catalog = get_catalog(catalog_dir)
+    own = citing_papers(ledger_dir, catalog_dir, run_id)
+    linked = set(ledger.linked_work_ids(run_id))
+    touched = set(own)
+    for paper in citing_papers(ledger_dir, catalog_dir, None):
+        work = find_paper_work(catalog, paper)
+        if work and work["work_id"] in linked:
+            touched.add(paper)
+    return sorted(touched)

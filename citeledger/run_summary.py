@@ -1,0 +1,47 @@
+"""What a finished run reports: one typed summary shared by the pipeline (``finish_run``), the
+CLI's printout, the orchestration and the flows' artifacts. Flows return ``as_dict()`` (JSON)."""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from resolvers.model import Status
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    run_id: str
+    references: int
+    rejects: int
+    states: dict[str, int]  # every state, in the order they are decided
+    reasons: dict[str, int]  # the rules' reasons that occurred, in the enum's order
+    seconds: float
+    resumed: bool
+    references_per_second: float | None
+    transitions: int
+    inputs: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    reject_messages: list[str] = field(default_factory=list)  # the first 20
+    records: int | None = None  # citation records rebuilt after the run, when asked for
+
+    @property
+    def links(self) -> int:
+        """References linked to a work (the states that carry one)."""
+        return sum(self.states.get(s.value, 0) for s in Status if s.is_link)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunSummary:
+        """Back from ``as_dict`` (what a flow run returns); keys that are not fields are ignored."""
+        return cls(**{f.name: data[f.name] for f in dataclasses.fields(cls) if f.name in data})
+
+    def with_records(self, records: int) -> RunSummary:
+        return dataclasses.replace(self, records=records)
+
+    def as_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["links"] = self.links
+        if self.records is None:
+            del out["records"]
+        return out

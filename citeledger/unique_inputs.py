@@ -1,0 +1,97 @@
+"""Every row of a run's inputs, once: a reference whose (citing_paper, reference_index) repeats is
+settled the same whatever the order of the inputs (identical rows keep one, conflicting rows are
+all rejected), streamed so only the repeated keys are ever held."""
+from __future__ import annotations
+
+import hashlib
+import json
+from array import array
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Mapping, Sequence
+
+import numpy as np
+
+from resolvers.model import Reference
+
+from .input_files import InputSource, discard_spools, prepare_inputs
+from .inputs import InputLimits, InputReject, read_references
+
+
+def read_inputs(paths: Sequence[str | Path], limits: InputLimits,
+                citing_paper: str | Mapping[str, str] | None = None) -> tuple[list[Reference], list[InputReject]]:
+    """Every row of every input as a reference or a reject (``iter_unique``), as two lists."""
+    sources = prepare_inputs(paths, None, limits.max_file_bytes, citing_paper)
+    references: list[Reference] = []
+    rejects: list[InputReject] = []
+    try:
+        for item in iter_unique(sources, limits, citing_paper):
+            if isinstance(item, InputReject):
+                rejects.append(item)
+            else:
+                references.append(item)
+    finally:
+        discard_spools(sources)
+    return references, rejects
+
+
+def _read_all(sources: Sequence[InputSource], limits: InputLimits,
+              citing_paper: str | Mapping[str, str] | None) -> Iterator[Reference | InputReject]:
+    for source in sources:
+        paper = citing_paper.get(source.name) if isinstance(citing_paper, Mapping) else citing_paper
+        yield from read_references(source.path, limits, paper, source.name, source.kind)
+
+
+@dataclass(frozen=True)
+class _Settled:
+    keep: tuple[str, int] | None  # the location whose row stays, None when the duplicates conflict
+    reason: str
+
+
+def _duplicates(sources: Sequence[InputSource], limits: InputLimits,
+                citing_paper: str | Mapping[str, str] | None) -> dict[tuple[str, int], _Settled]:
+    """How each (citing_paper, reference_index) seen more than once is settled. One pass keeps
+    8 bytes a row (a hash of the key), a second one looks only at keys whose hash repeats."""
+    hashes = array("q")
+    for item in _read_all(sources, limits, citing_paper):
+        if isinstance(item, Reference):
+            hashes.append(hash((item.citing_paper, item.reference_index)))
+    if len(hashes) < 2:
+        return {}
+    ordered = np.sort(np.frombuffer(hashes, dtype=np.int64))
+    suspects = set(np.unique(ordered[1:][ordered[1:] == ordered[:-1]]).tolist())
+    del hashes, ordered
+    if not suspects:
+        return {}
+    seen: dict[tuple[str, int], list[tuple[str, int, str]]] = {}
+    for item in _read_all(sources, limits, citing_paper):
+        if isinstance(item, Reference) and hash(key := (item.citing_paper, item.reference_index)) in suspects:
+            content = hashlib.sha256(json.dumps([item.raw, item.source]).encode("utf-8", "surrogatepass"))
+            seen.setdefault(key, []).append((str(item.file), int(item.line or 0), content.hexdigest()))
+    return {key: _settle(key, rows) for key, rows in seen.items() if len(rows) > 1}
+
+
+def _settle(key: tuple[str, int], rows: list[tuple[str, int, str]]) -> _Settled:
+    """Identical rows keep one (the first by file name and line, whatever the order of the
+    inputs); rows that disagree are all rejected, naming every place: nothing silently wins."""
+    rows = sorted(rows)
+    places = [f"{file}:{line}" for file, line, _ in rows]
+    where = ", ".join(places[:10]) + (f" and {len(places) - 10} more" if len(places) > 10 else "")
+    if len({content for _, _, content in rows}) == 1:
+        return _Settled((rows[0][0], rows[0][1]), f"duplicate reference {key}: the same row is kept from {places[0]}")
+    return _Settled(None, f"conflicting duplicates of reference {key} at {where}: none is kept")
+
+
+def iter_unique(sources: Sequence[InputSource], limits: InputLimits,
+                citing_paper: str | Mapping[str, str] | None = None) -> Iterator[Reference | InputReject]:
+    """Every row of every input, streamed, as a reference or a reject; a reference whose
+    (citing_paper, reference_index) repeats is settled the same whatever the order of the inputs."""
+    settled = _duplicates(sources, limits, citing_paper)
+    for item in _read_all(sources, limits, citing_paper):
+        if settled and isinstance(item, Reference):
+            rule = settled.get((item.citing_paper, item.reference_index))
+            if rule is not None and rule.keep != (str(item.file), int(item.line or 0)):
+                yield InputReject(str(item.file), item.line, "reference_index", rule.reason, item.raw[:200])
+                continue
+        yield item
+
