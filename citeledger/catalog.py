@@ -328,7 +328,7 @@ def publish(catalog_dir: Path, gen_dir: Path, previous: Generation, extracted: E
         "fingerprint": fingerprint, "works": merged.works, "notice_events": merged.notice_events,
         "ingested_seq": extracted.ingested_seq, "builds": previous.manifest.get("builds", []) + [extracted.files],
     }
-    (gen_dir / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    atomic_write_bytes(gen_dir / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True).encode())
     publish_dir(gen_dir, catalog_dir / gen_dir.name)
     _swap_current(catalog_dir, gen_dir.name)
     keep = {gen_dir.name, previous.dir.name if previous.dir else None, *pinned_generations(catalog_dir)}

@@ -168,6 +168,24 @@ class LedgerStore:
         text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
         atomic_write_bytes(self._run_dir("fetched", run_id) / f"{part}.jsonl", text.encode())
 
+    def write_record_files(self, stem: str, pages: dict[str, bytes]) -> Path:
+        """One paper's citation record under ``records/`` (``pages``: suffix -> bytes, the JSON
+        first in the caller's order); returns the JSON file's path."""
+        out = self.dir / "records"
+        for suffix, data in pages.items():
+            atomic_write_bytes(out / f"{stem}.{suffix}", data)
+        return out / f"{stem}.json"
+
+    def remove_record_leftovers(self) -> int:
+        """Staged record files a killed writer left (only under the ledger's writer lock)."""
+        return remove_leftovers(self.dir / "records")
+
+    def write_rerun_input(self, run_id: str, rows: list[dict[str, Any]]) -> Path:
+        """A nightly run's re-resolved references as its JSONL input under ``_rerun/``."""
+        path = self.dir / "_rerun" / f"{check_run_id(run_id)}.jsonl"
+        atomic_write_bytes(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode())
+        return path
+
     def fetched_work_files(self, run_id: str) -> list[Path]:
         return sorted(self._run_dir("fetched", run_id).glob("*.jsonl"))
 

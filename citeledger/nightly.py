@@ -39,13 +39,12 @@ from resolvers.remote.retraction_watch import refresh_retraction_watch
 from resolvers.text import rerun_tokens
 
 from . import pipeline
-from .atomic import atomic_move, atomic_write_bytes, atomic_write_lines, file_sha256
+from .atomic import atomic_move, atomic_write_lines, file_sha256
 from .catalog import CatalogStore, ParquetCatalog
 from .config import load_config
 from .inputs import InputLimits
 from .ledger import LEDGER_DB, LedgerStore, citing_papers_of_works, current_links_and_notices, current_rows, write_ledger_database
 from .notice_check import work_notice_rows
-from .options import check_run_id
 from .remote_files import FileCheckpoint, retraction_watch_files
 from .record_files import papers_touched
 from .run_summary import RunSummary
@@ -187,9 +186,7 @@ def write_rerun_input(ledger_dir: str | Path, run_id: str, references: Sequence[
     ``<ledger>/_rerun/``: the run's inputs stay auditable and an interrupted run can resume."""
     rows = [{"citing_paper": r.citing_paper, "reference_index": r.reference_index, "raw": r.raw, "source": r.source}
             for r in references]
-    path = Path(ledger_dir) / "_rerun" / f"{check_run_id(run_id)}.jsonl"
-    atomic_write_bytes(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode())
-    return path
+    return LedgerStore(ledger_dir).write_rerun_input(run_id, rows)
 
 
 # --- notices ---------------------------------------------------------------------------------

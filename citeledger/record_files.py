@@ -13,7 +13,6 @@ from resolvers.errors import UnknownRun, UsageError
 from resolvers.identifiers import canonical_arxiv_id, normalize_doi
 
 from . import locking, record_pages, records
-from .atomic import atomic_write_bytes, remove_leftovers
 from .catalog import ParquetCatalog
 from .ledger import LedgerStore, check_ledger_dir, citing_papers, papers_observations
 from .options import at_least, check_run_id
@@ -98,27 +97,27 @@ def write_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir:
     ledger's writer lock; first removing what a killed writer of records left staged there.
     ``progress(1)`` after each paper (the CLI's progress bar)."""
     check_ledger_dir(ledger_dir)
-    out = Path(ledger_dir) / "records"
     held_before = locking.holds_ledger(ledger_dir)  # a caller's run holds it: leave it held
     locking.acquire_ledger(ledger_dir)
     try:
-        remove_leftovers(out)
-        return _write_record_files(paper_ids, ledger_dir, catalog_dir, out, progress)
+        LedgerStore(ledger_dir).remove_record_leftovers()
+        return _write_record_files(paper_ids, ledger_dir, catalog_dir, progress)
     finally:
         if not held_before:
             locking.release_ledger(ledger_dir)
 
 
 def _write_record_files(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
-                        out: Path, progress: Callable[[int], None] | None) -> list[Path]:
+                        progress: Callable[[int], None] | None) -> list[Path]:
+    ledger = LedgerStore(ledger_dir)
     written = []
     for paper_id, record in zip(paper_ids, citation_records(paper_ids, ledger_dir, catalog_dir)):
         records.validate_record(record)
         stem = record_file_stem(paper_id)
-        atomic_write_bytes(out / f"{stem}.json", (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode())
-        atomic_write_bytes(out / f"{stem}.txt", record_pages.render_ledger_text(record).encode())
-        atomic_write_bytes(out / f"{stem}.html", record_pages.render_ledger_html(record).encode())
-        written.append(out / f"{stem}.json")
+        written.append(ledger.write_record_files(stem, {
+            "json": (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode(),
+            "txt": record_pages.render_ledger_text(record).encode(),
+            "html": record_pages.render_ledger_html(record).encode()}))
         if progress is not None:
             progress(1)
     return written

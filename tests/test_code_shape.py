@@ -1,0 +1,78 @@
+"""The shape the code keeps (issue 11). Long modules and functions were where concerns fused (a
+148-line catalog build doing extract, merge, index and publish at once), and hand-written
+temp-then-rename code was where a write lost its fsync: so no product module over 500 lines, no
+function over 60, and no file written anywhere but through ``citeledger/atomic.py``."""
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).parent.parent
+PRODUCT = sorted(p for pkg in ("resolvers", "citeledger", "flows") for p in (REPO / pkg).rglob("*.py"))
+MAX_MODULE_LINES = 500
+MAX_FUNCTION_LINES = 60
+# Calls that put bytes on disk or move files into place: atomic.py's alone.
+WRITING_CALLS = {("os", "replace"), ("os", "rename"), ("shutil", "move"), ("shutil", "copyfile"),
+                 ("tempfile", "mkstemp"), ("tempfile", "NamedTemporaryFile"), (None, "write_text"),
+                 (None, "write_bytes")}
+# The modules that decide what is written, each for its own folder, through atomic.py.
+# The catalog folder: catalog.py (blocking.py's index files and pins.py's pins are parts of it); the
+# ledger folder: ledger.py; the nightly's own inbox and harvest state: nightly.py, remote_files.py.
+WRITERS = {"atomic", "catalog", "blocking", "pins", "ledger", "nightly", "remote_files"}
+# Scratch, not data: the input spool (a pipe copied once so it can be read twice, deleted after
+# planning) and the lock files of locking.py (empty; only their flock matters).
+SCRATCH = {"input_files": {"mkstemp", "fdopen"}, "locking": {"open"}}
+
+
+def long_functions(tree: ast.AST) -> list[str]:
+    return [f"{node.name} ({node.end_lineno - node.lineno + 1} lines)" for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
+
+
+def writing_calls(tree: ast.AST) -> set[str]:
+    """Names of the writing calls in a module, and ``open`` with a writing mode."""
+    found = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        owner = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else None
+        if (owner, name) in WRITING_CALLS or (None, name) in WRITING_CALLS:
+            found.add(name)
+        modes = [a for a in node.args[1:2] if isinstance(a, ast.Constant)] + \
+                [k.value for k in node.keywords if k.arg == "mode" and isinstance(k.value, ast.Constant)]
+        if name in ("open", "fdopen") and any(set(str(m.value)) & set("wax") for m in modes):
+            found.add(name)
+    return found
+
+
+def atomic_imports(tree: ast.AST) -> bool:
+    return any(isinstance(node, ast.ImportFrom) and (node.module or "").endswith("atomic")
+               and any(a.name != "file_sha256" and a.name != "sql_literal" for a in node.names)
+               for node in ast.walk(tree))
+
+
+@pytest.mark.parametrize("path", PRODUCT, ids=lambda p: str(p.relative_to(REPO)))
+def test_product_modules_and_functions_stay_small(path):
+    text = path.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= MAX_MODULE_LINES, f"{path.name}: {len(text.splitlines())} lines"
+    assert long_functions(ast.parse(text)) == []
+
+
+@pytest.mark.parametrize("path", PRODUCT, ids=lambda p: str(p.relative_to(REPO)))
+def test_files_are_written_only_through_the_atomic_helper(path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    if path.stem != "atomic":
+        assert writing_calls(tree) - SCRATCH.get(path.stem, set()) == set()
+    if atomic_imports(tree):
+        assert path.stem in WRITERS, f"{path.name} writes files: add it to docs/architecture.md first"
+
+
+def test_the_shape_checks_see_what_they_forbid(tmp_path):
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
+    assert long_functions(ast.parse(f"def too_long():\n{body}\n")) == [f"too_long ({MAX_FUNCTION_LINES + 1} lines)"]
+    sneaky = "import os\ndef f(p):\n    with open(p, 'w') as fh:\n        fh.write('x')\n    os.replace(p, p + '.x')\n"
+    assert writing_calls(ast.parse(sneaky)) == {"open", "replace"}
+    assert writing_calls(ast.parse("def g(p):\n    return open(p).read()\n")) == set()
