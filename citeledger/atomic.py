@@ -139,43 +139,20 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-# --- added by issue 11 (nightly's inbox spool and moves); small on purpose, beside the helpers above
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def atomic_write_lines(path: Path, lines: Iterable[str]) -> int:
-    """``atomic_write_bytes`` for text streamed line by line (a harvest too large to hold):
-    staged beside ``path``, fsynced, renamed, the folder fsynced. Returns the lines written."""
-    with disk_errors(path):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        written = 0
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                for line in lines:
-                    fh.write(line)
-                    written += 1
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        _fsync_dir(path.parent)
+    """Text streamed line by line (a harvest too large to hold) through ``staged``. Returns the
+    lines written."""
+    written = 0
+    with staged(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        for line in lines:
+            fh.write(line)
+            written += 1
     return written
 
 
 def atomic_move(source: Path, target: Path) -> Path:
-    """Move a file to ``target``: one rename on the same file system, else a staged copy renamed
-    into place before the source goes; both folders fsynced, so a crash keeps one whole copy."""
+    """Move a file to ``target``: one rename on the same file system, else a copy through
+    ``staged`` before the source goes; both folders fsynced, so a crash keeps one whole copy."""
     with disk_errors(target):
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -183,23 +160,9 @@ def atomic_move(source: Path, target: Path) -> Path:
         except OSError as exc:
             if exc.errno != errno.EXDEV:
                 raise
-            _copy_staged(Path(source), target)  # another file system: no rename across it
+            with staged(target) as tmp, open(source, "rb") as src, open(tmp, "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)  # another file system: no rename across it
             os.unlink(source)
-        _fsync_dir(target.parent)
-        _fsync_dir(Path(source).parent)
+        _fsync(target.parent)
+        _fsync(Path(source).parent)
     return target
-
-
-def _copy_staged(source: Path, target: Path) -> None:
-    """Copy ``source`` (streamed) beside ``target``, fsync it, rename it into place."""
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with open(source, "rb") as src, os.fdopen(fd, "wb") as dst:
-            shutil.copyfileobj(src, dst, 1 << 20)
-            dst.flush()
-            os.fsync(dst.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise

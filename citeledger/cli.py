@@ -329,10 +329,16 @@ def _catalog_parsers(sub: Any) -> None:
     build.add_argument("--format", choices=["works_jsonl", "arxiv_snapshot", "crossref", "retraction_watch_csv",
                                             "doi_nature_csv"], help="force a format (default: recognised by content)")
     build.set_defaults(func=cmd_catalog_build)
-    info = _sub(catalog_sub, "info", "what a catalog holds: generation, works per source, identifiers, notices")
-    info.add_argument("--catalog", default=DEFAULT_CATALOG, help="the catalog folder")
-    info.add_argument("--format", choices=["table", "json"], default="table", help="output format")
-    info.set_defaults(func=cmd_catalog_info)
+    _inspect(catalog_sub, "info", "what a catalog holds: generation, works per source, identifiers, notices",
+             "--catalog", DEFAULT_CATALOG, cmd_catalog_info)
+
+
+def _inspect(sub: Any, name: str, help: str, folder_option: str, default: str, func: Any) -> None:
+    """An inspection command (``catalog info``, ``runs``): one folder, a table or JSON."""
+    p = _sub(sub, name, help)
+    p.add_argument(folder_option, default=default, help=f"the {folder_option[2:]} folder")
+    p.add_argument("--format", choices=["table", "json"], default="table", help="output format")
+    p.set_defaults(func=func)
 
 
 def _resolve_parser(sub: Any) -> None:
@@ -381,10 +387,8 @@ def _ledger_parsers(sub: Any) -> None:
     _flow_option(recs)
     recs.set_defaults(func=cmd_records)
 
-    runs = _sub(sub, "runs", "the runs a ledger has: id, started, finished, counts, state")
-    runs.add_argument("--ledger", default=DEFAULT_LEDGER, help="the ledger folder")
-    runs.add_argument("--format", choices=["table", "json"], default="table", help="output format")
-    runs.set_defaults(func=cmd_runs)
+    _inspect(sub, "runs", "the runs a ledger has: id, started, finished, counts, state",
+             "--ledger", DEFAULT_LEDGER, cmd_runs)
 
 
 def _flow_parsers(sub: Any) -> None:
