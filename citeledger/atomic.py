@@ -52,11 +52,11 @@ def disk_errors(path: Path, access: bool = True) -> Iterator[None]:
 
 
 @contextmanager
-def staged(path: Path, staging_dir: Path | None = None, mode: int | None = None) -> Iterator[Path]:
+def staged(path: Path, staging_dir: Path | None = None, mode: int = 0o644) -> Iterator[Path]:
     """The one staged write: yields a temp path (in ``staging_dir``, else beside ``path``) for
     the caller to fill; then fsyncs it, renames it to ``path`` and fsyncs the folder. On any
-    failure the temp is removed and ``path`` keeps its old bytes (or stays absent). ``mode``:
-    the file's permissions, when a private temp file must end readable by all."""
+    failure the temp is removed and ``path`` keeps its old bytes (or stays absent). ``mode``: the
+    published file's permissions (the temp file is private, 0600, while it is written)."""
     with disk_errors(path):
         folder = staging_dir or path.parent
         folder.mkdir(parents=True, exist_ok=True)
@@ -67,8 +67,7 @@ def staged(path: Path, staging_dir: Path | None = None, mode: int | None = None)
         try:
             yield tmp
             _fsync(tmp)
-            if mode is not None:
-                os.chmod(tmp, mode)
+            os.chmod(tmp, mode)
             os.replace(tmp, path)
             _fsync(path.parent)
         finally:

@@ -122,7 +122,7 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
     extra = [c for c in ("venue", "authors") if c in names]
     stamp = _stamp(catalog_dir)
     row0 = 0
-    with staged(catalog_dir / FORMS_FILE, mode=0o644) as forms_tmp:
+    with staged(catalog_dir / FORMS_FILE) as forms_tmp:
         forms = None
         for batch in pf.iter_batches(batch_size=chunk_rows, columns=columns + extra):
             forms = _write_stamped(forms, forms_tmp, _forms_batch(batch), stamp)
@@ -133,7 +133,7 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
             forms = _write_stamped(forms, forms_tmp, _forms_batch(empty), stamp)
         table, n_postings = _postings_table(keys, vocab)
         forms.close()  # the forms first: an index file present means its forms are too
-    with staged(catalog_dir / INDEX_FILE, mode=0o644) as index_tmp:
+    with staged(catalog_dir / INDEX_FILE) as index_tmp:
         _write_stamped(None, index_tmp, table, stamp).close()
     return {"works": row0, "tokens": len(vocab), "postings": n_postings,
             "seconds": round(time.perf_counter() - t0, 2)}

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from resolvers.errors import CiteledgerError, DiskFull, NotFound, UsageError
+from resolvers.errors import CiteledgerError, DiskFull, NotFound
 
 from . import locking
 from .options import non_negative_int, positive_int
@@ -17,7 +17,6 @@ from .run_summary import RunSummary
 
 DEFAULT_CATALOG = "data/catalog"
 DEFAULT_LEDGER = "data/ledger"
-VIEWS = ("observations", "current", "works", "notices", "notices_history", "rejects", "runs", "transitions")
 
 
 def cmd_catalog_build(args: argparse.Namespace) -> int:
@@ -204,8 +203,9 @@ def _n(value: Any) -> str:
 
 def cmd_records(args: argparse.Namespace) -> int:
     check_catalog(args.catalog)
-    if not Path(args.ledger).is_dir():
-        raise UsageError(f"no ledger in {args.ledger}: give --ledger DIR of a ledger `citeledger resolve` wrote")
+    from .ledger import require_ledger
+
+    require_ledger(args.ledger)  # an existing folder that holds no ledger is a mistyped --ledger too
     if args.run_id:
         from .record_files import check_run
 

@@ -407,16 +407,10 @@ def run_query(sql: str, ledger_dir: str | Path, catalog_dir: str | Path | None) 
 Observed = tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]
 
 
-def paper_observations(ledger_dir: str | Path, catalog_dir: str | Path, forms: Sequence[str], work_id: str | None
-                       ) -> Observed:
-    """One paper's current outbound rows, the current rows of other papers citing its work, and
-    the notices of the works it cites."""
-    return papers_observations(ledger_dir, catalog_dir, [(forms, work_id)])[0]
-
-
 def papers_observations(ledger_dir: str | Path, catalog_dir: str | Path,
                         papers: Sequence[tuple[Sequence[str], str | None]]) -> list[Observed]:
-    """``paper_observations`` for many papers (each: the forms of its id, its catalog work id) over
+    """One paper's current outbound rows, the current rows of other papers citing its work, and the
+    notices of the works it cites, for many papers (each: the forms of its id, its catalog work id) over
     one connection. The ledger's ``current`` view (the latest observation of every reference) is
     computed once, for the rows any of these papers needs, instead of once per paper: a night's
     records cost one pass over the ledger, not one per paper."""

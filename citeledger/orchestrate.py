@@ -1,7 +1,7 @@
 """One resolve run, whoever runs its batches: plan, resolve the pending batches, finish or abandon.
 
 The resolve flow (``flows/resolve.py``) hands ``resolve_run`` a mapper that submits Prefect tasks;
-the CLI's direct path (no Prefect API configured, see ``cli.use_flow``) hands it ``direct_batches``,
+the CLI's direct path (no Prefect API configured, see ``preflight.use_flow``) hands it ``direct_batches``,
 which runs the same ``pipeline.run_batch`` in threads or in a process pool of its own. The planning,
 the try/abandon/finish logic and the records are this module's alone, so both paths write the
 same ledger bytes for the same inputs.

@@ -35,6 +35,7 @@ from .notice_check import write_run_notices
 from .options import at_least, check_run_id
 from .run_summary import RunSummary
 from .unique_inputs import iter_unique
+from .work_row import works_jsonl_row
 from .workers import get_catalog, get_fuzzy, get_remote
 
 DEFAULT_BATCH_SIZE = 5000
@@ -258,15 +259,6 @@ def planned_catalog(catalog_dir: str | Path, ledger_dir: str | Path, run_id: str
     return get_catalog(catalog_dir)
 
 
-def remote_work_row(work: Any) -> dict[str, Any]:
-    """A remotely fetched work as a works-JSONL row, so the catalog keeps it (fetched once)."""
-    journal_dois = [d for d in (work.doi, *work.alt_dois) if d and not d.startswith("10.48550/")]
-    return {"doi": journal_dois[0] if journal_dois else (work.doi if not work.arxiv_id else None),
-            "arxiv_id": work.arxiv_id, "title": work.title, "authors": list(work.authors), "year": work.year,
-            "venue": work.venue, "volume": work.volume, "first_page": work.first_page, "pmid": work.pmid,
-            "type": work.type, "withdrawn": work.withdrawn}
-
-
 def run_batch(job: BatchJob) -> dict[str, int]:
     """Resolve one batch and write its observations. Skips a batch already written (resume)."""
     ledger = LedgerStore(job.ledger_dir)
@@ -278,7 +270,7 @@ def run_batch(job: BatchJob) -> dict[str, int]:
     fetched = {r.verdict.work.work_id: r.verdict.work for r in resolutions
                if r.verdict.work is not None and r.verdict.resolver_source in ("arxiv_api", "crossref_api")}
     if fetched:  # kept before the batch is marked done, so a crash cannot lose them
-        ledger.write_fetched_works(job.run_id, job.part, [remote_work_row(w) for _, w in sorted(fetched.items())])
+        ledger.write_fetched_works(job.run_id, job.part, [works_jsonl_row(w) for _, w in sorted(fetched.items())])
     ledger.write_observations(job.run_id, job.part, rows)
     counts: dict[str, int] = {}
     for row in rows:

@@ -1,7 +1,7 @@
 """Checks made before a command does any work, and the choice between a flow run and a direct one.
 
 Inputs, catalog and ledger are checked first, so a run fails in one line before it begins; none of
-this imports the store, DuckDB or Prefect (``citeledger --help`` and these checks stay fast).
+this imports the catalog or ledger modules, DuckDB or Prefect (``citeledger --help`` and these checks stay fast).
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def use_flow(args: argparse.Namespace) -> bool:
 
 
 def check_catalog(catalog: str) -> None:
-    """A catalog must be built before a run (checked without importing the store)."""
+    """A catalog must be built before a run (checked without importing the catalog module)."""
     pointer = Path(catalog) / "CURRENT"
     if not pointer.is_file() or not (Path(catalog) / pointer.read_text().strip() / "manifest.json").is_file():
         raise UsageError(f"no catalog in {catalog}: build one with `citeledger catalog build --catalog {catalog} FILE...`"
@@ -53,7 +53,9 @@ def check_inputs(inputs: list[Path]) -> None:
 
 
 def check_ledger(ledger: str) -> None:
-    """The ledger is a folder we can write, and no other run holds it (else wait, saying so)."""
+    """The ledger is a folder we can write, and no other run holds it (else wait, saying so). The
+    lock is only probed here: ``plan_run`` takes it once the inputs are read, so a pipe waiting
+    for its writer never holds the ledger."""
     path = Path(ledger)
     if path.exists() and not path.is_dir():
         raise UsageError(f"--ledger {ledger} is a file, not a folder: give a folder (created if missing)")
@@ -64,4 +66,5 @@ def check_ledger(ledger: str) -> None:
         locking.acquire_ledger(ledger, timeout=0)
     except LockTimeout:
         print(f"citeledger: ledger {ledger} is in use by another run; waiting for it", file=sys.stderr)
-        locking.acquire_ledger(ledger)  # held by this process from now on; plan_run re-enters it
+        locking.acquire_ledger(ledger)
+    locking.release_ledger(ledger)

@@ -306,17 +306,22 @@ def test_a_work_survives_its_row_and_a_source_row_is_a_work():
     assert isinstance(row, Work) and row.as_dict()["relations"] == '{"update-to": []}'
 
 
-@pytest.mark.parametrize("work_args", [
-    dict(work_id="arxiv:0704.0001", doi="10.48550/arxiv.0704.0001", arxiv_id="0704.0001",
-         alt_dois=("10.1103/physrevd.76.013009",), title="T", authors=("A",), year=2007),
-    dict(work_id="arxiv:0704.0002", doi="10.48550/arxiv.0704.0002", arxiv_id="0704.0002"),
-    dict(work_id="doi:10.1/x", doi="10.1/x", venue="V", volume="1", first_page="2", pmid="3", type="t",
-         withdrawn=True),
+@pytest.mark.parametrize("work_args, doi", [
+    (dict(work_id="arxiv:0704.0001", doi="10.48550/arxiv.0704.0001", arxiv_id="0704.0001",
+          alt_dois=("10.1103/physrevd.76.013009",), title="T", authors=("A",), year=2007),
+     "10.1103/physrevd.76.013009"),  # the journal DOI, not arXiv's own (the build derives that)
+    (dict(work_id="arxiv:0704.0002", doi="10.48550/arxiv.0704.0002", arxiv_id="0704.0002"), None),
+    (dict(work_id="doi:10.1/x", doi="10.1/x", venue="V", volume="1", first_page="2", pmid="3", type="t",
+          withdrawn=True), "10.1/x"),
 ])
-def test_works_jsonl_row_is_what_the_pipeline_keeps_of_a_fetched_work(work_args):
-    from citeledger.pipeline import remote_work_row
+def test_a_fetched_work_is_kept_as_a_works_jsonl_row(work_args, doi):
     from citeledger.work_row import works_jsonl_row
     from resolvers.model import Work
 
     work = Work(**work_args)
-    assert works_jsonl_row(work) == remote_work_row(work)
+    row = works_jsonl_row(work)
+    assert row["doi"] == doi and "work_id" not in row and "alt_dois" not in row
+    assert {k: row[k] for k in ("arxiv_id", "title", "year", "venue", "volume", "first_page", "pmid", "type",
+                                "withdrawn")} == {k: getattr(work, k) for k in ("arxiv_id", "title", "year", "venue",
+                                                  "volume", "first_page", "pmid", "type", "withdrawn")}
+    assert row["authors"] == list(work.authors)

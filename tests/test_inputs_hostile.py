@@ -86,6 +86,30 @@ def test_a_named_pipe_nobody_writes_to_is_an_error_without_the_lock(tmp_path, fi
     assert no_run_began(tmp_path / "l")
 
 
+def test_the_command_line_waiting_on_a_named_pipe_leaves_the_ledger_free(tmp_path, fixture_catalog):
+    """Before: the CLI took the ledger lock in its checks, then waited on the pipe holding it."""
+    import subprocess
+    import sys
+    import time
+
+    fifo, ledger = tmp_path / "refs.jsonl", tmp_path / "l"
+    os.mkfifo(fifo)
+    repo = Path(__file__).parent.parent
+    proc = subprocess.Popen([sys.executable, "-m", "citeledger.cli", "resolve", str(fifo), "--catalog",
+                             str(fixture_catalog), "--ledger", str(ledger)], cwd=repo,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 8  # well past the checks; the pipe waits 60 s for a writer
+        while time.monotonic() < deadline:
+            locking.acquire_ledger(ledger, timeout=0)  # LockTimeout if the command held it
+            locking.release_ledger(ledger)
+            time.sleep(0.2)
+        assert proc.poll() is None  # still waiting on the pipe, not holding the ledger
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def test_a_named_pipe_with_a_writer_is_read_by_its_name(tmp_path, fixture_catalog):
     fifo = tmp_path / "refs.jsonl"
     os.mkfifo(fifo)

@@ -359,3 +359,10 @@ def test_disk_full_during_a_catalog_build_keeps_the_catalog_and_leaves_no_stagin
         CatalogStore(catalog).build([FIXTURES / "catalog" / "arxiv_snapshot.jsonl"])
     assert (catalog / "CURRENT").read_text() == first.generation
     assert not [p for p in catalog.iterdir() if p.name.startswith(".building")]
+
+
+def test_records_of_a_folder_that_holds_no_ledger_is_one_error(tmp_path, fixture_catalog, capsys):
+    (tmp_path / "not-a-ledger").mkdir()  # a mistyped --ledger that happens to exist
+    line = one_line_error(capsys, ["records", "--ledger", str(tmp_path / "not-a-ledger"),
+                                   "--catalog", str(fixture_catalog)])
+    assert "holds no ledger" in line
