@@ -30,10 +30,8 @@ from . import blocking
 from . import sources as src
 from .atomic import atomic_write_bytes, disk_errors, file_sha256, publish_dir, sql_literal
 from .locking import exclusive
-# the pins live in pins.py; named here too for the callers that import them from the catalog
-from .pins import PINS_DIR as PINS_DIR, pin_generation as pin_generation, pinned_generations
-from .pins import pinned_generation as pinned_generation, unpin_generation as unpin_generation
-from .work_row import WORKS_SCHEMA as WORKS_SCHEMA, work_from_row as work_from_row
+from .pins import pinned_generations
+from .work_row import WORKS_SCHEMA, work_from_row
 
 NOTICE_EVENT_SCHEMA = pa.schema([
     ("original_doi", pa.string()), ("type", pa.string()), ("date", pa.string()),

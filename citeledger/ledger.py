@@ -23,8 +23,9 @@ import pyarrow as pa
 from resolvers.errors import ConfigError, LedgerPathError
 
 from .atomic import atomic_write_bytes, disk_errors, remove_leftovers, sql_literal, staged, write_parquet
-from .catalog import WORKS_SCHEMA, CatalogStore, _dict_rows
+from .catalog import CatalogStore, _dict_rows
 from .options import check_run_id
+from .work_row import WORKS_SCHEMA
 
 OBSERVATION_SCHEMA = pa.schema([
     ("observation_id", pa.string()), ("observation_digest", pa.string()), ("run_id", pa.string()),
@@ -128,7 +129,7 @@ class LedgerStore:
         # half-written files of a killed writer; only called under the ledger lock (locking.py)
         shutil.rmtree(self.staging, ignore_errors=True)
         remove_leftovers(self.dir)  # a killed ledger.duckdb write
-        remove_leftovers(self.dir / "records")  # a killed records writer
+        self.remove_record_leftovers()  # a killed records writer
         path = self._run_dir("_runs", run_id) / "manifest.json"
         if path.exists():
             data = json.loads(path.read_text())

@@ -26,7 +26,8 @@ from resolvers.resolution import apply_rule_chain
 
 from . import locking
 from .blocking import ensure_index
-from .catalog import CatalogStore, ParquetCatalog, pin_generation, pinned_generation, unpin_generation
+from .catalog import CatalogStore, ParquetCatalog
+from .pins import pin_generation, pinned_generation, unpin_generation
 from .config import load_config
 from .input_files import PIPE_OPEN_TIMEOUT, InputSource, discard_spools, prepare_inputs
 from .inputs import InputLimits, InputReject

@@ -22,7 +22,8 @@ from citeledger.inputs import InputLimits
 from citeledger.nightly import NightlySummary
 from citeledger.pipeline import DEFAULT_BATCH_SIZE
 from flows.refresh import refresh_catalog
-from flows.resolve import BATCHES_IN_FLIGHT, resolve_batches, summary_markdown
+from citeledger.orchestrate import BATCHES_IN_FLIGHT
+from flows.resolve import resolve_batches, summary_markdown
 
 
 def nightly_markdown(summary: NightlySummary) -> str:

@@ -14,7 +14,7 @@ from prefect.futures import as_completed
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from citeledger import orchestrate, pipeline
-from citeledger.orchestrate import BATCHES_IN_FLIGHT  # noqa: F401 - the nightly flow's runner takes it from here
+from citeledger.orchestrate import BATCHES_IN_FLIGHT
 from citeledger.run_summary import RunSummary
 from citeledger.runners import choose_task_runner, make_task_runner, workers_report_here
 from resolvers.errors import TransientError

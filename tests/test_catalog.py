@@ -177,7 +177,7 @@ def test_in_memory_catalog_answers_as_the_parquet_one(tmp_path):
     parquet = ParquetCatalog(tmp_path / "c")
     gen = CatalogStore(tmp_path / "c").current()
     rows = duckdb.sql(f"select * from read_parquet('{gen / 'works.parquet'}')").to_arrow_table().to_pylist()
-    from citeledger.catalog import work_from_row
+    from citeledger.work_row import work_from_row
 
     memory = InMemoryCatalog([work_from_row(r) for r in rows])
     ids = duckdb.sql(f"select scheme, value from read_parquet('{gen / 'identifiers.parquet'}')").fetchall()

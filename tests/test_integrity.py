@@ -11,6 +11,7 @@ import pytest
 
 from citeledger import atomic, cli, config, locking, options, pipeline, record_files
 from citeledger import catalog as catalog_module
+from citeledger import pins as pins_module
 from citeledger import ledger as ledger_module
 from citeledger.catalog import CatalogStore
 from citeledger.ledger import LedgerStore
@@ -116,22 +117,22 @@ def test_a_planned_run_survives_two_catalog_builds_and_resumes(tmp_path):
         pipeline.run_batch(job)
     summary = pipeline.finish_run(resumed)
     assert summary.references == 4 and sum(summary.states.values()) == 4
-    assert not list((catalog / catalog_module.PINS_DIR).glob("*.json"))  # the finished run lets go
+    assert not list((catalog / pins_module.PINS_DIR).glob("*.json"))  # the finished run lets go
     CatalogStore(catalog).build([FIXTURES / "catalog" / "works.jsonl"])
     assert not (catalog / plan.jobs[0].catalog_generation).exists()  # and the next build removes it
 
 
 def test_stale_pins_of_dead_processes_are_dropped(tmp_path):
     catalog, ledger = tmp_path / "catalog", tmp_path / "ledger"
-    (catalog / catalog_module.PINS_DIR).mkdir(parents=True)
+    (catalog / pins_module.PINS_DIR).mkdir(parents=True)
     dead = {"generation": "gen-000001", "ledger": str(ledger), "run_id": "gone", "pid": 2 ** 22 + 12345}
-    (catalog / catalog_module.PINS_DIR / "x-gone.json").write_text(json.dumps(dead))
+    (catalog / pins_module.PINS_DIR / "x-gone.json").write_text(json.dumps(dead))
     unfinished = dict(dead, run_id="open", generation="gen-000002")
-    (catalog / catalog_module.PINS_DIR / "x-open.json").write_text(json.dumps(unfinished))
+    (catalog / pins_module.PINS_DIR / "x-open.json").write_text(json.dumps(unfinished))
     (ledger / "_runs" / "open").mkdir(parents=True)
     (ledger / "_runs" / "open" / "manifest.json").write_text("{}")
-    assert catalog_module.pinned_generations(catalog) == {"gen-000002"}  # the unfinished run keeps its pin
-    assert not (catalog / catalog_module.PINS_DIR / "x-gone.json").exists()
+    assert pins_module.pinned_generations(catalog) == {"gen-000002"}  # the unfinished run keeps its pin
+    assert not (catalog / pins_module.PINS_DIR / "x-gone.json").exists()
 
 
 # --- item 7: finishing steps are re-run on resume ---------------------------------------------
