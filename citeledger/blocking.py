@@ -1,19 +1,29 @@
-"""Blocking index of a catalog folder: ``title_tokens.parquet`` next to ``works.parquet``.
+"""Blocking index of a catalog folder: files beside ``works.parquet``, all memory-mapped by the
+workers that resolve against it.
 
-Layout: one row per title token, ``token VARCHAR, postings INTEGER[]`` (the 0-based row numbers
-in ``works.parquet`` of the works whose title holds the token, ascending), plus key/value metadata
-``n_works``, ``works_bytes`` and ``format`` so a stale index (works rewritten since) is detected and rebuilt.
+Layout (format 4), each written through ``atomic.staged``, ``index.json`` last (its presence means
+the rest is complete and its stamp says for which ``works.parquet``):
+- ``index_offsets.npy`` (int64, terms + 1), ``index_postings.npy`` (int32): the inverted file in
+  CSR form; term t's postings are the ascending 0-based rows of ``works.parquet`` whose title holds
+  it (or whose ``vol:page`` locator key it is); ``index_df.npy`` (int64) and ``index_idf.npy``
+  (float32) per term;
+- ``index_term_hashes.npy`` (int64, ascending) and ``index_term_order.npy`` (int64): the term
+  lookup (``candidates.TermIds``, a stable 64-bit hash per term, no strings);
+- ``works.arrow`` and ``work_forms.arrow``: the works' Work columns and comparison forms, row
+  aligned with ``works.parquet``, as uncompressed Arrow IPC files.
+
+Why memory-mapped files: a worker process's private memory then does not grow with the catalog;
+the pages are shared through the OS cache by every worker (and every run) on the machine, and a
+process starts in milliseconds instead of decoding Parquet. At 1M works the resident set of a
+loaded retriever was about 1 GB per process when these were decoded into the heap.
 
 Why an in-memory postings structure rather than a DuckDB join per batch: the query side needs,
 for every reference, the k rarest of its tokens and a ranked top-k of works sharing them. As SQL
 that is a join of (query, token) pairs against an unnested token table, a GROUP BY (query, work)
 and a window for top-k; in DuckDB that costs a scan of the token table per batch (tens of
-millions of rows at 1M works), i.e. time per batch grows with the catalog, which breaks the
-"10x the catalog costs at most 2x per reference" target. Loading the postings once (via DuckDB,
-from the Parquet file) into three numpy arrays (CSR) makes a batch cost proportional to the
-postings of its *selected* tokens only, which ``PostingsIndex`` bounds by a budget. Memory: 4
-bytes per (work, distinct title token), about 40 MB per million works, plus 16 bytes per distinct
-term for the term lookup (``candidates.TermIds``: hashes, not a dict of strings).
+millions of rows at 1M works), i.e. time per batch grows with the catalog. The CSR arrays make a
+batch cost proportional to the postings of its *selected* tokens only, which ``PostingsIndex``
+bounds by a budget.
 
 Tokens are computed with Arrow compute kernels (NFKD, drop combining marks, lower, non
 alphanumerics to spaces), the same folding as ``resolvers.text.fold`` on the query side (``resolvers.text.tokens_arrow``).
@@ -30,18 +40,21 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from resolvers.candidates import STOPWORDS, Candidate, PostingsIndex, TermIds
+from resolvers.candidates import STOPWORDS, Candidate, PostingsIndex, TermIds, term_frequencies, term_idf
 from resolvers.model import Work
 from resolvers.text import INDEX_TOKEN_MIN_CHARS, tokens_arrow
 from resolvers.verify import FORM_COLUMNS, form_columns, forms_from_columns, surname
 
-from .atomic import staged
-from .work_row import WORK_FIELDS, work_from_values
+from .atomic import atomic_stream, atomic_write_bytes, staged
+from .work_row import WORK_FIELDS, WORK_TYPES, work_from_values
 
-INDEX_FILE = "title_tokens.parquet"
-FORMS_FILE = "work_forms.parquet"  # row-aligned with works.parquet: each work's comparison forms
-# 2: locator keys (vol:page) beside the title tokens; 3: work_forms.parquet. Another format is rebuilt.
-INDEX_FORMAT = 3
+INDEX_FILE = "index.json"  # the stamp, written last: present means the files below are complete
+FORMS_FILE = "work_forms.arrow"  # row-aligned with works.parquet: each work's comparison forms
+WORKS_ARROW = "works.arrow"  # the Work columns of works.parquet, row-aligned, for memory-mapped reads
+ARRAYS = ("offsets", "postings", "df", "idf", "term_hashes", "term_order")  # index_<name>.npy
+# 2: locator keys (vol:page) beside the title tokens; 3: work_forms.parquet; 4: memory-mapped
+# arrays and Arrow IPC files. Another format is rebuilt.
+INDEX_FORMAT = 4
 WORKS_FILE = "works.parquet"
 
 
@@ -62,15 +75,6 @@ def _stamp(catalog_dir: Path) -> dict:
             "format": INDEX_FORMAT}
 
 
-def _write_stamped(writer: pq.ParquetWriter | None, path: Path, table: pa.Table, stamp: dict) -> pq.ParquetWriter:
-    """Append ``table`` to a Parquet file whose metadata carries ``stamp`` (opened on first use)."""
-    table = table.replace_schema_metadata({"citeledger": json.dumps(stamp)})
-    if writer is None:
-        writer = pq.ParquetWriter(path, table.schema, compression="zstd")
-    writer.write_table(table)
-    return writer
-
-
 def _forms_batch(batch: pa.RecordBatch) -> pa.Table:
     """The comparison forms (``verify.form_columns``) of a chunk of works.parquet rows."""
     names = batch.schema.names
@@ -85,32 +89,65 @@ def _forms_batch(batch: pa.RecordBatch) -> pa.Table:
     return pa.table({name: cols[name] for name in FORM_COLUMNS})
 
 
-def _is_current(path: Path, catalog_dir: Path) -> bool:
-    """Was this index file written for the catalog folder's works.parquet, in this format?"""
-    if not path.exists():
+def _work_columns(batch: pa.RecordBatch) -> pa.Table:
+    """The Work columns of a chunk of works.parquet rows (a column the file lacks: nulls)."""
+    names = batch.schema.names
+    return pa.table({name: batch.column(names.index(name)) if name in names
+                     else pa.nulls(batch.num_rows, WORK_TYPES[name]) for name in WORK_FIELDS},
+                    schema=pa.schema([(name, WORK_TYPES[name]) for name in WORK_FIELDS]))
+
+
+def _is_current(catalog_dir: Path) -> bool:
+    """Were the index files written for the catalog folder's works.parquet, in this format?"""
+    path = catalog_dir / INDEX_FILE
+    if not all(p.exists() for p in (path, *index_files(catalog_dir))):
         return False
-    meta = pq.read_schema(path).metadata or {}
-    return json.loads(meta.get(b"citeledger", b"{}")) == _stamp(catalog_dir)
+    try:
+        return json.loads(path.read_text()) == _stamp(catalog_dir)
+    except ValueError:
+        return False
+
+
+def index_files(catalog_dir: Path) -> list[Path]:
+    """The files the stamp vouches for."""
+    return [catalog_dir / FORMS_FILE, catalog_dir / WORKS_ARROW, *(catalog_dir / f"index_{n}.npy" for n in ARRAYS)]
 
 
 def ensure_index(catalog_dir: str | Path) -> dict | None:
-    """Build the blocking index and the work forms of a catalog folder unless both are current
-    (reads two files' metadata); returns the build stats, or None. A run calls it when it is
-    planned, so a catalog from an earlier index format is brought up to date once, before worker
-    processes that would each rebuild it start."""
+    """Build the blocking index and the work files of a catalog folder unless they are current
+    (reads the stamp); returns the build stats, or None. A run calls it when it is planned, so a
+    catalog from an earlier index format is brought up to date once, before worker processes that
+    would each rebuild it start."""
     catalog_dir = Path(catalog_dir)
-    if _is_current(catalog_dir / INDEX_FILE, catalog_dir) and _is_current(catalog_dir / FORMS_FILE, catalog_dir):
-        return None
-    return build_index(catalog_dir)
+    return None if _is_current(catalog_dir) else build_index(catalog_dir)
+
+
+class _IpcWriter:
+    """Batches appended to one staged Arrow IPC file (opened on the first batch)."""
+
+    def __init__(self, tmp: Path):
+        self.tmp = tmp
+        self.writer: pa.ipc.RecordBatchFileWriter | None = None
+
+    def write(self, table: pa.Table) -> None:
+        if self.writer is None:
+            self.writer = pa.ipc.new_file(str(self.tmp), table.schema)
+        self.writer.write_table(table)
+
+    def close(self, empty: pa.Table) -> None:
+        if self.writer is None:
+            self.write(empty)
+        if self.writer is not None:
+            self.writer.close()
 
 
 def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
-    """Write ``title_tokens.parquet`` for ``<catalog_dir>/works.parquet``; returns build stats.
+    """Write the index files of ``<catalog_dir>/works.parquet``; returns build stats.
 
     Call it after every rewrite of works.parquet (the retriever rebuilds a stale index itself).
-    Streams the titles in chunks of 200k rows (1M works: peak 1.0 GB, 1.4 GB with 1M-row chunks).
-    Both files are staged (``atomic.staged``): two processes rebuilding a stale index never mix
-    bytes, and a crash leaves the old file or none.
+    Streams the works in chunks of 200k rows. Every file is staged (``atomic.staged``) and the
+    stamp is written last: two processes rebuilding a stale index never mix bytes, and a crash
+    leaves the old stamp (then the index is rebuilt) or none.
     """
     catalog_dir = Path(catalog_dir)
     t0 = time.perf_counter()
@@ -119,23 +156,22 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
     pf = pq.ParquetFile(catalog_dir / WORKS_FILE)
     names = pf.schema_arrow.names
     columns = ["title"] + [c for c in ("volume", "first_page") if c in names]
-    extra = [c for c in ("venue", "authors") if c in names]
+    rest = [c for c in WORK_FIELDS if c in names and c not in columns]
     stamp = _stamp(catalog_dir)
     row0 = 0
-    with staged(catalog_dir / FORMS_FILE) as forms_tmp:
-        forms = None
-        for batch in pf.iter_batches(batch_size=chunk_rows, columns=columns + extra):
-            forms = _write_stamped(forms, forms_tmp, _forms_batch(batch), stamp)
+    with staged(catalog_dir / FORMS_FILE) as forms_tmp, staged(catalog_dir / WORKS_ARROW) as works_tmp:
+        forms, works = _IpcWriter(forms_tmp), _IpcWriter(works_tmp)
+        for batch in pf.iter_batches(batch_size=chunk_rows, columns=columns + rest):
+            forms.write(_forms_batch(batch))
+            works.write(_work_columns(batch))
             keys.append(_batch_keys(batch, len(columns) == 3, row0, vocab))
             row0 += batch.num_rows
-        if forms is None:  # no works: an empty forms file all the same
-            empty = pa.RecordBatch.from_pydict({"title": pa.array([], pa.string())})
-            forms = _write_stamped(forms, forms_tmp, _forms_batch(empty), stamp)
-        table, n_postings = _postings_table(keys, vocab)
-        forms.close()  # the forms first: an index file present means its forms are too
-    with staged(catalog_dir / INDEX_FILE) as index_tmp:
-        _write_stamped(None, index_tmp, table, stamp).close()
-    return {"works": row0, "tokens": len(vocab), "postings": n_postings,
+        empty = pa.RecordBatch.from_pydict({"title": pa.array([], pa.string())})
+        forms.close(_forms_batch(empty))
+        works.close(_work_columns(empty))
+    n_terms, n_postings = _write_postings(catalog_dir, keys, vocab, row0)
+    atomic_write_bytes(catalog_dir / INDEX_FILE, json.dumps(stamp).encode())
+    return {"works": row0, "tokens": n_terms, "postings": n_postings,
             "seconds": round(time.perf_counter() - t0, 2)}
 
 
@@ -162,8 +198,9 @@ def _batch_keys(batch: pa.RecordBatch, locators: bool, row0: int, vocab: dict[st
     return tok << 32 | parent
 
 
-def _postings_table(keys: list[np.ndarray], vocab: dict[str, int]) -> tuple[pa.Table, int]:
-    """The index table (token, ascending postings) of every chunk's keys, and its postings count."""
+def _write_postings(catalog_dir: Path, keys: list[np.ndarray], vocab: dict[str, int], n_works: int) -> tuple[int, int]:
+    """The CSR arrays and the term lookup of every chunk's keys, written as ``index_*.npy``;
+    returns the term and postings counts."""
     # sort + drop repeats: np.unique's hash path costs ~10x a plain sort on tens of millions of keys
     allkeys = np.concatenate(keys) if keys else np.zeros(0, np.int64)
     keys.clear()
@@ -173,34 +210,43 @@ def _postings_table(keys: list[np.ndarray], vocab: dict[str, int]) -> tuple[pa.T
     tok = (allkeys >> 32).astype(np.int64)
     postings = (allkeys & 0xFFFFFFFF).astype(np.int32)
     del allkeys
-    counts = np.bincount(tok, minlength=len(vocab))
-    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32 if len(postings) < 2**31 else np.int64)
+    offsets = np.concatenate([[0], np.cumsum(np.bincount(tok, minlength=len(vocab)))]).astype(np.int64)
+    del tok
     words: list[str | None] = [None] * len(vocab)
     for t, i in vocab.items():
         words[i] = t
-    table = pa.table({"token": pa.array(words, pa.string()),
-                      "postings": pa.ListArray.from_arrays(pa.array(offsets), pa.array(postings))})
-    return table, int(len(postings))
+    terms = TermIds(pa.array(words, pa.large_string()))
+    del words
+    df = term_frequencies(offsets)
+    hashes, order = terms.sorted_arrays
+    for name, array in (("offsets", offsets), ("postings", postings), ("df", df), ("idf", term_idf(df, n_works)),
+                        ("term_hashes", hashes), ("term_order", order)):
+        _save(catalog_dir / f"index_{name}.npy", array)
+    return len(vocab), int(len(postings))
+
+
+def _save(path: Path, array: np.ndarray) -> None:
+    with atomic_stream(path) as fh:
+        np.save(fh, np.ascontiguousarray(array), allow_pickle=False)
 
 
 def _load_index(catalog_dir: Path) -> tuple[PostingsIndex, int]:
-    stamp = _stamp(catalog_dir)
-    table = pq.read_table(catalog_dir / INDEX_FILE, columns=["token", "postings"])
-    plist = table.column("postings").combine_chunks()
-    offsets = np.asarray(plist.offsets.to_numpy(), dtype=np.int64)
-    values = plist.values.to_numpy().astype(np.int32, copy=False)
-    tokens = table.column("token")
-    step = 65_536  # a slice of Python strings at a time: a million at once would stay in the heap
+    """The stored index, memory-mapped (read-only): nothing per term is copied into the heap."""
+    stamp = json.loads((catalog_dir / INDEX_FILE).read_text())
+    a = {name: np.load(catalog_dir / f"index_{name}.npy", mmap_mode="r") for name in ARRAYS}
+    terms = TermIds.from_sorted(a["term_hashes"], a["term_order"])
+    index = PostingsIndex(terms, a["offsets"], a["postings"], stamp["n_works"], df=a["df"], idf=a["idf"])
+    return index, stamp["n_works"]
 
-    def stream():
-        for start in range(0, len(tokens), step):
-            yield from tokens.slice(start, step).to_pylist()
-    terms = TermIds(stream(), len(tokens))
-    return PostingsIndex(terms, offsets - offsets[0], values, stamp["n_works"]), stamp["n_works"]
+
+def _map_ipc(path: Path) -> pa.Table:
+    """An Arrow IPC file as a table whose buffers are the file's pages (zero copy)."""
+    return pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()
 
 
 class ParquetRetriever:
-    """Candidate retrieval over a catalog folder; loads the index and work columns once.
+    """Candidate retrieval over a catalog folder: its index arrays and work columns memory-mapped
+    once per process (so processes share their pages).
 
     Thread-safe for reads (numpy and Arrow are read-only here; no DuckDB connection is kept).
     """
@@ -209,15 +255,10 @@ class ParquetRetriever:
         self.catalog_dir = Path(catalog_dir)
         ensure_index(self.catalog_dir)
         self.index, self.n_works = _load_index(self.catalog_dir)
-        self.forms = pq.read_table(self.catalog_dir / FORMS_FILE).combine_chunks()
+        self.forms = _map_ipc(self.catalog_dir / FORMS_FILE)
+        self.works = _map_ipc(self.catalog_dir / WORKS_ARROW)
         for k, v in index_options.items():
             setattr(self.index, k, v)
-        schema_names = pq.read_schema(self.catalog_dir / WORKS_FILE).names
-        self.works = pq.read_table(self.catalog_dir / WORKS_FILE,
-                                   columns=[c for c in WORK_FIELDS if c in schema_names]).combine_chunks()
-        # Arrow's allocator keeps the decompression and combine buffers of these reads for reuse;
-        # handing them back to the system saves about 350 MB per process at 1M works
-        pa.default_memory_pool().release_unused()
 
     def _works(self, rows: Sequence[int]) -> dict[int, Work]:
         if not rows:

@@ -47,10 +47,7 @@ def _index_format(path: Path) -> int | None:
     """The blocking index's format stamp (None when there is no index yet)."""
     if not path.exists():
         return None
-    import pyarrow.parquet as pq
-
-    meta = pq.read_schema(path).metadata or {}
-    return json.loads(meta.get(b"citeledger", b"{}")).get("format")
+    return json.loads(path.read_text()).get("format")
 
 
 def ledger_runs(ledger_dir: str | Path) -> list[dict[str, Any]]:

@@ -16,8 +16,8 @@ The postings budget (300 per query) was measured, not guessed: at 1M works recal
 was the same with 300, 500, 1,000, 2,000 and 4,000 (97.81-97.86 %, measured before later changes)
 while the batch query time fell from 1.5 ms to 0.1 ms per query; the rarest few title tokens carry the identity.
 
-The same engine serves the Parquet catalog (``citeledger.blocking`` loads the arrays from
-``title_tokens.parquet``) and tests (``InMemoryRetriever``).
+The same engine serves the catalog (``citeledger.blocking`` memory-maps the arrays the build
+stored in the catalog generation) and tests (``InMemoryRetriever``).
 """
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Protocol, Sequence
 
 import numpy as np
+import pyarrow as pa
 
 from .model import Work
 # Words that carry no identity in a title (left out of the index entirely) and the index's own
@@ -87,29 +88,73 @@ RESCORE_POOL = 200  # generated candidates per query that are re-scored with the
 RESCORE_TERMS = 12  # at most this many commoner terms per query are looked up
 
 
+_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
+_FNV_PRIME = np.uint64(0x100000001B3)
+
+
+def term_hashes(terms: Sequence[str] | pa.Array) -> np.ndarray:
+    """64-bit FNV-1a of each term's UTF-8 bytes, as int64: stable across processes and machines
+    (Python's ``hash`` is salted per process), so the build can store the sorted hashes and every
+    worker memory-maps them. Vectorised over the terms, one byte position at a time."""
+    arr = terms if isinstance(terms, (pa.Array, pa.ChunkedArray)) else pa.array(terms, pa.large_string())
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    arr = arr.cast(pa.large_string())
+    n = len(arr)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[arr.offset:arr.offset + n + 1]
+    data = np.frombuffer(arr.buffers()[2], dtype=np.uint8) if arr.buffers()[2] is not None else np.zeros(1, np.uint8)
+    lengths = np.diff(offsets)
+    by_length = np.argsort(-lengths, kind="stable")  # the terms still hashing are a prefix
+    starts, lengths = offsets[:-1][by_length], lengths[by_length]
+    h = np.full(n, _FNV_OFFSET, dtype=np.uint64)
+    active = n
+    for j in range(int(lengths[0]) if n else 0):
+        while active and lengths[active - 1] <= j:
+            active -= 1
+        h[:active] = (h[:active] ^ data[starts[:active] + j]) * _FNV_PRIME
+    out = np.empty(n, dtype=np.uint64)
+    out[by_length] = h
+    return out.view(np.int64)
+
+
 class TermIds:
     """Term -> term id (its position in the vocabulary) without a dict of the vocabulary's strings:
-    a sorted array of their 64-bit hashes, searched a batch at a time. At 1M works the vocabulary
-    holds over a million terms (most of them ``vol:page`` keys), which as a Python dict cost about
-    400 MB per process; as hashes, 16 MB. Two terms sharing a hash (odds about 1 in 10^13 per
-    lookup at this size) would only add a term's postings to a query's candidates: verification,
-    not retrieval, decides a link. Hashes are Python's own (per process), computed at load."""
+    a sorted array of their stable 64-bit hashes (``term_hashes``), searched a batch at a time. At
+    1M works the vocabulary holds over a million terms (most of them ``vol:page`` keys), which as a
+    Python dict cost about 400 MB per process; as hashes, 16 MB, and the catalog stores them so a
+    worker memory-maps them instead. Two terms sharing a hash (odds about 1 in 10^13 per lookup at
+    this size) would only add a term's postings to a query's candidates: verification, not
+    retrieval, decides a link."""
 
-    def __init__(self, terms: Iterable[str], count: int | None = None):
-        """``terms`` in id order; an iterator (with its ``count``) lets a caller stream a large
-        vocabulary without holding all its strings at once."""
-        if count is None:
-            terms = list(terms)
-            count = len(terms)
-        hashes = np.fromiter((hash(t) for t in terms), dtype=np.int64, count=count)
+    def __init__(self, terms: Iterable[str] | pa.Array, count: int | None = None):
+        """``terms`` in id order (a list, or an Arrow string array for a large vocabulary);
+        ``count`` is accepted for callers that stream and is checked."""
+        hashes = term_hashes(terms if isinstance(terms, (pa.Array, pa.ChunkedArray)) else list(terms))
+        if count is not None and count != len(hashes):
+            raise ValueError(f"TermIds: {len(hashes)} terms, {count} expected")
         self._order = np.argsort(hashes, kind="stable")
         self._hashes = hashes[self._order]
 
+    @classmethod
+    def from_sorted(cls, hashes: np.ndarray, order: np.ndarray) -> "TermIds":
+        """Stored (e.g. memory-mapped) arrays: ``hashes`` ascending, ``order[i]`` the id of the
+        term whose hash is ``hashes[i]``."""
+        self = cls.__new__(cls)
+        self._hashes, self._order = hashes, order
+        return self
+
+    @property
+    def sorted_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """The (hashes, order) arrays, as ``from_sorted`` takes them."""
+        return self._hashes, self._order
+
     def ids(self, tokens: Sequence[str]) -> np.ndarray:
         """The term id of each token, -1 for a token not in the vocabulary."""
-        if not len(self._hashes) or not tokens:
+        if not len(self._hashes) or not len(tokens):
             return np.full(len(tokens), -1, dtype=np.int64)
-        h = np.fromiter((hash(t) for t in tokens), dtype=np.int64, count=len(tokens))
+        h = term_hashes(tokens)
         pos = np.minimum(np.searchsorted(self._hashes, h), len(self._hashes) - 1)
         return np.where(self._hashes[pos] == h, self._order[pos], -1)
 
@@ -118,13 +163,16 @@ class PostingsIndex:
     """Inverted index over title tokens in CSR form; answers batches of queries with numpy."""
 
     def __init__(self, terms: Sequence[str] | TermIds, offsets: np.ndarray, postings: np.ndarray, n_docs: int,
-                 max_terms: int = 6, postings_budget: int = 300):
+                 max_terms: int = 6, postings_budget: int = 300, df: np.ndarray | None = None,
+                 idf: np.ndarray | None = None):
+        """``df`` and ``idf`` are derived from ``offsets`` and ``n_docs`` unless given (a stored
+        index passes its memory-mapped copies, so a worker allocates nothing per term)."""
         self.terms = terms if isinstance(terms, TermIds) else TermIds(terms)
         self.offsets = offsets.astype(np.int64, copy=False)
         self.postings = postings.astype(np.int32, copy=False)
-        self.df = np.diff(self.offsets).astype(np.int64)
         self.n_docs = max(int(n_docs), 1)
-        self.idf = np.log((self.n_docs + 1) / (self.df + 0.5)).astype(np.float32)
+        self.df = term_frequencies(self.offsets) if df is None else df
+        self.idf = term_idf(self.df, self.n_docs) if idf is None else idf
         self.max_terms = max_terms
         self.postings_budget = postings_budget
 
@@ -261,6 +309,16 @@ class PostingsIndex:
     def document_frequency(self, token: str) -> int:
         i = int(self.terms.ids([token])[0])
         return 0 if i < 0 else int(self.df[i])
+
+
+def term_frequencies(offsets: np.ndarray) -> np.ndarray:
+    """Document frequency of each term of a CSR index (its postings count)."""
+    return np.diff(offsets).astype(np.int64)
+
+
+def term_idf(df: np.ndarray, n_docs: int) -> np.ndarray:
+    """The idf weights of the blocking score, one per term."""
+    return np.log((max(int(n_docs), 1) + 1) / (df + 0.5)).astype(np.float32)
 
 
 def work_tokens(work: Work) -> list[str]:

@@ -183,3 +183,41 @@ def test_the_matcher_returns_outcomes_and_decides_no_state():
         [parse_reference(case["raw"])])
     assert isinstance(outcome, FuzzyOutcome) and outcome.clear and outcome.best.work_id == case["work_id"]
     assert outcome.score is not None and "runner_up" in outcome.evidence
+
+
+def test_stored_index_is_memory_mapped_not_copied(tmp_path):
+    """A worker's private memory must not grow with the catalog (#16): the postings, the term
+    lookup and the work columns are the catalog files' pages, not heap copies."""
+    import numpy as np
+
+    works = [_work(d) for c in MATCH for d in c["catalog"]]
+    rows = [{"work_id": f"w{i}", "doi": w.doi, "title": w.title, "authors": list(w.authors), "year": w.year,
+             "venue": w.venue, "volume": w.volume, "first_page": w.first_page} for i, w in enumerate(works)]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "works.parquet")
+    build_index(tmp_path)
+    before = pa.total_allocated_bytes()
+    retriever = ParquetRetriever(tmp_path)
+    index = retriever.index
+    for array in (index.offsets, index.postings, index.df, index.idf, *index.terms.sorted_arrays):
+        assert isinstance(array, np.memmap) and not array.flags.writeable
+    assert pa.total_allocated_bytes() == before  # the Arrow tables allocated nothing: mapped pages
+    assert retriever.works.num_rows == len(rows) and retriever.forms.num_rows == len(rows)
+    cands = retriever.candidates_batch([index_tokens(works[0].title)], k=3)[0]
+    assert cands and cands[0].work.title == works[0].title
+
+
+def test_term_hashes_are_the_same_in_every_process():
+    """The build stores term hashes that other processes search: Python's salted ``hash`` would
+    find nothing in a worker started with another seed."""
+    import os
+    import subprocess
+    import sys
+
+    from resolvers.candidates import term_hashes
+
+    code = "from resolvers.candidates import term_hashes; print(term_hashes(['quantum', 'été', '74:034503']).tolist())"
+    env = {**os.environ, "PYTHONHASHSEED": "12345", "PYTHONPATH": str(Path(__file__).parent.parent)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert json.loads(out) == term_hashes(["quantum", "été", "74:034503"]).tolist()
+    # FNV-1a 64 of b"a" (the published test vector 0xaf63dc4c8601ec8c)
+    assert term_hashes(["a"]).view("uint64")[0] == 0xAF63DC4C8601EC8C
