@@ -35,23 +35,27 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from resolvers.candidates import STOPWORDS, Candidate, PostingsIndex, TermIds, term_frequencies, term_idf
+from resolvers.candidates import STOPWORDS, Candidate, PostingsIndex, TermIds, term_frequencies, term_hashes, term_idf
 from resolvers.model import Work
 from resolvers.text import INDEX_TOKEN_MIN_CHARS, tokens_arrow
 from resolvers.verify import FORM_COLUMNS, form_columns, forms_from_columns, surname
 
-from .atomic import atomic_stream, atomic_write_bytes, staged
+from .atomic import atomic_stream, atomic_write_bytes, sql_literal, staged
 from .work_row import WORK_FIELDS, WORK_TYPES, work_from_values
 
 INDEX_FILE = "index.json"  # the stamp, written last: present means the files below are complete
 FORMS_FILE = "work_forms.arrow"  # row-aligned with works.parquet: each work's comparison forms
 WORKS_ARROW = "works.arrow"  # the Work columns of works.parquet, row-aligned, for memory-mapped reads
 ARRAYS = ("offsets", "postings", "df", "idf", "term_hashes", "term_order")  # index_<name>.npy
+# The identifier lookup (DOI, arXiv id -> row of works.parquet): "scheme\tvalue" keys, their stable
+# hashes ascending and the row of the best-ranked work holding each (own id before cross-walk).
+ID_KEYS, ID_HASHES, ID_ROWS = "identifier_keys.arrow", "identifier_hashes.npy", "identifier_rows.npy"
 # 2: locator keys (vol:page) beside the title tokens; 3: work_forms.parquet; 4: memory-mapped
 # arrays and Arrow IPC files. Another format is rebuilt.
 INDEX_FORMAT = 4
@@ -110,7 +114,8 @@ def _is_current(catalog_dir: Path) -> bool:
 
 def index_files(catalog_dir: Path) -> list[Path]:
     """The files the stamp vouches for."""
-    return [catalog_dir / FORMS_FILE, catalog_dir / WORKS_ARROW, *(catalog_dir / f"index_{n}.npy" for n in ARRAYS)]
+    return [catalog_dir / FORMS_FILE, catalog_dir / WORKS_ARROW, *(catalog_dir / f"index_{n}.npy" for n in ARRAYS),
+            catalog_dir / ID_KEYS, catalog_dir / ID_HASHES, catalog_dir / ID_ROWS]
 
 
 def ensure_index(catalog_dir: str | Path) -> dict | None:
@@ -170,6 +175,7 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
         forms.close(_forms_batch(empty))
         works.close(_work_columns(empty))
     n_terms, n_postings = _write_postings(catalog_dir, keys, vocab, row0)
+    _write_identifier_index(catalog_dir)
     atomic_write_bytes(catalog_dir / INDEX_FILE, json.dumps(stamp).encode())
     return {"works": row0, "tokens": n_terms, "postings": n_postings,
             "seconds": round(time.perf_counter() - t0, 2)}
@@ -225,6 +231,68 @@ def _write_postings(catalog_dir: Path, keys: list[np.ndarray], vocab: dict[str, 
     return len(vocab), int(len(postings))
 
 
+_ID_SQL = """
+    SELECT i.scheme || chr(9) || i.value AS key, arg_min(w.file_row_number, (i.rank, i.work_id)) AS row
+    FROM read_parquet({ids}) i JOIN read_parquet({works}, file_row_number = true) w USING (work_id)
+    GROUP BY i.scheme, i.value"""
+
+
+def _write_identifier_index(catalog_dir: Path) -> None:
+    """The identifier lookup files, from ``identifiers.parquet`` (none there: an empty lookup)."""
+    ids = catalog_dir / "identifiers.parquet"
+    table = pa.table({"key": pa.array([], pa.large_string()), "row": pa.array([], pa.int64())})
+    if ids.exists():
+        con = duckdb.connect()
+        try:
+            table = con.sql(_ID_SQL.format(ids=sql_literal(ids), works=sql_literal(catalog_dir / WORKS_FILE))
+                            ).to_arrow_table()
+        finally:
+            con.close()
+    keys = table.column("key").combine_chunks().cast(pa.large_string())
+    hashes = term_hashes(keys)
+    order = np.argsort(hashes, kind="stable")
+    _save(catalog_dir / ID_HASHES, hashes[order])
+    _save(catalog_dir / ID_ROWS, table.column("row").to_numpy().astype(np.int64)[order])
+    with staged(catalog_dir / ID_KEYS) as tmp:
+        writer = _IpcWriter(tmp)
+        writer.write(pa.table({"key": keys.take(pa.array(order))}))
+        writer.close(pa.table({"key": keys}))
+
+
+class IdentifierIndex:
+    """DOI / arXiv id -> works.parquet row, memory-mapped: no per-identifier heap in a worker
+    (an in-memory table of 10M works' identifiers is about a GB per process)."""
+
+    def __init__(self, catalog_dir: Path):
+        self.hashes = np.load(catalog_dir / ID_HASHES, mmap_mode="r")
+        self.rows = np.load(catalog_dir / ID_ROWS, mmap_mode="r")
+        self.keys = map_ipc(catalog_dir / ID_KEYS).column("key")
+
+    def lookup(self, scheme: str, values: Sequence[str]) -> dict[str, int]:
+        """The row of each value found; a hash shared by another key (checked) is a miss."""
+        values = sorted(set(v for v in values if v))
+        if not values or not len(self.hashes):
+            return {}
+        h = term_hashes([f"{scheme}\t{v}" for v in values])
+        pos = np.searchsorted(self.hashes, h)
+        found = [(v, int(p)) for v, p, hv in zip(values, pos, h) if p < len(self.hashes) and self.hashes[p] == hv]
+        if not found:
+            return {}
+        keys = self.keys.take(pa.array([p for _, p in found], pa.int64())).to_pylist()
+        return {v: int(self.rows[p]) for (v, p), key in zip(found, keys) if key == f"{scheme}\t{v}"}
+
+
+def works_at(table: pa.Table, rows: Sequence[int]) -> dict[int, Work]:
+    """The works at these rows of a (mapped) works table, as Work records."""
+    if not rows:
+        return {}
+    taken = table.take(pa.array(rows, pa.int64()))
+    cols = {name: taken.column(name).to_pylist() for name in taken.column_names}  # columnar: faster than rows
+    none = [None] * len(rows)
+    columns = [cols.get(name, none) for name in WORK_FIELDS]
+    return {r: work_from_values(values) for r, values in zip(rows, zip(*columns))}
+
+
 def _save(path: Path, array: np.ndarray) -> None:
     with atomic_stream(path) as fh:
         np.save(fh, np.ascontiguousarray(array), allow_pickle=False)
@@ -239,7 +307,7 @@ def _load_index(catalog_dir: Path) -> tuple[PostingsIndex, int]:
     return index, stamp["n_works"]
 
 
-def _map_ipc(path: Path) -> pa.Table:
+def map_ipc(path: Path) -> pa.Table:
     """An Arrow IPC file as a table whose buffers are the file's pages (zero copy)."""
     return pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()
 
@@ -255,19 +323,13 @@ class ParquetRetriever:
         self.catalog_dir = Path(catalog_dir)
         ensure_index(self.catalog_dir)
         self.index, self.n_works = _load_index(self.catalog_dir)
-        self.forms = _map_ipc(self.catalog_dir / FORMS_FILE)
-        self.works = _map_ipc(self.catalog_dir / WORKS_ARROW)
+        self.forms = map_ipc(self.catalog_dir / FORMS_FILE)
+        self.works = map_ipc(self.catalog_dir / WORKS_ARROW)
         for k, v in index_options.items():
             setattr(self.index, k, v)
 
     def _works(self, rows: Sequence[int]) -> dict[int, Work]:
-        if not rows:
-            return {}
-        taken = self.works.take(pa.array(rows, pa.int64()))
-        cols = {name: taken.column(name).to_pylist() for name in taken.column_names}  # columnar: faster than rows
-        none = [None] * len(rows)
-        columns = [cols.get(name, none) for name in WORK_FIELDS]
-        return {r: work_from_values(values) for r, values in zip(rows, zip(*columns))}
+        return works_at(self.works, rows)
 
     def _forms(self, rows: Sequence[int], works: dict[int, Work]) -> dict[int, object]:
         """The stored comparison forms of these rows (no text folding at query time)."""

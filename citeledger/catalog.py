@@ -389,10 +389,9 @@ def _dict_rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
 
 
 class ParquetCatalog:
-    """``CatalogLookup`` over a built catalog folder: batched identifier joins in DuckDB.
-
-    The identifier table is loaded into an in-memory DuckDB table once; each call takes its own
-    cursor, so tasks in several threads can share one catalog.
+    """``CatalogLookup`` over a built catalog folder: identifier lookups on memory-mapped files
+    (``blocking.IdentifierIndex``); other reads (work rows by id, new works, notice events) in
+    DuckDB, each call on its own cursor, so tasks in several threads can share one catalog.
     """
 
     def __init__(self, directory: str | Path, generation: str | Path | None = None):
@@ -409,8 +408,10 @@ class ParquetCatalog:
         self.manifest = json.loads((gen / "manifest.json").read_text())
         self._con = duckdb.connect()
         self._lock = threading.Lock()
-        self._con.execute(f"CREATE TABLE identifiers AS SELECT * FROM read_parquet({sql_literal(gen / 'identifiers.parquet')})")
         self._con.execute(f"CREATE VIEW works AS SELECT * FROM read_parquet({sql_literal(gen / 'works.parquet')})")
+        blocking.ensure_index(gen)  # once per generation (a catalog of an older index format is brought up to date)
+        self._identifiers = blocking.IdentifierIndex(gen)
+        self._works = blocking.map_ipc(gen / blocking.WORKS_ARROW)
 
     @staticmethod
     def generation_of(directory: str | Path) -> Path | None:
@@ -435,18 +436,11 @@ class ParquetCatalog:
             cur.close()
 
     def _lookup(self, scheme: str, values: Sequence[str]) -> dict[str, Work]:
-        values = sorted(set(v for v in values if v))
-        if not values:
-            return {}
-        with self._cursor() as cur:
-            cur.register("wanted", pa.table({"value": pa.array(values, pa.string())}))
-            cur.execute("""
-                SELECT value, w.* FROM (
-                    SELECT i.value, i.work_id, row_number() OVER (PARTITION BY i.value ORDER BY i.rank, i.work_id) AS r
-                    FROM identifiers i JOIN wanted USING (value) WHERE i.scheme = ?) hit
-                JOIN works w USING (work_id) WHERE hit.r = 1""", [scheme])
-            rows = _dict_rows(cur)
-        return {rec["value"]: work_from_row(rec) for rec in rows}
+        """Works by identifier through the memory-mapped lookup (``blocking.IdentifierIndex``):
+        a binary search per value, no query engine, no per-identifier heap."""
+        rows = self._identifiers.lookup(scheme, values)
+        works = blocking.works_at(self._works, sorted(set(rows.values())))
+        return {value: works[row] for value, row in rows.items()}
 
     def works_by_doi(self, dois: Sequence[str]) -> dict[str, Work]:
         return self._lookup("doi", dois)

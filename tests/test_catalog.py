@@ -90,6 +90,20 @@ def test_crosswalks_journal_doi_and_arxiv_doi(fixture_catalog):
     assert cat.works_by_arxiv_id(["hep-th/9901001"])["hep-th/9901001"].title
 
 
+def test_identifier_lookups_are_memory_mapped_and_check_the_key(fixture_catalog):
+    """The identifier lookup (#16) keeps no per-identifier heap and never trusts a hash alone:
+    a stored key that differs from the asked one (a hash collision) is a miss, not that work."""
+    import numpy as np
+    import pyarrow as pa
+
+    cat = ParquetCatalog(fixture_catalog)
+    ids = cat._identifiers
+    assert isinstance(ids.hashes, np.memmap) and isinstance(ids.rows, np.memmap)
+    assert cat.works_by_doi(["10.1002/ajmg.b.31237", "10.9999/absent"]).keys() == {"10.1002/ajmg.b.31237"}
+    ids.keys = pa.chunked_array([pa.array(["doi\tsomething-else"] * len(ids.keys), pa.large_string())])
+    assert cat.works_by_doi(["10.1002/ajmg.b.31237"]) == {}
+
+
 def test_a_journal_doi_that_is_a_work_of_its_own_wins_over_the_preprint(tmp_path):
     journal = tmp_path / "journal.jsonl"
     journal.write_text(json.dumps({"doi": "10.1103/PhysRevD.76.013009", "arxiv_id": None,
