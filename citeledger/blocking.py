@@ -31,6 +31,8 @@ alphanumerics to spaces), the same folding as ``resolvers.text.fold`` on the que
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import time
 from pathlib import Path
 from typing import Sequence
@@ -41,7 +43,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from resolvers.candidates import STOPWORDS, Candidate, PostingsIndex, TermIds, term_frequencies, term_hashes, term_idf
+from resolvers.candidates import STOPWORDS, Candidate, PostingsIndex, TermIds, term_hashes, term_idf
 from resolvers.model import Work
 from resolvers.text import INDEX_TOKEN_MIN_CHARS, tokens_arrow
 from resolvers.verify import FORM_COLUMNS, form_columns, forms_from_columns, surname
@@ -150,40 +152,56 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
     """Write the index files of ``<catalog_dir>/works.parquet``; returns build stats.
 
     Call it after every rewrite of works.parquet (the retriever rebuilds a stale index itself).
-    Streams the works in chunks of 200k rows. Every file is staged (``atomic.staged``) and the
-    stamp is written last: two processes rebuilding a stale index never mix bytes, and a crash
-    leaves the old stamp (then the index is rebuilt) or none.
-    """
+    External: the works stream through in chunks of 200k rows; each chunk's (term hash, row) pairs
+    go to run files on disk, split by the top bits of the hash (``RUN_PARTS``); the runs of one
+    part at a time are then sorted and appended to the postings file. So no vocabulary and no
+    postings list is held whole, and the build's memory is bounded by a chunk and a part, not
+    the catalog. Every file is staged (``atomic.staged``) and the stamp is written last: two
+    processes rebuilding a stale index never mix bytes, and a crash leaves the old stamp (then
+    the index is rebuilt) or none."""
     catalog_dir = Path(catalog_dir)
     t0 = time.perf_counter()
-    vocab: dict[str, int] = {}
-    keys: list[np.ndarray] = []
+    runs = _runs_dir(catalog_dir)
     pf = pq.ParquetFile(catalog_dir / WORKS_FILE)
     names = pf.schema_arrow.names
     columns = ["title"] + [c for c in ("volume", "first_page") if c in names]
     rest = [c for c in WORK_FIELDS if c in names and c not in columns]
     stamp = _stamp(catalog_dir)
-    row0 = 0
+    row0 = n_pairs = 0
     with staged(catalog_dir / FORMS_FILE) as forms_tmp, staged(catalog_dir / WORKS_ARROW) as works_tmp:
         forms, works = _IpcWriter(forms_tmp), _IpcWriter(works_tmp)
-        for batch in pf.iter_batches(batch_size=chunk_rows, columns=columns + rest):
+        for chunk, batch in enumerate(pf.iter_batches(batch_size=chunk_rows, columns=columns + rest)):
             forms.write(_forms_batch(batch))
             works.write(_work_columns(batch))
-            keys.append(_batch_keys(batch, len(columns) == 3, row0, vocab))
+            n_pairs += _write_runs(runs, chunk, *_batch_terms(batch, len(columns) == 3, row0))
             row0 += batch.num_rows
         empty = pa.RecordBatch.from_pydict({"title": pa.array([], pa.string())})
         forms.close(_forms_batch(empty))
         works.close(_work_columns(empty))
-    n_terms, n_postings = _write_postings(catalog_dir, keys, vocab, row0)
+    n_terms = _merge_runs(catalog_dir, runs, n_pairs, row0)
+    shutil.rmtree(runs, ignore_errors=True)
     _write_identifier_index(catalog_dir)
     atomic_write_bytes(catalog_dir / INDEX_FILE, json.dumps(stamp).encode())
-    return {"works": row0, "tokens": n_terms, "postings": n_postings,
+    return {"works": row0, "tokens": n_terms, "postings": n_pairs,
             "seconds": round(time.perf_counter() - t0, 2)}
 
 
-def _batch_keys(batch: pa.RecordBatch, locators: bool, row0: int, vocab: dict[str, int]) -> np.ndarray:
-    """The (token id << 32 | row) keys of a chunk of works: title tokens, plus ``vol:page``
-    locator keys when the works have those columns (they share the postings)."""
+def _runs_dir(catalog_dir: Path) -> Path:
+    """A run folder of this process's own (two processes may bring one old catalog up to date at
+    once); the folders of builds whose process is gone (killed) are removed first."""
+    for old in catalog_dir.glob(".index-runs-*"):
+        pid = old.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(old, ignore_errors=True)
+    runs = catalog_dir / f".index-runs-{os.getpid()}"
+    shutil.rmtree(runs, ignore_errors=True)
+    runs.mkdir()
+    return runs
+
+
+def _batch_terms(batch: pa.RecordBatch, locators: bool, row0: int) -> tuple[np.ndarray, np.ndarray]:
+    """The (term hash, row) pairs of a chunk of works, sorted, without repeats: title tokens,
+    plus ``vol:page`` locator keys when the works have those columns (they share the postings)."""
     lists = tokens_arrow(batch.column(0))
     flat = pc.list_flatten(lists)
     parent = pc.list_parent_indices(lists).to_numpy().astype(np.int64) + row0
@@ -197,38 +215,60 @@ def _batch_keys(batch: pa.RecordBatch, locators: bool, row0: int, vocab: dict[st
         flat = pa.concat_arrays([flat.combine_chunks() if isinstance(flat, pa.ChunkedArray) else flat,
                                  pc.filter(loc, valid)])
         parent = np.concatenate([parent, np.flatnonzero(valid.to_numpy(zero_copy_only=False)) + row0])
-    enc = pc.dictionary_encode(flat).combine_chunks() if isinstance(flat, pa.ChunkedArray) else pc.dictionary_encode(flat)
-    local = enc.dictionary.to_pylist()
-    gid = np.fromiter((vocab.setdefault(t, len(vocab)) for t in local), dtype=np.int64, count=len(local))
-    tok = gid[enc.indices.to_numpy()]
-    return tok << 32 | parent
+    return _sorted_unique_pairs(term_hashes(flat), parent)
 
 
-def _write_postings(catalog_dir: Path, keys: list[np.ndarray], vocab: dict[str, int], n_works: int) -> tuple[int, int]:
-    """The CSR arrays and the term lookup of every chunk's keys, written as ``index_*.npy``;
-    returns the term and postings counts."""
-    # sort + drop repeats: np.unique's hash path costs ~10x a plain sort on tens of millions of keys
-    allkeys = np.concatenate(keys) if keys else np.zeros(0, np.int64)
-    keys.clear()
-    allkeys.sort()
-    if len(allkeys):
-        allkeys = allkeys[np.concatenate(([True], allkeys[1:] != allkeys[:-1]))]
-    tok = (allkeys >> 32).astype(np.int64)
-    postings = (allkeys & 0xFFFFFFFF).astype(np.int32)
-    del allkeys
-    offsets = np.concatenate([[0], np.cumsum(np.bincount(tok, minlength=len(vocab)))]).astype(np.int64)
-    del tok
-    words: list[str | None] = [None] * len(vocab)
-    for t, i in vocab.items():
-        words[i] = t
-    terms = TermIds(pa.array(words, pa.large_string()))
-    del words
-    df = term_frequencies(offsets)
-    hashes, order = terms.sorted_arrays
-    for name, array in (("offsets", offsets), ("postings", postings), ("df", df), ("idf", term_idf(df, n_works)),
-                        ("term_hashes", hashes), ("term_order", order)):
+def _sorted_unique_pairs(hashes: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    order = np.lexsort((rows, hashes))
+    hashes, rows = hashes[order], rows[order]
+    keep = np.ones(len(hashes), dtype=bool)
+    keep[1:] = (hashes[1:] != hashes[:-1]) | (rows[1:] != rows[:-1])
+    return hashes[keep], rows[keep]
+
+
+RUN_PARTS = 16  # run files per chunk, by the top 4 bits of the term hash (signed order)
+
+
+def _part_bounds(hashes: np.ndarray) -> np.ndarray:
+    """Where each part starts in a hash-sorted array (parts ascend with the signed hash)."""
+    return np.searchsorted(hashes >> 60, np.arange(-8, 9))
+
+
+def _write_runs(runs: Path, chunk: int, hashes: np.ndarray, rows: np.ndarray) -> int:
+    bounds = _part_bounds(hashes)
+    for part in range(RUN_PARTS):
+        a, b = bounds[part], bounds[part + 1]
+        if b > a:
+            _save(runs / f"{part:02d}-{chunk:06d}.npy", np.stack([hashes[a:b], rows[a:b]]))
+    return len(hashes)
+
+
+def _merge_runs(catalog_dir: Path, runs: Path, n_pairs: int, n_works: int) -> int:
+    """Sort each part's runs into the postings file and write the per-term arrays; returns the
+    number of terms. Term ids are positions in hash order, so the term lookup is the hashes."""
+    hashes, counts = [], []
+    at = 0
+    with staged(catalog_dir / "index_postings.npy") as tmp:
+        postings = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.int32, shape=(n_pairs,))
+        for part in range(RUN_PARTS):
+            files = sorted(runs.glob(f"{part:02d}-*.npy"))
+            if not files:
+                continue
+            h, r = _sorted_unique_pairs(*np.concatenate([np.load(f) for f in files], axis=1))
+            postings[at:at + len(r)] = r
+            at += len(r)
+            starts = np.flatnonzero(np.concatenate(([True], h[1:] != h[:-1])))
+            hashes.append(h[starts])
+            counts.append(np.diff(np.append(starts, len(h))))
+        postings.flush()
+        del postings
+    term_hash = np.concatenate(hashes) if hashes else np.zeros(0, np.int64)
+    df = np.concatenate(counts).astype(np.int64) if counts else np.zeros(0, np.int64)
+    offsets = np.concatenate([[0], np.cumsum(df)]).astype(np.int64)
+    for name, array in (("offsets", offsets), ("df", df), ("idf", term_idf(df, n_works)),
+                        ("term_hashes", term_hash), ("term_order", np.arange(len(df), dtype=np.int64))):
         _save(catalog_dir / f"index_{name}.npy", array)
-    return len(vocab), int(len(postings))
+    return len(df)
 
 
 _ID_SQL = """

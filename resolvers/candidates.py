@@ -198,7 +198,7 @@ class PostingsIndex:
         """The rarest known tokens of a query (``ids``: their term ids, -1 unknown), within the
         term and postings budgets; locator keys (``vol:page``, see ``locator_token``) that are
         rare enough come on top."""
-        known = set()
+        known: dict[int, str] = {}
         loc = []
         for t, i in zip(tokens, ids):
             if i < 0:
@@ -207,10 +207,11 @@ class PostingsIndex:
                 if self.df[i] <= MAX_LOCATOR_DF:
                     loc.append(i)
             else:
-                known.add(i)
+                known.setdefault(i, t)
         if not known:
             return loc
-        ranked = sorted(known, key=lambda i: self.df[i])
+        # rarest first; equally rare terms in token order (not id order: ids are the build's business)
+        ranked = sorted(known, key=lambda i: (self.df[i], known[i]))
         chosen: list[int] = []
         total = 0
         for i in ranked[: self.max_terms]:
@@ -266,8 +267,8 @@ class PostingsIndex:
                 q_ids.append(qi)
                 t_ids.append(t)
             taken = set(chosen)
-            others = {i for t, i in zip(toks, ids) if i >= 0 and ":" not in t} - taken
-            rest.append(sorted(others, key=lambda i: self.df[i])[:RESCORE_TERMS])
+            others = {i: t for t, i in zip(toks, ids) if i >= 0 and ":" not in t and i not in taken}
+            rest.append(sorted(others, key=lambda i: (self.df[i], others[i]))[:RESCORE_TERMS])
         return q_ids, t_ids, rest
 
     def _generate(self, q_ids: list[int], t_ids: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:

@@ -199,7 +199,7 @@ def test_stored_index_is_memory_mapped_not_copied(tmp_path):
     retriever = ParquetRetriever(tmp_path)
     index = retriever.index
     for array in (index.offsets, index.postings, index.df, index.idf, *index.terms.sorted_arrays):
-        assert isinstance(array, np.memmap) and not array.flags.writeable
+        assert isinstance(array, np.memmap) and not array.flags.writeable and not array.flags.owndata
     assert pa.total_allocated_bytes() == before  # the Arrow tables allocated nothing: mapped pages
     assert retriever.works.num_rows == len(rows) and retriever.forms.num_rows == len(rows)
     cands = retriever.candidates_batch([index_tokens(works[0].title)], k=3)[0]
@@ -221,3 +221,26 @@ def test_term_hashes_are_the_same_in_every_process():
     assert json.loads(out) == term_hashes(["quantum", "été", "74:034503"]).tolist()
     # FNV-1a 64 of b"a" (the published test vector 0xaf63dc4c8601ec8c)
     assert term_hashes(["a"]).view("uint64")[0] == 0xAF63DC4C8601EC8C
+
+
+def test_external_build_in_small_chunks_equals_one_chunk(tmp_path):
+    """The build's runs on disk, merged part by part, give the same index files as one chunk
+    holding every work; the run folder is gone afterwards, and a killed build's is removed."""
+    import numpy as np
+
+    from citeledger.blocking import ARRAYS
+
+    works = [_work(d) for c in MATCH for d in c["catalog"]]
+    rows = [{"work_id": f"w{i}", "doi": w.doi, "title": w.title, "authors": list(w.authors), "year": w.year,
+             "venue": w.venue, "volume": w.volume, "first_page": w.first_page} for i, w in enumerate(works)]
+    arrays = {}
+    for chunk_rows, folder in ((3, tmp_path / "small"), (10**6, tmp_path / "one")):
+        folder.mkdir()
+        pq.write_table(pa.Table.from_pylist(rows), folder / "works.parquet")
+        (folder / ".index-runs-999999999").mkdir()  # a build killed mid-way (no such process)
+        build_index(folder, chunk_rows=chunk_rows)
+        assert not list(folder.glob(".index-runs-*"))
+        arrays[chunk_rows] = {name: np.load(folder / f"index_{name}.npy") for name in ARRAYS}
+    assert len(arrays[3]["postings"]) > len(rows)
+    for name in ARRAYS:
+        assert np.array_equal(arrays[3][name], arrays[10**6][name]), name
