@@ -91,6 +91,8 @@ _NUMBER_END = re.compile(r"\d\Z")
 _YEAR_END = re.compile(r"(?<!\d)(?:19|20)\d\d\Z|\(\s?(?:19|20)\d\d[a-z]?\s?\)\Z"
                        r"|\d\s?[-\u2013]\s?\d{1,6}\Z")
 _OTHER_PAREN_END = re.compile(r"\)\Z")
+# ... and so does a DOI (``..., doi:10.1016/j.physletb.2012.08.020, 1207.7214``).
+_DOI_END = re.compile(r"(?<!\S)(?:doi:?\s?|https?://(?:dx\.)?doi\.org/)?10\.\d{4,9}/\S+\Z", re.I)
 # Words after which a number is not an arXiv id.
 _NOT_ARXIV_WORDS = re.compile(
     r"(?<![a-z])(?:isbn|issn|tel|phone|fax|vol|volume|no|pp|p|pages|doi|report|ref)\.?:?\s{0,2}\Z",
@@ -116,5 +118,5 @@ def bare_new_style_plausible(text: str, start: int, end: int) -> bool:
         return False
     head = before[:-1].rstrip()
     if _NUMBER_END.search(head) or _OTHER_PAREN_END.search(head):
-        return bool(_YEAR_END.search(head))
+        return bool(_YEAR_END.search(head) or _DOI_END.search(head))
     return not _NOT_ARXIV_WORDS.search(head)
