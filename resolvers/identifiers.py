@@ -7,7 +7,11 @@ from 9108 to 0703 for the archives of arXiv's taxonomy. Two principles drive the
 
 * a wrong identifier is worse than none, so a bare ``NNNN.NNNNN`` (a page, a report number...) is
   only read as arXiv when something around it says arXiv (``arXiv:``, an arxiv.org URL, ``abs/``,
-  a category suffix such as ``[hep-th]``, a BibTeX ``eprint`` field next to ``arXiv``);
+  a category suffix such as ``[hep-th]``, a BibTeX ``eprint`` field next to ``arXiv``), or when
+  it is well formed, dated up to this year and stands in the slot INSPIRE/JHEP styles give an id
+  (``(2012), 1207.7214``, ``[1512.05291]``: ``arxiv_forms.bare_new_style_plausible``);
+* arXiv ids are read on a copy of the string without the spaces PDF extraction puts inside them
+  (``hep -th/9711200``, ``1207 .7214``: ``arxiv_forms.rejoin_splits``); DOIs on the string as is;
 * an identifier-like token that is not well formed is reported as a ``MalformedToken``, never
   silently dropped, so the resolver can say ``malformed_identifier``.
 
