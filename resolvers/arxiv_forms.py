@@ -64,12 +64,19 @@ def _join_new(m: re.Match[str]) -> str:
     return f"{yymm}.{seq}" if plausible else m.group(0)
 
 
+# Cheap necessary conditions (each starts with a literal, so the regex engine scans fast): most
+# strings hold no split id and skip the full patterns above.
+_HINT_OLD = re.compile(r"/[ \t\r\n]{0,2}\d{4}")
+_HINT_NEW = re.compile(
+    r"\.(?:(?<=\d{4}\.)[ \t\r\n]{1,2}\d{4}|(?<=\d[ \t\r\n]\.)|(?<=\d[ \t\r\n]{2}\.))")
+
+
 def rejoin_splits(text: str) -> str:
     """``text`` with the spaces PDF extraction put inside arXiv ids removed (a copy for the
     arXiv passes: DOIs are scanned on the text as printed)."""
-    if "/" in text:
+    if "/" in text and _HINT_OLD.search(text):
         text = _SPLIT_OLD.sub(_join_old, text)
-    if "." in text and any(c in text for c in " \t\r\n"):
+    if "." in text and _HINT_NEW.search(text):
         text = _SPLIT_NEW.sub(_join_new, text)
     return text
 

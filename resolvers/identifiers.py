@@ -113,6 +113,7 @@ def canonical_arxiv_id(text: str) -> str | None:
 
 # The shape of a new-style number; whether it is arXiv is decided by its context.
 _NEW_SHAPE = re.compile(r"(?<!\d)\d{3,6}\.\d{3,7}(?:v\d{1,5})?(?!\d)")
+_NEW_HINT = re.compile(r"\.(?<=\d{3}\.)\d{3}")  # a necessary condition of _NEW_SHAPE, scanned fast
 # The shape of an old-style id: archive(.SC)/digits.
 _OLD_SHAPE = re.compile(
     r"(?:(?<![\w-])|(?<=\s-))(?i:[a-z]{2,8}(?:-[a-z]{2,8})?)(?:\.[A-Z]{2})?/\d{1,12}"
@@ -395,6 +396,8 @@ class _Scan:
     def new_style_arxiv(self) -> None:
         """New-style numbers: context decides whether a number is an arXiv id."""
         text = self.atext
+        if not _NEW_HINT.search(text):
+            return  # no "ddd.ddd" at all: the usual case, found by a fast literal-led scan
         for m in _NEW_SHAPE.finditer(text):
             aid, why = _check_arxiv(m.group(0))
             if not (_arxiv_context(text, m.start(), m.end(), self.mentions_arxiv)
