@@ -18,7 +18,10 @@ sys.path.insert(0, str(REPO))
 
 from resolvers.identifiers import extract_identifiers  # noqa: E402
 
-DEFAULT = [REPO.parent / "shared" / "data" / "refs" / name for name in
+# ../shared/data seen from the repository or from a worktree below it (/work/wt/NAME)
+SHARED = next((p / "shared" / "data" for p in REPO.parents if (p / "shared" / "data" / "refs").is_dir()),
+              REPO.parent / "shared" / "data")
+DEFAULT = [SHARED / "refs" / name for name in
            ("glutton_dev.jsonl.gz", "unarxive_sample.jsonl.gz", "glutton_unlabeled.jsonl.gz")]
 PASSES = 3
 

@@ -7,7 +7,11 @@ from 9108 to 0703 for the archives of arXiv's taxonomy. Two principles drive the
 
 * a wrong identifier is worse than none, so a bare ``NNNN.NNNNN`` (a page, a report number...) is
   only read as arXiv when something around it says arXiv (``arXiv:``, an arxiv.org URL, ``abs/``,
-  a category suffix such as ``[hep-th]``, a BibTeX ``eprint`` field next to ``arXiv``);
+  a category suffix such as ``[hep-th]``, a BibTeX ``eprint`` field next to ``arXiv``), or when
+  it is well formed, dated up to this year and stands in the slot INSPIRE/JHEP styles give an id
+  (``(2012), 1207.7214``, ``[1512.05291]``: ``arxiv_forms.bare_new_style_plausible``);
+* arXiv ids are read on a copy of the string without the spaces PDF extraction puts inside them
+  (``hep -th/9711200``, ``1207 .7214``: ``arxiv_forms.rejoin_splits``); DOIs on the string as is;
 * an identifier-like token that is not well formed is reported as a ``MalformedToken``, never
   silently dropped, so the resolver can say ``malformed_identifier``.
 
@@ -21,20 +25,12 @@ import html
 import re
 from typing import Sequence
 
+from resolvers.arxiv_forms import (ARXIV_ARCHIVES, OLD_STYLE_ARCHIVES, archive_before,
+                                   bare_new_style_plausible, rejoin_splits)
 from resolvers.model import ExtractedIdentifiers, MalformedToken
 
 __all__ = ["extract_identifiers", "normalize_doi", "canonical_arxiv_id",
            "OLD_STYLE_ARCHIVES", "ARXIV_ARCHIVES"]
-
-# Archives that had old-style ids (arXiv taxonomy, arxiv-base ``ARCHIVES`` started before 2007-04).
-OLD_STYLE_ARCHIVES = frozenset({
-    "acc-phys", "adap-org", "alg-geom", "ao-sci", "astro-ph", "atom-ph", "bayes-an", "chao-dyn",
-    "chem-ph", "cmp-lg", "comp-gas", "cond-mat", "cs", "dg-ga", "funct-an", "gr-qc", "hep-ex",
-    "hep-lat", "hep-ph", "hep-th", "math", "math-ph", "mtrl-th", "nlin", "nucl-ex", "nucl-th",
-    "patt-sol", "physics", "plasm-ph", "q-alg", "q-bio", "quant-ph", "solv-int", "supr-con",
-})
-# Every archive a category suffix (``[stat.ML]``, ``[cs, stat]``) may name.
-ARXIV_ARCHIVES = OLD_STYLE_ARCHIVES | {"stat", "q-fin", "eess", "econ"}
 
 _MAX_TOKEN = 1000  # longer "identifiers" are junk; reported malformed, never normalised
 
@@ -117,15 +113,16 @@ def canonical_arxiv_id(text: str) -> str | None:
 
 # The shape of a new-style number; whether it is arXiv is decided by its context.
 _NEW_SHAPE = re.compile(r"(?<!\d)\d{3,6}\.\d{3,7}(?:v\d{1,5})?(?!\d)")
+_NEW_HINT = re.compile(r"\.(?<=\d{3}\.)\d{3}")  # a necessary condition of _NEW_SHAPE, scanned fast
 # The shape of an old-style id: archive(.SC)/digits.
 _OLD_SHAPE = re.compile(
-    r"(?<![\w-])(?i:[a-z]{2,8}(?:-[a-z]{2,8})?)(?:\.[A-Z]{2})?/\d{1,12}"
+    r"(?:(?<![\w-])|(?<=\s-))(?i:[a-z]{2,8}(?:-[a-z]{2,8})?)(?:\.[A-Z]{2})?/\d{1,12}"
     r"(?:v\d{1,5})?(?!\.?\d)")
 # What may stand right before an arXiv id and says "arXiv" (checked on a short window, anchored
 # at its end): ``arXiv:``, ``arXiv preprint``, ``arXiv.`` (10.48550 DOIs), ``abs/`` (arxiv.org
 # URLs, CoRR ``abs/...``), ``arxiv.org/pdf/``, and BibTeX ``eprint = {`` (needs arXiv elsewhere).
 _BEFORE = re.compile(
-    r"(?:(?P<word>(?<![a-z])arxiv(?:\s{0,3}(?:preprint|e-?prints?|id|identifier|no\.?))?"
+    r"(?:(?P<word>arxiv(?:\s{0,2}\.\s{0,2}org)?(?:\s{0,3}(?:preprint|e-?prints?|id|identifier|no\.?))?"
     r"\s{0,3}[:.,]?\s{0,3})"
     r"|(?P<url>(?:(?<![a-z])abs/|arxiv\s?\.\s{0,3}org\s{0,3}/(?:\s{0,3}(?:pdf|html|ps|format)/)?)\s{0,3})"
     r"|(?P<eprint>(?<![a-z])eprint\s{0,3}=\s{0,3}[{\"]?\s{0,3}))\Z",
@@ -137,7 +134,7 @@ _CATEGORY_AFTER = re.compile(
     r"\s{0,3}\[\s{0,2}([a-z]{2,8}(?:-[a-z]{2,8})?)(?:\.[a-z]{1,8}(?:-[a-z]{1,8})?)?\s{0,2}[,\]]",
     re.I)
 # ``arXiv:`` followed by something that is neither shape (``arXiv:170603762``).
-_ARXIV_COLON = re.compile(r"(?<![a-z])arxiv\s{0,3}:\s{0,3}(\d[\w.\-/]{0,63})", re.I)
+_ARXIV_COLON = re.compile(r"arxiv\s{0,3}:\s{0,3}(\d[\w.\-/]{0,63})", re.I)
 
 
 def _arxiv_context(text: str, start: int, end: int, mentions_arxiv: bool) -> bool:
@@ -276,7 +273,8 @@ def _join_break(text: str, token: str, end: int) -> tuple[str, int]:
 
     A DOI cannot end at ``10``, ``10.``, ``10.1038`` or ``10.1038/``, so what follows the break
     belongs to it; after a line break, ``10.1016/j.`` + ``cell...`` and ``S1074-`` + ``7613...``
-    are rejoined too. Anything else stays split (and a cut-short DOI is reported malformed)."""
+    are rejoined too, and so is ``npg-`` + ``19-227-2012`` after a plain space (a DOI does not end
+    with a hyphen). Anything else stays split (and a cut-short DOI is reported malformed)."""
     for _ in range(4):
         ws = _BREAK.match(text, end)
         if ws is None:
@@ -291,8 +289,10 @@ def _join_break(text: str, token: str, end: int) -> tuple[str, int]:
             ok = nxt[0] == "/"
         elif _CUT_PREFIX.fullmatch(token):  # "10.1016/ S0140-..." but not "10.1016/ and ..."
             ok = "\n" in ws.group(0) or any(c.isdigit() for c in nxt)
-        elif "\n" in ws.group(0) and token[-1:] in ".-" and _CUT_PREFIX.match(token):
-            ok = nxt[0].islower() if token[-1] == "." else nxt[0].isalnum()
+        elif token[-1:] == "-" and _CUT_PREFIX.match(token):  # "npg- 19-227-2012"
+            ok = nxt[0].isdigit() or ("\n" in ws.group(0) and nxt[0].isalnum())
+        elif "\n" in ws.group(0) and token[-1:] == "." and _CUT_PREFIX.match(token):
+            ok = nxt[0].islower()
         else:
             ok = False
         if not ok or len(token) + len(nxt) > _MAX_TOKEN:
@@ -335,10 +335,12 @@ class _Scan:
     """One string's identifier scan: each pass adds (position, value) hits, so the result keeps
     the order of first appearance whatever pass found a token."""
 
-    __slots__ = ("text", "lower", "mentions_arxiv", "dois", "arxiv", "bad", "doi_starts", "arxiv_starts")
+    __slots__ = ("text", "atext", "lower", "mentions_arxiv", "dois", "arxiv", "bad", "doi_starts",
+                 "arxiv_starts")
 
     def __init__(self, text: str):
         self.text = text
+        self.atext = rejoin_splits(text)  # arXiv passes read ids with PDF-inserted spaces removed
         self.lower = text.lower()
         self.mentions_arxiv = "arxiv" in self.lower
         self.dois: list[tuple[int, str]] = []
@@ -393,12 +395,17 @@ class _Scan:
 
     def new_style_arxiv(self) -> None:
         """New-style numbers: context decides whether a number is an arXiv id."""
-        text = self.text
+        text = self.atext
+        if not _NEW_HINT.search(text):
+            return  # no "ddd.ddd" at all: the usual case, found by a fast literal-led scan
         for m in _NEW_SHAPE.finditer(text):
-            if not _arxiv_context(text, m.start(), m.end(), self.mentions_arxiv):
-                continue  # a bare number: a page, a report number, a DOI part... never arXiv
-            self.arxiv_starts.append(m.start())
             aid, why = _check_arxiv(m.group(0))
+            if not (_arxiv_context(text, m.start(), m.end(), self.mentions_arxiv)
+                    or archive_before(text, m.start())):
+                if aid and bare_new_style_plausible(text, m.start(), m.end()):
+                    self.arxiv.append((m.start(), aid))  # INSPIRE "(2012), 1207.7214", "[1512.05291]"
+                continue  # any other bare number (a page, a report number...) is never arXiv
+            self.arxiv_starts.append(m.start())
             if aid:
                 self.arxiv.append((m.start(), aid))
             else:
@@ -406,7 +413,7 @@ class _Scan:
 
     def old_style_arxiv(self) -> None:
         """Old-style ``archive/YYMMNNN`` ids, well formed or reported when distinctive."""
-        text = self.text
+        text = self.atext
         if "/" not in text:
             return
         for m in _OLD_SHAPE.finditer(text):
@@ -432,7 +439,7 @@ class _Scan:
         """``arXiv:`` followed by a token no other pass judged: malformed."""
         if not self.mentions_arxiv:
             return
-        text, starts = self.text, sorted(self.arxiv_starts)
+        text, starts = self.atext, sorted(self.arxiv_starts)
         for m in _ARXIV_COLON.finditer(text):
             s, e = m.start(1), m.end(1)
             token = m.group(1).rstrip(".-/")
