@@ -49,6 +49,7 @@ class Reason(str, Enum):
     DOI_MATCH = "doi_match"
     TITLE_CONTRADICTS = "title_contradicts"
     YEAR_CONTRADICTS = "year_contradicts"
+    FIELDS_CONTRADICT = "fields_contradict"  # venue, volume, first page, year, first author: resolvers/contradiction.py
     # verified_fuzzy
     FUZZY_MATCH = "fuzzy_match"
     # malformed_identifier
