@@ -42,6 +42,8 @@ class Reason(str, Enum):
     # parse_uncertain
     BST_ARTEFACT = "bst_artefact"
     AUTHOR_FRAGMENT = "author_fragment"
+    AUTHOR_LIST_NO_TITLE = "author_list_no_title"  # names only, any number of them
+    TITLE_CUT_SHORT = "title_cut_short"  # authors, year, and a title cut off where no title ends
     TOO_SHORT = "too_short"
     NO_WORDS = "no_words"
     # verified_exact / metadata_mismatch
