@@ -214,6 +214,20 @@ class LedgerStore:
         finally:
             con.close()
 
+    def unlinked_cited_dois(self, run_id: str) -> list[str]:
+        """Every DOI a reference of this run cites that names no catalog work (the reference has
+        no work): its notice is checked by DOI alone (``notice_check.cited_doi_notice_rows``)."""
+        glob = self._run_dir("observations", run_id) / "*.parquet"
+        if not any(glob.parent.glob("*.parquet")):
+            return []
+        con = duckdb.connect()
+        try:
+            return [r[0] for r in con.execute(
+                f"SELECT DISTINCT unnest(extracted_dois) AS doi FROM read_parquet({sql_literal(glob)}) "
+                "WHERE work_id IS NULL ORDER BY 1").fetchall() if r[0]]
+        finally:
+            con.close()
+
     def finish_run(self, row: dict[str, Any]) -> None:
         write_parquet(pa.Table.from_pylist([row], schema=RUN_SCHEMA),
                       self.part_path("runs", row["run_id"], "run"), self.staging)
@@ -424,7 +438,9 @@ def papers_observations(ledger_dir: str | Path, catalog_dir: str | Path,
                        WHERE lower(citing_paper) IN (SELECT form FROM every_form)
                           OR work_id IN (SELECT work_id FROM every_work)
                           OR doi IN (SELECT form FROM every_form) OR arxiv_id IN (SELECT form FROM every_form)""")
-        con.execute("CREATE TEMP TABLE cur_notices AS SELECT * FROM notices WHERE work_id IN (SELECT work_id FROM cur)")
+        # the notices of the cited works, and of cited DOIs that name no catalog work ("doi:<doi>")
+        con.execute("""CREATE TEMP TABLE cur_notices AS SELECT * FROM notices WHERE work_id IN (SELECT work_id FROM cur)
+                       OR work_id IN (SELECT 'doi:' || unnest(extracted_dois) FROM cur WHERE work_id IS NULL)""")
         out = []
         for forms, work_id in papers:
             con.register("forms", pa.table({"form": pa.array(sorted(set(f.lower() for f in forms)), pa.string())}))
@@ -436,7 +452,9 @@ def papers_observations(ledger_dir: str | Path, catalog_dir: str | Path,
                            ORDER BY citing_paper, reference_index""", [work_id])
             inbound = _dict_rows(con)
             con.execute("""SELECT * FROM cur_notices WHERE work_id IN (SELECT work_id FROM cur
-                           WHERE lower(citing_paper) IN (SELECT form FROM forms))""")
+                           WHERE lower(citing_paper) IN (SELECT form FROM forms)) OR work_id IN
+                           (SELECT 'doi:' || unnest(extracted_dois) FROM cur
+                            WHERE work_id IS NULL AND lower(citing_paper) IN (SELECT form FROM forms))""")
             notices = _dict_rows(con)
             con.unregister("forms")
             out.append((outbound, inbound, notices))
