@@ -113,6 +113,17 @@ def _venue_verdict(work_venue: str | None, string_text: str, parsed_venue: str |
     return -1
 
 
+def names_venue(text: str | None, venue: str | None) -> bool:
+    """Is this text (a parsed "title") the work's venue itself, abbreviated or not? A title-less
+    string ("J. Smith, Journal of Adolescent Health 20, 360") is no title that contradicts."""
+    words, venue_words = _venue_words(text or ""), _venue_words(venue or "")
+    if not words or not venue_words:
+        return False
+    covered = sum(any(_abbreviates(w, v) or _abbreviates(v, w) for w in words) for v in venue_words)
+    return all(any(_abbreviates(w, v) or _abbreviates(v, w) for v in venue_words) for w in words) and \
+        2 * covered >= len(venue_words)
+
+
 def _year_verdict(work: Work, years: list[int]) -> int:
     if not work.year or not years:
         return 0

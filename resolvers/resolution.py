@@ -23,7 +23,7 @@ from typing import Any, Callable, Protocol, Sequence
 from rapidfuzz import fuzz
 
 from .catalog import CatalogLookup
-from .contradiction import check_fields, fields_contradict
+from .contradiction import check_fields, fields_contradict, names_venue
 from .errors import RemoteBatchUnavailable, RemoteUnavailable
 from .fuzzy import RESOLVER_SOURCE as FUZZY_SOURCE
 from .fuzzy import FuzzyOutcome
@@ -136,7 +136,9 @@ def _title_contradicts(details: dict[str, Any], work: Work, parsed_title: str | 
 def check_agreement(raw: str, parsed: ParsedReference, work: Work) -> Agreement:
     """Does the string's own title or year, or else its venue, volume, first page, year and first
     author together (``resolvers.contradiction``), contradict the work an identifier points to?"""
-    agreement = _title_year_agreement(raw, parsed.title, parsed.year, work)
+    # a title-less string whose venue the parser took for a title has no title to contradict
+    title = None if names_venue(parsed.title, work.venue) else parsed.title
+    agreement = _title_year_agreement(raw, title, parsed.year, work)
     if agreement.contradicts:
         return agreement
     details = agreement.details
