@@ -387,14 +387,17 @@ def current_rows(ledger_dir: str | Path, statuses: Sequence[str]) -> list[dict[s
         con.close()
 
 
-def current_links_and_notices(ledger_dir: str | Path) -> tuple[list[str], dict[str, dict[str, Any]]]:
-    """Every work a current observation links to, and the latest notice of each work."""
+def current_links_and_notices(ledger_dir: str | Path) -> tuple[list[str], dict[str, dict[str, Any]], list[str]]:
+    """Every work a current observation links to, the latest notice of each work (and of each
+    cited DOI with no work), and the DOIs current observations with no work cite."""
     con = connect_views(ledger_dir, None)
     try:
         works = [r[0] for r in con.execute("SELECT DISTINCT work_id FROM current WHERE work_id IS NOT NULL "
                                            "ORDER BY 1").fetchall()]
+        dois = [r[0] for r in con.execute("SELECT DISTINCT unnest(extracted_dois) FROM current "
+                                          "WHERE work_id IS NULL ORDER BY 1").fetchall() if r[0]]
         con.execute("SELECT * FROM notices")
-        return works, {r["work_id"]: r for r in _dict_rows(con)}
+        return works, {r["work_id"]: r for r in _dict_rows(con)}, dois
     finally:
         con.close()
 
@@ -406,8 +409,11 @@ def citing_papers_of_works(ledger_dir: str | Path, work_ids: Sequence[str]) -> l
     con = connect_views(ledger_dir, None)
     try:
         con.register("wanted", pa.table({"work_id": pa.array(sorted(set(work_ids)), pa.string())}))
-        return [r[0] for r in con.execute("SELECT DISTINCT citing_paper FROM current WHERE work_id IN "
-                                          "(SELECT work_id FROM wanted) ORDER BY 1").fetchall()]
+        # a cited DOI with no work has its notice under "doi:<doi>" (notice_check.cited_doi_notice_rows)
+        return [r[0] for r in con.execute(
+            "SELECT DISTINCT citing_paper FROM current WHERE work_id IN (SELECT work_id FROM wanted) OR (work_id IS "
+            "NULL AND list_has_any(extracted_dois, (SELECT list(work_id[5:]) FROM wanted WHERE work_id LIKE 'doi:%'))) "
+            "ORDER BY 1").fetchall()]
     finally:
         con.close()
 
