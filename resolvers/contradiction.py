@@ -48,6 +48,7 @@ _GROUP_AUTHOR = re.compile(r"(?i)\b(?:collaboration|consortium|group|committee|t
 _NUMBER = re.compile(r"[A-Za-z]?\d+[A-Za-z]?")
 _YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|20\d\d)(?!\d)")
 _LETTERS = re.compile(r"[a-z]+")
+_SMALL_WORDS = frozenset({"of", "the", "and", "in", "for", "on", "de", "der", "des", "la", "le", "und", "et"})
 _VENUE_FILLER = frozenset({"of", "the", "and", "in", "for", "on", "part", "series", "section", "de", "der",
                            "des", "la", "le", "und", "et", "proc", "proceedings", "journal", "j"})
 
@@ -106,11 +107,15 @@ def _venue_verdict(work_venue: str | None, string_text: str, parsed_venue: str |
     venue_words = _venue_words(parsed_venue or "")
     if len("".join(venue_words)) < 3 or found:
         return 0
-    initials = "".join(w[0] for w in venue_words)
-    work_initials = "".join(w[0] for w in work_words)
-    if any(w in (initials, work_initials) or initials.startswith(w) for w in work_words + venue_words):
-        return 0  # an acronym of the other side ("PNAS")
+    initials, work_initials = _initials(parsed_venue or ""), _initials(work_venue or "")
+    if any(len(w) >= 2 and w in (initials, work_initials) for w in work_words + venue_words):
+        return 0  # an acronym of the other side ("PNAS", "JAMA")
     return -1
+
+
+def _initials(text: str) -> str:
+    """The acronym of a venue: "Proceedings of the National Academy of Sciences" -> "pnas"."""
+    return "".join(w[0] for w in _LETTERS.findall(fold(text)) if w not in _SMALL_WORDS)
 
 
 def names_venue(text: str | None, venue: str | None) -> bool:

@@ -68,3 +68,18 @@ def test_batch_answers_in_input_order(catalog, fuzzy):
     refs = [Reference("p", i + 1, c["raw"]) for i, c in enumerate(cases)]
     got = [r.verdict.status.value for r in apply_rule_chain(refs, catalog, fuzzy)]
     assert got == [c["status"] for c in cases]
+
+
+@pytest.mark.parametrize("work_venue, string_venue, verdict", [
+    ("Physical Review Letters", "Phys. Rev. Lett.", 1),
+    ("Nature", "Nature (London)", 1),
+    ("Proceedings of the National Academy of Sciences", "PNAS", 0),  # an acronym: no contradiction
+    ("JAMA", "Journal of the American Medical Association", 0),
+    ("Endoscopy", "Am J Gastroenterol", -1),
+    ("Nature", "Neural Netw", -1),
+])
+def test_venue_forms(work_venue, string_venue, verdict):
+    """Abbreviations and acronyms of a venue agree or say nothing; another venue contradicts."""
+    from resolvers.contradiction import _venue_verdict
+
+    assert _venue_verdict(work_venue, f"A. Author, {string_venue} 12, 345 (2001)", string_venue) == verdict
