@@ -214,6 +214,20 @@ class LedgerStore:
         finally:
             con.close()
 
+    def unlinked_cited_dois(self, run_id: str) -> list[str]:
+        """Every DOI a reference of this run cites that names no catalog work (the reference has
+        no work): its notice is checked by DOI alone (``notice_check.cited_doi_notice_rows``)."""
+        glob = self._run_dir("observations", run_id) / "*.parquet"
+        if not any(glob.parent.glob("*.parquet")):
+            return []
+        con = duckdb.connect()
+        try:
+            return [r[0] for r in con.execute(
+                f"SELECT DISTINCT unnest(extracted_dois) AS doi FROM read_parquet({sql_literal(glob)}) "
+                "WHERE work_id IS NULL ORDER BY 1").fetchall() if r[0]]
+        finally:
+            con.close()
+
     def finish_run(self, row: dict[str, Any]) -> None:
         write_parquet(pa.Table.from_pylist([row], schema=RUN_SCHEMA),
                       self.part_path("runs", row["run_id"], "run"), self.staging)
@@ -373,14 +387,17 @@ def current_rows(ledger_dir: str | Path, statuses: Sequence[str]) -> list[dict[s
         con.close()
 
 
-def current_links_and_notices(ledger_dir: str | Path) -> tuple[list[str], dict[str, dict[str, Any]]]:
-    """Every work a current observation links to, and the latest notice of each work."""
+def current_links_and_notices(ledger_dir: str | Path) -> tuple[list[str], dict[str, dict[str, Any]], list[str]]:
+    """Every work a current observation links to, the latest notice of each work (and of each
+    cited DOI with no work), and the DOIs current observations with no work cite."""
     con = connect_views(ledger_dir, None)
     try:
         works = [r[0] for r in con.execute("SELECT DISTINCT work_id FROM current WHERE work_id IS NOT NULL "
                                            "ORDER BY 1").fetchall()]
+        dois = [r[0] for r in con.execute("SELECT DISTINCT unnest(extracted_dois) FROM current "
+                                          "WHERE work_id IS NULL ORDER BY 1").fetchall() if r[0]]
         con.execute("SELECT * FROM notices")
-        return works, {r["work_id"]: r for r in _dict_rows(con)}
+        return works, {r["work_id"]: r for r in _dict_rows(con)}, dois
     finally:
         con.close()
 
@@ -392,8 +409,11 @@ def citing_papers_of_works(ledger_dir: str | Path, work_ids: Sequence[str]) -> l
     con = connect_views(ledger_dir, None)
     try:
         con.register("wanted", pa.table({"work_id": pa.array(sorted(set(work_ids)), pa.string())}))
-        return [r[0] for r in con.execute("SELECT DISTINCT citing_paper FROM current WHERE work_id IN "
-                                          "(SELECT work_id FROM wanted) ORDER BY 1").fetchall()]
+        # a cited DOI with no work has its notice under "doi:<doi>" (notice_check.cited_doi_notice_rows)
+        return [r[0] for r in con.execute(
+            "SELECT DISTINCT citing_paper FROM current WHERE work_id IN (SELECT work_id FROM wanted) OR (work_id IS "
+            "NULL AND list_has_any(extracted_dois, (SELECT list(work_id[5:]) FROM wanted WHERE work_id LIKE 'doi:%'))) "
+            "ORDER BY 1").fetchall()]
     finally:
         con.close()
 
@@ -424,7 +444,9 @@ def papers_observations(ledger_dir: str | Path, catalog_dir: str | Path,
                        WHERE lower(citing_paper) IN (SELECT form FROM every_form)
                           OR work_id IN (SELECT work_id FROM every_work)
                           OR doi IN (SELECT form FROM every_form) OR arxiv_id IN (SELECT form FROM every_form)""")
-        con.execute("CREATE TEMP TABLE cur_notices AS SELECT * FROM notices WHERE work_id IN (SELECT work_id FROM cur)")
+        # the notices of the cited works, and of cited DOIs that name no catalog work ("doi:<doi>")
+        con.execute("""CREATE TEMP TABLE cur_notices AS SELECT * FROM notices WHERE work_id IN (SELECT work_id FROM cur)
+                       OR work_id IN (SELECT 'doi:' || unnest(extracted_dois) FROM cur WHERE work_id IS NULL)""")
         out = []
         for forms, work_id in papers:
             con.register("forms", pa.table({"form": pa.array(sorted(set(f.lower() for f in forms)), pa.string())}))
@@ -436,7 +458,9 @@ def papers_observations(ledger_dir: str | Path, catalog_dir: str | Path,
                            ORDER BY citing_paper, reference_index""", [work_id])
             inbound = _dict_rows(con)
             con.execute("""SELECT * FROM cur_notices WHERE work_id IN (SELECT work_id FROM cur
-                           WHERE lower(citing_paper) IN (SELECT form FROM forms))""")
+                           WHERE lower(citing_paper) IN (SELECT form FROM forms)) OR work_id IN
+                           (SELECT 'doi:' || unnest(extracted_dois) FROM cur
+                            WHERE work_id IS NULL AND lower(citing_paper) IN (SELECT form FROM forms))""")
             notices = _dict_rows(con)
             con.unregister("forms")
             out.append((outbound, inbound, notices))

@@ -44,7 +44,7 @@ from .catalog import CatalogStore, ParquetCatalog
 from .config import load_config
 from .inputs import InputLimits
 from .ledger import LEDGER_DB, LedgerStore, citing_papers_of_works, current_links_and_notices, current_rows, write_ledger_database
-from .notice_check import work_notice_rows
+from .notice_check import cited_doi_notice_rows, work_notice_rows
 from .remote_files import FileCheckpoint, retraction_watch_files
 from .record_files import papers_touched
 from .run_summary import RunSummary
@@ -194,11 +194,13 @@ def write_rerun_input(ledger_dir: str | Path, run_id: str, references: Sequence[
 
 def changed_notices(ledger_dir: str | Path, catalog_dir: str | Path, run_id: str,
                     exclude: set[str] | None = None) -> list[dict[str, Any]]:
-    """A fresh notice for every currently linked work whose notice differs from its latest one
-    in the ledger (a new retraction, a correction, a source checked for the first time). Works in
-    ``exclude`` (those the run itself links, which ``finish_run`` notices anyway) are skipped."""
-    linked, latest = current_links_and_notices(ledger_dir)
+    """A fresh notice for every currently linked work, and for every cited DOI with no work that
+    a notice source lists, whose notice differs from its latest one in the ledger (a new
+    retraction, a correction, a source checked for the first time). Works in ``exclude`` (those
+    the run itself links or cites, which ``finish_run`` notices anyway) are skipped."""
+    linked, latest, dois = current_links_and_notices(ledger_dir)
     rows = work_notice_rows(catalog_dir, [w for w in linked if w not in (exclude or set())], run_id)
+    rows += [r for r in cited_doi_notice_rows(catalog_dir, dois, run_id) if r["work_id"] not in (exclude or set())]
     compare = ("doi", "state", "reason", "standing", "events", "sources_checked")
     return [row for row in rows if (old := latest.get(row["work_id"])) is None
             or not all(_same(row[k], old.get(k)) for k in compare)]
@@ -436,7 +438,8 @@ def complete_nightly(work: NightlyWork, processed: str | Path, timings: dict[str
     their observations being written) and name the papers whose records changed."""
     plan = work.plan
     assert plan is not None
-    own = set(LedgerStore(plan.ledger_dir).linked_work_ids(plan.run_id))
+    ledger = LedgerStore(plan.ledger_dir)
+    own = set(ledger.linked_work_ids(plan.run_id)) | {f"doi:{d}" for d in ledger.unlinked_cited_dois(plan.run_id)}
     notices = changed_notices(plan.ledger_dir, plan.catalog_dir, plan.run_id, exclude=own)
     summary = pipeline.finish_run(plan, trigger="nightly", timings=timings, recheck_notices=notices)
     moved = move_to_processed(work.new_files, processed, plan.run_id)

@@ -49,9 +49,31 @@ def work_notice_rows(catalog_dir: str | Path, work_ids: Any, run_id: str) -> lis
     return rows
 
 
+def cited_doi_notice_rows(catalog_dir: str | Path, dois: Any, run_id: str) -> list[dict[str, Any]]:
+    """Notice rows of cited DOIs that no catalog work carries but a notice source lists (a
+    retracted paper the works table lacks is still retracted), keyed ``doi:<doi>``: the work id
+    such a work would get. A DOI no source lists gets no row (its reference has no work)."""
+    catalog = get_catalog(catalog_dir)
+    index = get_notice_index(catalog)
+    listed = sorted({d.lower() for d in dois if index.events_for(d)})
+    known = catalog.works_by_doi(listed)
+    checked_at = catalog.manifest.get("built_at")
+    rows = []
+    for doi in (d for d in listed if d not in known):
+        row = notice_row(f"doi:{doi}", doi, index.notice_for(doi, checked_at=checked_at))
+        row["run_id"] = run_id
+        row["checked_at"] = datetime.fromisoformat(row["checked_at"]) if row["checked_at"] else None
+        rows.append(row)
+    return rows
+
+
 def write_run_notices(ledger_dir: str | Path, catalog_dir: str | Path, run_id: str) -> int:
-    """A notice for every work this run links to, checked against the catalog's sources."""
+    """A notice for every work this run links to, and for every cited DOI that names no catalog
+    work but is listed by a notice source, checked against the catalog's sources."""
     ledger = LedgerStore(ledger_dir)
     rows = work_notice_rows(catalog_dir, ledger.linked_work_ids(run_id), run_id)
-    ledger.write_notices(run_id, rows)
+    have = {r["work_id"] for r in rows}
+    rows += [r for r in cited_doi_notice_rows(catalog_dir, ledger.unlinked_cited_dois(run_id), run_id)
+             if r["work_id"] not in have]
+    ledger.write_notices(run_id, sorted(rows, key=lambda r: r["work_id"]))
     return len(rows)

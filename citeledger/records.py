@@ -217,8 +217,19 @@ def _outbound_entry(row: Mapping[str, Any], notices: Mapping[str, Any],
         "resolved_at": row.get("observed_at"),
         "score": row.get("score"),
         "evidence": _evidence(row.get("evidence")),
-        "notice": _notice_dict(notices.get(work_id) if work_id else None, linked=linked),
+        "notice": _reference_notice(row, work_id, linked, notices),
     }
+
+
+def _reference_notice(row: Mapping[str, Any], work_id: str | None, linked: bool,
+                      notices: Mapping[str, Any]) -> dict[str, Any]:
+    """The notice of the cited work; for a reference with no work, the notice of a DOI it cites
+    that a notice source lists (``notice_check.cited_doi_notice_rows``), if any."""
+    if not work_id:
+        for doi in row.get("extracted_dois") or ():
+            if f"doi:{doi}" in notices:
+                return _notice_dict(notices[f"doi:{doi}"], linked=True)
+    return _notice_dict(notices.get(work_id) if work_id else None, linked=linked)
 
 
 def _page(items: list[dict], cap: int | None) -> dict[str, Any]:

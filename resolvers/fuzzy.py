@@ -81,7 +81,7 @@ class FuzzyResolver:
         for i, p in enumerate(parsed):
             views[i] = RefView.of(p)
             loc = locators[i] = locator_tokens(p.text)
-            t_tokens = index_tokens(p.title)
+            t_tokens = index_tokens(f"{p.title_lead} {p.title}" if p.title_lead else p.title)
             if len(t_tokens) >= MIN_TITLE_TERMS:
                 title_q[i] = t_tokens + loc
             else:

@@ -42,6 +42,8 @@ class Reason(str, Enum):
     # parse_uncertain
     BST_ARTEFACT = "bst_artefact"
     AUTHOR_FRAGMENT = "author_fragment"
+    AUTHOR_LIST_NO_TITLE = "author_list_no_title"  # names only, any number of them
+    TITLE_CUT_SHORT = "title_cut_short"  # authors, year, and a title cut off where no title ends
     TOO_SHORT = "too_short"
     NO_WORDS = "no_words"
     # verified_exact / metadata_mismatch
@@ -49,6 +51,7 @@ class Reason(str, Enum):
     DOI_MATCH = "doi_match"
     TITLE_CONTRADICTS = "title_contradicts"
     YEAR_CONTRADICTS = "year_contradicts"
+    FIELDS_CONTRADICT = "fields_contradict"  # venue, volume, first page, year, first author: resolvers/contradiction.py
     # verified_fuzzy
     FUZZY_MATCH = "fuzzy_match"
     # malformed_identifier

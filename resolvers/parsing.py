@@ -35,6 +35,20 @@ class ParsedReference:
     pages: str | None = None
     kind: str = "unknown"  # which rule found the title: quoted, bibtex, after_authors, ...
     notes: list[str] = field(default_factory=list)
+    # "LLaMA: Open and efficient ..." reads as author "LLaMA" and a title; the lone name before the
+    # colon may as well be the head of a "Name: subtitle" title. Kept here so that a work whose
+    # title starts with it is compared with the whole title and no author (``lead_is_title``).
+    title_lead: str | None = None
+
+
+def lead_is_title(parsed: ParsedReference, work_title: str | None) -> bool:
+    """Is the parsed lone "author" the head of this work's "Name: subtitle" title?"""
+    lead = compact(parsed.title_lead or "")
+    return bool(lead) and compact(work_title or "").startswith(lead)
+
+
+# One to three words with no list separators before a colon: "LLaMA", "Megatron-LM", "Big Bird"
+_TITLE_LEAD = re.compile(r"(?!.*\b(?:and|et al)\b)[^\s,;&]{2,}(?: [^\s,;&]+){0,2}")
 
 
 # ---------------------------------------------------------------- patterns ------------------
@@ -52,6 +66,13 @@ _IDENTIFIER_SPAN = re.compile(
     r"(?:\b(?:https?|ftp)\s*:\s*//\s*\S+|\b(?:www\.|dx\.)?(?:doi|arxiv)\.org/\S+|"
     r"\b(?:arxiv|doi|urn)\s*:\s*\S+|\bdoi\s*10\.\S+|\b10\.\d{4,9}\s*/\s*\S+|\babs/\S+|"
     r"\b(?:arxiv|corr)(?:\s+preprint)?\b|\burl\b:?)", re.I)
+
+
+def mask_identifiers(text: str) -> str:
+    """The text with identifiers and URLs blanked: their digits are no volume, page or year."""
+    return _IDENTIFIER_SPAN.sub(" ", text)
+
+
 _BIB_FIELD = re.compile(r"\b(title|author|year|journal|booktitle|volume|pages|number)\s*=\s*", re.I)
 _NAME_WORD = re.compile(r"^(?:[A-Z\u00c0-\u024f][\w'’\u00c0-\u024f-]*\.?|[A-Z]\.(?:-?[A-Z]\.)*|"
                         r"(?:van|von|de|der|den|da|di|du|del|el)(?:-(?:de|der|den|la))*-[A-Z][\w'’\u00c0-\u024f-]*|"
@@ -281,6 +302,8 @@ def parse_reference(raw: str) -> ParsedReference:
         ends = _author_end(body)
         if ends is not None:
             parsed.author_block = body[: ends[0]].strip(" ,.:")
+            if body[ends[0]:ends[1]].startswith(":") and _TITLE_LEAD.fullmatch(parsed.author_block):
+                parsed.title_lead = parsed.author_block
             rest = body[ends[1]:]
             start = ends[1]
             rest2 = re.sub(r"^[\s.,:;]*\(?" + YEAR + r"[a-z]?\)?[\s.,:;]+", "", rest)

@@ -23,6 +23,7 @@ from typing import Any, Callable, Protocol, Sequence
 from rapidfuzz import fuzz
 
 from .catalog import CatalogLookup
+from .contradiction import check_fields, fields_contradict, names_venue
 from .errors import RemoteBatchUnavailable, RemoteUnavailable
 from .fuzzy import RESOLVER_SOURCE as FUZZY_SOURCE
 from .fuzzy import FuzzyOutcome
@@ -132,8 +133,29 @@ def _title_contradicts(details: dict[str, Any], work: Work, parsed_title: str | 
     return Agreement(True, Reason.TITLE_CONTRADICTS, details)
 
 
-def check_agreement(raw: str, parsed_title: str | None, parsed_year: int | None, work: Work) -> Agreement:
-    """Does the string's own title or year contradict the work an identifier points to?"""
+def check_agreement(raw: str, parsed: ParsedReference, work: Work) -> Agreement:
+    """Does the string's own title or year, or else its venue, volume, first page, year and first
+    author together (``resolvers.contradiction``), contradict the work an identifier points to?"""
+    # a title-less string whose venue the parser took for a title has no title to contradict
+    title = None if names_venue(parsed.title, work.venue) else parsed.title
+    agreement = _title_year_agreement(raw, title, parsed.year, work)
+    if agreement.contradicts:
+        return agreement
+    details = agreement.details
+    check = check_fields(raw, parsed, work)
+    strong_title = bool(work.title) and len(normalise_text(work.title)) >= TITLE_MIN_CHARS and \
+        details.get("work_title_in_string", 0.0) >= TITLE_PRESENT_AT
+    if fields_contradict(check, strong_title):
+        details.update(contradicting_fields=check.details, agreeing_fields=check.agrees,
+                       work_title=work.title)
+        if parsed.title:
+            details["string_title"] = parsed.title
+        return Agreement(True, Reason.FIELDS_CONTRADICT, details)
+    return agreement
+
+
+def _title_year_agreement(raw: str, parsed_title: str | None, parsed_year: int | None, work: Work) -> Agreement:
+    """Does the string's own title or year contradict the work?"""
     details: dict[str, Any] = {}
     work_title = normalise_text(work.title)
     norm_raw = normalise_text(raw)
@@ -224,7 +246,7 @@ def rule_identifier(ref: ReferenceContext, batch: BatchContext) -> Verdict | Non
     mismatch: Verdict | None = None
     for source, identifier, work in hits:
         resolver = batch.remote_found.get(identifier, source)
-        agreement = check_agreement(ref.reference.raw, ref.parsed.title, ref.parsed.year, work)
+        agreement = check_agreement(ref.reference.raw, ref.parsed, work)
         evidence = {"rule": "identifier", "identifier": identifier, "scheme": source,
                     "work": _work_evidence(work), **agreement.details}
         others = sorted({w.work_id for _, _, w in hits} - {work.work_id})

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from rapidfuzz import fuzz, process
@@ -95,9 +95,22 @@ class RefView:
     # the string's own title is a notice or comment ("Discussion of X", "Reply to X"): it cites
     # that, not X
     cites_notice: bool = False
+    # "LLaMA: Open and efficient ...": the string read with its lone lead "author" as the head of
+    # the title, for candidates whose title starts with that name (``features``)
+    lead: str = ""
+    lead_as_title: "RefView | None" = None
 
     @classmethod
     def of(cls, parsed: ParsedReference) -> "RefView":
+        view = cls._of(parsed)
+        if parsed.title_lead and parsed.title:
+            whole = replace(parsed, title=f"{parsed.title_lead}: {parsed.title}", authors=[], author_block=None,
+                            title_lead=None, kind="title_lead")
+            view.lead, view.lead_as_title = compact(parsed.title_lead), cls._of(whole)
+        return view
+
+    @classmethod
+    def _of(cls, parsed: ParsedReference) -> "RefView":
         soft = fold(parsed.text)
         norm = norm_text(parsed.text)
         toks = norm.split()
@@ -317,6 +330,9 @@ def features(ref: RefView, work: Work, forms: WorkForms | None = None) -> Featur
     retriever brought them along)."""
     w = forms if forms is not None else work_forms(work)
     detail: dict = {}
+    if ref.lead and ref.lead_as_title is not None and w.compact.startswith(ref.lead):
+        ref = ref.lead_as_title  # the lone "author" before the colon is the head of this work's title
+        detail["title_lead"] = True
     t, aligned = _title_score(ref, w, detail)
     author = _author_agreement(ref, w.surname)
     year = 0

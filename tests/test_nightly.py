@@ -243,3 +243,22 @@ def test_harvest_spools_through_staged_writes(tmp_path, monkeypatch):
     assert files[0].read_text().count("\n") == 3 and not list((tmp_path / "harvest").glob(".*"))
     assert errors == ["retraction watch download: OSError: no route"]
     assert json.loads((tmp_path / "refresh.json").read_text())["crossref_until"] == "2026-01-02"
+
+
+def test_a_retraction_learnt_later_reaches_a_cited_doi_the_catalog_lacks(site):
+    """Night 1 cites a DOI no catalog work carries; night 2's catalog refresh brings a Retraction
+    Watch export listing it: the nightly run writes its notice and names the citing paper."""
+    retracted = "10.1016/j.micpro.2020.103053"
+    (site["inbox"] / "cites-retracted.jsonl").write_text(json.dumps(
+        {"citing_paper": "paper-r", "reference_index": 1,
+         "raw": f"Placeholder P. Placeholder title zeta. Microprocess Microsyst. 2020;75:103053. doi:{retracted}"}) + "\n")
+    night(site)
+    assert q(site, f"select count(*) from notices where doi = '{retracted}'") == [(0,)]
+    fixture = (FIXTURES.parent / "notices" / "retraction_watch_2026-09_sample.csv").read_text(encoding="utf-8")
+    (site["catalog-inbox"] / "retraction_watch.csv").write_text(
+        fixture.split("#---8<--- payload below ---8<---\n", 1)[1], encoding="utf-8")
+    second = night(site)
+    assert q(site, f"select work_id, standing from notices where doi = '{retracted}'") == [
+        (f"doi:{retracted}", "retracted")]
+    assert "paper-r" in second["papers"] and second["notices_changed"] >= 1
+    assert q(site, "select status from current where citing_paper = 'paper-r'") == [("unresolved",)]
