@@ -75,12 +75,15 @@ def _answer_evidence(answer: SearchAnswer) -> dict[str, Any]:
 
 def search_one(parsed: ParsedReference, fuzzy: Any, step: SearchStep, local: FuzzyOutcome | None = None
                ) -> tuple[FuzzyOutcome | None, dict[str, str]]:
-    """Ask the services in turn until one answer gives a clear link or a too-close call. Returns
+    """Ask the services in turn until one answer gives a clear link or a too-close call; each
+    decision weighs the local candidates and every answer so far (a work one service offers is a
+    rival of another's). Returns
     the last outcome (the local one, with what was asked, when no service had candidates) and
     the services that failed."""
     failed: dict[str, str] = {}
     asked: list[dict[str, Any]] = []
     last: FuzzyOutcome | None = None
+    found_by: dict[str, tuple[Work, str]] = {}  # every service's works so far: rivals of each other
     for service in step.search.services:
         query = step.search.query_for(service, parsed)
         if query is None:
@@ -93,10 +96,11 @@ def search_one(parsed: ParsedReference, fuzzy: Any, step: SearchStep, local: Fuz
         asked.append(_answer_evidence(answer))
         if not answer.works:
             continue
-        outcome = fuzzy.decide_with(parsed, answer.works, f"{service}_search")
-        remote_ids = {w.work_id for w in answer.works}
-        source = SEARCH_SOURCES[service] if outcome.best is not None and outcome.best.work_id in remote_ids \
-            else outcome.source
+        for work in answer.works:
+            found_by.setdefault(work.work_id, (work, service))
+        outcome = fuzzy.decide_with(parsed, [w for w, _ in found_by.values()], f"{service}_search")
+        by = found_by.get(outcome.best.work_id) if outcome.best is not None else None
+        source = SEARCH_SOURCES[by[1]] if by is not None else outcome.source
         last = dataclasses.replace(outcome, source=source, evidence={**outcome.evidence, "search": list(asked)})
         if last.clear or last.reason is Reason.TOO_CLOSE_TO_CALL:
             return last, ({} if last.clear else failed)

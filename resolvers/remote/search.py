@@ -33,6 +33,8 @@ SEARCH_SOURCES = {"crossref": "crossref_search", "openalex": "openalex_search", 
 CACHE_FORMAT = 1
 _WORD = re.compile(r"[^\W\d_]{4,}")
 _TERM = re.compile(r"[^\W_]+")
+# a journal's start the parser left on the end of a title ("..., Eur", "... . Phys. Rev"): not title words
+_VENUE_TAIL = re.compile(r"[,.]\s*[A-Z][\w.]*(?:\s+[A-Z][\w.]*)?\s*$")
 
 
 class SearchCache(Protocol):
@@ -162,7 +164,7 @@ class SearchResolver:
             return _capped(clean_raw(parsed.text), self.settings.max_query_chars)
         if not parsed.title or not parsed.authors or len(index_tokens(parsed.title)) < self.settings.min_title_words:
             return None
-        title = " ".join(_TERM.findall(fold(parsed.title)))[: self.settings.max_query_chars]
+        title = " ".join(_TERM.findall(fold(_VENUE_TAIL.sub("", parsed.title))))[: self.settings.max_query_chars]
         surname = " ".join(_TERM.findall(fold(parsed.authors[0])))
         if not title or not surname:
             return None
