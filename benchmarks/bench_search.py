@@ -24,7 +24,6 @@ Usage: python benchmarks/bench_search.py [--n 3000] [--hold-out 0.1] [--rate 12]
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import gzip
 import hashlib
 import json
