@@ -253,3 +253,33 @@ services = ["crossref"]
         assert summary.search.get("total", 0) == 0
     finally:
         workers.clear_caches()
+
+
+def test_nightly_searches_new_references_and_retries_within_its_budget(tmp_path, monkeypatch):
+    from citeledger import nightly
+
+    monkeypatch.setenv("CITELEDGER_SEARCH_NIGHTLY_REQUEST_BUDGET", "7")
+    selection = nightly.RerunSelection()
+    selection.add(Reference("p", 1, "old unresolved"), "unresolved_new_works")
+    selection.add(Reference("p", 2, "could not check"), "retry_unavailable")
+    inputs, search = nightly.rerun_inputs(tmp_path, "nightly-x", selection, remote=True)
+    assert [p.name for p in inputs] == ["nightly-x.jsonl", "nightly-x-retry.jsonl"]
+    assert search == {"budget": 7, "skip_files": [str(inputs[0])]}
+    assert nightly.rerun_inputs(tmp_path, "nightly-y", selection, remote=False)[1] is None
+
+
+def test_search_configuration_from_file_and_environment(tmp_path):
+    from citeledger.config import load_config
+
+    (tmp_path / "citeledger.toml").write_text('[search]\nservices = ["openalex", "crossref"]\nrows = 3\n')
+    config = load_config(env={"CITELEDGER_SEARCH_NIGHTLY_REQUEST_BUDGET": "10"}, cwd=tmp_path)
+    assert config.search.services == ("openalex", "crossref") and config.search.rows == 3
+    assert config.search.nightly_request_budget == 10
+    assert config.crossref.min_interval_seconds == 0.5 and config.openalex.min_interval_seconds == 0.1
+    assert load_config(env={"CITELEDGER_MAILTO": "a@b.org"}, cwd=tmp_path).crossref.min_interval_seconds == 0.2
+    for bad in ('[search]\nservices = ["google"]\n', "[search]\nrows = 0\n", "[search]\nfoo = 1\n"):
+        (tmp_path / "citeledger.toml").write_text(bad)
+        with pytest.raises(ConfigError):
+            load_config(env={}, cwd=tmp_path)
+    (tmp_path / "citeledger.toml").write_text("")
+    assert build_remote(load_config(env={}, cwd=tmp_path).remote_settings()) is None  # off by default

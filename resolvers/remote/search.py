@@ -31,6 +31,7 @@ from .settings import SearchSettings
 # ``resolver_source`` of a link made from a service's search answer
 SEARCH_SOURCES = {"crossref": "crossref_search", "openalex": "openalex_search", "arxiv": "arxiv_search"}
 CACHE_FORMAT = 1
+MEMORY_MAX = 200_000  # answers kept in memory (the disk cache keeps them all)
 _WORD = re.compile(r"[^\W\d_]{4,}")
 _TERM = re.compile(r"[^\W_]+")
 # a journal's start the parser left on the end of a title ("..., Eur", "... . Phys. Rev"): not title words
@@ -177,6 +178,8 @@ class SearchResolver:
             future = self._answers.get(key)
             mine = future is None or (future.done() and (future.exception() is not None or self._stale(future)))
             if mine:
+                if len(self._answers) >= MEMORY_MAX:  # a long-lived process: forget settled answers
+                    self._answers = {k: f for k, f in self._answers.items() if not f.done()}
                 future = self._answers[key] = Future()
         assert future is not None
         if not mine:
