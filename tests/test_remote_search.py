@@ -283,3 +283,37 @@ def test_search_configuration_from_file_and_environment(tmp_path):
             load_config(env={}, cwd=tmp_path)
     (tmp_path / "citeledger.toml").write_text("")
     assert build_remote(load_config(env={}, cwd=tmp_path).remote_settings()) is None  # off by default
+
+
+def test_the_rate_slot_is_taken_inside_the_concurrency_slot():
+    """Threads that waited for a free connection must still wait for their turn: taking the rate
+    slot first let the threads freed together send in a burst (bench_search.py --rate measured
+    10 Crossref requests in one second at a 5/s limit before this order)."""
+    import httpx
+
+    from resolvers.remote.http import PoliteClient
+
+    client = PoliteClient("crossref", fast(max_concurrency=2),
+                          transport=httpx.MockTransport(lambda request: httpx.Response(200, json={})))
+    held: list[int] = []
+    acquire = client.limiter.acquire
+    client.limiter.acquire = lambda: (held.append(client._slots._value), acquire())[1]  # type: ignore[method-assign]
+    client.get("http://127.0.0.1:9/works")
+    assert held == [1]  # one of the two connection slots was taken when the rate slot was
+
+
+def test_a_write_starts_an_interval_after_the_previous_write_ended():
+    """The gate measures from the end of the previous write: a write delayed after its slot
+    cannot land right beside the next one (the server would count both in one interval)."""
+    from remote_server import FakeClock
+
+    from resolvers.remote.http import RateLimiter
+
+    clock = FakeClock()
+    limiter = RateLimiter(1.0, clock, clock.sleep)
+    limiter.gate()
+    clock.now += 0.3  # the first write took a while (a descheduled thread)
+    limiter.sent()
+    limiter.gate()
+    assert clock.sleeps == [1.0] and clock.now == 1001.3
+    limiter.sent()
