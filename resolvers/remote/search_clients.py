@@ -19,7 +19,7 @@ from resolvers.errors import RemoteUnavailable
 from resolvers.model import Work
 
 from .arxiv import entries_to_work, parse_feed
-from .crossref import message_to_work
+from .crossref import CrossrefClient, message_to_work
 from .http import PoliteClient
 
 # Crossref's ``select``: only what verification and the catalog row need (a smaller answer)
@@ -58,19 +58,9 @@ def crossref_is_notice(message: Mapping[str, Any]) -> bool:
 
 def search_crossref(http: PoliteClient, api_url: str, mailto: str | None, text: str, rows: int) -> Found:
     """``/works?query.bibliographic=`` with ``rows`` and ``select``: Crossref's own matching query."""
-    params: dict[str, Any] = {"query.bibliographic": text, "rows": rows, "select": ",".join(CROSSREF_SELECT)}
-    if mailto:
-        params["mailto"] = mailto
-    response = http.get(f"{api_url.rstrip('/')}/works", params=params)
-    if not _checked("crossref", response):
-        return [], 0
-    data = _json("crossref", response)
-    message = data.get("message") if isinstance(data, dict) else None
-    if not isinstance(message, dict):
-        raise RemoteUnavailable("crossref", "search answer without a 'message' object")
     works, aside = [], 0
-    for item in message.get("items") or []:
-        if not isinstance(item, dict) or not isinstance(item.get("DOI"), str) or crossref_is_notice(item):
+    for item in CrossrefClient(http, api_url, mailto).query_bibliographic(text, rows, CROSSREF_SELECT):
+        if not isinstance(item.get("DOI"), str) or crossref_is_notice(item):
             aside += 1
             continue
         try:
