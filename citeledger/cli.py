@@ -56,6 +56,9 @@ def print_summary(summary: RunSummary | dict) -> None:
         print(f"  {state:<{width}}  {count:>8}")
     print(f"  {'links':<{width}}  {summary.links:>8}")
     print(f"{summary.seconds} s, {summary.references_per_second} references/s")
+    if summary.search:
+        print(f"search requests: {summary.search.get('total', 0)} {summary.search.get('requests', {})}, "
+              f"cache hits {summary.search.get('cache_hits', {})}")
     for message in summary.reject_messages[:10]:
         print(f"rejected {message}")
 

@@ -22,14 +22,17 @@ from resolvers.remote.settings import (  # noqa: F401 (re-exported: the types co
     ARXIV_DEFAULTS,
     CROSSREF_DEFAULTS,
     CROSSREF_POLITE_INTERVAL,
+    OPENALEX_DEFAULTS,
     RETRACTION_WATCH_DEFAULTS,
     Endpoints,
     RemoteSettings,
+    SearchSettings,
     ServiceSettings,
 )
 
-REMOTE_SERVICES = ("arxiv", "crossref")
-SERVICES = ("arxiv", "crossref", "retraction_watch")
+REMOTE_SERVICES = ("arxiv", "crossref", "openalex")
+SERVICES = ("arxiv", "crossref", "retraction_watch", "openalex")
+SEARCH_SERVICES = ("crossref", "openalex", "arxiv")
 CONFIG_FILE_NAME = "citeledger.toml"
 
 
@@ -69,6 +72,8 @@ class Config:
     arxiv: ServiceSettings = ARXIV_DEFAULTS
     crossref: ServiceSettings = CROSSREF_DEFAULTS
     retraction_watch: ServiceSettings = RETRACTION_WATCH_DEFAULTS
+    openalex: ServiceSettings = OPENALEX_DEFAULTS
+    search: SearchSettings = field(default_factory=SearchSettings)
     endpoints: Endpoints = field(default_factory=Endpoints)
     limits: ResourceLimits = field(default_factory=ResourceLimits)
     query: QueryLimits = field(default_factory=QueryLimits)
@@ -82,8 +87,8 @@ class Config:
         """The plain settings the remote layer takes (it never sees this Config)."""
         return RemoteSettings(
             enabled=self.remote, mailto=self.mailto, arxiv=self.arxiv, crossref=self.crossref,
-            retraction_watch=self.retraction_watch, endpoints=self.endpoints,
-            arxiv_id_batch=self.limits.arxiv_id_batch,
+            retraction_watch=self.retraction_watch, openalex=self.openalex, endpoints=self.endpoints,
+            arxiv_id_batch=self.limits.arxiv_id_batch, search=self.search,
         )
 
 
@@ -93,6 +98,7 @@ _ENV_ENDPOINTS = {
     "CITELEDGER_ARXIV_URL": "arxiv_api",
     "CITELEDGER_ARXIV_OAI_URL": "arxiv_oai",
     "CITELEDGER_CROSSREF_URL": "crossref_api",
+    "CITELEDGER_OPENALEX_URL": "openalex_api",
     "CITELEDGER_RETRACTION_WATCH_URL": "retraction_watch_csv",
 }
 
@@ -161,6 +167,7 @@ def _validate(config: Config) -> None:
     for f in dataclasses.fields(lim):
         at_least(f"limits.{f.name}", getattr(lim, f.name), 1)
     _validate_query(config.query)
+    _validate_search(config.search)
     if config.mailto is not None and "@" not in config.mailto:
         raise ConfigError(f"mailto: {config.mailto!r} is not an e-mail address")
 
@@ -172,6 +179,33 @@ def _validate_query(query: QueryLimits) -> None:
     if not match or float(match.group(1)) <= 0 or (match.group(3) == "%" and float(match.group(1)) > 100):
         raise ConfigError(f"query.memory_limit: expected a size such as '4GB', '512MiB' or '25%' (of RAM, "
                           f"at most 100%), got {query.memory_limit!r}")
+
+
+def _validate_search(search: SearchSettings) -> None:
+    for name in ("rows", "max_query_chars", "threads"):
+        at_least(f"search.{name}", getattr(search, name), 1)
+    for name in ("min_chars", "min_title_words", "max_requests_per_run", "nightly_request_budget"):
+        at_least(f"search.{name}", getattr(search, name), 0)
+    if search.cache_days < 0:
+        raise ConfigError(f"search.cache_days: must be >= 0, got {search.cache_days}")
+
+
+def _search_changes(config: Config, values: Mapping[str, Any], where: str) -> SearchSettings:
+    """The ``[search]`` table (or ``CITELEDGER_SEARCH_*``): ``services`` is a list (or a
+    comma-separated string) of ``crossref``, ``openalex``, ``arxiv``, in the order to ask them."""
+    values = dict(values)
+    services = None
+    if "services" in values:
+        raw = values.pop("services")
+        items = raw.split(",") if isinstance(raw, str) else raw if isinstance(raw, (list, tuple)) else None
+        if items is None:
+            raise ConfigError(f"{where}.services: expected a list of services, got {raw!r}")
+        services = tuple(dict.fromkeys(str(i).strip().lower() for i in items if str(i).strip()))
+        unknown = sorted(set(services) - set(SEARCH_SERVICES))
+        if unknown:
+            raise ConfigError(f"{where}.services: unknown service(s) {unknown}; known: {list(SEARCH_SERVICES)}")
+    merged = _merge(config.search, values, where)
+    return merged if services is None else dataclasses.replace(merged, services=services)
 
 
 def find_config_file(path: str | os.PathLike | None, env: Mapping[str, str], cwd: Path) -> Path | None:
@@ -223,7 +257,7 @@ def _read_toml(file: Path | None) -> dict[str, Any]:
 
 def _file_changes(config: Config, data: dict[str, Any], file: Path | None, crossref_set: set[str]) -> dict[str, Any]:
     """The settings the TOML file changes (Crossref keys it sets go into ``crossref_set``)."""
-    unknown_top = set(data) - {"remote", "endpoints", "limits", "query", "state_dir"}
+    unknown_top = set(data) - {"remote", "endpoints", "limits", "query", "state_dir", "search"}
     if unknown_top:
         raise ConfigError(f"{file}: unknown section(s) {sorted(unknown_top)}")
     remote = dict(data.get("remote", {}))
@@ -247,6 +281,10 @@ def _file_changes(config: Config, data: dict[str, Any], file: Path | None, cross
             changes[section_name] = _merge(getattr(config, section_name), data[section_name], section_name)
     if "state_dir" in data:
         changes["state_dir"] = str(data["state_dir"])
+    if "search" in data:
+        if not isinstance(data["search"], dict):
+            raise ConfigError(f"{file}: search: expected a table")
+        changes["search"] = _search_changes(config, data["search"], "search")
     return changes
 
 
@@ -276,4 +314,8 @@ def _env_changes(config: Config, env: Mapping[str, str], crossref_set: set[str])
                   if f"{prefix}{f.name.upper()}" in env}
         if values:
             changes[section_name] = _merge(getattr(config, section_name), values, "environment")
+    search_env = {f.name: env[f"CITELEDGER_SEARCH_{f.name.upper()}"] for f in dataclasses.fields(SearchSettings)
+                  if f"CITELEDGER_SEARCH_{f.name.upper()}" in env}
+    if search_env:
+        changes["search"] = _search_changes(config, search_env, "environment")
     return changes

@@ -181,9 +181,10 @@ class LedgerStore:
         """Staged record files a killed writer left (only under the ledger's writer lock)."""
         return remove_leftovers(self.dir / "records")
 
-    def write_rerun_input(self, run_id: str, rows: list[dict[str, Any]]) -> Path:
-        """A nightly run's re-resolved references as its JSONL input under ``_rerun/``."""
-        path = self.dir / "_rerun" / f"{check_run_id(run_id)}.jsonl"
+    def write_rerun_input(self, run_id: str, rows: list[dict[str, Any]], suffix: str = "") -> Path:
+        """A nightly run's re-resolved references as its JSONL input under ``_rerun/`` (``suffix``
+        ``-retry``: those a remote service could not answer, which may be searched again)."""
+        path = self.dir / "_rerun" / f"{check_run_id(run_id)}{suffix}.jsonl"
         atomic_write_bytes(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode())
         return path
 

@@ -118,10 +118,19 @@ def title_tokens(text: str | None) -> set[str]:
 class RerunSelection:
     references: list[Reference] = field(default_factory=list)
     why: dict[str, int] = field(default_factory=dict)  # reason -> count, for the run report
+    reasons: list[str] = field(default_factory=list)  # each reference's reason, in order
 
     def add(self, ref: Reference, reason: str) -> None:
         self.references.append(ref)
+        self.reasons.append(reason)
         self.why[reason] = self.why.get(reason, 0) + 1
+
+    def split(self) -> tuple[list[Reference], list[Reference]]:
+        """(re-runs for the local chain only, re-runs a remote service could not answer): only
+        the second may be searched again (issue 14: the search step sends new references)."""
+        local = [r for r, why in zip(self.references, self.reasons) if why != "retry_unavailable"]
+        retry = [r for r, why in zip(self.references, self.reasons) if why == "retry_unavailable"]
+        return local, retry
 
 
 class _NewerWorks:
@@ -181,12 +190,12 @@ def select_rerun(ledger_dir: str | Path, catalog_dir: str | Path, remote: bool =
     return selection
 
 
-def write_rerun_input(ledger_dir: str | Path, run_id: str, references: Sequence[Reference]) -> Path:
+def write_rerun_input(ledger_dir: str | Path, run_id: str, references: Sequence[Reference], suffix: str = "") -> Path:
     """The references a nightly run re-resolves, kept as the run's JSONL input under
     ``<ledger>/_rerun/``: the run's inputs stay auditable and an interrupted run can resume."""
     rows = [{"citing_paper": r.citing_paper, "reference_index": r.reference_index, "raw": r.raw, "source": r.source}
             for r in references]
-    return LedgerStore(ledger_dir).write_rerun_input(run_id, rows)
+    return LedgerStore(ledger_dir).write_rerun_input(run_id, rows, suffix)
 
 
 # --- notices ---------------------------------------------------------------------------------
@@ -387,13 +396,29 @@ def prepare_nightly(inbox: str | Path, catalog_dir: str | Path, ledger_dir: str 
     if not new and not work.rerun.references and not work.pending_notices:
         return work
     run_id = run_id or new_nightly_run_id()
-    inputs: list[Path] = list(new)
-    if work.rerun.references:
-        inputs.append(write_rerun_input(ledger_dir, run_id, work.rerun.references))
+    inputs, search = rerun_inputs(ledger_dir, run_id, work.rerun, remote)
     work.new_files = new
-    work.plan = pipeline.plan_run(inputs, catalog_dir, ledger_dir, run_id=run_id, batch_size=batch_size,
-                                  limits=limits, citing_paper=citing, remote=remote)
+    work.plan = pipeline.plan_run([*new, *inputs], catalog_dir, ledger_dir, run_id=run_id, batch_size=batch_size,
+                                  limits=limits, citing_paper=citing, remote=remote, search=search)
     return work
+
+
+def rerun_inputs(ledger_dir: str | Path, run_id: str, rerun: RerunSelection, remote: bool
+                 ) -> tuple[list[Path], dict[str, Any] | None]:
+    """The re-run input files and, with remote on, the run's search scope: the night's request
+    budget (``search.nightly_request_budget``) and no search for the local re-runs (they were
+    searched when new; a reference a service could not answer is searched again)."""
+    local, retry = rerun.split()
+    inputs: list[Path] = []
+    skip: list[str] = []
+    if local:
+        inputs.append(write_rerun_input(ledger_dir, run_id, local))
+        skip.append(str(inputs[-1]))
+    if retry:
+        inputs.append(write_rerun_input(ledger_dir, run_id, retry, suffix="-retry"))
+    if not remote:
+        return inputs, None
+    return inputs, {"budget": load_config().search.nightly_request_budget, "skip_files": skip}
 
 
 @dataclass(frozen=True)

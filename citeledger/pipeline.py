@@ -23,6 +23,8 @@ from resolvers.errors import DiskFull
 from resolvers.model import Reason, Reference, STATE_ORDER
 from resolvers.observation import observation_row
 from resolvers.resolution import apply_rule_chain
+from resolvers.remote.search import SEARCH_SOURCES
+from resolvers.search_step import SearchStep
 
 from . import locking
 from .blocking import ensure_index
@@ -67,11 +69,29 @@ def gc_paused() -> Iterator[None]:
                 gc.enable()
 
 
-def resolve_batch_references(references: Sequence[Reference], catalog: Any, remote: Any = None) -> list:
+def resolve_batch_references(references: Sequence[Reference], catalog: Any, remote: Any = None,
+                             search: SearchStep | None = None) -> list:
     """The resolution chain over one batch, with this process's fuzzy matcher and the collector
     paused: what ``run_batch``, ``citeledger eval`` and the benchmarks all run."""
     with gc_paused():
-        return apply_rule_chain(references, catalog, get_fuzzy(catalog), remote)
+        return apply_rule_chain(references, catalog, get_fuzzy(catalog), remote, search)
+
+
+def search_step(remote: Any, run_id: str, budget: int | None = None, skip_files: Sequence[str] = ()) -> SearchStep | None:
+    """The batch's search step (issue 14) when a search service is on: the run's request budget
+    (``budget`` None: the configured ``search.max_requests_per_run``), and no search for the
+    references read from ``skip_files`` (a nightly run's local re-runs)."""
+    search = getattr(remote, "search", None) if remote is not None else None
+    if search is None:
+        return None
+    skip = frozenset(skip_files)
+    return SearchStep(search, search.budget(run_id, budget), lambda r: r.file not in skip)
+
+
+def search_report(run_id: str, remote: bool) -> dict[str, Any]:
+    """What the run's search step spent in this process (requests per service, cache hits)."""
+    search = getattr(get_remote(True), "search", None) if remote else None
+    return search.budget(run_id).report() if search is not None else {}
 
 
 def new_run_id() -> str:
@@ -93,6 +113,8 @@ class BatchJob:
     size: int
     remote: bool = False
     catalog_generation: str | None = None  # the generation planned on; every batch uses it
+    search_budget: int | None = None  # the run's search requests (None: the configured default)
+    search_skip_files: tuple[str, ...] = ()  # inputs whose references are not searched (nightly re-runs)
 
     @property
     def references(self) -> tuple[Reference, ...]:
@@ -135,7 +157,7 @@ def _resumed_options(ledger_dir: str | Path, run_id: str) -> dict[str, Any]:
 def plan_run(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_dir: str | Path,
              run_id: str | None = None, batch_size: int = DEFAULT_BATCH_SIZE, limits: InputLimits | None = None,
              citing_paper: str | Mapping[str, str] | None = None, remote: bool = False,
-             open_timeout: float = PIPE_OPEN_TIMEOUT) -> RunPlan:
+             open_timeout: float = PIPE_OPEN_TIMEOUT, search: Mapping[str, Any] | None = None) -> RunPlan:
     """Check and hash the inputs (pipes spooled once), then take the ledger lock, fix the
     batches, and start (or pick up) the run in the ledger. An input that cannot be read at all
     raises ``InputError`` before the lock: no run begins."""
@@ -151,7 +173,8 @@ def plan_run(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_dir: 
         locking.acquire_ledger(ledger_dir)  # one writer per ledger; released by finish_run or death
         _UNFINISHED[str(ledger_dir)] = run_id  # what an interrupt tells the user to re-run
         try:
-            return _plan_locked(sources, catalog_dir, ledger_dir, run_id, batch_size, limits, citing_paper, remote)
+            return _plan_locked(sources, catalog_dir, ledger_dir, run_id, batch_size, limits, citing_paper, remote,
+                                dict(search or {}))
         except BaseException as exc:
             locking.release_ledger(ledger_dir)
             _forget_unbegun(exc, catalog_dir, ledger_dir, run_id)
@@ -171,7 +194,7 @@ def _forget_unbegun(exc: BaseException, catalog_dir: str | Path, ledger_dir: str
 
 def _plan_locked(sources: Sequence[InputSource], catalog_dir: str | Path, ledger_dir: str | Path, run_id: str,
                  batch_size: int, limits: InputLimits, citing_paper: str | Mapping[str, str] | None,
-                 remote: bool) -> RunPlan:
+                 remote: bool, search: dict[str, Any]) -> RunPlan:
     catalog = planned_catalog(catalog_dir, ledger_dir, run_id)
     ensure_index(catalog.generation_dir)  # once here, not in every worker process
     input_info = [{"path": s.name, "sha256": s.sha256} for s in sources]
@@ -181,17 +204,19 @@ def _plan_locked(sources: Sequence[InputSource], catalog_dir: str | Path, ledger
     manifest, resumed = ledger.begin_run(run_id, input_info, catalog.fingerprint,
                                          {"batch_size": batch_size, "citing_paper": citing_paper, "remote": remote,
                                           "max_raw_chars": limits.max_raw_chars,
-                                          "max_file_bytes": limits.max_file_bytes})
+                                          "max_file_bytes": limits.max_file_bytes, **_search_option(search)})
     if resumed:  # an interrupted run goes on as it started: same rejects, same batches, same rows
         opts = manifest.options
         batch_size = opts.get("batch_size", batch_size)
         citing_paper = opts.get("citing_paper", citing_paper)
         remote = opts.get("remote", remote)
+        search = opts.get("search", search)
         limits = dataclasses.replace(limits, max_raw_chars=opts.get("max_raw_chars", limits.max_raw_chars),
                                      max_file_bytes=opts.get("max_file_bytes", limits.max_file_bytes))
     made = dict(run_id=run_id, catalog_dir=str(catalog_dir), ledger_dir=str(ledger_dir),
                 observed_at=manifest.observed_at, catalog_fingerprint=catalog.fingerprint, remote=remote,
-                catalog_generation=catalog.generation_dir.name)
+                catalog_generation=catalog.generation_dir.name, search_budget=search.get("budget"),
+                search_skip_files=tuple(search.get("skip_files", ())))
     jobs, rejects, count = _cut_batches(iter_unique(sources, limits, citing_paper), batch_size, made)
     ledger.write_rejects(run_id, "input-rejects", [
         {"run_id": run_id, "file": r.file, "line": r.line, "field": r.field, "reason": r.reason,
@@ -200,6 +225,12 @@ def _plan_locked(sources: Sequence[InputSource], catalog_dir: str | Path, ledger
     return RunPlan(run_id, str(catalog_dir), str(ledger_dir), input_info, manifest.observed_at,
                    catalog.fingerprint, jobs, pending, rejects, resumed, count,
                    catalog_seq=catalog.ingested_seq)
+
+
+def _search_option(search: dict[str, Any]) -> dict[str, Any]:
+    """The run's search scope, kept in its manifest only when set (a resumed run keeps it; the
+    manifests of runs without one stay as they were)."""
+    return {"search": search} if search else {}
 
 
 def _cut_batches(items: Iterator[Reference | InputReject], batch_size: int, made: dict[str, Any]
@@ -266,17 +297,40 @@ def run_batch(job: BatchJob) -> dict[str, int]:
     if ledger.batch_done(job.run_id, job.part):
         return {"skipped": job.size}
     catalog = get_catalog(job.catalog_dir, job.catalog_generation)
-    resolutions = resolve_batch_references(job.references, catalog, get_remote(job.remote))
+    remote = get_remote(job.remote)
+    resolutions = resolve_batch_references(job.references, catalog, remote,
+                                           search_step(remote, job.run_id, job.search_budget, job.search_skip_files))
     rows = [observation_row(r, job.run_id, job.observed_at, job.catalog_fingerprint) for r in resolutions]
-    fetched = {r.verdict.work.work_id: r.verdict.work for r in resolutions
-               if r.verdict.work is not None and r.verdict.resolver_source in ("arxiv_api", "crossref_api")}
+    fetched = fetched_work_rows(resolutions)
     if fetched:  # kept before the batch is marked done, so a crash cannot lose them
-        ledger.write_fetched_works(job.run_id, job.part, [works_jsonl_row(w) for _, w in sorted(fetched.items())])
+        ledger.write_fetched_works(job.run_id, job.part, fetched)
     ledger.write_observations(job.run_id, job.part, rows)
     counts: dict[str, int] = {}
     for row in rows:
         counts[row["status"]] = counts.get(row["status"], 0) + 1
     return counts
+
+
+REMOTE_SOURCES = ("arxiv_api", "crossref_api", *SEARCH_SOURCES.values())
+
+
+def fetched_work_rows(resolutions: Sequence[Any]) -> list[dict[str, Any]]:
+    """The works remote services gave the batch's links, as works-JSONL rows for the catalog. A
+    work a search found carries its provenance (``fetched_from``: service, query, time), which the
+    fetched file keeps for audit and the catalog build ignores."""
+    rows: dict[str, dict[str, Any]] = {}
+    for r in resolutions:
+        work, source = r.verdict.work, r.verdict.resolver_source
+        if work is None or source not in REMOTE_SOURCES or work.work_id in rows:
+            continue
+        row = works_jsonl_row(work)
+        search = (r.verdict.evidence or {}).get("search") or []
+        if search:
+            last = search[-1]
+            row["fetched_from"] = {"resolver_source": source, "service": last.get("service"),
+                                   "query": last.get("query"), "fetched_at": last.get("fetched_at")}
+        rows[work.work_id] = row
+    return [rows[k] for k in sorted(rows)]
 
 
 def abandon_run(plan: RunPlan) -> None:
@@ -338,7 +392,8 @@ def _summarise(plan: RunPlan, ledger: LedgerStore, errors: list[str], timings: d
         references_per_second=round(resolved_now / seconds, 1) if seconds > 0 else None,
         transitions=run_transitions(plan.ledger_dir, plan.run_id) if plan.jobs else 0,
         inputs=[i["path"] for i in plan.inputs], timings={k: round(v, 3) for k, v in sorted(timings.items())},
-        errors=list(errors), reject_messages=[r.message for r in plan.rejects[:20]])
+        errors=list(errors), reject_messages=[r.message for r in plan.rejects[:20]],
+        search=search_report(plan.run_id, any(j.remote for j in plan.jobs)))
 
 
 def _run_row(plan: RunPlan, summary: RunSummary, trigger: str, notices_changed: int) -> dict[str, Any]:

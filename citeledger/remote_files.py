@@ -3,6 +3,8 @@ copy. ``resolvers/remote`` writes no file; it is handed these, and every byte go
 ``atomic.py`` (staged beside the target, fsynced, renamed), so a crash never leaves half a file."""
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 from typing import Any, BinaryIO, ContextManager
 
@@ -45,3 +47,27 @@ def validators_path(dest: Path) -> Path:
 def retraction_watch_files(dest: str | Path) -> tuple[FileCopy, FileCheckpoint]:
     """The copy of the Retraction Watch CSV at ``dest`` and its validators beside it."""
     return FileCopy(dest), FileCheckpoint(validators_path(Path(dest)))
+
+
+class SearchCacheDir:
+    """The search services' answers (issue 14), one small JSON file per service and query under
+    ``<state_dir>/search-cache/<service>/``, named by a digest of the query; each entry holds the
+    service, the query, when it answered and the works. A damaged file is a miss (asked again)."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+
+    def path(self, service: str, query: str) -> Path:
+        digest = hashlib.sha256(f"{service}\0{query}".encode("utf-8", "surrogatepass")).hexdigest()
+        return self.root / service / digest[:2] / f"{digest}.json"
+
+    def get(self, service: str, query: str) -> dict[str, Any] | None:
+        try:
+            entry = json.loads(self.path(service, query).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return entry if isinstance(entry, dict) else None
+
+    def put(self, service: str, query: str, entry: dict[str, Any]) -> None:
+        data = json.dumps(entry, ensure_ascii=False, sort_keys=True).encode("utf-8", "surrogatepass")
+        atomic_write_bytes(self.path(service, query), data)

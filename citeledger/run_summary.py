@@ -25,6 +25,7 @@ class RunSummary:
     errors: list[str] = field(default_factory=list)
     reject_messages: list[str] = field(default_factory=list)  # the first 20
     records: int | None = None  # citation records rebuilt after the run, when asked for
+    search: dict[str, Any] = field(default_factory=dict)  # what the search step spent (issue 14), when on
 
     @property
     def links(self) -> int:
@@ -44,4 +45,6 @@ class RunSummary:
         out["links"] = self.links
         if self.records is None:
             del out["records"]
+        if not self.search:
+            del out["search"]
         return out

@@ -26,9 +26,20 @@ TASK_RUNNERS = ("auto", "threads", "processes", "dask")
 AUTO_PROCESSES_FROM = 20_000
 
 
-def choose_task_runner(task_runner: str, references: int, cpus: int | None = None) -> str:
+def choose_task_runner(task_runner: str, references: int, cpus: int | None = None, remote: bool = False) -> str:
     """The runner ``auto`` stands for: ``processes`` for a run of at least AUTO_PROCESSES_FROM
-    references on a machine with two cores or more, else ``threads``. Others stay as given."""
+    references on a machine with two cores or more, else ``threads``. Others stay as given.
+
+    A run with remote resolvers on keeps its batches in the threads of one process (``auto`` and
+    ``processes`` both give ``threads``; ``dask`` is refused): each service's rate limit, circuit
+    breaker and the run's search budget are objects of one process, shared by its threads, and a
+    pool of N processes would send N times the configured rate (the services' limits are per
+    client, and waiting on the network needs no second core)."""
+    if remote:
+        if task_runner == "dask":
+            raise ConfigError("remote resolvers run in one process so their rate limits hold: "
+                              "use --task-runner threads (or auto) with --remote")
+        return "threads"
     if task_runner != "auto":
         return task_runner
     import os

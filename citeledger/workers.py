@@ -15,6 +15,7 @@ from resolvers.remote import build_remote
 from .blocking import ParquetRetriever
 from .catalog import ParquetCatalog
 from .config import load_config
+from .remote_files import SearchCacheDir
 
 
 class CacheKey(NamedTuple):
@@ -79,8 +80,10 @@ def get_notice_index(catalog: ParquetCatalog) -> NoticeIndex:
 
 
 def get_remote(enabled: bool) -> Any:
-    """The remote resolvers of the configuration, one per process so rate limits are shared.
-    ``--remote`` with none configured turns on arXiv and Crossref."""
+    """The remote resolvers of the configuration, one per process so rate limits are shared
+    (a run with remote on keeps its batches in this process's threads: ``runners``).
+    ``--remote`` with none configured turns on arXiv and Crossref; their search answers are
+    cached under ``<state_dir>/search-cache``."""
     if not enabled:
         return None
     with _CACHE_LOCK:
@@ -88,5 +91,6 @@ def get_remote(enabled: bool) -> Any:
             config = load_config()
             if not config.remote:
                 config = dataclasses.replace(config, remote=frozenset({"arxiv", "crossref"}))
-            _CACHE[_REMOTE] = build_remote(config.remote_settings())
+            cache = SearchCacheDir(Path(config.state_dir) / "search-cache")
+            _CACHE[_REMOTE] = build_remote(config.remote_settings(), search_cache=cache)
         return _CACHE[_REMOTE]

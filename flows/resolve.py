@@ -52,7 +52,8 @@ def summary_markdown(summary: RunSummary) -> str:
     if summary.reasons:
         lines += ["", "| reason | count |", "|---|---|"]
         lines += [f"| {reason} | {count} |" for reason, count in summary.reasons.items()]
-    for value, title in ((summary.inputs, "inputs"), (summary.timings, "seconds per step"), (summary.errors, "errors")):
+    for value, title in ((summary.inputs, "inputs"), (summary.timings, "seconds per step"),
+                         (summary.search, "search requests"), (summary.errors, "errors")):
         if value:
             lines += ["", f"**{title}**: " + json.dumps(value, sort_keys=True, default=str)]
     return "\n".join(lines)
@@ -71,7 +72,8 @@ def resolve_batches(plan: pipeline.RunPlan, task_runner: str = "auto", dask_addr
     logger = get_run_logger()
     if not plan.pending:
         return []
-    task_runner = choose_task_runner(task_runner, sum(job.size for job in plan.pending))
+    task_runner = choose_task_runner(task_runner, sum(job.size for job in plan.pending),
+                                     remote=any(job.remote for job in plan.pending))
     runner = make_task_runner(task_runner, dask_address, dask_workers)
     logger.info("resolving %d batches on %s", len(plan.pending), task_runner)
     if runner is None:

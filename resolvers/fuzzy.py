@@ -41,6 +41,7 @@ class FuzzyOutcome:
     best: Work | None = None
     runner_up: Work | None = None
     score: float | None = None
+    source: str = RESOLVER_SOURCE  # the link's ``resolver_source``: a search service's name when it found the work
 
     @property
     def clear(self) -> bool:
@@ -97,6 +98,23 @@ class FuzzyResolver:
         for i, cands in self._retrieve(raw_q).items():
             outcomes[i] = self._decide(views[i], cands, "string")
         return outcomes  # type: ignore[return-value]
+
+    def decide_with(self, parsed: ParsedReference, extra: Sequence[Work], query: str) -> FuzzyOutcome:
+        """The same verification (features, threshold, margin over the runner-up) over this
+        string's local candidates together with ``extra`` works (a search service's answer); a
+        work both hold is counted once, as the catalog's."""
+        loc = locator_tokens(parsed.text)
+        queries = [[t for t in index_tokens(parsed.text) if not t.isdigit()] + loc]
+        t_tokens = index_tokens(parsed.title)
+        if len(t_tokens) >= MIN_TITLE_TERMS:
+            queries.insert(0, t_tokens + loc)
+        found = self._retrieve(dict(enumerate(queries)))
+        cands: dict[str, Candidate] = {}
+        for c in (c for i in sorted(found) for c in found[i]):
+            cands.setdefault(c.work.work_id, c)
+        for work in extra:
+            cands.setdefault(work.work_id, Candidate(work, -1, 0.0))
+        return self._decide(RefView.of(parsed), list(cands.values()), query)
 
     def _retrieve(self, queries: dict[int, list[str]]) -> dict[int, list[Candidate]]:
         if not queries:

@@ -25,12 +25,12 @@ from rapidfuzz import fuzz
 from .catalog import CatalogLookup
 from .contradiction import check_fields, fields_contradict, names_venue
 from .errors import RemoteBatchUnavailable, RemoteUnavailable
-from .fuzzy import RESOLVER_SOURCE as FUZZY_SOURCE
 from .fuzzy import FuzzyOutcome
 from .identifiers import extract_identifiers
 from .model import ExtractedIdentifiers, Reason, Reference, Status, Verdict, Work
 from .parsing import ParsedReference, parse_reference
 from .quality import parse_uncertain_reason
+from .search_step import SearchStep, run_search_step
 from .text import STOPWORDS, clean_raw, content_words, normalise_text
 
 # A string's title "clearly belongs to another work" only when it is long enough to judge and
@@ -265,7 +265,7 @@ def fuzzy_link(outcome: FuzzyOutcome) -> Verdict | None:
     reports the outcome's reason and evidence)."""
     if not outcome.clear or outcome.best is None:
         return None
-    return Verdict(Status.VERIFIED_FUZZY, Reason.FUZZY_MATCH, outcome.best, FUZZY_SOURCE, outcome.score,
+    return Verdict(Status.VERIFIED_FUZZY, Reason.FUZZY_MATCH, outcome.best, outcome.source, outcome.score,
                    outcome.evidence)
 
 
@@ -295,11 +295,18 @@ def rule_malformed(ref: ReferenceContext, batch: BatchContext) -> Verdict | None
 
 
 def rule_unavailable(ref: ReferenceContext, batch: BatchContext) -> Verdict | None:
+    """A needed remote answer is missing: an identifier lookup, or a search service (issue 14)
+    that failed while no other service's answer gave a link."""
     failed = {i: batch.remote_failed[i] for i in (*ref.ids.arxiv_ids, *ref.ids.dois) if i in batch.remote_failed}
-    if not failed:
+    searched = ref.notes.get("search_failed")
+    if not failed and not searched:
         return None
-    return Verdict(Status.UNAVAILABLE, Reason.REMOTE_UNAVAILABLE,
-                   evidence={"rule": "unavailable", "failed": failed, "retry": "next run"})
+    evidence: dict[str, Any] = {"rule": "unavailable", "failed": failed, "retry": "next run"}
+    if searched:
+        evidence["search_failed"] = searched
+        if ref.fuzzy is not None:
+            evidence["fuzzy"] = ref.fuzzy.evidence
+    return Verdict(Status.UNAVAILABLE, Reason.REMOTE_UNAVAILABLE, evidence=evidence)
 
 
 def rule_unresolved(ref: ReferenceContext, batch: BatchContext) -> Verdict:
@@ -360,8 +367,10 @@ def fuzzy_verdicts(fuzzy: FuzzyMatcher, raws: Sequence[str]) -> list[Verdict]:
 
 
 def apply_rule_chain(references: Sequence[Reference], catalog: CatalogLookup,
-                  fuzzy: FuzzyMatcher | None = None, remote: RemoteLookup | None = None) -> list[Resolution]:
-    """Resolve a batch: one catalog query per identifier scheme, one fuzzy call for the rest."""
+                  fuzzy: FuzzyMatcher | None = None, remote: RemoteLookup | None = None,
+                  search: SearchStep | None = None) -> list[Resolution]:
+    """Resolve a batch: one catalog query per identifier scheme, one fuzzy call for the rest,
+    then (``search``, issue 14) the search services for what is still without a link."""
     contexts: list[ReferenceContext] = []
     for reference in references:
         parsed = parse_reference(reference.raw)
@@ -381,6 +390,8 @@ def apply_rule_chain(references: Sequence[Reference], catalog: CatalogLookup,
     if fuzzy is not None and pending:
         for ctx, outcome in zip(pending, fuzzy.match_batch([c.parsed for c in pending])):
             ctx.fuzzy = outcome
+    if search is not None and fuzzy is not None:
+        run_search_step(contexts, fuzzy, search)
     return [Resolution(c.reference, c.ids, decide(c, batch)) for c in contexts]
 
 

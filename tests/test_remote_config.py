@@ -29,7 +29,7 @@ def test_file_then_environment(tmp_path):
     config = load_config(env={}, cwd=tmp_path)
     assert config.remote == {"arxiv"} and config.mailto == "file@example.org"
     assert config.arxiv.min_interval_seconds == 5.0 and config.arxiv.retries == 1
-    assert config.crossref.min_interval_seconds == 0.1  # polite pool with a mailto
+    assert config.crossref.min_interval_seconds == 0.2  # 5/s with a mailto (issue 14)
     assert config.limits.max_raw_chars == 5000 and config.source.endswith("citeledger.toml")
     env = {"CITELEDGER_REMOTE": "arxiv,crossref", "CITELEDGER_MAILTO": "env@example.org",
            "CITELEDGER_ARXIV_URL": "http://127.0.0.1:2/api/query", "CITELEDGER_ARXIV_RETRIES": "4",
@@ -51,7 +51,7 @@ def test_explicit_path_and_env_path(tmp_path):
 
 
 @pytest.mark.parametrize("text", [
-    '[remote]\nenabled = ["openalex"]\n',
+    '[remote]\nenabled = ["semanticscholar"]\n',
     "[remote.arxiv]\nmin_intervall_seconds = 1\n",
     '[remote.arxiv]\nretries = "many"\n',
     "[remote.crossref]\nmax_concurrency = 0\n",

@@ -24,7 +24,8 @@ from resolvers.model import Work
 from .arxiv import ArxivClient, split_arxiv_id
 from .crossref import CrossrefClient, message_to_work
 from .http import PoliteClient
-from .settings import RemoteSettings, ServiceSettings
+from .search import SearchCache, SearchResolver
+from .settings import RemoteSettings, SearchSettings, ServiceSettings
 
 __all__ = [
     "RemoteResolver",
@@ -32,6 +33,8 @@ __all__ = [
     "build_remote",
     "make_http_client",
     "RemoteSettings",
+    "SearchResolver",
+    "SearchSettings",
     "ServiceSettings",
     "ArxivClient",
     "CrossrefClient",
@@ -59,9 +62,11 @@ def _message_work(doi: str, message: dict) -> Work:
 class RemoteResolver:
     """Lookups by identifier against the enabled services, cached for the life of the object."""
 
-    def __init__(self, arxiv: ArxivClient | None = None, crossref: CrossrefClient | None = None):
+    def __init__(self, arxiv: ArxivClient | None = None, crossref: CrossrefClient | None = None,
+                 search: SearchResolver | None = None):
         self.arxiv = arxiv
         self.crossref = crossref
+        self.search = search  # search-based candidates (issue 14), None when no search service is on
         self._lock = threading.Lock()
         self._arxiv_cache: dict[str, Work | None] = {}
         self._doi_cache: dict[str, Work | None] = {}
@@ -150,6 +155,9 @@ class RemoteResolver:
         for client in (self.arxiv, self.crossref):
             if client is not None:
                 client.http.close()
+        if self.search is not None:
+            for http, _ in self.search.clients.values():
+                http.close()  # closing twice (a client shared with the lookups) is harmless
 
 
 def build_remote(
@@ -158,8 +166,10 @@ def build_remote(
     transport: httpx.BaseTransport | None = None,
     clock: Callable[[], float] | None = None,
     sleep: Callable[[float], None] | None = None,
+    search_cache: SearchCache | None = None,
 ) -> RemoteResolver | None:
-    """The facade for the enabled services, or None when remote resolution is off (default)."""
+    """The facade for the enabled services, or None when remote resolution is off (default).
+    A service's identifier lookups and searches share one polite client (one rate limit)."""
     if not settings.enabled:
         return None
     kwargs: dict = {}
@@ -181,4 +191,22 @@ def build_remote(
         crossref = CrossrefClient(
             make_http_client(settings, "crossref", **kwargs), settings.endpoints.crossref_api, settings.mailto
         )
-    return RemoteResolver(arxiv, crossref)
+    return RemoteResolver(arxiv, crossref, _search(settings, arxiv, crossref, kwargs, search_cache))
+
+
+def _search(settings: RemoteSettings, arxiv: ArxivClient | None, crossref: CrossrefClient | None,
+            kwargs: dict, cache: SearchCache | None) -> SearchResolver | None:
+    """The search services that are on (``search.services`` that ``enabled`` names), or None."""
+    clients: dict[str, tuple[PoliteClient, str]] = {}
+    for service in settings.search.services:
+        if service not in settings.enabled:
+            continue
+        if service == "crossref" and crossref is not None:
+            clients[service] = (crossref.http, settings.endpoints.crossref_api)
+        elif service == "arxiv" and arxiv is not None:
+            clients[service] = (arxiv.http, settings.endpoints.arxiv_api)
+        elif service == "openalex":
+            clients[service] = (make_http_client(settings, "openalex", **kwargs), settings.endpoints.openalex_api)
+    if not clients:
+        return None
+    return SearchResolver(clients, settings.search, settings.mailto, cache)

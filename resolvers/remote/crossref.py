@@ -7,7 +7,7 @@ do not exist and for DOIs registered elsewhere (arXiv's 10.48550 DOIs are DataCi
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 from urllib.parse import quote
 
 import httpx
@@ -68,15 +68,20 @@ class CrossrefClient:
         agency_id = agency.get("id") if isinstance(agency, dict) else None
         return str(agency_id).lower() if agency_id else None
 
-    def query_bibliographic(self, text: str, rows: int = 5) -> list[dict[str, Any]]:
-        """Candidate works for a raw reference string, in Crossref's order.
+    def query_bibliographic(self, text: str, rows: int = 5, select: Sequence[str] = ()) -> list[dict[str, Any]]:
+        """Candidate works for a raw reference string, in Crossref's order (``select``: only these
+        fields of each). A query Crossref refuses (HTTP 400) has no candidates; other failures
+        raise ``RemoteUnavailable``. The search step's request (``search_clients.search_crossref``).
 
         Crossref's relevance ``score`` is not a confidence, and copies of famous papers exist
         (posted-content duplicates): every hit must pass citeledger's own verification.
         """
-        response = self.http.get(
-            f"{self.api_url}/works", params=self._params({"query.bibliographic": text, "rows": rows})
-        )
+        extra: dict[str, Any] = {"query.bibliographic": text, "rows": rows}
+        if select:
+            extra["select"] = ",".join(select)
+        response = self.http.get(f"{self.api_url}/works", params=self._params(extra))
+        if response.status_code == 400:
+            return []
         if response.status_code != 200:
             raise RemoteUnavailable(SERVICE, f"HTTP {response.status_code} for query.bibliographic")
         items = self._json(response).get("items") or []

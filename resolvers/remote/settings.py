@@ -31,6 +31,7 @@ class Endpoints:
     arxiv_api: str = "https://export.arxiv.org/api/query"
     arxiv_oai: str = "https://oaipmh.arxiv.org/oai"  # moved from export.arxiv.org/oai2 in 2025
     crossref_api: str = "https://api.crossref.org"
+    openalex_api: str = "https://api.openalex.org"
     retraction_watch_csv: str = (
         "https://gitlab.com/crossref/retraction-watch-data/-/raw/main/retraction_watch.csv"
     )
@@ -38,14 +39,37 @@ class Endpoints:
 
 # arXiv's API terms: no more than one request every three seconds, one connection at a time.
 ARXIV_DEFAULTS = ServiceSettings(min_interval_seconds=3.0, max_concurrency=1, timeout_seconds=30.0)
-# Crossref's polite pool (with mailto) allows about 10 requests/s; the public pool less.
-CROSSREF_POLITE_INTERVAL = 0.1
+# Crossref allows about 5 requests/s without a key (10 in the polite pool): we stay at 5 with a mailto.
+CROSSREF_POLITE_INTERVAL = 0.2  # 5 requests/s: the rate Crossref asks of tools (issue 14)
 CROSSREF_DEFAULTS = ServiceSettings(
     min_interval_seconds=CROSSREF_POLITE_INTERVAL, max_concurrency=3, timeout_seconds=20.0
 )
+# OpenAlex: 10 requests/s (and 100,000 a day) per user; the ``mailto`` puts us in its polite pool.
+OPENALEX_DEFAULTS = ServiceSettings(min_interval_seconds=0.1, max_concurrency=3, timeout_seconds=20.0)
 RETRACTION_WATCH_DEFAULTS = ServiceSettings(
     min_interval_seconds=1.0, max_concurrency=1, timeout_seconds=300.0, retries=2
 )
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """Search-based matching (issue 14): which services are asked, in which order, and how much.
+
+    A reference is sent only when it is usable, carries no well-formed identifier, the local chain
+    left it without a link, and it has a title-like span of ``min_title_words`` words and at least
+    ``min_chars`` characters. The services are asked in ``services`` order until one gives a
+    verified link (or a too-close call); each answer is cached on disk for ``cache_days``.
+    """
+
+    services: tuple[str, ...] = ("crossref", "openalex", "arxiv")  # asked in this order, if enabled
+    rows: int = 5  # candidates asked of each service
+    max_query_chars: int = 300  # the cleaned string is cut here (word boundary)
+    min_chars: int = 30  # shorter strings are not sent
+    min_title_words: int = 3  # words of a title-like span a string must have to be sent
+    cache_days: float = 30.0  # a cached answer older than this is asked again
+    max_requests_per_run: int = 0  # 0: no limit (``citeledger resolve --remote``)
+    nightly_request_budget: int = 2000  # the nightly run's search requests, all services together
+    threads: int = 8  # references searched at once within a batch (the rate limits still hold)
 
 
 @dataclass(frozen=True)
@@ -57,8 +81,10 @@ class RemoteSettings:
     arxiv: ServiceSettings = ARXIV_DEFAULTS
     crossref: ServiceSettings = CROSSREF_DEFAULTS
     retraction_watch: ServiceSettings = RETRACTION_WATCH_DEFAULTS
+    openalex: ServiceSettings = OPENALEX_DEFAULTS
     endpoints: Endpoints = field(default_factory=Endpoints)
     arxiv_id_batch: int = 50  # ids per arXiv id_list query
+    search: SearchSettings = field(default_factory=SearchSettings)
 
     def service(self, name: str) -> ServiceSettings:
         settings: ServiceSettings = getattr(self, name)

@@ -1,0 +1,135 @@
+"""The three search services' requests and answers, as works (issue 14).
+
+Each ``search_*`` function takes the service's polite client (the same one identifier lookups use,
+so both share one rate limit), a query text and a row count, and returns the works found and how
+many hits were set aside. A hit is set aside when it cannot become a catalog work (no DOI and no
+arXiv id: its work id would not be the catalog's) or when it is a notice about another work
+(a Crossref record with ``update-to``, an OpenAlex ``erratum``/``retraction``): a notice is never
+the cited work. A refused query (HTTP 400: it would be refused again) is an empty answer; any
+other failure raises ``RemoteUnavailable`` (the reference becomes ``unavailable``).
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+import httpx
+
+from resolvers.errors import RemoteUnavailable
+from resolvers.model import Work
+
+from .arxiv import entries_to_work, parse_feed
+from .crossref import CrossrefClient, message_to_work
+from .http import PoliteClient
+
+# Crossref's ``select``: only what verification and the catalog row need (a smaller answer)
+CROSSREF_SELECT = ("DOI", "title", "author", "issued", "published-print", "published-online", "created",
+                   "container-title", "volume", "page", "article-number", "type", "update-to")
+OPENALEX_SELECT = ("id", "doi", "title", "display_name", "publication_year", "authorships", "primary_location",
+                   "biblio", "type", "ids")
+NOT_NOTICE_UPDATES = frozenset({"new_version", "new-version"})
+OPENALEX_NOTICE_TYPES = frozenset({"erratum", "retraction", "editorial", "paratext"})
+
+Found = tuple[list[Work], int]  # works, hits set aside
+
+
+def _json(service: str, response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise RemoteUnavailable(service, f"HTTP {response.status_code} body is not JSON: {response.text[:80]!r}") \
+            from None
+
+
+def _checked(service: str, response: httpx.Response) -> bool:
+    """True for an answer to read, False for a refused query (400); raises for the rest."""
+    if response.status_code == 400:
+        return False
+    if response.status_code != 200:
+        raise RemoteUnavailable(service, f"HTTP {response.status_code} for a search")
+    return True
+
+
+def crossref_is_notice(message: Mapping[str, Any]) -> bool:
+    """A Crossref record that updates another (a correction, retraction, ...) is a notice."""
+    updates = message.get("update-to") or []
+    return any(isinstance(u, dict) and str(u.get("type", "")).lower() not in NOT_NOTICE_UPDATES for u in updates)
+
+
+def search_crossref(http: PoliteClient, api_url: str, mailto: str | None, text: str, rows: int) -> Found:
+    """``/works?query.bibliographic=`` with ``rows`` and ``select``: Crossref's own matching query."""
+    works, aside = [], 0
+    for item in CrossrefClient(http, api_url, mailto).query_bibliographic(text, rows, CROSSREF_SELECT):
+        if not isinstance(item.get("DOI"), str) or crossref_is_notice(item):
+            aside += 1
+            continue
+        try:
+            works.append(message_to_work(item))
+        except (KeyError, TypeError, AttributeError, ValueError, IndexError):
+            aside += 1  # a garbled hit is no candidate; the others still are
+    return works, aside
+
+
+def _surname(name: str) -> str:
+    parts = name.replace(",", " ").split()
+    return parts[-1] if parts else name
+
+
+def openalex_work(item: Mapping[str, Any]) -> Work | None:
+    """An OpenAlex work as a catalog work, or None without a DOI (its id would not be the catalog's)."""
+    doi = str(item.get("doi") or "").lower().removeprefix("https://doi.org/").strip()
+    if not doi.startswith("10."):
+        return None
+    authors = []
+    for a in item.get("authorships") or []:
+        name = (a.get("author") or {}).get("display_name") if isinstance(a, dict) else None
+        if name:
+            authors.append(_surname(str(name)))
+    biblio = item.get("biblio") or {}
+    source = ((item.get("primary_location") or {}).get("source") or {})
+    year = item.get("publication_year")
+    return Work(work_id=f"doi:{doi}", doi=doi, title=item.get("title") or item.get("display_name"),
+                authors=tuple(authors), year=year if isinstance(year, int) else None,
+                venue=source.get("display_name"), volume=biblio.get("volume"), first_page=biblio.get("first_page"),
+                type=item.get("type"))
+
+
+def search_openalex(http: PoliteClient, api_url: str, mailto: str | None, text: str, rows: int) -> Found:
+    """``/works?search=`` with ``per-page`` and ``select`` (and ``mailto``: OpenAlex's polite pool)."""
+    params: dict[str, Any] = {"search": text, "per-page": rows, "select": ",".join(OPENALEX_SELECT)}
+    if mailto:
+        params["mailto"] = mailto
+    response = http.get(f"{api_url.rstrip('/')}/works", params=params)
+    if not _checked("openalex", response):
+        return [], 0
+    data = _json("openalex", response)
+    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+        raise RemoteUnavailable("openalex", "search answer without a 'results' list")
+    works, aside = [], 0
+    for item in data["results"]:
+        work = openalex_work(item) if isinstance(item, dict) else None
+        if work is None or str(item.get("type", "")).lower() in OPENALEX_NOTICE_TYPES:
+            aside += 1
+            continue
+        works.append(work)
+    return works, aside
+
+
+def search_arxiv(http: PoliteClient, api_url: str, mailto: str | None, text: str, rows: int) -> Found:
+    """The API's ``search_query`` (``ti:"..." AND au:...``), one entry per arXiv id."""
+    response = http.get(api_url, params={"search_query": text, "start": 0, "max_results": rows})
+    if not _checked("arxiv", response):
+        return [], 0
+    try:
+        feed = parse_feed(response.content)
+    except ValueError as exc:
+        raise RemoteUnavailable("arxiv", f"unreadable API response: {exc}") from None
+    if feed.errors:
+        return [], 0  # the API refused the query (an Error entry): it would again
+    by_id: dict[str, list] = {}
+    for entry in feed.entries:
+        by_id.setdefault(entry.arxiv_id, []).append(entry)
+    return [entries_to_work(entries) for entries in by_id.values()], 0
+
+
+SEARCHERS = {"crossref": search_crossref, "openalex": search_openalex, "arxiv": search_arxiv}
