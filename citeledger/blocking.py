@@ -36,12 +36,14 @@ from resolvers.text import INDEX_TOKEN_MIN_CHARS, tokens_arrow
 from resolvers.verify import FORM_COLUMNS, form_columns, forms_from_columns, surname
 
 from .atomic import staged
+from .venue_index import LOCATOR_SCHEMA, LOCATORS_FILE, locator_rows
 from .work_row import WORK_FIELDS, work_from_values
 
 INDEX_FILE = "title_tokens.parquet"
 FORMS_FILE = "work_forms.parquet"  # row-aligned with works.parquet: each work's comparison forms
-# 2: locator keys (vol:page) beside the title tokens; 3: work_forms.parquet. Another format is rebuilt.
-INDEX_FORMAT = 3
+# 2: locator keys (vol:page) beside the title tokens; 3: work_forms.parquet; 4: venue_locators.parquet
+# (``venue_index``). Another format is rebuilt.
+INDEX_FORMAT = 4
 WORKS_FILE = "works.parquet"
 
 
@@ -99,7 +101,7 @@ def ensure_index(catalog_dir: str | Path) -> dict | None:
     planned, so a catalog from an earlier index format is brought up to date once, before worker
     processes that would each rebuild it start."""
     catalog_dir = Path(catalog_dir)
-    if _is_current(catalog_dir / INDEX_FILE, catalog_dir) and _is_current(catalog_dir / FORMS_FILE, catalog_dir):
+    if all(_is_current(catalog_dir / name, catalog_dir) for name in (INDEX_FILE, FORMS_FILE, LOCATORS_FILE)):
         return None
     return build_index(catalog_dir)
 
@@ -119,21 +121,27 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
     pf = pq.ParquetFile(catalog_dir / WORKS_FILE)
     names = pf.schema_arrow.names
     columns = ["title"] + [c for c in ("volume", "first_page") if c in names]
-    extra = [c for c in ("venue", "authors") if c in names]
+    extra = [c for c in ("venue", "authors", "work_id") if c in names]
     stamp = _stamp(catalog_dir)
     row0 = 0
+    locators: list[pa.Table] = []
     with staged(catalog_dir / FORMS_FILE) as forms_tmp:
         forms = None
         for batch in pf.iter_batches(batch_size=chunk_rows, columns=columns + extra):
             forms = _write_stamped(forms, forms_tmp, _forms_batch(batch), stamp)
             keys.append(_batch_keys(batch, len(columns) == 3, row0, vocab))
+            if len(columns) == 3 and {"venue", "work_id"} <= set(extra):
+                locators.append(locator_rows(batch))
             row0 += batch.num_rows
         if forms is None:  # no works: an empty forms file all the same
             empty = pa.RecordBatch.from_pydict({"title": pa.array([], pa.string())})
             forms = _write_stamped(forms, forms_tmp, _forms_batch(empty), stamp)
         table, n_postings = _postings_table(keys, vocab)
         forms.close()  # the forms first: an index file present means its forms are too
-    with staged(catalog_dir / INDEX_FILE) as index_tmp:
+    with staged(catalog_dir / LOCATORS_FILE) as locators_tmp:
+        located = pa.concat_tables(locators) if locators else LOCATOR_SCHEMA.empty_table()
+        _write_stamped(None, locators_tmp, located, stamp).close()
+    with staged(catalog_dir / INDEX_FILE) as index_tmp:  # last: an index file means the others are there
         _write_stamped(None, index_tmp, table, stamp).close()
     return {"works": row0, "tokens": len(vocab), "postings": n_postings,
             "seconds": round(time.perf_counter() - t0, 2)}

@@ -51,6 +51,7 @@ class Reason(str, Enum):
     YEAR_CONTRADICTS = "year_contradicts"
     # verified_fuzzy
     FUZZY_MATCH = "fuzzy_match"
+    VENUE_VOLUME_PAGE = "venue_volume_page"  # a title-less string's venue, volume and first page
     # malformed_identifier
     MALFORMED_ARXIV_ID = "malformed_arxiv_id"
     MALFORMED_DOI = "malformed_doi"
