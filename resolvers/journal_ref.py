@@ -195,12 +195,12 @@ class Locator:
     first_page: str
 
 
-MAX_VENUE_WORDS = 8
+MAX_VENUE_WORDS = 12
 MAX_LOCATORS = 6
 # what may stand between a venue and its volume: "vol.", a year ("Phys Lett B. 2012;716"), commas
 _BEFORE_VOLUME = re.compile(r"(?:[\s,.;:]|\bvol(?:ume)?\b\.?|\bv\.|\(?\b" + YEAR + r"[a-z]?\)?)*$", re.I)
 _VENUE_WORD = re.compile(r"[^\W\d_][\w'’&:.\-/]*$|&$")
-_VENUE_STOP = re.compile(r"[,;\"“”()\[\]]|\bet\s+al\b|\d")
+_VENUE_STOP = re.compile(r"[;\"“”\[\]]|\bet\s+al\b|\d")  # commas and brackets may be a venue's
 
 
 def number_key(value: str | None) -> str:
@@ -210,8 +210,8 @@ def number_key(value: str | None) -> str:
 
 
 def venue_keys_before(text: str, end: int) -> tuple[str, ...]:
-    """The keys of the last 1..MAX_VENUE_WORDS words before ``end`` (stopping at a comma,
-    quote, bracket, digit or "et al"), longest first."""
+    """The keys of the last 1..MAX_VENUE_WORDS words before ``end`` (stopping at a quote, a
+    square bracket, a digit or "et al"), longest first."""
     head = text[:end]
     between = _BEFORE_VOLUME.search(head)
     head = head[:len(head) - len(between.group(0))] if between else head

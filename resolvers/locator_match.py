@@ -17,7 +17,7 @@ from typing import Any, Sequence
 from rapidfuzz import fuzz
 
 from .catalog import LocatorKey
-from .journal_ref import Locator, reference_locators
+from .journal_ref import Locator, reference_locators, venue_key
 from .model import Reason, Work
 from .parsing import ParsedReference
 from .text import normalise_text
@@ -58,9 +58,17 @@ def _one_work(a: Work, b: Work) -> bool:
     return a.work_id == b.work_id or bool(ids_a & ids_b)
 
 
+VENUE_SCRAPS_MAX = 10  # characters of key beside the venue's in a "title" that is the venue
+
+
 def _title_is_locator(title: str | None, key: LocatorKey) -> bool:
-    """The parser took the venue and numbers for a title ("Phys.Lett.B716:1-29,2012")."""
-    return bool(title) and any(key[0] in loc.keys for loc in reference_locators(title or ""))
+    """The parser took the venue (and numbers) for a title: "Phys.Lett.B716:1-29,2012",
+    "A. Phys.Rev.D", "Astrophys.J, vol"."""
+    if not title:
+        return False
+    title_key = venue_key(title)
+    return (key[0] in title_key and len(title_key) - len(key[0]) <= VENUE_SCRAPS_MAX) or \
+        any(key[0] in loc.keys for loc in reference_locators(title))
 
 
 def _contradiction(parsed: ParsedReference, work: Work, f: Features, key: LocatorKey) -> str | None:
