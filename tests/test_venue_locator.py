@@ -97,3 +97,13 @@ def test_the_parquet_catalog_finds_an_arxiv_work_by_its_journal_ref(tmp_path):
     v = resolve_batch_references([Reference("p", 1, "C. Balazs et al., Physical Review D 76, 013009 (2007)")],
                                  catalog)[0].verdict
     assert (v.status, v.work.work_id if v.work else None) == (Status.VERIFIED_FUZZY, "arxiv:0704.0001")
+
+
+@pytest.mark.parametrize("raw", [
+    "Dumas RK, Li C-P, Roshchin IV, Schuller IK, Aad G. Phys Lett B 2012;716:1.",
+    "G. Aad, Physics Letters B (Elsevier, Amsterdam) 716, 1 (2012).",
+])
+def test_names_or_venue_taken_for_a_title_do_not_contradict(raw):
+    """The parser may isolate author names or the venue as a 'title' of a title-less string."""
+    v = resolve(raw, [HIGGS, OTHER])
+    assert (v.status, v.work) == (Status.VERIFIED_FUZZY, HIGGS)
