@@ -22,6 +22,7 @@ them no resolver could find the work.
 """
 from __future__ import annotations
 
+import html
 import random
 import re
 import time
@@ -138,7 +139,8 @@ class Renderer:
             self._styles[style] = CitationStylesStyle(get_style_filepath(CSL_STYLES[style]), validate=False)
         bib = CitationStylesBibliography(self._styles[style], CiteProcJSON([item]), formatter.plain)
         bib.register(Citation([CitationItem(item["id"])]))
-        return re.sub(r"\s+", " ", str(bib.bibliography()[0])).strip()
+        # the plain formatter still escapes "&" and "<" as HTML does
+        return re.sub(r"\s+", " ", html.unescape(str(bib.bibliography()[0]))).strip()
 
 
 def _names(item: dict[str, Any], initials: bool) -> list[str]:

@@ -52,3 +52,8 @@ def test_journal_ref_without_a_volume_is_none():
 def test_reference_locators_find_venue_volume_and_page(raw):
     assert any("physlettb" in loc.keys and (loc.volume, loc.first_page) == ("716", "1")
                for loc in reference_locators(raw))
+
+
+def test_no_date_between_venue_and_volume_is_skipped():
+    [loc] = reference_locators("Hudson. Plast Reconstr Surg n.d.;89:853.")
+    assert "plastreconstrsurg" in loc.keys and (loc.volume, loc.first_page) == ("89", "853")
