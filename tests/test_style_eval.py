@@ -69,3 +69,22 @@ def test_a_link_to_another_record_of_the_work_is_correct():
     cell = cells[("apa", "clean")]
     assert (cell.n, cell.links, cell.correct) == (3, 2, 1)
     assert cell.wrong_examples[0]["linked"] == "doi:10.1/other"
+
+
+def test_a_small_style_run_resolves_the_catalogs_own_works(fixture_catalog):
+    pytest.importorskip("citeproc")
+    result = style_eval.run(fixture_catalog, per_source=2, styles=("apa", "bibtex-plain"),
+                            degradations=("clean", "pdf_breaks"))
+    cells = result["cells"]
+    assert result["works"] >= 2 and set(cells) <= {(s, d) for s in ("apa", "bibtex-plain")
+                                                   for d in ("clean", "pdf_breaks")}
+    assert all(c.links == c.correct for c in cells.values())  # no wrong link
+    assert sum(c.correct for c in cells.values()) > 0
+    assert "apa" in "\n".join(style_eval.report_lines(result))
+
+
+def test_eval_without_gold_or_styles_is_a_usage_error(capsys):
+    from citeledger.cli import main
+
+    assert main(["eval"]) == 2
+    assert "--styles" in capsys.readouterr().err
