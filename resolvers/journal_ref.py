@@ -20,6 +20,7 @@ in dots, spaces and case.
 """
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -88,6 +89,8 @@ def venue_key(venue: str | None) -> str:
     """The one key of a venue's spellings (see the module docstring); "" for no venue."""
     if not venue:
         return ""
+    if "&" in venue:  # Crossref container titles carry HTML entities ("Law &amp; Security")
+        venue = html.unescape(venue)
     text = fold(_CAMEL.sub(" ", venue).replace("&", " and "))
     words = [w.strip("'") for w in _WORD_SPLIT.split(text)]
     key = "".join(WORD_ABBREVIATIONS.get(w, w) for w in words if w and w not in FUNCTION_WORDS)
