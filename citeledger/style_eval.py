@@ -366,12 +366,12 @@ def report_lines(result: dict[str, Any], examples: bool = False) -> list[str]:
     cells, styles, degs = result["cells"], result["styles"], result["degradations"]
     lines = [f"{result['works']} works, {result['strings']} strings (render {result['render_seconds']} s, "
              f"resolve {result['resolve_seconds']} s); each cell precision/recall in %",
-             f"{'style':<22}" + "".join(f"{d:>14}" for d in degs) + f"{'all':>14}"]
+             f"{'style':<22}" + "".join(f"{d:>16}" for d in degs) + f"{'all':>16}"]
     for style in styles:
         row = [cells.get((style, d)) for d in degs]
-        lines.append(f"{style:<22}" + "".join(f" {_pr(c)}" for c in row) + f" {_pr(_total(c for c in row if c))}")
+        lines.append(f"{style:<22}" + "".join(f"   {_pr(c)}" for c in row) + f"   {_pr(_total(c for c in row if c))}")
     col = [_total(cells[(s, d)] for s in styles if (s, d) in cells) for d in degs]
-    lines.append(f"{'all':<22}" + "".join(f" {_pr(c)}" for c in col) + f" {_pr(_total(col))}")
+    lines.append(f"{'all':<22}" + "".join(f"   {_pr(c)}" for c in col) + f"   {_pr(_total(col))}")
     if examples:
         for (style, degradation), cell in sorted(cells.items()):
             for e in cell.wrong_examples:
