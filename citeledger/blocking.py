@@ -49,6 +49,7 @@ from resolvers.text import INDEX_TOKEN_MIN_CHARS, tokens_arrow
 from resolvers.verify import FORM_COLUMNS, form_columns, forms_from_columns, surname
 
 from .atomic import atomic_stream, atomic_write_bytes, sql_literal, staged
+from .venue_index import LOCATOR_SCHEMA, LOCATORS_FILE, locator_rows
 from .work_row import WORK_FIELDS, WORK_TYPES, work_from_values
 
 INDEX_FILE = "index.json"  # the stamp, written last: present means the files below are complete
@@ -58,9 +59,9 @@ ARRAYS = ("offsets", "postings", "df", "idf", "term_hashes", "term_order")  # in
 # The identifier lookup (DOI, arXiv id -> row of works.parquet): "scheme\tvalue" keys, their stable
 # hashes ascending and the row of the best-ranked work holding each (own id before cross-walk).
 ID_KEYS, ID_HASHES, ID_ROWS = "identifier_keys.arrow", "identifier_hashes.npy", "identifier_rows.npy"
-# 2: locator keys (vol:page) beside the title tokens; 3: work_forms.parquet; 4: memory-mapped
-# arrays and Arrow IPC files. Another format is rebuilt.
-INDEX_FORMAT = 4
+# 2: locator keys (vol:page) beside the title tokens; 3: work_forms.parquet; 4: venue_locators.parquet
+# (``venue_index``); 5: memory-mapped arrays and Arrow IPC files. Another format is rebuilt.
+INDEX_FORMAT = 5
 WORKS_FILE = "works.parquet"
 
 
@@ -117,7 +118,7 @@ def _is_current(catalog_dir: Path) -> bool:
 def index_files(catalog_dir: Path) -> list[Path]:
     """The files the stamp vouches for."""
     return [catalog_dir / FORMS_FILE, catalog_dir / WORKS_ARROW, *(catalog_dir / f"index_{n}.npy" for n in ARRAYS),
-            catalog_dir / ID_KEYS, catalog_dir / ID_HASHES, catalog_dir / ID_ROWS]
+            catalog_dir / ID_KEYS, catalog_dir / ID_HASHES, catalog_dir / ID_ROWS, catalog_dir / LOCATORS_FILE]
 
 
 def ensure_index(catalog_dir: str | Path) -> dict | None:
@@ -168,12 +169,15 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
     rest = [c for c in WORK_FIELDS if c in names and c not in columns]
     stamp = _stamp(catalog_dir)
     row0 = n_pairs = 0
+    locators: list[pa.Table] = []
     with staged(catalog_dir / FORMS_FILE) as forms_tmp, staged(catalog_dir / WORKS_ARROW) as works_tmp:
         forms, works = _IpcWriter(forms_tmp), _IpcWriter(works_tmp)
         for chunk, batch in enumerate(pf.iter_batches(batch_size=chunk_rows, columns=columns + rest)):
             forms.write(_forms_batch(batch))
             works.write(_work_columns(batch))
             n_pairs += _write_runs(runs, chunk, *_batch_terms(batch, len(columns) == 3, row0))
+            if len(columns) == 3 and {"venue", "work_id"} <= set(rest):
+                locators.append(locator_rows(batch))
             row0 += batch.num_rows
         empty = pa.RecordBatch.from_pydict({"title": pa.array([], pa.string())})
         forms.close(_forms_batch(empty))
@@ -181,6 +185,8 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
     n_terms = _merge_runs(catalog_dir, runs, n_pairs, row0)
     shutil.rmtree(runs, ignore_errors=True)
     _write_identifier_index(catalog_dir)
+    with staged(catalog_dir / LOCATORS_FILE) as tmp:
+        pq.write_table(pa.concat_tables(locators) if locators else LOCATOR_SCHEMA.empty_table(), tmp, compression="zstd")
     atomic_write_bytes(catalog_dir / INDEX_FILE, json.dumps(stamp).encode())
     return {"works": row0, "tokens": n_terms, "postings": n_pairs,
             "seconds": round(time.perf_counter() - t0, 2)}

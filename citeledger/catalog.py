@@ -26,7 +26,7 @@ from resolvers.model import Work
 
 from resolvers import notice_sources
 
-from . import blocking
+from . import blocking, venue_index
 from . import sources as src
 from .atomic import atomic_write_bytes, disk_errors, file_sha256, publish_dir, sql_literal
 from .locking import exclusive
@@ -447,6 +447,15 @@ class ParquetCatalog:
 
     def works_by_arxiv_id(self, arxiv_ids: Sequence[str]) -> dict[str, Work]:
         return self._lookup("arxiv", arxiv_ids)
+
+    def works_by_locator(self, keys: Sequence[tuple[str, str, str]]) -> dict[tuple[str, str, str], list[Work]]:
+        with self._lock:  # loaded once (a catalog built before the venue index gets it first)
+            if not getattr(self, "_venue_index", False):
+                blocking.ensure_index(self.generation_dir)
+                self._con.execute(venue_index.load_sql(self.generation_dir, "venue_locators"))
+                self._venue_index = True
+        with self._cursor() as cur:
+            return venue_index.lookup(cur, "venue_locators", keys)
 
     def works_by_id(self, work_ids: Sequence[str]) -> dict[str, Work]:
         return {work_id: work_from_row(rec) for work_id, rec in self.work_rows(work_ids).items()}

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from resolvers.errors import CiteledgerError, DiskFull, NotFound
+from resolvers.errors import CiteledgerError, DiskFull, NotFound, UsageError
 
 from . import locking
 from .options import non_negative_int, positive_int
@@ -227,12 +227,26 @@ def cmd_records(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    if args.styles or not args.gold:
+        return _eval_styles(args)
     from . import evaluate
 
     check_inputs(args.gold)
     check_catalog(args.catalog)
     metrics = evaluate.run_eval(args.gold, args.catalog, worst=args.worst)
     print(json.dumps(metrics, indent=1, default=str) if args.json else "\n".join(evaluate.report_lines(metrics)))
+    return 0
+
+
+def _eval_styles(args: argparse.Namespace) -> int:
+    """``eval --styles``: the catalog's own works through real citation styles (style_eval)."""
+    if not args.styles:
+        raise UsageError("eval: give gold files, or --styles")
+    check_catalog(args.catalog)
+    from . import style_eval
+
+    result = style_eval.run(args.catalog, args.per_source, args.seed, progress=lambda s: print(s, file=sys.stderr))
+    print("\n".join(style_eval.report_lines(result, examples=bool(args.worst))))
     return 0
 
 
@@ -412,8 +426,12 @@ def _flow_parsers(sub: Any) -> None:
     refresh.set_defaults(func=cmd_refresh)
 
     ev = _sub(sub, "eval", "link precision/recall of the resolution chain on files with gold_doi/gold_arxiv_id")
-    ev.add_argument("gold", nargs="+", type=Path, help="JSON Lines (.gz) rows with raw and gold_doi/gold_arxiv_id "
+    ev.add_argument("gold", nargs="*", type=Path, help="JSON Lines (.gz) rows with raw and gold_doi/gold_arxiv_id "
                     "(both null: the reference must not be linked)")
+    ev.add_argument("--styles", action="store_true", help="instead of gold files: the catalog's own works rendered in "
+                    "real citation styles and degraded; precision/recall per style and degradation (citeproc-py)")
+    ev.add_argument("--per-source", type=positive_int, default=50, help="with --styles: works per source format")
+    ev.add_argument("--seed", type=int, default=12, help="with --styles: the sample's and degradations' seed")
     ev.add_argument("--catalog", default=DEFAULT_CATALOG, help="the catalog folder")
     ev.add_argument("--worst", type=non_negative_int, default=10, help="how many worst errors and misses to print")
     ev.add_argument("--json", action="store_true", help="print the whole metrics dict as JSON")

@@ -20,6 +20,7 @@ from typing import Any, Iterator
 
 from resolvers.errors import CatalogSourceError
 from resolvers.identifiers import canonical_arxiv_id, normalize_doi
+from resolvers.journal_ref import parse_journal_ref
 from resolvers.model import Work
 
 from .work_row import SOURCE_FIELDS
@@ -239,9 +240,12 @@ def work_from_arxiv_snapshot(obj: dict) -> SourceRow | None:
         year = 2000 + int(arxiv_id[:2])
     comments = obj.get("comments") or ""
     journal_ref = clean_text(obj.get("journal-ref"))
+    ref = parse_journal_ref(journal_ref)  # venue, volume and first page of the journal version
     return SourceRow(
         work_id=f"arxiv:{arxiv_id}", doi=journal_doi or arxiv_doi(arxiv_id), arxiv_id=arxiv_id, title=clean_text(obj.get("title")),
-        authors=tuple(split_arxiv_authors(obj.get("authors"))), year=year, venue=journal_ref, type="preprint",
+        authors=tuple(split_arxiv_authors(obj.get("authors"))), year=year, type="preprint",
+        venue=(ref.venue if ref and ref.venue else journal_ref), volume=ref.volume if ref else None,
+        first_page=ref.first_page if ref else None,
         alt_dois=(arxiv_doi(arxiv_id),), withdrawn=bool(_WITHDRAWN.search(comments)),
     )
 

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from typing import Iterable, Protocol, Sequence
 
+from .journal_ref import number_key, venue_key
 from .model import Work
+
+LocatorKey = tuple[str, str, str]  # (venue key, volume, first page): ``resolvers.journal_ref``
 
 
 class CatalogLookup(Protocol):
@@ -23,6 +26,10 @@ class CatalogLookup(Protocol):
     def works_by_arxiv_id(self, arxiv_ids: Sequence[str]) -> dict[str, Work]:
         """Canonical arXiv id (no version) -> work, for the ids the catalog knows."""
 
+    def works_by_locator(self, keys: Sequence[LocatorKey]) -> dict[LocatorKey, list[Work]]:
+        """(venue key, volume, first page) -> every work printed there (errata and duplicates
+        included: the caller decides), for the keys the catalog knows."""
+
 
 class InMemoryCatalog:
     """A catalog held in dicts, for tests and small runs, with the Parquet catalog's semantics.
@@ -37,6 +44,7 @@ class InMemoryCatalog:
         ranked: dict[str, tuple[int, str]] = {}
         self._by_doi: dict[str, Work] = {}
         self._by_arxiv: dict[str, Work] = {}
+        self._by_locator: dict[LocatorKey, list[Work]] = {}
         for work in sorted(self.works.values(), key=lambda w: w.work_id):
             for doi in {d for d in (work.doi, *work.alt_dois) if d}:
                 own = work.work_id == f"doi:{doi}" or (
@@ -47,6 +55,9 @@ class InMemoryCatalog:
                     self._by_doi[doi] = work
             if work.arxiv_id:
                 self._by_arxiv.setdefault(work.arxiv_id, work)
+            key = (venue_key(work.venue), number_key(work.volume), number_key(work.first_page))
+            if all(key):
+                self._by_locator.setdefault(key, []).append(work)
         self._fingerprint = fingerprint
 
     @property
@@ -58,3 +69,6 @@ class InMemoryCatalog:
 
     def works_by_arxiv_id(self, arxiv_ids: Sequence[str]) -> dict[str, Work]:
         return {a: self._by_arxiv[a] for a in arxiv_ids if a in self._by_arxiv}
+
+    def works_by_locator(self, keys: Sequence[LocatorKey]) -> dict[LocatorKey, list[Work]]:
+        return {k: list(self._by_locator[k]) for k in keys if k in self._by_locator}

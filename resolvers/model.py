@@ -54,6 +54,7 @@ class Reason(str, Enum):
     FIELDS_CONTRADICT = "fields_contradict"  # venue, volume, first page, year, first author: resolvers/contradiction.py
     # verified_fuzzy
     FUZZY_MATCH = "fuzzy_match"
+    VENUE_VOLUME_PAGE = "venue_volume_page"  # a title-less string's venue, volume and first page
     # malformed_identifier
     MALFORMED_ARXIV_ID = "malformed_arxiv_id"
     MALFORMED_DOI = "malformed_doi"

@@ -27,6 +27,7 @@ from .contradiction import check_fields, fields_contradict, names_venue
 from .errors import RemoteBatchUnavailable, RemoteUnavailable
 from .fuzzy import FuzzyOutcome
 from .identifiers import extract_identifiers
+from .locator_match import LocatorOutcome, lookup_keys, match_locators, string_locators
 from .model import ExtractedIdentifiers, Reason, Reference, Status, Verdict, Work
 from .parsing import ParsedReference, parse_reference
 from .quality import parse_uncertain_reason
@@ -202,6 +203,7 @@ class ReferenceContext:
     uncertain_reason: Reason | None = None
     fuzzy: FuzzyOutcome | None = None
     notes: dict[str, Any] = field(default_factory=dict)
+    locator: LocatorOutcome | None = None
 
 
 @dataclass
@@ -273,15 +275,28 @@ def rule_fuzzy(ref: ReferenceContext, batch: BatchContext) -> Verdict | None:
     verdict = fuzzy_link(ref.fuzzy) if ref.fuzzy is not None else None
     if verdict is None or verdict.work is None:
         return None
-    work = verdict.work
-    # A string that names its own identifier, which is not this work's, cites another work.
-    work_dois = {d for d in (work.doi, *work.alt_dois) if d}
-    if (ref.ids.dois and not work_dois & set(ref.ids.dois)) or \
-            (ref.ids.arxiv_ids and work.arxiv_id and work.arxiv_id not in ref.ids.arxiv_ids):
-        ref.notes["fuzzy_vetoed"] = {"candidate": work.work_id, "why": "string's identifier names another work",
+    if _names_another_work(ref, verdict.work):
+        ref.notes["fuzzy_vetoed"] = {"candidate": verdict.work.work_id, "why": "string's identifier names another work",
                                      "score": verdict.score}
         return None
     return verdict
+
+
+def _names_another_work(ref: ReferenceContext, work: Work) -> bool:
+    """A string that names its own identifier, which is not this work's, cites another work."""
+    work_dois = {d for d in (work.doi, *work.alt_dois) if d}
+    return bool((ref.ids.dois and not work_dois & set(ref.ids.dois)) or
+                (ref.ids.arxiv_ids and work.arxiv_id and work.arxiv_id not in ref.ids.arxiv_ids))
+
+
+def rule_venue_locator(ref: ReferenceContext, batch: BatchContext) -> Verdict | None:
+    """A string no fuzzy match settled whose venue, volume and first page name one catalog work
+    that nothing in the string contradicts (``locator_match``): ``verified_fuzzy``."""
+    outcome = ref.locator
+    if outcome is None or not outcome.clear or outcome.work is None or _names_another_work(ref, outcome.work):
+        return None
+    return Verdict(Status.VERIFIED_FUZZY, Reason.VENUE_VOLUME_PAGE, outcome.work, FUZZY_SOURCE, outcome.score,
+                   outcome.evidence)
 
 
 def rule_malformed(ref: ReferenceContext, batch: BatchContext) -> Verdict | None:
@@ -319,6 +334,8 @@ def rule_unresolved(ref: ReferenceContext, batch: BatchContext) -> Verdict:
         evidence["fuzzy"] = ref.fuzzy.evidence
     else:
         reason = Reason.NO_IDENTIFIER
+    if ref.locator is not None:
+        evidence["venue_locator"] = ref.locator.evidence
     if ref.notes.get("fuzzy_vetoed"):
         evidence["fuzzy_vetoed"] = ref.notes["fuzzy_vetoed"]
         if ref.fuzzy is not None:
@@ -326,7 +343,8 @@ def rule_unresolved(ref: ReferenceContext, batch: BatchContext) -> Verdict:
     return Verdict(Status.UNRESOLVED, reason, evidence=evidence)
 
 
-RULES: tuple[Rule, ...] = (rule_parse_uncertain, rule_identifier, rule_fuzzy, rule_malformed, rule_unavailable)
+RULES: tuple[Rule, ...] = (rule_parse_uncertain, rule_identifier, rule_fuzzy, rule_venue_locator, rule_malformed,
+                           rule_unavailable)
 
 
 def decide(ref: ReferenceContext, batch: BatchContext) -> Verdict:
@@ -390,9 +408,23 @@ def apply_rule_chain(references: Sequence[Reference], catalog: CatalogLookup,
     if fuzzy is not None and pending:
         for ctx, outcome in zip(pending, fuzzy.match_batch([c.parsed for c in pending])):
             ctx.fuzzy = outcome
+    _match_locators([c for c in pending if c.fuzzy is None or not c.fuzzy.clear], catalog)
     if search is not None and fuzzy is not None:
         run_search_step(contexts, fuzzy, search)
     return [Resolution(c.reference, c.ids, decide(c, batch)) for c in contexts]
+
+
+def _match_locators(contexts: list[ReferenceContext], catalog: CatalogLookup) -> None:
+    """Venue + volume + first page outcomes for the strings the fuzzy matcher left unlinked, with
+    one catalog lookup for the batch (a catalog without the lookup is skipped)."""
+    by_locator = getattr(catalog, "works_by_locator", None)
+    keys = {id(c): lookup_keys(string_locators(c.parsed)) for c in contexts}
+    wanted = sorted({k for ks in keys.values() for k in ks})
+    if by_locator is None or not wanted:
+        return
+    found = by_locator(wanted)
+    for c in contexts:
+        c.locator = match_locators(c.parsed, keys[id(c)], found)
 
 
 def _ask_remote(contexts: list[ReferenceContext], batch: BatchContext, remote: RemoteLookup) -> None:

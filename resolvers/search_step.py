@@ -44,6 +44,8 @@ def searchable(ctx: "ReferenceContext") -> bool:
     """Usable, no well-formed identifier, and the local chain found no link (nor a close call)."""
     if ctx.uncertain_reason is not None or ctx.ids.any_wellformed:
         return False
+    if ctx.locator is not None and ctx.locator.work is not None:
+        return False  # venue, volume and first page settled it locally
     return ctx.fuzzy is None or ctx.fuzzy.reason in SEARCHABLE
 
 

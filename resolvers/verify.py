@@ -99,6 +99,7 @@ class RefView:
     # the title, for candidates whose title starts with that name (``features``)
     lead: str = ""
     lead_as_title: "RefView | None" = None
+    title_sorted: str = ""  # the parsed title's distinct words in sorted order (order-free title score)
 
     @classmethod
     def of(cls, parsed: ParsedReference) -> "RefView":
@@ -124,7 +125,7 @@ class RefView:
                    tuple(int(y) for y in _YEAR.findall(parsed.text)), title_c, zone,
                    bool(NOTICE_WORDS.search(parsed.text)), compact(parsed.text),
                    tuple(f for f in (compact(a) for a in parsed.authors[:3]) if f),
-                   _cites_notice(parsed))
+                   _cites_notice(parsed), _sorted_words(parsed.title))
 
 
 # "Discussion of 'X'", "Comment on: X", "Reply to X": the phrase that makes a string cite a
@@ -143,6 +144,15 @@ def _cites_notice(parsed: ParsedReference) -> bool:
         return True
     at = parsed.text.find(title)
     return at > 0 and bool(_NOTICE_BEFORE_TITLE.search(parsed.text[max(0, at - 40):at]))
+
+
+SORTED_MIN_WORDS = 4  # titles shorter than this are not compared word-order-free
+SORTED_SCALE = 0.95  # an order-free match stays below an identical title
+
+
+def _sorted_words(title: str | None) -> str:
+    words = sorted(set(norm_text(title).split())) if title else []
+    return " ".join(words) if len(words) >= SORTED_MIN_WORDS else ""
 
 
 @dataclass
@@ -369,7 +379,14 @@ def _title_score(ref: RefView, w: WorkForms, detail: dict) -> tuple[float, int]:
     if w.truncated and ref.title_compact and len(w_compact) >= 8:
         t_prefix = 0.9 * fuzz.ratio(w_compact, ref.title_compact[: len(w_compact)]) / 100.0
         detail["title_prefix"] = round(t_prefix, 4)
-    t = max(t_parse, t_prefix)
+    # the same title words in another order (a scrambled or re-ordered title): order-free, a
+    # little below an identical title so it never counts as one
+    t_sorted = 0.0
+    if ref.title_sorted and len(w.tokens) >= SORTED_MIN_WORDS and t_parse < SORTED_SCALE:
+        t_sorted = SORTED_SCALE * fuzz.ratio(ref.title_sorted, " ".join(sorted(w.tokens))) / 100.0
+        if t_sorted > t_parse:
+            detail["title_sorted"] = round(t_sorted, 4)
+    t = max(t_parse, t_prefix, t_sorted)
     t_align = 0.0
     aligned = 0
     # The alignment of the work's title inside the whole string is the costly comparison: skipped

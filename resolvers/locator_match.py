@@ -1,0 +1,127 @@
+"""Title-less references by venue + volume + first page: ``G. Aad et al., Phys. Lett. B 716, 1 (2012)``.
+
+The string's locators (``journal_ref.reference_locators``: each volume and the first page after
+it, with the keys of the words before it as possible venues) are looked up in the catalog by
+(venue key, volume, first page) through ``CatalogLookup.works_by_locator``. Every work found goes
+through the verifier's features (``verify.features``) like a fuzzy candidate. The outcome links
+only when all works found are one work (a preprint and its journal version are one; an erratum
+or a duplicate record on the same page is another: too close to call) and nothing the string
+says contradicts it: its first author, its year, its title (when it has one), a notice. The
+outcome decides no state; ``resolution.rule_venue_locator`` does.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Any, Sequence
+
+from rapidfuzz import fuzz
+
+from .catalog import LocatorKey
+from .journal_ref import Locator, reference_locators, venue_key
+from .model import Reason, Work
+from .parsing import ParsedReference
+from .text import STOPWORDS, normalise_text
+from .verify import Features, RefView, features, probability
+
+RULE = "venue_volume_page"
+# The string's own title contradicts the work as on the identifier path (``resolution``): a title
+# whose words match the work's below 65 (token order aside), counted only when it holds at least
+# three lower-case content words: what the parser isolates from a title-less string is names or
+# the venue ("Li C-P, Roshchin IV", "Physics of Atomic Nuclei (J"), capitalised, never a title.
+TITLE_MIN_WORDS = 3
+TITLE_CONTRADICTS_BELOW = 65.0
+_TITLE_WORD = re.compile(r"[^\W\d_]{4,}")
+
+
+@dataclass(frozen=True, slots=True)
+class LocatorOutcome:
+    """``reason`` is ``VENUE_VOLUME_PAGE`` for a link (``work``, ``score``), else why not."""
+
+    reason: Reason
+    evidence: dict[str, Any]
+    work: Work | None = None
+    score: float | None = None
+
+    @property
+    def clear(self) -> bool:
+        return self.reason is Reason.VENUE_VOLUME_PAGE
+
+
+def string_locators(parsed: ParsedReference) -> list[Locator]:
+    return reference_locators(parsed.text)
+
+
+def lookup_keys(locators: Sequence[Locator]) -> list[LocatorKey]:
+    return [(key, loc.volume, loc.first_page) for loc in locators for key in loc.keys]
+
+
+def _one_work(a: Work, b: Work) -> bool:
+    """Two catalog records of one work: the same id, or a DOI in common (preprint and journal)."""
+    ids_a, ids_b = {a.doi, *a.alt_dois} - {None}, {b.doi, *b.alt_dois} - {None}
+    return a.work_id == b.work_id or bool(ids_a & ids_b)
+
+
+VENUE_SCRAPS_MAX = 10  # characters of key beside the venue's in a "title" that is the venue
+
+
+def _title_is_locator(title: str | None, key: LocatorKey) -> bool:
+    """The parser took the venue (and numbers) for a title: "Phys.Lett.B716:1-29,2012",
+    "A. Phys.Rev.D", "Astrophys.J, vol"."""
+    if not title:
+        return False
+    title_key = venue_key(title)
+    return (key[0] in title_key and len(title_key) - len(key[0]) <= VENUE_SCRAPS_MAX) or \
+        any(key[0] in loc.keys for loc in reference_locators(title))
+
+
+def _contradiction(parsed: ParsedReference, work: Work, f: Features, key: LocatorKey) -> str | None:
+    """What the string says against the work, or None."""
+    if f.notice:
+        return "notice"
+    if f.author < 0:
+        return "first_author"
+    if f.year < 0:
+        return "year"
+    title = "" if _title_is_locator(parsed.title, key) else (parsed.title or "")
+    words = [w for w in _TITLE_WORD.findall(title) if w.islower() and w not in STOPWORDS]
+    work_title = normalise_text(work.title)
+    if len(words) >= TITLE_MIN_WORDS and work_title and f.title * 100 < TITLE_CONTRADICTS_BELOW \
+            and fuzz.token_sort_ratio(normalise_text(title), work_title) < TITLE_CONTRADICTS_BELOW:
+        return "title"
+    return None
+
+
+def _brief(work: Work) -> dict[str, Any]:
+    return {"work_id": work.work_id, "title": work.title, "venue": work.venue, "volume": work.volume,
+            "first_page": work.first_page, "year": work.year}
+
+
+def match_locators(parsed: ParsedReference, keys: Sequence[LocatorKey],
+                   found: dict[LocatorKey, list[Work]]) -> LocatorOutcome | None:
+    """The outcome for one string, or None when no locator of it is in the catalog."""
+    hits: dict[str, tuple[LocatorKey, Work]] = {}
+    for key in keys:
+        for work in found.get(key, ()):
+            hits.setdefault(work.work_id, (key, work))
+    if not hits:
+        return None
+    works = [w for _, w in hits.values()]
+    # the journal version before its preprint; then the smallest id
+    works.sort(key=lambda w: (w.type in ("preprint", "posted-content"), w.work_id))
+    best = works[0]
+    key = hits[best.work_id][0]
+    evidence: dict[str, Any] = {
+        "rule": RULE, "locator": {"venue_key": key[0], "volume": key[1], "first_page": key[2]},
+        "work": _brief(best), "thresholds": {"title_contradicts_below": TITLE_CONTRADICTS_BELOW}}
+    others = [w for w in works[1:] if not _one_work(w, best)]
+    if others:
+        evidence["same_locator"] = [_brief(w) for w in others[:3]]
+        return LocatorOutcome(Reason.TOO_CLOSE_TO_CALL, evidence)
+    f = replace(features(RefView.of(parsed), best), venue=1)  # the venue agreed, by its key
+    evidence["features"] = f.as_dict()
+    against = _contradiction(parsed, best, f, key)
+    if against is not None:
+        evidence["contradicts"] = against
+        return LocatorOutcome(Reason.BELOW_THRESHOLD, evidence)
+    return LocatorOutcome(Reason.VENUE_VOLUME_PAGE, evidence, best, round(probability(f), 4))

@@ -1,0 +1,59 @@
+"""Journal references and venue keys (issue 12): golden cases in data files.
+
+``tests/golden/journal_refs.jsonl``: real arXiv journal-refs (``../shared/data/catalog/
+arxiv_metadata_sample.jsonl.gz``) and the issue's examples, with the venue, key, volume, first
+page and year each must give. ``tests/golden/venue_keys.jsonl``: spellings of one venue that
+must meet on one key (and keys that must stay apart)."""
+import json
+from pathlib import Path
+
+import pytest
+
+from resolvers.journal_ref import parse_journal_ref, reference_locators, venue_key
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def _cases(name):
+    return [json.loads(line) for line in (GOLDEN / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("case", _cases("journal_refs.jsonl"), ids=lambda c: c["journal_ref"][:40])
+def test_journal_ref(case):
+    got = parse_journal_ref(case["journal_ref"])
+    assert got is not None
+    assert (got.venue, got.key, got.volume, got.first_page, got.year) == \
+        (case["venue"], case["key"], case["volume"], case["first_page"], case["year"])
+
+
+@pytest.mark.parametrize("case", _cases("venue_keys.jsonl"), ids=lambda c: c["key"])
+def test_venue_spellings_meet_on_one_key(case):
+    assert {venue_key(s) for s in case["spellings"]} == {case["key"]}
+
+
+def test_different_venues_keep_different_keys():
+    keys = [c["key"] for c in _cases("venue_keys.jsonl")]
+    assert len(keys) == len(set(keys))
+    assert venue_key("Phys. Rev. B") != venue_key("Phys. Rev. D")
+
+
+def test_journal_ref_without_a_volume_is_none():
+    assert parse_journal_ref("Energy and Fuels (2007) sous presse") is None
+    assert parse_journal_ref(None) is None
+
+
+@pytest.mark.parametrize("raw", [
+    "G. Aad et al., Phys. Lett. B 716, 1 (2012)",
+    "Aad G, et al. Phys Lett B. 2012;716(1):1-29.",
+    'G. Aad et al., "Observation of a new particle," Phys. Lett. B, vol. 716, no. 1, pp. 1-29, 2012.',
+    "Aad, G. (2012). Observation. Physics Letters B, 716(1), 1-29.",
+    "G. Aad, Phys.Lett.B716:1-29,2012",
+])
+def test_reference_locators_find_venue_volume_and_page(raw):
+    assert any("physlettb" in loc.keys and (loc.volume, loc.first_page) == ("716", "1")
+               for loc in reference_locators(raw))
+
+
+def test_no_date_between_venue_and_volume_is_skipped():
+    [loc] = reference_locators("Hudson. Plast Reconstr Surg n.d.;89:853.")
+    assert "plastreconstrsurg" in loc.keys and (loc.volume, loc.first_page) == ("89", "853")
