@@ -110,14 +110,33 @@ def iter_xml_rows(path: str | Path, fmt: SourceFormat) -> Iterator[SourceRow | C
 
 
 def _text(elem: Any) -> str | None:
-    return clean_text("".join(elem.itertext())) if elem is not None else None
+    if elem is None:
+        return None
+    text = elem.text if not len(elem) else "".join(elem.itertext())
+    if text and "  " not in text and "\n" not in text and "\t" not in text and "<" not in text:
+        return text.strip() or None  # the common case, without a regex (millions of records)
+    return clean_text(text)
 
 
-def _dblp_ids(elem: Any, journal: str | None) -> tuple[str | None, str | None]:
+def _fields(elem: Any) -> dict[str, list[str]]:
+    """A record's fields by tag, each text once (one pass over the children, not one per field)."""
+    out: dict[str, list[str]] = {}
+    for child in elem:
+        text = _text(child)
+        if text and isinstance(child.tag, str):
+            out.setdefault(child.tag, []).append(text)
+    return out
+
+
+def _one(fields: dict[str, list[str]], tag: str) -> str | None:
+    values = fields.get(tag)
+    return values[0] if values else None
+
+
+def _dblp_ids(fields: dict[str, list[str]], journal: str | None) -> tuple[str | None, str | None]:
     """(DOI, arXiv id) of a DBLP record from its ``ee`` links and CoRR's ``volume`` abs/ID."""
     doi = arxiv_id = None
-    for ee in elem.iterfind("ee"):
-        url = (ee.text or "").strip()
+    for url in fields.get("ee", ()):
         m = _ARXIV_EE.search(url)
         if m and not arxiv_id:
             arxiv_id = canonical_arxiv_id(m.group(1))
@@ -125,7 +144,7 @@ def _dblp_ids(elem: Any, journal: str | None) -> tuple[str | None, str | None]:
             doi = normalize_doi(url)
     if doi and doi.startswith("10.48550/arxiv."):
         arxiv_id = arxiv_id or canonical_arxiv_id(doi)
-    volume = _text(elem.find("volume")) or ""
+    volume = _one(fields, "volume") or ""
     if not arxiv_id and journal == "CoRR" and volume.startswith("abs/"):
         arxiv_id = canonical_arxiv_id(volume[4:])
     return doi, arxiv_id
@@ -137,13 +156,12 @@ def _dblp_record(name: str, elem: Any) -> SourceRow | CatalogReject | CatalogSki
     if elem.tag not in PUBLICATIONS:
         return CatalogSkip(name, line, NOT_WORKS.get(elem.tag, f"<{elem.tag}> is not a publication"))
     key = elem.get("key")
-    title = _text(elem.find("title"))
+    fields = _fields(elem)
+    title = _one(fields, "title")
     if title and title.endswith(".") and not title.endswith(".."):
         title = title[:-1]  # DBLP ends every title with a full stop
-    people = [p for p in (_text(a) for a in elem.iterfind("author")) if p] or \
-        [p for p in (_text(a) for a in elem.iterfind("editor")) if p]
-    journal = _text(elem.find("journal"))
-    doi, arxiv_id = _dblp_ids(elem, journal)
+    journal = _one(fields, "journal")
+    doi, arxiv_id = _dblp_ids(fields, journal)
     if not (title or doi or arxiv_id):
         return CatalogReject(name, line, "title/ee", f"DBLP {elem.tag} {key or ''} has no title and no DOI")
     if arxiv_id:
@@ -151,13 +169,15 @@ def _dblp_record(name: str, elem: Any) -> SourceRow | CatalogReject | CatalogSki
         doi = doi if doi and not doi.startswith("10.48550/") else arxiv_doi(arxiv_id)
     else:
         work_id = f"doi:{doi}" if doi else f"dblp:{key}"
+    people = fields.get("author") or fields.get("editor") or []
     return SourceRow(
         work_id=work_id, doi=doi, arxiv_id=arxiv_id, title=title,
-        authors=tuple(_HOMONYM.sub("", p) for p in people), year=_int_year(_text(elem.find("year"))),
-        venue=journal or _text(elem.find("booktitle")) or _text(elem.find("series")),
-        volume=_text(elem.find("volume")), first_page=_first_page(_text(elem.find("pages"))),
+        authors=tuple(_HOMONYM.sub("", p) if p[-1:].isdigit() else p for p in people),
+        year=_int_year(_one(fields, "year")),
+        venue=journal or _one(fields, "booktitle") or _one(fields, "series"),
+        volume=_one(fields, "volume"), first_page=_first_page(_one(fields, "pages")),
         type="preprint" if journal == "CoRR" else elem.tag, alt_dois=(arxiv_doi(arxiv_id),) if arxiv_id else (),
-        issue=_text(elem.find("number")), source_ids=(f"dblp:{key}",) if key else (),
+        issue=_one(fields, "number"), source_ids=(f"dblp:{key}",) if key else (),
     )
 
 
