@@ -267,3 +267,36 @@ def test_a_catalog_built_before_the_detail_columns_still_merges(tmp_path):
     store.build([CAT / "arxiv_snapshot.jsonl"])
     assert works_of(tmp_path / "c")["arxiv:0704.0001"]["categories"] == ["hep-ph"]
     shutil.rmtree(tmp_path / "c")
+
+
+OAI_ARXIV_FORMAT = """<?xml version="1.0" encoding="UTF-8"?>
+<OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/">
+<ListRecords>
+<record><header><identifier>oai:arXiv.org:0704.0001</identifier><datestamp>2008-11-13</datestamp></header>
+<metadata><arXiv xmlns="http://arxiv.org/OAI/arXiv/">
+<id>0704.0001</id><created>2007-04-02</created><updated>2007-07-24</updated>
+<authors><author><keyname>Bal\u00e1zs</keyname><forenames>C.</forenames></author>
+<author><keyname>Berger</keyname><forenames>E. L.</forenames></author></authors>
+<title>Calculation of prompt diphoton production cross sections at Tevatron and
+  LHC energies</title><categories>hep-ph</categories>
+<journal-ref>Phys.Rev.D76:013009,2007</journal-ref><doi>10.1103/PhysRevD.76.013009</doi>
+</arXiv></metadata></record>
+<record><header status="deleted"><identifier>oai:arXiv.org:0704.0002</identifier></header></record>
+</ListRecords>
+</OAI-PMH>
+"""
+
+
+def test_arxiv_oai_arxiv_format_and_deleted_records(tmp_path):
+    # a ListRecords page in the OAI ``arXiv`` metadata format (shape written after arXiv's OAI
+    # schema, values from the 0704.0001 snapshot record), with a deleted record
+    path = tmp_path / "ListRecords.xml"
+    path.write_text(OAI_ARXIV_FORMAT, encoding="utf-8")
+    report = CatalogStore(tmp_path / "c").build([path]).files[0]
+    assert (report["format"], report["rows"], report["rejects"], report["skipped"]) == (
+        "arxiv_oai", 1, 0, {"deleted OAI record": 1})
+    work = works_of(tmp_path / "c")["arxiv:0704.0001"]
+    assert work["authors"] == ["C. Balázs", "E. L. Berger"] and work["year"] == 2007
+    assert work["doi"] == "10.1103/physrevd.76.013009" and work["journal_ref"] == "Phys.Rev.D76:013009,2007"
+    assert work["versions"] == [{"version": "v1", "created": "2007-04-02T00:00:00Z"}]
+    assert work["title"] == "Calculation of prompt diphoton production cross sections at Tevatron and LHC energies"
