@@ -153,7 +153,8 @@ def sniff_format(path: str | Path) -> SourceFormat:
 
 def json_shape(obj: Any) -> SourceFormat | None:
     """The JSON catalog format one object belongs to, or None when it could be several. OpenAlex
-    is tried before works JSONL: its works carry ``title`` and ``doi`` too."""
+    is tried first: its works carry ``id`` and ``versions`` (read as an arXiv snapshot before) and
+    ``title`` and ``doi`` (works JSONL) too."""
     if not isinstance(obj, dict):
         return None
     if isinstance(obj.get("items"), list) or isinstance(obj.get("message"), dict) or "DOI" in obj:

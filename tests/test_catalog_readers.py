@@ -300,3 +300,14 @@ def test_arxiv_oai_arxiv_format_and_deleted_records(tmp_path):
     assert work["doi"] == "10.1103/physrevd.76.013009" and work["journal_ref"] == "Phys.Rev.D76:013009,2007"
     assert work["versions"] == [{"version": "v1", "created": "2007-04-02T00:00:00Z"}]
     assert work["title"] == "Calculation of prompt diphoton production cross sections at Tevatron and LHC energies"
+
+
+def test_cli_forcing_works_jsonl_on_an_openalex_part_is_one_line_exit_2(tmp_path, capsys):
+    from citeledger import cli
+
+    code = cli.main(["catalog", "build", "--catalog", str(tmp_path / "c"), "--format", "works_jsonl", str(NEW_PART)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and str(NEW_PART) in err[0] and "OpenAlex" in err[0]
+    assert cli.main(["catalog", "build", "--catalog", str(tmp_path / "c"), str(OPENALEX)]) == 0
+    out = capsys.readouterr().out
+    assert "manifest: companion, 0 rows" in out and "part_000.gz: openalex, 2 rows, 0 rejected" in out
