@@ -14,6 +14,8 @@ Also holds ``load_shared_works``: the shared catalog files as ``Work`` records (
 arXiv snapshot, Crossref messages), for benchmarks that run before/without the catalog store.
 
 Usage: python benchmarks/synthetic_catalog.py N OUT.(jsonl|parquet) [--seed S]
+       python benchmarks/synthetic_catalog.py N OUT --shape openalex|crossref|arxiv|dblp [--seed S]
+(``--shape``: the same works written as that catalog source's files, see ``catalog_shapes.py``.)
 """
 from __future__ import annotations
 
@@ -192,7 +194,14 @@ def main(argv: list[str] | None = None) -> None:
     seed = 20240601
     if "--seed" in argv:
         i = argv.index("--seed"); seed = int(argv[i + 1]); del argv[i:i + 2]
+    shape = None
+    if "--shape" in argv:
+        i = argv.index("--shape"); shape = argv[i + 1]; del argv[i:i + 2]
     n, out = int(argv[0]), Path(argv[1])
+    if shape:
+        from catalog_shapes import WRITERS
+        WRITERS[shape](generate(n, load_shared_works(), seed), out, seed)
+        return
     write(generate(n, load_shared_works(), seed), out)
 
 

@@ -30,6 +30,7 @@ from . import blocking, venue_index
 from . import sources as src
 from .atomic import atomic_write_bytes, disk_errors, file_sha256, publish_dir, sql_literal
 from .locking import exclusive
+from .merge_sql import IDENTIFIERS_SQL, KEEP_SEQ_SQL, MERGED_SQL, NEW_LATEST_SQL
 from .pins import pinned_generations
 from .work_row import WORKS_SCHEMA, work_from_row
 
@@ -179,7 +180,7 @@ def extract(files: Sequence[Path], fmt: src.SourceFormat | None, seq: int,
     for path in map(Path, files):
         if not path.exists():
             raise CatalogSourceError(f"{path}: no such file")
-        this_fmt = fmt or src.sniff_format(path)
+        this_fmt = src.check_format(path, fmt)
         report: dict[str, Any] = {"file": str(path), "sha256": file_sha256(path), "format": this_fmt.value}
         if this_fmt in src.NOTICE_FORMATS:
             new_events, rejects = _read_notice_source(path, this_fmt)
@@ -187,8 +188,10 @@ def extract(files: Sequence[Path], fmt: src.SourceFormat | None, seq: int,
             examples = [f"{path}:{r.line}: {r.reason}" for r in rejects[:5]]
             n_rows = len(new_events)
         else:
-            n_rows, rejects, seq = _extract_works(path, this_fmt, seq, tables)
+            n_rows, rejects, seq, skipped = _extract_works(path, this_fmt, seq, tables)
             examples = [f"{r.file}:{r.line}: {r.reason}" for r in rejects[:5]]
+            if skipped:
+                report["skipped"] = skipped  # records that are not works, by reason (DBLP person pages)
         report.update(rows=n_rows, rejects=len(rejects), reject_examples=examples)
         reports.append(report)
         if file_done is not None:
@@ -197,17 +200,21 @@ def extract(files: Sequence[Path], fmt: src.SourceFormat | None, seq: int,
     return Extracted(works, events, reports, seq)
 
 
-def _extract_works(path: Path, fmt: src.SourceFormat, seq: int,
-                   tables: list[pa.Table]) -> tuple[int, list[src.CatalogReject], int]:
+def _extract_works(path: Path, fmt: src.SourceFormat, seq: int, tables: list[pa.Table]
+                   ) -> tuple[int, list[src.CatalogReject], int, dict[str, int]]:
     """Append one works file's rows to ``tables`` in Arrow chunks (a million works never sit in
-    memory as Python objects); returns (rows, rejects, ingested_seq after them)."""
+    memory as Python objects); returns (rows, rejects, ingested_seq after them, skips by reason)."""
     prec = src.SOURCE_PRECEDENCE[fmt]
     rejects: list[src.CatalogReject] = []
+    skipped: dict[str, int] = {}
     chunk: list[dict[str, Any]] = []
     n_rows = 0
     for item in src.iter_work_rows(path, fmt):
         if isinstance(item, src.CatalogReject):
             rejects.append(item)
+            continue
+        if isinstance(item, src.CatalogSkip):
+            skipped[item.reason] = skipped.get(item.reason, 0) + 1
             continue
         seq += 1
         n_rows += 1
@@ -219,64 +226,7 @@ def _extract_works(path: Path, fmt: src.SourceFormat, seq: int,
             chunk = []
     if chunk:
         tables.append(pa.Table.from_pylist(chunk, schema=WORKS_SCHEMA))
-    return n_rows, rejects, seq
-
-
-# Field by field: the first non-null value by (precedence, newest first).
-def _pick(col: str) -> str:
-    return f"first({col} ORDER BY precedence, ingested_seq DESC) FILTER (WHERE {col} IS NOT NULL) AS {col}"
-
-
-def _pick_list(col: str) -> str:
-    return (f"coalesce(first({col} ORDER BY precedence, ingested_seq DESC) "
-            f"FILTER (WHERE len({col}) > 0), []) AS {col}")
-
-
-# Every DOI any source gives a work is kept: the primary one (a journal DOI before arXiv's own
-# 10.48550 DOI, then by precedence) and the others as cross-walks, so a reference or a Retraction
-# Watch row naming any of them finds the work.
-_MERGED_SQL = f"""
-    SELECT * REPLACE (list_filter(alt_dois, lambda d: d IS DISTINCT FROM doi) AS alt_dois) FROM (
-    SELECT work_id,
-           first(doi ORDER BY doi LIKE '10.48550/arxiv.%', precedence, ingested_seq DESC)
-               FILTER (WHERE doi IS NOT NULL) AS doi,
-           {_pick('arxiv_id')}, {_pick('title')}, {_pick_list('authors')},
-           {_pick('year')}, {_pick('venue')}, {_pick('volume')}, {_pick('first_page')}, {_pick('pmid')},
-           {_pick('type')},
-           list_sort(list_distinct(flatten(list(list_concat(alt_dois,
-               CASE WHEN doi IS NULL THEN []::VARCHAR[] ELSE [doi] END))))) AS alt_dois,
-           bool_or(withdrawn) AS withdrawn, {_pick('relations')},
-           list_sort(list_distinct(flatten(list(sources)))) AS sources,
-           min(precedence)::INTEGER AS precedence, max(ingested_seq) AS ingested_seq
-    FROM (SELECT * FROM old_works UNION ALL BY NAME SELECT * FROM new_works)
-    GROUP BY work_id) ORDER BY work_id"""
-
-# ingested_seq of a merged work must not change when nothing new arrived, or a re-build would
-# change the file: keep the old value unless a new row brought news.
-_KEEP_SEQ_SQL = """
-    UPDATE merged SET ingested_seq = o.ingested_seq FROM old_works o
-    WHERE merged.work_id = o.work_id
-      AND merged.doi IS NOT DISTINCT FROM o.doi AND merged.arxiv_id IS NOT DISTINCT FROM o.arxiv_id
-      AND merged.title IS NOT DISTINCT FROM o.title AND merged.authors IS NOT DISTINCT FROM o.authors
-      AND merged.year IS NOT DISTINCT FROM o.year AND merged.venue IS NOT DISTINCT FROM o.venue
-      AND merged.volume IS NOT DISTINCT FROM o.volume
-      AND merged.first_page IS NOT DISTINCT FROM o.first_page
-      AND merged.pmid IS NOT DISTINCT FROM o.pmid AND merged.type IS NOT DISTINCT FROM o.type
-      AND merged.alt_dois IS NOT DISTINCT FROM o.alt_dois AND merged.withdrawn = o.withdrawn
-      AND merged.relations IS NOT DISTINCT FROM o.relations
-      AND merged.sources IS NOT DISTINCT FROM o.sources"""
-
-# Identifiers: a work's own ids rank 0, cross-walked ids (a preprint's journal DOI) rank 1.
-_IDENTIFIERS_SQL = """
-    SELECT DISTINCT scheme, value, work_id, rank FROM (
-      SELECT 'doi' AS scheme, value, work_id,
-             CASE WHEN work_id = 'doi:' || value
-                    OR value = '10.48550/arxiv.' || lower(arxiv_id) THEN 0 ELSE 1 END AS rank
-      FROM (SELECT doi AS value, work_id, arxiv_id FROM merged WHERE doi IS NOT NULL
-            UNION ALL SELECT unnest(alt_dois), work_id, arxiv_id FROM merged)
-      UNION ALL
-      SELECT 'arxiv', arxiv_id, work_id, 0 FROM merged WHERE arxiv_id IS NOT NULL)
-    ORDER BY scheme, value, rank, work_id"""
+    return n_rows, rejects, seq, skipped
 
 
 def merge(previous: Path | None, new: Extracted, gen_dir: Path) -> Merged:
@@ -287,17 +237,18 @@ def merge(previous: Path | None, new: Extracted, gen_dir: Path) -> Merged:
     try:
         con.execute("SET preserve_insertion_order=true")
         con.register("new_works", new.works)
+        old_sql = "SELECT * FROM new_works WHERE false"  # (columns a catalog built before had not: null)
         if previous and (previous / "works.parquet").exists():
-            con.execute(f"CREATE VIEW old_works AS SELECT * FROM read_parquet({sql_literal(previous / 'works.parquet')})")
-        else:
-            con.execute("CREATE VIEW old_works AS SELECT * FROM new_works WHERE false")
+            old_sql += f" UNION ALL BY NAME SELECT * FROM read_parquet({sql_literal(previous / 'works.parquet')})"
+        con.execute(f"CREATE VIEW old_works AS {old_sql}")
+        con.execute(NEW_LATEST_SQL)
         before = con.execute("SELECT count(*) FROM old_works").fetchone()[0]
-        con.execute(f"CREATE TABLE merged AS {_MERGED_SQL}")
-        con.execute(_KEEP_SEQ_SQL)
+        con.execute(f"CREATE TABLE merged AS {MERGED_SQL}")
+        con.execute(KEEP_SEQ_SQL)
         con.execute(f"COPY (SELECT * FROM merged ORDER BY work_id) TO {sql_literal(gen_dir / 'works.parquet')} "
                     "(FORMAT parquet, COMPRESSION zstd)")
         n_works = con.execute("SELECT count(*) FROM merged").fetchone()[0]
-        con.execute(f"COPY ({_IDENTIFIERS_SQL}) TO {sql_literal(gen_dir / 'identifiers.parquet')} "
+        con.execute(f"COPY ({IDENTIFIERS_SQL}) TO {sql_literal(gen_dir / 'identifiers.parquet')} "
                     "(FORMAT parquet, COMPRESSION zstd)")
         n_events = _write_notice_events(con, previous, new.notice_events, gen_dir)
     finally:

@@ -29,7 +29,9 @@ def cmd_catalog_build(args: argparse.Namespace) -> int:
     with progress.track(sum(map(_bytes, args.files)), "bytes") as advance:
         report = CatalogStore(args.catalog).build(args.files, fmt, lambda path: advance(_bytes(path)))
     for f in report.files:
-        print(f"{f['file']}: {f['format']}, {f['rows']} rows, {f['rejects']} rejected")
+        skipped = sum(f.get("skipped", {}).values())
+        print(f"{f['file']}: {f['format']}, {f['rows']} rows, {f['rejects']} rejected"
+              + (f", {skipped} not works (skipped)" if skipped else ""))
         for example in f.get("reject_examples", []):
             print(f"  rejected {example}")
     print(f"catalog {args.catalog}: {report.works} works ({report.added:+d}), {report.notice_events} notice events, "
@@ -341,10 +343,12 @@ def _catalog_parsers(sub: Any) -> None:
     catalog_sub = catalog.add_subparsers(dest="catalog_command", required=True)
     build = _sub(catalog_sub, "build", "add works and notices from source files to the catalog")
     build.add_argument("files", nargs="+", type=Path, help="source files or folders (works JSONL, arXiv snapshot, "
-                       "Crossref, Retraction Watch CSV, OpenAlex, DBLP); the format is recognised by content")
+                       "Crossref, Retraction Watch CSV, OpenAlex, DBLP, arXiv OAI-PMH); the format is recognised by content")
     build.add_argument("--catalog", default=DEFAULT_CATALOG, help="the catalog folder (created if missing)")
     build.add_argument("--format", choices=["works_jsonl", "arxiv_snapshot", "crossref", "retraction_watch_csv",
-                                            "doi_nature_csv"], help="force a format (default: recognised by content)")
+                                            "doi_nature_csv", "openalex", "dblp", "arxiv_oai"],
+                       help="force a format where the content does not say (default: recognised by content; "
+                            "a file whose content is another format is an error)")
     build.set_defaults(func=cmd_catalog_build)
     _inspect(catalog_sub, "info", "what a catalog holds: generation, works per source, identifiers, notices",
              "--catalog", DEFAULT_CATALOG, cmd_catalog_info)

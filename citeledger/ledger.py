@@ -25,7 +25,7 @@ from resolvers.errors import ConfigError, LedgerPathError
 from .atomic import atomic_write_bytes, disk_errors, remove_leftovers, sql_literal, staged, write_parquet
 from .catalog import CatalogStore, _dict_rows
 from .options import check_run_id
-from .work_row import WORKS_SCHEMA
+from .work_row import VERSION_TYPE, WORKS_SCHEMA
 
 OBSERVATION_SCHEMA = pa.schema([
     ("observation_id", pa.string()), ("observation_digest", pa.string()), ("run_id", pa.string()),
@@ -281,7 +281,7 @@ WHERE from_run IS NOT NULL
 def _empty_select(schema: pa.Schema) -> str:
     duck = {pa.string(): "VARCHAR", pa.int64(): "BIGINT", pa.int32(): "INTEGER", pa.float64(): "DOUBLE",
             pa.bool_(): "BOOLEAN", pa.timestamp("us", tz="UTC"): "TIMESTAMPTZ",
-            pa.list_(pa.string()): "VARCHAR[]"}
+            pa.list_(pa.string()): "VARCHAR[]", pa.list_(VERSION_TYPE): "STRUCT(version VARCHAR, created VARCHAR)[]"}
     cols = ", ".join(f"NULL::{duck[f.type]} AS {f.name}" for f in schema)
     return f"SELECT {cols} WHERE false"
 

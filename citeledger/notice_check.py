@@ -16,7 +16,7 @@ from .workers import get_catalog, get_notice_index
 
 def work_notice(work: dict[str, Any], index: NoticeIndex, checked_at: str | None) -> Any:
     """The standing notice of one catalog work: Retraction Watch events for any of its DOIs, the
-    Crossref update relations its record carries, and arXiv's withdrawn flag."""
+    Crossref update relations its record carries, OpenAlex's is_retracted, and arXiv's withdrawn flag."""
     extra_events: list[Any] = []
     extra_sources: list[str] = []
     work_sources = set(work.get("sources") or ())
@@ -24,6 +24,10 @@ def work_notice(work: dict[str, Any], index: NoticeIndex, checked_at: str | None
         extra_sources += [notices.SOURCE_CROSSREF_PUBLISHER, notices.SOURCE_CROSSREF_RW]
         if work.get("relations") and work.get("doi"):
             extra_events += notice_sources.events_from_crossref_relations(work["doi"], json.loads(work["relations"]))
+    if "openalex" in work_sources:
+        extra_sources.append(notices.SOURCE_OPENALEX)
+        if work.get("relations") and work.get("doi"):
+            extra_events += notice_sources.events_from_openalex(work["doi"], json.loads(work["relations"]))
     if work.get("arxiv_id"):
         extra_sources.append(notices.SOURCE_ARXIV)
         if work.get("withdrawn"):

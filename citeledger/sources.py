@@ -2,8 +2,9 @@
 
 Formats (contract section 3): works JSONL, the arXiv metadata snapshot (OAI/Kaggle shape),
 Crossref REST ``message`` objects (JSONL, envelopes, or the public data file's ``{"items": [...]}``),
-and the two Retraction Watch CSVs (which carry notices, not works). Everything here is pure: the
-store decides where rows go.
+the two Retraction Watch CSVs (which carry notices, not works), OpenAlex works snapshot files, DBLP
+XML and arXiv OAI-PMH XML (their readers live in ``citeledger/readers/``). Everything here is pure:
+the store decides where rows go.
 """
 from __future__ import annotations
 
@@ -16,13 +17,14 @@ import unicodedata
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from resolvers.errors import CatalogSourceError
 from resolvers.identifiers import canonical_arxiv_id, normalize_doi
 from resolvers.journal_ref import parse_journal_ref
 from resolvers.model import Work
 
+from .readers.arxiv import arxiv_details
 from .work_row import SOURCE_FIELDS
 
 
@@ -32,18 +34,42 @@ class SourceFormat(str, Enum):
     CROSSREF = "crossref"
     RETRACTION_WATCH_CSV = "retraction_watch_csv"
     DOI_NATURE_CSV = "doi_nature_csv"
+    OPENALEX = "openalex"
+    DBLP = "dblp"
+    ARXIV_OAI = "arxiv_oai"
+    COMPANION = "companion"  # a file that travels with a snapshot (OpenAlex manifest, dblp.dtd): no rows
 
 
 NOTICE_FORMATS = (SourceFormat.RETRACTION_WATCH_CSV, SourceFormat.DOI_NATURE_CSV)
 
+# What each format is called in messages (the error for an unknown file lists them all).
+FORMAT_NAMES = {
+    SourceFormat.WORKS_JSONL: "works JSONL", SourceFormat.ARXIV_SNAPSHOT: "arXiv metadata snapshot JSONL",
+    SourceFormat.CROSSREF: 'Crossref works (JSONL of messages or {"items": [...]})',
+    SourceFormat.RETRACTION_WATCH_CSV: "Retraction Watch CSV", SourceFormat.DOI_NATURE_CSV: "doi,retractionwatch CSV",
+    SourceFormat.OPENALEX: "OpenAlex works snapshot (JSON lines)", SourceFormat.DBLP: "DBLP XML",
+    SourceFormat.ARXIV_OAI: "arXiv OAI-PMH XML (arXivRaw or arXiv)",
+}
+READABLE = "readable formats: " + "; ".join(FORMAT_NAMES.values())
+
 # Which source wins a field when two sources describe the same work: richer metadata first.
-SOURCE_PRECEDENCE = {SourceFormat.CROSSREF: 0, SourceFormat.ARXIV_SNAPSHOT: 1, SourceFormat.WORKS_JSONL: 2}
+SOURCE_PRECEDENCE = {SourceFormat.CROSSREF: 0, SourceFormat.ARXIV_SNAPSHOT: 1, SourceFormat.WORKS_JSONL: 2,
+                     SourceFormat.OPENALEX: 1, SourceFormat.ARXIV_OAI: 1, SourceFormat.DBLP: 2,
+                     SourceFormat.COMPANION: 2}
 
 @dataclass(frozen=True, slots=True)
 class SourceRow(Work):
     """One work as a source describes it, before merging with other sources."""
 
-    relations: str | None = None  # JSON: Crossref update-to / updated-by, kept for notices
+    relations: str | None = None  # JSON: Crossref update-to / updated-by, OpenAlex is_retracted: notices
+    categories: tuple[str, ...] = ()  # the details of work_row.DETAIL_TYPES
+    versions: tuple[dict[str, str | None], ...] = ()
+    journal_ref: str | None = None
+    comments: str | None = None
+    issue: str | None = None
+    pmcid: str | None = None
+    source_ids: tuple[str, ...] = ()
+    source_updated: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in SOURCE_FIELDS}
@@ -56,6 +82,15 @@ class CatalogReject:
     file: str
     line: int | None
     field: str | None
+    reason: str
+
+
+@dataclass(slots=True)
+class CatalogSkip:
+    """A source record that is not a work and was left out on purpose (a DBLP person page)."""
+
+    file: str
+    line: int | None
     reason: str
 
 
@@ -77,44 +112,87 @@ def _first_meaningful_line(path: str | Path) -> str:
     return ""
 
 
+def _head(path: str | Path, size: int = 65536) -> str:
+    with open_text(path) as fh:
+        return fh.read(size)
+
+
+_ITEMS_HEAD = re.compile(r'\A\s*\{\s*"items"\s*:')
+_MANIFEST_HEAD = re.compile(r'\A\s*\{\s*"entries"\s*:')
+
+
 def sniff_format(path: str | Path) -> SourceFormat:
-    """Recognise a catalog source by its content, not its name."""
-    first = _first_meaningful_line(path)
-    if not first:
+    """Recognise a catalog source by its content, not its name; an unknown shape is an error
+    naming the formats this can read (never a silent misread)."""
+    head = _head(path).lstrip("\ufeff")
+    if not head.strip():
         raise CatalogSourceError(f"{path}: empty file, no catalog rows")
+    if head.lstrip().startswith("<"):
+        from .readers.xml_formats import sniff_xml
+
+        return sniff_xml(path, head)
+    if _ITEMS_HEAD.match(head):  # the Crossref public data file: one document, maybe one long line
+        return SourceFormat.CROSSREF
+    if _MANIFEST_HEAD.match(head) and '"meta"' in head:  # OpenAlex snapshot's manifest
+        return SourceFormat.COMPANION
+    first = _first_meaningful_line(path)
     lower = first.lower().lstrip("\ufeff")
     if lower.startswith("{"):
         try:
             obj = json.loads(first)
         except json.JSONDecodeError:
-            # a pretty-printed JSON document: the Crossref public data file {"items": [...]}
-            with open_text(path) as fh:
-                head = fh.read(4096)
-            if '"items"' in head:
+            if '"items"' in head:  # a pretty-printed Crossref public data file {"items": [...]}
                 return SourceFormat.CROSSREF
-            raise CatalogSourceError(f"{path}:1: not JSON Lines and not a Crossref items file") from None
+            raise CatalogSourceError(f"{path}:1: not JSON Lines and not a Crossref items file; {READABLE}") from None
         return _sniff_json_object(obj, path)
     if "originalpaperdoi" in lower.replace(" ", "") or lower.startswith("record id"):
         return SourceFormat.RETRACTION_WATCH_CSV
     if lower.replace(" ", "").startswith("doi,retractionwatch"):
         return SourceFormat.DOI_NATURE_CSV
-    raise CatalogSourceError(f"{path}:1: format not recognised (expected JSON Lines or a Retraction Watch CSV)")
+    raise CatalogSourceError(f"{path}:1: format not recognised; {READABLE}")
+
+
+def json_shape(obj: Any) -> SourceFormat | None:
+    """The JSON catalog format one object belongs to, or None when it could be several. OpenAlex
+    is tried first: its works carry ``id`` and ``versions`` (read as an arXiv snapshot before) and
+    ``title`` and ``doi`` (works JSONL) too."""
+    if not isinstance(obj, dict):
+        return None
+    if isinstance(obj.get("items"), list) or isinstance(obj.get("message"), dict) or "DOI" in obj:
+        return SourceFormat.CROSSREF
+    if str(obj.get("id") or "").startswith("https://openalex.org/W") or "authorships" in obj \
+            or "primary_location" in obj:
+        return SourceFormat.OPENALEX
+    if "id" in obj and ("versions" in obj or "journal-ref" in obj or "categories" in obj):
+        return SourceFormat.ARXIV_SNAPSHOT
+    if "title" in obj and ("doi" in obj or "arxiv_id" in obj):
+        return SourceFormat.WORKS_JSONL
+    return None
 
 
 def _sniff_json_object(obj: Any, path: str | Path) -> SourceFormat:
     if not isinstance(obj, dict):
         raise CatalogSourceError(f"{path}:1: a JSON line must be an object")
-    if "items" in obj and isinstance(obj["items"], list):
-        return SourceFormat.CROSSREF
-    if "message" in obj and isinstance(obj["message"], dict):
-        return SourceFormat.CROSSREF
-    if "DOI" in obj:
-        return SourceFormat.CROSSREF
-    if "id" in obj and ("versions" in obj or "journal-ref" in obj or "categories" in obj):
-        return SourceFormat.ARXIV_SNAPSHOT
-    if "title" in obj and ("doi" in obj or "arxiv_id" in obj):
-        return SourceFormat.WORKS_JSONL
-    raise CatalogSourceError(f"{path}:1: JSON object with keys {sorted(obj)[:8]} is not a known catalog format")
+    shape = json_shape(obj)
+    if shape is None:
+        raise CatalogSourceError(f"{path}:1: JSON object with keys {sorted(obj)[:8]} is not a known catalog "
+                                 f"format; {READABLE}")
+    return shape
+
+
+def check_format(path: str | Path, forced: SourceFormat | None) -> SourceFormat:
+    """The format to read ``path`` as: its content's, and a forced one only where the content
+    agrees or says nothing (an OpenAlex file forced as works JSONL would be misread)."""
+    if forced is None:
+        return sniff_format(path)
+    try:
+        found = sniff_format(path)
+    except CatalogSourceError:
+        return forced
+    if found is not forced:
+        raise CatalogSourceError(f"{path}: holds {FORMAT_NAMES.get(found, found.value)}, not "
+                                 f"{FORMAT_NAMES.get(forced, forced.value)} (--format {forced.value})")
+    return found
 
 
 # --- normalisation helpers -----------------------------------------------------------------
@@ -247,6 +325,7 @@ def work_from_arxiv_snapshot(obj: dict) -> SourceRow | None:
         venue=(ref.venue if ref and ref.venue else journal_ref), volume=ref.volume if ref else None,
         first_page=ref.first_page if ref else None,
         alt_dois=(arxiv_doi(arxiv_id),), withdrawn=bool(_WITHDRAWN.search(comments)),
+        **arxiv_details(obj),
     )
 
 
@@ -282,27 +361,48 @@ def work_from_crossref(message: dict) -> SourceRow | None:
         title=clean_text(titles[0]) if titles else None, authors=tuple(authors), year=_date_year(message),
         venue=clean_text(venue), volume=clean_text(message.get("volume")),
         first_page=_first_page(message.get("page") or message.get("article-number")),
-        type=clean_text(message.get("type")),
+        type=clean_text(message.get("type")), issue=clean_text(message.get("issue")),
         relations=json.dumps(relations, sort_keys=True, ensure_ascii=False) if relations else None,
     )
 
 
-def iter_work_rows(path: str | Path, fmt: SourceFormat | None = None) -> Iterator[SourceRow | CatalogReject]:
+def iter_work_rows(path: str | Path, fmt: SourceFormat | None = None
+                   ) -> Iterator[SourceRow | CatalogReject | CatalogSkip]:
     """Every row of one catalog source file, as a work or as a reject, one at a time (a catalog
     source may hold millions of works: nothing here holds more than one row)."""
     fmt = fmt or sniff_format(path)
-    name = str(path)
-    if fmt in NOTICE_FORMATS:
+    if fmt in NOTICE_FORMATS or fmt is SourceFormat.COMPANION:
         return
-    convert = {SourceFormat.WORKS_JSONL: work_from_works_jsonl,
-               SourceFormat.ARXIV_SNAPSHOT: work_from_arxiv_snapshot,
-               SourceFormat.CROSSREF: work_from_crossref}[fmt]
+    if fmt in (SourceFormat.DBLP, SourceFormat.ARXIV_OAI):
+        from .readers.xml_formats import iter_xml_rows
+
+        yield from iter_xml_rows(path, fmt)
+        return
+    take = _json_row_taker(str(path), fmt)
+    if fmt is SourceFormat.CROSSREF and _is_items_file(path):
+        yield from _crossref_items(path, take)
+        return
+    for lineno, obj, error in _json_lines(path):
+        yield CatalogReject(str(path), lineno, None, error) if error else take(lineno, obj)
+
+
+def _json_row_taker(name: str, fmt: SourceFormat) -> Callable[[int | None, Any], SourceRow | CatalogReject]:
+    """One JSON object of a ``fmt`` file -> a work or a reject naming file, line and why; an
+    object of another format's shape is a reject, never misread."""
+    from .readers.openalex import work_from_openalex
+
+    convert: Callable[[dict], SourceRow | None] = {
+        SourceFormat.WORKS_JSONL: work_from_works_jsonl, SourceFormat.ARXIV_SNAPSHOT: work_from_arxiv_snapshot,
+        SourceFormat.CROSSREF: work_from_crossref, SourceFormat.OPENALEX: work_from_openalex}[fmt]
 
     def take(lineno: int | None, obj: Any) -> SourceRow | CatalogReject:
         if fmt is SourceFormat.CROSSREF and isinstance(obj, dict) and isinstance(obj.get("message"), dict):
             obj = obj["message"]
         if not isinstance(obj, dict):
             return CatalogReject(name, lineno, None, "row is not a JSON object")
+        shape = json_shape(obj)
+        if shape is not None and shape is not fmt:
+            return CatalogReject(name, lineno, None, f"row is {FORMAT_NAMES[shape]}, not {FORMAT_NAMES[fmt]}")
         try:
             row = convert(obj)
         except (TypeError, ValueError, AttributeError, KeyError) as exc:
@@ -311,22 +411,27 @@ def iter_work_rows(path: str | Path, fmt: SourceFormat | None = None) -> Iterato
             return CatalogReject(name, lineno, "doi/arxiv_id/title", "no identifier and no title")
         return row
 
-    items_file = False
-    if fmt is SourceFormat.CROSSREF:
-        first = _first_meaningful_line(path)
+    return take
+
+
+def _is_items_file(path: str | Path) -> bool:
+    """A Crossref ``{"items": [...]}`` document (compact or pretty-printed), not JSON lines."""
+    if _ITEMS_HEAD.match(_head(path, 4096).lstrip("\ufeff")):
+        return True
+    try:
+        json.loads(_first_meaningful_line(path))
+    except json.JSONDecodeError:
+        return True
+    return False
+
+
+def _crossref_items(path: str | Path, take: Callable[[int | None, Any], SourceRow | CatalogReject]
+                    ) -> Iterator[SourceRow | CatalogReject]:
+    """The Crossref public data file: one ``{"items": [...]}`` document per file."""
+    with open_text(path) as fh:
         try:
-            first_obj = json.loads(first)
-            items_file = isinstance(first_obj, dict) and isinstance(first_obj.get("items"), list)
-        except json.JSONDecodeError:
-            items_file = True
-    if items_file:
-        with open_text(path) as fh:
-            try:
-                doc = json.load(fh)
-            except json.JSONDecodeError as exc:
-                raise CatalogSourceError(f"{path}:{exc.lineno}: bad JSON in Crossref items file: {exc.msg}") from None
-        for item in doc.get("items") or []:
-            yield take(None, item)
-        return
-    for lineno, obj, error in _json_lines(path):
-        yield CatalogReject(name, lineno, None, error) if error else take(lineno, obj)
+            doc = json.load(fh)
+        except json.JSONDecodeError as exc:
+            raise CatalogSourceError(f"{path}:{exc.lineno}: bad JSON in Crossref items file: {exc.msg}") from None
+    for item in doc.get("items") or []:
+        yield take(None, item)

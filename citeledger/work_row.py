@@ -27,10 +27,24 @@ CATALOG_TYPES: dict[str, pa.DataType] = {
     "ingested_seq": pa.int64(),
 }
 
+VERSION_TYPE = pa.struct([("version", pa.string()), ("created", pa.string())])
+
+# What a source says beyond the Work fields, kept for users and citation records (the catalog
+# readers fill them, the merge keeps them): arXiv's categories, versions (``created`` ISO 8601 UTC
+# ``Z``), journal-ref and comments (null for non-arXiv works); the issue and PMC id of OpenAlex /
+# Crossref; the source's own record ids (``openalex:W..``, ``dblp:KEY``); and the source record's
+# last update (OpenAlex ``updated_date``: of two copies of one record, the newest wins).
+DETAIL_TYPES: dict[str, pa.DataType] = {
+    "categories": pa.list_(pa.string()), "versions": pa.list_(VERSION_TYPE), "journal_ref": pa.string(),
+    "comments": pa.string(), "issue": pa.string(), "pmcid": pa.string(), "source_ids": pa.list_(pa.string()),
+    "source_updated": pa.string(),
+}
+CATALOG_TYPES.update(DETAIL_TYPES)
+
 WORKS_SCHEMA = pa.schema([(name, WORK_TYPES[name]) for name in WORK_FIELDS] + list(CATALOG_TYPES.items()))
 
-# What a source row carries before merging: a work plus its relations.
-SOURCE_FIELDS: tuple[str, ...] = (*WORK_FIELDS, "relations")
+# What a source row carries before merging: a work plus its relations and details.
+SOURCE_FIELDS: tuple[str, ...] = (*WORK_FIELDS, "relations", *DETAIL_TYPES)
 
 
 def _to_python(arrow_type: pa.DataType) -> Callable[[Any], Any]:

@@ -16,6 +16,7 @@ from .notices import (
     SOURCE_ARXIV,
     SOURCE_CROSSREF_PUBLISHER,
     SOURCE_CROSSREF_RW,
+    SOURCE_OPENALEX,
     SOURCE_RW_CSV,
     SOURCE_RW_DOI_NATURE,
     EventType,
@@ -28,6 +29,7 @@ __all__ = [
     "read_doi_nature_csv",
     "events_from_crossref_relations",
     "events_from_arxiv_withdrawal",
+    "events_from_openalex",
     "is_retraction_watch_csv",
     "is_doi_nature_csv",
     "sniff_notice_format",
@@ -375,3 +377,13 @@ def events_from_arxiv_withdrawal(
     when, _ = _iso_date(date)
     raw = f"withdrawn {version}" if version else "withdrawn"
     return [NoticeEvent(original, EventType.WITHDRAWAL, when, None, SOURCE_ARXIV, nature_raw=raw)]
+
+
+def events_from_openalex(work_doi: str, relations: Mapping[str, Any]) -> list[NoticeEvent]:
+    """OpenAlex's ``is_retracted`` (kept in the catalog's relations as ``{"openalex": {"id",
+    "is_retracted"}}``) -> one undated retraction event on ``work_doi``; OpenAlex names no notice."""
+    flag = relations.get("openalex") if isinstance(relations, Mapping) else None
+    own, _ = normalise_notice_doi(work_doi)
+    if not isinstance(flag, Mapping) or flag.get("is_retracted") is not True or own is None:
+        return []
+    return [NoticeEvent(own, EventType.RETRACTION, None, None, SOURCE_OPENALEX, nature_raw="is_retracted")]

@@ -35,6 +35,7 @@ __all__ = [
     "SOURCE_CROSSREF_PUBLISHER",
     "SOURCE_CROSSREF_RW",
     "SOURCE_ARXIV",
+    "SOURCE_OPENALEX",
     "standing_notice",
     "unavailable_notice",
     "merge_events",
@@ -88,6 +89,7 @@ SOURCE_RW_DOI_NATURE = "retraction_watch_doi_nature"
 SOURCE_CROSSREF_PUBLISHER = "crossref_publisher"
 SOURCE_CROSSREF_RW = "crossref_retraction_watch"
 SOURCE_ARXIV = "arxiv"
+SOURCE_OPENALEX = "openalex"  # a work's is_retracted flag in the OpenAlex snapshot
 
 _TYPE_ORDER = {t: i for i, t in enumerate(EventType)}
 
