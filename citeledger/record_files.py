@@ -41,10 +41,20 @@ def citation_record(paper_id: str, ledger_dir: str | Path, catalog_dir: str | Pa
     its receipt (``paper_id``: any alias, the paper's handle too)."""
     if not paper_id.strip():
         raise UsageError("record: the paper id is empty (give an arXiv id, a DOI or a citing_paper id)")
-    if HANDLE_RE.match(paper_id.strip().lower()):
-        paper_id = paper_of_handle(paper_id.strip().lower(), ledger_dir, catalog_dir)
+    paper_id = ledger_paper_id(paper_id.strip(), ledger_dir, catalog_dir)
     record = next(citation_records([paper_id], ledger_dir, catalog_dir, page_cap))
     return receipts.sign_record(record, receipts.active_key(ledger_dir))  # unsigned, saying so, without a key
+
+
+def ledger_paper_id(alias: str, ledger_dir: str | Path, catalog_dir: str | Path) -> str:
+    """The ledger's own id of the paper an alias names (``arXiv:X``, ``XvN``, ``10.48550/arXiv.X``, a
+    DOI, its handle), so every alias gives the same record; an alias of a paper that cites nothing in
+    the ledger stays as given (its canonical arXiv id for arXiv forms)."""
+    if HANDLE_RE.match(alias.lower()):
+        return paper_of_handle(alias.lower(), ledger_dir, catalog_dir)
+    forms = records.paper_forms(alias, find_paper_work(get_catalog(catalog_dir), alias))
+    hits = [p for p in citing_papers(ledger_dir, catalog_dir, None) if records.id_forms(p) & forms]
+    return hits[0] if len(hits) == 1 else arxiv_of(alias) or alias
 
 
 def paper_of_handle(handle: str, ledger_dir: str | Path, catalog_dir: str | Path) -> str:

@@ -121,6 +121,9 @@ def id_forms(value: str | None) -> set[str]:
 
 def paper_forms(paper_id: str, paper_work: Mapping[str, Any] | None) -> set[str]:
     forms = id_forms(paper_id)
+    arxiv = record_paper.arxiv_of(paper_id)
+    if arxiv:
+        forms |= {arxiv.lower(), "10.48550/arxiv." + arxiv.lower()}
     if paper_work:
         for key in ("doi", "arxiv_id"):
             forms |= id_forms(paper_work.get(key))

@@ -74,10 +74,10 @@ def _parts(value: Any, out: list[str]) -> None:
     elif isinstance(value, float):
         out.append(es_number(value))
     elif isinstance(value, dict):
+        if not all(isinstance(name, str) for name in value):
+            raise JCSError(f"an object member name of {list(value)[:5]!r} is not a string")
         out.append("{")
         for i, name in enumerate(sorted(value, key=_key)):
-            if not isinstance(name, str):
-                raise JCSError(f"object member name {name!r} is not a string")
             if i:
                 out.append(",")
             out.append(_encode_string(name))
