@@ -184,8 +184,7 @@ class LedgerStore:
         keys = self.dir / "keys"
         stem = key_id.replace(":", "-")
         atomic_write_bytes(keys / f"{stem}.pub.json", public_doc)
-        with staged(keys / f"{stem}.private.pem", mode=0o600) as tmp:
-            tmp.write_bytes(private_pem)
+        atomic_write_bytes(keys / f"{stem}.private.pem", private_pem, mode=0o600)
         atomic_write_bytes(keys / "ACTIVE", (key_id + "\n").encode())
         if retire and retire != key_id:
             (keys / f"{retire.replace(':', '-')}.private.pem").unlink(missing_ok=True)

@@ -4,6 +4,7 @@ none) beside its counts, and a receipt per notice source saying when it was chec
 said. Pure functions of the record's entries."""
 from __future__ import annotations
 
+import functools
 from typing import Any, Mapping
 
 from resolvers.model import Status
@@ -13,6 +14,7 @@ from .record_paper import iso_z, metadata_lane
 NOTICE_FAMILIES = (("crossref", "Crossref"), ("retraction_watch", "Retraction Watch"), ("openalex", "OpenAlex"))
 
 
+@functools.lru_cache(maxsize=256)
 def family(source: str) -> str:
     """The organisation a notice source's data comes from (``retraction_watch_csv`` -> Retraction Watch)."""
     low = source.lower()

@@ -14,6 +14,7 @@ among 2.5 million papers).
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import re
 from datetime import datetime, timezone
@@ -65,6 +66,16 @@ def iso_z(value: Any) -> str | None:
     """A time as ISO 8601 UTC with ``Z`` (arXiv's ``Mon, 2 Apr 2007 19:18:42 GMT`` too); None stays None."""
     if value is None or value == "":
         return None
+    return _iso_z_text(value) if isinstance(value, str) else _iso_z(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _iso_z_text(text: str) -> str | None:
+    """The same few times (a catalog's build, a run's start) recur in every entry: parsed once."""
+    return _iso_z(text)
+
+
+def _iso_z(value: Any) -> str | None:
     if isinstance(value, datetime):
         when = value
     else:

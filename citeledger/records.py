@@ -65,12 +65,25 @@ _EMPTY_MEANS = {
 # Canonical JSON and digest
 
 
+_SIMPLE = frozenset({str, bool, int, type(None)})
+
+
 def _plain(value: Any) -> Any:
-    """DuckDB/pyarrow/numpy values -> JSON values (times as UTC ISO strings, NaN as null)."""
+    """DuckDB/pyarrow/numpy values -> JSON values (times as UTC ISO strings, NaN as null; an
+    integral float as the integer JCS writes anyway, so ``1.0`` reads back as what was digested)."""
+    kind = type(value)
+    if kind in _SIMPLE:
+        return value
+    if kind is dict:
+        return {str(k): _plain(v) for k, v in value.items()}
+    if kind is float:
+        if math.isnan(value) or math.isinf(value):
+            return None
+        return int(value) if value.is_integer() and abs(value) < 2 ** 53 else value
     if value is None or isinstance(value, (str, bool, int)):
         return value
     if isinstance(value, float):
-        return None if math.isnan(value) or math.isinf(value) else value
+        return _plain(float(value))
     if isinstance(value, datetime):
         if value.tzinfo is not None:
             value = value.astimezone(timezone.utc).replace(tzinfo=None)
@@ -182,12 +195,17 @@ def _notice_dict(notice: StandingNotice | Mapping[str, Any] | None, *, linked: b
     return out
 
 
+def _json_number(text: str) -> float | int | None:
+    value = float(text)
+    return _plain(value)
+
+
 def _evidence(value: Any) -> Any:
     if value is None or value == "":
         return {}
     if isinstance(value, str):
-        try:
-            return _plain(json.loads(value))
+        try:  # parsed straight into record values: NaN as null, 1.0 as 1 (no second walk)
+            return json.loads(value, parse_float=_json_number, parse_constant=lambda _: None)
         except ValueError:
             return {"unparsed": value}
     return _plain(value)

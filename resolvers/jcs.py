@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from typing import Any
 
 _encode_string = json.encoder.encode_basestring  # C: RFC 8785's escaping
@@ -95,8 +96,47 @@ def _parts(value: Any, out: list[str]) -> None:
         raise JCSError(f"JCS has no form for a {type(value).__name__}")
 
 
+# Where ``json.dumps(sort_keys=True)`` could differ from JCS: a float Python writes as ``1.0`` or
+# with an exponent (``1e-07``), an integer token of 16 digits or more (beyond 2**53 is an error),
+# a character from U+E000 up (code point and UTF-16 key order differ only above it). The pattern
+# starts with a literal so the scan is quick; a candidate counts only after a digit (a number
+# token), and any hit, even inside a string, only costs the exact writer.
+_CANDIDATE = re.compile(r"\.0[,\]}]|e[+-]\d|[:,\[]-?\d{16,}[,\]}]")
+_HIGH = re.compile("[\ue000-\U0010ffff]")
+
+
+def _same_as_dumps(text: str) -> bool:
+    """Whether ``json.dumps``'s sorted compact ``text`` of a dict or list is its JCS form."""
+    if not text.isascii() and _HIGH.search(text):
+        return False
+    for m in _CANDIDATE.finditer(text):
+        if m.group()[0] in ":,[" or (m.start() and text[m.start() - 1].isdigit()):
+            return False
+    return True
+
+
 def jcs(value: Any) -> bytes:
-    """``value`` (plain JSON data: dict, list, str, int, float, bool, None) as RFC 8785 bytes."""
+    """``value`` (plain JSON data: dict, list, str, int, float, bool, None; string keys: an int key,
+    which no parsed JSON has, would be written as a string here and refused by ``jcs_exact``) as
+    RFC 8785 bytes. Fast path for a dict or list: the C ``json.dumps`` with sorted keys, taken only
+    when its text cannot differ from JCS (``_same_as_dumps``); otherwise the exact writer below
+    (tests/test_jcs.py checks both give the same bytes)."""
+    text = None
+    if isinstance(value, (dict, list)):
+        try:
+            text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError):
+            text = None  # NaN, a non-JSON type, mixed key types: the exact writer names the problem
+    if text is not None and _same_as_dumps(text):
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise JCSError("a string holds a lone surrogate, which JCS (UTF-8) cannot carry") from exc
+    return jcs_exact(value)
+
+
+def jcs_exact(value: Any) -> bytes:
+    """The RFC 8785 writer itself, value by value (see the module's rules)."""
     out: list[str] = []
     _parts(value, out)
     try:

@@ -7,7 +7,10 @@ import struct
 
 import pytest
 
-from resolvers.jcs import JCSError, es_number, jcs
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from resolvers.jcs import JCSError, es_number, jcs, jcs_exact
 
 # RFC 8785 Appendix B: IEEE 754 doubles (hex) and their JCS / ECMAScript form
 NUMBERS = [
@@ -53,10 +56,35 @@ def test_strings_escape_only_what_rfc8785_escapes():
     assert jcs({"b": [1, 2.0, None, True], "a": {}}) == b'{"a":{},"b":[1,2,null,true]}'
 
 
-@pytest.mark.parametrize("bad", [math.nan, math.inf, 2 ** 53 + 1, "\ud800", {1: "x"}, object()])
+@pytest.mark.parametrize("bad", [math.nan, math.inf, 2 ** 53 + 1, "\ud800", {"a": [math.nan]}, object()])
 def test_values_jcs_cannot_carry_are_errors(bad):
     with pytest.raises(JCSError):
         jcs(bad)
+    with pytest.raises(JCSError):
+        jcs_exact(bad)
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2 ** 53), 2 ** 53) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(), lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=20)
+
+
+@settings(max_examples=400, deadline=None)
+@given(JSON_VALUES)
+def test_the_fast_path_writes_exactly_what_the_exact_writer_writes(value):
+    try:
+        exact = jcs_exact(value)
+    except JCSError:
+        with pytest.raises(JCSError):
+            jcs(value)
+        return
+    assert jcs(value) == exact
+
+
+@pytest.mark.parametrize("value", [1.0, [2.0], {"a": 1e16}, 1e-7, 2 ** 53, {"\ufb33": 1, "\U0001f600": 2}])
+def test_values_where_json_dumps_differs_take_the_exact_path(value):
+    assert jcs(value) == jcs_exact(value)
 
 
 def test_reserialised_json_gives_the_same_bytes():
