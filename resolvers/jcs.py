@@ -21,12 +21,12 @@ import math
 import re
 from typing import Any
 
+from .errors import JCSError
+
+__all__ = ["JCSError", "es_number", "jcs", "jcs_exact", "jcs_sha256"]
+
 _encode_string = json.encoder.encode_basestring  # C: RFC 8785's escaping
 _MAX_SAFE = 2 ** 53
-
-
-class JCSError(ValueError):
-    """A value JCS has no form for (NaN, a huge integer, a lone surrogate, a non-JSON type)."""
 
 
 def es_number(value: float) -> str:
