@@ -95,9 +95,10 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """``data`` as the whole of ``path``, through ``staged``."""
-    with staged(path) as tmp:
+def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """``data`` as the whole of ``path``, through ``staged`` (``mode``: 0600 for a private key, which
+    is then private from its first byte: the staged temp is 0600 too)."""
+    with staged(path, mode=mode) as tmp:
         tmp.write_bytes(data)
 
 

@@ -408,6 +408,10 @@ def _ledger_parsers(sub: Any) -> None:
     _flow_option(recs)
     recs.set_defaults(func=cmd_records)
 
+    from .cli_keys import keys_parsers
+
+    keys_parsers(sub, _sub, DEFAULT_LEDGER)
+
     _inspect(sub, "runs", "the runs a ledger has: id, started, finished, counts, state",
              "--ledger", DEFAULT_LEDGER, cmd_runs)
 

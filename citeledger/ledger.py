@@ -177,6 +177,18 @@ class LedgerStore:
             atomic_write_bytes(out / f"{stem}.{suffix}", data)
         return out / f"{stem}.json"
 
+    def write_signing_key(self, key_id: str, public_doc: bytes, private_pem: bytes, retire: str | None) -> None:
+        """A new ed25519 key pair under ``keys/`` (the private key 0600 from its first byte: the
+        staged temp is private too), then ``ACTIVE`` names it; the retired key's private half goes,
+        its public half stays (records it signed must still verify)."""
+        keys = self.dir / "keys"
+        stem = key_id.replace(":", "-")
+        atomic_write_bytes(keys / f"{stem}.pub.json", public_doc)
+        atomic_write_bytes(keys / f"{stem}.private.pem", private_pem, mode=0o600)
+        atomic_write_bytes(keys / "ACTIVE", (key_id + "\n").encode())
+        if retire and retire != key_id:
+            (keys / f"{retire.replace(':', '-')}.private.pem").unlink(missing_ok=True)
+
     def remove_record_leftovers(self) -> int:
         """Staged record files a killed writer left (only under the ledger's writer lock)."""
         return remove_leftovers(self.dir / "records")
@@ -433,7 +445,8 @@ def papers_observations(ledger_dir: str | Path, catalog_dir: str | Path,
                         papers: Sequence[tuple[Sequence[str], str | None]]) -> list[Observed]:
     """One paper's current outbound rows, the current rows of other papers citing its work, and the
     notices of the works it cites, for many papers (each: the forms of its id, its catalog work id) over
-    one connection. The ledger's ``current`` view (the latest observation of every reference) is
+    one connection (each row with ``source_observed_at``: when the ledger first read that reference
+    string). The ledger's ``current`` view (the latest observation of every reference) is
     computed once, for the rows any of these papers needs, instead of once per paper: a night's
     records cost one pass over the ledger, not one per paper."""
     con = connect_views(ledger_dir, catalog_dir)
@@ -441,10 +454,15 @@ def papers_observations(ledger_dir: str | Path, catalog_dir: str | Path,
         every_form = sorted({f.lower() for forms, _ in papers for f in forms})
         con.register("every_form", pa.table({"form": pa.array(every_form, pa.string())}))
         con.register("every_work", pa.table({"work_id": pa.array(sorted({w for _, w in papers if w}), pa.string())}))
-        con.execute("""CREATE TEMP TABLE cur AS SELECT * FROM current
-                       WHERE lower(citing_paper) IN (SELECT form FROM every_form)
-                          OR work_id IN (SELECT work_id FROM every_work)
-                          OR doi IN (SELECT form FROM every_form) OR arxiv_id IN (SELECT form FROM every_form)""")
+        con.execute("""CREATE TEMP TABLE cur AS
+                       WITH picked AS (SELECT * FROM current
+                         WHERE lower(citing_paper) IN (SELECT form FROM every_form)
+                            OR work_id IN (SELECT work_id FROM every_work)
+                            OR doi IN (SELECT form FROM every_form) OR arxiv_id IN (SELECT form FROM every_form)),
+                       first_seen AS (SELECT o.citing_paper, o.reference_index, o.raw, min(o.observed_at) AS seen
+                         FROM observations o SEMI JOIN picked p USING (citing_paper, reference_index) GROUP BY ALL)
+                       SELECT p.*, f.seen AS source_observed_at FROM picked p
+                       LEFT JOIN first_seen f USING (citing_paper, reference_index, raw)""")
         # the notices of the cited works, and of cited DOIs that name no catalog work ("doi:<doi>")
         con.execute("""CREATE TEMP TABLE cur_notices AS SELECT * FROM notices WHERE work_id IN (SELECT work_id FROM cur)
                        OR work_id IN (SELECT 'doi:' || unnest(extracted_dois) FROM cur WHERE work_id IS NULL)""")

@@ -9,22 +9,24 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 from urllib.parse import quote
 
-from resolvers.errors import UnknownRun, UsageError
+from resolvers.errors import NotFound, UnknownRun, UsageError
 from resolvers.identifiers import canonical_arxiv_id, normalize_doi
 
-from . import locking, record_pages, records
+from . import locking, record_pages, receipts, records
+from .record_paper import HANDLE_RE, arxiv_of
 from .catalog import ParquetCatalog
 from .ledger import LedgerStore, check_ledger_dir, citing_papers, papers_observations
 from .options import at_least, check_run_id
 from .workers import get_catalog
 
 def find_paper_work(catalog: ParquetCatalog, paper_id: str) -> dict[str, Any] | None:
-    """The catalog row of a paper named by arXiv id, DOI or work id, if the catalog has it."""
+    """The catalog row of a paper named by arXiv id (``arXiv:X``, ``XvN``, ``10.48550/arXiv.X``),
+    DOI or work id, if the catalog has it."""
     text = paper_id.strip()
     hit = None
     if text.startswith(("arxiv:", "doi:", "cl:")):
         hit = catalog.works_by_id([text]).get(text)
-    arxiv_id = canonical_arxiv_id(text)
+    arxiv_id = arxiv_of(text) or canonical_arxiv_id(text)
     if hit is None and arxiv_id:
         hit = catalog.works_by_arxiv_id([arxiv_id]).get(arxiv_id)
     doi = normalize_doi(text)
@@ -35,10 +37,57 @@ def find_paper_work(catalog: ParquetCatalog, paper_id: str) -> dict[str, Any] | 
 
 def citation_record(paper_id: str, ledger_dir: str | Path, catalog_dir: str | Path,
                     page_cap: int | None = None) -> dict[str, Any]:
-    """The citation record of one paper, from the ledger's current observations and notices."""
+    """The citation record of one paper, from the ledger's current observations and notices, with
+    its receipt (``paper_id``: any alias, the paper's handle too)."""
     if not paper_id.strip():
         raise UsageError("record: the paper id is empty (give an arXiv id, a DOI or a citing_paper id)")
-    return next(citation_records([paper_id], ledger_dir, catalog_dir, page_cap))
+    paper_id = ledger_paper_id(paper_id.strip(), ledger_dir, catalog_dir)
+    record = next(citation_records([paper_id], ledger_dir, catalog_dir, page_cap))
+    return receipts.sign_record(record, receipts.active_key(ledger_dir))  # unsigned, saying so, without a key
+
+
+def ledger_paper_id(alias: str, ledger_dir: str | Path, catalog_dir: str | Path) -> str:
+    """The ledger's own id of the paper an alias names (``arXiv:X``, ``XvN``, ``10.48550/arXiv.X``, a
+    DOI, its handle), so every alias gives the same record; an alias of a paper that cites nothing in
+    the ledger stays as given (its canonical arXiv id for arXiv forms)."""
+    if HANDLE_RE.match(alias.lower()):
+        return paper_of_handle(alias.lower(), ledger_dir, catalog_dir)
+    forms = records.paper_forms(alias, find_paper_work(get_catalog(catalog_dir), alias))
+    hits = [p for p in citing_papers(ledger_dir, catalog_dir, None) if records.id_forms(p) & forms]
+    return hits[0] if len(hits) == 1 else arxiv_of(alias) or alias
+
+
+def paper_of_handle(handle: str, ledger_dir: str | Path, catalog_dir: str | Path) -> str:
+    """The ledger paper whose handle (or a longer prefix of its identity digest) is ``handle``;
+    unknown is ``NotFound``, two papers sharing it an error naming both (see ``record_paper``)."""
+    from .record_paper import HANDLE_PREFIX, identity, identity_digest
+
+    catalog = get_catalog(catalog_dir)
+    wanted = handle[len(HANDLE_PREFIX):]
+    hits = [p for p in citing_papers(ledger_dir, catalog_dir, None)
+            if identity_digest(identity(p, find_paper_work(catalog, p))).startswith(wanted)]
+    if not hits:
+        raise NotFound(f"the ledger {ledger_dir} has no paper with handle {handle!r}")
+    if len(hits) > 1:
+        raise NotFound(f"handle {handle!r} is shared by {', '.join(hits[:5])}: give a longer prefix of "
+                       "paper.identity_digest, or an arXiv id or DOI")
+    return hits[0]
+
+
+def provenance_of(ledger_dir: str | Path, catalog: ParquetCatalog, run_ids: set[str]) -> dict[str, Any]:
+    """What the records take from outside the observation rows: each run's catalog fingerprint (its
+    manifest), the build time of every catalog generation still on disk, the notice sources' times."""
+    run_catalog = {}
+    for run_id in sorted(r for r in run_ids if r):
+        manifest = Path(ledger_dir) / "_runs" / run_id / "manifest.json"
+        if manifest.exists():
+            run_catalog[run_id] = json.loads(manifest.read_text()).get("catalog_fingerprint")
+    built = {}
+    for gen in sorted(catalog.store.dir.glob("gen-*/manifest.json")):
+        m = json.loads(gen.read_text())
+        built[m.get("fingerprint")] = m.get("built_at")
+    return {"run_catalog": run_catalog, "catalog_built_at": built,
+            "notice_sources": dict(catalog.manifest.get("notice_sources") or {})}
 
 
 RECORDS_PER_PASS = 500  # papers whose ledger rows are gathered in one pass (bounds the memory held)
@@ -63,11 +112,25 @@ def citation_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_d
             for paper_id, work in zip(chunk, works)])
         cited_rows = catalog.work_rows([r["work_id"] for outbound, _, _ in observed for r in outbound
                                         if r.get("work_id")])  # one catalog lookup per pass
+        rows = [r for outbound, inbound, _ in observed for r in outbound + inbound]
+        provenance = provenance_of(ledger_dir, catalog, {str(r.get("run_id")) for r in rows})
+        provenance["citing_titles"] = citing_titles(catalog, [r for _, inbound, _ in observed for r in inbound])
         for paper_id, paper_work, (outbound, inbound, notice_rows) in zip(chunk, works, observed):
             cited = {r["work_id"]: cited_rows[r["work_id"]] for r in outbound if r.get("work_id") in cited_rows}
             yield records.build_record(paper_id, paper_work, outbound, inbound,
                                        {r["work_id"]: r for r in notice_rows}, generated_from,
-                                       page_cap=page_cap or records.DEFAULT_PAGE_CAP, works=cited)
+                                       page_cap=page_cap or records.DEFAULT_PAGE_CAP, works=cited,
+                                       provenance=provenance)
+
+
+def citing_titles(catalog: ParquetCatalog, inbound: list[dict[str, Any]]) -> dict[str, str]:
+    """The catalog title of each citing paper of the inbound rows (those the catalog knows)."""
+    titles = {}
+    for paper in sorted({str(r.get("citing_paper")) for r in inbound}):
+        work = find_paper_work(catalog, paper)
+        if work and work.get("title"):
+            titles[paper] = str(work["title"])
+    return titles
 
 
 RECORD_STEM_MAX = 120
@@ -107,12 +170,22 @@ def write_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir:
             locking.release_ledger(ledger_dir)
 
 
+# Schema validation (jsonschema, about 20-80 ms a 40-reference record) checks the builder's code,
+# which is the same for every record: the first 200 records of a write are validated, then every
+# 50th. tests/test_receipts.py and tests/test_bytes_unchanged.py validate every file they write.
+VALIDATE_ALL_UP_TO = 200
+VALIDATE_EVERY = 50
+
+
 def _write_record_files(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
                         progress: Callable[[int], None] | None) -> list[Path]:
     ledger = LedgerStore(ledger_dir)
     written = []
-    for paper_id, record in zip(paper_ids, citation_records(paper_ids, ledger_dir, catalog_dir)):
-        records.validate_record(record)
+    key = receipts.active_key(ledger_dir)  # None: the records say they are unsigned (receipts.py)
+    for n, (paper_id, record) in enumerate(zip(paper_ids, citation_records(paper_ids, ledger_dir, catalog_dir))):
+        receipts.sign_record(record, key)
+        if n < VALIDATE_ALL_UP_TO or n % VALIDATE_EVERY == 0:
+            records.validate_record(record)
         stem = record_file_stem(paper_id)
         written.append(ledger.write_record_files(stem, {
             "json": (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode(),

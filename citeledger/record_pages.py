@@ -39,11 +39,20 @@ def _work_line(resolved: Mapping[str, Any] | None) -> str:
     return text
 
 
+def _snapshot(item: Mapping[str, Any]) -> str:
+    fingerprint = item.get("snapshot_fingerprint")
+    if not fingerprint:
+        return "unknown"
+    return f"{fingerprint[:19]}… built {item.get('snapshot_observed_at') or 'at an unknown time'}"
+
+
 def _notice_line(notice: Mapping[str, Any]) -> str:
     if notice["state"] != "measured":
         return f"notice not measured ({notice.get('reason')})"
     standing = notice["standing"]
     checked = ", ".join(notice.get("sources_checked") or []) or "no source"
+    if notice.get("receipts"):
+        checked = ", ".join(f"{r['source']} at {r['checked_at']}" for r in notice["receipts"])
     if not notice["events"]:
         return f"no notice found (checked: {checked})"
     events = "; ".join(
@@ -61,22 +70,68 @@ def _short(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def as_of_sentence(record: Mapping[str, Any]) -> str:
+    """One sentence: as of when, what the record measured and what it did not."""
+    cov = record["coverage"]
+    if "external_citations" not in cov:  # a v1 record: no lanes with states
+        return f"As of {record['coverage']['resolution'].get('as_of') or 'an unknown time'}, this is a v1 record."
+    res, notes, inbound = cov["resolution"], cov["notices"], cov["inbound"]
+    missing = [name for name, lane in (("paper metadata", cov["paper_metadata"]), ("notices", notes),
+                                       ("resolution", res)) if lane["state"] == "not_measured"]
+    return (f"As of {record.get('as_of') or 'an unknown time'}, this record measured the resolution of "
+            f"{res['observed']} of {res['denominator']} references, the notices of {notes['observed']} of "
+            f"{notes['denominator']} linked cited works and the citations from the {inbound['denominator']} "
+            f"references in this ledger that cite the paper; it did not measure citations from outside this "
+            f"ledger" + (f", nor {', '.join(missing)}" if missing else "") + ".")
+
+
+def _paper_lines(paper: Mapping[str, Any]) -> list[str]:
+    """Handle, aliases, categories, versions and dates (v2), each only when known."""
+    if "handle" not in paper:
+        return []
+    lines = [f"  handle {paper['handle']} | aliases: {', '.join(paper['aliases'])}"]
+    if paper.get("categories") is not None:
+        lines.append(f"  categories: {', '.join(paper['categories']) or 'none'}")
+    if paper.get("versions"):
+        lines.append(f"  submitted {paper['submitted_at']}, last updated {paper['last_updated_at']}, versions: "
+                     + ", ".join(f"{v['version']} {v['created']}" for v in paper["versions"]))
+    elif paper.get("versions") is None:
+        lines.append("  categories, versions and dates: not kept by this catalog for this paper")
+    if paper.get("metadata_source"):
+        lines.append(f"  metadata from: {', '.join(paper['metadata_source'])}")
+    return lines
+
+
+def _receipt_line(record: Mapping[str, Any]) -> str:
+    receipt = record.get("receipt")
+    if not receipt:
+        return "  receipt: none"
+    if receipt["state"] == "signed":
+        return (f"  signed {receipt['signed_at']} by key {receipt['key_id']} ({receipt['algorithm']}, "
+                f"{receipt['builder']})")
+    return f"  unsigned ({receipt['why_unsigned']}); built {receipt['signed_at']} by {receipt['builder']}"
+
+
 def _header_lines(record: Mapping[str, Any]) -> list[str]:
     paper = record["paper"]
     work = paper.get("work") or {}
     counts = record["counts"]
     title = f' "{work["title"]}"' if work.get("title") else ""
-    lines = [f"Citation ledger of {paper['id']}{title}"]
+    lines = [f"Citation ledger of {paper['id']}{title}", as_of_sentence(record)]
     ids = [f"{k} {work[k]}" for k in ("work_id", "doi", "arxiv_id") if work.get(k)]
     lines.append("  " + (" | ".join(ids) if ids else "not in the catalog"))
+    lines += _paper_lines(paper)
     lines.append(f"  references: {counts['references']} | linked: {counts['linked']} | "
                  f"cited by (in this ledger): {counts['inbound']}")
     lines.append("  states: " + ", ".join(f"{s} {n}" for s, n in counts["by_status"].items()))
     flagged = {s: n for s, n in counts["cited_works_by_standing"].items() if n and s != "none"}
     lines.append("  cited works with notices: " + (", ".join(f"{s} {n}" for s, n in flagged.items()) or "none"))
     cov = record["coverage"]
-    lines.append("  coverage: " + ", ".join(f"{k} {v['observed']}/{v['denominator']}" for k, v in cov.items()))
+    lines.append("  coverage: " + ", ".join(
+        f"{k} {v.get('state', '')} {v['observed']}/{'-' if v['denominator'] is None else v['denominator']}".replace("  ", " ")
+        for k, v in cov.items()))
     lines.append(f"  digest: {record['content_digest']}")
+    lines.append(_receipt_line(record))
     return lines
 
 
@@ -89,7 +144,8 @@ def _page_heading(title: str, page: Mapping[str, Any]) -> str:
 def render_ledger_text(record: Mapping[str, Any]) -> str:
     """The record as plain text: header, each reference with its state, link and notice,
     then the inbound list. Retracted cited works carry a ``!! RETRACTED`` marker."""
-    lines = _header_lines(record)
+    header = _header_lines(record)
+    lines = [header[1], "", header[0], *header[2:]]  # the page opens with the "As of ..." sentence
     if record["with_notices"]:
         lines.append("")
         lines.append(f"Cited works with notices ({len(record['with_notices'])}, all listed):")
@@ -106,13 +162,18 @@ def render_ledger_text(record: Mapping[str, Any]) -> str:
         lines.append(f"    cited as: {_short(item['cited_as']['raw'])}")
         lines.append(f"    resolved to: {_work_line(item.get('resolved'))}")
         lines.append(f"    notice: {_notice_line(item['notice'])}")
+        if "source_observed_at" in item:
+            lines.append(f"    read {item['source_observed_at']} from {item['source']}; judged against catalog "
+                         f"{_snapshot(item)}; resolved {item['resolved_at']}")
     inbound = record["inbound"]
     lines.append("")
     lines.append(_page_heading("Cited by", inbound) + ":")
     if not inbound["items"]:
         lines.append("  (none in this ledger)")
     for item in inbound["items"]:
-        lines.append(f"  - {item['citing_paper']} reference [{item['reference_index']}] ({item['status']})")
+        title = f' "{item["citing_title"]}"' if item.get("citing_title") else ""
+        via = f" via {item['resolver_source']}" if item.get("resolver_source") else ""
+        lines.append(f"  - {item['citing_paper']}{title} reference [{item['reference_index']}] ({item['status']}{via})")
     return visible_controls("\n".join(lines) + "\n")
 
 
@@ -134,8 +195,8 @@ def render_ledger_html(record: Mapping[str, Any]) -> str:
     header = _header_lines(record)
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              f"<title>{e(header[0])}</title><style>{_CSS}</style></head><body>",
-             f"<h1>{e(header[0])}</h1>", "<ul class=\"summary\">"]
-    parts += [f"<li>{e(line.strip())}</li>" for line in header[1:]]
+             f"<h1>{e(header[0])}</h1>", f'<p class="as-of">{e(header[1])}</p>', "<ul class=\"summary\">"]
+    parts += [f"<li>{e(line.strip())}</li>" for line in header[2:]]
     parts.append("</ul>")
     if record["with_notices"]:
         parts.append(f"<h2>Cited works with notices ({len(record['with_notices'])}, all listed)</h2>")
@@ -158,6 +219,9 @@ def render_ledger_html(record: Mapping[str, Any]) -> str:
         parts.append(f'<p class="raw">{e(_short(item["cited_as"]["raw"], 1000))}</p>')
         parts.append(f"<p>resolved to: {e(_work_line(item.get('resolved')))}</p>")
         parts.append(f"<p>notice: {e(_notice_line(item['notice']))}</p>")
+        if "source_observed_at" in item:
+            parts.append(f'<p class="when">read {e(item["source_observed_at"])} from {e(item["source"])}; judged '
+                         f'against catalog {e(_snapshot(item))}; resolved {e(item["resolved_at"])}</p>')
         parts.append("</div>")
     inbound = record["inbound"]
     parts.append(f"<h2>{e(_page_heading('Cited by', inbound))}</h2>")
@@ -165,7 +229,8 @@ def render_ledger_html(record: Mapping[str, Any]) -> str:
     if not inbound["items"]:
         parts.append("<li>none in this ledger</li>")
     for item in inbound["items"]:
-        parts.append(f"<li>{e(item['citing_paper'])} reference [{e(item['reference_index'])}] "
+        title = f' "{item["citing_title"]}"' if item.get("citing_title") else ""
+        parts.append(f"<li>{e(item['citing_paper'])}{e(title)} reference [{e(item['reference_index'])}] "
                      f"(<span class=\"state\">{e(item['status'])}</span>)</li>")
     parts.append("</ul></body></html>")
     return visible_controls("\n".join(parts) + "\n")

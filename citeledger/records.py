@@ -1,5 +1,6 @@
 """The citation record of one paper: what it cites, how sure each link is, whether each cited work
-still stands, and who cites it. As JSON (``pith.paper-citation-record.v1`` shape) and as a page.
+still stands, and who cites it. As JSON (schema v2, ``citeledger.paper-citation-record.v2``; v1
+records, ``pith.paper-citation-record.v1``, stay readable and checkable) and as a page.
 
 Pure functions over plain rows (dicts with the ledger's observation columns), so the ledger code
 can feed them straight from DuckDB and tests can feed them by hand. Nothing here reads the wall
@@ -16,6 +17,7 @@ from importlib import resources
 from typing import Any, Iterable, Mapping, Sequence
 
 from resolvers.canonical import canonical_json
+from resolvers.jcs import jcs_sha256
 from resolvers.model import STATE_ORDER, Status
 from resolvers.notices import (
     StandingNotice,
@@ -25,6 +27,8 @@ from resolvers.notices import (
     unavailable_notice,
 )
 
+from . import record_paper
+from .record_coverage import coverage_lanes, notice_receipts
 from .record_pages import json_visible, render_ledger_html, render_ledger_text  # noqa: F401 - cli.py's record command takes them from here
 
 __all__ = [
@@ -36,10 +40,13 @@ __all__ = [
     "select_rows",
     "build_record",
     "load_schema",
+    "RECORD_SCHEMA_V1",
     "validate_record",
 ]
 
-RECORD_SCHEMA = "pith.paper-citation-record.v1"
+RECORD_SCHEMA = "citeledger.paper-citation-record.v2"
+RECORD_SCHEMA_V1 = "pith.paper-citation-record.v1"
+SCHEMA_FILES = {RECORD_SCHEMA: "paper-citation-record.v2.json", RECORD_SCHEMA_V1: "paper-citation-record.v1.json"}
 STATES: tuple[str, ...] = tuple(s.value for s in STATE_ORDER)
 LINK_STATES = frozenset(s.value for s in Status if s.names_work)
 STANDINGS = ("retracted", "withdrawn", "expression_of_concern", "reinstated", "corrected", "none", "unknown")
@@ -58,12 +65,25 @@ _EMPTY_MEANS = {
 # Canonical JSON and digest
 
 
+_SIMPLE = frozenset({str, bool, int, type(None)})
+
+
 def _plain(value: Any) -> Any:
-    """DuckDB/pyarrow/numpy values -> JSON values (times as UTC ISO strings, NaN as null)."""
+    """DuckDB/pyarrow/numpy values -> JSON values (times as UTC ISO strings, NaN as null; an
+    integral float as the integer JCS writes anyway, so ``1.0`` reads back as what was digested)."""
+    kind = type(value)
+    if kind in _SIMPLE:
+        return value
+    if kind is dict:
+        return {str(k): _plain(v) for k, v in value.items()}
+    if kind is float:
+        if math.isnan(value) or math.isinf(value):
+            return None
+        return int(value) if value.is_integer() and abs(value) < 2 ** 53 else value
     if value is None or isinstance(value, (str, bool, int)):
         return value
     if isinstance(value, float):
-        return None if math.isnan(value) or math.isinf(value) else value
+        return _plain(float(value))
     if isinstance(value, datetime):
         if value.tzinfo is not None:
             value = value.astimezone(timezone.utc).replace(tzinfo=None)
@@ -82,9 +102,12 @@ def _plain(value: Any) -> Any:
 
 
 def content_digest(record: Mapping[str, Any]) -> str:
-    """``sha256:`` over the canonical JSON of the record without its digest field."""
-    body = {k: v for k, v in record.items() if k != DIGEST_FIELD}
-    return "sha256:" + hashlib.sha256(canonical_json(body, strict=True).encode("utf-8")).hexdigest()
+    """``sha256:`` over the record without its digest (and, v2, its receipt): v2 over RFC 8785 JCS
+    (``resolvers/jcs.py``), v1 over ``resolvers/canonical.py``'s strict form, as v1 was written."""
+    if record.get("schema") == RECORD_SCHEMA_V1:
+        body = {k: v for k, v in record.items() if k != DIGEST_FIELD}
+        return "sha256:" + hashlib.sha256(canonical_json(body, strict=True).encode("utf-8")).hexdigest()
+    return jcs_sha256({k: v for k, v in record.items() if k not in (DIGEST_FIELD, "receipt")})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -111,6 +134,9 @@ def id_forms(value: str | None) -> set[str]:
 
 def paper_forms(paper_id: str, paper_work: Mapping[str, Any] | None) -> set[str]:
     forms = id_forms(paper_id)
+    arxiv = record_paper.arxiv_of(paper_id)
+    if arxiv:
+        forms |= {arxiv.lower(), "10.48550/arxiv." + arxiv.lower()}
     if paper_work:
         for key in ("doi", "arxiv_id"):
             forms |= id_forms(paper_work.get(key))
@@ -155,81 +181,103 @@ def _latest_per_reference(rows: Iterable[Mapping[str, Any]]) -> list[dict]:
 # Building the record
 
 
-def _notice_dict(notice: StandingNotice | Mapping[str, Any] | None, *, linked: bool) -> dict[str, Any]:
+def _notice_dict(notice: StandingNotice | Mapping[str, Any] | None, *, linked: bool,
+                 source_times: Mapping[str, Any]) -> dict[str, Any]:
     if not linked:
         notice = unavailable_notice(UnavailableReason.NO_CANONICAL_WORK)
     elif notice is None:
         notice = unavailable_notice(UnavailableReason.NOT_CHECKED)
     elif not isinstance(notice, StandingNotice):
         notice = notice_from_dict(notice)
-    return _plain(notice_to_dict(notice))
+    out = _plain(notice_to_dict(notice))
+    out["checked_at"] = record_paper.iso_z(out["checked_at"])
+    out["receipts"] = notice_receipts(out, source_times)
+    return out
+
+
+def _json_number(text: str) -> float | int | None:
+    value = float(text)
+    return _plain(value)
 
 
 def _evidence(value: Any) -> Any:
     if value is None or value == "":
         return {}
     if isinstance(value, str):
-        try:
-            return _plain(json.loads(value))
+        try:  # parsed straight into record values: NaN as null, 1.0 as 1 (no second walk)
+            return json.loads(value, parse_float=_json_number, parse_constant=lambda _: None)
         except ValueError:
             return {"unparsed": value}
     return _plain(value)
 
 
+_WORK_KEYS = ("work_id", "doi", "arxiv_id", "title", "authors", "year", "venue", "volume", "first_page", "pmid", "type")
+
+
 def _work_view(work: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if not work:
         return None
-    keys = ("work_id", "doi", "arxiv_id", "title", "authors", "year", "venue", "volume", "first_page",
-            "pmid", "type")
-    out = {k: _plain(work.get(k)) for k in keys if work.get(k) is not None}
+    out = {k: _plain(work.get(k)) for k in _WORK_KEYS if work.get(k) is not None}
     if "authors" in out and not isinstance(out["authors"], list):
         out["authors"] = [out["authors"]]
     return out
 
 
-def _outbound_entry(row: Mapping[str, Any], notices: Mapping[str, Any],
-                    works: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+def _resolved(row: Mapping[str, Any], works: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The cited work as the record shows it: ids, the catalog's title etc., and which catalog
+    sources gave that metadata (``metadata_source``: null when the catalog row is not at hand)."""
+    work_id = row.get("work_id")
+    if not work_id:
+        return None
+    resolved = {"work_id": work_id, "doi": row.get("doi"), "arxiv_id": row.get("arxiv_id")}
+    catalog_row = works.get(work_id)
+    known = _work_view(catalog_row) or {}
+    for k in ("title", "authors", "year", "venue"):
+        if k in known:
+            resolved[k] = known[k]
+    resolved["metadata_source"] = list(_plain((catalog_row or {}).get("sources")) or []) or None
+    return resolved
+
+
+def _outbound_entry(row: Mapping[str, Any], notices: Mapping[str, Any], works: Mapping[str, Mapping[str, Any]],
+                    provenance: Mapping[str, Any]) -> dict[str, Any]:
     status = str(row.get("status"))
     work_id = row.get("work_id")
     linked = bool(work_id) and status in LINK_STATES
-    resolved = None
-    if work_id:
-        resolved = {"work_id": work_id, "doi": row.get("doi"), "arxiv_id": row.get("arxiv_id")}
-        known = _work_view(works.get(work_id))
-        if known:
-            for k in ("title", "authors", "year", "venue"):
-                if k in known:
-                    resolved[k] = known[k]
+    fingerprint = (provenance.get("run_catalog") or {}).get(row.get("run_id"))
     return {
         "reference_index": int(row.get("reference_index") or 0),
         "observation_id": row.get("observation_id"),
         "observation_digest": row.get("observation_digest"),
         "run_id": row.get("run_id"),
         "source": row.get("source") or "unknown",
+        "source_observed_at": row.get("source_observed_at") or row.get("observed_at"),
+        "snapshot_fingerprint": fingerprint,
+        "snapshot_observed_at": record_paper.iso_z((provenance.get("catalog_built_at") or {}).get(fingerprint)),
         "cited_as": {
             "raw": row.get("raw") or "",
             "dois": list(row.get("extracted_dois") or []),
             "arxiv_ids": list(row.get("extracted_arxiv_ids") or []),
         },
         "status": status,
-        "resolved": resolved,
+        "resolved": _resolved(row, works),
         "resolver_source": row.get("resolver_source"),
         "resolved_at": row.get("observed_at"),
         "score": row.get("score"),
         "evidence": _evidence(row.get("evidence")),
-        "notice": _reference_notice(row, work_id, linked, notices),
+        "notice": _reference_notice(row, work_id, linked, notices, provenance.get("notice_sources") or {}),
     }
 
 
 def _reference_notice(row: Mapping[str, Any], work_id: str | None, linked: bool,
-                      notices: Mapping[str, Any]) -> dict[str, Any]:
+                      notices: Mapping[str, Any], source_times: Mapping[str, Any]) -> dict[str, Any]:
     """The notice of the cited work; for a reference with no work, the notice of a DOI it cites
     that a notice source lists (``notice_check.cited_doi_notice_rows``), if any."""
     if not work_id:
         for doi in row.get("extracted_dois") or ():
             if f"doi:{doi}" in notices:
-                return _notice_dict(notices[f"doi:{doi}"], linked=True)
-    return _notice_dict(notices.get(work_id) if work_id else None, linked=linked)
+                return _notice_dict(notices[f"doi:{doi}"], linked=True, source_times=source_times)
+    return _notice_dict(notices.get(work_id) if work_id else None, linked=linked, source_times=source_times)
 
 
 def _page(items: list[dict], cap: int | None) -> dict[str, Any]:
@@ -238,12 +286,17 @@ def _page(items: list[dict], cap: int | None) -> dict[str, Any]:
             "items": listed}
 
 
-def _inbound_entry(row: Mapping[str, Any]) -> dict[str, Any]:
+def _inbound_entry(row: Mapping[str, Any], titles: Mapping[str, str]) -> dict[str, Any]:
+    citing = str(row.get("citing_paper"))
     return {
-        "citing_paper": str(row.get("citing_paper")),
+        "citing_paper": citing,
+        "citing_title": titles.get(citing),
         "reference_index": int(row.get("reference_index") or 0),
         "observation_id": row.get("observation_id"),
+        "observation_digest": row.get("observation_digest"),
         "status": str(row.get("status")),
+        "resolver_source": row.get("resolver_source"),
+        "source": row.get("source") or "unknown",
         "resolved_at": row.get("observed_at"),
     }
 
@@ -263,78 +316,48 @@ def _counts(out_items: list[dict], in_items: list[dict]) -> tuple[dict[str, Any]
             "cited_works_by_standing": by_standing, "inbound": len(in_items)}, linked
 
 
-def _coverage(out_items: list[dict], linked: list[dict], inbound_page: Mapping[str, Any],
-              tables: Mapping[str, Any], as_of: Any) -> dict[str, Any]:
-    """What each part of the record covers, out of what, from which tables, as of when."""
-    def table_names(*wanted: str) -> list[str]:
-        return [t for t in wanted if t in tables] or list(wanted[:1])
-
-    notice_times = sorted({i["notice"]["checked_at"] for i in linked if i["notice"]["checked_at"]})
-    return {
-        "resolution": {
-            "observed": sum(1 for i in out_items if i["status"] != Status.UNAVAILABLE.value),
-            "denominator": len(out_items),
-            "means": "references with a decided state (not 'unavailable') out of the paper's "
-                     "references in the ledger",
-            "sources": table_names("current", "observations"),
-            "as_of": as_of,
-        },
-        "notices": {
-            "observed": sum(1 for i in linked if i["notice"]["state"] == "measured"),
-            "denominator": len(linked),
-            "means": "linked references whose cited work's notices were measured out of all "
-                     "linked references",
-            "sources": table_names("notices"),
-            "as_of": notice_times[-1] if notice_times else None,
-        },
-        "inbound": {
-            "observed": inbound_page["listed"],
-            "denominator": inbound_page["total"],
-            "means": "citing references listed out of those in the ledger resolved to this work",
-            "sources": table_names("current", "observations"),
-            "as_of": as_of,
-        },
-    }
+def _sorted_rows(rows: Sequence[Mapping[str, Any]], outbound: bool) -> list[dict]:
+    def key(r: Mapping[str, Any]) -> tuple:
+        idx, paper = int(r.get("reference_index") or 0), str(r.get("citing_paper"))
+        return (idx, paper) if outbound else (paper, idx)
+    return sorted(_latest_per_reference(rows), key=key)
 
 
 def build_record(paper_id: str, paper_work: Mapping[str, Any] | None, outbound: Sequence[Mapping[str, Any]],
                  inbound: Sequence[Mapping[str, Any]], notices: Mapping[str, StandingNotice | Mapping[str, Any]],
                  generated_from: Mapping[str, Any], page_cap: int | None = DEFAULT_PAGE_CAP,
-                 works: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
-    """The citation record of ``paper_id`` from its outbound and inbound observation rows.
+                 works: Mapping[str, Mapping[str, Any]] | None = None,
+                 provenance: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The citation record (schema v2) of ``paper_id`` from its outbound and inbound observation rows.
 
     ``notices`` maps a cited work_id to its ``StandingNotice`` (or a ``notices`` view row);
     ``works`` (optional) maps work_id to catalog rows so resolved entries carry titles.
     ``generated_from`` names the source tables (``tables``: name -> location) and their time
     (``as_of``); when ``as_of`` is missing the latest ``observed_at`` of the rows stands in.
-    ``generated_from`` is part of the digested content: put no wall-clock time in it.
+    ``provenance`` (optional): ``run_catalog`` (run id -> catalog fingerprint), ``catalog_built_at``
+    (fingerprint -> build time), ``notice_sources`` (source -> when the catalog took it in),
+    ``citing_titles`` (citing paper id -> title). Nothing here reads the clock: same inputs, same digest.
     Counts and coverage are taken over every row; only the listed items are capped.
     """
-    works = works or {}
-    out_rows = sorted(_latest_per_reference(outbound), key=lambda r: (int(r.get("reference_index") or 0),
-                                                                      str(r.get("citing_paper"))))
-    in_rows = sorted(_latest_per_reference(inbound), key=lambda r: (str(r.get("citing_paper")),
-                                                                    int(r.get("reference_index") or 0)))
-    out_items = [_outbound_entry(r, notices, works) for r in out_rows]
-    in_items = [_inbound_entry(r) for r in in_rows]
+    works, provenance = works or {}, provenance or {}
+    out_rows, in_rows = _sorted_rows(outbound, True), _sorted_rows(inbound, False)
+    out_items = [_outbound_entry(r, notices, works, provenance) for r in out_rows]
+    in_items = [_inbound_entry(r, provenance.get("citing_titles") or {}) for r in in_rows]
     counts, linked = _counts(out_items, in_items)
     gen = _plain(dict(generated_from))
     times = [t for t in (r.get("observed_at") for r in out_rows + in_rows) if t]
     as_of = gen.get("as_of") or (max(times) if times else None)
     inbound_page = _page(in_items, page_cap)
+    citing_ids = sorted({str(r.get("citing_paper")) for r in out_rows})
     record: dict[str, Any] = {
         "schema": RECORD_SCHEMA,
-        "paper": {
-            "id": paper_id,
-            "in_catalog": bool(paper_work),
-            "work": _work_view(paper_work),
-            "citing_paper_ids": sorted({str(r.get("citing_paper")) for r in out_rows}),
-        },
+        "as_of": as_of,
+        "paper": record_paper.paper_section(paper_id, paper_work, _work_view(paper_work), citing_ids),
         "counts": counts,
         "outbound": _page(out_items, page_cap),
         "with_notices": [i for i in out_items if i["notice"]["standing"] not in ("none", "unknown")],
         "inbound": inbound_page,
-        "coverage": _coverage(out_items, linked, inbound_page, gen.get("tables") or {}, as_of),
+        "coverage": coverage_lanes(out_items, linked, inbound_page, gen.get("tables") or {}, as_of, paper_work),
         "page_caps": {"outbound": page_cap, "inbound": page_cap},
         "empty_means": dict(_EMPTY_MEANS),
         "generated_from": gen,
@@ -347,25 +370,28 @@ def build_record(paper_id: str, paper_work: Mapping[str, Any] | None, outbound: 
 # Schema
 
 
-def load_schema() -> dict[str, Any]:
-    """The record's JSON schema (Draft 2020-12), shipped with the package."""
-    text = resources.files("citeledger").joinpath("schemas", "paper-citation-record.v1.json").read_text("utf-8")
-    return json.loads(text)
+def load_schema(schema: str = RECORD_SCHEMA) -> dict[str, Any]:
+    """A record schema (Draft 2020-12) shipped with the package: v2 by default, v1 by name."""
+    name = SCHEMA_FILES.get(schema)
+    if name is None:
+        raise ValueError(f"unknown record schema {schema!r} (known: {', '.join(SCHEMA_FILES)})")
+    return json.loads(resources.files("citeledger").joinpath("schemas", name).read_text("utf-8"))
 
 
-@functools.lru_cache(maxsize=1)
-def _validator() -> Any:
-    """The schema's validator, built once per process (it was most of a record's cost). The shipped
-    schema itself is checked against the metaschema by the tests (0.3 s a process saved)."""
+@functools.lru_cache(maxsize=4)
+def _validator(schema: str = RECORD_SCHEMA) -> Any:
+    """The schema's validator, built once per process (building it was most of a record's cost).
+    The shipped schemas are checked against the metaschema by the tests."""
     import jsonschema  # lazy on purpose: ~0.1 s to import, needed only when records are written or shown
 
-    return jsonschema.Draft202012Validator(load_schema())
+    return jsonschema.Draft202012Validator(load_schema(schema))
 
 
 def validate_record(record: Mapping[str, Any], *, check_digest: bool = True) -> None:
-    """Raise ``jsonschema.ValidationError`` if the record does not fit the schema, and
-    ``ValueError`` if its content digest does not match its content."""
-    _validator().validate(record)
+    """Raise ``jsonschema.ValidationError`` if the record does not fit the schema it names (v2 or
+    v1), and ``ValueError`` if its content digest does not match its content."""
+    schema = record.get("schema")
+    _validator(schema if schema in SCHEMA_FILES else RECORD_SCHEMA).validate(record)
     if check_digest and record.get(DIGEST_FIELD) != content_digest(record):
         raise ValueError(f"content digest mismatch: record says {record.get(DIGEST_FIELD)}, "
                          f"content gives {content_digest(record)}")

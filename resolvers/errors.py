@@ -130,3 +130,8 @@ class DiskFull(PermanentError):
 
 class RunIncomplete(PermanentError):
     """Some batches of a run failed; what was written stays, and the same run id finishes it."""
+
+
+class JCSError(PermanentError, ValueError):
+    """A value RFC 8785 (JCS) has no form for: NaN, an integer beyond 2**53, a lone surrogate, a
+    non-JSON type (``resolvers/jcs.py``); a ValueError too, as json's own refusals are."""

@@ -75,9 +75,10 @@ def test_records_of_many_papers_in_one_pass_equal_one_by_one(tmp_path, default_c
          "raw": "Some authors. A study later retracted. J Clin Anesth. 2006. doi:10.1016/j.jclinane.2006.02.005"},
         {"citing_paper": "0704.0002", "reference_index": 2, "raw": "Nobody. Not in any catalog. J Nowhere 1999;1:1."},
     ])
-    papers = ["0704.0002", "paper-x", "arXiv:0704.0001", "no-such-paper"]
+    papers = ["0704.0002", "paper-x", "0704.0001", "no-such-paper"]  # ledger ids (`record` maps aliases to them)
     together = list(record_files.citation_records(papers, tmp_path / "ledger", default_catalog))
     alone = [record_files.citation_record(p, tmp_path / "ledger", default_catalog) for p in papers]
+    assert [r.pop("receipt")["state"] for r in alone] == ["unsigned"] * 4  # one paper's record comes with its receipt
     assert together == alone
     assert [len(r["outbound"]["items"]) for r in together] == [2, 4, 1, 0]
     assert [(i["citing_paper"], i["reference_index"]) for i in together[0]["inbound"]["items"]] == [("0704.0001", 1)]

@@ -16,6 +16,7 @@ from citeledger.records import (
     select_rows,
     validate_record,
 )
+from citeledger.receipts import sign_record
 from citeledger.record_pages import render_ledger_html, render_ledger_text
 from resolvers.notices import NoticeEvent, EventType, notice_row, standing_notice
 
@@ -75,8 +76,13 @@ def _notices():
 
 
 def record_of(paper_id, work, rows=ROWS, **kw):
+    """The record as it is written: built, then with its receipt (unsigned here: no key)."""
     outbound, inbound = select_rows(paper_id, work, rows)
-    return build_record(paper_id, work, outbound, inbound, _notices(), GENERATED, **kw)
+    return unsigned(build_record(paper_id, work, outbound, inbound, _notices(), GENERATED, **kw))
+
+
+def unsigned(record):
+    return sign_record(record, None, signed_at="2026-01-01T10:00:01Z")
 
 
 def test_a_cites_b_shows_in_both_records():
@@ -93,7 +99,7 @@ def test_a_cites_b_shows_in_both_records():
 def test_every_record_validates():
     records = [record_of("arXiv:0704.0001", WORK_A), record_of("10.1234/b", WORK_B),
                record_of("0704.0001v2", WORK_A, page_cap=1), record_of("nobody", None),
-               build_record("x", None, [], [], {}, {})]
+               unsigned(build_record("x", None, [], [], {}, {}))]
     for record in records:
         validate_record(record)
         validate_record(json.loads(json.dumps(record)))  # as written to disk and read back
@@ -118,7 +124,8 @@ def test_notices_on_outbound_entries():
     assert items[5]["notice"]["standing"] == "corrected"  # fed as a notices-view row
     assert items[1]["notice"]["state"] == "measured" and items[1]["notice"]["events"] == []
     assert items[3]["notice"] == {"state": "unavailable", "reason": "no_canonical_work", "standing": "unknown",
-                                  "events": [], "sources_checked": [], "checked_at": None, "notes": []}
+                                  "events": [], "sources_checked": [], "checked_at": None, "notes": [],
+                                  "receipts": []}
     a2 = build_record("arXiv:0704.0001", WORK_A, ROWS[:5], [], {}, GENERATED)
     assert a2["outbound"]["items"][0]["notice"]["reason"] == "not_checked"
     assert a2["coverage"]["notices"]["observed"] == 0 and a2["coverage"]["notices"]["denominator"] == 3
@@ -176,7 +183,8 @@ def test_schema_rejects_a_record_missing_a_state():
 
 def test_text_page_marks_the_retracted_work():
     text = render_ledger_text(record_of("arXiv:0704.0001", WORK_A))
-    assert text.startswith('Citation ledger of arXiv:0704.0001 "Paper A"')
+    assert text.startswith("As of 2026-01-01T10:00:00.000000Z, this record measured the resolution of 5 of 5 ")
+    assert '\nCitation ledger of arXiv:0704.0001 "Paper A"\n' in text
     notices_part, references_part = text.split("\nReferences (", 1)
     # the retracted work is listed up front among the works with notices, and marked in the list
     assert "Cited works with notices (2, all listed):\n[2] w-r" in notices_part
