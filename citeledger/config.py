@@ -22,6 +22,7 @@ from resolvers.remote.settings import (  # noqa: F401 (re-exported: the types co
     ARXIV_DEFAULTS,
     CROSSREF_DEFAULTS,
     CROSSREF_POLITE_INTERVAL,
+    GROBID_DEFAULTS,
     RETRACTION_WATCH_DEFAULTS,
     Endpoints,
     RemoteSettings,
@@ -29,7 +30,7 @@ from resolvers.remote.settings import (  # noqa: F401 (re-exported: the types co
 )
 
 REMOTE_SERVICES = ("arxiv", "crossref")
-SERVICES = ("arxiv", "crossref", "retraction_watch")
+SERVICES = ("arxiv", "crossref", "retraction_watch", "grobid")
 CONFIG_FILE_NAME = "citeledger.toml"
 
 
@@ -69,6 +70,7 @@ class Config:
     arxiv: ServiceSettings = ARXIV_DEFAULTS
     crossref: ServiceSettings = CROSSREF_DEFAULTS
     retraction_watch: ServiceSettings = RETRACTION_WATCH_DEFAULTS
+    grobid: ServiceSettings = GROBID_DEFAULTS  # politeness towards endpoints.grobid, when set
     endpoints: Endpoints = field(default_factory=Endpoints)
     limits: ResourceLimits = field(default_factory=ResourceLimits)
     query: QueryLimits = field(default_factory=QueryLimits)
@@ -82,7 +84,7 @@ class Config:
         """The plain settings the remote layer takes (it never sees this Config)."""
         return RemoteSettings(
             enabled=self.remote, mailto=self.mailto, arxiv=self.arxiv, crossref=self.crossref,
-            retraction_watch=self.retraction_watch, endpoints=self.endpoints,
+            retraction_watch=self.retraction_watch, grobid=self.grobid, endpoints=self.endpoints,
             arxiv_id_batch=self.limits.arxiv_id_batch,
         )
 
@@ -94,6 +96,9 @@ _ENV_ENDPOINTS = {
     "CITELEDGER_ARXIV_OAI_URL": "arxiv_oai",
     "CITELEDGER_CROSSREF_URL": "crossref_api",
     "CITELEDGER_RETRACTION_WATCH_URL": "retraction_watch_csv",
+    "CITELEDGER_ARXIV_EPRINT_URL": "arxiv_eprint",
+    "CITELEDGER_ARXIV_PDF_URL": "arxiv_pdf",
+    "CITELEDGER_GROBID_URL": "grobid",
 }
 
 

@@ -34,6 +34,9 @@ class Endpoints:
     retraction_watch_csv: str = (
         "https://gitlab.com/crossref/retraction-watch-data/-/raw/main/retraction_watch.csv"
     )
+    arxiv_eprint: str = "https://arxiv.org/e-print"  # + "/ID": the source as submitted
+    arxiv_pdf: str = "https://arxiv.org/pdf"  # + "/ID": the PDF, when the source has no bibliography
+    grobid: str | None = None  # the user's GROBID service (http://localhost:8070); None: PDFs are not read
 
 
 # arXiv's API terms: no more than one request every three seconds, one connection at a time.
@@ -46,6 +49,11 @@ CROSSREF_DEFAULTS = ServiceSettings(
 RETRACTION_WATCH_DEFAULTS = ServiceSettings(
     min_interval_seconds=1.0, max_concurrency=1, timeout_seconds=300.0, retries=2
 )
+# GROBID is the user's own service: no rate limit, two PDFs at a time (its 503 says "busy, wait";
+# its own docs suggest a few seconds), and time for a long PDF on a CPU.
+GROBID_DEFAULTS = ServiceSettings(
+    min_interval_seconds=0.0, max_concurrency=2, timeout_seconds=120.0, retries=3, backoff_base_seconds=2.0
+)
 
 
 @dataclass(frozen=True)
@@ -57,6 +65,7 @@ class RemoteSettings:
     arxiv: ServiceSettings = ARXIV_DEFAULTS
     crossref: ServiceSettings = CROSSREF_DEFAULTS
     retraction_watch: ServiceSettings = RETRACTION_WATCH_DEFAULTS
+    grobid: ServiceSettings = GROBID_DEFAULTS
     endpoints: Endpoints = field(default_factory=Endpoints)
     arxiv_id_batch: int = 50  # ids per arXiv id_list query
 
