@@ -60,7 +60,9 @@ def open_binary(path: Path, max_bytes: int | None = None) -> io.BufferedIOBase:
 
 
 _EXTENSIONS = ((".jsonl.gz", "jsonl"), (".jsonl", "jsonl"), (".ndjson", "jsonl"), (".json.gz", "jsonl"),
-               (".csv.gz", "csv"), (".csv", "csv"), (".parquet", "parquet"), (".bbl", "bbl"), (".bib", "bib"))
+               (".csv.gz", "csv"), (".csv", "csv"), (".parquet", "parquet"), (".bbl", "bbl"), (".bib", "bib"),
+               (".pdf", "pdf"))
+ARXIV_ID_KIND = "arxiv_id"  # an ``arXiv:ID`` input: the paper is fetched (with --remote), not read from a file
 
 
 def kind_by_name(name: str) -> str | None:
@@ -78,6 +80,8 @@ def detect_kind(path: Path, name: str | None = None) -> str:
         head = fh.read(512).removeprefix(b"\xef\xbb\xbf").lstrip()
     if head.startswith(b"PAR1"):
         return "parquet"
+    if head.startswith(b"%PDF-"):
+        return "pdf"
     if head.startswith(b"{"):
         return "jsonl"
     if b"\\bibitem" in head or b"thebibliography" in head:
@@ -108,7 +112,7 @@ def _is_stream(path: Path) -> bool:
 
 def check_input(given: str | Path) -> None:
     """Refuse an input that cannot be read at all, with one line saying what to pass instead."""
-    if str(given) == "-":
+    if str(given) == "-" or is_arxiv_input(given):
         return
     path = Path(given)
     if not path.exists():
@@ -186,7 +190,26 @@ def prepare_inputs(inputs: Sequence[str | Path], spool_dir: Path | None = None, 
     return sources
 
 
+def is_arxiv_input(given: str | Path) -> bool:
+    """``arXiv:ID`` given as an input (and no file of that name): a paper to fetch from arXiv."""
+    return str(given).lower().startswith("arxiv:") and not Path(given).exists()
+
+
+def _arxiv_source(given: str) -> InputSource:
+    """An ``arXiv:ID`` input: nothing to read yet; its hash is the id's, so a resumed run checks it."""
+    from .paper_fetch import arxiv_input
+
+    try:
+        arxiv_id = arxiv_input(given)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    name = f"arXiv:{arxiv_id}"
+    return InputSource(name, Path(name), hashlib.sha256(name.encode()).hexdigest(), ARXIV_ID_KIND)
+
+
 def _prepare_one(given: str | Path, spool_dir: Path | None, max_bytes: int | None, timeout: float) -> InputSource:
+    if is_arxiv_input(given):
+        return _arxiv_source(str(given))
     name = STDIN_NAME if str(given) == "-" else str(Path(given))
     if str(given) != "-" and not _is_stream(Path(given)):
         path = Path(given)

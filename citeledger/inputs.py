@@ -20,7 +20,7 @@ from typing import Any, Iterable, Iterator
 from resolvers.errors import InputTooLarge, RowTooLong
 from resolvers.model import Reference
 
-from .input_files import CHUNK, detect_kind, open_binary
+from .input_files import ARXIV_ID_KIND, CHUNK, detect_kind, open_binary
 from .sources import delatex
 
 DEFAULT_MAX_RAW_CHARS = 100_000
@@ -437,6 +437,9 @@ def read_references(path: str | Path, limits: InputLimits | None = None, citing_
     path = Path(path)
     limits = limits or InputLimits()
     name = name or str(path)
+    if kind == ARXIV_ID_KIND:
+        yield from read_fetched_paper(path, limits, citing_paper, name, kind)
+        return
     if not path.exists() or path.is_dir():
         yield InputReject(name, None, None, "is a directory" if path.is_dir() else "no such file")
         return
@@ -445,6 +448,9 @@ def read_references(path: str | Path, limits: InputLimits | None = None, citing_
         yield InputReject(name, None, None, f"file of {size:,} bytes exceeds the limit of {limits.max_file_bytes:,} (max_file_bytes)")
         return
     kind = kind or detect_kind(path, name)
+    if kind in ("pdf", ARXIV_ID_KIND):
+        yield from read_fetched_paper(path, limits, citing_paper, name, kind)
+        return
     if kind in ("bbl", "bib"):
         if not citing_paper:
             yield InputReject(name, None, "citing_paper", f".{kind} input needs --citing-paper ID")
@@ -463,3 +469,24 @@ def read_references(path: str | Path, limits: InputLimits | None = None, citing_
         yield InputReject(name, None, None, str(exc))
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         yield InputReject(name, None, None, f"file could not be read to the end: {exc}")
+
+
+def read_fetched_paper(path: Path, limits: InputLimits, citing_paper: str | None, name: str,
+                       kind: str) -> Iterator[Reference | InputReject]:
+    """A PDF (through GROBID) or an ``arXiv:ID`` paper (fetched): its references in order, GROBID's
+    or the source's rejects with their reasons (``pdf_papers``, ``paper_fetch``)."""
+    from .pdf_papers import read_pdf
+
+    result: Any
+    if kind == ARXIV_ID_KIND:
+        from .paper_fetch import arxiv_input, read_arxiv_paper
+
+        result = read_arxiv_paper(name, arxiv_input(name) or name)
+    else:
+        result = read_pdf(name, path.read_bytes(), citing_paper)
+    for reject in result.rejects:
+        yield InputReject(name, reject.line, reject.member or None, f"{reject.code}: {reject.reason}"
+                          if not reject.reason.startswith(reject.code) else reject.reason)
+    for ref in result.references:
+        yield validate_row({"citing_paper": result.citing_paper, "reference_index": ref.order, "raw": ref.raw,
+                            "source": ref.source}, name, ref.line, limits)

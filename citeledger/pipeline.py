@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
-from resolvers.errors import DiskFull
+from resolvers.errors import DiskFull, InputError
 from resolvers.model import Reason, Reference, STATE_ORDER
 from resolvers.observation import observation_row
 from resolvers.resolution import apply_rule_chain
@@ -29,11 +29,12 @@ from .blocking import ensure_index
 from .catalog import CatalogStore, ParquetCatalog
 from .pins import pin_generation, pinned_generation, unpin_generation
 from .config import load_config
-from .input_files import PIPE_OPEN_TIMEOUT, InputSource, discard_spools, prepare_inputs
+from .input_files import ARXIV_ID_KIND, PIPE_OPEN_TIMEOUT, InputSource, discard_spools, prepare_inputs
 from .inputs import InputLimits, InputReject
 from .ledger import LedgerStore, check_ledger_dir, run_transitions, write_ledger_database
 from .notice_check import write_run_notices
 from .options import at_least, check_run_id
+from .pdf_papers import pdf_service
 from .run_summary import RunSummary
 from .unique_inputs import iter_unique
 from .work_row import works_jsonl_row
@@ -192,7 +193,11 @@ def _plan_locked(sources: Sequence[InputSource], catalog_dir: str | Path, ledger
     made = dict(run_id=run_id, catalog_dir=str(catalog_dir), ledger_dir=str(ledger_dir),
                 observed_at=manifest.observed_at, catalog_fingerprint=catalog.fingerprint, remote=remote,
                 catalog_generation=catalog.generation_dir.name)
-    jobs, rejects, count = _cut_batches(iter_unique(sources, limits, citing_paper), batch_size, made)
+    if not remote and any(s.kind == ARXIV_ID_KIND for s in sources):
+        raise InputError(f"{next(s.name for s in sources if s.kind == ARXIV_ID_KIND)}: an arXiv:ID input is "
+                         "fetched from arXiv, which needs --remote")
+    with pdf_service(None, ledger_dir, remote):  # PDFs to the configured GROBID, fetches cached in the ledger
+        jobs, rejects, count = _cut_batches(iter_unique(sources, limits, citing_paper), batch_size, made)
     ledger.write_rejects(run_id, "input-rejects", [
         {"run_id": run_id, "file": r.file, "line": r.line, "field": r.field, "reason": r.reason,
          "excerpt": r.excerpt} for r in rejects])

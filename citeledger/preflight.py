@@ -12,6 +12,8 @@ from pathlib import Path
 
 from resolvers.errors import LockTimeout, UsageError
 
+from .input_files import is_arxiv_input
+
 from . import locking
 
 
@@ -44,7 +46,7 @@ def check_catalog(catalog: str) -> None:
 def check_inputs(inputs: list[Path]) -> None:
     """Every input exists and is readable (``-`` is standard input)."""
     for path in inputs:
-        if str(path) == "-":
+        if str(path) == "-" or is_arxiv_input(path):
             continue
         if not path.exists():
             raise UsageError(f"input {path} does not exist: check the path")
@@ -68,3 +70,13 @@ def check_ledger(ledger: str) -> None:
         print(f"citeledger: ledger {ledger} is in use by another run; waiting for it", file=sys.stderr)
         locking.acquire_ledger(ledger)
     locking.release_ledger(ledger)
+
+
+def use_grobid(url: str | None) -> None:
+    """``--grobid URL`` is ``CITELEDGER_GROBID_URL=URL`` for this command, so a flow run, a worker
+    process and the configuration all see the same service."""
+    if url:
+        from .pdf_papers import forget_clients
+
+        os.environ["CITELEDGER_GROBID_URL"] = url
+        forget_clients()

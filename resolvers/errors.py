@@ -80,6 +80,11 @@ class PdfUnreadable(PermanentError):
     reject with GROBID's reason; asking again would give the same answer, so nothing is retried."""
 
 
+class GrobidNotConfigured(PermanentError):
+    """A PDF met no GROBID service (none configured): the paper is a reject saying how to start
+    one; no byte of the PDF left the machine."""
+
+
 class ArxivQueryError(PermanentError):
     """The arXiv API rejected the query itself (not one id): a bug on our side, not a missing
     paper; the batch gets no answer from arXiv, nothing is retried."""

@@ -34,8 +34,10 @@ class Endpoints:
     retraction_watch_csv: str = (
         "https://gitlab.com/crossref/retraction-watch-data/-/raw/main/retraction_watch.csv"
     )
-    arxiv_eprint: str = "https://arxiv.org/e-print"  # + "/ID": the source as submitted
-    arxiv_pdf: str = "https://arxiv.org/pdf"  # + "/ID": the PDF, when the source has no bibliography
+    # + "/ID": the source as submitted, and the PDF; export.arxiv.org, where arXiv's bulk-access page
+    # sends automated fetching (arxiv.org/e-print/ID is the same file)
+    arxiv_eprint: str = "https://export.arxiv.org/e-print"
+    arxiv_pdf: str = "https://export.arxiv.org/pdf"
     grobid: str | None = None  # the user's GROBID service (http://localhost:8070); None: PDFs are not read
 
 
