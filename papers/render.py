@@ -41,9 +41,14 @@ def authors(value: str) -> str:
     return ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1] if names else ""
 
 
-def render(fields: dict[str, str]) -> str:
+def fields_text(fields: dict[str, str]) -> dict[str, str]:
+    """Each field's LaTeX as text (what the parser is given beside the string)."""
+    return {k: latex_to_text(v) for k, v in fields.items() if v and v.strip()}
+
+
+def render(fields: dict[str, str], text: dict[str, str] | None = None) -> str:
     """The entry as a reference string; LaTeX turned to text, piece by piece."""
-    text = {k: latex_to_text(v) for k, v in fields.items() if v and v.strip()}
+    text = fields_text(fields) if text is None else text
     pieces = []
     who = fields.get("author") or fields.get("editor")
     if who:
@@ -67,3 +72,33 @@ def render(fields: dict[str, str]) -> str:
     if "note" in text:
         pieces.append(text["note"])
     return ". ".join(p.rstrip(". ") for p in pieces if p.strip(". ")) + ("." if pieces else "")
+
+
+# BibTeX styles that keep citation order; every other style sorts (plain, abbrv, alpha, the
+# natbib and AAS author-year styles, jss, mnras, ...)
+UNSORTED_STYLES = {"unsrt", "unsrtnat", "unsrturl", "ieeetr", "ieeetran", "ieeetranN".lower(), "ieeetrans",
+                   "apsrev", "apsrev4-1", "apsrev4-2", "apsrmp", "apsrmp4-1", "apsrmp4-2", "nature", "naturemag",
+                   "science", "sciencemag", "pnas", "achemso", "elsarticle-num", "elsarticle-num-names",
+                   "model1-num-names", "unsrtabbrv", "abbrvunsrt", "vancouver", "ama", "revtex", "h-physrev"}
+_ARTICLE = re.compile(r"^(?:the|an?)\s+", re.IGNORECASE)
+_NOT_WORD = re.compile(r"[^\w\s]")
+
+
+def _last_first(name: str) -> str:
+    parts = [p.strip() for p in _split_top(name, ",")]
+    if len(parts) >= 2:
+        return f"{parts[0]} {parts[-1]}"
+    words = name.split()
+    return " ".join(words[-1:] + words[:-1])
+
+
+def sort_key(fields: dict[str, str]) -> tuple[str, str, str]:
+    """What sorting BibTeX styles order by, approximately: authors (last names first), year,
+    title without its leading article, all folded to letters, digits and spaces."""
+    who = fields.get("author") or fields.get("editor") or fields.get("key") or fields.get("organization") or ""
+    names = "   ".join(_last_first(n) for n in _split_top(re.sub(r"\s+", " ", who), " and "))
+
+    def fold(value: str) -> str:
+        return re.sub(r"\s+", " ", _NOT_WORD.sub("", latex_to_text(value))).strip().lower()
+
+    return fold(names), fold(fields.get("year", "")), fold(_ARTICLE.sub("", latex_to_text(fields.get("title", ""))))

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from typing import Any
+
 from pylatexenc.latex2text import LatexNodes2Text
 
 _ACCENTS = {"'": "\u0301", "`": "\u0300", "^": "\u0302", '"': "\u0308", "~": "\u0303", "=": "\u0304",
@@ -19,10 +21,12 @@ _ACCENT = re.compile(r"\\([`'^\"~=.])\s*(?:\{\s*(\\?[A-Za-z]{1,2})\s*\}|(\\[ij](
 _LETTER = re.compile(r"\\(ss|aa|AA|ae|AE|oe|OE|dh|DH|th|TH|[ijoOlL])(?![A-Za-z])(?:\s*\{\}|\s)?")
 # a macro and its brace arguments, turned to what is kept ("\1" the first argument, ...)
 _ARG = r"\{((?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*)\}"
-_REWRITES = [
+_REWRITES: list[tuple[re.Pattern[str], Any]] = [
     (re.compile(r"\\(?:bibinfo|bibfield)\s*\{[^{}]*\}\s*" + _ARG), r"\1"),
     (re.compile(r"\\href\s*\{[^{}]*\}\s*" + _ARG), r"\1"),
-    (re.compile(r"\\(?:url|path|nolinkurl|natexlab)\s*" + _ARG), r"\1"),
+    (re.compile(r"\\(?:url|path|nolinkurl)\s*" + _ARG), lambda m: m.group(1).replace("~", "\ue006")),
+    (re.compile(r"\\natexlab\s*" + _ARG), r"\1"),
+    (re.compile(r"\\penalty\s*-?\d+\s*"), " "),
     (re.compile(r"\\(?:doi|DOI)\s*" + _ARG), r"doi:\1"),
     (re.compile(r"\\(?:Eprint|eprint)\s*\{[^{}]*\}\s*" + _ARG), r"\1"),
     (re.compile(r"\\(?:BibitemShut|bibAnnote|bibAnnoteFile)\s*\{[^{}]*\}"), ""),
@@ -40,7 +44,8 @@ _SYMBOLS = [("\\&", "\ue005"), ("\\%", "\ue001"), ("\\$", "\ue002"), ("\\_", "_"
             ("\\,", " "), ("\\;", " "), ("\\@", ""), ("\\/", ""), ("\\-", ""), ("~", " "), ("\\\\", " ")]
 _CONVERTER = LatexNodes2Text(math_mode="text", strict_latex_spaces=False)
 _WS = re.compile(r"\s+")
-_PLACEHOLDERS = str.maketrans({"\ue001": "%", "\ue002": "$", "\ue003": "{", "\ue004": "}", "\ue005": "&"})
+_PLACEHOLDERS = str.maketrans({"\ue001": "%", "\ue002": "$", "\ue003": "{", "\ue004": "}", "\ue005": "&",
+                               "\ue006": "~"})
 
 
 def _accent(m: re.Match[str]) -> str:
