@@ -8,6 +8,7 @@ exhaust memory; lines end with ``\n``, ``\r\n`` or ``\r``. Pipes and stdin are m
 from __future__ import annotations
 
 import csv
+import dataclasses
 import gzip
 import io
 import json
@@ -488,5 +489,7 @@ def read_fetched_paper(path: Path, limits: InputLimits, citing_paper: str | None
         yield InputReject(name, reject.line, reject.member or None, f"{reject.code}: {reject.reason}"
                           if not reject.reason.startswith(reject.code) else reject.reason)
     for ref in result.references:
-        yield validate_row({"citing_paper": result.citing_paper, "reference_index": ref.order, "raw": ref.raw,
+        row = validate_row({"citing_paper": result.citing_paper, "reference_index": ref.order, "raw": ref.raw,
                             "source": ref.source}, name, ref.line, limits)
+        yield dataclasses.replace(row, fields=tuple(sorted(ref.fields.items()))) \
+            if isinstance(row, Reference) and ref.fields else row

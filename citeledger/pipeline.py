@@ -98,11 +98,13 @@ class BatchJob:
     @property
     def references(self) -> tuple[Reference, ...]:
         rows = json.loads(zlib.decompress(self.payload).decode("utf-8", "surrogatepass"))
-        return tuple(Reference(*row) for row in rows)
+        return tuple(Reference(row[0], row[1], row[2], row[3], row[4], row[5],
+                               tuple((k, v) for k, v in row[6]) if len(row) > 6 else ()) for row in rows)
 
 
 def pack_references(references: Sequence[Reference]) -> bytes:
-    rows = [[r.citing_paper, r.reference_index, r.raw, r.source, r.file, r.line] for r in references]
+    rows = [[r.citing_paper, r.reference_index, r.raw, r.source, r.file, r.line, *([r.fields] if r.fields else [])]
+            for r in references]
     return zlib.compress(json.dumps(rows, ensure_ascii=False).encode("utf-8", "surrogatepass"), 1)
 
 

@@ -28,7 +28,7 @@ from .fuzzy import RESOLVER_SOURCE as FUZZY_SOURCE
 from .fuzzy import FuzzyOutcome
 from .identifiers import extract_identifiers
 from .model import ExtractedIdentifiers, Reason, Reference, Status, Verdict, Work
-from .parsing import ParsedReference, parse_reference
+from .parsing import ParsedReference, apply_fields, parse_reference
 from .quality import parse_uncertain_reason
 from .text import STOPWORDS, clean_raw, content_words, normalise_text
 
@@ -342,7 +342,7 @@ def apply_rule_chain(references: Sequence[Reference], catalog: CatalogLookup,
     """Resolve a batch: one catalog query per identifier scheme, one fuzzy call for the rest."""
     contexts: list[ReferenceContext] = []
     for reference in references:
-        parsed = parse_reference(reference.raw)
+        parsed = apply_fields(parse_reference(reference.raw), dict(reference.fields))
         contexts.append(ReferenceContext(reference, extract_identifiers(reference.raw), parsed,
                                          parse_uncertain_reason(reference.raw, parsed, False)))
 

@@ -123,3 +123,35 @@ def test_read_pdf_keeps_grobids_fields_beside_the_raw_string(server):
     assert collobert.fields["title"] == "Natural language processing (almost) from scratch"
     assert collobert.fields["author"].startswith("Collobert and Weston")
     assert collobert.source == "pdf_text"
+
+
+def test_pdf_references_link_and_grobids_fields_reach_the_verifier(server, grobid_env, tmp_path, capsys):
+    """Four works the PDF cites are in the catalog: those four references link (verified_fuzzy),
+    the other 23 stay unresolved; GROBID's fields travel with each reference through the batches
+    to the parser (the hyphen a line break left in the raw title is gone in GROBID's title)."""
+    catalog, ledger, pdf = tmp_path / "catalog", tmp_path / "ledger", tmp_path / "N18-3011.pdf"
+    pdf.write_bytes(PDF)
+    assert cli.main(["catalog", "build", "--catalog", str(catalog), str(GROBID / "cited_works.jsonl")]) == 0
+    server.expect_request("/api/processReferences", method="POST").respond_with_handler(replay)
+    assert resolve(pdf, ledger, catalog, "--grobid", server.url_for(""), "--batch-size", "10") == 0
+    linked = {r["reference_index"]: r["work_id"] for r in rows(ledger, "observations")
+              if r["status"] == "verified_fuzzy"}
+    assert linked == {5: "arxiv:1103.0398", 7: "arxiv:0907.1815", 12: "doi:10.1162/neco.1997.9.8.1735",
+                      18: "doi:10.1162/tacl_a_00141"}
+
+
+def test_fields_survive_the_batch_payload_and_win_over_the_parse():
+    from citeledger.pipeline import BatchJob, pack_references
+    from resolvers.model import Reference
+    from resolvers.parsing import apply_fields, parse_reference
+
+    raw = "Hal Daumé. 2007. Frustratingly easy domain adapta- tion. In ACL."
+    fields = (("author", "Daumé"), ("journal", "ACL"), ("title", "Frustratingly easy domain adaptation"),
+              ("year", "2007"))
+    refs = [Reference("p", 1, raw, "pdf_text", fields=fields), Reference("p", 2, "no fields", "bbl")]
+    job = BatchJob("r", "part", "c", "l", None, "f", pack_references(refs), 2)  # type: ignore[arg-type]
+    assert job.references == tuple(refs)
+    assert parse_reference(raw).title == "Frustratingly easy domain adapta- tion"
+    parsed = apply_fields(parse_reference(raw), dict(fields))
+    assert parsed.title == "Frustratingly easy domain adaptation" and parsed.authors == ["Daumé"]
+    assert parsed.venue == "ACL" and parsed.year == 2007
