@@ -10,6 +10,7 @@ import gzip
 import hashlib
 import io
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -63,6 +64,10 @@ _EXTENSIONS = ((".jsonl.gz", "jsonl"), (".jsonl", "jsonl"), (".ndjson", "jsonl")
                (".csv.gz", "csv"), (".csv", "csv"), (".parquet", "parquet"), (".bbl", "bbl"), (".bib", "bib"),
                (".pdf", "pdf"))
 ARXIV_ID_KIND = "arxiv_id"  # an ``arXiv:ID`` input: the paper is fetched (with --remote), not read from a file
+ARXIV_IDS_KIND = "arxiv_ids"  # a file of ``arXiv:ID`` lines: each paper fetched (with --remote)
+FETCHED_KINDS = (ARXIV_ID_KIND, ARXIV_IDS_KIND)
+# a file whose first lines are all arXiv:ID (the last one possibly cut by the 512-byte look)
+_ARXIV_LINES = re.compile(r"(?:\s*arxiv:\s*\S+[ \t]*(?:\r?\n|$))+\s*(?:arxiv:\S*)?\s*", re.I)
 
 
 def kind_by_name(name: str) -> str | None:
@@ -82,6 +87,8 @@ def detect_kind(path: Path, name: str | None = None) -> str:
         return "parquet"
     if head.startswith(b"%PDF-"):
         return "pdf"
+    if _ARXIV_LINES.fullmatch(head.decode("latin-1")) and (len(head) < 512 or b"\n" in head):
+        return ARXIV_IDS_KIND
     if head.startswith(b"{"):
         return "jsonl"
     if b"\\bibitem" in head or b"thebibliography" in head:

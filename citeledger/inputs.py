@@ -21,7 +21,7 @@ from typing import Any, Iterable, Iterator
 from resolvers.errors import InputTooLarge, RowTooLong
 from resolvers.model import Reference
 
-from .input_files import ARXIV_ID_KIND, CHUNK, detect_kind, open_binary
+from .input_files import ARXIV_ID_KIND, ARXIV_IDS_KIND, CHUNK, detect_kind, open_binary
 from .sources import delatex
 
 DEFAULT_MAX_RAW_CHARS = 100_000
@@ -452,6 +452,9 @@ def read_references(path: str | Path, limits: InputLimits | None = None, citing_
     if kind in ("pdf", ARXIV_ID_KIND):
         yield from read_fetched_paper(path, limits, citing_paper, name, kind)
         return
+    if kind == ARXIV_IDS_KIND:
+        yield from read_arxiv_id_file(path, limits, name)
+        return
     if kind in ("bbl", "bib"):
         if not citing_paper:
             yield InputReject(name, None, "citing_paper", f".{kind} input needs --citing-paper ID")
@@ -470,6 +473,26 @@ def read_references(path: str | Path, limits: InputLimits | None = None, citing_
         yield InputReject(name, None, None, str(exc))
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         yield InputReject(name, None, None, f"file could not be read to the end: {exc}")
+
+
+def read_arxiv_id_file(path: Path, limits: InputLimits, name: str) -> Iterator[Reference | InputReject]:
+    """A file of ``arXiv:ID`` lines: each paper fetched and read as an ``arXiv:ID`` input; a line
+    that is not one is a reject naming its line."""
+    from .paper_fetch import arxiv_input
+
+    text = path.read_bytes()[: 16 << 20].decode("utf-8", "replace")
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            arxiv_id = arxiv_input(line)
+        except ValueError as exc:
+            yield InputReject(name, lineno, None, str(exc), _excerpt(line))
+            continue
+        if arxiv_id is None:
+            yield InputReject(name, lineno, None, "not an arXiv:ID line", _excerpt(line))
+            continue
+        yield from read_fetched_paper(path, limits, None, f"arXiv:{arxiv_id}", ARXIV_ID_KIND)
 
 
 def read_fetched_paper(path: Path, limits: InputLimits, citing_paper: str | None, name: str,

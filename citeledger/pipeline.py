@@ -29,7 +29,7 @@ from .blocking import ensure_index
 from .catalog import CatalogStore, ParquetCatalog
 from .pins import pin_generation, pinned_generation, unpin_generation
 from .config import load_config
-from .input_files import ARXIV_ID_KIND, PIPE_OPEN_TIMEOUT, InputSource, discard_spools, prepare_inputs
+from .input_files import FETCHED_KINDS, PIPE_OPEN_TIMEOUT, InputSource, discard_spools, prepare_inputs
 from .inputs import InputLimits, InputReject
 from .ledger import LedgerStore, check_ledger_dir, run_transitions, write_ledger_database
 from .notice_check import write_run_notices
@@ -195,8 +195,8 @@ def _plan_locked(sources: Sequence[InputSource], catalog_dir: str | Path, ledger
     made = dict(run_id=run_id, catalog_dir=str(catalog_dir), ledger_dir=str(ledger_dir),
                 observed_at=manifest.observed_at, catalog_fingerprint=catalog.fingerprint, remote=remote,
                 catalog_generation=catalog.generation_dir.name)
-    if not remote and any(s.kind == ARXIV_ID_KIND for s in sources):
-        raise InputError(f"{next(s.name for s in sources if s.kind == ARXIV_ID_KIND)}: an arXiv:ID input is "
+    if not remote and any(s.kind in FETCHED_KINDS for s in sources):
+        raise InputError(f"{next(s.name for s in sources if s.kind in FETCHED_KINDS)}: arXiv:ID inputs are "
                          "fetched from arXiv, which needs --remote")
     with pdf_service(None, ledger_dir, remote):  # PDFs to the configured GROBID, fetches cached in the ledger
         jobs, rejects, count = _cut_batches(iter_unique(sources, limits, citing_paper), batch_size, made)
