@@ -8,7 +8,6 @@ exhaust memory; lines end with ``\n``, ``\r\n`` or ``\r``. Pipes and stdin are m
 from __future__ import annotations
 
 import csv
-import dataclasses
 import gzip
 import io
 import json
@@ -439,6 +438,8 @@ def read_references(path: str | Path, limits: InputLimits | None = None, citing_
     limits = limits or InputLimits()
     name = name or str(path)
     if kind == ARXIV_ID_KIND:
+        from .paper_inputs import read_fetched_paper
+
         yield from read_fetched_paper(path, limits, citing_paper, name, kind)
         return
     if not path.exists() or path.is_dir():
@@ -449,11 +450,10 @@ def read_references(path: str | Path, limits: InputLimits | None = None, citing_
         yield InputReject(name, None, None, f"file of {size:,} bytes exceeds the limit of {limits.max_file_bytes:,} (max_file_bytes)")
         return
     kind = kind or detect_kind(path, name)
-    if kind in ("pdf", ARXIV_ID_KIND):
+    if kind in ("pdf", ARXIV_ID_KIND, ARXIV_IDS_KIND):
+        from .paper_inputs import read_fetched_paper  # GROBID and arXiv: loaded only when needed
+
         yield from read_fetched_paper(path, limits, citing_paper, name, kind)
-        return
-    if kind == ARXIV_IDS_KIND:
-        yield from read_arxiv_id_file(path, limits, name)
         return
     if kind in ("bbl", "bib"):
         if not citing_paper:
@@ -473,46 +473,3 @@ def read_references(path: str | Path, limits: InputLimits | None = None, citing_
         yield InputReject(name, None, None, str(exc))
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         yield InputReject(name, None, None, f"file could not be read to the end: {exc}")
-
-
-def read_arxiv_id_file(path: Path, limits: InputLimits, name: str) -> Iterator[Reference | InputReject]:
-    """A file of ``arXiv:ID`` lines: each paper fetched and read as an ``arXiv:ID`` input; a line
-    that is not one is a reject naming its line."""
-    from .paper_fetch import arxiv_input
-
-    text = path.read_bytes()[: 16 << 20].decode("utf-8", "replace")
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            arxiv_id = arxiv_input(line)
-        except ValueError as exc:
-            yield InputReject(name, lineno, None, str(exc), _excerpt(line))
-            continue
-        if arxiv_id is None:
-            yield InputReject(name, lineno, None, "not an arXiv:ID line", _excerpt(line))
-            continue
-        yield from read_fetched_paper(path, limits, None, f"arXiv:{arxiv_id}", ARXIV_ID_KIND)
-
-
-def read_fetched_paper(path: Path, limits: InputLimits, citing_paper: str | None, name: str,
-                       kind: str) -> Iterator[Reference | InputReject]:
-    """A PDF (through GROBID) or an ``arXiv:ID`` paper (fetched): its references in order, GROBID's
-    or the source's rejects with their reasons (``pdf_papers``, ``paper_fetch``)."""
-    from .pdf_papers import read_pdf
-
-    result: Any
-    if kind == ARXIV_ID_KIND:
-        from .paper_fetch import arxiv_input, read_arxiv_paper
-
-        result = read_arxiv_paper(name, arxiv_input(name) or name)
-    else:
-        result = read_pdf(name, path.read_bytes(), citing_paper)
-    for reject in result.rejects:
-        yield InputReject(name, reject.line, reject.member or None, f"{reject.code}: {reject.reason}"
-                          if not reject.reason.startswith(reject.code) else reject.reason)
-    for ref in result.references:
-        row = validate_row({"citing_paper": result.citing_paper, "reference_index": ref.order, "raw": ref.raw,
-                            "source": ref.source}, name, ref.line, limits)
-        yield dataclasses.replace(row, fields=tuple(sorted(ref.fields.items()))) \
-            if isinstance(row, Reference) and ref.fields else row
