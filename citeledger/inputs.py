@@ -53,7 +53,7 @@ class InputReject:
 class InputLimits:
     max_raw_chars: int = DEFAULT_MAX_RAW_CHARS
     max_file_bytes: int | None = None
-    papers: PaperLimits = PaperLimits()  # [papers] of the configuration: archive bombs, \input depth
+    papers: PaperLimits | None = None  # [papers] of the configuration (a run fills it): archive bombs, \input depth
 
     @property
     def max_line_bytes(self) -> int:
@@ -324,7 +324,7 @@ def read_paper_rows(path: Path, limits: InputLimits, citing_paper: str | None, n
                     kind: str) -> Iterator[Reference | InputReject]:
     """One paper (``papers/``) as rows: its references, checked like any row, and its rejects
     (``file`` is ``name!member`` for a member inside the paper)."""
-    paper = read_paper_input(path, name, kind, limits.papers, citing_paper)
+    paper = read_paper_input(path, name, kind, limits.papers or PaperLimits(), citing_paper)
     for where, row, line, reason in paper_rows(paper):
         if row is None:
             yield InputReject(where, line, "citing_paper" if reason.startswith("no_citing_paper") else None, reason)

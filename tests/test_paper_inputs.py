@@ -128,3 +128,34 @@ def test_a_bst_artefact_in_a_bib_comes_out_parse_uncertain(tmp_path, fixture_cat
                       "order by 1").fetchall()
     assert rows[0] == (1, "write newline.", "parse_uncertain")
     assert rows[1][1] == "J. Smith. A title that is real. J. Things, 2001." and rows[1][2] != "parse_uncertain"
+
+
+def test_the_papers_limits_come_from_the_configuration(tmp_path):
+    from citeledger.config import load_config
+    from resolvers.errors import ConfigError
+
+    (tmp_path / "citeledger.toml").write_text("[papers]\nmax_members = 50\nmax_input_depth = 3\n")
+    config = load_config(env={"CITELEDGER_PAPERS_MAX_MEMBER_BYTES": "4096"}, cwd=tmp_path)
+    assert (config.papers.max_members, config.papers.max_input_depth, config.papers.max_member_bytes) == (50, 3, 4096)
+    (tmp_path / "elsewhere").mkdir()
+    assert load_config(env={}, cwd=tmp_path / "elsewhere").papers.max_total_bytes == 512 << 20
+    with pytest.raises(ConfigError, match="papers.max_members"):
+        load_config(env={"CITELEDGER_PAPERS_MAX_MEMBERS": "0"}, cwd=tmp_path)
+
+
+def test_a_run_reads_papers_within_the_configured_limits_and_keeps_them_for_a_resume(tmp_path, fixture_catalog,
+                                                                                   monkeypatch):
+    from citeledger import pipeline
+
+    (tmp_path / "citeledger.toml").write_text("[papers]\nmax_member_bytes = 1000\n")
+    monkeypatch.chdir(tmp_path)
+    paper = tmp_path / "1911.13021.tar.gz"
+    shutil.copy(FIXTURES / "1911.13021.tar.gz", paper)
+    plan = pipeline.plan_run([paper], fixture_catalog, tmp_path / "ledger", run_id="small")
+    pipeline.abandon_run(plan)
+    assert plan.references == 0 and {r.reason.split(":")[0] for r in plan.rejects} == {"member_too_large",
+                                                                                       "no_bibliography"}
+    (tmp_path / "citeledger.toml").write_text("")  # a resume reads as the run started, not as configured now
+    again = pipeline.plan_run([paper], fixture_catalog, tmp_path / "ledger", run_id="small")
+    pipeline.abandon_run(again)
+    assert again.resumed and again.references == 0
