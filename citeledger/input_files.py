@@ -21,7 +21,11 @@ from typing import Any, Mapping, Sequence
 
 from resolvers.errors import InputError, InputTooLarge
 
+from papers import citing_paper_from_name
+from papers.archive import is_tar
+
 from .atomic import file_sha256
+from .paper_inputs import FOLDER_KIND, PAPER_KIND, PAPER_SUFFIXES, directory_entries, folder_sha256, is_one_paper_folder
 
 STDIN_NAME = "<stdin>"
 PIPE_OPEN_TIMEOUT = 60.0  # seconds to wait for a named pipe's writer
@@ -61,8 +65,8 @@ def open_binary(path: Path, max_bytes: int | None = None) -> io.BufferedIOBase:
 
 
 _EXTENSIONS = ((".jsonl.gz", "jsonl"), (".jsonl", "jsonl"), (".ndjson", "jsonl"), (".json.gz", "jsonl"),
-               (".csv.gz", "csv"), (".csv", "csv"), (".parquet", "parquet"), (".bbl", "bbl"), (".bib", "bib"),
-               (".pdf", "pdf"))
+               (".csv.gz", "csv"), (".csv", "csv"), (".parquet", "parquet"),
+               *((suffix, PAPER_KIND) for suffix in PAPER_SUFFIXES if suffix != ".gz"))
 ARXIV_ID_KIND = "arxiv_id"  # an ``arXiv:ID`` input: the paper is fetched (with --remote), not read from a file
 ARXIV_IDS_KIND = "arxiv_ids"  # a file of ``arXiv:ID`` lines: each paper fetched (with --remote)
 FETCHED_KINDS = (ARXIV_ID_KIND, ARXIV_IDS_KIND)
@@ -77,24 +81,26 @@ def kind_by_name(name: str) -> str | None:
 
 def detect_kind(path: Path, name: str | None = None) -> str:
     """The reader for a file: by the extension of ``name`` (the path as given), then by a look at
-    its first bytes (a pipe has no useful name: ``{`` is JSON Lines, ``PAR1`` Parquet, else CSV)."""
+    its first bytes (a pipe has no useful name): ``{`` is JSON Lines, ``PAR1`` Parquet; a tar
+    header, a PDF, LaTeX (``%`` or ``\\`` first) or BibTeX (``@`` first) is a paper; else CSV."""
+    if path.is_dir():
+        return FOLDER_KIND
     kind = kind_by_name(name or path.name)
     if kind:
         return kind
     with open_binary(path) as fh:
-        head = fh.read(512).removeprefix(b"\xef\xbb\xbf").lstrip()
+        head = fh.read(512)
+    if is_tar(head) or head.startswith(b"%PDF-"):
+        return PAPER_KIND
+    head = head.removeprefix(b"\xef\xbb\xbf").lstrip()
     if head.startswith(b"PAR1"):
         return "parquet"
-    if head.startswith(b"%PDF-"):
-        return "pdf"
     if _ARXIV_LINES.fullmatch(head.decode("latin-1")) and (len(head) < 512 or b"\n" in head):
         return ARXIV_IDS_KIND
     if head.startswith(b"{"):
         return "jsonl"
-    if b"\\bibitem" in head or b"thebibliography" in head:
-        return "bbl"
-    if head.startswith(b"@"):
-        return "bib"
+    if head.startswith((b"\\", b"%", b"@")) or b"\\bibitem" in head or b"thebibliography" in head:
+        return PAPER_KIND
     return "csv"
 
 
@@ -110,6 +116,7 @@ class InputSource:
     sha256: str
     kind: str
     spooled: bool = False
+    in_directory: bool = False  # one paper of a directory of papers: no id is a reject, not an error
 
 
 def _is_stream(path: Path) -> bool:
@@ -124,9 +131,7 @@ def check_input(given: str | Path) -> None:
     path = Path(given)
     if not path.exists():
         raise InputError(f"{given}: no such input file")
-    if path.is_dir():
-        raise InputError(f"{given}: is a directory; directories are not read yet, pass the files in it")
-    if not os.access(path, os.R_OK):
+    if not os.access(path, os.R_OK | (os.X_OK if path.is_dir() else 0)):
         raise InputError(f"{given}: not readable (permission denied)")
 
 
@@ -189,6 +194,9 @@ def prepare_inputs(inputs: Sequence[str | Path], spool_dir: Path | None = None, 
     sources: list[InputSource] = []
     try:
         for given in inputs:
+            if str(given) != "-" and Path(given).is_dir():
+                sources += _directory(Path(given), citing_paper)
+                continue
             sources.append(_prepare_one(given, spool_dir, max_bytes, timeout))
             _check_citing_paper(sources[-1], citing_paper)
     except BaseException:
@@ -229,11 +237,28 @@ def _prepare_one(given: str | Path, spool_dir: Path | None, max_bytes: int | Non
         raise
 
 
+def _directory(path: Path, citing_paper: str | Mapping[str, str] | None) -> list[InputSource]:
+    """A folder: one paper's source tree (named by ``--citing-paper`` or by its own arXiv-style
+    name), or a directory of papers, one file or sub-folder each (``paper_inputs``)."""
+    name = str(path)
+    one = citing_paper if isinstance(citing_paper, str) else None
+    if is_one_paper_folder(path, one):
+        return [InputSource(name, path, folder_sha256(path), FOLDER_KIND)]
+    entries = directory_entries(path)
+    if not entries:
+        raise InputError(f"{name}: an empty directory; give papers (files or folders) in it, or files")
+    return [InputSource(str(entry), entry, folder_sha256(entry) if entry.is_dir() else file_sha256(entry),
+                        detect_kind(entry, str(entry)), in_directory=True) for entry in entries]
+
+
 def _check_citing_paper(source: InputSource, citing_paper: str | Mapping[str, str] | None) -> None:
-    if source.kind in ("bbl", "bib"):
+    """A paper given on its own needs an id: ``--citing-paper`` or an arXiv-style name."""
+    if source.kind in (PAPER_KIND, FOLDER_KIND) and not source.in_directory:
         paper = citing_paper.get(source.name) if isinstance(citing_paper, Mapping) else citing_paper
         if not paper:
-            raise InputError(f"{source.name}: a .{source.kind} input needs --citing-paper ID")
+            ident, why = citing_paper_from_name(source.name if not source.spooled else "")
+            if ident is None:
+                raise InputError(f"{source.name}: {why}")
 
 
 def discard_spools(sources: Sequence[InputSource]) -> None:

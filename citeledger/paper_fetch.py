@@ -69,7 +69,7 @@ def read_arxiv_paper(given: str, arxiv_id: str, limits: Any = None, service: Pdf
             return _rejected(given, citing, "no_bibliography", f"arXiv's source of {arxiv_id} holds no "
                              "bibliography and arXiv has no PDF of it")
     except RemoteUnavailable as exc:
-        return _rejected(given, citing, UNAVAILABLE, f"{UNAVAILABLE}: arXiv could not answer ({exc.why}); "
+        return _rejected(given, citing, UNAVAILABLE, f"arXiv could not answer ({exc.why}); "
                          "the paper is fetched again on the next run")
     except InputTooLarge as exc:
         return _rejected(given, citing, "too_large", str(exc))

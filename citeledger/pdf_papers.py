@@ -201,8 +201,8 @@ def _tei(service: PdfService, data: bytes, name: str) -> bytes | PaperReject:
     except PdfUnreadable as exc:
         return PaperReject(name, None, "pdf_unreadable", str(exc))
     except RemoteUnavailable as exc:
-        why = f"{UNAVAILABLE}: GROBID could not answer ({exc.why}); the paper is read again on the next run"
+        why = f"GROBID could not answer ({exc.why}); the paper is read again on the next run"
         return PaperReject(name, None, UNAVAILABLE, why[:500])
     except ValueError as exc:  # a 200 whose body is not GROBID's TEI
-        why = f"{UNAVAILABLE}: GROBID's answer is not TEI ({exc}); the paper is read again on the next run"
+        why = f"GROBID's answer is not TEI ({exc}); the paper is read again on the next run"
         return PaperReject(name, None, UNAVAILABLE, why[:500])

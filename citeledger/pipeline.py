@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
+from papers import PaperLimits
 from resolvers.errors import DiskFull, InputError
 from resolvers.model import Reason, Reference, STATE_ORDER
 from resolvers.observation import observation_row
@@ -147,6 +148,8 @@ def plan_run(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_dir: 
     limits = limits or InputLimits()
     if limits.max_file_bytes is None:  # the configuration's limits.max_input_bytes (clear reject when over)
         limits = dataclasses.replace(limits, max_file_bytes=load_config().limits.max_input_bytes)
+    if limits.papers is None:  # the configuration's [papers] bounds on one paper
+        limits = dataclasses.replace(limits, papers=load_config().papers)
     run_id = check_run_id(new_run_id() if run_id is None else run_id)
     sources = prepare_inputs(inputs, Path(ledger_dir) / ".input-spool", limits.max_file_bytes,
                              _resumed_options(ledger_dir, run_id).get("citing_paper") or citing_paper, open_timeout)
@@ -184,7 +187,8 @@ def _plan_locked(sources: Sequence[InputSource], catalog_dir: str | Path, ledger
     manifest, resumed = ledger.begin_run(run_id, input_info, catalog.fingerprint,
                                          {"batch_size": batch_size, "citing_paper": citing_paper, "remote": remote,
                                           "max_raw_chars": limits.max_raw_chars,
-                                          "max_file_bytes": limits.max_file_bytes})
+                                          "max_file_bytes": limits.max_file_bytes,
+                                          "papers": dataclasses.asdict(limits.papers) if limits.papers else None})
     if resumed:  # an interrupted run goes on as it started: same rejects, same batches, same rows
         opts = manifest.options
         batch_size = opts.get("batch_size", batch_size)
@@ -192,6 +196,8 @@ def _plan_locked(sources: Sequence[InputSource], catalog_dir: str | Path, ledger
         remote = opts.get("remote", remote)
         limits = dataclasses.replace(limits, max_raw_chars=opts.get("max_raw_chars", limits.max_raw_chars),
                                      max_file_bytes=opts.get("max_file_bytes", limits.max_file_bytes))
+        if opts.get("papers"):  # the bounds the run started with, so it reads each paper the same
+            limits = dataclasses.replace(limits, papers=PaperLimits(**opts["papers"]))
     made = dict(run_id=run_id, catalog_dir=str(catalog_dir), ledger_dir=str(ledger_dir),
                 observed_at=manifest.observed_at, catalog_fingerprint=catalog.fingerprint, remote=remote,
                 catalog_generation=catalog.generation_dir.name)
