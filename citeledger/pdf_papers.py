@@ -28,6 +28,8 @@ from .remote_files import PaperCache
 
 SOURCE = "pdf_text"
 UNAVAILABLE = "unavailable"  # the reject code (and the reason's first word) of a PDF GROBID could not answer for
+# reject codes that mean "not read yet", not "cannot be read": the nightly inbox keeps such a file
+READ_LATER = (UNAVAILABLE, "grobid_not_configured")
 NOT_CONFIGURED = ("no GROBID service is configured, so this PDF was not read: start one (docker run --rm --init "
                   "--ulimit core=0 -p 8070:8070 grobid/grobid:0.9.1-full) and pass --grobid http://localhost:8070 "
                   "or set [endpoints] grobid")
@@ -206,3 +208,8 @@ def _tei(service: PdfService, data: bytes, name: str) -> bytes | PaperReject:
     except ValueError as exc:  # a 200 whose body is not GROBID's TEI
         why = f"GROBID's answer is not TEI ({exc}); the paper is read again on the next run"
         return PaperReject(name, None, UNAVAILABLE, why[:500])
+
+
+def read_later(reason: str) -> bool:
+    """A reject reason (``code: why``) that says the paper was not read yet, and will be."""
+    return reason.split(":", 1)[0] in READ_LATER
