@@ -155,3 +155,31 @@ def test_fields_survive_the_batch_payload_and_win_over_the_parse():
     parsed = apply_fields(parse_reference(raw), dict(fields))
     assert parsed.title == "Frustratingly easy domain adaptation" and parsed.authors == ["Daumé"]
     assert parsed.venue == "ACL" and parsed.year == 2007
+
+
+def test_without_grobid_or_remote_no_byte_leaves_the_machine(tmp_path, default_catalog, monkeypatch, capsys):
+    import os
+    import socket
+
+    attempts: list = []
+
+    def refuse(*args, **kwargs):
+        attempts.append(args)
+        raise AssertionError("network connection attempted")
+
+    for key in [k for k in os.environ if k.startswith("CITELEDGER_")]:
+        monkeypatch.delenv(key)
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    forget_clients()
+    pdf, ids, ledger = tmp_path / "1805.02262.pdf", tmp_path / "ids.txt", tmp_path / "ledger"
+    pdf.write_bytes(PDF)
+    ids.write_text("arXiv:1805.02262\n")
+    common = ["--catalog", str(default_catalog), "--ledger", str(ledger)]
+    assert cli.main(["resolve", str(pdf), *common]) == 0
+    assert cli.main(["resolve", "arXiv:1805.02262", *common]) == 2
+    assert cli.main(["resolve", str(ids), *common]) == 2
+    assert capsys.readouterr().err.count("needs --remote") == 2
+    assert attempts == []
+    assert not (ledger / "_cache").exists()  # nothing was fetched, so nothing was kept
