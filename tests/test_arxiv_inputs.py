@@ -127,3 +127,18 @@ def test_arxiv_id_without_remote_is_a_user_error(tmp_path, default_catalog, caps
     assert cli.main(["resolve", "arXiv:1501.1234", "--remote", "--catalog", str(default_catalog),
                      "--ledger", str(tmp_path / "ledger")]) == 2
     assert "not a well-formed arXiv id" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("payload, source, count", [
+    ("papers/1202.3665.gz", "arxiv_source", 34),  # a single-file submission: one gzipped .tex
+    ("grobid/N18-3011.pdf", "pdf_text", 27),  # a PDF-only submission: the e-print is the PDF
+])
+def test_eprint_kind_is_told_by_its_bytes(arxiv_env, tmp_path, default_catalog, payload, source, count):
+    server = arxiv_env
+    server.expect_request("/e-print/1202.3665").respond_with_data((FIXTURES / payload).read_bytes())
+    server.expect_request("/api/processReferences", method="POST").respond_with_data(
+        TEI, content_type="application/xml")
+    assert resolve(tmp_path / "ledger", default_catalog, "arXiv:1202.3665") == 0
+    rows = observations(tmp_path / "ledger")
+    assert len(rows) == count and {r["source"] for r in rows} == {source}
+    assert "/pdf/1202.3665" not in fetched(server)  # a PDF e-print is not fetched twice
