@@ -252,8 +252,9 @@ def _directory(path: Path, citing_paper: str | Mapping[str, str] | None) -> list
 
 
 def _check_citing_paper(source: InputSource, citing_paper: str | Mapping[str, str] | None) -> None:
-    """A paper given on its own needs an id: ``--citing-paper`` or an arXiv-style name."""
-    if source.kind in (PAPER_KIND, FOLDER_KIND) and not source.in_directory:
+    """A paper given on its own needs an id: ``--citing-paper`` or an arXiv-style name. With a
+    mapping per input (the nightly inbox), one without is a reject row and the run goes on."""
+    if source.kind in (PAPER_KIND, FOLDER_KIND) and not source.in_directory and not isinstance(citing_paper, Mapping):
         paper = citing_paper.get(source.name) if isinstance(citing_paper, Mapping) else citing_paper
         if not paper:
             ident, why = citing_paper_from_name(source.name if not source.spooled else "")

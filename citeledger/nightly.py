@@ -39,10 +39,11 @@ from resolvers.remote.retraction_watch import refresh_retraction_watch
 from resolvers.text import rerun_tokens
 
 from . import pipeline
-from .atomic import atomic_move, atomic_write_lines, file_sha256
+from .atomic import atomic_move, atomic_write_lines
 from .catalog import CatalogStore, ParquetCatalog
 from .config import load_config
 from .inputs import InputLimits
+from .paper_inputs import PAPER_SUFFIXES, given_inputs, input_digests, input_sha256
 from .ledger import LEDGER_DB, LedgerStore, citing_papers_of_works, current_links_and_notices, current_rows, write_ledger_database
 from .notice_check import work_notice_rows
 from .pdf_papers import pdf_service, read_later
@@ -52,8 +53,7 @@ from .run_summary import RunSummary
 from .unique_inputs import read_inputs
 from .workers import get_catalog
 
-INPUT_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".json.gz", ".csv", ".csv.gz", ".parquet", ".bbl", ".bib",
-                  ".pdf")
+INPUT_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".json.gz", ".csv", ".csv.gz", ".parquet", *PAPER_SUFFIXES)
 CATALOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".json", ".json.gz", ".csv", ".csv.gz")
 NO_LINK_STATES = (Status.UNRESOLVED.value, Status.MALFORMED_IDENTIFIER.value)
 # beyond this many newer works, filtering by shared tokens costs more than re-resolving
@@ -66,13 +66,14 @@ def _has_suffix(path: Path, suffixes: Sequence[str]) -> bool:
 
 
 def inbox_files(inbox: str | Path, suffixes: Sequence[str] = INPUT_SUFFIXES) -> list[Path]:
-    """Files waiting in an inbox, by name. Hidden files (``.name``) are skipped, so a file being
+    """Files waiting in an inbox, by name, and (reference inboxes) folders: a paper's source tree
+    or a directory of papers. Hidden ones (``.name``) are skipped, so a file or folder being
     copied in under a dot-name and renamed when complete is never read half-written."""
     folder = Path(inbox)
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.iterdir()
-                  if p.is_file() and not p.name.startswith(".") and _has_suffix(p, suffixes))
+    return sorted(p for p in folder.iterdir() if not p.name.startswith(".") and (
+        (p.is_file() and _has_suffix(p, suffixes)) or (p.is_dir() and suffixes is INPUT_SUFFIXES)))
 
 
 def citing_paper_of(path: Path) -> str | None:
@@ -376,16 +377,17 @@ def prepare_nightly(inbox: str | Path, catalog_dir: str | Path, ledger_dir: str 
     work = NightlyWork(plan=None)
     new: list[Path] = []
     for path in inbox_files(inbox):
-        digest = file_sha256(path)
-        if digest in done:
-            work.already_processed[str(path)] = done[digest]
+        digests = input_digests(path)
+        if digests and all(d in done for d in digests):
+            work.already_processed[str(path)] = done[digests[0]]
         else:
             new.append(path)
 
     for manifest in reversed(ledger.unfinished_runs("nightly-")):
         paths = [Path(i["path"]) for i in manifest.inputs]
         if manifest.catalog_fingerprint == catalog.fingerprint and all(
-                p.is_file() and file_sha256(p) == i["sha256"] for p, i in zip(paths, manifest.inputs)):
+                p.exists() and input_sha256(p) == i["sha256"] for p, i in zip(paths, manifest.inputs)):
+            paths = given_inputs(paths, Path(inbox))  # a directory's papers: the directory, as first given
             work.plan = pipeline.plan_run(paths, catalog_dir, ledger_dir, run_id=manifest.run_id,
                                           batch_size=manifest.options.get("batch_size", batch_size), limits=limits,
                                           citing_paper=manifest.options.get("citing_paper"),

@@ -12,6 +12,8 @@ from papers import PaperLimits, PaperReferences, PaperReject, citing_paper_from_
 from papers.archive import TEXT_SUFFIXES
 from resolvers.model import Reference
 
+from .atomic import file_sha256
+
 PAPER_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".gz", ".tex", ".ltx", ".bbl", ".bib", ".pdf")
 PAPER_KIND, FOLDER_KIND = "paper", "paper_folder"
 
@@ -104,3 +106,29 @@ def paper_rows(paper: PaperReferences) -> Iterator[tuple[str, dict | None, int |
 
 def as_reference(row: dict, file: str, line: int | None) -> Reference:
     return Reference(row["citing_paper"], row["reference_index"], row["raw"], row["source"], file, line)
+
+
+def input_sha256(path: Path) -> str:
+    """What a run records for one input: a file's digest or a folder's (``folder_sha256``)."""
+    return folder_sha256(path) if path.is_dir() else file_sha256(path)
+
+
+def input_digests(path: Path) -> list[str]:
+    """The digests a run records for an input as given: one for a file or a paper's folder, one
+    per paper for a directory of papers (so the nightly can tell a folder it already read)."""
+    if path.is_dir() and not is_one_paper_folder(path, None):
+        return [input_sha256(entry) for entry in directory_entries(path)]
+    return [input_sha256(path)]
+
+
+def given_inputs(paths: list[Path], inbox: Path) -> list[Path]:
+    """The inputs as they were given, from the ones a run recorded: a paper of a directory in
+    the inbox stands for that directory (each once, in order)."""
+    inbox = inbox.resolve()
+    out: list[Path] = []
+    for path in paths:
+        resolved = path.resolve()
+        top = inbox / resolved.relative_to(inbox).parts[0] if resolved.is_relative_to(inbox) else path
+        if top not in out:
+            out.append(top)
+    return out

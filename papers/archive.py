@@ -3,11 +3,10 @@ one gzipped ``.tex``. Nothing is extracted, no member name is ever used as a pat
 decompressed byte is counted against the limits, so a bomb is stopped, not read."""
 from __future__ import annotations
 
-import io
 import posixpath
 import tarfile
 import zlib
-from typing import IO, Any
+from typing import IO
 from dataclasses import dataclass, field
 
 from .model import PaperLimits, PaperReject
@@ -50,68 +49,56 @@ def is_tar(head: bytes) -> bool:
     return True
 
 
-class _Gunzip(io.RawIOBase):
-    """A gzip stream decompressed on demand, counting bytes and stopping past ``limit``."""
+class Gunzip:
+    """A gzip stream (concatenated members too) decompressed as it is read, in bounded inflates;
+    counts the bytes and stops past ``limit``."""
 
     def __init__(self, data: bytes, limit: int, what: str, key: str = "max_total_bytes"):
-        self.data, self.pos, self.limit, self.what, self.key, self.count = data, 0, limit, what, key, 0
+        self.data: memoryview = memoryview(data)
+        self.pos, self.limit, self.what, self.key, self.count = 0, limit, what, key, 0
         self.inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        self.pending = b""
 
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        while not self.pending and not self._ended():
-            self._inflate(len(buffer))
-        n = min(len(buffer), len(self.pending))
-        buffer[:n] = self.pending[:n]
-        self.pending = self.pending[n:]
-        return n
+    def read(self, size: int = -1) -> bytes:
+        size = self.limit + 1 if size is None or size < 0 else size
+        parts: list[bytes] = []
+        need = size
+        while need > 0 and not self._ended():
+            out = self._inflate(need)
+            parts.append(out)
+            need -= len(out)
+        return b"".join(parts)
 
     def _ended(self) -> bool:
-        if self.inflater.eof and self.inflater.unused_data.lstrip(b"\0"):
-            # another gzip member follows (concatenated gzip)
-            self.data, self.pos = self.inflater.unused_data.lstrip(b"\0"), 0
+        if self.inflater.eof:
+            rest = self.inflater.unused_data.lstrip(b"\0") + bytes(self.data[self.pos:])
+            if not rest.lstrip(b"\0"):
+                return True
+            self.data = memoryview(rest)  # another gzip member follows
+            self.pos = 0
             self.inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
             return False
-        if self.inflater.eof:
-            return True
         if self.pos >= len(self.data) and not self.inflater.unconsumed_tail:
             raise ArchiveProblem("corrupt_archive", f"truncated gzip data after {self.count:,} bytes")
         return False
 
-    def _inflate(self, size: int) -> None:
-        source = self.inflater.unconsumed_tail or self.data[self.pos:self.pos + CHUNK]
-        if not self.inflater.unconsumed_tail:
-            self.pos += len(source)
+    def _inflate(self, need: int) -> bytes:
+        source: bytes | memoryview = self.inflater.unconsumed_tail
+        if not source:
+            source, self.pos = self.data[self.pos:self.pos + CHUNK], self.pos + CHUNK
         try:
-            out = self.inflater.decompress(source, max(size, CHUNK))
+            out = self.inflater.decompress(source, need)
         except zlib.error as exc:
             raise ArchiveProblem("corrupt_archive", f"corrupt gzip data: {exc}") from None
         self.count += len(out)
         if self.count > self.limit:
             raise ArchiveProblem("too_large", f"{self.what} decompresses to more than {self.limit:,} bytes "
                                  f"(papers.{self.key}); the rest is not read")
-        self.pending = out
+        return out
 
 
-def gunzip(data: bytes, limit: int, what: str, key: str) -> bytes:
-    """All of a gzip stream, at most ``limit`` bytes of it (``key`` names the limit)."""
-    stream = _Gunzip(data, limit, what, key)
-    out = bytearray()
-    buf = bytearray(CHUNK)
-    while n := stream.readinto(buf):
-        out += buf[:n]
-    return bytes(out)
-
-
-def open_stream(data: bytes, limits: PaperLimits) -> tuple[IO[bytes], bytes]:
-    """A stream of the decompressed bytes (decompressing as it is read) and its first 512."""
-    if not is_gzip(data):
-        return io.BytesIO(data), data[:512]
-    stream = io.BufferedReader(_Gunzip(data, limits.max_total_bytes, "the archive"), CHUNK)
-    return stream, stream.peek(512)[:512]
+def gunzip(data: bytes, limits: PaperLimits) -> bytes:
+    """All of a gzip stream, at most ``max_total_bytes`` of it: a bomb stops there."""
+    return Gunzip(data, limits.max_total_bytes, "the archive").read()
 
 
 def safe_member_name(name: str) -> str | None:
@@ -140,11 +127,11 @@ class _CheckedInfo(tarfile.TarInfo):
 
 
 def read_tar(file: str, stream: IO[bytes], limits: PaperLimits) -> Tree:
-    """The text members of a tar stream, read member by member (``r|``: nothing seeks, nothing
-    is extracted); raises ``ArchiveProblem`` for a corrupt, truncated or oversized archive."""
+    """The text members of a tar (in memory, decompressed within the limits), header by header;
+    nothing is extracted. Raises ``ArchiveProblem`` for a corrupt, truncated or oversized one."""
     tree, count, total = Tree(), 0, 0
     try:
-        with tarfile.open(fileobj=stream, mode="r|", tarinfo=_CheckedInfo) as tar:
+        with tarfile.open(fileobj=stream, mode="r:", tarinfo=_CheckedInfo) as tar:
             for info in tar:
                 count += 1
                 total += info.size

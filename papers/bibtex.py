@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 _HEAD = re.compile(r"@\s*([A-Za-z]+)\s*([{(])")
 _NAME = re.compile(r"\s*([A-Za-z0-9_:.+/\-]+)\s*")
+_FIELD = re.compile(r"[\s,]*([A-Za-z][\w\-:.+]*)\s*=")
 _MONTHS = {m: m.capitalize() for m in ("jan feb mar apr may jun jul aug sep oct nov dec").split()}
 
 
@@ -22,19 +23,33 @@ class BibEntry:
     error: str = ""
 
 
+_BRACES = {"{": re.compile(r"[{}]"), "(": re.compile(r"[{})]")}
+_QUOTED = re.compile(r'[{}"]')
+
+
 def _close(text: str, start: int, open_ch: str) -> int:
     """Offset after the entry opened before ``start`` closes; -1 when it never does."""
-    close_ch = "}" if open_ch == "{" else ")"
     depth = 0
-    for i in range(start, len(text)):
-        ch = text[i]
+    for m in _BRACES[open_ch].finditer(text, start):
+        ch = m.group()
         if ch == "{":
             depth += 1
         elif ch == "}" and depth:
             depth -= 1
-        elif ch == close_ch and depth == 0:
-            return i + 1
+        elif depth == 0:  # the closing brace (or parenthesis) of the entry
+            return m.end()
     return -1
+
+
+def _quoted_end(text: str, start: int) -> int:
+    """Offset of the ``"`` closing a quoted value that opened before ``start`` (braces nest)."""
+    depth = 0
+    for m in _QUOTED.finditer(text, start):
+        ch = m.group()
+        if ch == '"' and depth == 0:
+            return m.start()
+        depth += 1 if ch == "{" else -1 if ch == "}" else 0
+    return len(text)
 
 
 def _value(text: str, i: int, macros: dict[str, str]) -> tuple[str, int]:
@@ -50,10 +65,7 @@ def _value(text: str, i: int, macros: dict[str, str]) -> tuple[str, int]:
             parts.append(text[i + 1:end - 1])
             i = end
         elif ch == '"':
-            j, depth = i + 1, 0
-            while j < len(text) and not (text[j] == '"' and depth == 0):
-                depth += {"{": 1, "}": -1}.get(text[j], 0)
-                j += 1
+            j = _quoted_end(text, i + 1)
             parts.append(text[i + 1:j])
             i = j + 1
         else:
@@ -76,7 +88,7 @@ def _fields(body: str, macros: dict[str, str]) -> tuple[str | None, dict[str, st
     fields: dict[str, str] = {}
     i = 0
     while i < len(rest):
-        m = re.compile(r"[\s,]*([A-Za-z][\w\-:.+]*)\s*=").match(rest, i)
+        m = _FIELD.match(rest, i)
         if not m:
             break
         value, i = _value(rest, m.end(), macros)

@@ -44,10 +44,11 @@ def _group(text: str, start: int) -> int:
 
 
 def definitions(text: str) -> dict[str, tuple[int, str]]:
-    """``name -> (argument count, body)`` of the simple macros a LaTeX text defines (at most two
-    arguments, no optional default used)."""
+    """``name -> (argument count, body)`` of the simple macros a LaTeX text defines in its
+    preamble (at most two arguments, no optional default used)."""
     found: dict[str, tuple[int, str]] = {}
-    for m in _DEFINE.finditer(text):
+    begin = text.find("\\begin{document}")
+    for m in _DEFINE.finditer(text, 0, begin if begin > 0 else len(text)):
         end = _group(text, m.end())
         nargs = int(m.group(2) or 0)
         if end > 0 and nargs <= 2 and end - m.end() < 1000:
@@ -55,34 +56,36 @@ def definitions(text: str) -> dict[str, tuple[int, str]]:
     return found
 
 
+_NAME = re.compile(r"\\([A-Za-z]+)\s*")
+
+
 class Expander:
     """Expands a fixed set of macros in short texts (entries), a few rounds deep."""
 
     def __init__(self, defined: dict[str, tuple[int, str]]):
         self.macros = {**{k: (0, v) for k, v in JOURNALS.items()}, **defined}
-        names = sorted(self.macros, key=len, reverse=True)
-        self.pattern = re.compile(r"\\(" + "|".join(map(re.escape, names)) + r")(?![A-Za-z])\s*") if names else None
 
     def expand(self, text: str) -> str:
-        if self.pattern is None or "\\" not in text:
-            return text
         for _ in range(4):
-            out, pos, changed = [], 0, False
-            for m in self.pattern.finditer(text):
-                if m.start() < pos:
+            if "\\" not in text:
+                break
+            out, pos = [], 0
+            for m in _NAME.finditer(text):
+                found = self.macros.get(m.group(1))
+                if m.start() < pos or found is None:
                     continue
-                nargs, body = self.macros[m.group(1)]
-                args, end = self._args(text, m.end(), nargs)
+                args, end = self._args(text, m.end(), found[0])
                 if args is None:
                     continue
+                body = found[1]
                 for n, arg in enumerate(args, start=1):
                     body = body.replace(f"#{n}", arg)
-                out += [text[pos:m.start()], body + (" " if nargs == 0 and end < len(text) and
-                                                      text[end - 1:end].isspace() else "")]
-                pos, changed = end, True
-            text = "".join(out) + text[pos:]
-            if not changed:
+                spaced = found[0] == 0 and end < len(text) and text[end - 1:end].isspace()
+                out += [text[pos:m.start()], body + (" " if spaced else "")]
+                pos = end
+            if not out:
                 break
+            text = "".join(out) + text[pos:]
         return text
 
     @staticmethod

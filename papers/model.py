@@ -16,7 +16,7 @@ class PaperLimits:
     text member (``.tex``, ``.bbl``, ``.bib``) read into memory; ``max_input_depth``: nesting of
     ``\\input``/``\\include``."""
 
-    max_total_bytes: int = 512 * MiB
+    max_total_bytes: int = 256 * MiB
     max_members: int = 10_000
     max_member_bytes: int = 32 * MiB
     max_input_depth: int = 16

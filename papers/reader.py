@@ -2,10 +2,11 @@
 ``.bbl`` or ``.bib``) or a folder's files, read in memory within ``PaperLimits``."""
 from __future__ import annotations
 
+import io
 import posixpath
 from typing import Mapping
 
-from .archive import ArchiveProblem, Tree, gunzip, is_gzip, is_tar, open_stream, read_tar
+from .archive import ArchiveProblem, Tree, gunzip, is_gzip, is_tar, read_tar
 from .model import PaperLimits, PaperReferences, PaperReject
 from .names import citing_paper_from_name, strip_suffix
 from .sources import KINDS, choose
@@ -69,24 +70,20 @@ def read_paper(name: str, data: bytes, limits: PaperLimits | None = None,
 
 def _tree(name: str, data: bytes, form: str, limits: PaperLimits) -> Tree:
     """The text members of the paper: an archive's, or the one file's under its own name."""
-    tree = Tree()
-    if form in ("gzip", "tar"):
-        stream, head = open_stream(data, limits)
-        if is_tar(head):
-            read = read_tar(name, stream, limits)
-            tree.members, tree.rejects, tree.form = read.members, read.rejects, "tar"
-            return tree
-        if head[:5] == b"%PDF-":
+    if form == "gzip":
+        data = gunzip(data, limits)
+        if data[:5] == b"%PDF-":
             raise ArchiveProblem("pdf", "a gzipped PDF: its references need a GROBID service")
-        data = gunzip(data, limits.max_member_bytes, "the gzipped file", "max_member_bytes")
-        tree.form, member = "gzip_tex", posixpath.basename(strip_suffix(name)) + ".tex"
-    else:
-        if len(data) > limits.max_member_bytes:
-            raise ArchiveProblem("member_too_large", f"file of {len(data):,} bytes exceeds "
-                                 f"{limits.max_member_bytes:,} (papers.max_member_bytes)")
-        tree.form, member = form, posixpath.basename(strip_suffix(name)) + "." + form
-    tree.members[member] = data
-    return tree
+        form = "tar" if is_tar(data[:512]) else "gzip_tex"
+    if form == "tar":
+        tree = read_tar(name, io.BytesIO(data), limits)
+        tree.form = "tar"
+        return tree
+    if len(data) > limits.max_member_bytes:
+        raise ArchiveProblem("member_too_large", f"{'decompressed, ' if form == 'gzip_tex' else ''}{len(data):,} "
+                             f"bytes exceed {limits.max_member_bytes:,} (papers.max_member_bytes)")
+    member = posixpath.basename(strip_suffix(name)) + "." + ("tex" if form == "gzip_tex" else form)
+    return Tree(members={member: data}, form=form)
 
 
 def read_tree(name: str, files: Mapping[str, bytes], limits: PaperLimits | None = None,

@@ -25,6 +25,8 @@ def _name(name: str) -> str:
 
 def _split_top(text: str, sep: str) -> list[str]:
     """``text`` split at ``sep`` outside braces."""
+    if "{" not in text:
+        return text.split(sep)
     parts, depth, start = [], 0, 0
     for i, ch in enumerate(text):
         depth += 1 if ch == "{" else -1 if ch == "}" else 0
@@ -41,9 +43,16 @@ def authors(value: str) -> str:
     return ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1] if names else ""
 
 
+# the fields a reference shows and a parser can use; others (abstract, keywords, file...) are left
+KEPT_FIELDS = frozenset({"author", "editor", "title", "booktitle", "journal", "journaltitle", "school", "institution",
+                         "organization", "publisher", "howpublished", "volume", "number", "pages", "year", "date",
+                         "month", "doi", "eprint", "archiveprefix", "primaryclass", "url", "note", "edition",
+                         "series", "chapter", "address", "isbn", "issn", "type"})
+
+
 def fields_text(fields: dict[str, str]) -> dict[str, str]:
-    """Each field's LaTeX as text (what the parser is given beside the string)."""
-    return {k: latex_to_text(v) for k, v in fields.items() if v and v.strip()}
+    """Each kept field's LaTeX as text (what the parser is given beside the string)."""
+    return {k: latex_to_text(v) for k, v in fields.items() if k in KEPT_FIELDS and v and v.strip()}
 
 
 def render(fields: dict[str, str], text: dict[str, str] | None = None) -> str:
@@ -92,13 +101,14 @@ def _last_first(name: str) -> str:
     return " ".join(words[-1:] + words[:-1])
 
 
-def sort_key(fields: dict[str, str]) -> tuple[str, str, str]:
+def sort_key(fields: dict[str, str], text: dict[str, str]) -> tuple[str, str, str]:
     """What sorting BibTeX styles order by, approximately: authors (last names first), year,
-    title without its leading article, all folded to letters, digits and spaces."""
+    title without its leading article, all folded to letters, digits and spaces. ``text`` is
+    ``fields_text(fields)``."""
     who = fields.get("author") or fields.get("editor") or fields.get("key") or fields.get("organization") or ""
     names = "   ".join(_last_first(n) for n in _split_top(re.sub(r"\s+", " ", who), " and "))
 
     def fold(value: str) -> str:
-        return re.sub(r"\s+", " ", _NOT_WORD.sub("", latex_to_text(value))).strip().lower()
+        return re.sub(r"\s+", " ", _NOT_WORD.sub("", value)).strip().lower()
 
-    return fold(names), fold(fields.get("year", "")), fold(_ARTICLE.sub("", latex_to_text(fields.get("title", ""))))
+    return fold(latex_to_text(names)), fold(text.get("year", "")), fold(_ARTICLE.sub("", text.get("title", "")))

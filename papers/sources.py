@@ -122,9 +122,12 @@ def _bib_entries(found: Found, file: str, members: dict[str, str], bibs: list[st
     ones (in order of first citation), then sorted as a sorting ``style`` sorts. An entry that
     cannot be read, or a key cited but in no ``.bib``, is a reject holding its place."""
     entries = _wanted(bibs, members, keys)
+    prepared = {id(e): (f, fields_text(f)) for _, e, _ in entries if e is not None and not e.error
+                for f in [found.macros_fields(e)]}
     sort = style is not None and style.lower() not in UNSORTED_STYLES
     if sort:
-        entries.sort(key=lambda item: sort_key(found.macros_fields(item[1])) if item[1] else ("~", "", item[2]))
+        entries.sort(key=lambda item: sort_key(*prepared[id(item[1])]) if id(item[1]) in prepared
+                     else ("~", "", item[2]))
     for position, (name, entry, key) in enumerate(entries, start=1):
         if entry is None:
             found.rejects.append(PaperReject(file, None, "cited_key_missing",
@@ -134,8 +137,7 @@ def _bib_entries(found: Found, file: str, members: dict[str, str], bibs: list[st
         if entry.error:
             found.rejects.append(PaperReject(file, name, "bad_bibtex", f"reference {position}: {entry.error}", line))
             continue
-        fields = found.macros_fields(entry)
-        text = fields_text(fields)
+        fields, text = prepared[id(entry)]
         found.references.append(ExtractedReference(position, render(fields, text), source or "bib", name, "bib",
                                                    entry.key, line, text))
     order = "cited entries in order of first citation" if keys is not None else "every entry in file order"

@@ -9,8 +9,9 @@ import re
 from dataclasses import dataclass, field
 
 from .model import PaperLimits, PaperReject
+from .text import strip_comments
 
-_COMMENT = re.compile(r"(?<!\\)((?:\\\\)*)%[^\n]*")
+_CONTROL = bytes(b for b in range(32) if b not in (9, 10, 11, 12, 13))
 _INPUT = re.compile(r"\\(?:input|include|subfile|InputIfFileExists)(?![A-Za-z@])\s*"
                     r"(?:\{\s*([^{}]*?)\s*\}|([^\s{}%\\]+))")
 _DOCUMENT = re.compile(r"\\document(?:class|style)(?![A-Za-z])")
@@ -21,7 +22,7 @@ _CITE = re.compile(r"\\(?:no)?cite[a-zA-Z]*\*?\s*(?:\[[^\]]*\]\s*){0,2}\{([^{}]*
 def decode(data: bytes) -> str | None:
     """Text of a member: UTF-8, else Latin-1 (old arXiv sources); None when it is binary."""
     head = data[:8192]
-    if b"\0" in head or (head and sum(b < 9 or 13 < b < 32 for b in head) * 20 > len(head)):
+    if b"\0" in head or (len(head) - len(head.translate(None, _CONTROL))) * 20 > len(head):
         return None
     try:
         return data.decode("utf-8").removeprefix("\ufeff")
@@ -31,7 +32,7 @@ def decode(data: bytes) -> str | None:
 
 def strip_comments_keep_lines(text: str) -> str:
     """Comments out, newlines kept, so offsets still give the right line."""
-    return _COMMENT.sub(r"\1", text) if "%" in text else text
+    return strip_comments(text, keep_lines=True)
 
 
 @dataclass(slots=True)

@@ -138,7 +138,7 @@ def test_the_papers_limits_come_from_the_configuration(tmp_path):
     config = load_config(env={"CITELEDGER_PAPERS_MAX_MEMBER_BYTES": "4096"}, cwd=tmp_path)
     assert (config.papers.max_members, config.papers.max_input_depth, config.papers.max_member_bytes) == (50, 3, 4096)
     (tmp_path / "elsewhere").mkdir()
-    assert load_config(env={}, cwd=tmp_path / "elsewhere").papers.max_total_bytes == 512 << 20
+    assert load_config(env={}, cwd=tmp_path / "elsewhere").papers.max_total_bytes == 256 << 20
     with pytest.raises(ConfigError, match="papers.max_members"):
         load_config(env={"CITELEDGER_PAPERS_MAX_MEMBERS": "0"}, cwd=tmp_path)
 

@@ -133,8 +133,10 @@ def test_an_archive_bomb_is_stopped_by_the_limits():
     assert codes(many) == [(None, "too_many_members")]
     member = read_paper("2501.00254.tar.gz", tar({"ms.tex": MAIN, "ms.bbl": BBL + b"%" * (1 << 16)}), limits)
     assert ("ms.bbl", "member_too_large") in codes(member)
-    gz = read_paper("2501.00254.gz", gzip.compress(b"\0" * (1 << 20)), limits)
+    gz = read_paper("2501.00254.gz", gzip.compress(b"\0" * (2 << 20)), limits)
     assert codes(gz) == [(None, "too_large")]
+    tex = read_paper("2501.00254.gz", gzip.compress(b"%" * (1 << 17)), limits)
+    assert codes(tex) == [(None, "member_too_large")]
 
 
 def test_an_input_loop_is_a_reject_and_the_rest_is_read():
