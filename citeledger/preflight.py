@@ -12,8 +12,6 @@ from pathlib import Path
 
 from resolvers.errors import LockTimeout, UsageError
 
-from .input_files import is_arxiv_input
-
 from . import locking
 
 
@@ -46,8 +44,8 @@ def check_catalog(catalog: str) -> None:
 def check_inputs(inputs: list[Path]) -> None:
     """Every input exists and is readable (``-`` is standard input)."""
     for path in inputs:
-        if str(path) == "-" or is_arxiv_input(path):
-            continue
+        if str(path) == "-" or (str(path).lower().startswith("arxiv:") and not path.exists()):
+            continue  # stdin; an arXiv:ID input (input_files.is_arxiv_input), fetched, not read
         if not path.exists():
             raise UsageError(f"input {path} does not exist: check the path")
         if not os.access(path, os.R_OK | (os.X_OK if path.is_dir() else 0)):
