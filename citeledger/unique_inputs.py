@@ -16,6 +16,10 @@ from resolvers.model import Reference
 
 from .input_files import InputSource, discard_spools, prepare_inputs
 from .inputs import InputLimits, InputReject, read_references
+from .paper_inputs import FOLDER_KIND, PAPER_KIND
+from .progress import track
+
+PROGRESS_FROM = 20  # inputs (a directory of papers) from which reading them shows its progress
 
 
 def read_inputs(paths: Sequence[str | Path], limits: InputLimits,
@@ -35,11 +39,16 @@ def read_inputs(paths: Sequence[str | Path], limits: InputLimits,
     return references, rejects
 
 
-def _read_all(sources: Sequence[InputSource], limits: InputLimits,
-              citing_paper: str | Mapping[str, str] | None) -> Iterator[Reference | InputReject]:
-    for source in sources:
-        paper = citing_paper.get(source.name) if isinstance(citing_paper, Mapping) else citing_paper
-        yield from read_references(source.path, limits, paper, source.name, source.kind)
+def _read_all(sources: Sequence[InputSource], limits: InputLimits, citing_paper: str | Mapping[str, str] | None,
+              progress: bool = False) -> Iterator[Reference | InputReject]:
+    """Every row of every source; with ``progress`` (a directory of papers), a progress line of
+    the inputs read (a bar on a terminal)."""
+    unit = "papers" if all(s.kind in (PAPER_KIND, FOLDER_KIND) for s in sources) else "inputs"
+    with track(len(sources) if progress else 0, f"{unit} read") as advance:
+        for source in sources:
+            paper = citing_paper.get(source.name) if isinstance(citing_paper, Mapping) else citing_paper
+            yield from read_references(source.path, limits, paper, source.name, source.kind)
+            advance(1)
 
 
 @dataclass(frozen=True)
@@ -87,7 +96,7 @@ def iter_unique(sources: Sequence[InputSource], limits: InputLimits,
     """Every row of every input, streamed, as a reference or a reject; a reference whose
     (citing_paper, reference_index) repeats is settled the same whatever the order of the inputs."""
     settled = _duplicates(sources, limits, citing_paper)
-    for item in _read_all(sources, limits, citing_paper):
+    for item in _read_all(sources, limits, citing_paper, progress=len(sources) >= PROGRESS_FROM):
         if settled and isinstance(item, Reference):
             rule = settled.get((item.citing_paper, item.reference_index))
             if rule is not None and rule.keep != (str(item.file), int(item.line or 0)):
