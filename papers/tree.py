@@ -21,9 +21,11 @@ _CITE = re.compile(r"\\(?:no)?cite[a-zA-Z]*\*?\s*(?:\[[^\]]*\]\s*){0,2}\{([^{}]*
 
 
 def decode(data: bytes) -> str | None:
-    """Text of a member: UTF-8, else Latin-1 (old arXiv sources); None when it is binary."""
+    """Text of a member: UTF-8, else Latin-1 (old arXiv sources); None when it is binary (over
+    5 % of its first 8 KiB, and more than 16, control bytes: a stray NUL in a text is not binary)."""
     head = data[:8192]
-    if b"\0" in head or (len(head) - len(head.translate(None, _CONTROL))) * 20 > len(head):
+    controls = len(head) - len(head.translate(None, _CONTROL))
+    if controls > max(16, len(head) // 20):  # over 5 % control bytes (and more than a stray few)
         return None
     try:
         return data.decode("utf-8").removeprefix("\ufeff")
