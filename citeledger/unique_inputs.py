@@ -6,11 +6,14 @@ from __future__ import annotations
 import hashlib
 import json
 from array import array
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
 import numpy as np
+
+from papers import citing_paper_from_name
 
 from resolvers.model import Reference
 
@@ -51,6 +54,19 @@ def _read_all(sources: Sequence[InputSource], limits: InputLimits, citing_paper:
             advance(1)
 
 
+def _may_repeat(sources: Sequence[InputSource], citing_paper: str | Mapping[str, str] | None) -> list[InputSource]:
+    """The sources whose rows could repeat another's: all of them when any is a row file; of
+    papers alone, those sharing their id with another paper (a paper numbers its references
+    once, so one with an id of its own repeats nothing, and a paper without an id has no rows).
+    A directory of papers is then read once, not twice."""
+    if any(s.kind not in (PAPER_KIND, FOLDER_KIND) for s in sources):
+        return list(sources)
+    ids = [(citing_paper.get(s.name) if isinstance(citing_paper, Mapping) else citing_paper)
+           or citing_paper_from_name(s.name)[0] for s in sources]
+    counts = Counter(ids)
+    return [s for s, i in zip(sources, ids) if i is not None and counts[i] > 1]
+
+
 @dataclass(frozen=True)
 class _Settled:
     keep: tuple[str, int] | None  # the location whose row stays, None when the duplicates conflict
@@ -61,8 +77,9 @@ def _duplicates(sources: Sequence[InputSource], limits: InputLimits,
                 citing_paper: str | Mapping[str, str] | None) -> dict[tuple[str, int], _Settled]:
     """How each (citing_paper, reference_index) seen more than once is settled. One pass keeps
     8 bytes a row (a hash of the key), a second one looks only at keys whose hash repeats."""
+    checked = _may_repeat(sources, citing_paper)
     hashes = array("q")
-    for item in _read_all(sources, limits, citing_paper):
+    for item in _read_all(checked, limits, citing_paper):
         if isinstance(item, Reference):
             hashes.append(hash((item.citing_paper, item.reference_index)))
     if len(hashes) < 2:
@@ -73,7 +90,7 @@ def _duplicates(sources: Sequence[InputSource], limits: InputLimits,
     if not suspects:
         return {}
     seen: dict[tuple[str, int], list[tuple[str, int, str]]] = {}
-    for item in _read_all(sources, limits, citing_paper):
+    for item in _read_all(checked, limits, citing_paper):
         if isinstance(item, Reference) and hash(key := (item.citing_paper, item.reference_index)) in suspects:
             content = hashlib.sha256(json.dumps([item.raw, item.source]).encode("utf-8", "surrogatepass"))
             seen.setdefault(key, []).append((str(item.file), int(item.line or 0), content.hexdigest()))
