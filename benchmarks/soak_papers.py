@@ -114,8 +114,9 @@ def main() -> int:
             seconds, err, killed = resolve(folder, args.catalog, ledger, kill_after_parts=2)
             print(f"first run: {'SIGKILLed' if killed else 'ended'} after {seconds:.1f} s")
         seconds, err, _ = resolve(folder, args.catalog, ledger, kill_after_parts=None)
-        print(f"{'resumed' if not args.no_kill else 'the'} run: {seconds:.1f} s; its progress lines:")
-        print("".join(f"  {line}\n" for line in err.splitlines()[-8:]), end="")
+        print(f"{'resumed' if not args.no_kill else 'the'} run: {seconds:.1f} s; its progress lines (first and last):")
+        lines = err.splitlines()
+        print("".join(f"  {line}\n" for line in lines[:4] + ["..."] + lines[-3:]), end="")
         problems = check(ledger, expected)
         print("every paper accounted for, no reference lost or duplicated" if not problems else
               "PROBLEMS: " + "; ".join(problems))

@@ -187,3 +187,22 @@ def test_two_versions_of_one_paper_are_settled_as_duplicates_and_other_papers_re
         [("1202.3665", 34), ("1606.03757", 33), ("2501.00254", 1)]
     assert sum("conflicting duplicates" in r.reason for r in rejects) == 2 * 19
     assert reads.count("1202.3665.gz") == 1  # an id no other paper has: read once, not twice
+
+
+def test_reading_a_directory_of_papers_shows_a_progress_line(tmp_path, monkeypatch, capsys):
+    from citeledger import progress
+    from citeledger.inputs import InputLimits
+    from citeledger.unique_inputs import read_inputs
+
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    for n in range(25):
+        shutil.copy(FIXTURES / "1911.13021.tar.gz", papers / f"2601.{n + 1:05d}.tar.gz")
+    monkeypatch.setattr(progress, "PLAIN_EVERY", 0.0)  # a line at every step, not every 10 s
+    progress.set_bar(False)
+    try:
+        refs, _ = read_inputs([papers], InputLimits())
+    finally:
+        progress.set_bar(None)
+    assert len(refs) == 25 * 19
+    assert "25/25 papers read" in capsys.readouterr().err
