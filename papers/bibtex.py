@@ -25,6 +25,7 @@ class BibEntry:
 
 _BRACES = {"{": re.compile(r"[{}]"), "(": re.compile(r"[{})]")}
 _QUOTED = re.compile(r'[{}"]')
+_SIMPLE = re.compile(r"\{([^{}]*)\}")
 
 
 def _close(text: str, start: int, open_ch: str) -> int:
@@ -59,7 +60,11 @@ def _value(text: str, i: int, macros: dict[str, str]) -> tuple[str, int]:
         while i < len(text) and text[i].isspace():
             i += 1
         ch = text[i:i + 1]
-        if ch == "{":
+        simple = _SIMPLE.match(text, i) if ch == "{" else None
+        if simple:
+            parts.append(simple.group(1))
+            i = simple.end()
+        elif ch == "{":
             end = _close(text, i + 1, "{")
             end = len(text) if end < 0 else end
             parts.append(text[i + 1:end - 1])

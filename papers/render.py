@@ -23,16 +23,23 @@ def _name(name: str) -> str:
     return name
 
 
+_SEPARATORS = {sep: re.compile(r"[{}]|" + re.escape(sep)) for sep in (",", " and ")}
+
+
 def _split_top(text: str, sep: str) -> list[str]:
-    """``text`` split at ``sep`` outside braces."""
+    """``text`` split at ``sep`` (``,`` or `` and ``) outside braces."""
     if "{" not in text:
         return text.split(sep)
     parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        depth += 1 if ch == "{" else -1 if ch == "}" else 0
-        if depth == 0 and text.startswith(sep, i):
-            parts.append(text[start:i])
-            start = i + len(sep)
+    for m in _SEPARATORS[sep].finditer(text):
+        found = m.group()
+        if found == "{":
+            depth += 1
+        elif found == "}":
+            depth -= 1
+        elif depth == 0:
+            parts.append(text[start:m.start()])
+            start = m.end()
     return parts + [text[start:]]
 
 

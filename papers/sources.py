@@ -8,6 +8,7 @@ file order, with ``\\nocite{*}`` or when nothing is cited); (4) with no main fil
 then every ``.bib``, then any ``.tex`` with an inline list."""
 from __future__ import annotations
 
+import bisect
 import posixpath
 
 import re
@@ -18,7 +19,7 @@ from .macros import Expander, definitions
 from .model import ExtractedReference, PaperLimits, PaperReject
 from .render import UNSORTED_STYLES, fields_text, render, sort_key
 from .text import latex_to_text
-from .tree import Expanded, bib_names, cited_keys, expand, main_files, strip_comments_keep_lines
+from .tree import Expanded, bib_names, newline_offsets, cited_keys, expand, main_files, strip_comments_keep_lines
 
 _STYLE = re.compile(r"\\bibliographystyle\s*\{([^{}]*)\}")
 
@@ -128,12 +129,13 @@ def _bib_entries(found: Found, file: str, members: dict[str, str], bibs: list[st
     if sort:
         entries.sort(key=lambda item: sort_key(*prepared[id(item[1])]) if id(item[1]) in prepared
                      else ("~", "", item[2]))
+    newlines = {name: newline_offsets(members[name]) for name in bibs}
     for position, (name, entry, key) in enumerate(entries, start=1):
         if entry is None:
             found.rejects.append(PaperReject(file, None, "cited_key_missing",
                                              f"reference {position}: \\cite{{{key}}} is in no .bib file of the paper"))
             continue
-        line = members[name].count("\n", 0, entry.offset) + 1
+        line = bisect.bisect_left(newlines[name], entry.offset) + 1
         if entry.error:
             found.rejects.append(PaperReject(file, name, "bad_bibtex", f"reference {position}: {entry.error}", line))
             continue

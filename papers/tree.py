@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from .model import PaperLimits, PaperReject
 from .text import strip_comments
 
+_NEWLINE = re.compile("\n")
 _CONTROL = bytes(b for b in range(32) if b not in (9, 10, 11, 12, 13))
 _INPUT = re.compile(r"\\(?:input|include|subfile|InputIfFileExists)(?![A-Za-z@])\s*"
                     r"(?:\{\s*([^{}]*?)\s*\}|([^\s{}%\\]+))")
@@ -20,9 +21,11 @@ _CITE = re.compile(r"\\(?:no)?cite[a-zA-Z]*\*?\s*(?:\[[^\]]*\]\s*){0,2}\{([^{}]*
 
 
 def decode(data: bytes) -> str | None:
-    """Text of a member: UTF-8, else Latin-1 (old arXiv sources); None when it is binary."""
+    """Text of a member: UTF-8, else Latin-1 (old arXiv sources); None when it is binary (over
+    5 % of its first 8 KiB, and more than 16, control bytes: a stray NUL in a text is not binary)."""
     head = data[:8192]
-    if b"\0" in head or (len(head) - len(head.translate(None, _CONTROL))) * 20 > len(head):
+    controls = len(head) - len(head.translate(None, _CONTROL))
+    if controls > max(16, len(head) // 20):  # over 5 % control bytes (and more than a stray few)
         return None
     try:
         return data.decode("utf-8").removeprefix("\ufeff")
@@ -45,12 +48,24 @@ class Expanded:
     lines: dict[str, str] = field(default_factory=dict)
     rejects: list[PaperReject] = field(default_factory=list)
     included: set[str] = field(default_factory=set)
+    size: int = 0
+    _starts: list[int] = field(default_factory=list)
+    _newlines: dict[str, list[int]] = field(default_factory=dict)
 
     def where(self, offset: int) -> tuple[str, int]:
-        """(member, line) of an offset of ``text``."""
-        i = bisect.bisect_right([p[0] for p in self.pieces], offset) - 1
+        """(member, line) of an offset of ``text`` (a bisection: thousands of entries stay linear)."""
+        if len(self._starts) != len(self.pieces):
+            self._starts = [p[0] for p in self.pieces]
+        i = bisect.bisect_right(self._starts, offset) - 1
         start, member, member_offset = self.pieces[max(i, 0)]
-        return member, self.lines[member].count("\n", 0, member_offset + offset - start) + 1
+        if member not in self._newlines:
+            self._newlines[member] = newline_offsets(self.lines[member])
+        return member, bisect.bisect_left(self._newlines[member], member_offset + offset - start) + 1
+
+
+def newline_offsets(text: str) -> list[int]:
+    """Offsets of every newline: the line of offset ``o`` is ``bisect_left(offsets, o) + 1``."""
+    return [m.start() for m in _NEWLINE.finditer(text)]
 
 
 def resolve_input(members: dict[str, str], current: str, target: str) -> str | None:
@@ -92,7 +107,7 @@ def _expand_into(file: str, members: dict[str, str], name: str, stack: list[str]
             out.rejects.append(PaperReject(file, name, "input_too_deep", f"\\input nested deeper than "
                                            f"{limits.max_input_depth} (papers.max_input_depth): {target} not read",
                                            text.count("\n", 0, m.start()) + 1))
-        elif sum(len(p) for p in parts) + len(members[target]) > limits.max_total_bytes:
+        elif out.size + len(members[target]) > limits.max_total_bytes:
             out.rejects.append(PaperReject(file, target, "too_large", "the expanded text passes "
                                            f"{limits.max_total_bytes:,} characters (papers.max_total_bytes)"))
         else:
@@ -102,8 +117,9 @@ def _expand_into(file: str, members: dict[str, str], name: str, stack: list[str]
 
 def _append(out: Expanded, parts: list[str], member: str, member_offset: int, chunk: str) -> None:
     if chunk:
-        out.pieces.append((sum(len(p) for p in parts), member, member_offset))
+        out.pieces.append((out.size, member, member_offset))
         parts.append(chunk)
+        out.size += len(chunk)
 
 
 def main_files(members: dict[str, str]) -> list[str]:

@@ -159,3 +159,50 @@ def test_a_run_reads_papers_within_the_configured_limits_and_keeps_them_for_a_re
     again = pipeline.plan_run([paper], fixture_catalog, tmp_path / "ledger", run_id="small")
     pipeline.abandon_run(again)
     assert again.resumed and again.references == 0
+
+
+def test_two_versions_of_one_paper_are_settled_as_duplicates_and_other_papers_read_once(tmp_path, monkeypatch):
+    from citeledger import paper_inputs
+    from citeledger.unique_inputs import read_inputs
+    from citeledger.inputs import InputLimits
+
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    shutil.copy(FIXTURES / "1911.13021.tar.gz", papers / "2501.00254v1.tar.gz")
+    shutil.copy(FIXTURES / "2006.02250.tar.gz", papers / "2501.00254v2.tar.gz")  # another list, same paper id
+    shutil.copy(FIXTURES / "1606.03757.tar", papers / "1606.03757v1.tar")
+    shutil.copy(FIXTURES / "1606.03757.tar", papers / "1606.03757v2.tar")  # the same bytes twice
+    shutil.copy(FIXTURES / "1202.3665.gz", papers / "1202.3665.gz")
+    reads = []
+    real = paper_inputs.read_paper
+
+    def counted(name, *args, **kwargs):
+        reads.append(Path(name).name)
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(paper_inputs, "read_paper", counted)
+    refs, rejects = read_inputs([papers], InputLimits())
+    # v1 has 19 references, v2 20: positions 1-19 disagree (all rejected), 20 is v2's alone
+    assert sorted({(r.citing_paper, len([x for x in refs if x.citing_paper == r.citing_paper])) for r in refs}) == \
+        [("1202.3665", 34), ("1606.03757", 33), ("2501.00254", 1)]
+    assert sum("conflicting duplicates" in r.reason for r in rejects) == 2 * 19
+    assert reads.count("1202.3665.gz") == 1  # an id no other paper has: read once, not twice
+
+
+def test_reading_a_directory_of_papers_shows_a_progress_line(tmp_path, monkeypatch, capsys):
+    from citeledger import progress
+    from citeledger.inputs import InputLimits
+    from citeledger.unique_inputs import read_inputs
+
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    for n in range(25):
+        shutil.copy(FIXTURES / "1911.13021.tar.gz", papers / f"2601.{n + 1:05d}.tar.gz")
+    monkeypatch.setattr(progress, "PLAIN_EVERY", 0.0)  # a line at every step, not every 10 s
+    progress.set_bar(False)
+    try:
+        refs, _ = read_inputs([papers], InputLimits())
+    finally:
+        progress.set_bar(None)
+    assert len(refs) == 25 * 19
+    assert "25/25 papers read" in capsys.readouterr().err
