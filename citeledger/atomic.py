@@ -139,6 +139,18 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _move_folder_across(source: Path, target: Path) -> None:
+    """A folder onto another file system: copied beside the target under a temporary name,
+    renamed into place, and only then removed from where it was."""
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(source, tmp, symlinks=True)
+    os.replace(tmp, target)
+    _fsync(target.parent)
+    shutil.rmtree(source)
+    _fsync(source.parent)
+
+
 def atomic_write_lines(path: Path, lines: Iterable[str]) -> int:
     """Text streamed line by line (a harvest too large to hold) through ``staged``. Returns the
     lines written."""
@@ -151,8 +163,9 @@ def atomic_write_lines(path: Path, lines: Iterable[str]) -> int:
 
 
 def atomic_move(source: Path, target: Path) -> Path:
-    """Move a file to ``target``: one rename on the same file system, else a copy through
-    ``staged`` before the source goes; both folders fsynced, so a crash keeps one whole copy."""
+    """Move a file (or a folder: a paper dropped in the nightly inbox) to ``target``: one rename
+    on the same file system, else a copy through ``staged`` before the source goes; both
+    folders fsynced, so a crash keeps one whole copy."""
     with disk_errors(target):
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -160,6 +173,9 @@ def atomic_move(source: Path, target: Path) -> Path:
         except OSError as exc:
             if exc.errno != errno.EXDEV:
                 raise
+            if Path(source).is_dir():
+                _move_folder_across(Path(source), target)
+                return target
             with staged(target) as tmp, open(source, "rb") as src, open(tmp, "wb") as dst:
                 shutil.copyfileobj(src, dst, 1 << 20)  # another file system: no rename across it
             os.unlink(source)

@@ -12,7 +12,7 @@ from resolvers.errors import CiteledgerError, DiskFull, NotFound, UsageError
 
 from . import locking
 from .options import non_negative_int, positive_int
-from .preflight import check_catalog, check_inputs, check_ledger, prefect_defaults, use_flow
+from .preflight import check_catalog, check_inputs, check_ledger, prefect_defaults, use_flow, use_grobid
 from .run_summary import RunSummary
 
 DEFAULT_CATALOG = "data/catalog"
@@ -66,6 +66,7 @@ def print_summary(summary: RunSummary | dict) -> None:
 
 
 def cmd_resolve(args: argparse.Namespace) -> int:
+    use_grobid(args.grobid)
     check_inputs(args.inputs)
     check_catalog(args.catalog)
     check_ledger(args.ledger)
@@ -253,6 +254,7 @@ def _eval_styles(args: argparse.Namespace) -> int:
 
 
 def cmd_nightly(args: argparse.Namespace) -> int:
+    use_grobid(args.grobid)
     prefect_defaults()
     from flows.nightly import nightly
 
@@ -365,12 +367,16 @@ def _inspect(sub: Any, name: str, help: str, folder_option: str, default: str, f
 def _resolve_parser(sub: Any) -> None:
     resolve = _sub(sub, "resolve", "resolve reference files into the ledger")
     resolve.add_argument("inputs", nargs="+", type=Path,
-                         help="reference files: JSON Lines (.gz), CSV, Parquet, .bbl/.bib (with --citing-paper)")
+                         help="reference files: JSON Lines (.gz), CSV, Parquet, .bbl/.bib (with --citing-paper), "
+                         "PDFs (with --grobid), arXiv:ID (with --remote)")
     _store_options(resolve)
     resolve.add_argument("--run-id", help="id of this run (default: a new one); the id of an interrupted run "
                          "completes it")
     resolve.add_argument("--citing-paper", help="the citing paper of a .bbl or .bib input (default: from an arXiv-style file name)")
-    resolve.add_argument("--remote", action="store_true", help="use the remote resolvers configured")
+    resolve.add_argument("--remote", action="store_true", help="use the remote resolvers configured; "
+                         "fetch arXiv:ID inputs from arXiv")
+    resolve.add_argument("--grobid", metavar="URL", help="read PDF inputs through this GROBID service "
+                         "(default: endpoints.grobid of the configuration; none: PDFs are rejected)")
     resolve.add_argument("--batch-size", type=positive_int, default=None,
                          help="references per batch (default: limits.batch_size of the configuration)")
     _runner_options(resolve)
@@ -423,6 +429,7 @@ def _flow_parsers(sub: Any) -> None:
     night.add_argument("--catalog-inbox", default="data/catalog-inbox", help="folder of new catalog source files")
     _store_options(night)
     night.add_argument("--remote", action="store_true", help="harvest and resolve with the configured services")
+    night.add_argument("--grobid", metavar="URL", help="read PDFs dropped in the inbox through this GROBID service")
     night.add_argument("--batch-size", type=positive_int, default=5000, help="references per batch")
     _runner_options(night)
     night.set_defaults(func=cmd_nightly)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from papers import PaperLimits
 from resolvers.errors import ConfigError
 
 from .options import at_least
@@ -23,6 +24,7 @@ from resolvers.remote.settings import (  # noqa: F401 (re-exported: the types co
     CROSSREF_DEFAULTS,
     CROSSREF_POLITE_INTERVAL,
     OPENALEX_DEFAULTS,
+    GROBID_DEFAULTS,
     RETRACTION_WATCH_DEFAULTS,
     Endpoints,
     RemoteSettings,
@@ -31,7 +33,7 @@ from resolvers.remote.settings import (  # noqa: F401 (re-exported: the types co
 )
 
 REMOTE_SERVICES = ("arxiv", "crossref", "openalex")
-SERVICES = ("arxiv", "crossref", "retraction_watch", "openalex")
+SERVICES = ("arxiv", "crossref", "retraction_watch", "openalex", "grobid")
 SEARCH_SERVICES = ("crossref", "openalex", "arxiv")
 CONFIG_FILE_NAME = "citeledger.toml"
 
@@ -74,9 +76,11 @@ class Config:
     retraction_watch: ServiceSettings = RETRACTION_WATCH_DEFAULTS
     openalex: ServiceSettings = OPENALEX_DEFAULTS
     search: SearchSettings = field(default_factory=SearchSettings)
+    grobid: ServiceSettings = GROBID_DEFAULTS  # politeness towards endpoints.grobid, when set
     endpoints: Endpoints = field(default_factory=Endpoints)
     limits: ResourceLimits = field(default_factory=ResourceLimits)
     query: QueryLimits = field(default_factory=QueryLimits)
+    papers: PaperLimits = field(default_factory=PaperLimits)  # [papers]: bounds on one paper (archive bombs)
     state_dir: str = "data/state"  # harvest checkpoints and download validators
     source: str | None = None  # the file this came from, for error messages
 
@@ -87,7 +91,7 @@ class Config:
         """The plain settings the remote layer takes (it never sees this Config)."""
         return RemoteSettings(
             enabled=self.remote, mailto=self.mailto, arxiv=self.arxiv, crossref=self.crossref,
-            retraction_watch=self.retraction_watch, openalex=self.openalex, endpoints=self.endpoints,
+            retraction_watch=self.retraction_watch, openalex=self.openalex, grobid=self.grobid, endpoints=self.endpoints,
             arxiv_id_batch=self.limits.arxiv_id_batch, search=self.search,
         )
 
@@ -100,6 +104,9 @@ _ENV_ENDPOINTS = {
     "CITELEDGER_CROSSREF_URL": "crossref_api",
     "CITELEDGER_OPENALEX_URL": "openalex_api",
     "CITELEDGER_RETRACTION_WATCH_URL": "retraction_watch_csv",
+    "CITELEDGER_ARXIV_EPRINT_URL": "arxiv_eprint",
+    "CITELEDGER_ARXIV_PDF_URL": "arxiv_pdf",
+    "CITELEDGER_GROBID_URL": "grobid",
 }
 
 
@@ -163,9 +170,10 @@ def _validate(config: Config) -> None:
             raise ConfigError(f"{where}: min_interval_seconds must be >= 0 and timeout_seconds > 0")
         if s.max_concurrency < 1 or s.retries < 0 or s.circuit_failures < 1:
             raise ConfigError(f"{where}: max_concurrency and circuit_failures must be >= 1, retries >= 0")
-    lim = config.limits
-    for f in dataclasses.fields(lim):
-        at_least(f"limits.{f.name}", getattr(lim, f.name), 1)
+    for section in ("limits", "papers"):
+        values = getattr(config, section)
+        for f in dataclasses.fields(values):
+            at_least(f"{section}.{f.name}", getattr(values, f.name), 1)
     _validate_query(config.query)
     _validate_search(config.search)
     if config.mailto is not None and "@" not in config.mailto:
@@ -257,7 +265,7 @@ def _read_toml(file: Path | None) -> dict[str, Any]:
 
 def _file_changes(config: Config, data: dict[str, Any], file: Path | None, crossref_set: set[str]) -> dict[str, Any]:
     """The settings the TOML file changes (Crossref keys it sets go into ``crossref_set``)."""
-    unknown_top = set(data) - {"remote", "endpoints", "limits", "query", "state_dir", "search"}
+    unknown_top = set(data) - {"remote", "endpoints", "limits", "query", "papers", "state_dir", "search"}
     if unknown_top:
         raise ConfigError(f"{file}: unknown section(s) {sorted(unknown_top)}")
     remote = dict(data.get("remote", {}))
@@ -276,7 +284,7 @@ def _file_changes(config: Config, data: dict[str, Any], file: Path | None, cross
             changes[name] = _merge(getattr(config, name), section, f"remote.{name}")
     if remote:
         raise ConfigError(f"remote: unknown key(s) {sorted(remote)}")
-    for section_name in ("endpoints", "limits", "query"):
+    for section_name in ("endpoints", "limits", "query", "papers"):
         if section_name in data:
             changes[section_name] = _merge(getattr(config, section_name), data[section_name], section_name)
     if "state_dir" in data:
@@ -309,7 +317,8 @@ def _env_changes(config: Config, env: Mapping[str, str], crossref_set: set[str])
                 crossref_set |= set(values)
             changes[name] = _merge(getattr(config, name), values, prefix.rstrip("_"))
     for section_name, settings, prefix in (("limits", ResourceLimits, "CITELEDGER_"),
-                                           ("query", QueryLimits, "CITELEDGER_QUERY_")):
+                                           ("query", QueryLimits, "CITELEDGER_QUERY_"),
+                                           ("papers", PaperLimits, "CITELEDGER_PAPERS_")):
         values = {f.name: env[f"{prefix}{f.name.upper()}"] for f in dataclasses.fields(settings)
                   if f"{prefix}{f.name.upper()}" in env}
         if values:

@@ -10,6 +10,7 @@ import gzip
 import hashlib
 import io
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -20,7 +21,11 @@ from typing import Any, Mapping, Sequence
 
 from resolvers.errors import InputError, InputTooLarge
 
+from papers import citing_paper_from_name
+from papers.archive import is_tar
+
 from .atomic import file_sha256
+from .paper_inputs import FOLDER_KIND, PAPER_KIND, PAPER_SUFFIXES, directory_entries, folder_sha256, is_one_paper_folder
 
 STDIN_NAME = "<stdin>"
 PIPE_OPEN_TIMEOUT = 60.0  # seconds to wait for a named pipe's writer
@@ -60,7 +65,13 @@ def open_binary(path: Path, max_bytes: int | None = None) -> io.BufferedIOBase:
 
 
 _EXTENSIONS = ((".jsonl.gz", "jsonl"), (".jsonl", "jsonl"), (".ndjson", "jsonl"), (".json.gz", "jsonl"),
-               (".csv.gz", "csv"), (".csv", "csv"), (".parquet", "parquet"), (".bbl", "bbl"), (".bib", "bib"))
+               (".csv.gz", "csv"), (".csv", "csv"), (".parquet", "parquet"),
+               *((suffix, PAPER_KIND) for suffix in PAPER_SUFFIXES if suffix != ".gz"))
+ARXIV_ID_KIND = "arxiv_id"  # an ``arXiv:ID`` input: the paper is fetched (with --remote), not read from a file
+ARXIV_IDS_KIND = "arxiv_ids"  # a file of ``arXiv:ID`` lines: each paper fetched (with --remote)
+FETCHED_KINDS = (ARXIV_ID_KIND, ARXIV_IDS_KIND)
+# a file whose first lines are all arXiv:ID (the last one possibly cut by the 512-byte look)
+_ARXIV_LINES = re.compile(r"(?:\s*arxiv:\s*\S+[ \t]*(?:\r?\n|$))+\s*(?:arxiv:\S*)?\s*", re.I)
 
 
 def kind_by_name(name: str) -> str | None:
@@ -70,20 +81,26 @@ def kind_by_name(name: str) -> str | None:
 
 def detect_kind(path: Path, name: str | None = None) -> str:
     """The reader for a file: by the extension of ``name`` (the path as given), then by a look at
-    its first bytes (a pipe has no useful name: ``{`` is JSON Lines, ``PAR1`` Parquet, else CSV)."""
+    its first bytes (a pipe has no useful name): ``{`` is JSON Lines, ``PAR1`` Parquet; a tar
+    header, a PDF, LaTeX (``%`` or ``\\`` first) or BibTeX (``@`` first) is a paper; else CSV."""
+    if path.is_dir():
+        return FOLDER_KIND
     kind = kind_by_name(name or path.name)
     if kind:
         return kind
     with open_binary(path) as fh:
-        head = fh.read(512).removeprefix(b"\xef\xbb\xbf").lstrip()
+        head = fh.read(512)
+    if is_tar(head) or head.startswith(b"%PDF-"):
+        return PAPER_KIND
+    head = head.removeprefix(b"\xef\xbb\xbf").lstrip()
     if head.startswith(b"PAR1"):
         return "parquet"
+    if _ARXIV_LINES.fullmatch(head.decode("latin-1")) and (len(head) < 512 or b"\n" in head):
+        return ARXIV_IDS_KIND
     if head.startswith(b"{"):
         return "jsonl"
-    if b"\\bibitem" in head or b"thebibliography" in head:
-        return "bbl"
-    if head.startswith(b"@"):
-        return "bib"
+    if head.startswith((b"\\", b"%", b"@")) or b"\\bibitem" in head or b"thebibliography" in head:
+        return PAPER_KIND
     return "csv"
 
 
@@ -99,6 +116,7 @@ class InputSource:
     sha256: str
     kind: str
     spooled: bool = False
+    in_directory: bool = False  # one paper of a directory of papers: no id is a reject, not an error
 
 
 def _is_stream(path: Path) -> bool:
@@ -108,14 +126,12 @@ def _is_stream(path: Path) -> bool:
 
 def check_input(given: str | Path) -> None:
     """Refuse an input that cannot be read at all, with one line saying what to pass instead."""
-    if str(given) == "-":
+    if str(given) == "-" or is_arxiv_input(given):
         return
     path = Path(given)
     if not path.exists():
         raise InputError(f"{given}: no such input file")
-    if path.is_dir():
-        raise InputError(f"{given}: is a directory; directories are not read yet, pass the files in it")
-    if not os.access(path, os.R_OK):
+    if not os.access(path, os.R_OK | (os.X_OK if path.is_dir() else 0)):
         raise InputError(f"{given}: not readable (permission denied)")
 
 
@@ -178,6 +194,9 @@ def prepare_inputs(inputs: Sequence[str | Path], spool_dir: Path | None = None, 
     sources: list[InputSource] = []
     try:
         for given in inputs:
+            if str(given) != "-" and Path(given).is_dir():
+                sources += _directory(Path(given), citing_paper)
+                continue
             sources.append(_prepare_one(given, spool_dir, max_bytes, timeout))
             _check_citing_paper(sources[-1], citing_paper)
     except BaseException:
@@ -186,7 +205,26 @@ def prepare_inputs(inputs: Sequence[str | Path], spool_dir: Path | None = None, 
     return sources
 
 
+def is_arxiv_input(given: str | Path) -> bool:
+    """``arXiv:ID`` given as an input (and no file of that name): a paper to fetch from arXiv."""
+    return str(given).lower().startswith("arxiv:") and not Path(given).exists()
+
+
+def _arxiv_source(given: str) -> InputSource:
+    """An ``arXiv:ID`` input: nothing to read yet; its hash is the id's, so a resumed run checks it."""
+    from .paper_fetch import arxiv_input
+
+    try:
+        arxiv_id = arxiv_input(given)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    name = f"arXiv:{arxiv_id}"
+    return InputSource(name, Path(name), hashlib.sha256(name.encode()).hexdigest(), ARXIV_ID_KIND)
+
+
 def _prepare_one(given: str | Path, spool_dir: Path | None, max_bytes: int | None, timeout: float) -> InputSource:
+    if is_arxiv_input(given):
+        return _arxiv_source(str(given))
     name = STDIN_NAME if str(given) == "-" else str(Path(given))
     if str(given) != "-" and not _is_stream(Path(given)):
         path = Path(given)
@@ -199,11 +237,29 @@ def _prepare_one(given: str | Path, spool_dir: Path | None, max_bytes: int | Non
         raise
 
 
+def _directory(path: Path, citing_paper: str | Mapping[str, str] | None) -> list[InputSource]:
+    """A folder: one paper's source tree (named by ``--citing-paper`` or by its own arXiv-style
+    name), or a directory of papers, one file or sub-folder each (``paper_inputs``)."""
+    name = str(path)
+    one = citing_paper if isinstance(citing_paper, str) else None
+    if is_one_paper_folder(path, one):
+        return [InputSource(name, path, folder_sha256(path), FOLDER_KIND)]
+    entries = directory_entries(path)
+    if not entries:
+        raise InputError(f"{name}: an empty directory; give papers (files or folders) in it, or files")
+    return [InputSource(str(entry), entry, folder_sha256(entry) if entry.is_dir() else file_sha256(entry),
+                        detect_kind(entry, str(entry)), in_directory=True) for entry in entries]
+
+
 def _check_citing_paper(source: InputSource, citing_paper: str | Mapping[str, str] | None) -> None:
-    if source.kind in ("bbl", "bib"):
+    """A paper given on its own needs an id: ``--citing-paper`` or an arXiv-style name. With a
+    mapping per input (the nightly inbox), one without is a reject row and the run goes on."""
+    if source.kind in (PAPER_KIND, FOLDER_KIND) and not source.in_directory and not isinstance(citing_paper, Mapping):
         paper = citing_paper.get(source.name) if isinstance(citing_paper, Mapping) else citing_paper
         if not paper:
-            raise InputError(f"{source.name}: a .{source.kind} input needs --citing-paper ID")
+            ident, why = citing_paper_from_name(source.name if not source.spooled else "")
+            if ident is None:
+                raise InputError(f"{source.name}: {why}")
 
 
 def discard_spools(sources: Sequence[InputSource]) -> None:

@@ -1,4 +1,5 @@
-"""Reference input readers: JSON Lines (optionally gzipped), CSV, Parquet, LaTeX ``.bbl``, BibTeX ``.bib``.
+"""Reference input readers: JSON Lines (optionally gzipped), CSV, Parquet, and papers (arXiv e-prints,
+``.tex``, ``.bbl``, ``.bib``, folders: read by ``papers/`` through ``paper_inputs``).
 
 Every input row ends either as a ``Reference`` or as an ``InputReject`` naming the file, line and
 field: nothing is dropped silently. Lines are read with a size bound, so one enormous line cannot
@@ -8,6 +9,7 @@ exhaust memory; lines end with ``\n``, ``\r\n`` or ``\r``. Pipes and stdin are m
 from __future__ import annotations
 
 import csv
+import dataclasses
 import gzip
 import io
 import json
@@ -20,8 +22,10 @@ from typing import Any, Iterable, Iterator
 from resolvers.errors import InputTooLarge, RowTooLong
 from resolvers.model import Reference
 
-from .input_files import CHUNK, detect_kind, open_binary
-from .sources import delatex
+from papers import PaperLimits
+
+from .input_files import ARXIV_ID_KIND, ARXIV_IDS_KIND, CHUNK, detect_kind, open_binary
+from .paper_inputs import FOLDER_KIND, PAPER_KIND, paper_rows, read_paper_input
 
 DEFAULT_MAX_RAW_CHARS = 100_000
 EXCERPT_CHARS = 200
@@ -50,6 +54,7 @@ class InputReject:
 class InputLimits:
     max_raw_chars: int = DEFAULT_MAX_RAW_CHARS
     max_file_bytes: int | None = None
+    papers: PaperLimits | None = None  # [papers] of the configuration (a run fills it): archive bombs, \input depth
 
     @property
     def max_line_bytes(self) -> int:
@@ -108,7 +113,7 @@ def _unicode_problem(value: str) -> str | None:
     return f"not valid Unicode: {what} at character {m.start()}"
 
 
-def validate_row(obj: Any, file: str, line: int, limits: InputLimits, lenient_types: bool = False,
+def validate_row(obj: Any, file: str, line: int | None, limits: InputLimits, lenient_types: bool = False,
                  defaults: dict[str, Any] | None = None) -> Reference | InputReject:
     """Check one row against the contract's input fields. ``lenient_types`` for CSV (all text)."""
     if not isinstance(obj, dict):
@@ -316,118 +321,19 @@ def read_parquet(path: Path, limits: InputLimits, name: str | None = None) -> It
             yield validate_row(obj, name, rowno, limits)
 
 
-# --- LaTeX .bbl and BibTeX .bib ------------------------------------------------------------
-
-_BIBITEM = re.compile(r"\\bibitem\s*(?:\[[^\]]{0,500}\])?\s*\{[^}]{0,500}\}")
-_LATEX_CMD_KEEP_ARG = re.compile(r"\\(?:emph|textit|textbf|textsc|textrm|texttt|em|it|bf|sc|url|path|href\{[^}]*\})\s*")
-
-
-def bbl_to_text(item: str) -> str:
-    """One ``\\bibitem`` body as plain text: ``\\newblock`` and font commands out, accents in."""
-    text = item.replace("\\newblock", " ").replace("~", " ").replace("\\&", "&")
-    # a comment runs to the end of its line (or of the text); "\%" is a percent sign. "\n|\Z", not
-    # "\n": an unterminated comment would otherwise rescan the rest at every "%" (quadratic)
-    text = re.sub(r"(?<!\\)%[^\n]*(?:\n|\Z)", " ", text)
-    text = text.replace("\\%", "%")
-    text = _LATEX_CMD_KEEP_ARG.sub("", text)
-    text = delatex(text)
-    text = re.sub(r"\\[a-zA-Z]+\*?", " ", text)
-    return re.sub(r"\s+", " ", text).strip()
-
-
-class _LineCounter:
-    """Line numbers of ascending offsets in one text, counted incrementally (linear overall)."""
-
-    def __init__(self, text: str):
-        self.text, self.offset, self.line = text, 0, 1
-
-    def at(self, offset: int) -> int:
-        self.line += self.text.count("\n", self.offset, offset)
-        self.offset = offset
-        return self.line
-
-
-def read_bbl(path: Path, limits: InputLimits, citing_paper: str,
-             name: str | None = None) -> Iterator[Reference | InputReject]:
-    name = name or str(path)
-    data = path.read_bytes()
-    text = data.decode("utf-8", errors="replace")
-    matches = list(_BIBITEM.finditer(text))
-    if not matches:
-        yield InputReject(name, 1, None, "no \\bibitem found in .bbl file")
-        return
-    lines = _LineCounter(text)
-    for i, m in enumerate(matches):
-        end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
-        body = text[m.end():end]
-        body = body.split("\\end{thebibliography}", 1)[0]
-        yield validate_row({"citing_paper": citing_paper, "reference_index": i + 1, "raw": bbl_to_text(body),
-                            "source": "bbl"}, name, lines.at(m.start()), limits)
-
-
-_BIB_HEAD = re.compile(r"@\s*([A-Za-z]+)\s*([{(])")
-_BIB_NEXT_ENTRY = re.compile(r"\n\s*@")
-
-
-def _bib_entries(text: str) -> Iterator[tuple[int, str | None, str]]:
-    """Yield (offset, entry text or None if unbalanced, error) for each ``@type{...}`` entry."""
-    pos = 0
-    while True:
-        at = text.find("@", pos)
-        if at < 0:
-            return
-        m = _BIB_HEAD.match(text, at, at + 200)
-        if not m:
-            pos = at + 1
-            continue
-        kind = m.group(1).lower()
-        open_ch = m.group(2)
-        i, depth = _bib_close(text, m.end(), open_ch)
-        if kind in ("comment", "preamble", "string"):
-            pos = i
-            continue
-        if depth:
-            # unbalanced: the entry runs into the next '@' at line start, or to the end
-            nxt = _BIB_NEXT_ENTRY.search(text, at + 1)
-            stop = nxt.start() if nxt else len(text)
-            yield at, None, text[at:stop]
-            pos = stop
-            continue
-        yield at, text[at:i], ""
-        pos = i
-
-
-_BIB_BRACES = {"{": re.compile(r"[{}]"), "(": re.compile(r"[{}()]")}
-
-
-def _bib_close(text: str, start: int, open_ch: str) -> tuple[int, int]:
-    """Where the entry opened just before ``start`` closes (offset after it, 0), or (end, depth)."""
-    depth = 1
-    for m in _BIB_BRACES[open_ch].finditer(text, start):
-        depth += 1 if m.group() in "{(" else -1
-        if not depth:
-            return m.end(), 0
-    return len(text), depth
-
-
-def read_bib(path: Path, limits: InputLimits, citing_paper: str,
-             name: str | None = None) -> Iterator[Reference | InputReject]:
-    name = name or str(path)
-    text = path.read_bytes().decode("utf-8", errors="replace")
-    index = 0
-    lines = _LineCounter(text)
-    for offset, entry, bad in _bib_entries(text):
-        line = lines.at(offset)
-        index += 1
-        if entry is None:
-            yield InputReject(name, line, None, "unbalanced braces in BibTeX entry", _excerpt(bad))
-            continue
-        raw = re.sub(r"\s+", " ", entry).strip()
-        yield validate_row({"citing_paper": citing_paper, "reference_index": index, "raw": raw,
-                            "source": "bib"}, name, line, limits)
-    if index == 0:
-        yield InputReject(name, 1, None, "no BibTeX entry found")
-
+def read_paper_rows(path: Path, limits: InputLimits, citing_paper: str | None, name: str,
+                    kind: str) -> Iterator[Reference | InputReject]:
+    """One paper (``papers/``) as rows: its references, checked like any row, and its rejects
+    (``file`` is ``name!member`` for a member inside the paper)."""
+    paper = read_paper_input(path, name, kind, limits.papers or PaperLimits(), citing_paper)
+    for where, row, line, reason in paper_rows(paper):
+        if row is None:
+            yield InputReject(where, line, "citing_paper" if reason.startswith("no_citing_paper") else None, reason)
+        else:
+            ref = validate_row(row, where, line, limits)
+            # the source's fields (a .bib entry's, GROBID's) go with the reference to the parser
+            yield dataclasses.replace(ref, fields=tuple(sorted(row["fields"].items()))) \
+                if isinstance(ref, Reference) and row.get("fields") else ref
 
 
 def read_references(path: str | Path, limits: InputLimits | None = None, citing_paper: str | None = None,
@@ -437,6 +343,14 @@ def read_references(path: str | Path, limits: InputLimits | None = None, citing_
     path = Path(path)
     limits = limits or InputLimits()
     name = name or str(path)
+    if kind == ARXIV_ID_KIND:
+        from .service_inputs import read_fetched_paper
+
+        yield from read_fetched_paper(path, limits, citing_paper, name, kind)
+        return
+    if kind == FOLDER_KIND or (kind is None and path.is_dir()):
+        yield from read_paper_rows(path, limits, citing_paper, name, FOLDER_KIND)
+        return
     if not path.exists() or path.is_dir():
         yield InputReject(name, None, None, "is a directory" if path.is_dir() else "no such file")
         return
@@ -445,12 +359,13 @@ def read_references(path: str | Path, limits: InputLimits | None = None, citing_
         yield InputReject(name, None, None, f"file of {size:,} bytes exceeds the limit of {limits.max_file_bytes:,} (max_file_bytes)")
         return
     kind = kind or detect_kind(path, name)
-    if kind in ("bbl", "bib"):
-        if not citing_paper:
-            yield InputReject(name, None, "citing_paper", f".{kind} input needs --citing-paper ID")
-            return
-        reader = read_bbl if kind == "bbl" else read_bib
-        yield from reader(path, limits, citing_paper, name)
+    if kind == ARXIV_IDS_KIND:
+        from .service_inputs import read_fetched_paper  # arXiv: loaded only when needed
+
+        yield from read_fetched_paper(path, limits, citing_paper, name, kind)
+        return
+    if kind == PAPER_KIND:
+        yield from read_paper_rows(path, limits, citing_paper, name, kind)
         return
     try:
         if kind == "jsonl":

@@ -39,19 +39,21 @@ from resolvers.remote.retraction_watch import refresh_retraction_watch
 from resolvers.text import rerun_tokens
 
 from . import pipeline
-from .atomic import atomic_move, atomic_write_lines, file_sha256
+from .atomic import atomic_move, atomic_write_lines
 from .catalog import CatalogStore, ParquetCatalog
 from .config import load_config
 from .inputs import InputLimits
+from .paper_inputs import PAPER_SUFFIXES, given_inputs, input_digests, input_sha256
 from .ledger import LEDGER_DB, LedgerStore, citing_papers_of_works, current_links_and_notices, current_rows, write_ledger_database
 from .notice_check import cited_doi_notice_rows, work_notice_rows
+from .pdf_papers import pdf_service, read_later
 from .remote_files import FileCheckpoint, retraction_watch_files
 from .record_files import papers_touched
 from .run_summary import RunSummary
 from .unique_inputs import read_inputs
 from .workers import get_catalog
 
-INPUT_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".json.gz", ".csv", ".csv.gz", ".parquet", ".bbl", ".bib")
+INPUT_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".json.gz", ".csv", ".csv.gz", ".parquet", *PAPER_SUFFIXES)
 CATALOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".json", ".json.gz", ".csv", ".csv.gz")
 NO_LINK_STATES = (Status.UNRESOLVED.value, Status.MALFORMED_IDENTIFIER.value)
 # beyond this many newer works, filtering by shared tokens costs more than re-resolving
@@ -64,13 +66,14 @@ def _has_suffix(path: Path, suffixes: Sequence[str]) -> bool:
 
 
 def inbox_files(inbox: str | Path, suffixes: Sequence[str] = INPUT_SUFFIXES) -> list[Path]:
-    """Files waiting in an inbox, by name. Hidden files (``.name``) are skipped, so a file being
+    """Files waiting in an inbox, by name, and (reference inboxes) folders: a paper's source tree
+    or a directory of papers. Hidden ones (``.name``) are skipped, so a file or folder being
     copied in under a dot-name and renamed when complete is never read half-written."""
     folder = Path(inbox)
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.iterdir()
-                  if p.is_file() and not p.name.startswith(".") and _has_suffix(p, suffixes))
+    return sorted(p for p in folder.iterdir() if not p.name.startswith(".") and (
+        (p.is_file() and _has_suffix(p, suffixes)) or (p.is_dir() and suffixes is INPUT_SUFFIXES)))
 
 
 def citing_paper_of(path: Path) -> str | None:
@@ -95,15 +98,30 @@ def move_to_processed(files: Sequence[Path], processed: str | Path, run_id: str)
 
 
 def finished_input_digests(ledger_dir: str | Path) -> dict[str, str]:
-    """sha256 of every input file of a finished run -> that run's id."""
+    """sha256 of every input file of a finished run -> that run's id. A file the run could not
+    read yet (a PDF whose GROBID was down or not configured) does not count: it is read again."""
     ledger = LedgerStore(ledger_dir)
     out: dict[str, str] = {}
     for path in sorted((Path(ledger_dir) / "_runs").glob("*/manifest.json")):
         run_id = path.parent.name
         if ledger.run_finished(run_id):
+            unread = inputs_to_read_again(ledger, run_id)
             for item in json.loads(path.read_text()).get("inputs", []):
-                out.setdefault(item.get("sha256"), run_id)
+                if item.get("path") not in unread:
+                    out.setdefault(item.get("sha256"), run_id)
     return out
+
+
+def inputs_to_read_again(ledger: LedgerStore, run_id: str) -> set[str]:
+    """The inputs of a run rejected as "not read yet" (``pdf_papers.READ_LATER``: the service was
+    unavailable, or none was configured), from its input rejects."""
+    path = ledger.part_path("rejects", run_id, "input-rejects")
+    if not path.is_file():
+        return set()
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path, columns=["file", "reason"]).to_pylist()
+    return {row["file"] for row in table if read_later(row["reason"] or "")}
 
 
 # --- which references to re-resolve ------------------------------------------------------------
@@ -370,16 +388,17 @@ def prepare_nightly(inbox: str | Path, catalog_dir: str | Path, ledger_dir: str 
     work = NightlyWork(plan=None)
     new: list[Path] = []
     for path in inbox_files(inbox):
-        digest = file_sha256(path)
-        if digest in done:
-            work.already_processed[str(path)] = done[digest]
+        digests = input_digests(path)
+        if digests and all(d in done for d in digests):
+            work.already_processed[str(path)] = done[digests[0]]
         else:
             new.append(path)
 
     for manifest in reversed(ledger.unfinished_runs("nightly-")):
         paths = [Path(i["path"]) for i in manifest.inputs]
         if manifest.catalog_fingerprint == catalog.fingerprint and all(
-                p.is_file() and file_sha256(p) == i["sha256"] for p, i in zip(paths, manifest.inputs)):
+                p.exists() and input_sha256(p) == i["sha256"] for p, i in zip(paths, manifest.inputs)):
+            paths = given_inputs(paths, Path(inbox))  # a directory's papers: the directory, as first given
             work.plan = pipeline.plan_run(paths, catalog_dir, ledger_dir, run_id=manifest.run_id,
                                           batch_size=manifest.options.get("batch_size", batch_size), limits=limits,
                                           citing_paper=manifest.options.get("citing_paper"),
@@ -390,7 +409,8 @@ def prepare_nightly(inbox: str | Path, catalog_dir: str | Path, ledger_dir: str 
             return work
 
     citing = {str(p): c for p in new if (c := citing_paper_of(p))}
-    new_refs, _ = read_inputs(new, limits, citing)
+    with pdf_service(None, ledger_dir, remote):  # GROBID's answers kept, so the plan's read asks nothing
+        new_refs, _ = read_inputs(new, limits, citing)
     work.rerun = select_rerun(ledger_dir, catalog_dir, remote, {(r.citing_paper, r.reference_index) for r in new_refs})
     work.pending_notices = len(changed_notices(ledger_dir, catalog_dir, "pending"))
     if not new and not work.rerun.references and not work.pending_notices:
@@ -467,7 +487,8 @@ def complete_nightly(work: NightlyWork, processed: str | Path, timings: dict[str
     own = set(ledger.linked_work_ids(plan.run_id)) | {f"doi:{d}" for d in ledger.unlinked_cited_dois(plan.run_id)}
     notices = changed_notices(plan.ledger_dir, plan.catalog_dir, plan.run_id, exclude=own)
     summary = pipeline.finish_run(plan, trigger="nightly", timings=timings, recheck_notices=notices)
-    moved = move_to_processed(work.new_files, processed, plan.run_id)
+    unread = {r.file for r in plan.rejects if read_later(r.reason)}  # stay in the inbox for the next night
+    moved = move_to_processed([p for p in work.new_files if str(p) not in unread], processed, plan.run_id)
     for path, run_id in work.already_processed.items():
         move_to_processed([Path(path)], processed, run_id)
     papers = set(papers_touched(plan.run_id, plan.ledger_dir, plan.catalog_dir))

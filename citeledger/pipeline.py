@@ -19,7 +19,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
-from resolvers.errors import DiskFull
+from papers import PaperLimits
+from resolvers.errors import DiskFull, InputError
 from resolvers.model import Reason, Reference, STATE_ORDER
 from resolvers.observation import observation_row
 from resolvers.resolution import apply_rule_chain
@@ -31,11 +32,12 @@ from .blocking import ensure_index
 from .catalog import CatalogStore, ParquetCatalog
 from .pins import pin_generation, pinned_generation, unpin_generation
 from .config import load_config
-from .input_files import PIPE_OPEN_TIMEOUT, InputSource, discard_spools, prepare_inputs
+from .input_files import FETCHED_KINDS, PIPE_OPEN_TIMEOUT, InputSource, discard_spools, prepare_inputs
 from .inputs import InputLimits, InputReject
 from .ledger import LedgerStore, check_ledger_dir, run_transitions, write_ledger_database
 from .notice_check import write_run_notices
 from .options import at_least, check_run_id
+from .pdf_papers import pdf_service
 from .run_summary import RunSummary
 from .unique_inputs import iter_unique
 from .work_row import works_jsonl_row
@@ -119,11 +121,13 @@ class BatchJob:
     @property
     def references(self) -> tuple[Reference, ...]:
         rows = json.loads(zlib.decompress(self.payload).decode("utf-8", "surrogatepass"))
-        return tuple(Reference(*row) for row in rows)
+        return tuple(Reference(row[0], row[1], row[2], row[3], row[4], row[5],
+                               tuple((k, v) for k, v in row[6]) if len(row) > 6 else ()) for row in rows)
 
 
 def pack_references(references: Sequence[Reference]) -> bytes:
-    rows = [[r.citing_paper, r.reference_index, r.raw, r.source, r.file, r.line] for r in references]
+    rows = [[r.citing_paper, r.reference_index, r.raw, r.source, r.file, r.line, *([r.fields] if r.fields else [])]
+            for r in references]
     return zlib.compress(json.dumps(rows, ensure_ascii=False).encode("utf-8", "surrogatepass"), 1)
 
 
@@ -166,6 +170,8 @@ def plan_run(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_dir: 
     limits = limits or InputLimits()
     if limits.max_file_bytes is None:  # the configuration's limits.max_input_bytes (clear reject when over)
         limits = dataclasses.replace(limits, max_file_bytes=load_config().limits.max_input_bytes)
+    if limits.papers is None:  # the configuration's [papers] bounds on one paper
+        limits = dataclasses.replace(limits, papers=load_config().papers)
     run_id = check_run_id(new_run_id() if run_id is None else run_id)
     sources = prepare_inputs(inputs, Path(ledger_dir) / ".input-spool", limits.max_file_bytes,
                              _resumed_options(ledger_dir, run_id).get("citing_paper") or citing_paper, open_timeout)
@@ -204,7 +210,8 @@ def _plan_locked(sources: Sequence[InputSource], catalog_dir: str | Path, ledger
     manifest, resumed = ledger.begin_run(run_id, input_info, catalog.fingerprint,
                                          {"batch_size": batch_size, "citing_paper": citing_paper, "remote": remote,
                                           "max_raw_chars": limits.max_raw_chars,
-                                          "max_file_bytes": limits.max_file_bytes, **_search_option(search)})
+                                          "max_file_bytes": limits.max_file_bytes, **_search_option(search),
+                                          "papers": dataclasses.asdict(limits.papers) if limits.papers else None})
     if resumed:  # an interrupted run goes on as it started: same rejects, same batches, same rows
         opts = manifest.options
         batch_size = opts.get("batch_size", batch_size)
@@ -213,11 +220,17 @@ def _plan_locked(sources: Sequence[InputSource], catalog_dir: str | Path, ledger
         search = opts.get("search", search)
         limits = dataclasses.replace(limits, max_raw_chars=opts.get("max_raw_chars", limits.max_raw_chars),
                                      max_file_bytes=opts.get("max_file_bytes", limits.max_file_bytes))
+        if opts.get("papers"):  # the bounds the run started with, so it reads each paper the same
+            limits = dataclasses.replace(limits, papers=PaperLimits(**opts["papers"]))
     made = dict(run_id=run_id, catalog_dir=str(catalog_dir), ledger_dir=str(ledger_dir),
                 observed_at=manifest.observed_at, catalog_fingerprint=catalog.fingerprint, remote=remote,
                 catalog_generation=catalog.generation_dir.name, search_budget=search.get("budget"),
                 search_skip_files=tuple(search.get("skip_files", ())))
-    jobs, rejects, count = _cut_batches(iter_unique(sources, limits, citing_paper), batch_size, made)
+    if not remote and any(s.kind in FETCHED_KINDS for s in sources):
+        raise InputError(f"{next(s.name for s in sources if s.kind in FETCHED_KINDS)}: arXiv:ID inputs are "
+                         "fetched from arXiv, which needs --remote")
+    with pdf_service(None, ledger_dir, remote):  # PDFs to the configured GROBID, fetches cached in the ledger
+        jobs, rejects, count = _cut_batches(iter_unique(sources, limits, citing_paper), batch_size, made)
     ledger.write_rejects(run_id, "input-rejects", [
         {"run_id": run_id, "file": r.file, "line": r.line, "field": r.field, "reason": r.reason,
          "excerpt": r.excerpt} for r in rejects])

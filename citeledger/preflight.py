@@ -44,8 +44,8 @@ def check_catalog(catalog: str) -> None:
 def check_inputs(inputs: list[Path]) -> None:
     """Every input exists and is readable (``-`` is standard input)."""
     for path in inputs:
-        if str(path) == "-":
-            continue
+        if str(path) == "-" or (str(path).lower().startswith("arxiv:") and not path.exists()):
+            continue  # stdin; an arXiv:ID input (input_files.is_arxiv_input), fetched, not read
         if not path.exists():
             raise UsageError(f"input {path} does not exist: check the path")
         if not os.access(path, os.R_OK | (os.X_OK if path.is_dir() else 0)):
@@ -68,3 +68,13 @@ def check_ledger(ledger: str) -> None:
         print(f"citeledger: ledger {ledger} is in use by another run; waiting for it", file=sys.stderr)
         locking.acquire_ledger(ledger)
     locking.release_ledger(ledger)
+
+
+def use_grobid(url: str | None) -> None:
+    """``--grobid URL`` is ``CITELEDGER_GROBID_URL=URL`` for this command, so a flow run, a worker
+    process and the configuration all see the same service."""
+    if url:
+        from .pdf_papers import forget_clients
+
+        os.environ["CITELEDGER_GROBID_URL"] = url
+        forget_clients()

@@ -71,3 +71,31 @@ class SearchCacheDir:
     def put(self, service: str, query: str, entry: dict[str, Any]) -> None:
         data = json.dumps(entry, ensure_ascii=False, sort_keys=True).encode("utf-8", "surrogatepass")
         atomic_write_bytes(self.path(service, query), data)
+
+
+class PaperCache:
+    """What was fetched for papers, kept under ``<ledger>/_cache/``: arXiv e-prints and PDFs
+    (``arxiv/<id>.eprint``, ``arxiv/<id>.pdf``) and GROBID's TEI for a PDF (``grobid/<sha256 of
+    the PDF>.tei.xml``). A re-run, a resumed run and a run's second read of its inputs ask no
+    service again; each file is whole or absent (staged, then renamed)."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+
+    def path(self, kind: str, key: str, suffix: str) -> Path:
+        # an arXiv id's "/" (hep-th/9901001) is escaped, so every key is one file name
+        return self.root / kind / (key.replace("%", "%25").replace("/", "%2F") + suffix)
+
+    def get(self, kind: str, key: str, suffix: str) -> bytes | None:
+        path = self.path(kind, key, suffix)
+        return path.read_bytes() if path.is_file() else None
+
+    def put(self, kind: str, key: str, suffix: str, data: bytes) -> Path:
+        path = self.path(kind, key, suffix)
+        atomic_write_bytes(path, data)
+        return path
+
+
+def paper_cache(ledger_dir: str | Path) -> PaperCache:
+    """The paper cache of a ledger folder."""
+    return PaperCache(Path(ledger_dir) / "_cache")

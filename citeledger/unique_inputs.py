@@ -6,16 +6,23 @@ from __future__ import annotations
 import hashlib
 import json
 from array import array
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
 import numpy as np
 
+from papers import citing_paper_from_name
+
 from resolvers.model import Reference
 
 from .input_files import InputSource, discard_spools, prepare_inputs
 from .inputs import InputLimits, InputReject, read_references
+from .paper_inputs import FOLDER_KIND, PAPER_KIND
+from .progress import track
+
+PROGRESS_FROM = 20  # inputs (a directory of papers) from which reading them shows its progress
 
 
 def read_inputs(paths: Sequence[str | Path], limits: InputLimits,
@@ -35,11 +42,29 @@ def read_inputs(paths: Sequence[str | Path], limits: InputLimits,
     return references, rejects
 
 
-def _read_all(sources: Sequence[InputSource], limits: InputLimits,
-              citing_paper: str | Mapping[str, str] | None) -> Iterator[Reference | InputReject]:
-    for source in sources:
-        paper = citing_paper.get(source.name) if isinstance(citing_paper, Mapping) else citing_paper
-        yield from read_references(source.path, limits, paper, source.name, source.kind)
+def _read_all(sources: Sequence[InputSource], limits: InputLimits, citing_paper: str | Mapping[str, str] | None,
+              progress: bool = False) -> Iterator[Reference | InputReject]:
+    """Every row of every source; with ``progress`` (a directory of papers), a progress line of
+    the inputs read (a bar on a terminal)."""
+    unit = "papers" if all(s.kind in (PAPER_KIND, FOLDER_KIND) for s in sources) else "inputs"
+    with track(len(sources) if progress else 0, f"{unit} read") as advance:
+        for source in sources:
+            paper = citing_paper.get(source.name) if isinstance(citing_paper, Mapping) else citing_paper
+            yield from read_references(source.path, limits, paper, source.name, source.kind)
+            advance(1)
+
+
+def _may_repeat(sources: Sequence[InputSource], citing_paper: str | Mapping[str, str] | None) -> list[InputSource]:
+    """The sources whose rows could repeat another's: all of them when any is a row file; of
+    papers alone, those sharing their id with another paper (a paper numbers its references
+    once, so one with an id of its own repeats nothing, and a paper without an id has no rows).
+    A directory of papers is then read once, not twice."""
+    if any(s.kind not in (PAPER_KIND, FOLDER_KIND) for s in sources):
+        return list(sources)
+    ids = [(citing_paper.get(s.name) if isinstance(citing_paper, Mapping) else citing_paper)
+           or citing_paper_from_name(s.name)[0] for s in sources]
+    counts = Counter(ids)
+    return [s for s, i in zip(sources, ids) if i is not None and counts[i] > 1]
 
 
 @dataclass(frozen=True)
@@ -52,8 +77,9 @@ def _duplicates(sources: Sequence[InputSource], limits: InputLimits,
                 citing_paper: str | Mapping[str, str] | None) -> dict[tuple[str, int], _Settled]:
     """How each (citing_paper, reference_index) seen more than once is settled. One pass keeps
     8 bytes a row (a hash of the key), a second one looks only at keys whose hash repeats."""
+    checked = _may_repeat(sources, citing_paper)
     hashes = array("q")
-    for item in _read_all(sources, limits, citing_paper):
+    for item in _read_all(checked, limits, citing_paper):
         if isinstance(item, Reference):
             hashes.append(hash((item.citing_paper, item.reference_index)))
     if len(hashes) < 2:
@@ -64,7 +90,7 @@ def _duplicates(sources: Sequence[InputSource], limits: InputLimits,
     if not suspects:
         return {}
     seen: dict[tuple[str, int], list[tuple[str, int, str]]] = {}
-    for item in _read_all(sources, limits, citing_paper):
+    for item in _read_all(checked, limits, citing_paper):
         if isinstance(item, Reference) and hash(key := (item.citing_paper, item.reference_index)) in suspects:
             content = hashlib.sha256(json.dumps([item.raw, item.source]).encode("utf-8", "surrogatepass"))
             seen.setdefault(key, []).append((str(item.file), int(item.line or 0), content.hexdigest()))
@@ -87,7 +113,7 @@ def iter_unique(sources: Sequence[InputSource], limits: InputLimits,
     """Every row of every input, streamed, as a reference or a reject; a reference whose
     (citing_paper, reference_index) repeats is settled the same whatever the order of the inputs."""
     settled = _duplicates(sources, limits, citing_paper)
-    for item in _read_all(sources, limits, citing_paper):
+    for item in _read_all(sources, limits, citing_paper, progress=len(sources) >= PROGRESS_FROM):
         if settled and isinstance(item, Reference):
             rule = settled.get((item.citing_paper, item.reference_index))
             if rule is not None and rule.keep != (str(item.file), int(item.line or 0)):

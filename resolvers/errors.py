@@ -75,6 +75,16 @@ class RowTooLong(PermanentError):
     reader rejects it and goes on from the line after its start."""
 
 
+class PdfUnreadable(PermanentError):
+    """GROBID said it cannot read this PDF (damaged, image only, too large): the paper becomes a
+    reject with GROBID's reason; asking again would give the same answer, so nothing is retried."""
+
+
+class GrobidNotConfigured(PermanentError):
+    """A PDF met no GROBID service (none configured): the paper is a reject saying how to start
+    one; no byte of the PDF left the machine."""
+
+
 class ArxivQueryError(PermanentError):
     """The arXiv API rejected the query itself (not one id): a bug on our side, not a missing
     paper; the batch gets no answer from arXiv, nothing is retried."""

@@ -100,6 +100,9 @@ class Reference:
     # where the row came from, for error messages and rejects
     file: str | None = None
     line: int | None = None
+    # what the source said field by field, under BibTeX's names (a .bib entry's, GROBID's parse of
+    # a PDF's reference): the parser takes them over its own reading of ``raw``. Sorted pairs.
+    fields: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Mapping
 
 # The text normalisation every matcher shares lives in resolvers/text.py; these names stay
 # importable from here for the parser's callers.
@@ -333,4 +334,28 @@ def parse_reference(raw: str) -> ParsedReference:
         v = re.split(r"(?:,|\.)?\s*(?:\(?\d|vol\b|pp?\.)", tail)[0].strip(" ,.;:")
         parsed.venue = v or None
     _numbers(parsed, tail)
+    return parsed
+
+
+def apply_fields(parsed: ParsedReference, fields: Mapping[str, str] | None) -> ParsedReference:
+    """The source's own fields (a ``.bib`` entry's, GROBID's parse of a PDF reference) over the
+    heuristic parse of the string: they were read from structure, not guessed from punctuation.
+    What the fields lack, the parse keeps."""
+    given = {k.lower(): v.strip() for k, v in (fields or {}).items() if v and v.strip()}
+    if not given:
+        return parsed
+    if given.get("title"):
+        parsed.title = given["title"]
+    if given.get("author"):
+        parsed.author_block = given["author"]
+        names = [n for n in re.split(r"\s+and\s+", given["author"]) if n.strip()]
+        parsed.authors = [(n.split(",")[0] if "," in n else n.split()[-1]).strip() for n in names]
+    if re.fullmatch(YEAR, given.get("year", "")):
+        parsed.year = int(given["year"])
+    parsed.venue = given.get("journal") or given.get("booktitle") or parsed.venue
+    parsed.volume = given.get("volume") or parsed.volume
+    if given.get("pages"):
+        parsed.pages = given["pages"]
+        parsed.first_page = re.split(r"\s*[-–]+\s*", given["pages"])[0] or parsed.first_page
+    parsed.notes.append("fields: " + ", ".join(sorted(given)))
     return parsed

@@ -25,11 +25,12 @@ from rapidfuzz import fuzz
 from .catalog import CatalogLookup
 from .contradiction import check_fields, fields_contradict, names_venue
 from .errors import RemoteBatchUnavailable, RemoteUnavailable
+from .fuzzy import RESOLVER_SOURCE as FUZZY_SOURCE
 from .fuzzy import FuzzyOutcome
 from .identifiers import extract_identifiers
 from .locator_match import LocatorOutcome, lookup_keys, match_locators, string_locators
 from .model import ExtractedIdentifiers, Reason, Reference, Status, Verdict, Work
-from .parsing import ParsedReference, parse_reference
+from .parsing import ParsedReference, apply_fields, parse_reference
 from .quality import parse_uncertain_reason
 from .search_step import SearchStep, run_search_step
 from .text import STOPWORDS, clean_raw, content_words, normalise_text
@@ -391,7 +392,7 @@ def apply_rule_chain(references: Sequence[Reference], catalog: CatalogLookup,
     then (``search``, issue 14) the search services for what is still without a link."""
     contexts: list[ReferenceContext] = []
     for reference in references:
-        parsed = parse_reference(reference.raw)
+        parsed = apply_fields(parse_reference(reference.raw), dict(reference.fields))
         contexts.append(ReferenceContext(reference, extract_identifiers(reference.raw), parsed,
                                          parse_uncertain_reason(reference.raw, parsed, False)))
 

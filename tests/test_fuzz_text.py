@@ -98,11 +98,11 @@ PATHOLOGICAL = {
 def test_pathological_strings_finish_quickly(name, fixture_lookup):
     """Bounded time per reference: each string is about 1 s of work at most on a slow machine;
     the bound is 20x that, so only a return of super-linear behaviour (40 s+) fails it."""
-    from citeledger.inputs import bbl_to_text
+    from papers.text import latex_to_text
 
     raw = PATHOLOGICAL[name]
     catalog, fuzzy = fixture_lookup
     started = time.perf_counter()
-    bbl_to_text(raw)
+    latex_to_text(raw)
     apply_rule_chain([Reference("p", 1, raw)], catalog, fuzzy, None)
     assert time.perf_counter() - started < 20.0

@@ -122,11 +122,14 @@ def test_a_named_pipe_with_a_writer_is_read_by_its_name(tmp_path, fixture_catalo
 # --- item 8: inputs that cannot be read at all are errors before the run ---------------------------
 
 
-@pytest.mark.parametrize("what", ["missing", "directory", "bib without paper", "bbl by content without paper"])
+@pytest.mark.parametrize("what", ["missing", "empty directory", "bib without paper", "bbl by content without paper"])
 def test_unreadable_inputs_stop_before_the_run_begins(tmp_path, fixture_catalog, what):
-    """Before: exit 0 and the run marked finished (a directory: a raw IsADirectoryError)."""
-    path = {"missing": tmp_path / "nope.jsonl", "directory": tmp_path,
+    """Before: exit 0 and the run marked finished (a directory: a raw IsADirectoryError; a
+    directory of papers is an input now, an empty one is an error)."""
+    path = {"missing": tmp_path / "nope.jsonl", "empty directory": tmp_path / "papers",
             "bib without paper": tmp_path / "refs.bib", "bbl by content without paper": tmp_path / "refs.txt"}[what]
+    if what == "empty directory":
+        path.mkdir()
     if what == "bib without paper":
         path.write_text("@article{a, title = {T}}\n")
     if what.startswith("bbl"):

@@ -1,5 +1,7 @@
 """``resolvers/`` is the bottom floor: it imports nothing from the application (``citeledger``),
-the flows or Prefect, so the resolution core can be used and tested on its own."""
+the flows or Prefect, so the resolution core can be used and tested on its own. ``papers/`` (a
+paper in, its references out) is a floor of its own beside it: it imports nothing from the
+application, the flows, Prefect or the resolvers."""
 from __future__ import annotations
 
 import ast
@@ -11,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BANNED = ("citeledger", "flows", "prefect")
 
 
-def banned_imports(source: str) -> list[tuple[int, str]]:
+def banned_imports(source: str, banned: tuple[str, ...] = BANNED) -> list[tuple[int, str]]:
     """(line, module) of every import of a banned package, at any depth of the module."""
     found = []
     for node in ast.walk(ast.parse(source)):
@@ -21,7 +23,7 @@ def banned_imports(source: str) -> list[tuple[int, str]]:
             names = [node.module]
         else:
             continue
-        found += [(node.lineno, n) for n in names if n.split(".")[0] in BANNED]
+        found += [(node.lineno, n) for n in names if n.split(".")[0] in banned]
     return found
 
 
@@ -32,6 +34,17 @@ def test_resolvers_import_nothing_from_the_app():
         f"{path.relative_to(ROOT)}:{line}: imports {name}"
         for path in modules
         for line, name in banned_imports(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
+
+
+def test_papers_import_nothing_from_the_app_or_the_resolvers():
+    modules = sorted((ROOT / "papers").rglob("*.py"))
+    assert len(modules) > 5  # the walk found the package
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line}: imports {name}"
+        for path in modules
+        for line, name in banned_imports(path.read_text(encoding="utf-8"), BANNED + ("resolvers",))
     ]
     assert offenders == []
 

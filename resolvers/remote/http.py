@@ -243,12 +243,20 @@ class PoliteClient:
         params: Mapping[str, Any] | None = None,
         headers: Mapping[str, str] | None = None,
         sink: Callable[[httpx.Response], None] | None = None,
+        data: Mapping[str, Any] | None = None,
+        files: Mapping[str, Any] | None = None,
+        final: Callable[[int, bytes], bool] | None = None,
     ) -> httpx.Response:
+        """Any method with the service's policy. ``data``/``files`` make a form (multipart with
+        ``files``; bytes, so a retry sends them again). ``final(status, body)`` marks an answer
+        with a retryable status as the service's last word (GROBID's 500 for an unreadable PDF):
+        it is returned, not retried."""
         attempts = max(0, self.settings.retries) + 1
         last: _Attempt | None = None
+        body = {"params": params, "headers": headers, "data": data, "files": files}
         for attempt in range(attempts):
             self.breaker.before_request()
-            outcome = self._attempt(method, url, params, headers, sink, attempt)
+            outcome = self._attempt(method, url, body, sink, attempt, final)
             if isinstance(outcome, httpx.Response):
                 return outcome
             last = outcome
@@ -275,17 +283,18 @@ class PoliteClient:
         ceiling = min(self.settings.backoff_max_seconds, self.settings.backoff_base_seconds * (2**attempt))
         return ceiling / 2 + self._rng.uniform(0, ceiling / 2)
 
-    def _attempt(self, method, url, params, headers, sink, attempt) -> httpx.Response | _Attempt:
+    def _attempt(self, method, url, request, sink, attempt, final=None) -> httpx.Response | _Attempt:
         # the rate limit is taken inside the concurrency slot: a thread that waited for a slot
         # must still wait for its turn, or the threads freed together would send in a burst
         with self._slots:
             self.limiter.acquire()
             try:
-                with self._client.stream(method, url, params=params, headers=headers,
+                with self._client.stream(method, url, **{k: v for k, v in request.items() if v is not None},
                                          extensions={"trace": self._trace}) as response:
                     if response.status_code in RETRY_STATUSES:
                         body = response.read()
-                        return self._failed_status(response, body, attempt)
+                        if final is None or not final(response.status_code, body):
+                            return self._failed_status(response, body, attempt)
                     if sink is not None and 200 <= response.status_code < 300:
                         sink(response)
                     else:

@@ -35,6 +35,11 @@ class Endpoints:
     retraction_watch_csv: str = (
         "https://gitlab.com/crossref/retraction-watch-data/-/raw/main/retraction_watch.csv"
     )
+    # + "/ID": the source as submitted, and the PDF; export.arxiv.org, where arXiv's bulk-access page
+    # sends automated fetching (arxiv.org/e-print/ID is the same file)
+    arxiv_eprint: str = "https://export.arxiv.org/e-print"
+    arxiv_pdf: str = "https://export.arxiv.org/pdf"
+    grobid: str | None = None  # the user's GROBID service (http://localhost:8070); None: PDFs are not read
 
 
 # arXiv's API terms: no more than one request every three seconds, one connection at a time.
@@ -48,6 +53,11 @@ CROSSREF_DEFAULTS = ServiceSettings(
 OPENALEX_DEFAULTS = ServiceSettings(min_interval_seconds=0.1, max_concurrency=3, timeout_seconds=20.0)
 RETRACTION_WATCH_DEFAULTS = ServiceSettings(
     min_interval_seconds=1.0, max_concurrency=1, timeout_seconds=300.0, retries=2
+)
+# GROBID is the user's own service: no rate limit, two PDFs at a time (its 503 says "busy, wait";
+# its own docs suggest a few seconds), and time for a long PDF on a CPU.
+GROBID_DEFAULTS = ServiceSettings(
+    min_interval_seconds=0.0, max_concurrency=2, timeout_seconds=120.0, retries=3, backoff_base_seconds=2.0
 )
 
 
@@ -82,6 +92,7 @@ class RemoteSettings:
     crossref: ServiceSettings = CROSSREF_DEFAULTS
     retraction_watch: ServiceSettings = RETRACTION_WATCH_DEFAULTS
     openalex: ServiceSettings = OPENALEX_DEFAULTS
+    grobid: ServiceSettings = GROBID_DEFAULTS
     endpoints: Endpoints = field(default_factory=Endpoints)
     arxiv_id_batch: int = 50  # ids per arXiv id_list query
     search: SearchSettings = field(default_factory=SearchSettings)

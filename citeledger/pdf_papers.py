@@ -1,0 +1,215 @@
+"""A PDF paper's references, through the GROBID service of the configuration (or ``--grobid URL``).
+
+Off unless configured: without a GROBID URL a PDF is a reject that says so, and no byte of it
+leaves the machine. GROBID's answer (the TEI) is kept under ``<ledger>/_cache/grobid/`` by the
+PDF's SHA-256, so reading the inputs twice (duplicates first, then rows), resuming a run or
+running again asks GROBID once. A PDF GROBID cannot read is a reject with GROBID's reason; a
+GROBID that cannot answer (stopped, busy past the retries, timing out) makes the paper a reject
+whose reason starts ``unavailable:``; the next run asks again (nothing was cached), and the
+nightly inbox keeps the file until then.
+"""
+from __future__ import annotations
+
+import hashlib
+import threading
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+from resolvers.errors import GrobidNotConfigured, PdfUnreadable, RemoteUnavailable
+from resolvers.remote import make_http_client
+from resolvers.remote.eprint import ArxivFiles
+from resolvers.remote.grobid import GrobidClient, build_grobid, parse_tei
+
+from .config import load_config
+from .remote_files import PaperCache
+
+SOURCE = "pdf_text"
+UNAVAILABLE = "unavailable"  # the reject code (and the reason's first word) of a PDF GROBID could not answer for
+# reject codes that mean "not read yet", not "cannot be read": the nightly inbox keeps such a file
+READ_LATER = (UNAVAILABLE, "grobid_not_configured")
+NOT_CONFIGURED = ("no GROBID service is configured, so this PDF was not read: start one (docker run --rm --init "
+                  "--ulimit core=0 -p 8070:8070 grobid/grobid:0.9.1-full) and pass --grobid http://localhost:8070 "
+                  "or set [endpoints] grobid")
+
+
+@dataclass(frozen=True, slots=True)
+class PdfReference:
+    """One reference GROBID found: its place, the raw string, ``pdf_text``, GROBID's fields
+    (the shape of ``papers.model.ExtractedReference``, so both are turned into rows alike)."""
+
+    order: int
+    raw: str
+    source: str = SOURCE
+    fields: dict[str, str] = field(default_factory=dict)
+    member: str | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PaperReject:
+    """What could not be read of a paper, with a stable ``code`` and the ``reason`` for people
+    (the shape of ``papers.model.PaperReject``)."""
+
+    file: str
+    member: str | None
+    code: str
+    reason: str
+    line: int | None = None
+
+
+@dataclass
+class PdfPaper:
+    """One PDF read: the citing paper, its references in order, its rejects."""
+
+    name: str
+    citing_paper: str | None
+    references: list[PdfReference] = field(default_factory=list)
+    rejects: list[PaperReject] = field(default_factory=list)
+    form: str = "pdf"
+    rule: str = ""
+
+
+@dataclass
+class PdfService:
+    """Where PDFs go (a GROBID client, or None when none is configured) and where answers are kept."""
+
+    client: GrobidClient | None
+    cache: PaperCache | None = None
+    arxiv: ArxivFiles | None = None  # arXiv's e-prints and PDFs, with --remote only
+    # PDF sha256 -> why GROBID could not answer, for this block only: a run reads its inputs twice,
+    # and asks once; the next run asks again
+    failed: dict[str, Exception] = field(default_factory=dict)
+
+    def tei(self, pdf: bytes, name: str) -> bytes:
+        """GROBID's TEI for ``pdf``: from the cache, else asked (and kept when it answered). GROBID
+        saying it cannot read the PDF is kept too (``PdfUnreadable``): it is its final word."""
+        key = hashlib.sha256(pdf).hexdigest()
+        if self.cache is not None and (kept := self.cache.get("grobid", key, ".tei.xml")) is not None:
+            return kept  # read locally, configured or not: a resumed run reads what it read before
+        if self.cache is not None and (why := self.cache.get("grobid", key, ".unreadable.txt")) is not None:
+            raise PdfUnreadable(why.decode("utf-8", "replace"))
+        if key in self.failed:
+            raise self.failed[key]
+        if self.client is None:
+            raise GrobidNotConfigured(NOT_CONFIGURED)
+        try:
+            tei = self.client.process_references(pdf, Path(name).name or "paper.pdf")
+            parse_tei(tei)  # a garbled answer raises here, before it is kept
+        except PdfUnreadable as exc:
+            if self.cache is not None:
+                self.cache.put("grobid", key, ".unreadable.txt", str(exc).encode("utf-8"))
+            raise
+        except (RemoteUnavailable, ValueError) as exc:
+            self.failed[key] = exc
+            raise
+        if self.cache is not None:
+            self.cache.put("grobid", key, ".tei.xml", tei)
+        return tei
+
+
+_SERVICE: ContextVar[PdfService | None] = ContextVar("pdf_service", default=None)
+_CLIENTS: dict[str, GrobidClient] = {}
+_ARXIV: dict[str, ArxivFiles] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def grobid_client(url: str | None) -> GrobidClient | None:
+    """One client per GROBID URL per process (its concurrency limit and circuit are shared);
+    ``url`` None takes the configuration's ``endpoints.grobid``; None when there is neither."""
+    settings = load_config().remote_settings()
+    url = url or settings.endpoints.grobid
+    if not url:
+        return None
+    with _CLIENTS_LOCK:
+        if url not in _CLIENTS:
+            client = build_grobid(settings, url)
+            assert client is not None
+            _CLIENTS[url] = client
+        return _CLIENTS[url]
+
+
+def arxiv_files() -> ArxivFiles:
+    """arXiv's file client, one per process (the ``arxiv`` service's politeness: one request at a
+    time, three seconds apart, the configured contact in the User-Agent)."""
+    config = load_config()
+    settings = config.remote_settings()
+    with _CLIENTS_LOCK:
+        if "arxiv" not in _ARXIV:
+            _ARXIV["arxiv"] = ArxivFiles(make_http_client(settings, "arxiv"), settings.endpoints.arxiv_eprint,
+                                         settings.endpoints.arxiv_pdf, config.limits.max_input_bytes)
+        return _ARXIV["arxiv"]
+
+
+def forget_clients() -> None:
+    """Drop the process's GROBID and arXiv file clients (tests: a new configuration)."""
+    with _CLIENTS_LOCK:
+        _CLIENTS.clear()
+        _ARXIV.clear()
+
+
+@contextmanager
+def pdf_service(url: str | None, ledger_dir: str | Path | None, remote: bool = False) -> Iterator[PdfService]:
+    """Papers read inside this block: PDFs go to GROBID at ``url`` (or the configured one; with
+    neither they are rejects saying GROBID is not configured), ``arXiv:ID`` papers are fetched when
+    ``remote``, and what is fetched is kept under the ledger."""
+    cache = PaperCache(Path(ledger_dir) / "_cache") if ledger_dir is not None else None
+    service = PdfService(grobid_client(url), cache, arxiv_files() if remote else None)
+    token = _SERVICE.set(service)
+    try:
+        yield service
+    finally:
+        _SERVICE.reset(token)
+
+
+def current_service() -> PdfService:
+    return _SERVICE.get() or PdfService(grobid_client(None))
+
+
+def read_pdf(name: str, data: bytes, citing_paper: str | None = None,
+             service: PdfService | None = None) -> PdfPaper:
+    """The references GROBID finds in one PDF, in order, ``source`` ``pdf_text``, GROBID's parsed
+    fields kept beside each raw string (BibTeX names, as a ``.bib`` entry's). Never raises for a
+    PDF or a service that fails: that is a reject with the reason."""
+    result = PdfPaper(name, citing_paper)
+    if not citing_paper:
+        from papers.names import citing_paper_from_name  # the papers package's one rule for names
+
+        result.citing_paper, why = citing_paper_from_name(name)
+        if result.citing_paper is None:
+            result.rejects.append(PaperReject(name, None, "no_citing_paper", why))
+            return result  # GROBID is not asked for a paper whose references could go nowhere
+    service = service or current_service()
+    tei = _tei(service, data, name)
+    if isinstance(tei, PaperReject):
+        result.rejects.append(tei)
+        return result
+    for order, ref in enumerate(parse_tei(tei), 1):
+        result.references.append(PdfReference(order, ref.raw, fields=ref.fields()))
+    if not result.references:
+        result.rejects.append(PaperReject(name, None, "no_bibliography", "GROBID found no reference list in this PDF"))
+    result.rule = "GROBID processReferences" + ("" if service.client is None else f" at {service.client.url}")
+    return result
+
+
+def _tei(service: PdfService, data: bytes, name: str) -> bytes | PaperReject:
+    """GROBID's TEI, or the reject saying why there is none: the PDF's fault or the service's."""
+    try:
+        return service.tei(data, name)
+    except GrobidNotConfigured as exc:
+        return PaperReject(name, None, "grobid_not_configured", str(exc))
+    except PdfUnreadable as exc:
+        return PaperReject(name, None, "pdf_unreadable", str(exc))
+    except RemoteUnavailable as exc:
+        why = f"GROBID could not answer ({exc.why}); the paper is read again on the next run"
+        return PaperReject(name, None, UNAVAILABLE, why[:500])
+    except ValueError as exc:  # a 200 whose body is not GROBID's TEI
+        why = f"GROBID's answer is not TEI ({exc}); the paper is read again on the next run"
+        return PaperReject(name, None, UNAVAILABLE, why[:500])
+
+
+def read_later(reason: str) -> bool:
+    """A reject reason (``code: why``) that says the paper was not read yet, and will be."""
+    return reason.split(":", 1)[0] in READ_LATER

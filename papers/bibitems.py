@@ -1,0 +1,86 @@
+"""The entries of a ``thebibliography`` environment (in a ``.bbl`` or inline in a ``.tex``): one
+per ``\\bibitem``, with its key and body, in order. A ``\\bibitem[label]{key}`` label may hold
+braces and brackets (natbib's ``[{Smith et~al.(2001)}]``), so it is scanned, not matched."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_BEGIN = re.compile(r"\\begin\s*\{thebibliography\}")
+_END = re.compile(r"\\end\s*\{thebibliography\}")
+_BIBITEM = re.compile(r"\\bibitem(?![A-Za-z@])\s*")
+_BIBLATEX_ENTRY = re.compile(r"\\entry\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
+
+
+@dataclass(frozen=True, slots=True)
+class Bibitem:
+    offset: int  # of ``\bibitem`` in the text searched
+    key: str | None
+    body: str
+
+
+def _skip_group(text: str, i: int, close_ch: str) -> int:
+    """The offset after the group opening at ``text[i]`` (``[`` or ``{``) and closing with
+    ``close_ch`` outside any inner braces; -1 when it does not close within 2,000 characters."""
+    depth, j, stop = 0, i + 1, min(len(text), i + 2000)
+    while j < stop:
+        ch = text[j]
+        if ch == "\\":
+            j += 2
+            continue
+        if ch == close_ch and depth == 0:
+            return j + 1
+        depth += 1 if ch == "{" else -1 if ch == "}" else 0
+        j += 1
+    return -1
+
+
+def _item_head(text: str, start: int) -> tuple[int, str | None]:
+    """After ``\\bibitem`` at ``start``: (offset where the body starts, key)."""
+    i = start
+    if text[i:i + 1] == "[":
+        end = _skip_group(text, i, "]")
+        i = end if end > 0 else i
+    while i < len(text) and text[i] in " \t\r\n":
+        i += 1
+    if text[i:i + 1] == "{":
+        end = _skip_group(text, i, "}")
+        if end > 0:
+            return end, text[i + 1:end - 1].strip()
+    return i, None
+
+
+def environments(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every ``thebibliography`` body; an unclosed one runs to the end."""
+    spans: list[tuple[int, int]] = []
+    for begin in _BEGIN.finditer(text):
+        if spans and begin.start() < spans[-1][1]:
+            continue
+        end = _END.search(text, begin.end())
+        spans.append((begin.end(), end.start() if end else len(text)))
+    return spans
+
+
+def bibitems(text: str, start: int = 0, end: int | None = None) -> list[Bibitem]:
+    """Every ``\\bibitem`` between ``start`` and ``end``; a body runs to the next item."""
+    end = len(text) if end is None else end
+    heads = [m for m in _BIBITEM.finditer(text, start, end)]
+    items = []
+    for n, m in enumerate(heads):
+        body_start, key = _item_head(text, m.end())
+        stop = heads[n + 1].start() if n + 1 < len(heads) else end
+        items.append(Bibitem(m.start(), key, text[body_start:stop]))
+    return items
+
+
+def bibliography_items(text: str) -> list[Bibitem]:
+    """The items of every ``thebibliography`` environment in ``text``, or of the whole text when
+    it has ``\\bibitem``s and no environment (a fragment of a ``.bbl``)."""
+    spans = environments(text)
+    if not spans:
+        return bibitems(text)
+    return [item for start, end in spans for item in bibitems(text, start, end)]
+
+
+def is_biblatex_bbl(text: str) -> bool:
+    return "\\entry" in text and "\\endentry" in text and _BIBLATEX_ENTRY.search(text) is not None

@@ -1,0 +1,104 @@
+"""The author's own macros (``\\newcommand``, ``\\def``) and the journal abbreviations of the AAS
+styles (``\\apj``, ``\\mnras``, ...) expanded in bibliography entries, so ``\\arxiv{1212.1721}``
+keeps its ``arXiv:`` and ``\\apj, 753, 148`` keeps its journal."""
+from __future__ import annotations
+
+import re
+
+# the journal macros aastex, mnras and A&A classes define (as the journals print them)
+JOURNALS = {
+    "aj": "AJ", "actaa": "Acta Astron.", "araa": "ARA&A", "apj": "ApJ", "apjl": "ApJL", "apjs": "ApJS",
+    "ao": "Appl. Opt.", "apss": "Ap&SS", "aap": "A&A", "aapr": "A&A Rev.", "aaps": "A&AS", "azh": "AZh",
+    "baas": "BAAS", "bac": "Bull. astr. Inst. Czechosl.", "caa": "Chinese Astron. Astrophys.",
+    "cjaa": "Chinese J. Astron. Astrophys.", "icarus": "Icarus", "jcap": "J. Cosmology Astropart. Phys.",
+    "jrasc": "JRASC", "memras": "MmRAS", "mnras": "MNRAS", "na": "New A", "nar": "New A Rev.", "pra": "Phys. Rev. A",
+    "prb": "Phys. Rev. B", "prc": "Phys. Rev. C", "prd": "Phys. Rev. D", "pre": "Phys. Rev. E",
+    "prl": "Phys. Rev. Lett.",
+    "pasa": "PASA", "pasp": "PASP", "pasj": "PASJ", "qjras": "QJRAS", "rmxaa": "Rev. Mexicana Astron. Astrofis.",
+    "skytel": "S&T", "solphys": "Sol. Phys.", "sovast": "Soviet Ast.", "ssr": "Space Sci. Rev.", "zap": "ZAp",
+    "nat": "Nature", "iaucirc": "IAU Circ.", "aplett": "Astrophys. Lett.", "apspr": "Astrophys. Space Phys. Res.",
+    "bain": "Bull. Astron. Inst. Netherlands", "fcp": "Fund. Cosmic Phys.", "gca": "Geochim. Cosmochim. Acta",
+    "grl": "Geophys. Res. Lett.", "jcp": "J. Chem. Phys.", "jgr": "J. Geophys. Res.",
+    "jqsrt": "J. Quant. Spec. Radiat. Transf.", "memsai": "Mem. Soc. Astron. Italiana", "nphysa": "Nucl. Phys. A",
+    "physrep": "Phys. Rep.", "physscr": "Phys. Scr", "planss": "Planet. Space Sci.", "procspie": "Proc. SPIE",
+    "psj": "PSJ", "aas": "AAS",
+}
+_DEFINE = re.compile(r"\\(?:re)?(?:newcommand|providecommand|DeclareRobustCommand)\*?\s*\{?\s*\\([A-Za-z]+)\s*\}?"
+                     r"\s*(?:\[(\d)\])?\s*(?:\[[^\]]*\])?\s*\{"
+                     r"|\\def\s*\\([A-Za-z]+)\s*\{")
+
+
+def _group(text: str, start: int) -> int:
+    """Offset after the brace group whose ``{`` is just before ``start``; -1 when it does not close."""
+    depth, i = 1, start
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        depth += 1 if ch == "{" else -1 if ch == "}" else 0
+        if depth == 0:
+            return i + 1
+        i += 1
+    return -1
+
+
+def definitions(text: str) -> dict[str, tuple[int, str]]:
+    """``name -> (argument count, body)`` of the simple macros a LaTeX text defines in its
+    preamble (at most two arguments, no optional default used)."""
+    found: dict[str, tuple[int, str]] = {}
+    begin = text.find("\\begin{document}")
+    for m in _DEFINE.finditer(text, 0, begin if begin > 0 else len(text)):
+        end = _group(text, m.end())
+        nargs = int(m.group(2) or 0)
+        if end > 0 and nargs <= 2 and end - m.end() < 1000:
+            found[m.group(1) or m.group(3)] = (nargs, text[m.end():end - 1])
+    return found
+
+
+_NAME = re.compile(r"\\([A-Za-z]+)\s*")
+
+
+class Expander:
+    """Expands a fixed set of macros in short texts (entries), a few rounds deep."""
+
+    def __init__(self, defined: dict[str, tuple[int, str]]):
+        self.macros = {**{k: (0, v) for k, v in JOURNALS.items()}, **defined}
+
+    def expand(self, text: str) -> str:
+        for _ in range(4):
+            if "\\" not in text:
+                break
+            out, pos = [], 0
+            for m in _NAME.finditer(text):
+                found = self.macros.get(m.group(1))
+                if m.start() < pos or found is None:
+                    continue
+                args, end = self._args(text, m.end(), found[0])
+                if args is None:
+                    continue
+                body = found[1]
+                for n, arg in enumerate(args, start=1):
+                    body = body.replace(f"#{n}", arg)
+                spaced = found[0] == 0 and end < len(text) and text[end - 1:end].isspace()
+                out += [text[pos:m.start()], body + (" " if spaced else "")]
+                pos = end
+            if not out:
+                break
+            text = "".join(out) + text[pos:]
+        return text
+
+    @staticmethod
+    def _args(text: str, start: int, nargs: int) -> tuple[list[str] | None, int]:
+        args, i = [], start
+        for _ in range(nargs):
+            while i < len(text) and text[i].isspace():
+                i += 1
+            if text[i:i + 1] != "{":
+                return None, start
+            end = _group(text, i + 1)
+            if end < 0:
+                return None, start
+            args.append(text[i + 1:end - 1])
+            i = end
+        return args, i

@@ -1,0 +1,77 @@
+"""What reading one paper gives: its references in order, and the rejects that say what could not
+be read (file, member, reason). Plain data, no I/O."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+MiB = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class PaperLimits:
+    """Bounds on one paper, so an archive bomb or an ``\\input`` loop is a reject, not a hang.
+
+    ``max_total_bytes``: uncompressed bytes of the whole paper (every member counted, read or
+    not); ``max_members``: members of an archive or files of a folder; ``max_member_bytes``: one
+    text member (``.tex``, ``.bbl``, ``.bib``) read into memory; ``max_input_depth``: nesting of
+    ``\\input``/``\\include``."""
+
+    max_total_bytes: int = 256 * MiB
+    max_members: int = 10_000
+    max_member_bytes: int = 32 * MiB
+    max_input_depth: int = 16
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractedReference:
+    """One bibliography entry: ``raw`` as a reference string (LaTeX turned to text), ``order``
+    its 1-based place in the list, ``source`` what the string came from (``arxiv_source`` for an
+    e-print archive, else ``bbl``, ``bib`` or ``tex``), ``member`` the file inside the paper,
+    ``kind`` that file's kind, ``key`` the citation key, ``line`` in the member, and ``fields``
+    what the source said field by field (a BibTeX entry's, a ``\\bibinfo``'s) for the parser."""
+
+    order: int
+    raw: str
+    source: str
+    member: str | None
+    kind: str
+    key: str | None = None
+    line: int | None = None
+    fields: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class PaperReject:
+    """Something of the paper that could not be read: ``code`` a stable word (``corrupt_archive``,
+    ``too_large``, ...), ``reason`` the sentence for people."""
+
+    file: str
+    member: str | None
+    code: str
+    reason: str
+    line: int | None = None
+
+    @property
+    def message(self) -> str:
+        where = f"{self.file}!{self.member}" if self.member else self.file
+        where += f":{self.line}" if self.line is not None else ""
+        return f"{where}: {self.reason}"
+
+
+@dataclass(slots=True)
+class PaperReferences:
+    """One paper read: ``form`` what it was (``tar``, ``gzip_tex``, ``tex``, ``bbl``, ``bib``,
+    ``folder``, ``pdf``, ``unknown``), ``rule`` which source won and why, the references in order
+    and the rejects. ``citing_paper`` is None when neither the caller nor the name gave one (then
+    ``rejects`` says so)."""
+
+    name: str
+    citing_paper: str | None
+    form: str
+    references: list[ExtractedReference] = field(default_factory=list)
+    rejects: list[PaperReject] = field(default_factory=list)
+    rule: str = ""
+
+    @property
+    def has_bibliography(self) -> bool:
+        return bool(self.references)

@@ -1,0 +1,161 @@
+"""A paper's source tree: its text members decoded, the main file found, and ``\\input`` /
+``\\include`` followed inside the tree (depth-limited, loops and ``..`` refused) into one text
+whose every offset maps back to its member and line."""
+from __future__ import annotations
+
+import bisect
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+from .model import PaperLimits, PaperReject
+from .text import strip_comments
+
+_NEWLINE = re.compile("\n")
+_CONTROL = bytes(b for b in range(32) if b not in (9, 10, 11, 12, 13))
+_INPUT = re.compile(r"\\(?:input|include|subfile|InputIfFileExists)(?![A-Za-z@])\s*"
+                    r"(?:\{\s*([^{}]*?)\s*\}|([^\s{}%\\]+))")
+_DOCUMENT = re.compile(r"\\document(?:class|style)(?![A-Za-z])")
+_BIBCMD = re.compile(r"\\(?:bibliography|addbibresource|addglobalbib)\s*(?:\[[^\]]*\])?\s*\{([^{}]*)\}")
+_CITE = re.compile(r"\\(?:no)?cite[a-zA-Z]*\*?\s*(?:\[[^\]]*\]\s*){0,2}\{([^{}]*)\}")
+
+
+def decode(data: bytes) -> str | None:
+    """Text of a member: UTF-8, else Latin-1 (old arXiv sources); None when it is binary (over
+    5 % of its first 8 KiB, and more than 16, control bytes: a stray NUL in a text is not binary)."""
+    head = data[:8192]
+    controls = len(head) - len(head.translate(None, _CONTROL))
+    if controls > max(16, len(head) // 20):  # over 5 % control bytes (and more than a stray few)
+        return None
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+def strip_comments_keep_lines(text: str) -> str:
+    """Comments out, newlines kept, so offsets still give the right line."""
+    return strip_comments(text, keep_lines=True)
+
+
+@dataclass(slots=True)
+class Expanded:
+    """The main file with its inputs in place: ``pieces`` are (offset in ``text``, member,
+    offset in that member's comment-free text)."""
+
+    text: str = ""
+    pieces: list[tuple[int, str, int]] = field(default_factory=list)
+    lines: dict[str, str] = field(default_factory=dict)
+    rejects: list[PaperReject] = field(default_factory=list)
+    included: set[str] = field(default_factory=set)
+    size: int = 0
+    _starts: list[int] = field(default_factory=list)
+    _newlines: dict[str, list[int]] = field(default_factory=dict)
+
+    def where(self, offset: int) -> tuple[str, int]:
+        """(member, line) of an offset of ``text`` (a bisection: thousands of entries stay linear)."""
+        if len(self._starts) != len(self.pieces):
+            self._starts = [p[0] for p in self.pieces]
+        i = bisect.bisect_right(self._starts, offset) - 1
+        start, member, member_offset = self.pieces[max(i, 0)]
+        if member not in self._newlines:
+            self._newlines[member] = newline_offsets(self.lines[member])
+        return member, bisect.bisect_left(self._newlines[member], member_offset + offset - start) + 1
+
+
+def newline_offsets(text: str) -> list[int]:
+    """Offsets of every newline: the line of offset ``o`` is ``bisect_left(offsets, o) + 1``."""
+    return [m.start() for m in _NEWLINE.finditer(text)]
+
+
+def resolve_input(members: dict[str, str], current: str, target: str) -> str | None:
+    """The member an ``\\input{target}`` names: relative to the root, then to the including
+    file's folder, with ``.tex`` added when missing; None when not in the tree (a figure)."""
+    if target.startswith("/") or ".." in target.split("/"):
+        return None
+    for base in ("", posixpath.dirname(current)):
+        path = posixpath.normpath(posixpath.join(base, target)).removeprefix("./")
+        for name in (path, path + ".tex"):
+            if name in members:
+                return name
+    return None
+
+
+def expand(file: str, members: dict[str, str], main: str, limits: PaperLimits) -> Expanded:
+    out = Expanded(lines=members)
+    parts: list[str] = []
+    _expand_into(file, members, main, [main], limits, out, parts)
+    out.text = "".join(parts)
+    return out
+
+
+def _expand_into(file: str, members: dict[str, str], name: str, stack: list[str], limits: PaperLimits,
+                 out: Expanded, parts: list[str]) -> None:
+    """Append member ``name`` to ``parts`` with each of its inputs expanded in place."""
+    text, pos = members[name], 0
+    out.included.add(name)
+    for m in _INPUT.finditer(text):
+        target = resolve_input(members, name, (m.group(1) or m.group(2) or "").strip())
+        if target is None:
+            continue
+        _append(out, parts, name, pos, text[pos:m.start()])
+        pos = m.end()
+        if target in stack:
+            out.rejects.append(PaperReject(file, name, "input_loop", "\\input loop: " + " -> ".join(stack + [target])
+                                           + "; not followed again", text.count("\n", 0, m.start()) + 1))
+        elif len(stack) > limits.max_input_depth:
+            out.rejects.append(PaperReject(file, name, "input_too_deep", f"\\input nested deeper than "
+                                           f"{limits.max_input_depth} (papers.max_input_depth): {target} not read",
+                                           text.count("\n", 0, m.start()) + 1))
+        elif out.size + len(members[target]) > limits.max_total_bytes:
+            out.rejects.append(PaperReject(file, target, "too_large", "the expanded text passes "
+                                           f"{limits.max_total_bytes:,} characters (papers.max_total_bytes)"))
+        else:
+            _expand_into(file, members, target, stack + [target], limits, out, parts)
+    _append(out, parts, name, pos, text[pos:])
+
+
+def _append(out: Expanded, parts: list[str], member: str, member_offset: int, chunk: str) -> None:
+    if chunk:
+        out.pieces.append((out.size, member, member_offset))
+        parts.append(chunk)
+        out.size += len(chunk)
+
+
+def main_files(members: dict[str, str]) -> list[str]:
+    """``.tex`` members holding ``\\documentclass``, the ones with a bibliography first, then the
+    shallowest, then by name (a paper and its supplement: the paper's list is read)."""
+    mains = [n for n, t in members.items() if n.lower().endswith((".tex", ".ltx", ".latex")) and _DOCUMENT.search(t)]
+
+    def rank(name: str) -> tuple[int, int, str]:
+        text = members[name]
+        stem = posixpath.splitext(name)[0]
+        has_bib = "thebibliography" in text or f"{stem}.bbl" in members or _BIBCMD.search(text) is not None
+        return (0 if has_bib else 1, name.count("/"), name)
+
+    return sorted(mains, key=rank)
+
+
+def bib_names(text: str) -> list[str]:
+    """The ``.bib`` files ``\\bibliography{a,b}`` / ``\\addbibresource{a.bib}`` name, in order."""
+    names = []
+    for m in _BIBCMD.finditer(text):
+        for part in m.group(1).split(","):
+            part = part.strip()
+            if part:
+                names.append(part if part.lower().endswith(".bib") else part + ".bib")
+    return names
+
+
+def cited_keys(text: str) -> tuple[list[str], bool]:
+    """Citation keys in order of first citation, and whether ``\\nocite{*}`` asks for all."""
+    keys: dict[str, None] = {}
+    every = False
+    for m in _CITE.finditer(text):
+        for key in m.group(1).split(","):
+            key = key.strip()
+            if key == "*":
+                every = True
+            elif key:
+                keys.setdefault(key)
+    return list(keys), every

@@ -1,0 +1,175 @@
+"""papers/: one paper in, its references out, for every form a paper comes in, and every bad
+input a reject naming file, member and reason (the run goes on)."""
+from __future__ import annotations
+
+import gzip
+import io
+import tarfile
+
+import pytest
+
+from papers import PaperLimits, citing_paper_from_name, read_paper, read_tree
+from resolvers.quality import parse_uncertain_reason
+from resolvers.model import Reason
+
+MAIN = rb"""\documentclass{article}
+\begin{document}
+See \cite{a,b}. % \input{commented}
+\input{sec1}
+\bibliography{refs}
+\end{document}
+"""
+BBL = rb"""\begin{thebibliography}{10}
+\providecommand{\natexlab}[1]{#1}
+\bibitem[{M{\"u}ller et~al.(2001)}]{a}
+H.~M\"uller, \newblock \emph{On things}, \newblock Phys. Rev. D \textbf{12} (2001) 1--10.
+\bibitem{b} J. Doe, A title here, arXiv:2001.00001 (2020).
+\end{thebibliography}
+"""
+BIB = rb"""@article{b, author={Doe, J.}, title={A title here}, journal={PRD}, year=2020}
+@article{a, author={M\"uller, H.}, title={On things}, journal={Phys. Rev. D}, volume=12, pages={1--10}, year=2001}
+@misc{unused, title={Never cited}}
+"""
+
+
+def tar(files: dict[str, bytes], gz: bool = True) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz" if gz else "w") as archive:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("2501.00254v1.tar.gz", "2501.00254"), ("hep-th_9901001.tar.gz", "hep-th/9901001"),
+    ("hep-th9901001", "hep-th/9901001"), ("papers/0704.0001.tex", "0704.0001"),
+    ("math.GT_0309136v2.tgz", "math.GT/0309136"), ("arXiv:1706.03762", "1706.03762"),
+])
+def test_an_arxiv_style_name_gives_the_citing_paper(name, expected):
+    assert citing_paper_from_name(name) == (expected, "")
+
+
+@pytest.mark.parametrize("name", ["paper.tar.gz", "main.tex", "1234.5678.tar.gz", "2501.0025.tgz", "foo_9901001"])
+def test_a_name_that_gives_no_id_says_why(name):
+    ident, why = citing_paper_from_name(name)
+    assert ident is None and "arXiv id" in why
+
+
+def test_a_tarball_with_bbl_and_bib_reads_the_bbl():
+    paper = read_paper("2501.00254v1.tar.gz", tar({"ms.tex": MAIN, "sec1.tex": b"Intro.", "ms.bbl": BBL, "refs.bib": BIB}))
+    assert (paper.citing_paper, paper.form) == ("2501.00254", "tar")
+    assert [(r.order, r.key, r.member, r.source) for r in paper.references] == \
+        [(1, "a", "ms.bbl", "arxiv_source"), (2, "b", "ms.bbl", "arxiv_source")]
+    assert paper.references[0].raw == "H. Müller, On things, Phys. Rev. D 12 (2001) 1–10."
+    assert "ms.bbl" in paper.rule and paper.rejects == []
+
+
+def test_a_bib_only_tree_keeps_cited_entries_in_citation_order():
+    paper = read_paper("2501.00254.tar", tar({"ms.tex": MAIN, "sec1.tex": b"", "refs.bib": BIB}, gz=False))
+    assert [r.key for r in paper.references] == ["a", "b"]
+    assert paper.references[0].raw == "H. Müller. On things. Phys. Rev. D, 12:1–10, 2001."
+    assert paper.references[0].fields["journal"] == "Phys. Rev. D"
+
+
+def test_inline_thebibliography_through_input_wins():
+    main = MAIN.replace(rb"\bibliography{refs}", rb"\input{ms.bbl}")
+    paper = read_paper("2501.00254.tar.gz", tar({"ms.tex": main, "sec1.tex": b"", "ms.bbl": BBL, "refs.bib": BIB}))
+    assert [(r.key, r.member, r.line) for r in paper.references] == [("a", "ms.bbl", 3), ("b", "ms.bbl", 5)]
+    assert "thebibliography" in paper.rule
+
+
+def test_a_single_gzipped_tex_is_an_eprint():
+    tex = b"\\documentclass{x}\\begin{document}\\begin{thebibliography}{1}\\bibitem{k} A. B, A title, 2001\n" \
+          b"\\end{thebibliography}\\end{document}"
+    paper = read_paper("hep-th9901001.gz", gzip.compress(tex))
+    assert (paper.form, paper.citing_paper) == ("gzip_tex", "hep-th/9901001")
+    assert [(r.raw, r.source, r.kind) for r in paper.references] == [("A. B, A title, 2001", "arxiv_source", "tex")]
+
+
+def test_plain_bbl_bib_and_tex_files():
+    assert [r.source for r in read_paper("2501.00254.bbl", BBL).references] == ["bbl", "bbl"]
+    bib = read_paper("2501.00254.bib", BIB).references
+    assert [(r.key, r.source) for r in bib] == [("b", "bib"), ("a", "bib"), ("unused", "bib")]
+    tex = read_paper("x.tex", MAIN.replace(rb"\bibliography{refs}", BBL), citing_paper="p1")
+    assert (tex.citing_paper, [r.source for r in tex.references]) == ("p1", ["tex", "tex"])
+
+
+def test_a_bib_entry_of_bst_words_is_parse_uncertain():
+    (ref,) = read_paper("x.bib", b"@misc{x, note={write newline}}", citing_paper="p").references
+    assert ref.raw != "@misc{x, note={write newline}}"
+    assert parse_uncertain_reason(ref.raw) is Reason.BST_ARTEFACT
+
+
+def test_a_folder_is_read_as_a_tree():
+    paper = read_tree("papers/2501.00254", {"ms.tex": MAIN, "sec1.tex": b"", "ms.bbl": BBL})
+    assert (paper.citing_paper, paper.form, len(paper.references)) == ("2501.00254", "folder", 2)
+    assert paper.references[0].source == "bbl"
+
+
+def codes(paper):
+    return [(r.member, r.code) for r in paper.rejects]
+
+
+def test_a_truncated_archive_is_one_reject():
+    data = tar({"ms.tex": MAIN, "ms.bbl": BBL * 50})
+    paper = read_paper("2501.00254.tar.gz", data[: len(data) // 2])
+    assert paper.references == [] and codes(paper) == [(None, "corrupt_archive")]
+
+
+def test_a_corrupt_plain_tar_is_one_reject():
+    data = bytearray(tar({"ms.tex": MAIN, "ms.bbl": BBL}, gz=False))
+    data[600:1200] = b"\xff" * 600
+    paper = read_paper("2501.00254.tar", bytes(data[:1100]))
+    assert paper.references == [] and [c for _, c in codes(paper)] == ["corrupt_archive"]
+
+
+def test_an_archive_bomb_is_stopped_by_the_limits():
+    limits = PaperLimits(max_total_bytes=1 << 20, max_members=50, max_member_bytes=1 << 16)
+    big = read_paper("2501.00254.tar.gz", tar({"ms.tex": MAIN, "fig.eps": b"\0" * (2 << 20)}), limits)
+    assert codes(big) == [(None, "too_large")]
+    many = read_paper("2501.00254.tar.gz", tar({f"f{i}.tex": b"" for i in range(60)}), limits)
+    assert codes(many) == [(None, "too_many_members")]
+    member = read_paper("2501.00254.tar.gz", tar({"ms.tex": MAIN, "ms.bbl": BBL + b"%" * (1 << 16)}), limits)
+    assert ("ms.bbl", "member_too_large") in codes(member)
+    gz = read_paper("2501.00254.gz", gzip.compress(b"\0" * (2 << 20)), limits)
+    assert codes(gz) == [(None, "too_large")]
+    tex = read_paper("2501.00254.gz", gzip.compress(b"%" * (1 << 17)), limits)
+    assert codes(tex) == [(None, "member_too_large")]
+
+
+def test_an_input_loop_is_a_reject_and_the_rest_is_read():
+    files = {"ms.tex": MAIN.replace(rb"\bibliography{refs}", rb"\input{ms.bbl}"), "sec1.tex": b"\\input{sec2}",
+             "sec2.tex": b"\\include{sec1}", "ms.bbl": BBL}
+    paper = read_paper("2501.00254.tar.gz", tar(files))
+    assert len(paper.references) == 2
+    (loop,) = paper.rejects
+    assert (loop.member, loop.code) == ("sec2.tex", "input_loop") and "sec1.tex -> sec2.tex -> sec1.tex" in loop.reason
+
+
+def test_deep_inputs_stop_at_the_depth_limit():
+    files = {"ms.tex": b"\\documentclass{x}\\input{d1}", **{f"d{i}.tex": f"\\input{{d{i + 1}}}".encode() for i in range(1, 30)},
+             "d30.tex": BBL}
+    paper = read_paper("2501.00254.tar.gz", tar(files), PaperLimits(max_input_depth=5))
+    assert [r.code for r in paper.rejects] == ["input_too_deep", "no_bibliography"]
+
+
+def test_unsafe_member_names_are_rejected_never_used():
+    files = {"../evil.bbl": BBL, "/abs/x.bib": BIB, "ok/../../up.tex": MAIN, "ms.tex": MAIN, "sec1.tex": b"", "ms.bbl": BBL}
+    paper = read_paper("2501.00254.tar.gz", tar(files))
+    assert len(paper.references) == 2
+    assert sorted(codes(paper)) == [("../evil.bbl", "unsafe_member_name"), ("/abs/x.bib", "unsafe_member_name"),
+                                    ("ok/../../up.tex", "unsafe_member_name")]
+
+
+def test_binary_junk_named_tex_is_a_reject():
+    paper = read_paper("2501.00254.tex", bytes(range(256)) * 40)
+    assert codes(paper) == [("2501.00254.tex", "not_text")]
+    junk = read_paper("2501.00254.tar.gz", tar({"ms.tex": bytes(range(256)) * 40, "x.bbl": BBL}))
+    assert ("ms.tex", "not_text") in codes(junk) and len(junk.references) == 2
+
+
+def test_a_name_without_id_is_a_reject_not_a_guess():
+    paper = read_paper("paper.tar.gz", tar({"x.bbl": BBL}))
+    assert paper.citing_paper is None and codes(paper) == [(None, "no_citing_paper")]
