@@ -157,7 +157,7 @@ def check_known(record: dict, args: argparse.Namespace) -> None:
     if record["counts"]["references"] or record["counts"]["inbound"]:
         return
     from .info import near_ids
-    from .ledger import citing_papers
+    from .ledger_reads import citing_papers
 
     near = near_ids(args.id, citing_papers(args.ledger, args.catalog, None))
     hint = f"; near ids: {', '.join(near)}" if near else "; `citeledger query \"select distinct citing_paper from current\"` lists them"

@@ -30,34 +30,31 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 from urllib.parse import unquote
 
-from resolvers.model import Reference, Status
-from resolvers.observation import observation_id
+from resolvers.model import Reference
 from resolvers.remote import make_http_client
 from resolvers.remote.arxiv import ArxivClient
 from resolvers.remote.crossref import CrossrefClient
 from resolvers.remote.retraction_watch import refresh_retraction_watch
-from resolvers.text import rerun_tokens
 
 from . import pipeline
 from .atomic import atomic_move, atomic_write_lines
-from .catalog import CatalogStore, ParquetCatalog
+from .catalog import CatalogStore
 from .config import load_config
 from .inputs import InputLimits
 from .paper_inputs import PAPER_SUFFIXES, given_inputs, input_digests, input_sha256
-from .ledger import LEDGER_DB, LedgerStore, citing_papers_of_works, current_links_and_notices, current_rows, write_ledger_database
+from .ledger import LEDGER_DB, LedgerStore, citing_papers_of_works, current_links_and_notices, write_ledger_database
 from .notice_check import cited_doi_notice_rows, work_notice_rows
 from .pdf_papers import pdf_service, read_later
 from .remote_files import FileCheckpoint, retraction_watch_files
 from .record_files import papers_touched
+from .rerun_selection import RerunSelection, select_rerun
 from .run_summary import RunSummary
 from .unique_inputs import read_inputs
 from .workers import get_catalog
 
 INPUT_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".json.gz", ".csv", ".csv.gz", ".parquet", *PAPER_SUFFIXES)
 CATALOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".json", ".json.gz", ".csv", ".csv.gz")
-NO_LINK_STATES = (Status.UNRESOLVED.value, Status.MALFORMED_IDENTIFIER.value)
 # beyond this many newer works, filtering by shared tokens costs more than re-resolving
-MAX_NEWER_WORKS_FOR_TOKEN_FILTER = 200_000
 
 
 def _has_suffix(path: Path, suffixes: Sequence[str]) -> bool:
@@ -125,87 +122,6 @@ def inputs_to_read_again(ledger: LedgerStore, run_id: str) -> set[str]:
 
 
 # --- which references to re-resolve ------------------------------------------------------------
-
-
-def title_tokens(text: str | None) -> set[str]:
-    """The words of a title or reference string a nightly re-run matches on (``resolvers.text``)."""
-    return rerun_tokens(text)
-
-
-@dataclass
-class RerunSelection:
-    references: list[Reference] = field(default_factory=list)
-    why: dict[str, int] = field(default_factory=dict)  # reason -> count, for the run report
-    reasons: list[str] = field(default_factory=list)  # each reference's reason, in order
-
-    def add(self, ref: Reference, reason: str) -> None:
-        self.references.append(ref)
-        self.reasons.append(reason)
-        self.why[reason] = self.why.get(reason, 0) + 1
-
-    def split(self) -> tuple[list[Reference], list[Reference]]:
-        """(re-runs for the local chain only, re-runs a remote service could not answer): only
-        the second may be searched again (issue 14: the search step sends new references)."""
-        local = [r for r, why in zip(self.references, self.reasons) if why != "retry_unavailable"]
-        retry = [r for r, why in zip(self.references, self.reasons) if why == "retry_unavailable"]
-        return local, retry
-
-
-class _NewerWorks:
-    """Works that arrived after a given catalog_seq: their identifiers and title tokens."""
-
-    def __init__(self, catalog: ParquetCatalog, seq: int):
-        rows = catalog.works_after(seq)
-        self.count = len(rows)
-        self.ids: set[str] = set()
-        self.postings: dict[str, list[int]] = {}
-        self.sizes: list[int] = []
-        for i, row in enumerate(rows):
-            self.ids.update(x.lower() for x in (row["doi"], row["arxiv_id"], *(row["alt_dois"] or ())) if x)
-            tokens = title_tokens(row["title"])
-            self.sizes.append(len(tokens))
-            for t in tokens:
-                self.postings.setdefault(t, []).append(i)
-
-    def may_match(self, raw: str, extracted: Sequence[str]) -> bool:
-        if self.count > MAX_NEWER_WORKS_FOR_TOKEN_FILTER:
-            return True
-        if any(x.lower() in self.ids for x in extracted):
-            return True
-        shared: dict[int, int] = {}
-        for t in title_tokens(raw):
-            for i in self.postings.get(t, ()):
-                shared[i] = shared.get(i, 0) + 1
-        return any(n >= min(2, self.sizes[i]) for i, n in shared.items())
-
-
-def select_rerun(ledger_dir: str | Path, catalog_dir: str | Path, remote: bool = False,
-                 exclude: set[tuple[str, int]] | None = None) -> RerunSelection:
-    """The current references whose state the catalog (or a remote service) could now change;
-    see the module docstring for the rule."""
-    catalog = get_catalog(catalog_dir)
-    statuses = [*NO_LINK_STATES, Status.VERIFIED_FUZZY.value] + ([Status.UNAVAILABLE.value] if remote else [])
-    selection = RerunSelection()
-    newer: dict[int, _NewerWorks] = {}
-    exclude = exclude or set()
-    for row in current_rows(ledger_dir, statuses):
-        key = (row["citing_paper"], int(row["reference_index"]))
-        if key in exclude:
-            continue
-        ref = Reference(row["citing_paper"], int(row["reference_index"]), row["raw"], row["source"] or "unknown")
-        if row["status"] == Status.UNAVAILABLE.value:
-            selection.add(ref, "retry_unavailable")
-            continue
-        if observation_id(ref, catalog.fingerprint) == row["observation_id"]:
-            continue  # resolving it again would give the very same observation
-        seq = int(row["catalog_seq"] or 0)
-        if seq not in newer:
-            newer[seq] = _NewerWorks(catalog, seq)
-        extracted = [*(row["extracted_dois"] or ()), *(row["extracted_arxiv_ids"] or ())]
-        if newer[seq].count and newer[seq].may_match(row["raw"], extracted):
-            selection.add(ref, "fuzzy_new_candidates" if row["status"] == Status.VERIFIED_FUZZY.value
-                          else f"{row['status']}_new_works")
-    return selection
 
 
 def write_rerun_input(ledger_dir: str | Path, run_id: str, references: Sequence[Reference], suffix: str = "") -> Path:

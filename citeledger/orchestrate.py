@@ -19,7 +19,7 @@ from resolvers.errors import RunIncomplete, TransientError
 
 from . import pipeline, progress, record_files
 from .inputs import InputLimits
-from .ledger import latest_run_id
+from .ledger_reads import latest_run_id
 from .run_summary import RunSummary
 from .runners import choose_task_runner
 

@@ -15,7 +15,8 @@ from resolvers.identifiers import canonical_arxiv_id, normalize_doi
 from . import locking, record_pages, receipts, records
 from .record_paper import HANDLE_RE, arxiv_of
 from .catalog import ParquetCatalog
-from .ledger import LedgerStore, check_ledger_dir, citing_papers, papers_observations
+from .ledger import LedgerStore, check_ledger_dir
+from .ledger_reads import citing_papers, papers_observations
 from .options import at_least, check_run_id
 from .workers import get_catalog
 

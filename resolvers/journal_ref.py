@@ -200,6 +200,8 @@ class Locator:
 
 MAX_VENUE_WORDS = 12
 MAX_LOCATORS = 6
+LOCATOR_TEXT_MAX = 2000  # characters of a reference string searched for locators
+VENUE_WINDOW = 240  # characters before a volume searched for its venue (the words used are the last 160)
 # what may stand between a venue and its volume: "vol.", a year ("Phys Lett B. 2012;716"), commas
 _BEFORE_VOLUME = re.compile(r"(?:[\s,.;:]|\bvol(?:ume)?\b\.?|\bv\.|\(?\b" + YEAR + r"[a-z]?\)?|\(?\bn\.\s?d\.\)?)*$",
                             re.I)  # "n.d.": no date
@@ -216,7 +218,7 @@ def number_key(value: str | None) -> str:
 def venue_keys_before(text: str, end: int) -> tuple[str, ...]:
     """The keys of the last 1..MAX_VENUE_WORDS words before ``end`` (stopping at a quote, a
     square bracket, a digit or "et al"), longest first."""
-    head = text[:end]
+    head = text[max(0, end - VENUE_WINDOW):end]  # a window: the regexes below never rescan a long string
     between = _BEFORE_VOLUME.search(head)
     head = head[:len(head) - len(between.group(0))] if between else head
     stops = [m.end() for m in _VENUE_STOP.finditer(head, max(0, len(head) - 160))]
@@ -234,6 +236,7 @@ def reference_locators(text: str) -> list[Locator]:
     """Every (venue keys, volume, first page) a reference string may print: each number taken as
     a volume, the next number after it (issues, years and "pp." skipped) as its first page."""
     out: list[Locator] = []
+    text = text[:LOCATOR_TEXT_MAX]  # a reference's locators come early; junk strings stay linear
     for m in _NUMBER.finditer(text):
         volume, start = m.group(0), m.start()
         if volume[0].isalpha():  # "Phys. Rev. D70": the letter is the venue's

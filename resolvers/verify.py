@@ -125,7 +125,7 @@ class RefView:
                    tuple(int(y) for y in _YEAR.findall(parsed.text)), title_c, zone,
                    bool(NOTICE_WORDS.search(parsed.text)), compact(parsed.text),
                    tuple(f for f in (compact(a) for a in parsed.authors[:3]) if f),
-                   _cites_notice(parsed), _sorted_words(parsed.title))
+                   _cites_notice(parsed), title_sorted=_sorted_words(parsed.title))
 
 
 # "Discussion of 'X'", "Comment on: X", "Reply to X": the phrase that makes a string cite a
