@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from citeledger import blocking, nightly
+from citeledger import blocking, rerun_selection
 from resolvers import candidates, parsing, resolution, text, verify
 from resolvers.model import Work
 
@@ -27,7 +27,7 @@ def test_every_layer_uses_the_one_folding():
     assert candidates.index_tokens is text.index_tokens and candidates.STOPWORDS is text.STOPWORDS
     assert resolution.normalise_text is text.normalise_text
     assert verify.fold is text.fold and blocking.tokens_arrow is text.tokens_arrow
-    assert nightly.rerun_tokens is text.rerun_tokens
+    assert rerun_selection.rerun_tokens is text.rerun_tokens
 
 
 def test_arrow_folding_agrees_with_python_on_catalog_titles():
