@@ -1,16 +1,20 @@
 """Blocking index of a catalog folder: files beside ``works.parquet``, all memory-mapped by the
 workers that resolve against it.
 
-Layout (format 4), each written through ``atomic.staged``, ``index.json`` last (its presence means
+Layout (format 5), each written through ``atomic.staged``, ``index.json`` last (its presence means
 the rest is complete and its stamp says for which ``works.parquet``):
 - ``index_offsets.npy`` (int64, terms + 1), ``index_postings.npy`` (int32): the inverted file in
   CSR form; term t's postings are the ascending 0-based rows of ``works.parquet`` whose title holds
   it (or whose ``vol:page`` locator key it is); ``index_df.npy`` (int64) and ``index_idf.npy``
   (float32) per term;
-- ``index_term_hashes.npy`` (int64, ascending) and ``index_term_order.npy`` (int64): the term
-  lookup (``candidates.TermIds``, a stable 64-bit hash per term, no strings);
+- ``index_term_hashes.npy`` (int64, ascending): the term lookup (``candidates.TermIds``, a stable
+  64-bit hash per term, no strings); a term's id is its position here (terms are numbered in
+  hash order);
 - ``works.arrow`` and ``work_forms.arrow``: the works' Work columns and comparison forms, row
-  aligned with ``works.parquet``, as uncompressed Arrow IPC files.
+  aligned with ``works.parquet``, as uncompressed Arrow IPC files;
+- ``identifier_keys.arrow``, ``identifier_hashes.npy``, ``identifier_rows.npy``: DOI / arXiv id ->
+  row (``IdentifierIndex``); ``venue_locators.parquet``: venue key, volume, first page -> work
+  (``venue_index``).
 
 Why memory-mapped files: a worker process's private memory then does not grow with the catalog;
 the pages are shared through the OS cache by every worker (and every run) on the machine, and a
@@ -55,7 +59,7 @@ from .work_row import WORK_FIELDS, WORK_TYPES, work_from_values
 INDEX_FILE = "index.json"  # the stamp, written last: present means the files below are complete
 FORMS_FILE = "work_forms.arrow"  # row-aligned with works.parquet: each work's comparison forms
 WORKS_ARROW = "works.arrow"  # the Work columns of works.parquet, row-aligned, for memory-mapped reads
-ARRAYS = ("offsets", "postings", "df", "idf", "term_hashes", "term_order")  # index_<name>.npy
+ARRAYS = ("offsets", "postings", "df", "idf", "term_hashes")  # index_<name>.npy
 # The identifier lookup (DOI, arXiv id -> row of works.parquet): "scheme\tvalue" keys, their stable
 # hashes ascending and the row of the best-ranked work holding each (own id before cross-walk).
 ID_KEYS, ID_HASHES, ID_ROWS = "identifier_keys.arrow", "identifier_hashes.npy", "identifier_rows.npy"
@@ -272,7 +276,7 @@ def _merge_runs(catalog_dir: Path, runs: Path, n_pairs: int, n_works: int) -> in
     df = np.concatenate(counts).astype(np.int64) if counts else np.zeros(0, np.int64)
     offsets = np.concatenate([[0], np.cumsum(df)]).astype(np.int64)
     for name, array in (("offsets", offsets), ("df", df), ("idf", term_idf(df, n_works)),
-                        ("term_hashes", term_hash), ("term_order", np.arange(len(df), dtype=np.int64))):
+                        ("term_hashes", term_hash)):
         _save(catalog_dir / f"index_{name}.npy", array)
     return len(df)
 
@@ -348,7 +352,7 @@ def _load_index(catalog_dir: Path) -> tuple[PostingsIndex, int]:
     """The stored index, memory-mapped (read-only): nothing per term is copied into the heap."""
     stamp = json.loads((catalog_dir / INDEX_FILE).read_text())
     a = {name: np.load(catalog_dir / f"index_{name}.npy", mmap_mode="r") for name in ARRAYS}
-    terms = TermIds.from_sorted(a["term_hashes"], a["term_order"])
+    terms = TermIds.from_sorted(a["term_hashes"])
     index = PostingsIndex(terms, a["offsets"], a["postings"], stamp["n_works"], df=a["df"], idf=a["idf"])
     return index, stamp["n_works"]
 

@@ -128,35 +128,27 @@ class TermIds:
     this size) would only add a term's postings to a query's candidates: verification, not
     retrieval, decides a link."""
 
-    def __init__(self, terms: Iterable[str] | pa.Array, count: int | None = None):
-        """``terms`` in id order (a list, or an Arrow string array for a large vocabulary);
-        ``count`` is accepted for callers that stream and is checked."""
+    def __init__(self, terms: Iterable[str] | pa.Array):
+        """``terms`` in id order (a list, or an Arrow string array for a large vocabulary)."""
         hashes = term_hashes(terms if isinstance(terms, (pa.Array, pa.ChunkedArray)) else list(terms))
-        if count is not None and count != len(hashes):
-            raise ValueError(f"TermIds: {len(hashes)} terms, {count} expected")
-        self._order = np.argsort(hashes, kind="stable")
-        self._hashes = hashes[self._order]
+        self._order: np.ndarray | None = np.argsort(hashes, kind="stable")
+        self.hashes = hashes[self._order]
 
     @classmethod
-    def from_sorted(cls, hashes: np.ndarray, order: np.ndarray) -> "TermIds":
-        """Stored (e.g. memory-mapped) arrays: ``hashes`` ascending, ``order[i]`` the id of the
-        term whose hash is ``hashes[i]``."""
+    def from_sorted(cls, hashes: np.ndarray) -> "TermIds":
+        """A stored (e.g. memory-mapped) vocabulary whose term ids are the positions of its
+        hashes, ascending (the catalog build numbers terms in hash order)."""
         self = cls.__new__(cls)
-        self._hashes, self._order = hashes, order
+        self.hashes, self._order = hashes, None
         return self
-
-    @property
-    def sorted_arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """The (hashes, order) arrays, as ``from_sorted`` takes them."""
-        return self._hashes, self._order
 
     def ids(self, tokens: Sequence[str]) -> np.ndarray:
         """The term id of each token, -1 for a token not in the vocabulary."""
-        if not len(self._hashes) or not len(tokens):
+        if not len(self.hashes) or not len(tokens):
             return np.full(len(tokens), -1, dtype=np.int64)
         h = term_hashes(tokens)
-        pos = np.minimum(np.searchsorted(self._hashes, h), len(self._hashes) - 1)
-        return np.where(self._hashes[pos] == h, self._order[pos], -1)
+        pos = np.minimum(np.searchsorted(self.hashes, h), len(self.hashes) - 1)
+        return np.where(self.hashes[pos] == h, pos if self._order is None else self._order[pos], -1)
 
 
 class PostingsIndex:

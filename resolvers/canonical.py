@@ -12,8 +12,8 @@ Rules, all of them (changing any changes ``observation_digest``, which is part o
   ``ValueError``), because a record is read by other tools and must be plain JSON.
 
 This is not RFC 8785 (JCS): JCS sorts keys by UTF-16 code units and writes numbers the
-ECMAScript way (``1.0`` -> ``1``). Records may move to JCS later (issue 15); that would be a new
-``strict`` mode with a new record schema version, never a change to these bytes.
+ECMAScript way (``1.0`` -> ``1``). Records of schema v2 are digested and signed over JCS
+(``resolvers/jcs.py``); v1 records and observations keep these bytes.
 """
 from __future__ import annotations
 

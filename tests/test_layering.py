@@ -27,26 +27,20 @@ def banned_imports(source: str, banned: tuple[str, ...] = BANNED) -> list[tuple[
     return found
 
 
+def package_offenders(package: str, at_least: int, banned: tuple[str, ...] = BANNED) -> list[str]:
+    """Every banned import in a package's modules (the walk must find ``at_least`` of them)."""
+    modules = sorted((ROOT / package).rglob("*.py"))
+    assert len(modules) > at_least  # the walk found the package
+    return [f"{path.relative_to(ROOT)}:{line}: imports {name}"
+            for path in modules for line, name in banned_imports(path.read_text(encoding="utf-8"), banned)]
+
+
 def test_resolvers_import_nothing_from_the_app():
-    modules = sorted((ROOT / "resolvers").rglob("*.py"))
-    assert len(modules) > 10  # the walk found the package
-    offenders = [
-        f"{path.relative_to(ROOT)}:{line}: imports {name}"
-        for path in modules
-        for line, name in banned_imports(path.read_text(encoding="utf-8"))
-    ]
-    assert offenders == []
+    assert package_offenders("resolvers", 10) == []
 
 
 def test_papers_import_nothing_from_the_app_or_the_resolvers():
-    modules = sorted((ROOT / "papers").rglob("*.py"))
-    assert len(modules) > 5  # the walk found the package
-    offenders = [
-        f"{path.relative_to(ROOT)}:{line}: imports {name}"
-        for path in modules
-        for line, name in banned_imports(path.read_text(encoding="utf-8"), BANNED + ("resolvers",))
-    ]
-    assert offenders == []
+    assert package_offenders("papers", 5, BANNED + ("resolvers",)) == []
 
 
 @pytest.mark.parametrize(
