@@ -314,22 +314,22 @@ class IdentifierIndex:
     (an in-memory table of 10M works' identifiers is about a GB per process)."""
 
     def __init__(self, catalog_dir: Path):
-        self.hashes = np.load(catalog_dir / ID_HASHES, mmap_mode="r")
+        self.keys_by_hash = TermIds.from_sorted(np.load(catalog_dir / ID_HASHES, mmap_mode="r"))
         self.rows = np.load(catalog_dir / ID_ROWS, mmap_mode="r")
         self.keys = map_ipc(catalog_dir / ID_KEYS).column("key")
 
     def lookup(self, scheme: str, values: Sequence[str]) -> dict[str, int]:
         """The row of each value found; a hash shared by another key (checked) is a miss."""
         values = sorted(set(v for v in values if v))
-        if not values or not len(self.hashes):
+        if not values:
             return {}
-        h = term_hashes([f"{scheme}\t{v}" for v in values])
-        pos = np.searchsorted(self.hashes, h)
-        found = [(v, int(p)) for v, p, hv in zip(values, pos, h) if p < len(self.hashes) and self.hashes[p] == hv]
+        asked = [f"{scheme}\t{v}" for v in values]
+        pos = self.keys_by_hash.ids(asked)  # the key's position in hash order, -1 when absent
+        found = [(v, key, int(p)) for v, key, p in zip(values, asked, pos) if p >= 0]
         if not found:
             return {}
-        keys = self.keys.take(pa.array([p for _, p in found], pa.int64())).to_pylist()
-        return {v: int(self.rows[p]) for (v, p), key in zip(found, keys) if key == f"{scheme}\t{v}"}
+        stored = self.keys.take(pa.array([p for _, _, p in found], pa.int64())).to_pylist()
+        return {v: int(self.rows[p]) for (v, key, p), held in zip(found, stored) if held == key}
 
 
 def works_at(table: pa.Table, rows: Sequence[int]) -> dict[int, Work]:

@@ -400,9 +400,8 @@ class ParquetCatalog:
         return self._lookup("arxiv", arxiv_ids)
 
     def works_by_locator(self, keys: Sequence[tuple[str, str, str]]) -> dict[tuple[str, str, str], list[Work]]:
-        with self._lock:  # loaded once (a catalog built before the venue index gets it first)
+        with self._lock:  # loaded once (``__init__`` brought the index files up to date)
             if not getattr(self, "_venue_index", False):
-                blocking.ensure_index(self.generation_dir)
                 self._con.execute(venue_index.load_sql(self.generation_dir, "venue_locators"))
                 self._venue_index = True
         with self._cursor() as cur:

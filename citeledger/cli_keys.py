@@ -14,7 +14,7 @@ from .preflight import check_inputs
 
 def cmd_keys_init(args: argparse.Namespace) -> int:
     from .ledger import check_ledger_dir
-    from .receipts import init_keys, keys_dir
+    from .receipts import init_keys, key_file_stem, keys_dir
 
     check_ledger_dir(args.ledger)
     locking.acquire_ledger(args.ledger)
@@ -22,7 +22,7 @@ def cmd_keys_init(args: argparse.Namespace) -> int:
         kid = init_keys(args.ledger, rotate=args.rotate)
     finally:
         locking.release_ledger(args.ledger)
-    print(f"signing key {kid} in {keys_dir(args.ledger)} (public key {kid.replace(':', '-')}.pub.json); "
+    print(f"signing key {kid} in {keys_dir(args.ledger)} (public key {key_file_stem(kid)}.pub.json); "
           "records written from now on are signed with it")
     return 0
 

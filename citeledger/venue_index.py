@@ -14,6 +14,7 @@ from typing import Any, Sequence
 import pyarrow as pa
 
 from resolvers.journal_ref import number_key, venue_key
+from resolvers.catalog import LocatorKey
 from resolvers.model import Work
 
 from .atomic import sql_literal
@@ -22,7 +23,6 @@ from .work_row import work_from_row
 LOCATORS_FILE = "venue_locators.parquet"
 LOCATOR_SCHEMA = pa.schema([("venue_key", pa.string()), ("volume", pa.string()), ("first_page", pa.string()),
                             ("work_id", pa.string())])
-LocatorKey = tuple[str, str, str]
 
 
 def locator_rows(batch: pa.RecordBatch) -> pa.Table:

@@ -419,9 +419,11 @@ def _match_locators(contexts: list[ReferenceContext], catalog: CatalogLookup) ->
     """Venue + volume + first page outcomes for the strings the fuzzy matcher left unlinked, with
     one catalog lookup for the batch (a catalog without the lookup is skipped)."""
     by_locator = getattr(catalog, "works_by_locator", None)
+    if by_locator is None:
+        return
     keys = {id(c): lookup_keys(string_locators(c.parsed)) for c in contexts}
     wanted = sorted({k for ks in keys.values() for k in ks})
-    if by_locator is None or not wanted:
+    if not wanted:
         return
     found = by_locator(wanted)
     for c in contexts:
