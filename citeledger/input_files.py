@@ -25,7 +25,7 @@ from papers import citing_paper_from_name
 from papers.archive import is_tar
 
 from .atomic import file_sha256
-from .paper_inputs import FOLDER_KIND, PAPER_KIND, PAPER_SUFFIXES, directory_entries, folder_sha256, is_one_paper_folder
+from .paper_inputs import FOLDER_KIND, PAPER_KIND, PAPER_SUFFIXES, directory_entries, folder_sha256, input_sha256, is_one_paper_folder
 
 STDIN_NAME = "<stdin>"
 PIPE_OPEN_TIMEOUT = 60.0  # seconds to wait for a named pipe's writer
@@ -247,7 +247,7 @@ def _directory(path: Path, citing_paper: str | Mapping[str, str] | None) -> list
     entries = directory_entries(path)
     if not entries:
         raise InputError(f"{name}: an empty directory; give papers (files or folders) in it, or files")
-    return [InputSource(str(entry), entry, folder_sha256(entry) if entry.is_dir() else file_sha256(entry),
+    return [InputSource(str(entry), entry, input_sha256(entry),
                         detect_kind(entry, str(entry)), in_directory=True) for entry in entries]
 
 

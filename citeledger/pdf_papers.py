@@ -24,7 +24,7 @@ from resolvers.remote.eprint import ArxivFiles
 from resolvers.remote.grobid import GrobidClient, build_grobid, parse_tei
 
 from .config import load_config
-from .remote_files import PaperCache
+from .remote_files import PaperCache, paper_cache
 
 SOURCE = "pdf_text"
 UNAVAILABLE = "unavailable"  # the reject code (and the reason's first word) of a PDF GROBID could not answer for
@@ -155,7 +155,7 @@ def pdf_service(url: str | None, ledger_dir: str | Path | None, remote: bool = F
     """Papers read inside this block: PDFs go to GROBID at ``url`` (or the configured one; with
     neither they are rejects saying GROBID is not configured), ``arXiv:ID`` papers are fetched when
     ``remote``, and what is fetched is kept under the ledger."""
-    cache = PaperCache(Path(ledger_dir) / "_cache") if ledger_dir is not None else None
+    cache = paper_cache(ledger_dir) if ledger_dir is not None else None
     service = PdfService(grobid_client(url), cache, arxiv_files() if remote else None)
     token = _SERVICE.set(service)
     try:

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 _BEGIN = re.compile(r"\\begin\s*\{thebibliography\}")
 _END = re.compile(r"\\end\s*\{thebibliography\}")
 _BIBITEM = re.compile(r"\\bibitem(?![A-Za-z@])\s*")
-_BIBLATEX_ENTRY = re.compile(r"\\entry\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +79,3 @@ def bibliography_items(text: str) -> list[Bibitem]:
     if not spans:
         return bibitems(text)
     return [item for start, end in spans for item in bibitems(text, start, end)]
-
-
-def is_biblatex_bbl(text: str) -> bool:
-    return "\\entry" in text and "\\endentry" in text and _BIBLATEX_ENTRY.search(text) is not None

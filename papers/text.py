@@ -7,11 +7,11 @@ pylatexenc's own table, other macros are dropped and their arguments kept (as py
 math ``$`` goes; environments and odd control symbols go to pylatexenc itself."""
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
+from typing import Any
 
-from pylatexenc.latex2text import LatexNodes2Text, get_default_latex_context_db
-from pylatexenc.latexwalker import get_default_latex_context_db as walker_context_db
 
 _ACCENTS = {"'": "\u0301", "`": "\u0300", "^": "\u0302", '"': "\u0308", "~": "\u0303", "=": "\u0304",
             ".": "\u0307", "u": "\u0306", "v": "\u030c", "H": "\u030b", "c": "\u0327", "k": "\u0328",
@@ -36,7 +36,6 @@ _SYMBOLS = [("\\&", "\ue005"), ("\\%", "\ue001"), ("\\$", "\ue002"), ("\\_", "_"
             ("\\}", "\ue004"), ("---", "—"), ("--", "–"), ("``", "“"), ("''", "”"), ("\\ ", " "),
             ("\\,", " "), ("\\;", " "), ("\\@", ""), ("\\/", ""), ("\\-", ""), ("~", " "), ("\\\\", " ")]
 _PLACEHOLDERS = [("\ue001", "%"), ("\ue002", "$"), ("\ue003", "{"), ("\ue004", "}"), ("\ue005", "&"), ("\ue006", "~")]
-_CONVERTER = LatexNodes2Text(math_mode="text", strict_latex_spaces=False)
 _WS = re.compile(r"\s+")
 _MACRO = re.compile(r"\\([A-Za-z]+)\*?\s*")
 _ODD = re.compile(r"\\[^A-Za-z\s]")
@@ -46,9 +45,22 @@ _ACCENT_BASE = re.compile(r"\s*\{\s*(\\?[A-Za-z]{1,2})\s*\}|\s*(\\[ij](?![A-Za-z
                           r"|\s+([A-Za-z])")
 
 
-def _symbol_macros() -> dict[str, str]:
+@functools.cache
+def _converter() -> Any:
+    """pylatexenc's converter, made on first use: importing pylatexenc costs every command that
+    loads the configuration (which names ``papers.PaperLimits``) 40-100 ms otherwise."""
+    from pylatexenc.latex2text import LatexNodes2Text
+
+    return LatexNodes2Text(math_mode="text", strict_latex_spaces=False)
+
+
+@functools.cache
+def symbol_macros() -> dict[str, str]:
     """pylatexenc's own table of argument-less macros that stand for a character (``\\alpha``,
     ``\\odot``, ``\\textendash``...), read once, so the fast path writes them as pylatexenc does."""
+    from pylatexenc.latex2text import get_default_latex_context_db
+    from pylatexenc.latexwalker import get_default_latex_context_db as walker_context_db
+
     walker = walker_context_db()
     table = {}
     for spec in get_default_latex_context_db().iter_macro_specs():
@@ -57,9 +69,6 @@ def _symbol_macros() -> dict[str, str]:
                 and not getattr(parsed, "arguments_spec_list", None):
             table[spec.macroname] = repl
     return table
-
-
-SYMBOL_MACROS = _symbol_macros()
 
 
 def strip_comments(text: str, keep_lines: bool = False) -> str:
@@ -96,7 +105,7 @@ def latex_to_text(latex: str) -> str:
         if "\\begin" in text or _ODD.search(text):
             text = _with_pylatexenc(text)  # environments, odd control symbols: the full converter
         else:
-            text = _MACRO.sub(lambda m: SYMBOL_MACROS.get(m.group(1), " " if m.group(0)[-1:].isspace() else ""),
+            text = _MACRO.sub(lambda m: symbol_macros().get(m.group(1), " " if m.group(0)[-1:].isspace() else ""),
                               text)
     text = text.replace("$", "").replace("{", "").replace("}", "")
     for placeholder, plain in _PLACEHOLDERS:
@@ -181,6 +190,6 @@ def _with_pylatexenc(text: str) -> str:
     """What the fast path left (environments, unusual macros) through pylatexenc; a macro it
     cannot parse is dropped, its arguments kept."""
     try:
-        return str(_CONVERTER.latex_to_text(text))
+        return str(_converter().latex_to_text(text))
     except Exception:  # pylatexenc raises IndexError and others on unusual macro arguments
         return re.sub(r"\\[A-Za-z]+\*?|\$", " ", text)

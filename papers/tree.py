@@ -47,7 +47,6 @@ class Expanded:
     pieces: list[tuple[int, str, int]] = field(default_factory=list)
     lines: dict[str, str] = field(default_factory=dict)
     rejects: list[PaperReject] = field(default_factory=list)
-    included: set[str] = field(default_factory=set)
     size: int = 0
     _starts: list[int] = field(default_factory=list)
     _newlines: dict[str, list[int]] = field(default_factory=dict)
@@ -93,7 +92,6 @@ def _expand_into(file: str, members: dict[str, str], name: str, stack: list[str]
                  out: Expanded, parts: list[str]) -> None:
     """Append member ``name`` to ``parts`` with each of its inputs expanded in place."""
     text, pos = members[name], 0
-    out.included.add(name)
     for m in _INPUT.finditer(text):
         target = resolve_input(members, name, (m.group(1) or m.group(2) or "").strip())
         if target is None:
