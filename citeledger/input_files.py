@@ -23,9 +23,10 @@ from resolvers.errors import InputError, InputTooLarge
 
 from papers import citing_paper_from_name
 from papers.archive import is_tar
+from papers.suffixes import PAPER_SUFFIXES
 
 from .atomic import file_sha256
-from .paper_inputs import FOLDER_KIND, PAPER_KIND, PAPER_SUFFIXES, directory_entries, folder_sha256, input_sha256, is_one_paper_folder
+from .paper_inputs import FOLDER_KIND, PAPER_KIND, directory_entries, folder_sha256, input_sha256, is_one_paper_folder
 
 STDIN_NAME = "<stdin>"
 PIPE_OPEN_TIMEOUT = 60.0  # seconds to wait for a named pipe's writer

@@ -36,12 +36,14 @@ from resolvers.remote.arxiv import ArxivClient
 from resolvers.remote.crossref import CrossrefClient
 from resolvers.remote.retraction_watch import refresh_retraction_watch
 
+from papers.suffixes import PAPER_SUFFIXES
+
 from . import pipeline
 from .atomic import atomic_move, atomic_write_lines
 from .catalog import CatalogStore
 from .config import load_config
 from .inputs import InputLimits
-from .paper_inputs import PAPER_SUFFIXES, given_inputs, input_digests, input_sha256
+from .paper_inputs import given_inputs, input_digests, input_sha256
 from .ledger import LEDGER_DB, LedgerStore, citing_papers_of_works, current_links_and_notices, write_ledger_database
 from .notice_check import cited_doi_notice_rows, work_notice_rows
 from .pdf_papers import pdf_service, read_later

@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import Iterator
 
 from papers import PaperLimits, PaperReferences, PaperReject, citing_paper_from_name, read_paper, read_tree
-from papers.archive import TEXT_SUFFIXES
+from papers.suffixes import TEXT_SUFFIXES
 from resolvers.model import Reference
 
 from .atomic import file_sha256
 
-PAPER_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".gz", ".tex", ".ltx", ".bbl", ".bib", ".pdf")
 PAPER_KIND, FOLDER_KIND = "paper", "paper_folder"
 
 

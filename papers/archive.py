@@ -10,8 +10,8 @@ from typing import IO
 from dataclasses import dataclass, field
 
 from .model import PaperLimits, PaperReject
+from .suffixes import TEXT_SUFFIXES
 
-TEXT_SUFFIXES = (".tex", ".ltx", ".latex", ".bbl", ".bib")
 CHUNK = 1 << 16
 
 

@@ -9,7 +9,8 @@ from typing import Mapping
 from .archive import ArchiveProblem, Tree, gunzip, is_gzip, is_tar, read_tar
 from .model import PaperLimits, PaperReferences, PaperReject
 from .names import citing_paper_from_name, strip_suffix
-from .sources import KINDS, choose
+from .sources import choose
+from .suffixes import KINDS
 from .tree import decode
 
 ARCHIVE_FORMS = ("tar", "gzip_tex")

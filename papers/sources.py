@@ -17,13 +17,13 @@ from .bibitems import Bibitem, bibliography_items
 from .bibtex import BibEntry, parse_bib
 from .macros import Expander, definitions
 from .model import ExtractedReference, PaperLimits, PaperReject
+from .suffixes import KINDS
 from .render import UNSORTED_STYLES, fields_text, render, sort_key
 from .text import latex_to_text
 from .tree import Expanded, bib_names, newline_offsets, cited_keys, expand, main_files, strip_comments_keep_lines
 
 _STYLE = re.compile(r"\\bibliographystyle\s*\{([^{}]*)\}")
 
-KINDS = {".bbl": "bbl", ".bib": "bib", ".tex": "tex", ".ltx": "tex", ".latex": "tex"}
 
 
 def kind_of(member: str) -> str:

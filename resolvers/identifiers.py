@@ -29,7 +29,7 @@ from resolvers.arxiv_forms import (ARXIV_ARCHIVES, OLD_STYLE_ARCHIVES, archive_b
                                    bare_new_style_plausible, rejoin_splits)
 from resolvers.model import ExtractedIdentifiers, MalformedToken
 
-__all__ = ["extract_identifiers", "normalize_doi", "canonical_arxiv_id",
+__all__ = ["extract_identifiers", "normalize_doi", "canonical_arxiv_id", "check_arxiv_id",
            "OLD_STYLE_ARCHIVES", "ARXIV_ARCHIVES"]
 
 _MAX_TOKEN = 1000  # longer "identifiers" are junk; reported malformed, never normalised
@@ -102,13 +102,19 @@ def canonical_arxiv_id(text: str) -> str | None:
     """``arXiv:1706.03762v5``, ``math.GT/0309136``, an arxiv.org URL... -> ``1706.03762``,
     ``math/0309136``; None when not well formed. Version and subject class are dropped because
     the catalog keys works, not versions."""
+    return check_arxiv_id(text)[0]
+
+
+def check_arxiv_id(text: str) -> tuple[str | None, str | None]:
+    """(canonical id, None), or (None, why not) for a text that is not a well-formed arXiv id:
+    ``canonical_arxiv_id`` with its reason, for callers that tell a user why."""
     if not isinstance(text, str):
-        return None
+        return None, "not a string"
     s = text.strip()
     s = _ARXIV_PREFIX.sub("", s, count=1)
     if s[-4:].lower() == ".pdf":
         s = s[:-4]
-    return _check_arxiv(s)[0]
+    return _check_arxiv(s)
 
 
 # The shape of a new-style number; whether it is arXiv is decided by its context.

@@ -45,13 +45,18 @@ def tar(files: dict[str, bytes], gz: bool = True) -> bytes:
 @pytest.mark.parametrize("name, expected", [
     ("2501.00254v1.tar.gz", "2501.00254"), ("hep-th_9901001.tar.gz", "hep-th/9901001"),
     ("hep-th9901001", "hep-th/9901001"), ("papers/0704.0001.tex", "0704.0001"),
-    ("math.GT_0309136v2.tgz", "math.GT/0309136"), ("arXiv:1706.03762", "1706.03762"),
+    ("math.GT_0309136v2.tgz", "math/0309136"), ("arXiv:1706.03762", "1706.03762"),
+    ("2501.00254v1.ltx", "2501.00254"), ("0704.0001.latex", "0704.0001"), ("astro-ph_0703999.tar", "astro-ph/0703999"),
 ])
 def test_an_arxiv_style_name_gives_the_citing_paper(name, expected):
     assert citing_paper_from_name(name) == (expected, "")
 
 
-@pytest.mark.parametrize("name", ["paper.tar.gz", "main.tex", "1234.5678.tar.gz", "2501.0025.tgz", "foo_9901001"])
+@pytest.mark.parametrize("name", ["paper.tar.gz", "main.tex", "1234.5678.tar.gz", "2501.0025.tgz", "foo_9901001",
+                                  # dates and numbers arXiv never issued: new style began in 0704, old
+                                  # style ran 9108-0703, numbers start at 1
+                                  "0601.1234.tar.gz", "0704.0000.tgz", "hep-th_0801001.tar.gz", "hep-th_9001001.tgz",
+                                  "math.gt_0309136.tgz", "math.G_0309136.tgz"])
 def test_a_name_that_gives_no_id_says_why(name):
     ident, why = citing_paper_from_name(name)
     assert ident is None and "arXiv id" in why
