@@ -325,7 +325,13 @@ def read_paper_rows(path: Path, limits: InputLimits, citing_paper: str | None, n
                     kind: str) -> Iterator[Reference | InputReject]:
     """One paper (``papers/``) as rows: its references, checked like any row, and its rejects
     (``file`` is ``name!member`` for a member inside the paper)."""
-    paper = read_paper_input(path, name, kind, limits.papers or PaperLimits(), citing_paper)
+    yield from paper_input_rows(read_paper_input(path, name, kind, limits.papers or PaperLimits(), citing_paper),
+                                limits)
+
+
+def paper_input_rows(paper: Any, limits: InputLimits) -> Iterator[Reference | InputReject]:
+    """A paper already read (``papers.model.PaperReferences``, from a file, a folder, GROBID or
+    arXiv) as rows: every paper input names its rejects' file, line and field alike."""
     for where, row, line, reason in paper_rows(paper):
         if row is None:
             yield InputReject(where, line, "citing_paper" if reason.startswith("no_citing_paper") else None, reason)

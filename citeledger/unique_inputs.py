@@ -17,11 +17,12 @@ from papers import citing_paper_from_name
 
 from resolvers.model import Reference
 
-from .input_files import InputSource, discard_spools, prepare_inputs
+from .input_files import ARXIV_ID_KIND, InputSource, discard_spools, prepare_inputs
 from .inputs import InputLimits, InputReject, read_references
 from .paper_inputs import FOLDER_KIND, PAPER_KIND
 from .progress import track
 
+ONE_PAPER_KINDS = (PAPER_KIND, FOLDER_KIND, ARXIV_ID_KIND)  # inputs that are one paper each
 PROGRESS_FROM = 20  # inputs (a directory of papers) from which reading them shows its progress
 
 
@@ -46,7 +47,7 @@ def _read_all(sources: Sequence[InputSource], limits: InputLimits, citing_paper:
               progress: bool = False) -> Iterator[Reference | InputReject]:
     """Every row of every source; with ``progress`` (a directory of papers), a progress line of
     the inputs read (a bar on a terminal)."""
-    unit = "papers" if all(s.kind in (PAPER_KIND, FOLDER_KIND) for s in sources) else "inputs"
+    unit = "papers" if all(s.kind in ONE_PAPER_KINDS for s in sources) else "inputs"
     with track(len(sources) if progress else 0, f"{unit} read") as advance:
         for source in sources:
             paper = citing_paper.get(source.name) if isinstance(citing_paper, Mapping) else citing_paper
@@ -55,16 +56,22 @@ def _read_all(sources: Sequence[InputSource], limits: InputLimits, citing_paper:
 
 
 def _may_repeat(sources: Sequence[InputSource], citing_paper: str | Mapping[str, str] | None) -> list[InputSource]:
-    """The sources whose rows could repeat another's: all of them when any is a row file; of
-    papers alone, those sharing their id with another paper (a paper numbers its references
+    """The sources whose rows could repeat another's: all of them when any is a row file (or a
+    file of ``arXiv:ID`` lines); of papers alone (files, folders, ``arXiv:ID`` inputs), those sharing their id with another paper (a paper numbers its references
     once, so one with an id of its own repeats nothing, and a paper without an id has no rows).
-    A directory of papers is then read once, not twice."""
-    if any(s.kind not in (PAPER_KIND, FOLDER_KIND) for s in sources):
+    A directory of papers, or an ``arXiv:ID``, is then read once, not twice."""
+    if any(s.kind not in ONE_PAPER_KINDS for s in sources):
         return list(sources)
-    ids = [(citing_paper.get(s.name) if isinstance(citing_paper, Mapping) else citing_paper)
-           or citing_paper_from_name(s.name)[0] for s in sources]
+    ids = [_paper_id(s, citing_paper) for s in sources]
     counts = Counter(ids)
     return [s for s, i in zip(sources, ids) if i is not None and counts[i] > 1]
+
+
+def _paper_id(source: InputSource, citing_paper: str | Mapping[str, str] | None) -> str | None:
+    """The id a paper's rows will carry: an ``arXiv:ID`` input's own (fetched papers take no
+    ``--citing-paper``), else the one given for it, else its name's."""
+    given = citing_paper.get(source.name) if isinstance(citing_paper, Mapping) else citing_paper
+    return (given if source.kind != ARXIV_ID_KIND else None) or citing_paper_from_name(source.name)[0]
 
 
 @dataclass(frozen=True)

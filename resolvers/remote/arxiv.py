@@ -15,6 +15,7 @@ from typing import Any, Iterator, Sequence
 
 
 from resolvers.errors import ArxivQueryError, RemoteUnavailable
+from resolvers.identifiers import canonical_arxiv_id
 from resolvers.model import Work
 
 from .checkpoint import Checkpoint, read_state, write_state
@@ -29,35 +30,21 @@ ARXIV_OAI = "{http://arxiv.org/OAI/arXiv/}"
 
 SERVICE = "arxiv"
 
-_NEW_ID = re.compile(r"^(\d{2})(\d{2})\.(\d{4,5})(?:v(\d+))?$")
-_OLD_ID = re.compile(r"^([a-z][a-z-]*)(?:\.[a-z]{2})?/(\d{2})(\d{2})(\d{3})(?:v(\d+))?$", re.I)
-_PREFIX = re.compile(r"^(?:arxiv:|https?://(?:export\.)?arxiv\.org/(?:abs|pdf)/)", re.I)
+_VERSION = re.compile(r"\dv(\d+)(?:\.pdf)?$", re.I)
 _ERROR_ID = re.compile(r"api/errors#incorrect_id_format_for_(.+)$")
 _WITHDRAWN = re.compile(r"\bwithdrawn\b", re.I)
 
 
 def split_arxiv_id(token: str) -> tuple[str, int | None] | None:
-    """``(canonical id without version, version or None)``, or None when not well formed.
-
-    Old-style ids lose their subject class (``math.GT/0309136`` -> ``math/0309136``); months must
-    be 01-12 and the number has four digits before 2015, five after. Whether it exists is the
-    API's business.
-    """
-    text = _PREFIX.sub("", token.strip())
-    m = _NEW_ID.match(text)
-    if m:
-        if not 1 <= int(m.group(2)) <= 12:
-            return None
-        # four-digit numbers until 2014-12, five-digit numbers from 2015-01 on
-        if len(m.group(3)) != (5 if int(m.group(1) + m.group(2)) >= 1501 else 4):
-            return None
-        return f"{m.group(1)}{m.group(2)}.{m.group(3)}", int(m.group(4)) if m.group(4) else None
-    m = _OLD_ID.match(text)
-    if m:
-        if not 1 <= int(m.group(3)) <= 12:
-            return None
-        return f"{m.group(1).lower()}/{m.group(2)}{m.group(3)}{m.group(4)}", int(m.group(5)) if m.group(5) else None
-    return None
+    """``(canonical id without version, version or None)``, or None when not well formed:
+    ``resolvers.identifiers``' one rule (``math.GT/0309136`` -> ``math/0309136``; months, the
+    four/five-digit eras, the old-style archives and dates). Whether it exists is the API's
+    business."""
+    ident = canonical_arxiv_id(token)
+    if ident is None:
+        return None
+    version = _VERSION.search(token.strip())
+    return ident, int(version.group(1)) if version else None
 
 
 def _text(el: ET.Element | None) -> str | None:
