@@ -22,7 +22,7 @@ from typing import Any, Iterable, Iterator
 from resolvers.errors import InputTooLarge, RowTooLong
 from resolvers.model import Reference
 
-from papers import PaperLimits
+from papers import PaperLimits, PaperReferences
 
 from .input_files import ARXIV_ID_KIND, ARXIV_IDS_KIND, CHUNK, detect_kind, open_binary
 from .paper_inputs import FOLDER_KIND, PAPER_KIND, paper_rows, read_paper_input
@@ -329,7 +329,7 @@ def read_paper_rows(path: Path, limits: InputLimits, citing_paper: str | None, n
                                 limits)
 
 
-def paper_input_rows(paper: Any, limits: InputLimits) -> Iterator[Reference | InputReject]:
+def paper_input_rows(paper: PaperReferences, limits: InputLimits) -> Iterator[Reference | InputReject]:
     """A paper already read (``papers.model.PaperReferences``, from a file, a folder, GROBID or
     arXiv) as rows: every paper input names its rejects' file, line and field alike."""
     for where, row, line, reason in paper_rows(paper):

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import re
 
-from typing import Any
 
 from resolvers.errors import InputTooLarge, RemoteUnavailable
 from resolvers.remote.arxiv import split_arxiv_id
 from resolvers.remote.eprint import ArxivFiles
 
-from .pdf_papers import UNAVAILABLE, PaperReject, PdfPaper, PdfService, current_service, read_pdf
+from papers import PaperLimits, PaperReferences, PaperReject
+
+from .pdf_papers import UNAVAILABLE, PdfService, current_service, read_pdf
 
 _ARXIV_INPUT = re.compile(r"^arxiv:\s*(\S+)$", re.I)
 
@@ -46,11 +47,10 @@ def _fetched(service: PdfService, files: ArxivFiles | None, arxiv_id: str, what:
     return data
 
 
-def read_arxiv_paper(given: str, arxiv_id: str, limits: Any = None, service: PdfService | None = None,
-                     files: ArxivFiles | None = None) -> Any:
+def read_arxiv_paper(given: str, arxiv_id: str, limits: PaperLimits | None = None,
+                     service: PdfService | None = None, files: ArxivFiles | None = None) -> PaperReferences:
     """The references of arXiv paper ``arxiv_id``: its e-print's bibliography, else its PDF's
-    through GROBID. The citing paper is the id without its version. (A ``papers.model``
-    ``PaperReferences``, or ``pdf_papers.PdfPaper`` of the same shape.)"""
+    through GROBID. The citing paper is the id without its version."""
     from papers.reader import read_paper  # the papers package reads the e-print
 
     service = service or current_service()
@@ -78,7 +78,7 @@ def read_arxiv_paper(given: str, arxiv_id: str, limits: Any = None, service: Pdf
     return pdf_result
 
 
-def _rejected(given: str, citing: str, code: str, reason: str) -> PdfPaper:
-    result = PdfPaper(given, citing, form="arxiv")
+def _rejected(given: str, citing: str, code: str, reason: str) -> PaperReferences:
+    result = PaperReferences(given, citing, "arxiv")
     result.rejects.append(PaperReject(given, None, code, reason))
     return result

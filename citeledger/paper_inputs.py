@@ -85,7 +85,7 @@ def read_paper_input(path: Path, name: str, kind: str, limits: PaperLimits,
     if data[:5] == b"%PDF-":  # a PDF's references come from the GROBID service, when one is configured
         from .pdf_papers import read_pdf
 
-        return read_pdf(name, data, citing_paper)  # type: ignore[return-value]  # the same shape
+        return read_pdf(name, data, citing_paper)
     return read_paper(name, data, limits, citing_paper)
 
 

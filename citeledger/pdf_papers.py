@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from papers import ExtractedReference, PaperReferences, PaperReject
 from resolvers.errors import GrobidNotConfigured, PdfUnreadable, RemoteUnavailable
 from resolvers.remote import make_http_client
 from resolvers.remote.eprint import ArxivFiles
@@ -33,43 +34,6 @@ READ_LATER = (UNAVAILABLE, "grobid_not_configured")
 NOT_CONFIGURED = ("no GROBID service is configured, so this PDF was not read: start one (docker run --rm --init "
                   "--ulimit core=0 -p 8070:8070 grobid/grobid:0.9.1-full) and pass --grobid http://localhost:8070 "
                   "or set [endpoints] grobid")
-
-
-@dataclass(frozen=True, slots=True)
-class PdfReference:
-    """One reference GROBID found: its place, the raw string, ``pdf_text``, GROBID's fields
-    (the shape of ``papers.model.ExtractedReference``, so both are turned into rows alike)."""
-
-    order: int
-    raw: str
-    source: str = SOURCE
-    fields: dict[str, str] = field(default_factory=dict)
-    member: str | None = None
-    line: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class PaperReject:
-    """What could not be read of a paper, with a stable ``code`` and the ``reason`` for people
-    (the shape of ``papers.model.PaperReject``)."""
-
-    file: str
-    member: str | None
-    code: str
-    reason: str
-    line: int | None = None
-
-
-@dataclass
-class PdfPaper:
-    """One PDF read: the citing paper, its references in order, its rejects."""
-
-    name: str
-    citing_paper: str | None
-    references: list[PdfReference] = field(default_factory=list)
-    rejects: list[PaperReject] = field(default_factory=list)
-    form: str = "pdf"
-    rule: str = ""
 
 
 @dataclass
@@ -169,11 +133,11 @@ def current_service() -> PdfService:
 
 
 def read_pdf(name: str, data: bytes, citing_paper: str | None = None,
-             service: PdfService | None = None) -> PdfPaper:
+             service: PdfService | None = None) -> PaperReferences:
     """The references GROBID finds in one PDF, in order, ``source`` ``pdf_text``, GROBID's parsed
     fields kept beside each raw string (BibTeX names, as a ``.bib`` entry's). Never raises for a
     PDF or a service that fails: that is a reject with the reason."""
-    result = PdfPaper(name, citing_paper)
+    result = PaperReferences(name, citing_paper, "pdf")
     if not citing_paper:
         from papers.names import citing_paper_from_name  # the papers package's one rule for names
 
@@ -187,7 +151,7 @@ def read_pdf(name: str, data: bytes, citing_paper: str | None = None,
         result.rejects.append(tei)
         return result
     for order, ref in enumerate(parse_tei(tei), 1):
-        result.references.append(PdfReference(order, ref.raw, fields=ref.fields()))
+        result.references.append(ExtractedReference(order, ref.raw, SOURCE, None, "pdf", fields=ref.fields()))
     if not result.references:
         result.rejects.append(PaperReject(name, None, "no_bibliography", "GROBID found no reference list in this PDF"))
     result.rule = "GROBID processReferences" + ("" if service.client is None else f" at {service.client.url}")

@@ -11,6 +11,7 @@ import pytest
 from werkzeug import Request, Response
 
 from citeledger import cli
+from papers import ExtractedReference, PaperReferences
 from citeledger.pdf_papers import PdfService, forget_clients, read_pdf
 from remote_server import server  # noqa: F401
 from resolvers.remote.grobid import GrobidClient
@@ -123,6 +124,9 @@ def test_read_pdf_keeps_grobids_fields_beside_the_raw_string(server):
     assert collobert.fields["title"] == "Natural language processing (almost) from scratch"
     assert collobert.fields["author"].startswith("Collobert and Weston")
     assert collobert.source == "pdf_text"
+    # the papers package's own records (before: copies of them, PdfPaper and PdfReference)
+    assert isinstance(paper, PaperReferences) and isinstance(collobert, ExtractedReference)
+    assert (paper.form, collobert.kind, collobert.member) == ("pdf", "pdf", None)
 
 
 def test_pdf_references_link_and_grobids_fields_reach_the_verifier(server, grobid_env, tmp_path, capsys):
