@@ -20,7 +20,6 @@ from typing import Iterator
 
 from papers import ExtractedReference, PaperReferences, PaperReject
 from resolvers.errors import GrobidNotConfigured, PdfUnreadable, RemoteUnavailable
-from resolvers.remote import make_http_client
 from resolvers.remote.eprint import ArxivFiles
 from resolvers.remote.grobid import GrobidClient, build_grobid, parse_tei
 
@@ -76,7 +75,6 @@ class PdfService:
 
 _SERVICE: ContextVar[PdfService | None] = ContextVar("pdf_service", default=None)
 _CLIENTS: dict[str, GrobidClient] = {}
-_ARXIV: dict[str, ArxivFiles] = {}
 _CLIENTS_LOCK = threading.Lock()
 
 
@@ -96,22 +94,23 @@ def grobid_client(url: str | None) -> GrobidClient | None:
 
 
 def arxiv_files() -> ArxivFiles:
-    """arXiv's file client, one per process (the ``arxiv`` service's politeness: one request at a
-    time, three seconds apart, the configured contact in the User-Agent)."""
-    config = load_config()
-    settings = config.remote_settings()
-    with _CLIENTS_LOCK:
-        if "arxiv" not in _ARXIV:
-            _ARXIV["arxiv"] = ArxivFiles(make_http_client(settings, "arxiv"), settings.endpoints.arxiv_eprint,
-                                         settings.endpoints.arxiv_pdf, config.limits.max_input_bytes)
-        return _ARXIV["arxiv"]
+    """arXiv's file client: the process's remote resolvers' (``workers.get_remote``), so e-print
+    downloads and the arXiv lookups share one polite client: one request at a time, three
+    seconds apart, the configured contact in the User-Agent, one circuit breaker."""
+    from .workers import get_remote
+
+    files = get_remote(True).files
+    assert files is not None  # get_remote asks for them
+    return files
 
 
 def forget_clients() -> None:
-    """Drop the process's GROBID and arXiv file clients (tests: a new configuration)."""
+    """Drop the process's GROBID and arXiv clients (tests: a new configuration)."""
+    from .workers import forget_remote
+
     with _CLIENTS_LOCK:
         _CLIENTS.clear()
-        _ARXIV.clear()
+    forget_remote()
 
 
 @contextmanager

@@ -83,7 +83,8 @@ def get_remote(enabled: bool) -> Any:
     """The remote resolvers of the configuration, one per process so rate limits are shared
     (a run with remote on keeps its batches in this process's threads: ``runners``).
     ``--remote`` with none configured turns on arXiv and Crossref; their search answers are
-    cached under ``<state_dir>/search-cache``."""
+    cached under ``<state_dir>/search-cache``. arXiv's e-print downloads go through the same
+    arXiv client (``files``)."""
     if not enabled:
         return None
     with _CACHE_LOCK:
@@ -92,5 +93,14 @@ def get_remote(enabled: bool) -> Any:
             if not config.remote:
                 config = dataclasses.replace(config, remote=frozenset({"arxiv", "crossref"}))
             cache = SearchCacheDir(Path(config.state_dir) / "search-cache")
-            _CACHE[_REMOTE] = build_remote(config.remote_settings(), search_cache=cache)
+            _CACHE[_REMOTE] = build_remote(config.remote_settings(), search_cache=cache,
+                                           eprint_max_bytes=config.limits.max_input_bytes)
         return _CACHE[_REMOTE]
+
+
+def forget_remote() -> None:
+    """Drop the process's remote resolvers and their clients (tests: a new configuration)."""
+    with _CACHE_LOCK:
+        remote = _CACHE.pop(_REMOTE, None)
+    if remote is not None:
+        remote.close()

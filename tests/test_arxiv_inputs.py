@@ -142,3 +142,14 @@ def test_eprint_kind_is_told_by_its_bytes(arxiv_env, tmp_path, default_catalog, 
     rows = observations(tmp_path / "ledger")
     assert len(rows) == count and {r["source"] for r in rows} == {source}
     assert "/pdf/1202.3665" not in fetched(server)  # a PDF e-print is not fetched twice
+
+
+def test_eprint_downloads_and_arxiv_lookups_share_one_polite_client(arxiv_env):
+    """Before: pdf_papers built a second client for arXiv, so e-print downloads and the API's
+    lookups kept two rate gates, two circuit breakers: arXiv asked twice as often as its
+    three seconds allow."""
+    from citeledger.pdf_papers import arxiv_files
+    from citeledger.workers import get_remote
+
+    remote = get_remote(True)
+    assert remote.arxiv is not None and arxiv_files().http is remote.arxiv.http

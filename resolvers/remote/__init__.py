@@ -23,6 +23,7 @@ from resolvers.model import Work
 
 from .arxiv import ArxivClient, split_arxiv_id
 from .crossref import CrossrefClient, message_to_work
+from .eprint import ArxivFiles
 from .http import PoliteClient
 from .search import SearchCache, SearchResolver
 from .settings import RemoteSettings, SearchSettings, ServiceSettings
@@ -63,9 +64,10 @@ class RemoteResolver:
     """Lookups by identifier against the enabled services, cached for the life of the object."""
 
     def __init__(self, arxiv: ArxivClient | None = None, crossref: CrossrefClient | None = None,
-                 search: SearchResolver | None = None):
+                 search: SearchResolver | None = None, files: ArxivFiles | None = None):
         self.arxiv = arxiv
         self.crossref = crossref
+        self.files = files  # arXiv's e-prints and PDFs (``arXiv:ID`` inputs), through arXiv's one client
         self.search = search  # search-based candidates (issue 14), None when no search service is on
         self._lock = threading.Lock()
         self._arxiv_cache: dict[str, Work | None] = {}
@@ -152,9 +154,9 @@ class RemoteResolver:
         return {d: answered[d] for d in dois if d in answered}
 
     def close(self) -> None:
-        for client in (self.arxiv, self.crossref):
+        for client in (self.arxiv, self.crossref, self.files):
             if client is not None:
-                client.http.close()
+                client.http.close()  # closing twice (the e-prints share arXiv's client) is harmless
         if self.search is not None:
             for http, _ in self.search.clients.values():
                 http.close()  # closing twice (a client shared with the lookups) is harmless
@@ -167,9 +169,11 @@ def build_remote(
     clock: Callable[[], float] | None = None,
     sleep: Callable[[float], None] | None = None,
     search_cache: SearchCache | None = None,
+    eprint_max_bytes: int | None = None,
 ) -> RemoteResolver | None:
     """The facade for the enabled services, or None when remote resolution is off (default).
-    A service's identifier lookups and searches share one polite client (one rate limit)."""
+    A service's identifier lookups and searches share one polite client (one rate limit); with
+    ``eprint_max_bytes``, so do arXiv's e-print and PDF downloads (``files``), each at most that big."""
     if not settings.enabled:
         return None
     kwargs: dict = {}
@@ -191,7 +195,11 @@ def build_remote(
         crossref = CrossrefClient(
             make_http_client(settings, "crossref", **kwargs), settings.endpoints.crossref_api, settings.mailto
         )
-    return RemoteResolver(arxiv, crossref, _search(settings, arxiv, crossref, kwargs, search_cache))
+    files = None
+    if eprint_max_bytes is not None:
+        http = arxiv.http if arxiv is not None else make_http_client(settings, "arxiv", **kwargs)
+        files = ArxivFiles(http, settings.endpoints.arxiv_eprint, settings.endpoints.arxiv_pdf, eprint_max_bytes)
+    return RemoteResolver(arxiv, crossref, _search(settings, arxiv, crossref, kwargs, search_cache), files)
 
 
 def _search(settings: RemoteSettings, arxiv: ArxivClient | None, crossref: CrossrefClient | None,
