@@ -14,7 +14,7 @@ from resolvers.remote import build_remote
 
 from .blocking import ParquetRetriever
 from .catalog import ParquetCatalog
-from .config import load_config
+from .config import Config, load_config
 from .remote_files import SearchCacheDir
 
 
@@ -79,17 +79,17 @@ def get_notice_index(catalog: ParquetCatalog) -> NoticeIndex:
         return _CACHE[key]
 
 
-def get_remote(enabled: bool) -> Any:
+def get_remote(enabled: bool, config: Config | None = None) -> Any:
     """The remote resolvers of the configuration, one per process so rate limits are shared
     (a run with remote on keeps its batches in this process's threads: ``runners``).
     ``--remote`` with none configured turns on arXiv and Crossref; their search answers are
     cached under ``<state_dir>/search-cache``. arXiv's e-print downloads go through the same
-    arXiv client (``files``)."""
+    arXiv client (``files``). ``config``: the loaded configuration, when the caller has it."""
     if not enabled:
         return None
     with _CACHE_LOCK:
         if _REMOTE not in _CACHE:
-            config = load_config()
+            config = config or load_config()
             if not config.remote:
                 config = dataclasses.replace(config, remote=frozenset({"arxiv", "crossref"}))
             cache = SearchCacheDir(Path(config.state_dir) / "search-cache")
