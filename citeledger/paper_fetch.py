@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 
-
 from resolvers.errors import InputTooLarge, RemoteUnavailable
 from resolvers.remote.arxiv import split_arxiv_id
 from resolvers.remote.eprint import ArxivFiles
