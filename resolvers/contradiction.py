@@ -94,6 +94,12 @@ def _abbreviates(short: str, long: str) -> bool:
     return long.startswith(short) and (len(short) >= 3 or short == long)
 
 
+def _abbreviated_in(word: str, words: list[str]) -> bool:
+    """Does any of ``words`` abbreviate ``word`` or ``word`` it? (A word itself among them is
+    the usual answer, found without the pairwise test.)"""
+    return word in words or any(_abbreviates(s, word) or _abbreviates(word, s) for s in words)
+
+
 def _venue_verdict(work_venue: str | None, string_text: str, parsed_venue: str | None) -> int:
     """+1 most of the work's venue words are abbreviated in the string, -1 the string names a
     venue none of whose words (or whose initials) abbreviates any of the work's, 0 otherwise."""
@@ -101,7 +107,7 @@ def _venue_verdict(work_venue: str | None, string_text: str, parsed_venue: str |
     if not work_words:
         return 0
     string_words = _venue_words(string_text)
-    found = sum(any(_abbreviates(s, w) or _abbreviates(w, s) for s in string_words) for w in work_words)
+    found = sum(_abbreviated_in(w, string_words) for w in work_words)
     if 2 * found >= len(work_words):
         return 1
     venue_words = _venue_words(parsed_venue or "")
@@ -124,9 +130,9 @@ def names_venue(text: str | None, venue: str | None) -> bool:
     words, venue_words = _venue_words(text or ""), _venue_words(venue or "")
     if not words or not venue_words:
         return False
-    covered = sum(any(_abbreviates(w, v) or _abbreviates(v, w) for w in words) for v in venue_words)
-    return all(any(_abbreviates(w, v) or _abbreviates(v, w) for v in venue_words) for w in words) and \
-        2 * covered >= len(venue_words)
+    if not all(_abbreviated_in(w, venue_words) for w in words):  # (usually decided by the first word)
+        return False
+    return 2 * sum(_abbreviated_in(v, words) for v in venue_words) >= len(venue_words)
 
 
 def _year_verdict(work: Work, years: list[int]) -> int:
