@@ -363,6 +363,7 @@ class ParquetCatalog:
         blocking.ensure_index(gen)  # once per generation (a catalog of an older index format is brought up to date)
         self._identifiers = blocking.IdentifierIndex(gen)
         self._works = blocking.map_ipc(gen / blocking.WORKS_ARROW)
+        self._locators = venue_index.load(gen, blocking.map_ipc)
 
     @staticmethod
     def generation_of(directory: str | Path) -> Path | None:
@@ -400,12 +401,8 @@ class ParquetCatalog:
         return self._lookup("arxiv", arxiv_ids)
 
     def works_by_locator(self, keys: Sequence[tuple[str, str, str]]) -> dict[tuple[str, str, str], list[Work]]:
-        with self._lock:  # loaded once (``__init__`` brought the index files up to date)
-            if not getattr(self, "_venue_index", False):
-                self._con.execute(venue_index.load_sql(self.generation_dir, "venue_locators"))
-                self._venue_index = True
-        with self._cursor() as cur:
-            return venue_index.lookup(cur, "venue_locators", keys)
+        """Works by (venue key, volume, first page) through the memory-mapped locator file."""
+        return venue_index.lookup(self._locators, lambda rows: blocking.works_at(self._works, rows), keys)
 
     def works_by_id(self, work_ids: Sequence[str]) -> dict[str, Work]:
         return {work_id: work_from_row(rec) for work_id, rec in self.work_rows(work_ids).items()}

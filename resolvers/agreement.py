@@ -16,7 +16,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from .contradiction import check_fields, fields_contradict, names_venue
+from .contradiction import contradicting_fields, names_venue
 from .model import Reason, Work
 from .parsing import ParsedReference
 from .text import STOPWORDS, clean_raw, content_words, norm_text, normalise_text
@@ -52,7 +52,7 @@ def title_presence(title: str, raw: str) -> tuple[float, bool]:
 
 def _presence(title: str, low_title: str, text: str) -> tuple[float, bool]:
     """``title_presence`` given the cleaned title (lower case) and the cleaned string."""
-    from .verify import TRUNCATED_END
+    from .verify import title_cut_short
 
     if not low_title or not text:
         return 0.0, False
@@ -61,7 +61,7 @@ def _presence(title: str, low_title: str, text: str) -> tuple[float, bool]:
     al = fuzz.partial_ratio_alignment(low_title, text.lower())
     if al is None:  # (only with a score cutoff, which is not given)
         return 0.0, False
-    goes_on = (al.score >= TITLE_PRESENT_AT and not TRUNCATED_END.search(title)
+    goes_on = (al.score >= TITLE_PRESENT_AT and not title_cut_short(title)
                and text[:al.dest_end].rstrip()[-1:] not in (".", "?", "!")
                and bool(_GOES_ON.match(text, al.dest_end)))
     return al.score, goes_on
@@ -103,10 +103,10 @@ def check_agreement(raw: str, parsed: ParsedReference, work: Work) -> Agreement:
     if agreement.contradicts:
         return agreement
     details = agreement.details
-    check = check_fields(raw, parsed, work)
     strong_title = bool(work.title) and len(work_title) >= TITLE_MIN_CHARS and \
         details.get("work_title_in_string", 0.0) >= TITLE_PRESENT_AT
-    if fields_contradict(check, strong_title):
+    check = contradicting_fields(raw, parsed, work, strong_title)
+    if check is not None:
         details.update(contradicting_fields=check.details, agreeing_fields=check.agrees,
                        work_title=work.title)
         if parsed.title:

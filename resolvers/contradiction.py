@@ -188,6 +188,30 @@ def check_fields(raw: str, parsed: ParsedReference, work: Work) -> FieldCheck:
     return check
 
 
+def contradicting_fields(raw: str, parsed: ParsedReference, work: Work, strong_title: bool) -> FieldCheck | None:
+    """``check_fields`` when its fields contradict the work (``fields_contradict``), else None.
+    Most identifier hits agree, so the fields are judged cheapest first (numbers, year, then venue
+    and author) and the judging stops as soon as the fields left could no longer make enough
+    contradictions; only a string that may contradict is checked in full, for its evidence."""
+    needed = MIN_CONTRADICTIONS_WITH_TITLE if strong_title else MIN_CONTRADICTIONS
+    text = mask_identifiers(parsed.text or raw)
+    numbers = {_digits(n) for n in _NUMBER.findall(text)}
+    verdicts = (lambda: _number_verdict(work.volume, numbers, parsed.volume),
+                lambda: _number_verdict(work.first_page, numbers, parsed.first_page),
+                lambda: _year_verdict(work, [int(y) for y in _YEAR.findall(text)]),
+                lambda: _venue_verdict(work.venue, text, parsed.venue),
+                lambda: _author_verdict(work, parsed, compact(text)))
+    contradicts = agrees = 0
+    for judged, verdict in enumerate(verdicts, 1):
+        v = verdict()
+        contradicts, agrees = contradicts + (v < 0), agrees + (v > 0)
+        left = len(verdicts) - judged
+        if contradicts + left < needed or contradicts + left <= agrees:
+            return None
+    check = check_fields(raw, parsed, work)
+    return check if fields_contradict(check, strong_title) else None
+
+
 def fields_contradict(check: FieldCheck, strong_title: bool) -> bool:
     """Enough clearly contradicting fields, and more of them than agreeing ones."""
     needed = MIN_CONTRADICTIONS_WITH_TITLE if strong_title else MIN_CONTRADICTIONS

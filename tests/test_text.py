@@ -71,3 +71,12 @@ def test_cutoffs_keep_their_purposes():
     assert text.rerun_tokens(words) == {"gan", "bert", "deep", "net"}
     assert text.content_words(words) == {"bert", "deep"}
     assert verify.work_forms(Work(work_id="w", title="t", venue="J. of Bio Eng")).venue_tokens == ("bio", "eng")
+
+
+def test_cut_title_test_searched_from_the_end_is_the_whole_search():
+    """``verify.title_cut_short`` starts its search near the end; ``\\b`` and ``^`` see the whole title."""
+    ends = ["", " ", "\n", " \n ", "\t\t   "]
+    heads = ["Courtship behavior in", "The histamine H", "Barking foxes,", "Dynamic complexation of β", "Effect of (",
+             "x of", "xfrom", "A", "1a", "_a", "é", "Deep learning", "Cells AN", "a-", "Sur l'île"]
+    for title in [h + e for h in heads for e in ends] + _titles():
+        assert verify.title_cut_short(title) == bool(verify.TRUNCATED_END.search(title)), title

@@ -107,3 +107,34 @@ def test_names_or_venue_taken_for_a_title_do_not_contradict(raw):
     """The parser may isolate author names or the venue as a 'title' of a title-less string."""
     v = resolve(raw, [HIGGS, OTHER])
     assert (v.status, v.work) == (Status.VERIFIED_FUZZY, HIGGS)
+
+
+def test_locator_lookup_reads_the_mapped_files_only_and_agrees_with_the_in_memory_catalog(tmp_path):
+    """``works_by_locator`` answers from the memory-mapped ``venue_locators.arrow`` and ``works.arrow``
+    (no join of works.parquet, no copy of the index per process): with works.parquet gone it still
+    gives every work of each key, ordered by work id, as ``InMemoryCatalog`` does."""
+    rows = [{"doi": f"10.1/w{i}", "title": f"Work number {i}", "authors": ["Aad"], "year": 2012,
+             "venue": venue, "volume": volume, "first_page": page}
+            for i, (venue, volume, page) in enumerate([
+                ("Physics Letters B", "716", "1"), ("Phys. Lett. B", "716", "001"), ("Physics Letters B", "716", "30"),
+                ("Phys. Rev. D", "76", "013009"), ("Nature", "409", "860"), ("Nature", None, "860"), (None, "1", "2")])]
+    src = tmp_path / "works.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    CatalogStore(tmp_path / "c").build([src])
+    catalog = ParquetCatalog(tmp_path / "c")
+    gen = catalog.generation_dir
+    assert (gen / "venue_locators.arrow").exists() and not (gen / "venue_locators.parquet").exists()
+    (gen / "works.parquet").rename(tmp_path / "away.parquet")
+    keys = [("physlettb", "716", "1"), ("physlettb", "716", "30"), ("physrevd", "76", "13009"), ("nat", "409", "860"),
+            ("nat", "1", "860"), ("physlettb", "716", "2"), ("", "1", "2")]
+    found = catalog.works_by_locator(keys)
+    expected = InMemoryCatalog([work_of(r, i) for i, r in enumerate(rows)]).works_by_locator(keys)
+    assert {k: [w.work_id for w in v] for k, v in found.items()} == \
+        {k: [w.work_id for w in v] for k, v in expected.items()}
+    assert [w.work_id for w in found[("physlettb", "716", "1")]] == ["doi:10.1/w0", "doi:10.1/w1"]
+    assert len(found) == 4
+
+
+def work_of(row, i):
+    return Work(f"doi:{row['doi']}", doi=row["doi"], title=row["title"], authors=tuple(row["authors"]), year=row["year"],
+                venue=row["venue"], volume=row["volume"], first_page=row["first_page"])
