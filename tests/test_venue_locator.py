@@ -138,3 +138,26 @@ def test_locator_lookup_reads_the_mapped_files_only_and_agrees_with_the_in_memor
 def work_of(row, i):
     return Work(f"doi:{row['doi']}", doi=row["doi"], title=row["title"], authors=tuple(row["authors"]), year=row["year"],
                 venue=row["venue"], volume=row["volume"], first_page=row["first_page"])
+
+
+def test_an_index_of_format_5_gets_only_its_locator_file(tmp_path):
+    """A catalog indexed before the locators were a mapped file (format 5: everything else the
+    same) is brought up to date by writing venue_locators.arrow alone, not by a whole rebuild."""
+    from citeledger import blocking
+    src = tmp_path / "works.jsonl"
+    src.write_text(json.dumps({"doi": "10.1/a", "title": "A work", "venue": "Phys. Rev. D", "volume": "76",
+                               "first_page": "013009"}) + "\n")
+    CatalogStore(tmp_path / "c").build([src])
+    gen = CatalogStore(tmp_path / "c").current()
+    stamp = json.loads((gen / "index.json").read_text())
+    (gen / "index.json").write_text(json.dumps({**stamp, "format": 5}))
+    (gen / "venue_locators.arrow").unlink()
+    (gen / "venue_locators.parquet").write_bytes(b"format 5's file")
+    postings = (gen / "index_postings.npy").stat()
+    done = blocking.ensure_index(gen)
+    assert done is not None and done["upgraded_from_format"] == 5
+    assert (gen / "index_postings.npy").stat().st_mtime_ns == postings.st_mtime_ns  # not rebuilt
+    assert not (gen / "venue_locators.parquet").exists()
+    assert json.loads((gen / "index.json").read_text()) == stamp and blocking.ensure_index(gen) is None
+    assert [w.doi for w in ParquetCatalog(tmp_path / "c").works_by_locator([("physrevd", "76", "13009")])[
+        ("physrevd", "76", "13009")]] == ["10.1/a"]
