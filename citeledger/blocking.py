@@ -163,7 +163,7 @@ def _upgrade_locators(catalog_dir: Path) -> dict | None:
     return {"works": current["n_works"], "upgraded_from_format": 5, "seconds": round(time.perf_counter() - t0, 2)}
 
 
-def _write_locators(catalog_dir: Path, chunks: list[dict]) -> None:
+def _write_locators(catalog_dir: Path, chunks: list[pa.Table]) -> None:
     with staged(catalog_dir / LOCATORS_FILE) as tmp:
         table = locator_table(chunks)
         writer = _IpcWriter(tmp)
@@ -210,7 +210,7 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
     rest = [c for c in WORK_FIELDS if c in names and c not in columns]
     stamp = _stamp(catalog_dir)
     row0 = n_pairs = 0
-    locators: list[dict] = []
+    locators: list[pa.Table] = []
     with staged(catalog_dir / FORMS_FILE) as forms_tmp, staged(catalog_dir / WORKS_ARROW) as works_tmp:
         forms, works = _IpcWriter(forms_tmp), _IpcWriter(works_tmp)
         for chunk, batch in enumerate(pf.iter_batches(batch_size=chunk_rows, columns=columns + rest)):

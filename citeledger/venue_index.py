@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from resolvers.candidates import term_hashes
 from resolvers.catalog import LocatorKey
@@ -29,10 +30,11 @@ LOCATOR_SCHEMA = pa.schema([("hash", pa.int64()), ("venue_key", pa.string()), ("
                             ("first_page", pa.string()), ("row", pa.int64())])
 
 
-def locator_rows(batch: pa.RecordBatch, row0: int) -> dict[str, list[Any]]:
-    """The index entries of a chunk of works.parquet rows (columns venue, volume, first_page)
-    starting at row ``row0``, unsorted and without hashes. Venue keys are made once per distinct
-    venue (a catalog holds far fewer venues than works)."""
+def locator_rows(batch: pa.RecordBatch, row0: int) -> pa.Table:
+    """The index entries (unsorted, without hashes) of a chunk of works.parquet rows (columns
+    venue, volume, first_page) starting at row ``row0``, as a compact Arrow table: a 10M-work
+    build holds all of them until the end. Venue keys are made once per distinct venue (a catalog
+    holds far fewer venues than works)."""
     cols = {name: batch.column(batch.schema.names.index(name)).to_pylist() for name in ("venue", *KEY_COLUMNS[1:])}
     keys: dict[str | None, str] = {}
     rows: dict[str, list[Any]] = {name: [] for name in (*KEY_COLUMNS, "row")}
@@ -44,22 +46,25 @@ def locator_rows(batch: pa.RecordBatch, row0: int) -> dict[str, list[Any]]:
         if key and vol and fp:
             for name, value in zip(rows, (key, vol, fp, row0 + at)):
                 rows[name].append(value)
-    return rows
+    return pa.table(rows, schema=_ENTRY_SCHEMA)
 
 
-def _joined(venue: Sequence[str], volume: Sequence[str], page: Sequence[str]) -> pa.Array:
-    return pa.array([f"{k}\t{v}\t{p}" for k, v, p in zip(venue, volume, page)], pa.large_string())
+_ENTRY_SCHEMA = pa.schema([field for field in LOCATOR_SCHEMA if field.name != "hash"])
 
 
-def locator_table(chunks: Sequence[dict[str, list[Any]]]) -> pa.Table:
+def _joined(venue: Any, volume: Any, page: Any) -> pa.Array:
+    """The hashed form of keys: the three joined by tabs."""
+    return pc.binary_join_element_wise(pa.array(venue, pa.string()), pa.array(volume, pa.string()),
+                                       pa.array(page, pa.string()), "\t")
+
+
+def locator_table(chunks: Sequence[pa.Table]) -> pa.Table:
     """The index file's table from ``locator_rows`` chunks: hashed, sorted by hash then row."""
-    cols = {name: [v for chunk in chunks for v in chunk[name]] for name in (*KEY_COLUMNS, "row")}
-    hashes = term_hashes(_joined(cols["venue_key"], cols["volume"], cols["first_page"]))
-    rows = np.asarray(cols["row"], dtype=np.int64)
+    entries = pa.concat_tables(chunks).combine_chunks() if chunks else _ENTRY_SCHEMA.empty_table()
+    hashes = term_hashes(_joined(*(entries.column(n).combine_chunks() for n in KEY_COLUMNS)))
+    rows = entries.column("row").to_numpy()
     order = pa.array(np.lexsort((rows, hashes)))
-    table = pa.table({"hash": hashes, **{n: pa.array(cols[n], pa.string()) for n in KEY_COLUMNS}, "row": rows},
-                     schema=LOCATOR_SCHEMA)
-    return table.take(order).combine_chunks()
+    return entries.add_column(0, "hash", pa.array(hashes)).take(order).combine_chunks()
 
 
 class LocatorIndex:
@@ -75,7 +80,7 @@ class LocatorIndex:
         wanted = sorted({k for k in keys if all(k)})
         if not wanted or not len(self.hashes):
             return {}
-        h = term_hashes(_joined(*zip(*wanted)))
+        h = term_hashes(_joined(*(list(column) for column in zip(*wanted))))
         lo, hi = np.searchsorted(self.hashes, h, "left"), np.searchsorted(self.hashes, h, "right")
         spans = [(key, a, b) for key, a, b in zip(wanted, lo.tolist(), hi.tolist()) if b > a]
         if not spans:
