@@ -23,7 +23,7 @@ from resolvers.remote import make_http_client
 from resolvers.remote.eprint import ArxivFiles
 from resolvers.remote.grobid import GrobidClient, build_grobid, parse_tei
 
-from .config import load_config
+from .config import Config, load_config
 from .remote_files import PaperCache, paper_cache
 
 SOURCE = "pdf_text"
@@ -116,10 +116,11 @@ _ARXIV: dict[str, ArxivFiles] = {}
 _CLIENTS_LOCK = threading.Lock()
 
 
-def grobid_client(url: str | None) -> GrobidClient | None:
+def grobid_client(url: str | None, config: Config | None = None) -> GrobidClient | None:
     """One client per GROBID URL per process (its concurrency limit and circuit are shared);
-    ``url`` None takes the configuration's ``endpoints.grobid``; None when there is neither."""
-    settings = load_config().remote_settings()
+    ``url`` None takes the configuration's ``endpoints.grobid``; None when there is neither.
+    (``config``: the caller's loaded configuration, else it is loaded.)"""
+    settings = (config or load_config()).remote_settings()
     url = url or settings.endpoints.grobid
     if not url:
         return None
@@ -131,10 +132,10 @@ def grobid_client(url: str | None) -> GrobidClient | None:
         return _CLIENTS[url]
 
 
-def arxiv_files() -> ArxivFiles:
+def arxiv_files(config: Config | None = None) -> ArxivFiles:
     """arXiv's file client, one per process (the ``arxiv`` service's politeness: one request at a
     time, three seconds apart, the configured contact in the User-Agent)."""
-    config = load_config()
+    config = config or load_config()
     settings = config.remote_settings()
     with _CLIENTS_LOCK:
         if "arxiv" not in _ARXIV:
@@ -151,12 +152,13 @@ def forget_clients() -> None:
 
 
 @contextmanager
-def pdf_service(url: str | None, ledger_dir: str | Path | None, remote: bool = False) -> Iterator[PdfService]:
+def pdf_service(url: str | None, ledger_dir: str | Path | None, remote: bool = False,
+                config: Config | None = None) -> Iterator[PdfService]:
     """Papers read inside this block: PDFs go to GROBID at ``url`` (or the configured one; with
     neither they are rejects saying GROBID is not configured), ``arXiv:ID`` papers are fetched when
-    ``remote``, and what is fetched is kept under the ledger."""
+    ``remote``, and what is fetched is kept under the ledger (``config``: as loaded by the caller)."""
     cache = paper_cache(ledger_dir) if ledger_dir is not None else None
-    service = PdfService(grobid_client(url), cache, arxiv_files() if remote else None)
+    service = PdfService(grobid_client(url, config), cache, arxiv_files(config) if remote else None)
     token = _SERVICE.set(service)
     try:
         yield service

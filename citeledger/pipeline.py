@@ -31,7 +31,7 @@ from . import locking
 from .blocking import ensure_index
 from .catalog import CatalogStore, ParquetCatalog
 from .pins import pin_generation, pinned_generation, unpin_generation
-from .config import load_config
+from .config import Config, load_config
 from .input_files import FETCHED_KINDS, PIPE_OPEN_TIMEOUT, InputSource, discard_spools, prepare_inputs
 from .inputs import InputLimits, InputReject
 from .ledger import LedgerStore, check_ledger_dir, run_transitions, write_ledger_database
@@ -168,10 +168,11 @@ def plan_run(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_dir: 
     batch_size = at_least("batch_size", batch_size, 1)
     check_ledger_dir(ledger_dir)
     limits = limits or InputLimits()
+    config = load_config()  # once per run plan: its limits, [papers] bounds and GROBID / arXiv settings
     if limits.max_file_bytes is None:  # the configuration's limits.max_input_bytes (clear reject when over)
-        limits = dataclasses.replace(limits, max_file_bytes=load_config().limits.max_input_bytes)
+        limits = dataclasses.replace(limits, max_file_bytes=config.limits.max_input_bytes)
     if limits.papers is None:  # the configuration's [papers] bounds on one paper
-        limits = dataclasses.replace(limits, papers=load_config().papers)
+        limits = dataclasses.replace(limits, papers=config.papers)
     run_id = check_run_id(new_run_id() if run_id is None else run_id)
     sources = prepare_inputs(inputs, Path(ledger_dir) / ".input-spool", limits.max_file_bytes,
                              _resumed_options(ledger_dir, run_id).get("citing_paper") or citing_paper, open_timeout)
@@ -180,7 +181,7 @@ def plan_run(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_dir: 
         _UNFINISHED[str(ledger_dir)] = run_id  # what an interrupt tells the user to re-run
         try:
             return _plan_locked(sources, catalog_dir, ledger_dir, run_id, batch_size, limits, citing_paper, remote,
-                                dict(search or {}))
+                                dict(search or {}), config)
         except BaseException as exc:
             locking.release_ledger(ledger_dir)
             _forget_unbegun(exc, catalog_dir, ledger_dir, run_id)
@@ -200,7 +201,7 @@ def _forget_unbegun(exc: BaseException, catalog_dir: str | Path, ledger_dir: str
 
 def _plan_locked(sources: Sequence[InputSource], catalog_dir: str | Path, ledger_dir: str | Path, run_id: str,
                  batch_size: int, limits: InputLimits, citing_paper: str | Mapping[str, str] | None,
-                 remote: bool, search: dict[str, Any]) -> RunPlan:
+                 remote: bool, search: dict[str, Any], config: Config | None = None) -> RunPlan:
     catalog = planned_catalog(catalog_dir, ledger_dir, run_id)
     ensure_index(catalog.generation_dir)  # once here, not in every worker process
     input_info = [{"path": s.name, "sha256": s.sha256} for s in sources]
@@ -229,7 +230,7 @@ def _plan_locked(sources: Sequence[InputSource], catalog_dir: str | Path, ledger
     if not remote and any(s.kind in FETCHED_KINDS for s in sources):
         raise InputError(f"{next(s.name for s in sources if s.kind in FETCHED_KINDS)}: arXiv:ID inputs are "
                          "fetched from arXiv, which needs --remote")
-    with pdf_service(None, ledger_dir, remote):  # PDFs to the configured GROBID, fetches cached in the ledger
+    with pdf_service(None, ledger_dir, remote, config):  # PDFs to the configured GROBID, fetches cached in the ledger
         jobs, rejects, count = _cut_batches(iter_unique(sources, limits, citing_paper), batch_size, made)
     ledger.write_rejects(run_id, "input-rejects", [
         {"run_id": run_id, "file": r.file, "line": r.line, "field": r.field, "reason": r.reason,
