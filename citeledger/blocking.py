@@ -13,7 +13,7 @@ the rest is complete and its stamp says for which ``works.parquet``):
 - ``works.arrow`` and ``work_forms.arrow``: the works' Work columns and comparison forms, row
   aligned with ``works.parquet``, as uncompressed Arrow IPC files;
 - ``identifier_keys.arrow``, ``identifier_hashes.npy``, ``identifier_rows.npy``: DOI / arXiv id ->
-  row (``IdentifierIndex``); ``venue_locators.parquet``: venue key, volume, first page -> work
+  row (``IdentifierIndex``); ``venue_locators.arrow``: venue key, volume, first page -> row
   (``venue_index``).
 
 Why memory-mapped files: a worker process's private memory then does not grow with the catalog;
@@ -53,7 +53,7 @@ from resolvers.text import INDEX_TOKEN_MIN_CHARS, tokens_arrow
 from resolvers.verify import FORM_COLUMNS, form_columns, forms_from_columns, surname
 
 from .atomic import atomic_stream, atomic_write_bytes, sql_literal, staged
-from .venue_index import LOCATOR_SCHEMA, LOCATORS_FILE, locator_rows
+from .venue_index import LOCATORS_FILE, locator_rows, locator_table
 from .work_row import WORK_FIELDS, WORK_TYPES, work_from_values
 
 INDEX_FILE = "index.json"  # the stamp, written last: present means the files below are complete
@@ -64,8 +64,9 @@ ARRAYS = ("offsets", "postings", "df", "idf", "term_hashes")  # index_<name>.npy
 # hashes ascending and the row of the best-ranked work holding each (own id before cross-walk).
 ID_KEYS, ID_HASHES, ID_ROWS = "identifier_keys.arrow", "identifier_hashes.npy", "identifier_rows.npy"
 # 2: locator keys (vol:page) beside the title tokens; 3: work_forms.parquet; 4: venue_locators.parquet
-# (``venue_index``); 5: memory-mapped arrays and Arrow IPC files. Another format is rebuilt.
-INDEX_FORMAT = 5
+# (``venue_index``); 5: memory-mapped arrays and Arrow IPC files; 6: the venue locators as a mapped
+# Arrow IPC file of rows (``venue_locators.arrow``). Another format is rebuilt.
+INDEX_FORMAT = 6
 WORKS_FILE = "works.parquet"
 
 
@@ -131,7 +132,43 @@ def ensure_index(catalog_dir: str | Path) -> dict | None:
     catalog from an earlier index format is brought up to date once, before worker processes that
     would each rebuild it start."""
     catalog_dir = Path(catalog_dir)
-    return None if _is_current(catalog_dir) else build_index(catalog_dir)
+    if _is_current(catalog_dir):
+        return None
+    return _upgrade_locators(catalog_dir) or build_index(catalog_dir)
+
+
+def _upgrade_locators(catalog_dir: Path) -> dict | None:
+    """An index of format 5 differs from this one only in its venue locators (then Parquet,
+    loaded into each process): write ``venue_locators.arrow`` from works.parquet's venue, volume
+    and first page and restamp, instead of rebuilding every file (minutes at 10M works)."""
+    try:
+        stamp = json.loads((catalog_dir / INDEX_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+    current = _stamp(catalog_dir)
+    others = [p for p in index_files(catalog_dir) if p.name != LOCATORS_FILE]
+    if stamp != {**current, "format": 5} or not all(p.exists() for p in others):
+        return None
+    t0 = time.perf_counter()
+    pf = pq.ParquetFile(catalog_dir / WORKS_FILE)
+    columns = ["venue", "volume", "first_page"]
+    chunks, row0 = [], 0
+    if set(columns) <= set(pf.schema_arrow.names):
+        for batch in pf.iter_batches(batch_size=200_000, columns=columns):
+            chunks.append(locator_rows(batch, row0))
+            row0 += batch.num_rows
+    _write_locators(catalog_dir, chunks)
+    (catalog_dir / "venue_locators.parquet").unlink(missing_ok=True)  # format 5's copy, read by nothing now
+    atomic_write_bytes(catalog_dir / INDEX_FILE, json.dumps(current).encode())
+    return {"works": current["n_works"], "upgraded_from_format": 5, "seconds": round(time.perf_counter() - t0, 2)}
+
+
+def _write_locators(catalog_dir: Path, chunks: list[pa.Table]) -> None:
+    with staged(catalog_dir / LOCATORS_FILE) as tmp:
+        table = locator_table(chunks)
+        writer = _IpcWriter(tmp)
+        writer.write(table)
+        writer.close(table)
 
 
 class _IpcWriter:
@@ -180,8 +217,8 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
             forms.write(_forms_batch(batch))
             works.write(_work_columns(batch))
             n_pairs += _write_runs(runs, chunk, *_batch_terms(batch, len(columns) == 3, row0))
-            if len(columns) == 3 and {"venue", "work_id"} <= set(rest):
-                locators.append(locator_rows(batch))
+            if len(columns) == 3 and "venue" in rest:
+                locators.append(locator_rows(batch, row0))
             row0 += batch.num_rows
         empty = pa.RecordBatch.from_pydict({"title": pa.array([], pa.string())})
         forms.close(_forms_batch(empty))
@@ -189,8 +226,7 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
     n_terms = _merge_runs(catalog_dir, runs, n_pairs, row0)
     shutil.rmtree(runs, ignore_errors=True)
     _write_identifier_index(catalog_dir)
-    with staged(catalog_dir / LOCATORS_FILE) as tmp:
-        pq.write_table(pa.concat_tables(locators) if locators else LOCATOR_SCHEMA.empty_table(), tmp, compression="zstd")
+    _write_locators(catalog_dir, locators)
     atomic_write_bytes(catalog_dir / INDEX_FILE, json.dumps(stamp).encode())
     return {"works": row0, "tokens": n_terms, "postings": n_pairs,
             "seconds": round(time.perf_counter() - t0, 2)}

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from resolvers.errors import CatalogSourceError, ConfigError
 from resolvers.model import Work
@@ -334,6 +335,11 @@ def _write_notice_events(con: duckdb.DuckDBPyConnection, previous: Path | None,
     return con.execute(f"SELECT count(*) FROM read_parquet({sql_literal(out)})").fetchone()[0]
 
 
+def duckdb_name(column: str) -> str:
+    """A column name as a quoted SQL identifier."""
+    return '"' + column.replace('"', '""') + '"'
+
+
 def _dict_rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     names = [d[0] for d in cur.description]
     return [dict(zip(names, row)) for row in cur.fetchall()]
@@ -363,6 +369,7 @@ class ParquetCatalog:
         blocking.ensure_index(gen)  # once per generation (a catalog of an older index format is brought up to date)
         self._identifiers = blocking.IdentifierIndex(gen)
         self._works = blocking.map_ipc(gen / blocking.WORKS_ARROW)
+        self._locators = venue_index.load(gen, blocking.map_ipc)
 
     @staticmethod
     def generation_of(directory: str | Path) -> Path | None:
@@ -400,24 +407,27 @@ class ParquetCatalog:
         return self._lookup("arxiv", arxiv_ids)
 
     def works_by_locator(self, keys: Sequence[tuple[str, str, str]]) -> dict[tuple[str, str, str], list[Work]]:
-        with self._lock:  # loaded once (``__init__`` brought the index files up to date)
-            if not getattr(self, "_venue_index", False):
-                self._con.execute(venue_index.load_sql(self.generation_dir, "venue_locators"))
-                self._venue_index = True
-        with self._cursor() as cur:
-            return venue_index.lookup(cur, "venue_locators", keys)
+        """Works by (venue key, volume, first page) through the memory-mapped locator file."""
+        return venue_index.lookup(self._locators, lambda rows: blocking.works_at(self._works, rows), keys)
 
     def works_by_id(self, work_ids: Sequence[str]) -> dict[str, Work]:
         return {work_id: work_from_row(rec) for work_id, rec in self.work_rows(work_ids).items()}
 
-    def work_rows(self, work_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """Catalog rows (every column, relations and sources included) by work id."""
+    def work_rows(self, work_ids: Sequence[str], columns: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
+        """Catalog rows (every column, relations and sources included; or only ``columns``, and
+        the work id) by work id. A run's notice step asks for the few columns it reads: turning
+        every column of thousands of rows into dicts was most of its time."""
         ids = sorted(set(work_ids))
         if not ids:
             return {}
+        if columns is None:
+            wanted = "w.* EXCLUDE (precedence, ingested_seq)"
+        else:  # (a column an older catalog lacks is left out, as ``SELECT *`` would)
+            have = set(pq.read_schema(self.works_path).names)
+            wanted = ", ".join(f"w.{duckdb_name(c)}" for c in ("work_id", *columns) if c in have)
         with self._cursor() as cur:
             cur.register("wanted", pa.table({"work_id": pa.array(ids, pa.string())}))
-            cur.execute("SELECT w.* EXCLUDE (precedence, ingested_seq) FROM works w JOIN wanted USING (work_id)")
+            cur.execute(f"SELECT {wanted} FROM works w JOIN wanted USING (work_id)")
             return {rec["work_id"]: rec for rec in _dict_rows(cur)}
 
     @property

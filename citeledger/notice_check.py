@@ -14,6 +14,10 @@ from .ledger import LedgerStore
 from .workers import get_catalog, get_notice_index
 
 
+# The catalog columns ``work_notice`` reads (and ``work_notice_rows``: the DOI)
+NOTICE_COLUMNS = ("doi", "arxiv_id", "alt_dois", "withdrawn", "sources", "relations")
+
+
 def work_notice(work: dict[str, Any], index: NoticeIndex, checked_at: str | None) -> Any:
     """The standing notice of one catalog work: Retraction Watch events for any of its DOIs, the
     Crossref update relations its record carries, OpenAlex's is_retracted, and arXiv's withdrawn flag."""
@@ -45,7 +49,7 @@ def work_notice_rows(catalog_dir: str | Path, work_ids: Any, run_id: str) -> lis
     index = get_notice_index(catalog)
     checked_at = catalog.manifest.get("built_at")
     rows = []
-    for work_id, work in sorted(catalog.work_rows(work_ids).items()):
+    for work_id, work in sorted(catalog.work_rows(work_ids, NOTICE_COLUMNS).items()):
         row = notice_row(work_id, work.get("doi"), work_notice(work, index, checked_at))
         row["run_id"] = run_id
         row["checked_at"] = datetime.fromisoformat(row["checked_at"]) if row["checked_at"] else None

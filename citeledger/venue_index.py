@@ -1,63 +1,110 @@
-"""The venue + volume + first page index of a catalog generation (``venue_locators.parquet``).
+"""The venue + volume + first page index of a catalog generation (``venue_locators.arrow``).
 
-One row per work that has all three: ``venue_key`` (``resolvers.journal_ref.venue_key``: every
+One entry per work that has all three: ``venue_key`` (``resolvers.journal_ref.venue_key``: every
 spelling of a venue meets on one key), ``volume`` and ``first_page`` (``number_key``: lower case,
-leading zeros dropped) and the ``work_id``. ``citeledger.blocking`` writes it beside the title
-index (same staleness stamp); ``ParquetCatalog.works_by_locator`` reads it through ``lookup``.
-A title-less reference (``G. Aad et al., Phys. Lett. B 716, 1 (2012)``) finds its work here.
+leading zeros dropped) and the work's ``row`` in ``works.arrow``, with ``hash`` the stable 64-bit
+hash (``candidates.term_hashes``) of the three joined by tabs; sorted by hash, then row.
+``citeledger.blocking`` writes it beside the title index (same staleness stamp) as an
+uncompressed Arrow IPC file, so every worker memory-maps it (no copy per process) and
+``LocatorIndex`` answers a batch with a binary search, the works read from the mapped
+``works.arrow``: no query engine, no join of ``works.parquet``. A title-less reference
+(``G. Aad et al., Phys. Lett. B 716, 1 (2012)``) finds its work here.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Sequence
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from resolvers.journal_ref import number_key, venue_key
+from resolvers.candidates import term_hashes
 from resolvers.catalog import LocatorKey
+from resolvers.journal_ref import number_key, venue_key
 from resolvers.model import Work
 
-from .atomic import sql_literal
-from .work_row import work_from_row
-
-LOCATORS_FILE = "venue_locators.parquet"
-LOCATOR_SCHEMA = pa.schema([("venue_key", pa.string()), ("volume", pa.string()), ("first_page", pa.string()),
-                            ("work_id", pa.string())])
+LOCATORS_FILE = "venue_locators.arrow"
+KEY_COLUMNS = ("venue_key", "volume", "first_page")
+LOCATOR_SCHEMA = pa.schema([("hash", pa.int64()), ("venue_key", pa.string()), ("volume", pa.string()),
+                            ("first_page", pa.string()), ("row", pa.int64())])
 
 
-def locator_rows(batch: pa.RecordBatch) -> pa.Table:
-    """The index rows of a chunk of works.parquet (columns work_id, venue, volume, first_page).
-    Venue keys are made once per distinct venue (a catalog holds far fewer venues than works)."""
-    cols = {name: batch.column(batch.schema.names.index(name)).to_pylist()
-            for name in ("work_id", "venue", "volume", "first_page")}
-    rows: dict[str, list[Any]] = {name: [] for name in LOCATOR_SCHEMA.names}
-    for work_id, venue, volume, page in zip(cols["work_id"], cols["venue"], cols["volume"], cols["first_page"]):
-        key, vol, fp = venue_key(venue), number_key(volume), number_key(page)
+def locator_rows(batch: pa.RecordBatch, row0: int) -> pa.Table:
+    """The index entries (unsorted, without hashes) of a chunk of works.parquet rows (columns
+    venue, volume, first_page) starting at row ``row0``, as a compact Arrow table: a 10M-work
+    build holds all of them until the end. Venue keys are made once per distinct venue (a catalog
+    holds far fewer venues than works)."""
+    cols = {name: batch.column(batch.schema.names.index(name)).to_pylist() for name in ("venue", *KEY_COLUMNS[1:])}
+    keys: dict[str | None, str] = {}
+    rows: dict[str, list[Any]] = {name: [] for name in (*KEY_COLUMNS, "row")}
+    for at, (venue, volume, page) in enumerate(zip(cols["venue"], cols["volume"], cols["first_page"])):
+        key = keys.get(venue)
+        if key is None:
+            key = keys[venue] = venue_key(venue)
+        vol, fp = number_key(volume), number_key(page)
         if key and vol and fp:
-            for name, value in zip(LOCATOR_SCHEMA.names, (key, vol, fp, work_id)):
+            for name, value in zip(rows, (key, vol, fp, row0 + at)):
                 rows[name].append(value)
-    return pa.table(rows, schema=LOCATOR_SCHEMA)
+    return pa.table(rows, schema=_ENTRY_SCHEMA)
 
 
-def lookup(cur: Any, table: str, keys: Sequence[LocatorKey]) -> dict[LocatorKey, list[Work]]:
-    """(venue key, volume, first page) -> the works there, by work id, through a DuckDB cursor
-    on which ``table`` holds the index rows and ``works`` the catalog's works."""
-    wanted = sorted({k for k in keys if all(k)})
-    if not wanted:
-        return {}
-    cur.register("wanted_locators", pa.table({name: pa.array([k[i] for k in wanted], pa.string())
-                                              for i, name in enumerate(LOCATOR_SCHEMA.names[:3])}))
-    cur.execute(f"""SELECT l.venue_key AS l_key, l.volume AS l_volume, l.first_page AS l_page, w.*
-                    FROM {table} l JOIN wanted_locators USING (venue_key, volume, first_page)
-                    JOIN works w USING (work_id) ORDER BY l.venue_key, l.volume, l.first_page, w.work_id""")
-    names = [d[0] for d in cur.description]
-    out: dict[LocatorKey, list[Work]] = {}
-    for row in cur.fetchall():
-        rec = dict(zip(names, row))
-        out.setdefault((rec["l_key"], rec["l_volume"], rec["l_page"]), []).append(work_from_row(rec))
-    return out
+_ENTRY_SCHEMA = pa.schema([field for field in LOCATOR_SCHEMA if field.name != "hash"])
 
 
-def load_sql(gen_dir: Path, table: str) -> str:
-    """The statement that loads a generation's index into an in-memory table."""
-    return f"CREATE TABLE IF NOT EXISTS {table} AS SELECT * FROM read_parquet({sql_literal(gen_dir / LOCATORS_FILE)})"
+def _joined(venue: Any, volume: Any, page: Any) -> pa.Array:
+    """The hashed form of keys: the three joined by tabs."""
+    return pc.binary_join_element_wise(pa.array(venue, pa.string()), pa.array(volume, pa.string()),
+                                       pa.array(page, pa.string()), "\t")
+
+
+def locator_table(chunks: Sequence[pa.Table]) -> pa.Table:
+    """The index file's table from ``locator_rows`` chunks: hashed, sorted by hash then row."""
+    entries = pa.concat_tables(chunks).combine_chunks() if chunks else _ENTRY_SCHEMA.empty_table()
+    hashes = term_hashes(_joined(*(entries.column(n).combine_chunks() for n in KEY_COLUMNS)))
+    rows = entries.column("row").to_numpy()
+    order = pa.array(np.lexsort((rows, hashes)))
+    return entries.add_column(0, "hash", pa.array(hashes)).take(order).combine_chunks()
+
+
+class LocatorIndex:
+    """(venue key, volume, first page) -> rows of works.arrow, over the mapped index file."""
+
+    def __init__(self, table: pa.Table):
+        self.table = table
+        hashes = table.column("hash")
+        self.hashes = hashes.chunk(0).to_numpy() if hashes.num_chunks == 1 else hashes.to_numpy()
+
+    def rows(self, keys: Sequence[LocatorKey]) -> dict[LocatorKey, list[int]]:
+        """The rows at each key found, ascending; a hash shared by another key (checked) is no hit."""
+        wanted = sorted({k for k in keys if all(k)})
+        if not wanted or not len(self.hashes):
+            return {}
+        h = term_hashes(_joined(*(list(column) for column in zip(*wanted))))
+        lo, hi = np.searchsorted(self.hashes, h, "left"), np.searchsorted(self.hashes, h, "right")
+        spans = [(key, a, b) for key, a, b in zip(wanted, lo.tolist(), hi.tolist()) if b > a]
+        if not spans:
+            return {}
+        at = pa.array(np.concatenate([np.arange(a, b) for _, a, b in spans]))
+        stored = self.table.select([*KEY_COLUMNS, "row"]).take(at).to_pydict()
+        found = list(zip(*(stored[n] for n in KEY_COLUMNS), stored["row"]))
+        out: dict[LocatorKey, list[int]] = {}
+        i = 0
+        for key, a, b in spans:
+            for venue, volume, page, row in found[i:i + b - a]:
+                if (venue, volume, page) == key:
+                    out.setdefault(key, []).append(row)
+            i += b - a
+        return out
+
+
+def lookup(index: LocatorIndex, works_at: Any, keys: Sequence[LocatorKey]) -> dict[LocatorKey, list[Work]]:
+    """(venue key, volume, first page) -> the works there, by work id; ``works_at(rows)`` reads
+    the works at rows of the mapped works table."""
+    found = index.rows(keys)
+    works = works_at(sorted({r for rows in found.values() for r in rows}))
+    return {key: sorted((works[r] for r in rows), key=lambda w: w.work_id) for key, rows in found.items()}
+
+
+def load(gen_dir: Path, map_ipc: Any) -> LocatorIndex:
+    return LocatorIndex(map_ipc(gen_dir / LOCATORS_FILE))

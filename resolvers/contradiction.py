@@ -94,6 +94,12 @@ def _abbreviates(short: str, long: str) -> bool:
     return long.startswith(short) and (len(short) >= 3 or short == long)
 
 
+def _abbreviated_in(word: str, words: list[str]) -> bool:
+    """Does any of ``words`` abbreviate ``word`` or ``word`` it? (A word itself among them is
+    the usual answer, found without the pairwise test.)"""
+    return word in words or any(_abbreviates(s, word) or _abbreviates(word, s) for s in words)
+
+
 def _venue_verdict(work_venue: str | None, string_text: str, parsed_venue: str | None) -> int:
     """+1 most of the work's venue words are abbreviated in the string, -1 the string names a
     venue none of whose words (or whose initials) abbreviates any of the work's, 0 otherwise."""
@@ -101,7 +107,7 @@ def _venue_verdict(work_venue: str | None, string_text: str, parsed_venue: str |
     if not work_words:
         return 0
     string_words = _venue_words(string_text)
-    found = sum(any(_abbreviates(s, w) or _abbreviates(w, s) for s in string_words) for w in work_words)
+    found = sum(_abbreviated_in(w, string_words) for w in work_words)
     if 2 * found >= len(work_words):
         return 1
     venue_words = _venue_words(parsed_venue or "")
@@ -124,9 +130,9 @@ def names_venue(text: str | None, venue: str | None) -> bool:
     words, venue_words = _venue_words(text or ""), _venue_words(venue or "")
     if not words or not venue_words:
         return False
-    covered = sum(any(_abbreviates(w, v) or _abbreviates(v, w) for w in words) for v in venue_words)
-    return all(any(_abbreviates(w, v) or _abbreviates(v, w) for v in venue_words) for w in words) and \
-        2 * covered >= len(venue_words)
+    if not all(_abbreviated_in(w, venue_words) for w in words):  # (usually decided by the first word)
+        return False
+    return 2 * sum(_abbreviated_in(v, words) for v in venue_words) >= len(venue_words)
 
 
 def _year_verdict(work: Work, years: list[int]) -> int:
@@ -180,6 +186,30 @@ def check_fields(raw: str, parsed: ParsedReference, work: Work) -> FieldCheck:
     check.record("first_author", _author_verdict(work, parsed, compact(text)),
                  parsed.authors[:1], list(work.authors[:1]))
     return check
+
+
+def contradicting_fields(raw: str, parsed: ParsedReference, work: Work, strong_title: bool) -> FieldCheck | None:
+    """``check_fields`` when its fields contradict the work (``fields_contradict``), else None.
+    Most identifier hits agree, so the fields are judged cheapest first (numbers, year, then venue
+    and author) and the judging stops as soon as the fields left could no longer make enough
+    contradictions; only a string that may contradict is checked in full, for its evidence."""
+    needed = MIN_CONTRADICTIONS_WITH_TITLE if strong_title else MIN_CONTRADICTIONS
+    text = mask_identifiers(parsed.text or raw)
+    numbers = {_digits(n) for n in _NUMBER.findall(text)}
+    verdicts = (lambda: _number_verdict(work.volume, numbers, parsed.volume),
+                lambda: _number_verdict(work.first_page, numbers, parsed.first_page),
+                lambda: _year_verdict(work, [int(y) for y in _YEAR.findall(text)]),
+                lambda: _venue_verdict(work.venue, text, parsed.venue),
+                lambda: _author_verdict(work, parsed, compact(text)))
+    contradicts = agrees = 0
+    for judged, verdict in enumerate(verdicts, 1):
+        v = verdict()
+        contradicts, agrees = contradicts + (v < 0), agrees + (v > 0)
+        left = len(verdicts) - judged
+        if contradicts + left < needed or contradicts + left <= agrees:
+            return None
+    check = check_fields(raw, parsed, work)
+    return check if fields_contradict(check, strong_title) else None
 
 
 def fields_contradict(check: FieldCheck, strong_title: bool) -> bool:

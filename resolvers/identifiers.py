@@ -121,6 +121,7 @@ def check_arxiv_id(text: str) -> tuple[str | None, str | None]:
 _NEW_SHAPE = re.compile(r"(?<!\d)\d{3,6}\.\d{3,7}(?:v\d{1,5})?(?!\d)")
 _NEW_HINT = re.compile(r"\.(?<=\d{3}\.)\d{3}")  # a necessary condition of _NEW_SHAPE, scanned fast
 # The shape of an old-style id: archive(.SC)/digits.
+_SLASH_DIGIT = re.compile(r"/\d")
 _OLD_SHAPE = re.compile(
     r"(?:(?<![\w-])|(?<=\s-))(?i:[a-z]{2,8}(?:-[a-z]{2,8})?)(?:\.[A-Z]{2})?/\d{1,12}"
     r"(?:v\d{1,5})?(?!\.?\d)")
@@ -420,8 +421,8 @@ class _Scan:
     def old_style_arxiv(self) -> None:
         """Old-style ``archive/YYMMNNN`` ids, well formed or reported when distinctive."""
         text = self.atext
-        if "/" not in text:
-            return
+        if "/" not in text or not _SLASH_DIGIT.search(text):
+            return  # every old-style shape holds "/" and a digit right after it
         for m in _OLD_SHAPE.finditer(text):
             token = m.group(0)
             om = _OLD_ID.fullmatch(token)

@@ -231,6 +231,9 @@ def _ended_by(event: NoticeEvent, reinstatement: NoticeEvent) -> bool:
     return not (event.date and reinstatement.date and event.date > reinstatement.date)
 
 
+_EVENT_TYPES = tuple(EventType)  # (iterating the Enum class itself is slow: once per cited work)
+
+
 def standing_notice(work_doi: str | None, events: Iterable[NoticeEvent], sources_checked: Iterable[str],
                     checked_at: str | None) -> StandingNotice:
     """The measured standing of one work from every event found for it.
@@ -241,7 +244,7 @@ def standing_notice(work_doi: str | None, events: Iterable[NoticeEvent], sources
     wanted = work_doi.lower() if work_doi else None
     chosen = [e for e in events if wanted is None or e.original_doi == wanted]
     merged = merge_events(chosen)
-    by_type: dict[EventType, list[NoticeEvent]] = {t: [] for t in EventType}
+    by_type: dict[EventType, list[NoticeEvent]] = {t: [] for t in _EVENT_TYPES}
     for e in merged:
         by_type[e.event_type].append(e)
     reinstatements = by_type[EventType.REINSTATEMENT]

@@ -113,8 +113,8 @@ _VOL_PAGES = [
 
 def _looks_like_names(prefix: str) -> bool:
     """Is this text a list of personal names (every chunk a few capitalised words/initials)?"""
-    prefix = re.sub(r"\bet\.?\s*al\.?|\(?\b" + YEAR + r"[a-z]?\)?", "", prefix)
-    chunks = [c.strip(" .") for c in re.split(r"[,;&]|\band\b|\bAND\b", prefix)]
+    prefix = _ET_AL_OR_YEAR.sub("", prefix)
+    chunks = [c.strip(" .") for c in _NAME_LIST_SPLIT.split(prefix)]
     chunks = [c for c in chunks if c]
     if not chunks:
         return False
@@ -130,11 +130,11 @@ def _looks_like_names(prefix: str) -> bool:
 
 def _surnames(block: str) -> list[str]:
     """Surnames of an author block, in order, whatever the name order of the style."""
-    block = re.sub(r"\bet\.?\s*al\.?.*$", "", block).strip(" .,;:")
+    block = _ET_AL_REST.sub("", block).strip(" .,;:")
     if ";" in block:
-        parts = [p for p in re.split(r"\s*;\s*|\s+and\s+|\s*&\s*", block) if p.strip()]
+        parts = [p for p in _SEMICOLON_SPLIT.split(block) if p.strip()]
     else:
-        parts = [p for p in re.split(r"\s*,\s*|\s+and\s+|\s*&\s*", block) if p.strip()]
+        parts = [p for p in _COMMA_SPLIT.split(block) if p.strip()]
     names: list[str] = []
     for part in parts:
         part = part.strip(" .,")
@@ -159,6 +159,19 @@ def _surnames(block: str) -> list[str]:
     return [n for n in names if len(n) > 1]
 
 
+# the parser's other patterns, compiled once (``re``'s cache lookup per call adds up per reference)
+_ET_AL_OR_YEAR = re.compile(r"\bet\.?\s*al\.?|\(?\b" + YEAR + r"[a-z]?\)?")
+_NAME_LIST_SPLIT = re.compile(r"[,;&]|\band\b|\bAND\b")
+_ET_AL_REST = re.compile(r"\bet\.?\s*al\.?.*$")
+_SEMICOLON_SPLIT = re.compile(r"\s*;\s*|\s+and\s+|\s*&\s*")
+_COMMA_SPLIT = re.compile(r"\s*,\s*|\s+and\s+|\s*&\s*")
+_SENTENCE_MARK = re.compile(r"[.?!](?=\s|$)|\s+In:?\s+(?=[A-Z])")
+_YEAR_ONLY = re.compile(YEAR)
+_LEADING_YEAR = re.compile(r"^[\s.,:;]*\(?" + YEAR + r"[a-z]?\)?[\s.,:;]+")
+_THREE_LETTERS = re.compile(r"[A-Za-z]{3}")
+_WORD_THEN_NUMBER = re.compile(r"^[A-Z][\w.]*,? \d")
+_COMMA_OR_DIGIT = re.compile(r"[,\d]")
+_VENUE_END = re.compile(r"(?:,|\.)?\s*(?:\(?\d|vol\b|pp?\.)")
 MAX_AUTHOR_BLOCK = 10_000  # characters; longer "author blocks" are junk (and would cost time)
 _LOWER_WORD_NEXT = re.compile(r"[A-Z][a-z]+\s+(?!(?:de|den|der|la|van|von|du|da|di)\s+[A-Z])[a-z]")
 _WORD_BEFORE = re.compile(r"([\w.]+)$")
@@ -197,7 +210,7 @@ def _author_end(text: str) -> tuple[int, int] | None:
 
 def _sentence_end(text: str) -> int:
     """Index just past the first sentence of ``text`` (titles end at '.', '?', '!')."""
-    for m in re.finditer(r"[.?!](?=\s|$)|\s+In:?\s+(?=[A-Z])", text):
+    for m in _SENTENCE_MARK.finditer(text):
         if m.group(0).strip() in ("In", "In:"):
             return m.start()
         if m.group(0) in "?!":
@@ -267,7 +280,7 @@ def _bibtex(text: str, parsed: ParsedReference) -> ParsedReference:
 def _numbers(parsed: ParsedReference, rest: str) -> None:
     for pattern in _VOL_PAGES:
         m = pattern.search(rest)
-        if m and not re.fullmatch(YEAR, m.group("vol")) or (m and pattern is _VOL_PAGES[0]):
+        if m and not _YEAR_ONLY.fullmatch(m.group("vol")) or (m and pattern is _VOL_PAGES[0]):
             parsed.volume = m.group("vol")
             parsed.first_page = m.group("fp")
             lp = m.groupdict().get("lp")
@@ -307,7 +320,7 @@ def parse_reference(raw: str) -> ParsedReference:
                 parsed.title_lead = parsed.author_block
             rest = body[ends[1]:]
             start = ends[1]
-            rest2 = re.sub(r"^[\s.,:;]*\(?" + YEAR + r"[a-z]?\)?[\s.,:;]+", "", rest)
+            rest2 = _LEADING_YEAR.sub("", rest)
             start += len(rest) - len(rest2)
             rest = rest2
             parsed.kind = "after_authors"
@@ -316,10 +329,10 @@ def parse_reference(raw: str) -> ParsedReference:
         # a title ends at the first sentence end; a venue abbreviation + numbers is no title
         cut = _sentence_end(rest)
         candidate = rest[:cut].strip(" ,.;:")
-        if _VENUE_LIKE.match(candidate) or _VENUE_LIKE.match(rest.strip(" ,.;:")) or not re.search(r"[A-Za-z]{3}", candidate) or (  # noqa: E501
-                parsed.kind == "no_authors" and re.match(r"^[A-Z][\w.]*,? \d", candidate)):
+        if _VENUE_LIKE.match(candidate) or _VENUE_LIKE.match(rest.strip(" ,.;:")) or not _THREE_LETTERS.search(candidate) or (  # noqa: E501
+                parsed.kind == "no_authors" and _WORD_THEN_NUMBER.match(candidate)):
             parsed.kind += "_no_title"
-            parsed.venue = re.split(r"[,\d]", candidate)[0].strip(" .") or None
+            parsed.venue = _COMMA_OR_DIGIT.split(candidate)[0].strip(" .") or None
         else:
             parsed.title = candidate
             rest = rest[cut:]
@@ -331,7 +344,7 @@ def parse_reference(raw: str) -> ParsedReference:
         parsed.year = after[0]
     tail = rest.strip(" .,;:")
     if tail and parsed.venue is None:
-        v = re.split(r"(?:,|\.)?\s*(?:\(?\d|vol\b|pp?\.)", tail)[0].strip(" ,.;:")
+        v = _VENUE_END.split(tail)[0].strip(" ,.;:")
         parsed.venue = v or None
     _numbers(parsed, tail)
     return parsed

@@ -16,14 +16,11 @@ then each reference runs through the rules. The fuzzy matcher is a seam: any obj
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
-from rapidfuzz import fuzz
-
+from .agreement import check_agreement
 from .catalog import CatalogLookup
-from .contradiction import check_fields, fields_contradict, names_venue
 from .errors import RemoteBatchUnavailable, RemoteUnavailable
 from .fuzzy import RESOLVER_SOURCE as FUZZY_SOURCE
 from .fuzzy import FuzzyOutcome
@@ -33,20 +30,6 @@ from .model import ExtractedIdentifiers, Reason, Reference, Status, Verdict, Wor
 from .parsing import ParsedReference, apply_fields, parse_reference
 from .quality import parse_uncertain_reason
 from .search_step import SearchStep, run_search_step
-from .text import STOPWORDS, clean_raw, content_words, normalise_text
-
-# A string's title "clearly belongs to another work" only when it is long enough to judge and
-# hardly resembles the work's title; the work's title appearing in the string always wins.
-TITLE_MIN_CHARS = 20
-TITLE_CONTRADICTS_BELOW = 65.0
-TITLE_PRESENT_AT = 90.0
-# Title words (four letters or more, not function words) of the work that the string must share
-# when it is long enough to hold a title: below this share, the string names another work.
-WORDS_MIN = 3
-WORDS_SHARED_BELOW = 0.3
-# Citing a work years before it existed is a contradiction; a later year is not (journal
-# versions of preprints, reprints, online-first dates).
-YEAR_EARLY_TOLERANCE = 1
 
 
 class FuzzyMatcher(Protocol):
@@ -74,125 +57,6 @@ def remote_name(scheme: str, identifier: str) -> str:
     return "crossref_api"
 
 
-# --- text helpers --------------------------------------------------------------------------
-
-
-# A four-digit year, not part of a longer number or a decimal ("0704.2007" is no year; "2007." is)
-_YEAR = re.compile(r"(?<!\d)(?<!\d\.)(1[6-9]\d\d|20\d\d)(?!\d)(?!\.\d)")
-
-
-def title_presence(title: str, raw: str) -> tuple[float, bool]:
-    """How well the work's title stands in the string (``partial_ratio`` of the best span), and
-    whether the string carries on past it with more title words: lower-case words with no
-    sentence end between ("Deep learning" in "Deep learning for protein structure prediction"),
-    which makes the string's title another, longer one. Capitalised text after it (a journal,
-    "Vis. Cogn.", a Latin name) does not prolong it, nor a catalog title that itself looks cut
-    short ("Courtship behavior in")."""
-    from .verify import TRUNCATED_END
-
-    low_title, text = clean_raw(title).lower(), clean_raw(raw)
-    if not low_title or not text:
-        return 0.0, False
-    if len(low_title) > len(text):
-        return fuzz.partial_ratio(text.lower(), low_title), False
-    al = fuzz.partial_ratio_alignment(low_title, text.lower())
-    goes_on = (al.score >= TITLE_PRESENT_AT and not TRUNCATED_END.search(title)
-               and text[:al.dest_end].rstrip()[-1:] not in (".", "?", "!")
-               and bool(_GOES_ON.match(text, al.dest_end)))
-    return al.score, goes_on
-
-
-_GOES_ON = re.compile(r"[\w-]*\s+(?:[a-z][a-z-]{2,})\b")  # the rest of a word, then a lower-case word
-
-
-_WORD = re.compile(r"[^\W\d_]{4,}")
-
-
-def _title_words(raw: str) -> set[str]:
-    """Lower-case words of four letters or more, function words aside: title material."""
-    return {w for w in _WORD.findall(raw) if w.islower() and w not in STOPWORDS}
-
-
-def string_years(raw: str) -> list[int]:
-    return [int(y) for y in _YEAR.findall(raw)]
-
-
-# --- metadata agreement (for identifier hits) ----------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Agreement:
-    contradicts: bool
-    reason: Reason | None
-    details: dict[str, Any]
-
-
-def _title_contradicts(details: dict[str, Any], work: Work, parsed_title: str | None, **why: Any) -> Agreement:
-    """The evidence of a title contradiction names both sides: the work's title and the string's."""
-    details.update(work_title=work.title, **why)
-    if parsed_title:
-        details["string_title"] = parsed_title
-    return Agreement(True, Reason.TITLE_CONTRADICTS, details)
-
-
-def check_agreement(raw: str, parsed: ParsedReference, work: Work) -> Agreement:
-    """Does the string's own title or year, or else its venue, volume, first page, year and first
-    author together (``resolvers.contradiction``), contradict the work an identifier points to?"""
-    # a title-less string whose venue the parser took for a title has no title to contradict
-    title = None if names_venue(parsed.title, work.venue) else parsed.title
-    agreement = _title_year_agreement(raw, title, parsed.year, work)
-    if agreement.contradicts:
-        return agreement
-    details = agreement.details
-    check = check_fields(raw, parsed, work)
-    strong_title = bool(work.title) and len(normalise_text(work.title)) >= TITLE_MIN_CHARS and \
-        details.get("work_title_in_string", 0.0) >= TITLE_PRESENT_AT
-    if fields_contradict(check, strong_title):
-        details.update(contradicting_fields=check.details, agreeing_fields=check.agrees,
-                       work_title=work.title)
-        if parsed.title:
-            details["string_title"] = parsed.title
-        return Agreement(True, Reason.FIELDS_CONTRADICT, details)
-    return agreement
-
-
-def _title_year_agreement(raw: str, parsed_title: str | None, parsed_year: int | None, work: Work) -> Agreement:
-    """Does the string's own title or year contradict the work?"""
-    details: dict[str, Any] = {}
-    work_title = normalise_text(work.title)
-    norm_raw = normalise_text(raw)
-    if work_title:
-        present, goes_on = title_presence(work.title, raw)
-        details["work_title_in_string"] = round(present, 1)
-        if goes_on:
-            return _title_contradicts(details, work, parsed_title,
-                                      why="the string's title goes on past the work's title")
-        # Whatever the parser made of the string: a string with title words of its own (lower-case
-        # words; names and journal abbreviations are capitalised) that holds almost none of the
-        # work's title words names another work.
-        work_words = content_words(work_title)
-        if len(work_words) >= WORDS_MIN and len(_title_words(raw)) >= 2 * WORDS_MIN and present < TITLE_PRESENT_AT:
-            shared = len(work_words & content_words(norm_raw)) / len(work_words)
-            details["work_title_words_in_string"] = round(shared, 2)
-            if shared < WORDS_SHARED_BELOW:
-                return _title_contradicts(details, work, parsed_title, threshold_words_shared=WORDS_SHARED_BELOW)
-        title = normalise_text(parsed_title)
-        if title and len(title) >= TITLE_MIN_CHARS and present < TITLE_PRESENT_AT:
-            sim = fuzz.token_sort_ratio(title, work_title)
-            details["title_similarity"] = round(sim, 1)
-            if sim < TITLE_CONTRADICTS_BELOW:
-                return _title_contradicts(details, work, parsed_title, threshold=TITLE_CONTRADICTS_BELOW)
-    if parsed_year and work.year:
-        details["string_year"], details["work_year"] = parsed_year, work.year
-        # The parser's year may be a number of the title ("Supernova 1987A", "PNLD 2012"): the
-        # string contradicts the work only if no year it gives is possible for the work.
-        possible = [y for y in string_years(raw) if y >= work.year - YEAR_EARLY_TOLERANCE]
-        if parsed_year < work.year - YEAR_EARLY_TOLERANCE and not possible:
-            details["year_tolerance"] = YEAR_EARLY_TOLERANCE
-            return Agreement(True, Reason.YEAR_CONTRADICTS, details)
-    return Agreement(False, None, details)
-
-
 # --- the batch context ---------------------------------------------------------------------
 
 
@@ -205,6 +69,10 @@ class ReferenceContext:
     fuzzy: FuzzyOutcome | None = None
     notes: dict[str, Any] = field(default_factory=dict)
     locator: LocatorOutcome | None = None
+    # the identifier rule's verdict, once the batch's lookups are in (``identify``): the chain
+    # runs that rule, with its agreement checks, once per reference
+    identified: Verdict | None = None
+    identifier_tried: bool = False
 
 
 @dataclass
@@ -230,6 +98,14 @@ def rule_parse_uncertain(ref: ReferenceContext, batch: BatchContext) -> Verdict 
         return None
     return Verdict(Status.PARSE_UNCERTAIN, ref.uncertain_reason,
                    evidence={"rule": "parse_uncertain", "why": ref.uncertain_reason.value})
+
+
+def identify(ref: ReferenceContext, batch: BatchContext) -> Verdict | None:
+    """``rule_identifier``, run once per reference (the batch's lookups are complete when the
+    chain calls it) and kept for ``decide``."""
+    if not ref.identifier_tried:
+        ref.identified, ref.identifier_tried = rule_identifier(ref, batch), True
+    return ref.identified
 
 
 def rule_identifier(ref: ReferenceContext, batch: BatchContext) -> Verdict | None:
@@ -344,7 +220,7 @@ def rule_unresolved(ref: ReferenceContext, batch: BatchContext) -> Verdict:
     return Verdict(Status.UNRESOLVED, reason, evidence=evidence)
 
 
-RULES: tuple[Rule, ...] = (rule_parse_uncertain, rule_identifier, rule_fuzzy, rule_venue_locator, rule_malformed,
+RULES: tuple[Rule, ...] = (rule_parse_uncertain, identify, rule_fuzzy, rule_venue_locator, rule_malformed,
                            rule_unavailable)
 
 
@@ -390,11 +266,8 @@ def apply_rule_chain(references: Sequence[Reference], catalog: CatalogLookup,
                   search: SearchStep | None = None) -> list[Resolution]:
     """Resolve a batch: one catalog query per identifier scheme, one fuzzy call for the rest,
     then (``search``, issue 14) the search services for what is still without a link."""
-    contexts: list[ReferenceContext] = []
-    for reference in references:
-        parsed = apply_fields(parse_reference(reference.raw), dict(reference.fields))
-        contexts.append(ReferenceContext(reference, extract_identifiers(reference.raw), parsed,
-                                         parse_uncertain_reason(reference.raw, parsed, False)))
+    contexts = [ReferenceContext(r, extract_identifiers(r.raw), apply_fields(parse_reference(r.raw), dict(r.fields)))
+                for r in references]
 
     arxiv_wanted = sorted({a for c in contexts for a in c.ids.arxiv_ids})
     doi_wanted = sorted({d for c in contexts for d in c.ids.dois})
@@ -404,8 +277,15 @@ def apply_rule_chain(references: Sequence[Reference], catalog: CatalogLookup,
         _ask_remote(contexts, batch, remote)
 
     # the fuzzy matcher sees usable strings only: an unusable one that carries an identifier the
-    # catalog lacks ends ``unresolved`` by that identifier, never by a fuzzy outcome
-    pending = [c for c in contexts if c.uncertain_reason is None and rule_identifier(c, batch) is None]
+    # catalog lacks ends ``unresolved`` by that identifier, never by a fuzzy outcome. Whether a
+    # string is usable matters only when no identifier settled it (``rule_parse_uncertain`` and
+    # the search step pass over strings with a well-formed identifier), so only those are judged.
+    pending = []
+    for c in contexts:
+        if identify(c, batch) is None:
+            c.uncertain_reason = parse_uncertain_reason(c.reference.raw, c.parsed, False)
+            if c.uncertain_reason is None:
+                pending.append(c)
     if fuzzy is not None and pending:
         for ctx, outcome in zip(pending, fuzzy.match_batch([c.parsed for c in pending])):
             ctx.fuzzy = outcome

@@ -44,13 +44,20 @@ LIGATURES = {"ß": "ss", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O", "œ": "oe
              "đ": "d", "ı": "i"}
 _LIGATURES = str.maketrans(LIGATURES)
 _NON_ALNUM_RE2 = r"[^a-z0-9]+"
+# Every ASCII character outside [a-z0-9] to a space (``norm_text``'s fast path)
+_ASCII_NON_ALNUM_TO_SPACE = {c: " " for c in range(128) if not re.fullmatch("[a-z0-9]", chr(c))}
+_ASCII_NON_ALNUM_DROPPED = dict.fromkeys(_ASCII_NON_ALNUM_TO_SPACE)  # (``compact``'s)
 
 
 def clean_raw(raw: str) -> str:
-    """Undo PDF extraction damage: rejoin words hyphenated across a line break, one space."""
-    text = unicodedata.normalize("NFKC", raw)
-    text = _HYPHEN_BREAK.sub(r"\1\2", text)
-    return _SPACE.sub(" ", text).strip()
+    """Undo PDF extraction damage: rejoin words hyphenated across a line break, one space.
+    (Written for speed, it runs several times per reference: ASCII is its own NFKC form, a
+    hyphen break needs a line break, and ``str.split`` splits on exactly the characters ``\\s``
+    matches, so ``" ".join(text.split())`` is ``_SPACE.sub(" ", text).strip()``.)"""
+    text = raw if raw.isascii() else unicodedata.normalize("NFKC", raw)
+    if "\n" in text:
+        text = _HYPHEN_BREAK.sub(r"\1\2", text)
+    return " ".join(text.split())
 
 
 @lru_cache(maxsize=1 << 18)
@@ -63,13 +70,20 @@ def fold(text: str) -> str:
 
 
 def norm_text(text: str) -> str:
-    """Folded text with every run of non-alphanumerics turned into one space."""
-    return _NON_ALNUM.sub(" ", fold(text)).strip()
+    """Folded text with every run of non-alphanumerics turned into one space (an ASCII folded
+    text, the usual case, by a translation table: the same result, several times faster)."""
+    folded = fold(text)
+    if folded.isascii():
+        return " ".join(folded.translate(_ASCII_NON_ALNUM_TO_SPACE).split())
+    return _NON_ALNUM.sub(" ", folded).strip()
 
 
 def compact(text: str) -> str:
     """Folded alphanumerics only: spacing and hyphenation differences vanish."""
-    return _NON_ALNUM.sub("", fold(text))
+    folded = fold(text)
+    if folded.isascii():
+        return folded.translate(_ASCII_NON_ALNUM_DROPPED)
+    return _NON_ALNUM.sub("", folded)
 
 
 def tokens(text: str) -> list[str]:

@@ -73,6 +73,14 @@ NOTICE_WORDS = re.compile(r"\b(?:correction|corrigend\w*|errat\w*|retract\w*|exp
 _TRUNCATED_PATTERN = (r"(?i)(?:\b(?:in|of|by|from|the|and|with|for|on|to|a|an|at|as|via)\s*|[,:;(/\-–]\s*|"
                       r"(?:^|[^a-z])[a-z]\s*|[^\x00-\x7f]\s*| )$")
 TRUNCATED_END = re.compile(_TRUNCATED_PATTERN)
+_TRUNCATED_SPAN = 6  # characters a TRUNCATED_END match holds before its trailing white space (at most 4)
+
+
+def title_cut_short(title: str) -> bool:
+    """``TRUNCATED_END.search(title)``, searched from near the end: a match is a short word, mark
+    or letter plus trailing white space, so it starts there, and a search from the start tries
+    (and fails) at every character first (``\\b`` and ``^`` still see the whole string)."""
+    return bool(TRUNCATED_END.search(title, max(0, len(title.rstrip()) - _TRUNCATED_SPAN)))
 _NUM = re.compile(r"[A-Za-z]?\d+[A-Za-z]?")
 _YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|20[0-4]\d)(?!\d)")
 
@@ -282,7 +290,7 @@ def work_forms(work: Work) -> WorkForms:
         vn = norm_text(work.venue) if work.venue else ""
         forms = _FORMS[_key(work)] = WorkForms(
             fold(title), compact(title), len(ntoks), frozenset(ntoks),
-            bool(TRUNCATED_END.search(title)),
+            title_cut_short(title),
             compact(surname(work.authors[0])) if work.authors else "",
             (work.volume or "").strip().lower(), (work.first_page or "").strip().lower(),
             vn, tuple(t for t in vn.split() if len(t) >= VENUE_TOKEN_MIN_CHARS) or tuple(vn.split()),

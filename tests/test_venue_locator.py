@@ -107,3 +107,57 @@ def test_names_or_venue_taken_for_a_title_do_not_contradict(raw):
     """The parser may isolate author names or the venue as a 'title' of a title-less string."""
     v = resolve(raw, [HIGGS, OTHER])
     assert (v.status, v.work) == (Status.VERIFIED_FUZZY, HIGGS)
+
+
+def test_locator_lookup_reads_the_mapped_files_only_and_agrees_with_the_in_memory_catalog(tmp_path):
+    """``works_by_locator`` answers from the memory-mapped ``venue_locators.arrow`` and ``works.arrow``
+    (no join of works.parquet, no copy of the index per process): with works.parquet gone it still
+    gives every work of each key, ordered by work id, as ``InMemoryCatalog`` does."""
+    rows = [{"doi": f"10.1/w{i}", "title": f"Work number {i}", "authors": ["Aad"], "year": 2012,
+             "venue": venue, "volume": volume, "first_page": page}
+            for i, (venue, volume, page) in enumerate([
+                ("Physics Letters B", "716", "1"), ("Phys. Lett. B", "716", "001"), ("Physics Letters B", "716", "30"),
+                ("Phys. Rev. D", "76", "013009"), ("Nature", "409", "860"), ("Nature", None, "860"), (None, "1", "2")])]
+    src = tmp_path / "works.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    CatalogStore(tmp_path / "c").build([src])
+    catalog = ParquetCatalog(tmp_path / "c")
+    gen = catalog.generation_dir
+    assert (gen / "venue_locators.arrow").exists() and not (gen / "venue_locators.parquet").exists()
+    (gen / "works.parquet").rename(tmp_path / "away.parquet")
+    keys = [("physlettb", "716", "1"), ("physlettb", "716", "30"), ("physrevd", "76", "13009"), ("nat", "409", "860"),
+            ("nat", "1", "860"), ("physlettb", "716", "2"), ("", "1", "2")]
+    found = catalog.works_by_locator(keys)
+    expected = InMemoryCatalog([work_of(r, i) for i, r in enumerate(rows)]).works_by_locator(keys)
+    assert {k: [w.work_id for w in v] for k, v in found.items()} == \
+        {k: [w.work_id for w in v] for k, v in expected.items()}
+    assert [w.work_id for w in found[("physlettb", "716", "1")]] == ["doi:10.1/w0", "doi:10.1/w1"]
+    assert len(found) == 4
+
+
+def work_of(row, i):
+    return Work(f"doi:{row['doi']}", doi=row["doi"], title=row["title"], authors=tuple(row["authors"]), year=row["year"],
+                venue=row["venue"], volume=row["volume"], first_page=row["first_page"])
+
+
+def test_an_index_of_format_5_gets_only_its_locator_file(tmp_path):
+    """A catalog indexed before the locators were a mapped file (format 5: everything else the
+    same) is brought up to date by writing venue_locators.arrow alone, not by a whole rebuild."""
+    from citeledger import blocking
+    src = tmp_path / "works.jsonl"
+    src.write_text(json.dumps({"doi": "10.1/a", "title": "A work", "venue": "Phys. Rev. D", "volume": "76",
+                               "first_page": "013009"}) + "\n")
+    CatalogStore(tmp_path / "c").build([src])
+    gen = CatalogStore(tmp_path / "c").current()
+    stamp = json.loads((gen / "index.json").read_text())
+    (gen / "index.json").write_text(json.dumps({**stamp, "format": 5}))
+    (gen / "venue_locators.arrow").unlink()
+    (gen / "venue_locators.parquet").write_bytes(b"format 5's file")
+    postings = (gen / "index_postings.npy").stat()
+    done = blocking.ensure_index(gen)
+    assert done is not None and done["upgraded_from_format"] == 5
+    assert (gen / "index_postings.npy").stat().st_mtime_ns == postings.st_mtime_ns  # not rebuilt
+    assert not (gen / "venue_locators.parquet").exists()
+    assert json.loads((gen / "index.json").read_text()) == stamp and blocking.ensure_index(gen) is None
+    assert [w.doi for w in ParquetCatalog(tmp_path / "c").works_by_locator([("physrevd", "76", "13009")])[
+        ("physrevd", "76", "13009")]] == ["10.1/a"]
