@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import Callable, NamedTuple, Sequence
 
 from rapidfuzz import fuzz, process
 
@@ -73,8 +73,9 @@ NOTICE_WORDS = re.compile(r"\b(?:correction|corrigend\w*|errat\w*|retract\w*|exp
 _TRUNCATED_PATTERN = (r"(?i)(?:\b(?:in|of|by|from|the|and|with|for|on|to|a|an|at|as|via)\s*|[,:;(/\-–]\s*|"
                       r"(?:^|[^a-z])[a-z]\s*|[^\x00-\x7f]\s*| )$")
 TRUNCATED_END = re.compile(_TRUNCATED_PATTERN)
-_NUM = re.compile(r"[A-Za-z]?\d+[A-Za-z]?")
-_YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|20[0-4]\d)(?!\d)")
+NUMBER_TOKEN = re.compile(r"[A-Za-z]?\d+[A-Za-z]?")  # a volume, page or year as a string prints it
+YEAR_TOKEN = re.compile(r"(?<!\d)(1[5-9]\d\d|20[0-4]\d)(?!\d)")
+AUTHOR_SIMILAR_AT = 80.0  # a parsed surname this close (rapidfuzz ratio) to the work's is the same name
 
 
 @dataclass
@@ -121,8 +122,8 @@ class RefView:
         else:
             zone = compact(parsed.text[: max(40, len(parsed.text) // 3)])
         return cls(parsed, soft, norm, frozenset(toks),
-                   frozenset(m.group(0).lower() for m in _NUM.finditer(parsed.text)),
-                   tuple(int(y) for y in _YEAR.findall(parsed.text)), title_c, zone,
+                   frozenset(m.group(0).lower() for m in NUMBER_TOKEN.finditer(parsed.text)),
+                   tuple(int(y) for y in YEAR_TOKEN.findall(parsed.text)), title_c, zone,
                    bool(NOTICE_WORDS.search(parsed.text)), compact(parsed.text),
                    tuple(f for f in (compact(a) for a in parsed.authors[:3]) if f),
                    _cites_notice(parsed), title_sorted=_sorted_words(parsed.title))
@@ -323,16 +324,28 @@ def surname(name: str) -> str:
     return parts[-1] if parts else ""
 
 
-def _number_agreement(value: str | None, numbers: frozenset[str] | set[str], parsed: str | None) -> int:
+def number_agreement(value: str | None, numbers: frozenset[str] | set[str], parsed: str | None,
+                     norm: Callable[[str], str] | None = None) -> int:
     """+1 when the work's volume (or first page) is among the string's numbers, -1 when the
-    parser read a different one for that field, 0 when the string says nothing about it."""
+    parser read a different one for that field, 0 when the string says nothing about it. ``norm``
+    brings both sides to the form ``numbers`` holds (None: ``value`` is already lower case)."""
     if not value:
         return 0
-    if value in numbers:
+    v = norm(value) if norm else value
+    if v in numbers:
         return 1
-    if parsed and parsed.lower() != value and value.isdigit():
+    if parsed and (norm(parsed) if norm else parsed.lower()) != v and value.isdigit():
         return -1
     return 0
+
+
+def year_agreement(work_year: int | None, years: Sequence[int], late: int, early: int = 1) -> int:
+    """+1 a year of the string lies from ``early`` years before the work's to ``late`` years
+    after it (online before print; a preprint cited by its journal year), -1 the string's years
+    all lie outside, 0 either side has none."""
+    if not work_year or not years:
+        return 0
+    return 1 if any(work_year - early <= y <= work_year + late for y in years) else -1
 
 
 def features(ref: RefView, work: Work, forms: WorkForms | None = None) -> Features:
@@ -345,13 +358,10 @@ def features(ref: RefView, work: Work, forms: WorkForms | None = None) -> Featur
         detail["title_lead"] = True
     t, aligned = _title_score(ref, w, detail)
     author = _author_agreement(ref, w.surname)
-    year = 0
-    if work.year and ref.years:
-        # a preprint is often cited by the year of its journal version, a few years on
-        late = PREPRINT_YEARS_LATER if work.type in PREPRINT_TYPES else 1
-        year = 1 if any(work.year - 1 <= y <= work.year + late for y in ref.years) else -1
-    volume = _number_agreement(w.volume, ref.numbers, ref.parsed.volume)
-    page = _number_agreement(w.page, ref.numbers, ref.parsed.first_page)
+    # a preprint is often cited by the year of its journal version, a few years on
+    year = year_agreement(work.year, ref.years, PREPRINT_YEARS_LATER if work.type in PREPRINT_TYPES else 1)
+    volume = number_agreement(w.volume, ref.numbers, ref.parsed.volume)
+    page = number_agreement(w.page, ref.numbers, ref.parsed.first_page)
     venue = 0
     vn = w.venue
     # a venue none of whose words is in the string cannot match at 90 (cheap test first)
@@ -418,8 +428,8 @@ def _author_agreement(ref: RefView, sur: str) -> int:
                                                            sur in ref.author_zone):
             author = 1
         elif ref.first_authors:
-            if sur not in ref.text_compact and \
-                    process.extractOne(sur, ref.first_authors, scorer=fuzz.ratio, score_cutoff=80) is None:
+            if sur not in ref.text_compact and process.extractOne(
+                    sur, ref.first_authors, scorer=fuzz.ratio, score_cutoff=AUTHOR_SIMILAR_AT) is None:
                 author = -1
     return author
 
