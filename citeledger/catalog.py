@@ -400,12 +400,20 @@ class ParquetCatalog:
         return self._lookup("arxiv", arxiv_ids)
 
     def works_by_locator(self, keys: Sequence[tuple[str, str, str]]) -> dict[tuple[str, str, str], list[Work]]:
+        self._load_venue_index()
+        with self._cursor() as cur:
+            return venue_index.lookup(cur, "venue_locators", keys)
+
+    def works_at_volume_page(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[tuple[str, Work]]]:
+        self._load_venue_index()
+        with self._cursor() as cur:
+            return venue_index.lookup_volume_page(cur, "venue_locators", pairs)
+
+    def _load_venue_index(self) -> None:
         with self._lock:  # loaded once (``__init__`` brought the index files up to date)
             if not getattr(self, "_venue_index", False):
                 self._con.execute(venue_index.load_sql(self.generation_dir, "venue_locators"))
                 self._venue_index = True
-        with self._cursor() as cur:
-            return venue_index.lookup(cur, "venue_locators", keys)
 
     def works_by_id(self, work_ids: Sequence[str]) -> dict[str, Work]:
         return {work_id: work_from_row(rec) for work_id, rec in self.work_rows(work_ids).items()}

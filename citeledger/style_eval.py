@@ -318,10 +318,10 @@ def score(strings: Sequence[tuple[str, str, Work, str]], verdicts: Sequence[Verd
                 cell.correct += 1
             elif len(cell.wrong_examples) < examples:
                 cell.wrong_examples.append({"raw": text, "gold": work.work_id, "linked": v.work.work_id if v.work
-                                            else None, "reason": v.reason.value, "score": v.score})
+                                            else None, "reason": v.reason.value, "score": v.score, "evidence": v.evidence})
         elif len(cell.missed_examples) < examples:
             cell.missed_examples.append({"raw": text, "gold": work.work_id, "status": v.status.value,
-                                         "reason": v.reason.value})
+                                         "reason": v.reason.value, "evidence": v.evidence})
     return cells
 
 

@@ -58,6 +58,25 @@ def lookup(cur: Any, table: str, keys: Sequence[LocatorKey]) -> dict[LocatorKey,
     return out
 
 
+def lookup_volume_page(cur: Any, table: str, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[tuple[str, Work]]]:
+    """(volume, first page) -> (venue key, work) of every work printed there, whatever its venue:
+    a string whose venue OCR misread compares the venue keys itself (``locator_match``)."""
+    wanted = sorted({p for p in pairs if all(p)})
+    if not wanted:
+        return {}
+    cur.register("wanted_pages", pa.table({"volume": pa.array([p[0] for p in wanted], pa.string()),
+                                           "first_page": pa.array([p[1] for p in wanted], pa.string())}))
+    cur.execute(f"""SELECT l.venue_key AS l_key, l.volume AS l_volume, l.first_page AS l_page, w.*
+                    FROM {table} l JOIN wanted_pages USING (volume, first_page)
+                    JOIN works w USING (work_id) ORDER BY l.volume, l.first_page, l.venue_key, w.work_id""")
+    names = [d[0] for d in cur.description]
+    out: dict[tuple[str, str], list[tuple[str, Work]]] = {}
+    for row in cur.fetchall():
+        rec = dict(zip(names, row))
+        out.setdefault((rec["l_volume"], rec["l_page"]), []).append((rec["l_key"], work_from_row(rec)))
+    return out
+
+
 def load_sql(gen_dir: Path, table: str) -> str:
     """The statement that loads a generation's index into an in-memory table."""
     return f"CREATE TABLE IF NOT EXISTS {table} AS SELECT * FROM read_parquet({sql_literal(gen_dir / LOCATORS_FILE)})"

@@ -27,7 +27,7 @@ from rapidfuzz import fuzz, process
 
 from .model import Work
 from .parsing import ParsedReference
-from .text import VENUE_TOKEN_MIN_CHARS, compact, fold, fold_arrow, norm_arrow, norm_text
+from .text import VENUE_TOKEN_MIN_CHARS, compact, fold, fold_arrow, norm_arrow, norm_text, ocr_skeleton
 
 LINK_THRESHOLD = 0.90
 MARGIN = 0.25  # best score minus runner-up score needed to link ...
@@ -101,6 +101,8 @@ class RefView:
     lead: str = ""
     lead_as_title: "RefView | None" = None
     title_sorted: str = ""  # the parsed title's distinct words in sorted order (order-free title score)
+    author_words_ocr: frozenset = frozenset()  # the author zone's words as OCR skeletons
+    first_authors_ocr: frozenset = frozenset()  # ``first_authors`` as OCR skeletons
 
     @classmethod
     def of(cls, parsed: ParsedReference) -> "RefView":
@@ -117,16 +119,16 @@ class RefView:
         norm = norm_text(parsed.text)
         toks = norm.split()
         title_c = compact(parsed.title) if parsed.title else ""
-        if parsed.author_block:
-            zone = compact(parsed.author_block)
-        else:
-            zone = compact(parsed.text[: max(40, len(parsed.text) // 3)])
+        zone_text = parsed.author_block or parsed.text[: max(40, len(parsed.text) // 3)]
+        zone = compact(zone_text)
         return cls(parsed, soft, norm, frozenset(toks),
                    frozenset(m.group(0).lower() for m in NUMBER_TOKEN.finditer(parsed.text)),
                    tuple(int(y) for y in YEAR_TOKEN.findall(parsed.text)), title_c, zone,
                    bool(NOTICE_WORDS.search(parsed.text)), compact(parsed.text),
                    tuple(f for f in (compact(a) for a in parsed.authors[:3]) if f),
-                   _cites_notice(parsed), title_sorted=_sorted_words(parsed.title))
+                   _cites_notice(parsed), title_sorted=_sorted_words(parsed.title),
+                   author_words_ocr=frozenset(ocr_skeleton(w) for w in norm_text(zone_text).split()),
+                   first_authors_ocr=frozenset(ocr_skeleton(compact(a)) for a in parsed.authors[:3]))
 
 
 # "Discussion of 'X'", "Comment on: X", "Reply to X": the phrase that makes a string cite a
@@ -420,16 +422,20 @@ def _title_score(ref: RefView, w: WorkForms, detail: dict) -> tuple[float, int]:
 
 
 def _author_agreement(ref: RefView, sur: str) -> int:
-    """1: the work's first-author surname is in the author zone; -1: the string's first authors
-    are known and none is near it; 0: nothing to say."""
+    """1: the work's first-author surname is in the author zone (as printed, or as OCR misread
+    it: the same ``ocr_skeleton``); -1: the string's first authors are known and none is near it;
+    0: nothing to say."""
     author = 0
     if sur:
         if (len(sur) >= 4 and sur in ref.author_zone) or (sur in ref.tokens and len(sur) < 4 and
                                                            sur in ref.author_zone):
             author = 1
+        elif len(sur) >= 4 and ocr_skeleton(sur) in ref.author_words_ocr:
+            author = 1  # the surname as OCR misread it: "Alrnawi" for "Almawi", "H0ll" for "Holl"
         elif ref.first_authors:
             if sur not in ref.text_compact and process.extractOne(
-                    sur, ref.first_authors, scorer=fuzz.ratio, score_cutoff=AUTHOR_SIMILAR_AT) is None:
+                    sur, ref.first_authors, scorer=fuzz.ratio, score_cutoff=AUTHOR_SIMILAR_AT) is None \
+                    and ocr_skeleton(sur) not in ref.first_authors_ocr:  # "Hom" may be "Ham" misread
                 author = -1
     return author
 
