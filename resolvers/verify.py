@@ -27,6 +27,7 @@ from rapidfuzz import fuzz, process
 
 from .model import Work
 from .parsing import ParsedReference
+from .title_order import SORTED_MIN_WORDS, SORTED_SCALE, sorted_words, window_sorted_score
 from .text import VENUE_TOKEN_MIN_CHARS, compact, fold, fold_arrow, norm_arrow, norm_text, ocr_skeleton
 
 LINK_THRESHOLD = 0.90
@@ -126,7 +127,7 @@ class RefView:
                    tuple(int(y) for y in YEAR_TOKEN.findall(parsed.text)), title_c, zone,
                    bool(NOTICE_WORDS.search(parsed.text)), compact(parsed.text),
                    tuple(f for f in (compact(a) for a in parsed.authors[:3]) if f),
-                   _cites_notice(parsed), title_sorted=_sorted_words(parsed.title),
+                   _cites_notice(parsed), title_sorted=sorted_words(parsed.title),
                    author_words_ocr=frozenset(ocr_skeleton(w) for w in norm_text(zone_text).split()),
                    first_authors_ocr=frozenset(ocr_skeleton(compact(a)) for a in parsed.authors[:3]))
 
@@ -147,15 +148,6 @@ def _cites_notice(parsed: ParsedReference) -> bool:
         return True
     at = parsed.text.find(title)
     return at > 0 and bool(_NOTICE_BEFORE_TITLE.search(parsed.text[max(0, at - 40):at]))
-
-
-SORTED_MIN_WORDS = 4  # titles shorter than this are not compared word-order-free
-SORTED_SCALE = 0.95  # an order-free match stays below an identical title
-
-
-def _sorted_words(title: str | None) -> str:
-    words = sorted(set(norm_text(title).split())) if title else []
-    return " ".join(words) if len(words) >= SORTED_MIN_WORDS else ""
 
 
 @dataclass
@@ -398,6 +390,15 @@ def _title_score(ref: RefView, w: WorkForms, detail: dict) -> tuple[float, int]:
         t_sorted = SORTED_SCALE * fuzz.ratio(ref.title_sorted, " ".join(sorted(w.tokens))) / 100.0
         if t_sorted > t_parse:
             detail["title_sorted"] = round(t_sorted, 4)
+    # the parser could not isolate the title (unquoted, its words shuffled between commas): the
+    # same order-free score over the string's runs of as many words as the work's title
+    if t_sorted < SORTED_SCALE and t_parse < SORTED_SCALE and w.ntok >= SORTED_MIN_WORDS \
+            and len(w.tokens - ref.tokens) <= 1:
+        t_window = window_sorted_score(ref.norm, w.tokens, w.ntok, w.soft)
+        if t_window > max(t_parse, t_sorted):
+            t_sorted = t_window
+            detail["title_sorted"] = round(t_sorted, 4)
+            detail["title_sorted_window"] = True
     t = max(t_parse, t_prefix, t_sorted)
     t_align = 0.0
     aligned = 0
