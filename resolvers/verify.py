@@ -27,7 +27,7 @@ from rapidfuzz import fuzz, process
 
 from .model import Work
 from .parsing import ParsedReference
-from .title_order import SORTED_MIN_WORDS, SORTED_SCALE, sorted_words, window_sorted_score
+from .title_order import SORTED_MIN_WORDS, SORTED_SCALE, sorted_words, title_segments, window_sorted_score
 from .text import VENUE_TOKEN_MIN_CHARS, compact, fold, fold_arrow, norm_arrow, norm_text, ocr_skeleton
 
 LINK_THRESHOLD = 0.90
@@ -104,6 +104,7 @@ class RefView:
     title_sorted: str = ""  # the parsed title's distinct words in sorted order (order-free title score)
     author_words_ocr: frozenset = frozenset()  # the author zone's words as OCR skeletons
     first_authors_ocr: frozenset = frozenset()  # ``first_authors`` as OCR skeletons
+    title_segments: frozenset = frozenset()  # ``title_order.title_segments``
 
     @classmethod
     def of(cls, parsed: ParsedReference) -> "RefView":
@@ -129,7 +130,8 @@ class RefView:
                    tuple(f for f in (compact(a) for a in parsed.authors[:3]) if f),
                    _cites_notice(parsed), title_sorted=sorted_words(parsed.title),
                    author_words_ocr=frozenset(ocr_skeleton(w) for w in norm_text(zone_text).split()),
-                   first_authors_ocr=frozenset(ocr_skeleton(compact(a)) for a in parsed.authors[:3]))
+                   first_authors_ocr=frozenset(ocr_skeleton(compact(a)) for a in parsed.authors[:3]),
+                   title_segments=title_segments(parsed.text))
 
 
 # "Discussion of 'X'", "Comment on: X", "Reply to X": the phrase that makes a string cite a
@@ -400,6 +402,9 @@ def _title_score(ref: RefView, w: WorkForms, detail: dict) -> tuple[float, int]:
             detail["title_sorted"] = round(t_sorted, 4)
             detail["title_sorted_window"] = True
     t = max(t_parse, t_prefix, t_sorted)
+    # a title too short to align, a segment of its own where a title stands (APS: "A, Title, Venue 5 (1992)")
+    if t < 1.0 and len(w_compact) < MIN_ALIGN_CHARS and w.ntok < MIN_ALIGN_TOKENS and w_compact in ref.title_segments:
+        t, detail["title_segment"] = 1.0, True
     t_align = 0.0
     aligned = 0
     # The alignment of the work's title inside the whole string is the costly comparison: skipped
