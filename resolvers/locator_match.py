@@ -63,10 +63,20 @@ def ocr_found(keys: Sequence[LocatorKey], at_pages: dict[tuple[str, str], list[t
     page (``CatalogLookup.works_at_volume_page``) whose stored venue key has that skeleton."""
     out: dict[LocatorKey, list[Work]] = {}
     for key in keys:
-        for stored, work in at_pages.get((key[1], key[2]), ()):
-            if ocr_skeleton(stored) == key[0]:
-                out.setdefault(key, []).append(work)
+        for page in page_variants(key[2]):
+            for stored, work in at_pages.get((key[1], page), ()):
+                if ocr_skeleton(stored) == key[0]:
+                    out.setdefault(key, []).append(work)
     return out
+
+
+def page_variants(page: str) -> list[str]:
+    """A first page as OCR may have misread its leading letter ("c12874" for "e12874"): the page
+    with each letter of the same ``ocr_skeleton`` in its place."""
+    if not page[:1].isalpha():
+        return [page]
+    skeleton = ocr_skeleton(page[0])
+    return [c + page[1:] for c in "abcdefghijklmnopqrstuvwxyz" if ocr_skeleton(c) == skeleton]
 
 
 def lookup_keys(locators: Sequence[Locator]) -> list[LocatorKey]:

@@ -28,8 +28,8 @@ from .errors import RemoteBatchUnavailable, RemoteUnavailable
 from .fuzzy import RESOLVER_SOURCE as FUZZY_SOURCE
 from .fuzzy import FuzzyOutcome
 from .identifiers import extract_identifiers
-from .locator_match import (LocatorOutcome, lookup_keys, match_locators, ocr_found, string_locators,
-                            string_ocr_locators)
+from .locator_match import (LocatorOutcome, lookup_keys, match_locators, ocr_found, page_variants,
+                            string_locators, string_ocr_locators)
 from .model import ExtractedIdentifiers, Reason, Reference, Status, Verdict, Work
 from .parsing import ParsedReference, apply_fields, parse_reference
 from .quality import parse_uncertain_reason
@@ -437,7 +437,7 @@ def _match_ocr_locators(contexts: list[ReferenceContext], catalog: CatalogLookup
     if at_volume_page is None or not contexts:
         return
     keys = {id(c): lookup_keys(string_ocr_locators(c.parsed)) for c in contexts}
-    pairs = sorted({k[1:] for ks in keys.values() for k in ks})
+    pairs = sorted({(k[1], page) for ks in keys.values() for k in ks for page in page_variants(k[2])})
     if not pairs:
         return
     at_pages = at_volume_page(pairs)

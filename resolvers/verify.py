@@ -102,7 +102,7 @@ class RefView:
     lead: str = ""
     lead_as_title: "RefView | None" = None
     title_sorted: str = ""  # the parsed title's distinct words in sorted order (order-free title score)
-    author_words_ocr: frozenset = frozenset()  # the author zone's words as OCR skeletons
+    author_words_ocr: frozenset = frozenset()  # the author zone's words and first surnames as OCR skeletons
     first_authors_ocr: frozenset = frozenset()  # ``first_authors`` as OCR skeletons
     title_segments: frozenset = frozenset()  # ``title_order.title_segments``
 
@@ -123,14 +123,15 @@ class RefView:
         title_c = compact(parsed.title) if parsed.title else ""
         zone_text = parsed.author_block or parsed.text[: max(40, len(parsed.text) // 3)]
         zone = compact(zone_text)
+        firsts_ocr = frozenset(ocr_skeleton(compact(a)) for a in parsed.authors[:3])
         return cls(parsed, soft, norm, frozenset(toks),
                    frozenset(m.group(0).lower() for m in NUMBER_TOKEN.finditer(parsed.text)),
                    tuple(int(y) for y in YEAR_TOKEN.findall(parsed.text)), title_c, zone,
                    bool(NOTICE_WORDS.search(parsed.text)), compact(parsed.text),
                    tuple(f for f in (compact(a) for a in parsed.authors[:3]) if f),
                    _cites_notice(parsed), title_sorted=sorted_words(parsed.title),
-                   author_words_ocr=frozenset(ocr_skeleton(w) for w in norm_text(zone_text).split()),
-                   first_authors_ocr=frozenset(ocr_skeleton(compact(a)) for a in parsed.authors[:3]),
+                   author_words_ocr=frozenset(ocr_skeleton(w) for w in norm_text(zone_text).split()) | firsts_ocr,
+                   first_authors_ocr=firsts_ocr,
                    title_segments=title_segments(parsed.text))
 
 
@@ -428,9 +429,8 @@ def _title_score(ref: RefView, w: WorkForms, detail: dict) -> tuple[float, int]:
 
 
 def _author_agreement(ref: RefView, sur: str) -> int:
-    """1: the work's first-author surname is in the author zone (as printed, or as OCR misread
-    it: the same ``ocr_skeleton``); -1: the string's first authors are known and none is near it;
-    0: nothing to say."""
+    """1: the work's first-author surname is in the author zone (as printed, or its ``ocr_skeleton``);
+    -1: the string's first authors are known and none is near it; 0: nothing to say."""
     author = 0
     if sur:
         if (len(sur) >= 4 and sur in ref.author_zone) or (sur in ref.tokens and len(sur) < 4 and
