@@ -410,6 +410,9 @@ class ParquetCatalog:
         """Works by (venue key, volume, first page) through the memory-mapped locator file."""
         return venue_index.lookup(self._locators, lambda rows: blocking.works_at(self._works, rows), keys)
 
+    def works_at_volume_page(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[tuple[str, Work]]]:
+        return venue_index.lookup_volume_page(self._locators, lambda rows: blocking.works_at(self._works, rows), pairs)
+
     def works_by_id(self, work_ids: Sequence[str]) -> dict[str, Work]:
         return {work_id: work_from_row(rec) for work_id, rec in self.work_rows(work_ids).items()}
 

@@ -318,34 +318,43 @@ def score(strings: Sequence[tuple[str, str, Work, str]], verdicts: Sequence[Verd
                 cell.correct += 1
             elif len(cell.wrong_examples) < examples:
                 cell.wrong_examples.append({"raw": text, "gold": work.work_id, "linked": v.work.work_id if v.work
-                                            else None, "reason": v.reason.value, "score": v.score})
+                                            else None, "reason": v.reason.value, "score": v.score, "evidence": v.evidence})
         elif len(cell.missed_examples) < examples:
             cell.missed_examples.append({"raw": text, "gold": work.work_id, "status": v.status.value,
-                                         "reason": v.reason.value})
+                                         "reason": v.reason.value, "evidence": v.evidence})
     return cells
 
 
-def run(catalog_dir: str | Path, per_source: int = 200, seed: int = 12,
-        styles: Sequence[str] = STYLES, degradations: Sequence[str] = DEGRADATIONS,
-        progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Sample, render, resolve and score: what ``citeledger eval --styles`` prints."""
+def render_sample(catalog_dir: str | Path, per_source: int = 200, seed: int = 12,
+                  styles: Sequence[str] = STYLES, degradations: Sequence[str] = DEGRADATIONS
+                  ) -> tuple[list[Work], list[tuple[str, str, Work, str]]]:
+    """The sampled works and their strings (the slow part: citeproc-py's pace)."""
     from .catalog import CatalogStore
 
     gen = CatalogStore(catalog_dir).current()
     if gen is None:
         from resolvers.errors import ConfigError
         raise ConfigError(f"no catalog in {catalog_dir}: run `citeledger catalog build --catalog {catalog_dir} FILE...`")
-    t0 = time.perf_counter()
     works = sample_works(gen / "works.parquet", per_source, seed)
-    strings = make_strings(works, styles, degradations, seed)
+    return works, make_strings(works, styles, degradations, seed)
+
+
+def run(catalog_dir: str | Path, per_source: int = 200, seed: int = 12,
+        styles: Sequence[str] = STYLES, degradations: Sequence[str] = DEGRADATIONS,
+        progress: Callable[[str], None] | None = None,
+        rendered: tuple[list[Work], list[tuple[str, str, Work, str]]] | None = None) -> dict[str, Any]:
+    """Sample, render, resolve and score: what ``citeledger eval --styles`` prints. ``rendered``
+    (works, strings) skips sampling and rendering (a benchmark's cache of them)."""
+    t0 = time.perf_counter()
+    works, strings = rendered or render_sample(catalog_dir, per_source, seed, styles, degradations)
     t1 = time.perf_counter()
     if progress:
         progress(f"{len(strings)} strings of {len(works)} works rendered in {t1 - t0:.1f} s; resolving")
     verdicts = resolve_strings(strings, catalog_dir)
     t2 = time.perf_counter()
     return {"works": len(works), "strings": len(strings), "render_seconds": round(t1 - t0, 1),
-            "resolve_seconds": round(t2 - t1, 1), "cells": score(strings, verdicts), "styles": list(styles),
-            "degradations": list(degradations)}
+            "resolve_seconds": round(t2 - t1, 1), "cells": score(strings, verdicts, examples=10**9),
+            "styles": list(styles), "degradations": list(degradations)}
 
 
 def _pr(cell: Cell | None) -> str:
@@ -374,8 +383,8 @@ def report_lines(result: dict[str, Any], examples: bool = False) -> list[str]:
     lines.append(f"{'all':<22}" + "".join(f"   {_pr(c)}" for c in col) + f"   {_pr(_total(col))}")
     if examples:
         for (style, degradation), cell in sorted(cells.items()):
-            for e in cell.wrong_examples:
+            for e in cell.wrong_examples[:3]:
                 lines.append(f"WRONG {style}/{degradation} {e}")
-            for e in cell.missed_examples:
+            for e in cell.missed_examples[:3]:
                 lines.append(f"MISSED {style}/{degradation} {e}")
     return lines

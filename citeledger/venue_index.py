@@ -98,12 +98,40 @@ class LocatorIndex:
         return out
 
 
+    def rows_at_volume_page(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[tuple[str, int]]]:
+        """(volume, first page) -> (venue key, row) of every entry there, whatever its venue: a scan
+        of the mapped volume and page columns (asked only for strings whose venue keys met nothing)."""
+        wanted = {p for p in pairs if all(p)}
+        if not wanted or not len(self.hashes):
+            return {}
+        volumes = pa.array(sorted({v for v, _ in wanted}), pa.string())
+        pages = pa.array(sorted({p for _, p in wanted}), pa.string())
+        mask = pc.and_(pc.is_in(self.table.column("volume"), value_set=volumes),
+                       pc.is_in(self.table.column("first_page"), value_set=pages))
+        hits = self.table.filter(mask).select([*KEY_COLUMNS, "row"]).to_pydict()
+        out: dict[tuple[str, str], list[tuple[str, int]]] = {}
+        for venue, volume, page, row in zip(*(hits[n] for n in KEY_COLUMNS), hits["row"]):
+            if (volume, page) in wanted:
+                out.setdefault((volume, page), []).append((venue, row))
+        return out
+
+
 def lookup(index: LocatorIndex, works_at: Any, keys: Sequence[LocatorKey]) -> dict[LocatorKey, list[Work]]:
     """(venue key, volume, first page) -> the works there, by work id; ``works_at(rows)`` reads
     the works at rows of the mapped works table."""
     found = index.rows(keys)
     works = works_at(sorted({r for rows in found.values() for r in rows}))
     return {key: sorted((works[r] for r in rows), key=lambda w: w.work_id) for key, rows in found.items()}
+
+
+def lookup_volume_page(index: LocatorIndex, works_at: Any,
+                       pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[tuple[str, Work]]]:
+    """(volume, first page) -> (venue key, work) of every work printed there, whatever its venue:
+    a string whose venue OCR misread compares the venue keys itself (``locator_match``)."""
+    found = index.rows_at_volume_page(pairs)
+    works = works_at(sorted({r for hits in found.values() for _, r in hits}))
+    return {pair: sorted(((venue, works[r]) for venue, r in hits), key=lambda vw: (vw[0], vw[1].work_id))
+            for pair, hits in found.items()}
 
 
 def load(gen_dir: Path, map_ipc: Any) -> LocatorIndex:

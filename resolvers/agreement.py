@@ -20,6 +20,7 @@ from .contradiction import contradicting_fields, names_venue
 from .model import Reason, Work
 from .parsing import ParsedReference
 from .text import STOPWORDS, clean_raw, content_words, norm_text, normalise_text
+from .title_signs import title_cut_short
 
 # A string's title "clearly belongs to another work" only when it is long enough to judge and
 # hardly resembles the work's title; the work's title appearing in the string always wins.
@@ -52,8 +53,6 @@ def title_presence(title: str, raw: str) -> tuple[float, bool]:
 
 def _presence(title: str, low_title: str, text: str) -> tuple[float, bool]:
     """``title_presence`` given the cleaned title (lower case) and the cleaned string."""
-    from .verify import title_cut_short
-
     if not low_title or not text:
         return 0.0, False
     if len(low_title) > len(text):

@@ -30,6 +30,10 @@ class CatalogLookup(Protocol):
         """(venue key, volume, first page) -> every work printed there (errata and duplicates
         included: the caller decides), for the keys the catalog knows."""
 
+    def works_at_volume_page(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[tuple[str, Work]]]:
+        """(volume, first page) -> (venue key, work) of every work printed there, any venue (for
+        venues OCR misread: the caller compares the keys)."""
+
 
 class InMemoryCatalog:
     """A catalog held in dicts, for tests and small runs, with the Parquet catalog's semantics.
@@ -72,3 +76,11 @@ class InMemoryCatalog:
 
     def works_by_locator(self, keys: Sequence[LocatorKey]) -> dict[LocatorKey, list[Work]]:
         return {k: list(self._by_locator[k]) for k in keys if k in self._by_locator}
+
+    def works_at_volume_page(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[tuple[str, Work]]]:
+        wanted = set(pairs)
+        out: dict[tuple[str, str], list[tuple[str, Work]]] = {}
+        for (key, volume, page), works in sorted(self._by_locator.items()):
+            if (volume, page) in wanted:
+                out.setdefault((volume, page), []).extend((key, w) for w in works)
+        return out

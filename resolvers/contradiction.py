@@ -31,22 +31,21 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
+from .journal_ref import number_key
 from .model import Work
 from .parsing import ParsedReference, lead_is_title, mask_identifiers
 from .text import compact, fold
+from .verify import AUTHOR_SIMILAR_AT, NUMBER_TOKEN, YEAR_TOKEN, number_agreement, surname, year_agreement
 
 MIN_CONTRADICTIONS = 2
 MIN_CONTRADICTIONS_WITH_TITLE = 3
 YEAR_EARLY_TOLERANCE = 1
 YEAR_LATE_TOLERANCE = 1
-AUTHOR_SIMILAR_AT = 80.0
 # works cited years after their date without contradiction: journal versions, reprints, editions
 LATE_YEARS_FREE = frozenset({"preprint", "posted-content", "book", "monograph", "edited-book",
                              "reference-book", "book-chapter", "dataset", "other"})
 _GROUP_AUTHOR = re.compile(r"(?i)\b(?:collaboration|consortium|group|committee|team|organi[sz]ation|"
                            r"society|association|investigators|project)\b")
-_NUMBER = re.compile(r"[A-Za-z]?\d+[A-Za-z]?")
-_YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|20\d\d)(?!\d)")
 _LETTERS = re.compile(r"[a-z]+")
 _SMALL_WORDS = frozenset({"of", "the", "and", "in", "for", "on", "de", "der", "des", "la", "le", "und", "et"})
 _VENUE_FILLER = frozenset({"of", "the", "and", "in", "for", "on", "part", "series", "section", "de", "der",
@@ -68,22 +67,6 @@ class FieldCheck:
             self.details[name] = {"string": string_side, "work": work_side}
         elif verdict > 0:
             self.agrees.append(name)
-
-
-def _digits(value: str) -> str:
-    return value.lower().lstrip("0") or "0"
-
-
-def _number_verdict(work_value: str | None, numbers: set[str], parsed_value: str | None) -> int:
-    """+1 the work's number is in the string, -1 the parser read another one, 0 nothing to say."""
-    if not work_value or not work_value.strip():
-        return 0
-    value = _digits(work_value.strip())
-    if value in numbers:
-        return 1
-    if parsed_value and _digits(parsed_value) != value and work_value.strip().isdigit():
-        return -1
-    return 0
 
 
 def _venue_words(text: str) -> list[str]:
@@ -136,20 +119,8 @@ def names_venue(text: str | None, venue: str | None) -> bool:
 
 
 def _year_verdict(work: Work, years: list[int]) -> int:
-    if not work.year or not years:
-        return 0
     late = 10_000 if (work.type or "") in LATE_YEARS_FREE else YEAR_LATE_TOLERANCE
-    if any(work.year - YEAR_EARLY_TOLERANCE <= y <= work.year + late for y in years):
-        return 1
-    return -1
-
-
-def _surname(name: str) -> str:
-    name = name.strip()
-    if "," in name:
-        return compact(name.split(",", 1)[0])
-    parts = [p for p in name.split() if p.rstrip(".").lower() not in ("jr", "sr", "ii", "iii", "iv")]
-    return compact(parts[-1]) if parts else ""
+    return year_agreement(work.year, years, late, YEAR_EARLY_TOLERANCE)
 
 
 def _author_verdict(work: Work, parsed: ParsedReference, text_compact: str) -> int:
@@ -161,7 +132,7 @@ def _author_verdict(work: Work, parsed: ParsedReference, text_compact: str) -> i
         return 0  # "LLaMA: ..." named no author
     if not names or _GROUP_AUTHOR.search(" ".join(names)) or _GROUP_AUTHOR.search(parsed.author_block or ""):
         return 0
-    surnames = [s for s in (_surname(n) for n in names) if len(s) >= 2]
+    surnames = [s for s in (compact(surname(n)) for n in names) if len(s) >= 2]
     if not surnames:
         return 0
     if len(surnames[0]) >= 3 and surnames[0] in text_compact:
@@ -175,13 +146,15 @@ def _author_verdict(work: Work, parsed: ParsedReference, text_compact: str) -> i
 def check_fields(raw: str, parsed: ParsedReference, work: Work) -> FieldCheck:
     """Compare venue, volume, first page, year and first author of the string and the work."""
     text = mask_identifiers(parsed.text or raw)
-    numbers = {_digits(m.group(0)) for m in _NUMBER.finditer(text)}
+    numbers = {number_key(m.group(0)) for m in NUMBER_TOKEN.finditer(text)}
     check = FieldCheck()
     check.record("venue", _venue_verdict(work.venue, text, parsed.venue), parsed.venue, work.venue)
-    check.record("volume", _number_verdict(work.volume, numbers, parsed.volume), parsed.volume, work.volume)
-    check.record("first_page", _number_verdict(work.first_page, numbers, parsed.first_page),
-                 parsed.first_page, work.first_page)
-    years = [int(y) for y in _YEAR.findall(text)]
+    # numbers compared leading zeros aside, as the locator lookups compare them
+    check.record("volume", number_agreement((work.volume or "").strip(), numbers, parsed.volume, number_key),
+                 parsed.volume, work.volume)
+    check.record("first_page", number_agreement((work.first_page or "").strip(), numbers, parsed.first_page,
+                                                number_key), parsed.first_page, work.first_page)
+    years = [int(y) for y in YEAR_TOKEN.findall(text)]
     check.record("year", _year_verdict(work, years), years, work.year)
     check.record("first_author", _author_verdict(work, parsed, compact(text)),
                  parsed.authors[:1], list(work.authors[:1]))
@@ -195,10 +168,10 @@ def contradicting_fields(raw: str, parsed: ParsedReference, work: Work, strong_t
     contradictions; only a string that may contradict is checked in full, for its evidence."""
     needed = MIN_CONTRADICTIONS_WITH_TITLE if strong_title else MIN_CONTRADICTIONS
     text = mask_identifiers(parsed.text or raw)
-    numbers = {_digits(n) for n in _NUMBER.findall(text)}
-    verdicts = (lambda: _number_verdict(work.volume, numbers, parsed.volume),
-                lambda: _number_verdict(work.first_page, numbers, parsed.first_page),
-                lambda: _year_verdict(work, [int(y) for y in _YEAR.findall(text)]),
+    numbers = {number_key(m.group(0)) for m in NUMBER_TOKEN.finditer(text)}
+    verdicts = (lambda: number_agreement((work.volume or "").strip(), numbers, parsed.volume, number_key),
+                lambda: number_agreement((work.first_page or "").strip(), numbers, parsed.first_page, number_key),
+                lambda: _year_verdict(work, [int(y) for y in YEAR_TOKEN.findall(text)]),
                 lambda: _venue_verdict(work.venue, text, parsed.venue),
                 lambda: _author_verdict(work, parsed, compact(text)))
     contradicts = agrees = 0

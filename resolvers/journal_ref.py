@@ -24,8 +24,9 @@ import html
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Callable
 
-from .text import fold
+from .text import fold, ocr_skeleton
 
 # ISO 4 (LTWA) word abbreviations; both the full word and odd abbreviations map to one form.
 WORD_ABBREVIATIONS: dict[str, str] = {
@@ -215,26 +216,32 @@ def number_key(value: str | None) -> str:
     return v.lstrip("0") or ("0" if v else "")
 
 
-def venue_keys_before(text: str, end: int) -> tuple[str, ...]:
+def venue_keys_before(text: str, end: int, key: Callable[[str], str] = venue_key) -> tuple[str, ...]:
     """The keys of the last 1..MAX_VENUE_WORDS words before ``end`` (stopping at a quote, a
-    square bracket, a digit or "et al"), longest first."""
+    square bracket, a digit or "et al"), longest first. With ``key=ocr_venue_key`` a digit inside
+    a word ("Physica1") is read as a letter and does not stop the venue."""
     head = text[max(0, end - VENUE_WINDOW):end]  # a window: the regexes below never rescan a long string
+    if "&" in head:  # "Health &amp; Social Care": an entity's ";" is no end of the venue
+        head = html.unescape(head)
     between = _BEFORE_VOLUME.search(head)
     head = head[:len(head) - len(between.group(0))] if between else head
-    stops = [m.end() for m in _VENUE_STOP.finditer(head, max(0, len(head) - 160))]
+    ocr = key is ocr_venue_key
+    stop, min_chars = (_OCR_VENUE_STOP, OCR_KEY_MIN_CHARS) if ocr else (_VENUE_STOP, KEY_MIN_CHARS)
+    stops = [m.end() for m in stop.finditer(head, max(0, len(head) - 160))]
     span = head[stops[-1]:] if stops else head[-160:]
     words = span.split()[-MAX_VENUE_WORDS:]
     keys: dict[str, None] = {}
     for k in range(len(words), 0, -1):
-        key = venue_key(" ".join(words[-k:]))
-        if len(key) >= KEY_MIN_CHARS:
-            keys.setdefault(key, None)
+        made = key(" ".join(words[-k:]))
+        if len(made) >= min_chars:
+            keys.setdefault(made, None)
     return tuple(keys)
 
 
-def reference_locators(text: str) -> list[Locator]:
+def reference_locators(text: str, key: Callable[[str], str] = venue_key) -> list[Locator]:
     """Every (venue keys, volume, first page) a reference string may print: each number taken as
-    a volume, the next number after it (issues, years and "pp." skipped) as its first page."""
+    a volume, the next number after it (issues, years and "pp." skipped) as its first page.
+    ``key``: how the venue words before it become keys (``venue_key``, or ``ocr_venue_key``)."""
     out: list[Locator] = []
     text = text[:LOCATOR_TEXT_MAX]  # a reference's locators come early; junk strings stay linear
     for m in _NUMBER.finditer(text):
@@ -246,9 +253,52 @@ def reference_locators(text: str) -> list[Locator]:
         page, _, _ = _after_volume(text, m.end(), limit=40)
         if page is None:
             continue
-        keys = venue_keys_before(text, start)
+        keys = venue_keys_before(text, start, key)
         if keys:
             out.append(Locator(keys, number_key(volume), number_key(page)))
         if len(out) >= MAX_LOCATORS:
             break
     return out
+
+
+# --- venues misread by OCR ----------------------------------------------------------------------
+# OCR confuses letters and digits of like shape: "Physica1 Rcview E", "0ptics", "Joumal" for
+# "Journal"; a venue and its misreadings meet on one ``text.ocr_skeleton``. ``ocr_venue_key`` is
+# ``venue_key`` made of skeletons: each word's skeleton is looked up among the skeletons of the
+# abbreviation table's words, and the joined key among the aliases'. The catalog side is the
+# skeleton of its stored ``venue_key``. A skeleton is coarse: it only says which works printed at
+# the string's volume and first page may carry its venue (``locator_match``), never which venue a
+# string names on its own.
+OCR_KEY_MIN_CHARS = 2  # a skeleton is shorter than its key ("sci" -> "sd")
+# a digit beside a letter ("Physica1", "0ptics") is a misread letter; other digits end a venue
+_OCR_VENUE_STOP = re.compile(r"[;\"“”\[\]]|\bet\s+al\b|(?<![^\W\d_])\d(?![^\W\d_])")
+
+
+def _skeleton_table(table: dict[str, str]) -> dict[str, str]:
+    """``table`` by the skeletons of its keys; a skeleton two entries with different values share
+    is left out (no guessing which word it was)."""
+    out: dict[str, str] = {}
+    clash: set[str] = set()
+    for word, value in table.items():
+        skel, target = ocr_skeleton(word), ocr_skeleton(value)
+        if out.get(skel, target) != target:
+            clash.add(skel)
+        out[skel] = target
+    return {k: v for k, v in out.items() if k not in clash}
+
+
+_SKELETON_WORDS = _skeleton_table(WORD_ABBREVIATIONS)
+_SKELETON_FUNCTION_WORDS = frozenset(ocr_skeleton(w) for w in FUNCTION_WORDS)
+_SKELETON_ALIASES = _skeleton_table(VENUE_ALIASES)
+
+
+@lru_cache(maxsize=1 << 14)
+def ocr_venue_key(venue: str | None) -> str:
+    """The skeleton key of a venue as OCR may have printed it: ``ocr_venue_key("Physica1 Rcview
+    E") == ocr_skeleton(venue_key("Physical Review E"))``; "" for no venue."""
+    if not venue:
+        return ""
+    text = fold(_CAMEL.sub(" ", html.unescape(venue)).replace("&", " and "))
+    words = [ocr_skeleton(w.strip("'")) for w in _WORD_SPLIT.split(text)]
+    key = "".join(_SKELETON_WORDS.get(w, w) for w in words if w and w not in _SKELETON_FUNCTION_WORDS)
+    return ocr_skeleton(_SKELETON_ALIASES.get(key, key))

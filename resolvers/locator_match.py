@@ -18,7 +18,7 @@ from typing import Any, Sequence
 from rapidfuzz import fuzz
 
 from .catalog import LocatorKey
-from .journal_ref import Locator, reference_locators, venue_key
+from .journal_ref import Locator, ocr_skeleton, ocr_venue_key, reference_locators, venue_key
 from .model import Reason, Work
 from .parsing import ParsedReference
 from .text import STOPWORDS, normalise_text
@@ -52,6 +52,33 @@ def string_locators(parsed: ParsedReference) -> list[Locator]:
     return reference_locators(parsed.text)
 
 
+def string_ocr_locators(parsed: ParsedReference) -> list[Locator]:
+    """The string's locators with OCR-tolerant venue keys (``journal_ref.ocr_venue_key``)."""
+    return reference_locators(parsed.text, ocr_venue_key)
+
+
+def ocr_found(keys: Sequence[LocatorKey], at_pages: dict[tuple[str, str], list[tuple[str, Work]]]
+              ) -> dict[LocatorKey, list[Work]]:
+    """The works printed at each (OCR venue key, volume, first page): those at the volume and
+    page (``CatalogLookup.works_at_volume_page``) whose stored venue key has that skeleton."""
+    out: dict[LocatorKey, list[Work]] = {}
+    for key in keys:
+        for page in page_variants(key[2]):
+            for stored, work in at_pages.get((key[1], page), ()):
+                if ocr_skeleton(stored) == key[0]:
+                    out.setdefault(key, []).append(work)
+    return out
+
+
+def page_variants(page: str) -> list[str]:
+    """A first page as OCR may have misread its leading letter ("c12874" for "e12874"): the page
+    with each letter of the same ``ocr_skeleton`` in its place."""
+    if not page[:1].isalpha():
+        return [page]
+    skeleton = ocr_skeleton(page[0])
+    return [c + page[1:] for c in "abcdefghijklmnopqrstuvwxyz" if ocr_skeleton(c) == skeleton]
+
+
 def lookup_keys(locators: Sequence[Locator]) -> list[LocatorKey]:
     return [(key, loc.volume, loc.first_page) for loc in locators for key in loc.keys]
 
@@ -75,16 +102,21 @@ def _title_is_locator(title: str | None, key: LocatorKey) -> bool:
         any(key[0] in loc.keys for loc in reference_locators(title))
 
 
-def _contradiction(parsed: ParsedReference, work: Work, f: Features, key: LocatorKey) -> str | None:
-    """What the string says against the work, or None."""
-    if f.notice:
+def _contradiction(parsed: ParsedReference, work: Work, f: Features, key: LocatorKey, ocr: bool) -> str | None:
+    """What the string says against the work, or None. A venue met only by its OCR skeleton
+    needs the first author or the year to agree as well."""
+    if ocr and f.author <= 0 and f.year <= 0:
+        return "nothing_agrees"
+    title = "" if _title_is_locator(parsed.title, key) else (parsed.title or "")
+    words = [w for w in _TITLE_WORD.findall(title) if w.islower() and w not in STOPWORDS]
+    # a notice (an erratum, a reply) has its own page: a string with no title of its own cites
+    # what is printed there, so only a title can say it cites another work than the notice
+    if f.notice and len(words) >= TITLE_MIN_WORDS:
         return "notice"
     if f.author < 0:
         return "first_author"
     if f.year < 0:
         return "year"
-    title = "" if _title_is_locator(parsed.title, key) else (parsed.title or "")
-    words = [w for w in _TITLE_WORD.findall(title) if w.islower() and w not in STOPWORDS]
     work_title = normalise_text(work.title)
     if len(words) >= TITLE_MIN_WORDS and work_title and f.title * 100 < TITLE_CONTRADICTS_BELOW \
             and fuzz.token_sort_ratio(normalise_text(title), work_title) < TITLE_CONTRADICTS_BELOW:
@@ -98,29 +130,38 @@ def _brief(work: Work) -> dict[str, Any]:
 
 
 def match_locators(parsed: ParsedReference, keys: Sequence[LocatorKey],
-                   found: dict[LocatorKey, list[Work]]) -> LocatorOutcome | None:
-    """The outcome for one string, or None when no locator of it is in the catalog."""
+                   found: dict[LocatorKey, list[Work]], ocr: bool = False) -> LocatorOutcome | None:
+    """The outcome for one string, or None when no locator of it is in the catalog. ``ocr``: the
+    keys are OCR skeletons (``ocr_found``). A work at the locator that the string contradicts
+    (another first author, another year) is set aside when another one there fits."""
     hits: dict[str, tuple[LocatorKey, Work]] = {}
     for key in keys:
         for work in found.get(key, ()):
             hits.setdefault(work.work_id, (key, work))
     if not hits:
         return None
-    works = [w for _, w in hits.values()]
     # the journal version before its preprint; then the smallest id
-    works.sort(key=lambda w: (w.type in ("preprint", "posted-content"), w.work_id))
-    best = works[0]
+    works = sorted((w for _, w in hits.values()), key=lambda w: (w.type in ("preprint", "posted-content"), w.work_id))
+    view = RefView.of(parsed)
+    checked = []
+    for work in works:
+        f = replace(features(view, work), venue=1)  # the venue agreed, by its key
+        checked.append((work, f, _contradiction(parsed, work, f, hits[work.work_id][0], ocr)))
+    fitting = [c for c in checked if c[2] is None]
+    best, f, against = (fitting or checked)[0]
     key = hits[best.work_id][0]
     evidence: dict[str, Any] = {
-        "rule": RULE, "locator": {"venue_key": key[0], "volume": key[1], "first_page": key[2]},
+        "rule": RULE, "locator": {"venue_key": key[0], "volume": key[1], "first_page": key[2], **(
+            {"venue_ocr_skeleton": True} if ocr else {})},
         "work": _brief(best), "thresholds": {"title_contradicts_below": TITLE_CONTRADICTS_BELOW}}
-    others = [w for w in works[1:] if not _one_work(w, best)]
+    others = [w for w, _, _ in (fitting or checked)[1:] if not _one_work(w, best)]
     if others:
         evidence["same_locator"] = [_brief(w) for w in others[:3]]
         return LocatorOutcome(Reason.TOO_CLOSE_TO_CALL, evidence)
-    f = replace(features(RefView.of(parsed), best), venue=1)  # the venue agreed, by its key
+    set_aside = [w for w, _, why in checked if why is not None and not _one_work(w, best)] if fitting else []
+    if set_aside:
+        evidence["same_locator_contradicted"] = [_brief(w) for w in set_aside[:3]]
     evidence["features"] = f.as_dict()
-    against = _contradiction(parsed, best, f, key)
     if against is not None:
         evidence["contradicts"] = against
         return LocatorOutcome(Reason.BELOW_THRESHOLD, evidence)

@@ -87,7 +87,8 @@ _NAME_START = re.compile(
     r"(?:[Vv][ao]n|[Dd]e|[Dd]e[nr]|[Dd][aiu]|[Dd]el|[Dd]ella|dos|el|al|le|la|ten|ter|bin|ibn)(?:[\s-]+(?:de|den|der|la|van))*"
     r"[\s-]+[A-Z][\w'’\u00c0-\u024f-]+(?:\s+[A-Z]{1,3}\b|,\s*[A-Z]\.))")
 _FORENAME_DOT = re.compile(r"[A-Z][\w'’\u00c0-\u024f-]+(?:\s+[A-Z]\.)*\.\s")
-_CHUNK_INITIAL = re.compile(r"(?:^|[,;&]\s*|\band\s+)(?:[A-Z]\.\s*-?)*[A-Z]$")
+# "A. B" / ", J. K" / "Keith D" (a forename, then initials: "Keith D. Gregory. 1992. Title.")
+_CHUNK_INITIAL = re.compile(r"(?:^|[,;&]\s*|\band\s+)(?:[A-Z][a-z\u00c0-\u024f'’-]+\s+)?(?:[A-Z]\.\s*-?)*[A-Z]$")
 _SURNAME_NEXT = re.compile(r"[A-Z][\w'’\u00c0-\u024f-]+(?:[,.;:]|\s+(?:and|&)\s|\s+et\.?\s+al\b|$)")
 _AUTHOR_SEP = re.compile(r",?\s*\bet\.?\s*al\b\.?[,:]?\s*(?:\(?" + YEAR + r"[a-z]?\)?[.,:]?\s*)?|[.,]?\s*\(\s*" + YEAR + r"[a-z]?\s*\)[.,:]?\s*|[.,]\s*" + YEAR + r"[a-z]?\s*[.,:;]\s*|"  # noqa: E501
                          r"\s+" + YEAR + r"[a-z]?[.,:;]?\s+|\.\s+|,\s+|:\s+|\s*[\"“]")

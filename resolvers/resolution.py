@@ -25,7 +25,8 @@ from .errors import RemoteBatchUnavailable, RemoteUnavailable
 from .fuzzy import RESOLVER_SOURCE as FUZZY_SOURCE
 from .fuzzy import FuzzyOutcome
 from .identifiers import extract_identifiers
-from .locator_match import LocatorOutcome, lookup_keys, match_locators, string_locators
+from .locator_match import (LocatorOutcome, lookup_keys, match_locators, ocr_found, page_variants,
+                            string_locators, string_ocr_locators)
 from .model import ExtractedIdentifiers, Reason, Reference, Status, Verdict, Work
 from .parsing import ParsedReference, apply_fields, parse_reference
 from .quality import parse_uncertain_reason
@@ -303,11 +304,25 @@ def _match_locators(contexts: list[ReferenceContext], catalog: CatalogLookup) ->
         return
     keys = {id(c): lookup_keys(string_locators(c.parsed)) for c in contexts}
     wanted = sorted({k for ks in keys.values() for k in ks})
-    if not wanted:
-        return
-    found = by_locator(wanted)
+    found = by_locator(wanted) if wanted else {}
     for c in contexts:
         c.locator = match_locators(c.parsed, keys[id(c)], found)
+    _match_ocr_locators([c for c in contexts if c.locator is None], catalog)
+
+
+def _match_ocr_locators(contexts: list[ReferenceContext], catalog: CatalogLookup) -> None:
+    """For strings none of whose venue keys is at its volume and page: the venue compared by its
+    OCR skeleton ("Physica1 Rcview E") among the works printed at that volume and page."""
+    at_volume_page = getattr(catalog, "works_at_volume_page", None)
+    if at_volume_page is None or not contexts:
+        return
+    keys = {id(c): lookup_keys(string_ocr_locators(c.parsed)) for c in contexts}
+    pairs = sorted({(k[1], page) for ks in keys.values() for k in ks for page in page_variants(k[2])})
+    if not pairs:
+        return
+    at_pages = at_volume_page(pairs)
+    for c in contexts:
+        c.locator = match_locators(c.parsed, keys[id(c)], ocr_found(keys[id(c)], at_pages), ocr=True)
 
 
 def _ask_remote(contexts: list[ReferenceContext], batch: BatchContext, remote: RemoteLookup) -> None:

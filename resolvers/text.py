@@ -145,3 +145,23 @@ def tokens_arrow(values: Any) -> Any:
     import pyarrow.compute as pc
 
     return pc.utf8_split_whitespace(pc.replace_substring_regex(fold_arrow(values), _NON_ALNUM_RE2, " "))
+
+
+# OCR confuses letters and digits of like shape ("Physica1 Rcview E", "0ptics", "Joumal" for
+# "Journal", "Jourrial" for "Journal", "Alrnawi" for "Almawi"). ``ocr_skeleton`` writes every
+# member of such a confusion class as one character, then the letter pairs read for one letter as
+# that letter (ri -> n, rn -> m, cl -> d, vv -> w), so a word and its misreadings meet on one
+# skeleton (and the skeleton of a skeleton is itself). Coarse by design: it says two words may be
+# one, never which word a string holds (venue keys: ``journal_ref.ocr_venue_key``; surnames:
+# ``verify``).
+_OCR_RUNS = (("rl", "n"), ("rn", "m"), ("cl", "d"), ("vv", "w"))  # after the classes: "rl" was "ri" or "r1"
+_OCR_CLASSES = str.maketrans({"1": "l", "i": "l", "|": "l", "!": "l", "0": "o", "a": "o", "e": "c", "u": "v",
+                              "h": "b", "8": "b", "5": "s", "f": "t"})
+
+
+def ocr_skeleton(text: str) -> str:
+    """Folded text with OCR's look-alike letters and digits written as one (see above)."""
+    text = fold(text).translate(_OCR_CLASSES)
+    for run, one in _OCR_RUNS:
+        text = text.replace(run, one)
+    return text

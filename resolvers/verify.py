@@ -21,13 +21,15 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import Callable, NamedTuple, Sequence
 
 from rapidfuzz import fuzz, process
 
 from .model import Work
 from .parsing import ParsedReference
-from .text import VENUE_TOKEN_MIN_CHARS, compact, fold, fold_arrow, norm_arrow, norm_text
+from .title_order import SORTED_MIN_WORDS, SORTED_SCALE, sorted_words, title_segments, window_sorted_score
+from .title_signs import NOTICE_RE, NOTICE_WORDS, TRUNCATED_END, TRUNCATED_PATTERN, title_cut_short  # noqa: F401
+from .text import VENUE_TOKEN_MIN_CHARS, compact, fold, fold_arrow, norm_arrow, norm_text, ocr_skeleton
 
 LINK_THRESHOLD = 0.90
 MARGIN = 0.25  # best score minus runner-up score needed to link ...
@@ -58,33 +60,9 @@ WEIGHTS = {
 # sigmoid(PLATT[0] * z + PLATT[1]) where z is the pair model's logit. Refit with WEIGHTS.
 PLATT = (0.8542, 1.0546)
 
-NOTICE_RE = re.compile(
-    r"^\s*(?:\[?\s*)?(?:correction|corrigendum|corrigenda|erratum|errata|retraction|retracted|"
-    r"expression of concern|notice of retraction|retraction note|reply|response|comment|"
-    r"commentary on|discussion of|author correction|publisher correction|addendum|withdrawn|withdrawal)\b",
-    re.I)
-NOTICE_WORDS = re.compile(r"\b(?:correction|corrigend\w*|errat\w*|retract\w*|expression of concern|"
-                          r"reply|response|comment\w*|discussion of|addendum|withdraw\w*)\b", re.I)
-
-# A catalog title cut short where markup was dropped ("Courtship behavior in ", "The histamine H",
-# "Barking foxes,", "Dynamic complexation of β", "Effect of oregano ("): ends on a function word,
-# a separator, a lone letter, a non-ASCII symbol or a space. Such a title is also compared as a
-# prefix of the string's title (``title_prefix``); it never lowers the title score.
-_TRUNCATED_PATTERN = (r"(?i)(?:\b(?:in|of|by|from|the|and|with|for|on|to|a|an|at|as|via)\s*|[,:;(/\-–]\s*|"
-                      r"(?:^|[^a-z])[a-z]\s*|[^\x00-\x7f]\s*| )$")
-TRUNCATED_END = re.compile(_TRUNCATED_PATTERN)
-_TRUNCATED_SPAN = 6  # characters a TRUNCATED_END match holds before its trailing white space (at most 4)
-
-
-def title_cut_short(title: str) -> bool:
-    """``TRUNCATED_END.search(title)``, searched from near the end: a match is a short word, mark
-    or letter plus trailing white space, so it starts there, and a search from the start tries
-    (and fails) at every character first (``\\b`` and ``^`` still see the whole string)."""
-    return bool(TRUNCATED_END.search(title, max(0, len(title.rstrip()) - _TRUNCATED_SPAN)))
-_NUM = re.compile(r"[A-Za-z]?\d+[A-Za-z]?")
-_YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|20[0-4]\d)(?!\d)")
-
-
+NUMBER_TOKEN = re.compile(r"[A-Za-z]?\d+[A-Za-z]?")  # a volume, page or year as a string prints it
+YEAR_TOKEN = re.compile(r"(?<!\d)(1[5-9]\d\d|20[0-4]\d)(?!\d)")
+AUTHOR_SIMILAR_AT = 80.0  # a parsed surname this close (rapidfuzz ratio) to the work's is the same name
 @dataclass
 class RefView:
     """Everything about one reference string that verification reuses across candidates."""
@@ -108,6 +86,9 @@ class RefView:
     lead: str = ""
     lead_as_title: "RefView | None" = None
     title_sorted: str = ""  # the parsed title's distinct words in sorted order (order-free title score)
+    author_words_ocr: frozenset = frozenset()  # the author zone's words and first surnames as OCR skeletons
+    first_authors_ocr: frozenset = frozenset()  # ``first_authors`` as OCR skeletons
+    title_segments: frozenset = frozenset()  # ``title_order.title_segments``
 
     @classmethod
     def of(cls, parsed: ParsedReference) -> "RefView":
@@ -124,16 +105,18 @@ class RefView:
         norm = norm_text(parsed.text)
         toks = norm.split()
         title_c = compact(parsed.title) if parsed.title else ""
-        if parsed.author_block:
-            zone = compact(parsed.author_block)
-        else:
-            zone = compact(parsed.text[: max(40, len(parsed.text) // 3)])
+        zone_text = parsed.author_block or parsed.text[: max(40, len(parsed.text) // 3)]
+        zone = compact(zone_text)
+        firsts_ocr = frozenset(ocr_skeleton(compact(a)) for a in parsed.authors[:3])
         return cls(parsed, soft, norm, frozenset(toks),
-                   frozenset(m.group(0).lower() for m in _NUM.finditer(parsed.text)),
-                   tuple(int(y) for y in _YEAR.findall(parsed.text)), title_c, zone,
+                   frozenset(m.group(0).lower() for m in NUMBER_TOKEN.finditer(parsed.text)),
+                   tuple(int(y) for y in YEAR_TOKEN.findall(parsed.text)), title_c, zone,
                    bool(NOTICE_WORDS.search(parsed.text)), compact(parsed.text),
                    tuple(f for f in (compact(a) for a in parsed.authors[:3]) if f),
-                   _cites_notice(parsed), title_sorted=_sorted_words(parsed.title))
+                   _cites_notice(parsed), title_sorted=sorted_words(parsed.title),
+                   author_words_ocr=frozenset(ocr_skeleton(w) for w in norm_text(zone_text).split()) | firsts_ocr,
+                   first_authors_ocr=firsts_ocr,
+                   title_segments=title_segments(parsed.text))
 
 
 # "Discussion of 'X'", "Comment on: X", "Reply to X": the phrase that makes a string cite a
@@ -152,15 +135,6 @@ def _cites_notice(parsed: ParsedReference) -> bool:
         return True
     at = parsed.text.find(title)
     return at > 0 and bool(_NOTICE_BEFORE_TITLE.search(parsed.text[max(0, at - 40):at]))
-
-
-SORTED_MIN_WORDS = 4  # titles shorter than this are not compared word-order-free
-SORTED_SCALE = 0.95  # an order-free match stays below an identical title
-
-
-def _sorted_words(title: str | None) -> str:
-    words = sorted(set(norm_text(title).split())) if title else []
-    return " ".join(words) if len(words) >= SORTED_MIN_WORDS else ""
 
 
 @dataclass
@@ -210,7 +184,7 @@ def _key(w: Work) -> tuple:
 
 
 # RE2 (Arrow) spellings of TRUNCATED_END (plus a trailing space) and NOTICE_RE
-_TRUNCATED_END_RE2 = _TRUNCATED_PATTERN
+_TRUNCATED_END_RE2 = TRUNCATED_PATTERN
 _NOTICE_RE2 = ("(?i)" + NOTICE_RE.pattern)
 
 
@@ -331,16 +305,28 @@ def surname(name: str) -> str:
     return parts[-1] if parts else ""
 
 
-def _number_agreement(value: str | None, numbers: frozenset[str] | set[str], parsed: str | None) -> int:
+def number_agreement(value: str | None, numbers: frozenset[str] | set[str], parsed: str | None,
+                     norm: Callable[[str], str] | None = None) -> int:
     """+1 when the work's volume (or first page) is among the string's numbers, -1 when the
-    parser read a different one for that field, 0 when the string says nothing about it."""
+    parser read a different one for that field, 0 when the string says nothing about it. ``norm``
+    brings both sides to the form ``numbers`` holds (None: ``value`` is already lower case)."""
     if not value:
         return 0
-    if value in numbers:
+    v = norm(value) if norm else value
+    if v in numbers:
         return 1
-    if parsed and parsed.lower() != value and value.isdigit():
+    if parsed and (norm(parsed) if norm else parsed.lower()) != v and value.isdigit():
         return -1
     return 0
+
+
+def year_agreement(work_year: int | None, years: Sequence[int], late: int, early: int = 1) -> int:
+    """+1 a year of the string lies from ``early`` years before the work's to ``late`` years
+    after it (online before print; a preprint cited by its journal year), -1 the string's years
+    all lie outside, 0 either side has none."""
+    if not work_year or not years:
+        return 0
+    return 1 if any(work_year - early <= y <= work_year + late for y in years) else -1
 
 
 def features(ref: RefView, work: Work, forms: WorkForms | None = None) -> Features:
@@ -353,13 +339,10 @@ def features(ref: RefView, work: Work, forms: WorkForms | None = None) -> Featur
         detail["title_lead"] = True
     t, aligned = _title_score(ref, w, detail)
     author = _author_agreement(ref, w.surname)
-    year = 0
-    if work.year and ref.years:
-        # a preprint is often cited by the year of its journal version, a few years on
-        late = PREPRINT_YEARS_LATER if work.type in PREPRINT_TYPES else 1
-        year = 1 if any(work.year - 1 <= y <= work.year + late for y in ref.years) else -1
-    volume = _number_agreement(w.volume, ref.numbers, ref.parsed.volume)
-    page = _number_agreement(w.page, ref.numbers, ref.parsed.first_page)
+    # a preprint is often cited by the year of its journal version, a few years on
+    year = year_agreement(work.year, ref.years, PREPRINT_YEARS_LATER if work.type in PREPRINT_TYPES else 1)
+    volume = number_agreement(w.volume, ref.numbers, ref.parsed.volume)
+    page = number_agreement(w.page, ref.numbers, ref.parsed.first_page)
     venue = 0
     vn = w.venue
     # a venue none of whose words is in the string cannot match at 90 (cheap test first)
@@ -394,7 +377,19 @@ def _title_score(ref: RefView, w: WorkForms, detail: dict) -> tuple[float, int]:
         t_sorted = SORTED_SCALE * fuzz.ratio(ref.title_sorted, " ".join(sorted(w.tokens))) / 100.0
         if t_sorted > t_parse:
             detail["title_sorted"] = round(t_sorted, 4)
+    # the parser could not isolate the title (unquoted, its words shuffled between commas): the
+    # same order-free score over the string's runs of as many words as the work's title
+    if t_sorted < SORTED_SCALE and t_parse < SORTED_SCALE and w.ntok >= SORTED_MIN_WORDS \
+            and len(w.tokens - ref.tokens) <= 1:
+        t_window = window_sorted_score(ref.norm, w.tokens, w.ntok, w.soft)
+        if t_window > max(t_parse, t_sorted):
+            t_sorted = t_window
+            detail["title_sorted"] = round(t_sorted, 4)
+            detail["title_sorted_window"] = True
     t = max(t_parse, t_prefix, t_sorted)
+    # a title too short to align, a segment of its own where a title stands (APS: "A, Title, Venue 5 (1992)")
+    if t < 1.0 and len(w_compact) < MIN_ALIGN_CHARS and w.ntok < MIN_ALIGN_TOKENS and w_compact in ref.title_segments:
+        t, detail["title_segment"] = 1.0, True
     t_align = 0.0
     aligned = 0
     # The alignment of the work's title inside the whole string is the costly comparison: skipped
@@ -418,16 +413,19 @@ def _title_score(ref: RefView, w: WorkForms, detail: dict) -> tuple[float, int]:
 
 
 def _author_agreement(ref: RefView, sur: str) -> int:
-    """1: the work's first-author surname is in the author zone; -1: the string's first authors
-    are known and none is near it; 0: nothing to say."""
+    """1: the work's first-author surname is in the author zone (as printed, or its ``ocr_skeleton``);
+    -1: the string's first authors are known and none is near it; 0: nothing to say."""
     author = 0
     if sur:
         if (len(sur) >= 4 and sur in ref.author_zone) or (sur in ref.tokens and len(sur) < 4 and
                                                            sur in ref.author_zone):
             author = 1
+        elif len(sur) >= 4 and ocr_skeleton(sur) in ref.author_words_ocr:
+            author = 1  # the surname as OCR misread it: "Alrnawi" for "Almawi", "H0ll" for "Holl"
         elif ref.first_authors:
-            if sur not in ref.text_compact and \
-                    process.extractOne(sur, ref.first_authors, scorer=fuzz.ratio, score_cutoff=80) is None:
+            if sur not in ref.text_compact and process.extractOne(
+                    sur, ref.first_authors, scorer=fuzz.ratio, score_cutoff=AUTHOR_SIMILAR_AT) is None \
+                    and ocr_skeleton(sur) not in ref.first_authors_ocr:  # "Hom" may be "Ham" misread
                 author = -1
     return author
 

@@ -83,3 +83,21 @@ def test_venue_forms(work_venue, string_venue, verdict):
     from resolvers.contradiction import _venue_verdict
 
     assert _venue_verdict(work_venue, f"A. Author, {string_venue} 12, 345 (2001)", string_venue) == verdict
+
+
+def test_contradiction_compares_numbers_years_and_names_with_the_verifiers_functions():
+    """One definition each (review debt): the exact path's field test uses the verifier's number,
+    year and surname comparisons, with its own tolerances (leading zeros aside, later years free
+    for books and preprints)."""
+    from resolvers import contradiction, verify
+    from resolvers.journal_ref import number_key
+
+    assert contradiction.number_agreement is verify.number_agreement
+    assert contradiction.year_agreement is verify.year_agreement and contradiction.surname is verify.surname
+    assert verify.number_agreement("0716", {"716"}, None, number_key) == 1
+    assert verify.number_agreement("716", {"12"}, "12", number_key) == -1
+    assert verify.number_agreement("e12", {"12"}, "12") == 0  # no contradiction for a non-numeric page
+    assert verify.year_agreement(2012, [2011], late=1) == 1 and verify.year_agreement(2012, [2015], late=1) == -1
+    assert verify.year_agreement(2012, [], late=1) == 0
+    book = Work("w", year=1990, type="book")
+    assert contradiction._year_verdict(book, [2020]) == 1 and contradiction._year_verdict(Work("j", year=1990), [2020]) == -1

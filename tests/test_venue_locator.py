@@ -97,6 +97,14 @@ def test_the_parquet_catalog_finds_an_arxiv_work_by_its_journal_ref(tmp_path):
     v = resolve_batch_references([Reference("p", 1, "C. Balazs et al., Physical Review D 76, 013009 (2007)")],
                                  catalog)[0].verdict
     assert (v.status, v.work.work_id if v.work else None) == (Status.VERIFIED_FUZZY, "arxiv:0704.0001")
+    # a venue OCR misread ("Pbysical Rcview D"): found among the works at its volume and page
+    at = catalog.works_at_volume_page([("76", "13009"), ("76", "1")])
+    assert [(key, w.work_id) for key, w in at[("76", "13009")]] == [("physrevd", "arxiv:0704.0001")]
+    assert ("76", "1") not in at
+    v = resolve_batch_references([Reference("p", 1, "C. Balazs et al., Pbysical Rcview D 76, 013009 (2007)")],
+                                 catalog)[0].verdict
+    assert (v.status, v.work.work_id if v.work else None) == (Status.VERIFIED_FUZZY, "arxiv:0704.0001")
+    assert v.evidence["locator"]["venue_ocr_skeleton"] is True
 
 
 @pytest.mark.parametrize("raw", [
