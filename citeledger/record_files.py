@@ -23,17 +23,21 @@ from .workers import get_catalog
 def find_paper_work(catalog: ParquetCatalog, paper_id: str) -> dict[str, Any] | None:
     """The catalog row of a paper named by arXiv id (``arXiv:X``, ``XvN``, ``10.48550/arXiv.X``),
     DOI or work id, if the catalog has it."""
-    text = paper_id.strip()
-    hit = None
-    if text.startswith(("arxiv:", "doi:", "cl:")):
-        hit = catalog.works_by_id([text]).get(text)
-    arxiv_id = arxiv_of(text) or canonical_arxiv_id(text)
-    if hit is None and arxiv_id:
-        hit = catalog.works_by_arxiv_id([arxiv_id]).get(arxiv_id)
-    doi = normalize_doi(text)
-    if hit is None and doi:
-        hit = catalog.works_by_doi([doi]).get(doi)
-    return catalog.work_rows([hit.work_id])[hit.work_id] if hit else None
+    return find_papers_works(catalog, [paper_id])[0]
+
+
+def find_papers_works(catalog: ParquetCatalog, paper_ids: Sequence[str]) -> list[dict[str, Any] | None]:
+    """``find_paper_work`` of many papers with one lookup per kind of id and one read of the rows
+    (a record run looks its papers up once, not paper by paper)."""
+    texts = [p.strip() for p in paper_ids]
+    by_id = catalog.works_by_id(sorted({t for t in texts if t.startswith(("arxiv:", "doi:", "cl:"))}))
+    arxiv = {t: arxiv_of(t) or canonical_arxiv_id(t) for t in texts}
+    by_arxiv = catalog.works_by_arxiv_id(sorted({a for a in arxiv.values() if a}))
+    doi = {t: normalize_doi(t) for t in texts}
+    by_doi = catalog.works_by_doi(sorted({d for d in doi.values() if d}))
+    hits = [by_id.get(t) or by_arxiv.get(arxiv[t] or "") or by_doi.get(doi[t] or "") for t in texts]
+    rows = catalog.work_rows([h.work_id for h in hits if h])
+    return [rows[h.work_id] if h else None for h in hits]
 
 
 def citation_record(paper_id: str, ledger_dir: str | Path, catalog_dir: str | Path,
@@ -65,8 +69,9 @@ def paper_of_handle(handle: str, ledger_dir: str | Path, catalog_dir: str | Path
 
     catalog = get_catalog(catalog_dir)
     wanted = handle[len(HANDLE_PREFIX):]
-    hits = [p for p in citing_papers(ledger_dir, catalog_dir, None)
-            if identity_digest(identity(p, find_paper_work(catalog, p))).startswith(wanted)]
+    papers = citing_papers(ledger_dir, catalog_dir, None)
+    hits = [p for p, work in zip(papers, find_papers_works(catalog, papers))
+            if identity_digest(identity(p, work)).startswith(wanted)]
     if not hits:
         raise NotFound(f"the ledger {ledger_dir} has no paper with handle {handle!r}")
     if len(hits) > 1:
@@ -107,7 +112,7 @@ def citation_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_d
     paper_ids = list(paper_ids)
     for start in range(0, len(paper_ids), RECORDS_PER_PASS):
         chunk = paper_ids[start:start + RECORDS_PER_PASS]
-        works = [find_paper_work(catalog, paper_id) for paper_id in chunk]
+        works = find_papers_works(catalog, chunk)
         observed = papers_observations(ledger_dir, catalog_dir, [
             (sorted(records.paper_forms(paper_id, work)), work["work_id"] if work else None)
             for paper_id, work in zip(chunk, works)])
@@ -126,12 +131,9 @@ def citation_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_d
 
 def citing_titles(catalog: ParquetCatalog, inbound: list[dict[str, Any]]) -> dict[str, str]:
     """The catalog title of each citing paper of the inbound rows (those the catalog knows)."""
-    titles = {}
-    for paper in sorted({str(r.get("citing_paper")) for r in inbound}):
-        work = find_paper_work(catalog, paper)
-        if work and work.get("title"):
-            titles[paper] = str(work["title"])
-    return titles
+    papers = sorted({str(r.get("citing_paper")) for r in inbound})
+    return {paper: str(work["title"]) for paper, work in zip(papers, find_papers_works(catalog, papers))
+            if work and work.get("title")}
 
 
 RECORD_STEM_MAX = 120
@@ -172,28 +174,38 @@ def write_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir:
 
 
 # Schema validation (jsonschema, about 20-80 ms a 40-reference record) checks the builder's code,
-# which is the same for every record: the first 200 records of a write are validated, then every
-# 50th. tests/test_receipts.py and tests/test_bytes_unchanged.py validate every file they write.
-VALIDATE_ALL_UP_TO = 200
-VALIDATE_EVERY = 50
+# which is the same for every record: the first 20 records of a write are validated, then every
+# 500th (at 50 ms each, validating more would cost more than building and signing the records).
+# tests/test_receipts.py and tests/test_bytes_unchanged.py validate every file they write.
+VALIDATE_ALL_UP_TO = 20
+VALIDATE_EVERY = 500
+RECORDS_PER_WRITE = 100  # records whose files are published with one disk sync (atomic_write_files)
+
+
+def record_pages_of(record: dict[str, Any]) -> dict[str, bytes]:
+    """A record's files: its JSON (two-space indent, as ``json.dumps``), text and HTML pages."""
+    return {"json": record_pages.render_json(record),
+            "txt": record_pages.render_ledger_text(record).encode(),
+            "html": record_pages.render_ledger_html(record).encode()}
 
 
 def _write_record_files(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
                         progress: Callable[[int], None] | None) -> list[Path]:
     ledger = LedgerStore(ledger_dir)
-    written = []
+    written: list[Path] = []
+    batch: list[tuple[str, dict[str, bytes]]] = []
     key = receipts.active_key(ledger_dir)  # None: the records say they are unsigned (receipts.py)
-    for n, (paper_id, record) in enumerate(zip(paper_ids, citation_records(paper_ids, ledger_dir, catalog_dir))):
+    records_of = citation_records(paper_ids, ledger_dir, catalog_dir)
+    for n, (paper_id, record) in enumerate(zip(paper_ids, records_of)):
         receipts.sign_record(record, key)
         if n < VALIDATE_ALL_UP_TO or n % VALIDATE_EVERY == 0:
             records.validate_record(record)
-        stem = record_file_stem(paper_id)
-        written.append(ledger.write_record_files(stem, {
-            "json": (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode(),
-            "txt": record_pages.render_ledger_text(record).encode(),
-            "html": record_pages.render_ledger_html(record).encode()}))
-        if progress is not None:
-            progress(1)
+        batch.append((record_file_stem(paper_id), record_pages_of(record)))
+        if len(batch) == RECORDS_PER_WRITE or n == len(paper_ids) - 1:
+            written += ledger.write_records_batch(batch)
+            if progress is not None:
+                progress(len(batch))
+            batch = []
     return written
 
 
@@ -216,8 +228,8 @@ def papers_touched(run_id: str, ledger_dir: str | Path, catalog_dir: str | Path)
     own = citing_papers(ledger_dir, catalog_dir, run_id)
     linked = set(ledger.linked_work_ids(run_id))
     touched = set(own)
-    for paper in citing_papers(ledger_dir, catalog_dir, None):
-        work = find_paper_work(catalog, paper)
+    papers = citing_papers(ledger_dir, catalog_dir, None)
+    for paper, work in zip(papers, find_papers_works(catalog, papers)):
         if work and work["work_id"] in linked:
             touched.add(paper)
     return sorted(touched)
