@@ -27,7 +27,16 @@ def json_visible(text: str) -> str:
 # orjson ``0.00001`` or ``1e-9`` for ``1e-09`` (a billion random doubles compared: no other
 # difference). Its strings, integers, nesting and indent are ``json.dumps(indent=2,
 # ensure_ascii=False)``'s; it refuses what json.dumps would write but UTF-8 cannot carry.
-_SMALL_FLOAT = re.compile(rb"e-\d")
+_SMALL_FLOAT = (re.compile(rb"e-\d"), re.compile(rb"0\.0000"))  # literal heads: quick scans
+
+
+def _maybe_small_float(out: bytes) -> bool:
+    """Whether orjson's text may hold a float below 1e-4: ``<digit>e-<digit>`` or ``0.0000`` not
+    after a digit (a time's ``05:00:00.000000Z`` is not one; a look-alike in a string only costs
+    the json.dumps path)."""
+    exponent, positional = _SMALL_FLOAT
+    return (any(out[m.start() - 1:m.start()].isdigit() for m in exponent.finditer(out))
+            or any(not out[m.start() - 1:m.start()].isdigit() for m in positional.finditer(out)))
 
 
 def render_json(record: Mapping[str, Any]) -> bytes:
@@ -40,8 +49,7 @@ def render_json(record: Mapping[str, Any]) -> bytes:
         out = orjson.dumps(record, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
     except (TypeError, orjson.JSONEncodeError):
         out = b""
-    if out and b"0.0000" not in out and not any(out[m.start() - 1:m.start()].isdigit()
-                                                 for m in _SMALL_FLOAT.finditer(out)):
+    if out and not _maybe_small_float(out):
         return out
     return (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode()
 

@@ -12,9 +12,12 @@ import functools
 import hashlib
 import json
 import math
+import re
 from datetime import date, datetime, timezone
 from importlib import resources
 from typing import Any, Iterable, Mapping, Sequence
+
+import orjson
 
 from resolvers.canonical import canonical_json
 from resolvers.jcs import jcs_sha256
@@ -76,6 +79,8 @@ def _plain(value: Any) -> Any:
         return value
     if kind is dict:
         return {str(k): _plain(v) for k, v in value.items()}
+    if kind is list:
+        return [_plain(v) for v in value]
     if kind is float:
         if math.isnan(value) or math.isinf(value):
             return None
@@ -200,11 +205,19 @@ def _json_number(text: str) -> float | int | None:
     return _plain(value)
 
 
+_LONG_INTEGER = re.compile(r"\d{20}")
+
+
 def _evidence(value: Any) -> Any:
     if value is None or value == "":
         return {}
     if isinstance(value, str):
-        try:  # parsed straight into record values: NaN as null, 1.0 as 1 (no second walk)
+        try:  # orjson, then record values (1.0 as 1); it refuses NaN (json.loads: null), and reads an
+            if not _LONG_INTEGER.search(value):  # integer beyond 2**64 as a float (json.loads: as is)
+                return _plain(orjson.loads(value))
+        except orjson.JSONDecodeError:
+            pass
+        try:
             return json.loads(value, parse_float=_json_number, parse_constant=lambda _: None)
         except ValueError:
             return {"unparsed": value}
