@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import json
+import os
 import pstats
 import tempfile
 import time
@@ -104,9 +105,12 @@ def main() -> None:
         wall, cpu = time.perf_counter(), time.process_time()
         if profile:
             profile.enable()
+        load_before = os.getloadavg()
         written = record_files.write_records(papers, ledger, catalog)
         if profile:
             profile.disable()
+        print("load average (1, 5, 15 min) before the write: %.2f %.2f %.2f, after: %.2f %.2f %.2f"
+              % (*load_before, *os.getloadavg()))
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         files = len(list((ledger / "records").glob("*")))
         print(f"{len(written)} records written ({files} files: JSON, text, HTML), signed: "
