@@ -13,7 +13,7 @@ from urllib.parse import quote
 from resolvers.errors import NotFound, UnknownRun, UsageError
 from resolvers.identifiers import canonical_arxiv_id, normalize_doi
 
-from . import locking, record_pages, receipts, records
+from . import locking, record_pages, record_workers, receipts, records
 from .record_paper import HANDLE_RE, arxiv_of
 from .catalog import ParquetCatalog
 from .ledger import LedgerStore, check_ledger_dir
@@ -162,15 +162,20 @@ def record_file_stem(paper_id: str) -> str:
 
 
 def write_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
-                  progress: Callable[[int], None] | None = None) -> list[Path]:
+                  progress: Callable[[int], None] | None = None, workers: int | None = None) -> list[Path]:
     """Write each paper's record as JSON, text and HTML under ``<ledger>/records/``, under the
     ledger's writer lock; first removing what a killed writer of records left staged there.
-    ``progress(1)`` after each paper (the CLI's progress bar)."""
+    ``progress(n)`` after each ``n`` papers written (the CLI's progress bar). ``workers``: processes
+    building the records (default: two for 2,000 papers or more, see ``record_workers``)."""
     check_ledger_dir(ledger_dir)
     held_before = locking.holds_ledger(ledger_dir)  # a caller's run holds it: leave it held
     locking.acquire_ledger(ledger_dir)
     try:
         LedgerStore(ledger_dir).remove_record_leftovers()
+        processes = record_workers.worker_count(len(paper_ids), workers)
+        if processes > 1:
+            return record_workers.write_in_workers(paper_ids, ledger_dir, catalog_dir, progress, processes,
+                                                   RECORDS_PER_PASS)
         return _write_record_files(paper_ids, ledger_dir, catalog_dir, progress)
     finally:
         if not held_before:
@@ -191,6 +196,11 @@ def record_pages_of(record: dict[str, Any]) -> dict[str, bytes]:
     return {"json": record_pages.render_json(record),
             "txt": record_pages.render_ledger_text(record).encode(),
             "html": record_pages.render_ledger_html(record).encode()}
+
+
+def write_block(paper_ids: Sequence[str], ledger_dir: str, catalog_dir: str) -> list[Path]:
+    """One block of a write in a worker process (``record_workers``): the caller holds the lock."""
+    return _write_record_files(paper_ids, ledger_dir, catalog_dir, None)
 
 
 def _write_record_files(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
