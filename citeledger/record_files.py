@@ -125,6 +125,7 @@ def citation_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_d
         rows = [r for outbound, inbound, _ in observed for r in outbound + inbound]
         provenance = provenance_of(ledger_dir, catalog, {str(r.get("run_id")) for r in rows})
         provenance["citing_titles"] = citing_titles(catalog, [r for _, inbound, _ in observed for r in inbound])
+        provenance["notice_cache"] = {}  # each notice row made into a record's notice once a pass
         for paper_id, paper_work, (outbound, inbound, notice_rows) in zip(chunk, works, observed):
             cited = {r["work_id"]: cited_rows[r["work_id"]] for r in outbound if r.get("work_id") in cited_rows}
             yield records.build_record(paper_id, paper_work, outbound, inbound,

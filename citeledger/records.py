@@ -284,19 +284,33 @@ def _outbound_entry(row: Mapping[str, Any], notices: Mapping[str, Any], works: M
         "resolved_at": row.get("observed_at"),
         "score": row.get("score"),
         "evidence": _evidence(row.get("evidence")),
-        "notice": _reference_notice(row, work_id, linked, notices, provenance.get("notice_sources") or {}),
+        "notice": _reference_notice(row, work_id, linked, notices, provenance),
     }
 
 
 def _reference_notice(row: Mapping[str, Any], work_id: str | None, linked: bool,
-                      notices: Mapping[str, Any], source_times: Mapping[str, Any]) -> dict[str, Any]:
+                      notices: Mapping[str, Any], provenance: Mapping[str, Any]) -> dict[str, Any]:
     """The notice of the cited work; for a reference with no work, the notice of a DOI it cites
     that a notice source lists (``notice_check.cited_doi_notice_rows``), if any."""
     if not work_id:
         for doi in row.get("extracted_dois") or ():
             if f"doi:{doi}" in notices:
-                return _notice_dict(notices[f"doi:{doi}"], linked=True, source_times=source_times)
-    return _notice_dict(notices.get(work_id) if work_id else None, linked=linked, source_times=source_times)
+                return _shared_notice(notices[f"doi:{doi}"], True, provenance)
+    return _shared_notice(notices.get(work_id) if work_id else None, linked, provenance)
+
+
+def _shared_notice(notice: Any, linked: bool, provenance: Mapping[str, Any]) -> dict[str, Any]:
+    """``_notice_dict``, made once per notice row of a pass when the caller keeps a
+    ``provenance["notice_cache"]`` (a work cited by many papers has one notice; the records of
+    the pass share the dict, which nothing changes after it is built)."""
+    source_times = provenance.get("notice_sources") or {}
+    cache = provenance.get("notice_cache")
+    if cache is None:
+        return _notice_dict(notice, linked=linked, source_times=source_times)
+    hit = cache.get((id(notice), linked))
+    if hit is None or hit[0] is not notice:  # the cache holds the row, so its id is not reused
+        hit = cache[(id(notice), linked)] = (notice, _notice_dict(notice, linked=linked, source_times=source_times))
+    return hit[1]
 
 
 def _page(items: list[dict], cap: int | None) -> dict[str, Any]:
@@ -355,7 +369,8 @@ def build_record(paper_id: str, paper_work: Mapping[str, Any] | None, outbound: 
     (``as_of``); when ``as_of`` is missing the latest ``observed_at`` of the rows stands in.
     ``provenance`` (optional): ``run_catalog`` (run id -> catalog fingerprint), ``catalog_built_at``
     (fingerprint -> build time), ``notice_sources`` (source -> when the catalog took it in),
-    ``citing_titles`` (citing paper id -> title). Nothing here reads the clock: same inputs, same digest.
+    ``citing_titles`` (citing paper id -> title), ``notice_cache`` (a dict kept for one pass of many
+    records over the same notice rows). Nothing here reads the clock: same inputs, same digest.
     Counts and coverage are taken over every row; only the listed items are capped.
     """
     works, provenance = works or {}, provenance or {}
