@@ -227,11 +227,17 @@ def _write_batches(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir
         if n < VALIDATE_ALL_UP_TO or n % VALIDATE_EVERY == 0:
             records.validate_record(record)
         batch.append((record_file_stem(paper_id), record_pages_of(record)))
-        if len(batch) == RECORDS_PER_WRITE or n == len(paper_ids) - 1:
-            written += ledger.write_records_batch(batch)
-            if progress is not None:
-                progress(len(batch))
+        if len(batch) == RECORDS_PER_WRITE:
+            written += _publish(ledger, batch, progress)
             batch = []
+    return written + (_publish(ledger, batch, progress) if batch else [])
+
+
+def _publish(ledger: LedgerStore, batch: list[tuple[str, dict[str, bytes]]],
+             progress: Callable[[int], None] | None) -> list[Path]:
+    written = ledger.write_records_batch(batch)
+    if progress is not None:
+        progress(len(batch))
     return written
 
 

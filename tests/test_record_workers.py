@@ -17,7 +17,7 @@ def test_blocks_cover_every_paper_in_order_in_a_multiple_of_the_workers():
     assert record_workers.worker_count(10, None) == 1 and record_workers.worker_count(10, 2) == 2
 
 
-def test_records_written_by_two_workers_equal_those_written_in_the_caller(tmp_path, default_catalog):
+def test_records_written_by_two_workers_equal_those_written_in_the_caller(tmp_path, default_catalog, monkeypatch):
     resolve(tmp_path, default_catalog, RETRACTED + [
         {"citing_paper": "0704.0001", "reference_index": 1,
          "raw": "I. Streinu and L. Theran. Sparsity-certifying graph decompositions. arXiv:0704.0002"},
@@ -25,7 +25,11 @@ def test_records_written_by_two_workers_equal_those_written_in_the_caller(tmp_pa
     ledger = tmp_path / "ledger"
     assert main(["keys", "init", "--ledger", str(ledger)]) == 0
     papers = ["0704.0002", "paper-x", "0704.0001"]
-    alone = [json.loads(p.read_text()) for p in record_files.write_records(papers, ledger, default_catalog, workers=1)]
+    monkeypatch.setattr(record_files, "RECORDS_PER_WRITE", 2)  # two batches: 2 records, then 1
+    advanced: list[int] = []
+    alone = [json.loads(p.read_text()) for p in record_files.write_records(papers, ledger, default_catalog,
+                                                                            advanced.append, workers=1)]
+    assert advanced == [2, 1] and [r["paper"]["id"] for r in alone] == papers
     paths = record_files.write_records(papers, ledger, default_catalog, workers=2)
     assert [p.name for p in paths] == ["0704.0002.json", "paper-x.json", "0704.0001.json"]
     together = [json.loads(p.read_text()) for p in paths]
