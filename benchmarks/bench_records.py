@@ -2,10 +2,12 @@
 from synthetic observation rows shaped like the ledger's (evidence with fuzzy features, notices
 with events). Prints records per second for building (with the JCS content digest), signing
 (ed25519 receipt), schema validation (a validator built once; every record or a sample) and
-serialising the JSON, and the cost of each step per record, in this process's CPU time (the
+serialising the JSON, text and HTML pages, and the cost of each step per record, in this process's CPU time (the
 machine is shared: the wall clock is printed too).
 
     PYTHONPATH=. python benchmarks/bench_records.py [--papers 10000] [--refs 40] [--validate-every 1]
+
+The writer end to end (ledger reads, files written) is benchmarks/bench_records_ledger.py.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import json
 import time
 from typing import Any
 
-from citeledger import receipts, records
+from citeledger import receipts, record_files, records
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from resolvers.notices import EventType, NoticeEvent, standing_notice
 
@@ -64,8 +66,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--papers", type=int, default=10_000)
     parser.add_argument("--refs", type=int, default=40)
-    parser.add_argument("--validate-every", type=int, default=50, help="validate every Nth record (1: all; "
-                        "the record writer validates its first 200, then every 50th)")
+    parser.add_argument("--validate-every", type=int, default=500, help="validate every Nth record (1: all; "
+                        "the record writer validates its first 20, then every 500th)")
     args = parser.parse_args()
     notices, works, provenance = context(args.refs)
     private = Ed25519PrivateKey.generate()
@@ -74,7 +76,7 @@ def main() -> None:
     records.validate_record(receipts.sign_record(records.build_record(
         "warm-up", None, paper_rows(0, args.refs), [], notices, generated, works=works, provenance=provenance), key))
     spent = {"build (rows -> record, JCS digest)": 0.0, "sign (ed25519 receipt)": 0.0,
-             "validate (schema + digest)": 0.0, "serialise (json.dumps)": 0.0}
+             "validate (schema + digest)": 0.0, "serialise (JSON, text, HTML)": 0.0}
     names = list(spent)
     wall_started = time.perf_counter()
     for p in range(args.papers):
@@ -88,7 +90,7 @@ def main() -> None:
         if p % args.validate_every == 0:
             records.validate_record(record)
         t3 = time.process_time()
-        json.dumps(record, indent=2, ensure_ascii=False)
+        record_files.record_pages_of(record)
         t4 = time.process_time()
         for name, seconds in zip(names, (t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
             spent[name] += seconds

@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from resolvers.errors import ConfigError, LedgerPathError
 
-from .atomic import atomic_write_bytes, disk_errors, remove_leftovers, sql_literal, staged, write_parquet
+from .atomic import atomic_write_bytes, atomic_write_files, disk_errors, remove_leftovers, sql_literal, staged, write_parquet
 from .catalog import CatalogStore, _dict_rows
 from .options import check_run_id
 from .work_row import VERSION_TYPE, WORKS_SCHEMA
@@ -176,6 +176,13 @@ class LedgerStore:
         for suffix, data in pages.items():
             atomic_write_bytes(out / f"{stem}.{suffix}", data)
         return out / f"{stem}.json"
+
+    def write_records_batch(self, pages: Sequence[tuple[str, dict[str, bytes]]]) -> list[Path]:
+        """Several papers' record files (each: stem, suffix -> bytes) published together, with
+        one disk sync for the batch (``atomic_write_files``); returns the JSON files' paths."""
+        out = self.dir / "records"
+        atomic_write_files([(out / f"{stem}.{suffix}", data) for stem, files in pages for suffix, data in files.items()])
+        return [out / f"{stem}.json" for stem, _ in pages]
 
     def write_signing_key(self, key_id: str, public_doc: bytes, private_pem: bytes, retire: str | None) -> None:
         """A new ed25519 key pair under ``keys/`` (the private key 0600 from its first byte: the

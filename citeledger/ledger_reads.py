@@ -40,26 +40,42 @@ def papers_observations(ledger_dir: str | Path, catalog_dir: str | Path,
         # the notices of the cited works, and of cited DOIs that name no catalog work ("doi:<doi>")
         con.execute("""CREATE TEMP TABLE cur_notices AS SELECT * FROM notices WHERE work_id IN (SELECT work_id FROM cur)
                        OR work_id IN (SELECT 'doi:' || unnest(extracted_dois) FROM cur WHERE work_id IS NULL)""")
-        out = []
-        for forms, work_id in papers:
-            con.register("forms", pa.table({"form": pa.array(sorted(set(f.lower() for f in forms)), pa.string())}))
-            con.execute("SELECT * FROM cur WHERE lower(citing_paper) IN (SELECT form FROM forms) "
-                        "ORDER BY reference_index, citing_paper")
-            outbound = _dict_rows(con)
-            con.execute("""SELECT * FROM cur WHERE lower(citing_paper) NOT IN (SELECT form FROM forms)
-                           AND (work_id = ? OR doi IN (SELECT form FROM forms) OR arxiv_id IN (SELECT form FROM forms))
-                           ORDER BY citing_paper, reference_index""", [work_id])
-            inbound = _dict_rows(con)
-            con.execute("""SELECT * FROM cur_notices WHERE work_id IN (SELECT work_id FROM cur
-                           WHERE lower(citing_paper) IN (SELECT form FROM forms)) OR work_id IN
-                           (SELECT 'doi:' || unnest(extracted_dois) FROM cur
-                            WHERE work_id IS NULL AND lower(citing_paper) IN (SELECT form FROM forms))""")
-            notices = _dict_rows(con)
-            con.unregister("forms")
-            out.append((outbound, inbound, notices))
-        return out
+        con.execute("SELECT * FROM cur ORDER BY citing_paper, reference_index")
+        rows = _dict_rows(con)
+        notices = {r["work_id"]: r for r in _dict_rows(con.execute("SELECT * FROM cur_notices ORDER BY work_id"))}
+        passed = _PassRows(rows, notices)
+        return [passed.paper(forms, work_id) for forms, work_id in papers]
     finally:
         con.close()
+
+
+class _PassRows:
+    """The rows of one pass indexed by what a paper's rows are selected by: its citing-paper forms
+    (lower case), and for inbound rows the cited work id, DOI and arXiv id."""
+
+    def __init__(self, rows: list[dict[str, Any]], notices: dict[str, dict[str, Any]]):
+        self.notices = notices
+        self.by: dict[str, dict[Any, list[dict[str, Any]]]] = {k: {} for k in ("citing", "work_id", "doi", "arxiv_id")}
+        for row in rows:  # in citing paper, reference index order: each list keeps it
+            self.by["citing"].setdefault((row["citing_paper"] or "").lower(), []).append(row)
+            for key in ("work_id", "doi", "arxiv_id"):
+                if row[key] is not None:
+                    self.by[key].setdefault(row[key], []).append(row)
+
+    def paper(self, forms: Sequence[str], work_id: str | None) -> Observed:
+        """One paper's outbound rows (by reference index, then citing paper), the rows of other
+        papers citing its work (by citing paper, index) and the notices of what it cites: what
+        one query per paper used to select."""
+        forms = sorted({f.lower() for f in forms})
+        outbound = [r for f in forms for r in self.by["citing"].get(f, ())]
+        outbound.sort(key=lambda r: (r["reference_index"], r["citing_paper"]))
+        candidates = [*self.by["work_id"].get(work_id, ()), *(r for f in forms for key in ("doi", "arxiv_id")
+                                                               for r in self.by[key].get(f, ()))]
+        inbound = list({id(r): r for r in candidates if (r["citing_paper"] or "").lower() not in forms}.values())
+        inbound.sort(key=lambda r: (r["citing_paper"], r["reference_index"]))
+        cited = {r["work_id"] for r in outbound if r["work_id"]}
+        cited |= {"doi:" + d for r in outbound if r["work_id"] is None for d in r["extracted_dois"] or ()}
+        return outbound, inbound, [self.notices[w] for w in sorted(cited) if w in self.notices]
 
 
 def citing_papers(ledger_dir: str | Path, catalog_dir: str | Path, run_id: str | None) -> list[str]:

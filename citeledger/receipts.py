@@ -28,7 +28,9 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from resolvers.errors import ConfigError
-from resolvers.jcs import jcs, jcs_sha256
+from resolvers.jcs import jcs
+
+from .records import content_digest  # the one definition: v2 over JCS without digest and receipt
 
 ALGORITHM = "ed25519"
 CANONICALIZATION = "RFC 8785 JCS"
@@ -77,11 +79,6 @@ class SigningKey:
 
     key_id: str
     private: Ed25519PrivateKey
-
-
-def content_digest(record: Mapping[str, Any]) -> str:
-    """sha256 over the JCS of the record without ``content_digest`` and ``receipt``."""
-    return jcs_sha256({k: v for k, v in record.items() if k not in ("content_digest", "receipt")})
 
 
 def make_receipt(digest: str, key: SigningKey | None, signed_at: str | None = None) -> dict[str, Any]:

@@ -3,6 +3,7 @@ gathered from the ledger's current observations and notices, and the record file
 HTML) written under ``<ledger>/records/``."""
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 from pathlib import Path
@@ -12,7 +13,7 @@ from urllib.parse import quote
 from resolvers.errors import NotFound, UnknownRun, UsageError
 from resolvers.identifiers import canonical_arxiv_id, normalize_doi
 
-from . import locking, record_pages, receipts, records
+from . import locking, record_pages, record_workers, receipts, records
 from .record_paper import HANDLE_RE, arxiv_of
 from .catalog import ParquetCatalog
 from .ledger import LedgerStore, check_ledger_dir
@@ -23,17 +24,21 @@ from .workers import get_catalog
 def find_paper_work(catalog: ParquetCatalog, paper_id: str) -> dict[str, Any] | None:
     """The catalog row of a paper named by arXiv id (``arXiv:X``, ``XvN``, ``10.48550/arXiv.X``),
     DOI or work id, if the catalog has it."""
-    text = paper_id.strip()
-    hit = None
-    if text.startswith(("arxiv:", "doi:", "cl:")):
-        hit = catalog.works_by_id([text]).get(text)
-    arxiv_id = arxiv_of(text) or canonical_arxiv_id(text)
-    if hit is None and arxiv_id:
-        hit = catalog.works_by_arxiv_id([arxiv_id]).get(arxiv_id)
-    doi = normalize_doi(text)
-    if hit is None and doi:
-        hit = catalog.works_by_doi([doi]).get(doi)
-    return catalog.work_rows([hit.work_id])[hit.work_id] if hit else None
+    return find_papers_works(catalog, [paper_id])[0]
+
+
+def find_papers_works(catalog: ParquetCatalog, paper_ids: Sequence[str]) -> list[dict[str, Any] | None]:
+    """``find_paper_work`` of many papers with one lookup per kind of id and one read of the rows
+    (a record run looks its papers up once, not paper by paper)."""
+    texts = [p.strip() for p in paper_ids]
+    by_id = catalog.works_by_id(sorted({t for t in texts if t.startswith(("arxiv:", "doi:", "cl:"))}))
+    arxiv = {t: arxiv_of(t) or canonical_arxiv_id(t) for t in texts}
+    by_arxiv = catalog.works_by_arxiv_id(sorted({a for a in arxiv.values() if a}))
+    doi = {t: normalize_doi(t) for t in texts}
+    by_doi = catalog.works_by_doi(sorted({d for d in doi.values() if d}))
+    hits = [by_id.get(t) or by_arxiv.get(arxiv[t] or "") or by_doi.get(doi[t] or "") for t in texts]
+    rows = catalog.work_rows([h.work_id for h in hits if h])
+    return [rows[h.work_id] if h else None for h in hits]
 
 
 def citation_record(paper_id: str, ledger_dir: str | Path, catalog_dir: str | Path,
@@ -65,8 +70,9 @@ def paper_of_handle(handle: str, ledger_dir: str | Path, catalog_dir: str | Path
 
     catalog = get_catalog(catalog_dir)
     wanted = handle[len(HANDLE_PREFIX):]
-    hits = [p for p in citing_papers(ledger_dir, catalog_dir, None)
-            if identity_digest(identity(p, find_paper_work(catalog, p))).startswith(wanted)]
+    papers = citing_papers(ledger_dir, catalog_dir, None)
+    hits = [p for p, work in zip(papers, find_papers_works(catalog, papers))
+            if identity_digest(identity(p, work)).startswith(wanted)]
     if not hits:
         raise NotFound(f"the ledger {ledger_dir} has no paper with handle {handle!r}")
     if len(hits) > 1:
@@ -91,7 +97,10 @@ def provenance_of(ledger_dir: str | Path, catalog: ParquetCatalog, run_ids: set[
             "notice_sources": dict(catalog.manifest.get("notice_sources") or {})}
 
 
-RECORDS_PER_PASS = 500  # papers whose ledger rows are gathered in one pass (bounds the memory held)
+# Papers whose ledger rows are gathered in one pass: each pass computes the ledger's current rows
+# once (about 0.6 CPU s a pass over a ledger of 80,000 references, growing with the ledger), and
+# holds the pass's rows (about 40 MB for 2,000 papers of 40 references).
+RECORDS_PER_PASS = 2000
 
 
 def citation_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
@@ -107,7 +116,7 @@ def citation_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_d
     paper_ids = list(paper_ids)
     for start in range(0, len(paper_ids), RECORDS_PER_PASS):
         chunk = paper_ids[start:start + RECORDS_PER_PASS]
-        works = [find_paper_work(catalog, paper_id) for paper_id in chunk]
+        works = find_papers_works(catalog, chunk)
         observed = papers_observations(ledger_dir, catalog_dir, [
             (sorted(records.paper_forms(paper_id, work)), work["work_id"] if work else None)
             for paper_id, work in zip(chunk, works)])
@@ -116,6 +125,7 @@ def citation_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_d
         rows = [r for outbound, inbound, _ in observed for r in outbound + inbound]
         provenance = provenance_of(ledger_dir, catalog, {str(r.get("run_id")) for r in rows})
         provenance["citing_titles"] = citing_titles(catalog, [r for _, inbound, _ in observed for r in inbound])
+        provenance["notice_cache"] = {}  # each notice row made into a record's notice once a pass
         for paper_id, paper_work, (outbound, inbound, notice_rows) in zip(chunk, works, observed):
             cited = {r["work_id"]: cited_rows[r["work_id"]] for r in outbound if r.get("work_id") in cited_rows}
             yield records.build_record(paper_id, paper_work, outbound, inbound,
@@ -126,12 +136,9 @@ def citation_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_d
 
 def citing_titles(catalog: ParquetCatalog, inbound: list[dict[str, Any]]) -> dict[str, str]:
     """The catalog title of each citing paper of the inbound rows (those the catalog knows)."""
-    titles = {}
-    for paper in sorted({str(r.get("citing_paper")) for r in inbound}):
-        work = find_paper_work(catalog, paper)
-        if work and work.get("title"):
-            titles[paper] = str(work["title"])
-    return titles
+    papers = sorted({str(r.get("citing_paper")) for r in inbound})
+    return {paper: str(work["title"]) for paper, work in zip(papers, find_papers_works(catalog, papers))
+            if work and work.get("title")}
 
 
 RECORD_STEM_MAX = 120
@@ -156,15 +163,20 @@ def record_file_stem(paper_id: str) -> str:
 
 
 def write_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
-                  progress: Callable[[int], None] | None = None) -> list[Path]:
+                  progress: Callable[[int], None] | None = None, workers: int | None = None) -> list[Path]:
     """Write each paper's record as JSON, text and HTML under ``<ledger>/records/``, under the
     ledger's writer lock; first removing what a killed writer of records left staged there.
-    ``progress(1)`` after each paper (the CLI's progress bar)."""
+    ``progress(n)`` after each ``n`` papers written (the CLI's progress bar). ``workers``: processes
+    building the records (default: two for 2,000 papers or more, see ``record_workers``)."""
     check_ledger_dir(ledger_dir)
     held_before = locking.holds_ledger(ledger_dir)  # a caller's run holds it: leave it held
     locking.acquire_ledger(ledger_dir)
     try:
         LedgerStore(ledger_dir).remove_record_leftovers()
+        processes = record_workers.worker_count(len(paper_ids), workers)
+        if processes > 1:
+            return record_workers.write_in_workers(paper_ids, ledger_dir, catalog_dir, progress, processes,
+                                                   RECORDS_PER_PASS)
         return _write_record_files(paper_ids, ledger_dir, catalog_dir, progress)
     finally:
         if not held_before:
@@ -172,28 +184,60 @@ def write_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir:
 
 
 # Schema validation (jsonschema, about 20-80 ms a 40-reference record) checks the builder's code,
-# which is the same for every record: the first 200 records of a write are validated, then every
-# 50th. tests/test_receipts.py and tests/test_bytes_unchanged.py validate every file they write.
-VALIDATE_ALL_UP_TO = 200
-VALIDATE_EVERY = 50
+# which is the same for every record: the first 20 records of a write are validated, then every
+# 500th (at 50 ms each, validating more would cost more than building and signing the records).
+# tests/test_receipts.py and tests/test_bytes_unchanged.py validate every file they write.
+VALIDATE_ALL_UP_TO = 20
+VALIDATE_EVERY = 500
+RECORDS_PER_WRITE = 100  # records whose files are published with one disk sync (atomic_write_files)
+
+
+def record_pages_of(record: dict[str, Any]) -> dict[str, bytes]:
+    """A record's files: its JSON (two-space indent, as ``json.dumps``), text and HTML pages."""
+    return {"json": record_pages.render_json(record),
+            "txt": record_pages.render_ledger_text(record).encode(),
+            "html": record_pages.render_ledger_html(record).encode()}
+
+
+def write_block(paper_ids: Sequence[str], ledger_dir: str, catalog_dir: str) -> list[Path]:
+    """One block of a write in a worker process (``record_workers``): the caller holds the lock."""
+    return _write_record_files(paper_ids, ledger_dir, catalog_dir, None)
 
 
 def _write_record_files(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
                         progress: Callable[[int], None] | None) -> list[Path]:
     ledger = LedgerStore(ledger_dir)
-    written = []
+    collecting = gc.isenabled()
+    gc.disable()  # records are trees freed as they go; the cycle collector walked every row held
+    try:
+        return _write_batches(paper_ids, ledger_dir, catalog_dir, progress, ledger)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _write_batches(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
+                   progress: Callable[[int], None] | None, ledger: LedgerStore) -> list[Path]:
+    written: list[Path] = []
+    batch: list[tuple[str, dict[str, bytes]]] = []
     key = receipts.active_key(ledger_dir)  # None: the records say they are unsigned (receipts.py)
-    for n, (paper_id, record) in enumerate(zip(paper_ids, citation_records(paper_ids, ledger_dir, catalog_dir))):
+    records_of = citation_records(paper_ids, ledger_dir, catalog_dir)
+    for n, (paper_id, record) in enumerate(zip(paper_ids, records_of)):
         receipts.sign_record(record, key)
         if n < VALIDATE_ALL_UP_TO or n % VALIDATE_EVERY == 0:
             records.validate_record(record)
-        stem = record_file_stem(paper_id)
-        written.append(ledger.write_record_files(stem, {
-            "json": (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode(),
-            "txt": record_pages.render_ledger_text(record).encode(),
-            "html": record_pages.render_ledger_html(record).encode()}))
-        if progress is not None:
-            progress(1)
+        batch.append((record_file_stem(paper_id), record_pages_of(record)))
+        if len(batch) == RECORDS_PER_WRITE:
+            written += _publish(ledger, batch, progress)
+            batch = []
+    return written + (_publish(ledger, batch, progress) if batch else [])
+
+
+def _publish(ledger: LedgerStore, batch: list[tuple[str, dict[str, bytes]]],
+             progress: Callable[[int], None] | None) -> list[Path]:
+    written = ledger.write_records_batch(batch)
+    if progress is not None:
+        progress(len(batch))
     return written
 
 
@@ -216,8 +260,8 @@ def papers_touched(run_id: str, ledger_dir: str | Path, catalog_dir: str | Path)
     own = citing_papers(ledger_dir, catalog_dir, run_id)
     linked = set(ledger.linked_work_ids(run_id))
     touched = set(own)
-    for paper in citing_papers(ledger_dir, catalog_dir, None):
-        work = find_paper_work(catalog, paper)
+    papers = citing_papers(ledger_dir, catalog_dir, None)
+    for paper, work in zip(papers, find_papers_works(catalog, papers)):
         if work and work["work_id"] in linked:
             touched.add(paper)
     return sorted(touched)

@@ -16,6 +16,8 @@ from datetime import date, datetime, timezone
 from importlib import resources
 from typing import Any, Iterable, Mapping, Sequence
 
+import orjson
+
 from resolvers.canonical import canonical_json
 from resolvers.jcs import jcs_sha256
 from resolvers.model import STATE_ORDER, Status
@@ -75,7 +77,9 @@ def _plain(value: Any) -> Any:
     if kind in _SIMPLE:
         return value
     if kind is dict:
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {k if type(k) is str else str(k): v if type(v) in _SIMPLE else _plain(v) for k, v in value.items()}
+    if kind is list:
+        return [v if type(v) in _SIMPLE else _plain(v) for v in value]
     if kind is float:
         if math.isnan(value) or math.isinf(value):
             return None
@@ -166,8 +170,9 @@ def _latest_per_reference(rows: Iterable[Mapping[str, Any]]) -> list[dict]:
     """Keep the latest observation of each (citing paper, reference index): callers may pass
     ``observations`` rather than ``current``."""
     best: dict[tuple[str, int], dict] = {}
-    for row in rows:
-        r = {k: _plain(v) for k, v in dict(row).items()}
+    simple = _SIMPLE
+    for row in rows:  # most values are plain already: _plain is called for the others only
+        r = {k: v if type(v) in simple else _plain(v) for k, v in dict(row).items()}
         key = (str(r.get("citing_paper")), int(r.get("reference_index") or 0))
         old = best.get(key)
         if old is None or (str(r.get("observed_at") or ""), str(r.get("observation_id") or "")) > (
@@ -200,11 +205,25 @@ def _json_number(text: str) -> float | int | None:
     return _plain(value)
 
 
+_DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)  # a run of 20 digits: a C-speed test
+
+
+def _long_integer(text: str) -> bool:
+    return b"0" * 20 in text.encode("utf-8", "surrogatepass").translate(_DIGITS_AS_ZERO)
+
+
+
+
 def _evidence(value: Any) -> Any:
     if value is None or value == "":
         return {}
     if isinstance(value, str):
-        try:  # parsed straight into record values: NaN as null, 1.0 as 1 (no second walk)
+        try:  # orjson, then record values (1.0 as 1); it refuses NaN (json.loads: null), and reads an
+            if not _long_integer(value):  # integer beyond 2**64 as a float (json.loads: as is)
+                return _plain(orjson.loads(value))
+        except orjson.JSONDecodeError:
+            pass
+        try:
             return json.loads(value, parse_float=_json_number, parse_constant=lambda _: None)
         except ValueError:
             return {"unparsed": value}
@@ -265,19 +284,33 @@ def _outbound_entry(row: Mapping[str, Any], notices: Mapping[str, Any], works: M
         "resolved_at": row.get("observed_at"),
         "score": row.get("score"),
         "evidence": _evidence(row.get("evidence")),
-        "notice": _reference_notice(row, work_id, linked, notices, provenance.get("notice_sources") or {}),
+        "notice": _reference_notice(row, work_id, linked, notices, provenance),
     }
 
 
 def _reference_notice(row: Mapping[str, Any], work_id: str | None, linked: bool,
-                      notices: Mapping[str, Any], source_times: Mapping[str, Any]) -> dict[str, Any]:
+                      notices: Mapping[str, Any], provenance: Mapping[str, Any]) -> dict[str, Any]:
     """The notice of the cited work; for a reference with no work, the notice of a DOI it cites
     that a notice source lists (``notice_check.cited_doi_notice_rows``), if any."""
     if not work_id:
         for doi in row.get("extracted_dois") or ():
             if f"doi:{doi}" in notices:
-                return _notice_dict(notices[f"doi:{doi}"], linked=True, source_times=source_times)
-    return _notice_dict(notices.get(work_id) if work_id else None, linked=linked, source_times=source_times)
+                return _shared_notice(notices[f"doi:{doi}"], True, provenance)
+    return _shared_notice(notices.get(work_id) if work_id else None, linked, provenance)
+
+
+def _shared_notice(notice: Any, linked: bool, provenance: Mapping[str, Any]) -> dict[str, Any]:
+    """``_notice_dict``, made once per notice row of a pass when the caller keeps a
+    ``provenance["notice_cache"]`` (a work cited by many papers has one notice; the records of
+    the pass share the dict, which nothing changes after it is built)."""
+    source_times = provenance.get("notice_sources") or {}
+    cache = provenance.get("notice_cache")
+    if cache is None:
+        return _notice_dict(notice, linked=linked, source_times=source_times)
+    hit = cache.get((id(notice), linked))
+    if hit is None or hit[0] is not notice:  # the cache holds the row, so its id is not reused
+        hit = cache[(id(notice), linked)] = (notice, _notice_dict(notice, linked=linked, source_times=source_times))
+    return hit[1]
 
 
 def _page(items: list[dict], cap: int | None) -> dict[str, Any]:
@@ -336,7 +369,8 @@ def build_record(paper_id: str, paper_work: Mapping[str, Any] | None, outbound: 
     (``as_of``); when ``as_of`` is missing the latest ``observed_at`` of the rows stands in.
     ``provenance`` (optional): ``run_catalog`` (run id -> catalog fingerprint), ``catalog_built_at``
     (fingerprint -> build time), ``notice_sources`` (source -> when the catalog took it in),
-    ``citing_titles`` (citing paper id -> title). Nothing here reads the clock: same inputs, same digest.
+    ``citing_titles`` (citing paper id -> title), ``notice_cache`` (a dict kept for one pass of many
+    records over the same notice rows). Nothing here reads the clock: same inputs, same digest.
     Counts and coverage are taken over every row; only the listed items are capped.
     """
     works, provenance = works or {}, provenance or {}

@@ -21,6 +21,8 @@ import math
 import re
 from typing import Any
 
+import orjson
+
 from .errors import JCSError
 
 __all__ = ["JCSError", "es_number", "jcs", "jcs_exact", "jcs_sha256"]
@@ -96,43 +98,41 @@ def _parts(value: Any, out: list[str]) -> None:
         raise JCSError(f"JCS has no form for a {type(value).__name__}")
 
 
-# Where ``json.dumps(sort_keys=True)`` could differ from JCS: a float Python writes as ``1.0`` or
-# with an exponent (``1e-07``), an integer token of 16 digits or more (beyond 2**53 is an error),
-# a character from U+E000 up (code point and UTF-16 key order differ only above it). The pattern
-# starts with a literal so the scan is quick; a candidate counts only after a digit (a number
-# token), and any hit, even inside a string, only costs the exact writer.
-_CANDIDATE = re.compile(r"\.0[,\]}]|e[+-]\d|[:,\[]-?\d{16,}[,\]}]")
-_HIGH = re.compile("[\ue000-\U0010ffff]")
+# Where orjson's sorted compact text (``orjson.dumps(value, option=OPT_SORT_KEYS |
+# OPT_STRICT_INTEGER)``) can differ from JCS (compared on random doubles, every other one agrees):
+# an integral float (``1.0``, ``-0.0``: JCS writes ``1``, ``0``) and an exponent (orjson writes
+# ``1e+16`` and ``-3.9e-6`` where ECMAScript writes the digits out); a member name from U+E000 up
+# (orjson sorts by code point, JCS by UTF-16 code unit: they differ only above it). A candidate
+# counts only after a digit (a number token); any hit, even inside a string, only costs the
+# exact writer. Integers beyond 2**53, lone surrogates and non-string names make orjson raise;
+# NaN and the infinities it writes as ``null``, which the read-back comparison catches.
+_FLOAT_CANDIDATES = (re.compile(rb"\.0[,\]}]"), re.compile(rb"e[+-]"))  # literal heads: quick scans
+_HIGH = re.compile(rb"[\xee-\xf4]")  # UTF-8 lead bytes of U+E000 and above
+_FAST = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
 
 
-def _same_as_dumps(text: str) -> bool:
-    """Whether ``json.dumps``'s sorted compact ``text`` of a dict or list is its JCS form."""
-    if not text.isascii() and _HIGH.search(text):
-        return False
-    for m in _CANDIDATE.finditer(text):
-        if m.group()[0] in ":,[" or (m.start() and text[m.start() - 1].isdigit()):
-            return False
-    return True
+def _fast(value: Any) -> bytes | None:
+    """``value``'s JCS bytes by orjson when they cannot differ from the exact writer's, else None."""
+    if not isinstance(value, (dict, list)):
+        return None
+    try:
+        out = orjson.dumps(value, option=_FAST)
+    except orjson.JSONEncodeError:
+        return None  # a big integer, a lone surrogate, a non-JSON type: the exact writer says which
+    if not out.isascii() and _HIGH.search(out):
+        return None
+    for pattern in _FLOAT_CANDIDATES:
+        if any(out[m.start() - 1:m.start()].isdigit() for m in pattern.finditer(out)):
+            return None
+    return out if orjson.loads(out) == value else None  # NaN written as null, a tuple as a list
 
 
 def jcs(value: Any) -> bytes:
-    """``value`` (plain JSON data: dict, list, str, int, float, bool, None; string keys: an int key,
-    which no parsed JSON has, would be written as a string here and refused by ``jcs_exact``) as
-    RFC 8785 bytes. Fast path for a dict or list: the C ``json.dumps`` with sorted keys, taken only
-    when its text cannot differ from JCS (``_same_as_dumps``); otherwise the exact writer below
-    (tests/test_jcs.py checks both give the same bytes)."""
-    text = None
-    if isinstance(value, (dict, list)):
-        try:
-            text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError):
-            text = None  # NaN, a non-JSON type, mixed key types: the exact writer names the problem
-    if text is not None and _same_as_dumps(text):
-        try:
-            return text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise JCSError("a string holds a lone surrogate, which JCS (UTF-8) cannot carry") from exc
-    return jcs_exact(value)
+    """``value`` (plain JSON data: dict, list, str, int, float, bool, None) as RFC 8785 bytes. Fast
+    path for a dict or list: orjson's sorted text, taken only when it cannot differ from JCS
+    (``_fast``); otherwise the exact writer below (tests/test_jcs.py checks both give the same
+    bytes, on random JSON and on every record the tests write)."""
+    return _fast(value) or jcs_exact(value)
 
 
 def jcs_exact(value: Any) -> bytes:

@@ -14,6 +14,8 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
+pytest_plugins = ["record_writer_check"]  # every record a test writes: its JSON and JCS bytes checked
+
 FIXTURES = Path(__file__).parent / "fixtures"
 GOLDEN = Path(__file__).parent / "golden"
 REPO = Path(__file__).parent.parent

@@ -46,3 +46,44 @@ def test_publish_dir_moves_a_whole_folder(tmp_path):
     (src / "deep" / "a").write_bytes(b"a")
     atomic.publish_dir(src, dest)
     assert (dest / "deep" / "a").read_bytes() == b"a" and not src.exists()
+
+
+def test_atomic_write_files_publishes_a_batch_with_one_sync(tmp_path, monkeypatch):
+    syncs = []
+    monkeypatch.setattr(atomic.os, "sync", lambda: syncs.append(1))
+    (tmp_path / "a.json").write_bytes(b"old")
+    files = [(tmp_path / "a.json", b"new a"), (tmp_path / "b.txt", b"b"), (tmp_path / "sub" / "c.html", b"c")]
+    atomic.atomic_write_files(files)
+    assert [p.read_bytes() for p, _ in files] == [b"new a", b"b", b"c"]
+    assert syncs == [1] and not list(tmp_path.rglob("*.tmp"))
+    assert stat.S_IMODE((tmp_path / "b.txt").stat().st_mode) == 0o644
+
+
+def test_a_failed_batch_publishes_nothing_and_leaves_no_temp(tmp_path, monkeypatch):
+    """A full disk while the second file of a batch is written: no file of the batch is published
+    (the first keeps its old bytes) and no staged temp is left."""
+    (tmp_path / "a.json").write_bytes(b"old")
+    real_fdopen, opened = atomic.os.fdopen, []
+
+    class FullDisk:
+        def __init__(self, fh):
+            self.fh = fh
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.fh.close()
+
+        def write(self, data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    def fdopen(fd, mode):
+        opened.append(fd)
+        return real_fdopen(fd, mode) if len(opened) == 1 else FullDisk(real_fdopen(fd, mode))
+
+    monkeypatch.setattr(atomic.os, "fdopen", fdopen)
+    with pytest.raises(DiskFull, match="b.json"):
+        atomic.atomic_write_files([(tmp_path / "a.json", b"new"), (tmp_path / "b.json", b"b")])
+    assert (tmp_path / "a.json").read_bytes() == b"old" and not (tmp_path / "b.json").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json"]

@@ -202,3 +202,8 @@ def test_the_private_key_is_in_no_ledger_file_but_its_own(signed_ledger, default
     assert holders == [str(key_file.relative_to(ledger))]
     assert not any(f in printed for f in forms)
     assert len(list(ledger.rglob("*.json"))) >= 3  # the search did look at the records
+
+
+def test_receipts_and_records_take_the_content_digest_from_one_definition():
+    """The digest a receipt signs and the one a record is built with are one function (v1 and v2)."""
+    assert receipts.content_digest is records.content_digest

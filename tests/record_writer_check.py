@@ -1,0 +1,38 @@
+"""A pytest plugin (named in conftest.py): every citation record any test writes is checked as it
+is written: its JSON file's bytes are ``json.dumps(record, indent=2, ensure_ascii=False)``'s (the
+file is written by orjson, ``record_pages.render_json``) and its content digest's and receipt's
+canonical bytes from the fast path (``resolvers.jcs.jcs``, orjson) are the exact RFC 8785 writer's
+(``jcs_exact``)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from citeledger.ledger import LedgerStore
+from resolvers.jcs import jcs, jcs_exact
+
+CHECKED = {"records": 0}
+
+
+def check_record_file(data: bytes) -> None:
+    record = json.loads(data)
+    assert data == (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode()
+    body = {k: v for k, v in record.items() if k not in ("content_digest", "receipt")}
+    assert jcs(body) == jcs_exact(body)
+    if isinstance(record.get("receipt"), dict):
+        receipt = {k: v for k, v in record["receipt"].items() if k != "signature"}
+        assert jcs(receipt) == jcs_exact(receipt)
+    CHECKED["records"] += 1
+
+
+@pytest.fixture(autouse=True)
+def _check_written_records(monkeypatch):
+    write = LedgerStore.write_records_batch
+
+    def checked(self, pages):
+        for _, files in pages:
+            check_record_file(files["json"])
+        return write(self, pages)
+
+    monkeypatch.setattr(LedgerStore, "write_records_batch", checked)

@@ -1,0 +1,68 @@
+"""The record file's JSON (``record_pages.render_json``, written by orjson) is byte for byte
+``json.dumps(record, indent=2, ensure_ascii=False) + "\\n"``, on random JSON and on the floats
+where orjson writes otherwise; the check every written record passes (record_writer_check.py)
+refuses a file that is not."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from citeledger.record_pages import render_json
+from record_writer_check import check_record_file
+
+RECORD_LIKE = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2 ** 63), 2 ** 63) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text() | st.sampled_from(["05:00:00.000000Z", "Type-1e-5 x", "0.00001", "version 2.0, 2001"]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=20)
+
+
+def dumped(value):
+    return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode()
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(st.text(max_size=6), RECORD_LIKE, max_size=5))
+def test_render_json_writes_what_json_dumps_writes(record):
+    try:
+        expected = dumped(record)
+    except UnicodeEncodeError:  # a lone surrogate: neither writer can give UTF-8
+        with pytest.raises(UnicodeEncodeError):
+            render_json(record)
+        return
+    assert render_json(record) == expected
+
+
+@pytest.mark.parametrize("value", [1e-5, 1e-7, 1.5e-9, -3.9e-6, 9.99e-5, 1e-4, 1e16, 2.5e20, 1e300, -0.0, 0.0, 2 ** 64])
+def test_floats_orjson_writes_otherwise_come_out_as_json_dumps_writes_them(value):
+    record = {"score": value, "items": [{"x": value}], "at": "2026-12-01T05:00:00.000000Z"}
+    assert render_json(record) == dumped(record)
+
+
+def test_the_written_record_check_refuses_other_bytes():
+    record = {"schema": "x", "content_digest": "sha256:00", "score": 0.5}
+    check_record_file(dumped(record))
+    with pytest.raises(AssertionError):
+        check_record_file(json.dumps(record).encode())
+
+
+EVIDENCE = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2 ** 70), 2 ** 70) | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=15)
+
+
+@settings(max_examples=300, deadline=None)
+@given(EVIDENCE)
+def test_evidence_read_by_orjson_is_what_json_loads_read(value):
+    """``records._evidence`` reads a reference's evidence JSON with orjson (NaN, infinities and
+    integers beyond 2**64 through json.loads): the record values are those json.loads gave."""
+    from citeledger.records import _evidence, _json_number
+
+    text = json.dumps(value)
+    expected = json.loads(text, parse_float=_json_number, parse_constant=lambda _: None)
+    assert _evidence(text) == expected
+    assert json.dumps(_evidence(text)) == json.dumps(expected)  # 1 and 1.0, 0 and -0.0 told apart
