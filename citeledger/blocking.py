@@ -399,3 +399,8 @@ class ParquetRetriever:
 
     def document_frequency(self, token: str) -> int:
         return self.index.document_frequency(token)
+
+
+def save_array(path: Path, array: np.ndarray) -> None:
+    """An array file written as the index's own are (``shards`` writes its arrays through it)."""
+    _save(path, array)
