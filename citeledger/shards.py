@@ -209,10 +209,10 @@ class ShardedRetriever:
         root = Path(gen_dir) / SHARDS_DIR
         stamp = json.loads((root / STAMP).read_text())
         self.n_works = int(stamp["n_works"])
-        self.parts = [blocking.ParquetRetriever(d, idf=np.load(d / GLOBAL_IDF, mmap_mode="r"))
+        self.parts = [blocking.ParquetRetriever(d, idf=_mapped(d / GLOBAL_IDF))
                       for d in shard_dirs(root, int(stamp["n_shards"]))]
-        shards = [Shard(p.index, np.load(p.catalog_dir / GLOBAL_ROWS, mmap_mode="r")) for p in self.parts]
-        hashes, df, idf = (np.load(root / f"terms_{name}.npy", mmap_mode="r") for name in TERMS)
+        shards = [Shard(p.index, _mapped(p.catalog_dir / GLOBAL_ROWS)) for p in self.parts]
+        hashes, df, idf = (_mapped(root / f"terms_{name}.npy") for name in TERMS)
         self.index = ShardedIndex(hashes, df, idf, self.n_works, shards, **index_options)
 
     def candidates_batch(self, queries: Sequence[Sequence[str]], k: int = 20) -> list[list[Candidate]]:
@@ -231,6 +231,11 @@ class ShardedRetriever:
 
     def document_frequency(self, token: str) -> int:
         return self.index.document_frequency(token)
+
+
+def _mapped(path: Path) -> np.ndarray:
+    """An array file memory-mapped, as a plain ndarray view (``blocking._load_index`` says why)."""
+    return np.asarray(np.load(path, mmap_mode="r"))
 
 
 def retriever(gen_dir: str | Path) -> Any:

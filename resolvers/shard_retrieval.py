@@ -95,7 +95,7 @@ class ShardedIndex:
         if t_ids:
             hashes = self.planner.terms.hashes
             t_hashes = np.asarray(hashes)[np.asarray(t_ids, np.int64)]
-            rest_hashes = [np.asarray(hashes)[np.asarray(r, np.int64)] for r in rest]
+            rest_hashes = [np.asarray(hashes)[np.asarray(r, np.int64)] for r in rest] + [np.zeros(0, np.int64)]
             for no, shard in enumerate(self.shards):
                 self._shard_pools(no, shard, np.asarray(q_ids, np.int64), t_hashes, rest_hashes, k, pools)
         return [_merge(pool, bool(rest[qi]), k) for qi, pool in enumerate(pools)]
@@ -113,21 +113,23 @@ class ShardedIndex:
         uq, ud, scores = generated
         queries = np.arange(len(pools))
         first, last = np.searchsorted(uq, queries, side="left"), np.searchsorted(uq, queries, side="right")
+        rest_at = np.cumsum([0] + [len(r) for r in rest_hashes])
+        rest_local = local_ids(shard.index.terms, np.concatenate(rest_hashes)).tolist()
         for qi in np.flatnonzero(last > first).tolist():
-            has_rest = len(rest_hashes[qi]) > 0
+            has_rest = rest_at[qi + 1] > rest_at[qi]
             a = first[qi]
             b = min(last[qi], a + (RESCORE_POOL if has_rest else k))
             d, sc = ud[a:b], scores[a:b]
-            final = _rescored(shard.index, d, sc, local_ids(shard.index.terms, rest_hashes[qi])) if has_rest else sc
+            final = _rescored(shard.index, d, sc, rest_local[rest_at[qi]:rest_at[qi + 1]]) if has_rest else sc
             pools[qi].append((no, d, shard.global_rows[d], sc, final))
 
 
-def _rescored(index: PostingsIndex, d: np.ndarray, sc: np.ndarray, rest: np.ndarray) -> np.ndarray:
+def _rescored(index: PostingsIndex, d: np.ndarray, sc: np.ndarray, rest: list[int]) -> np.ndarray:
     """``PostingsIndex._rescore``'s sums, in its order, without its cut (the merge cuts)."""
     postings, offsets, idf = index.postings, index.offsets, index.idf
     sc = sc.copy()
     dd = d.astype(postings.dtype)
-    for t in rest.tolist():
+    for t in rest:
         if t < 0:
             continue  # no work of this shard holds the term: the single index adds 0 here
         plist = postings[offsets[t]:offsets[t + 1]]
