@@ -109,3 +109,44 @@ def test_shards_built_on_a_dask_cluster_are_the_same_files(sharded_generation, t
     for path in sorted((sharded_generation / shards.SHARDS_DIR).rglob("*.npy")):
         other = copy / path.relative_to(sharded_generation)
         assert np.array_equal(np.load(path), np.load(other)), path.name
+
+
+def test_catalog_build_with_shards_from_the_command_line(tmp_path, capsys):
+    """``catalog build --shards 2``: the live generation gets current shards; 0 shards is a usage error."""
+    from citeledger import cli
+
+    catalog = tmp_path / "catalog"
+    sources = [str(p) for p in sorted((REPO / "tests" / "fixtures" / "catalog").glob("*.jsonl"))]
+    assert cli.main(["catalog", "build", "--catalog", str(catalog), *sources, "--shards", "2"]) == 0
+    assert "2 shards:" in capsys.readouterr().out
+    gen = catalog / (catalog / "CURRENT").read_text().strip()
+    assert shards.stamp_of(gen)["n_shards"] == 2
+    with pytest.raises(SystemExit) as exit_:  # (argparse: a usage error, exit 2)
+        cli.main(["catalog", "build", "--catalog", str(catalog), *sources, "--shards", "0"])
+    assert exit_.value.code == 2
+
+
+def test_a_run_on_the_shards_writes_the_observations_of_the_single_index(default_catalog, tmp_path):
+    """The repo's sample references resolved before and after the catalog is sharded: the same
+    observation ids, digests, states and works."""
+    from citeledger import cli, workers
+
+    catalog = tmp_path / "catalog"
+    shutil.copytree(default_catalog, catalog, ignore=shutil.ignore_patterns(".lock", ".pins"))
+    common = ["resolve", str(SAMPLE), "--catalog", str(catalog), "--run-id", "r1"]
+    assert cli.main([*common, "--ledger", str(tmp_path / "one")]) == 0
+    shards.shard_generation(catalog, 3)
+    workers.clear_caches()  # (this process loaded the single index for the first run)
+    assert cli.main([*common, "--ledger", str(tmp_path / "sharded")]) == 0
+    fuzzy = [v for k, v in workers._CACHE.items() if k.kind == "fuzzy"]
+    assert [type(f.retriever) for f in fuzzy] == [shards.ShardedRetriever]
+    assert _observations(tmp_path / "sharded") == _observations(tmp_path / "one")
+    assert len(_observations(tmp_path / "one")) > 300
+
+
+def _observations(ledger: Path) -> list[tuple]:
+    import duckdb
+
+    with duckdb.connect() as con:
+        return con.execute(f"SELECT citing_paper, reference_index, observation_id, observation_digest, status, work_id "
+                           f"FROM read_parquet('{ledger}/observations/**/*.parquet') ORDER BY ALL").fetchall()
