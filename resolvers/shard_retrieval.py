@@ -113,29 +113,50 @@ class ShardedIndex:
         uq, ud, scores = generated
         queries = np.arange(len(pools))
         first, last = np.searchsorted(uq, queries, side="left"), np.searchsorted(uq, queries, side="right")
-        rest_at = np.cumsum([0] + [len(r) for r in rest_hashes])
-        rest_local = local_ids(shard.index.terms, np.concatenate(rest_hashes)).tolist()
-        for qi in np.flatnonzero(last > first).tolist():
-            has_rest = rest_at[qi + 1] > rest_at[qi]
-            a = first[qi]
-            b = min(last[qi], a + (RESCORE_POOL if has_rest else k))
-            d, sc = ud[a:b], scores[a:b]
-            final = _rescored(shard.index, d, sc, rest_local[rest_at[qi]:rest_at[qi + 1]]) if has_rest else sc
-            pools[qi].append((no, d, shard.global_rows[d], sc, final))
+        rest_n = np.array([len(r) for r in rest_hashes[:len(pools)]], np.int64)
+        lengths = np.minimum(last, first + np.where(rest_n > 0, RESCORE_POOL, k)) - first
+        at = np.concatenate(([0], np.cumsum(lengths)))
+        owner = np.repeat(queries, lengths)
+        sel = np.repeat(first, lengths) + np.arange(at[-1]) - np.repeat(at[:-1], lengths)
+        d, gen = ud[sel], scores[sel]
+        rest = np.full((len(pools), int(rest_n.max(initial=0))), -1, np.int64)
+        rest[np.repeat(queries, rest_n), np.arange(rest_n.sum()) - np.repeat(np.cumsum(rest_n) - rest_n, rest_n)] = \
+            local_ids(shard.index.terms, np.concatenate(rest_hashes))
+        final = _rescored(shard.index, d, gen, rest[owner])
+        rows = shard.global_rows[d]
+        for qi in np.flatnonzero(lengths > 0).tolist():
+            a, b = at[qi], at[qi + 1]
+            pools[qi].append((no, d[a:b], rows[a:b], gen[a:b], final[a:b]))
 
 
-def _rescored(index: PostingsIndex, d: np.ndarray, sc: np.ndarray, rest: list[int]) -> np.ndarray:
-    """``PostingsIndex._rescore``'s sums, in its order, without its cut (the merge cuts)."""
-    postings, offsets, idf = index.postings, index.offsets, index.idf
+def _rescored(index: PostingsIndex, d: np.ndarray, sc: np.ndarray, rest: np.ndarray) -> np.ndarray:
+    """``PostingsIndex._rescore``'s sums for many queries at once, without its cut (the merge
+    cuts): ``rest[i]`` holds the shard's ids of row ``d[i]``'s query's other terms (-1: no work
+    of this shard holds it, where the single index adds 0), added in their order."""
     sc = sc.copy()
-    dd = d.astype(postings.dtype)
-    for t in rest:
-        if t < 0:
-            continue  # no work of this shard holds the term: the single index adds 0 here
-        plist = postings[offsets[t]:offsets[t + 1]]
-        i = np.searchsorted(plist, dd)
-        sc += idf[t] * (plist[np.minimum(i, len(plist) - 1)] == dd)
+    for j in range(rest.shape[1]):
+        m = np.flatnonzero(rest[:, j] >= 0)
+        if len(m):
+            t = rest[m, j]
+            sc[m] += index.idf[t] * _holds(index, t, d[m])
     return sc
+
+
+def _holds(index: PostingsIndex, terms: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Whether each term's sorted postings hold the row beside it: one binary search per pair,
+    all pairs stepped together (numpy), instead of a ``searchsorted`` call per query and term."""
+    postings = index.postings
+    lo, end = index.offsets[terms].copy(), index.offsets[terms + 1]
+    hi = end.copy()
+    rows = rows.astype(postings.dtype)
+    active = np.flatnonzero(lo < hi)
+    while len(active):
+        mid = (lo[active] + hi[active]) // 2
+        right = postings[mid] < rows[active]
+        lo[active[right]] = mid[right] + 1
+        hi[active[~right]] = mid[~right]
+        active = active[lo[active] < hi[active]]
+    return (lo < end) & (postings[np.minimum(lo, len(postings) - 1)] == rows)
 
 
 def _merge(pool: list[tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]], has_rest: bool, k: int
