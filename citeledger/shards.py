@@ -189,7 +189,10 @@ def print_shards(stamp: dict[str, Any]) -> None:
 def dask_mapper(workers: int = 2, address: str | None = None) -> Iterator[Mapper]:
     """A map over a Dask cluster: the scheduler at ``address``, else a temporary local cluster of
     ``workers`` single-threaded worker processes (as prefect-dask starts one)."""
-    from dask.distributed import Client, LocalCluster
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError as exc:
+        raise ConfigError("--task-runner dask needs Dask: install the `dask` extra (pip install 'citeledger[dask]')") from exc
 
     with ExitStack() as stack:
         if address:
