@@ -3,7 +3,7 @@ processes, before and after the catalog's fuzzy index is split into shards on th
 throughputs, the shard build's figures and peak memory, and check that every ledger holds the
 one-process observations (ids, digests, states, works).
 
-    .venv/bin/python benchmarks/bench_dask.py [--workers 2] [--shards 4] [--batch-size 1000] [--limit N]
+    .venv/bin/python benchmarks/bench_dask.py [--workers 2] [--shards 4] [--batch-size 1000] [--limit N] [--repeat R]
         [--catalog-from DIR | --sources FILE...] [--rebuild-index]
 
 The catalog is built from ``--sources`` (default data/sources/*) into a temporary folder, or a
@@ -128,17 +128,20 @@ def run(label: str, inputs: str, catalog: Path, ledger: Path, batch_size: int, *
     return summary
 
 
-def limited_input(path: str, limit: int | None, tmp: Path) -> str:
-    if not limit:
+def limited_input(path: str, limit: int | None, repeat: int, tmp: Path) -> str:
+    """The first ``limit`` references, ``repeat`` times (copies under citing papers ``<id>~r<i>``, so
+    they are distinct references: the Dask cluster's start is then a smaller part of the step)."""
+    if not limit and repeat == 1:
         return path
     import gzip
 
+    with gzip.open(path, "rt") as src:
+        lines = [json.loads(line) for line in src][:limit]
     out_path = tmp / "refs.jsonl"
-    with gzip.open(path, "rt") as src, open(out_path, "w") as out:
-        for i, line in enumerate(src):
-            if i >= limit:
-                break
-            out.write(line)
+    with open(out_path, "w") as out:
+        for i in range(repeat):
+            for row in lines:
+                out.write(json.dumps({**row, "citing_paper": f"{row['citing_paper']}~r{i}" if i else row["citing_paper"]}) + "\n")
     return str(out_path)
 
 
@@ -149,10 +152,12 @@ def main() -> int:
     parser.add_argument("--batch-size", type=int, default=1000)
     parser.add_argument("--input", default=str(GLUTTON))
     parser.add_argument("--limit", type=int, default=None, help="resolve only the first N references")
+    parser.add_argument("--repeat", type=int, default=1, help="resolve the references this many times (as distinct ones)")
     parser.add_argument("--catalog-from", help="copy this built catalog instead of building one")
     parser.add_argument("--sources", nargs="*", help="catalog source files (default: data/sources/*)")
     parser.add_argument("--rebuild-index", action="store_true", help="time the unsharded index build too")
     args = parser.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)  # (a log file shows each figure as it comes)
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-dask-"))
     try:
@@ -162,28 +167,33 @@ def main() -> int:
 
 
 def _bench(args: argparse.Namespace, tmp: Path) -> int:
-    catalog = tmp / "catalog"
-    make_catalog(args, catalog)
-    gen = catalog / (catalog / "CURRENT").read_text().strip()
-    if args.rebuild_index:
-        rebuild_index(gen)
-    inputs = limited_input(args.input, args.limit, tmp)
+    """Most telling first (a run may be cut short): the shard build, then one process on the one
+    index against Dask on the shards, then the other two runs, then the one-process index build."""
+    one, sharded = tmp / "catalog", tmp / "catalog-sharded"
+    make_catalog(args, one)
+    shutil.copytree(one, sharded)  # (same manifest and fingerprint: the same observation ids)
+    stamp = shard(sharded, args.shards, args.workers)
+    print(json.dumps({k: v for k, v in stamp.items() if k != "shards"}), flush=True)
+    inputs = limited_input(args.input, args.limit, args.repeat, tmp)
     dask = {"task_runner": "dask", "dask_workers": args.workers}
-    plan = [("threads, one index", "one", {"task_runner": "threads"}),
-            (f"dask x{args.workers}, one index", "dask", dask)]
-    results = {label: (tmp / f"ledger-{name}", run(label, inputs, catalog, tmp / f"ledger-{name}",
-                                                  args.batch_size, **runner)) for label, name, runner in plan}
-    stamp = shard(catalog, args.shards, args.workers)
-    for label, name, runner in ((f"dask x{args.workers}, {args.shards} shards", "dask-shards", dask),
-                                (f"threads, {args.shards} shards", "one-shards", {"task_runner": "threads"})):
-        results[label] = (tmp / f"ledger-{name}", run(label, inputs, catalog, tmp / f"ledger-{name}",
-                                                      args.batch_size, **runner))
-    print(json.dumps({k: v for k, v in stamp.items() if k != "shards"}))
-    (base_ledger, base), *others = results.values()
-    expected = observations(base_ledger)
-    same = all(observations(ledger) == expected and summary["states"] == base["states"] for ledger, summary in others)
-    print(f"same observations as one process (ids, digests, states, works) in all {len(others)} other runs: {same}; "
-          f"{len(expected)} observations; states {base['states']}")
+    threads = {"task_runner": "threads"}
+    plan = [("threads, one index", one, threads), (f"dask x{args.workers}, {args.shards} shards", sharded, dask),
+            (f"dask x{args.workers}, one index", one, dask), (f"threads, {args.shards} shards", sharded, threads)]
+    expected, base_states, same = None, None, True
+    for n, (label, catalog, runner) in enumerate(plan):
+        ledger = tmp / f"ledger-{n}"
+        summary = run(label, inputs, catalog, ledger, args.batch_size, **runner)
+        rows = observations(ledger)
+        if expected is None:
+            expected, base_states = rows, summary["states"]
+            continue
+        this = rows == expected and summary["states"] == base_states
+        same = same and this
+        print(f"{label}: same observations as one process (ids, digests, states, works): {this}; "
+              f"{len(rows)} observations", flush=True)
+    print(f"states {base_states}; all the same: {same}", flush=True)
+    if args.rebuild_index:
+        rebuild_index(one / (one / "CURRENT").read_text().strip())
     return 0 if same else 1
 
 
