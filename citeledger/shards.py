@@ -101,7 +101,8 @@ def partition(gen_dir: Path, root: Path, n_shards: int, chunk_rows: int = 200_00
 
 def build_shard(shard_dir: Path) -> dict[str, Any]:
     """One shard's index (a task: in this process or on a Dask worker); its figures for the stamp
-    (seconds, peak RSS of the process so far, bytes on disk)."""
+    (seconds, bytes on disk, and the process's peak RSS so far: on a Dask worker an upper bound,
+    as it counts pages the worker inherited)."""
     started = time.perf_counter()
     stats = blocking.build_index(shard_dir)
     return {"shard": shard_dir.name, "works": stats["works"], "terms": stats["tokens"], "postings": stats["postings"],
