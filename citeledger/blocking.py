@@ -385,9 +385,11 @@ def _save(path: Path, array: np.ndarray) -> None:
 
 
 def _load_index(catalog_dir: Path) -> tuple[PostingsIndex, int]:
-    """The stored index, memory-mapped (read-only): nothing per term is copied into the heap."""
+    """The stored index, memory-mapped (read-only): nothing per term is copied into the heap. As
+    plain ndarray views of the maps: slicing a ``np.memmap`` costs more than the binary search
+    in the slice (re-scoring slices a postings list per query term)."""
     stamp = json.loads((catalog_dir / INDEX_FILE).read_text())
-    a = {name: np.load(catalog_dir / f"index_{name}.npy", mmap_mode="r") for name in ARRAYS}
+    a = {name: np.asarray(np.load(catalog_dir / f"index_{name}.npy", mmap_mode="r")) for name in ARRAYS}
     terms = TermIds.from_sorted(a["term_hashes"])
     index = PostingsIndex(terms, a["offsets"], a["postings"], stamp["n_works"], df=a["df"], idf=a["idf"])
     return index, stamp["n_works"]
@@ -435,3 +437,8 @@ class ParquetRetriever:
 
     def document_frequency(self, token: str) -> int:
         return self.index.document_frequency(token)
+
+
+def save_array(path: Path, array: np.ndarray) -> None:
+    """An array file written as the index's own are (``shards`` writes its arrays through it)."""
+    _save(path, array)

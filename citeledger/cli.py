@@ -15,6 +15,7 @@ from .cli_inspect import cmd_catalog_info, cmd_runs
 from .options import non_negative_int, positive_int
 from .preflight import check_catalog, check_inputs, check_ledger, prefect_defaults, use_flow, use_grobid
 from .run_summary import RunSummary
+from .cli_shards import shard_catalog, shard_options
 
 DEFAULT_CATALOG = "data/catalog"
 DEFAULT_LEDGER = "data/ledger"
@@ -37,7 +38,7 @@ def cmd_catalog_build(args: argparse.Namespace) -> int:
             print(f"  rejected {example}")
     print(f"catalog {args.catalog}: {report.works} works ({report.added:+d}), {report.notice_events} notice events, "
           f"{report.generation}, {report.seconds:.1f} s")
-    return 0
+    return shard_catalog(args) if args.shards else 0
 
 
 def _bytes(path: Path) -> int:
@@ -308,6 +309,7 @@ def _catalog_parsers(sub: Any) -> None:
                                             "doi_nature_csv", "openalex", "dblp", "arxiv_oai"],
                        help="force a format where the content does not say (default: recognised by content; "
                             "a file whose content is another format is an error)")
+    shard_options(build)
     build.set_defaults(func=cmd_catalog_build)
     _inspect(catalog_sub, "info", "what a catalog holds: generation, works per source, identifiers, notices",
              "--catalog", DEFAULT_CATALOG, cmd_catalog_info)

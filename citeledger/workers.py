@@ -12,10 +12,10 @@ from resolvers.fuzzy import FuzzyResolver
 from resolvers.notices import NoticeEvent, NoticeIndex
 from resolvers.remote import build_remote
 
-from .blocking import ParquetRetriever
 from .catalog import ParquetCatalog
 from .config import Config, load_config
 from .remote_files import SearchCacheDir
+from .shards import retriever
 
 
 class CacheKey(NamedTuple):
@@ -58,11 +58,12 @@ def _generation_key(kind: str, catalog: ParquetCatalog) -> CacheKey:
 
 
 def get_fuzzy(catalog: ParquetCatalog) -> FuzzyResolver:
-    """The fuzzy matcher over this catalog generation's blocking index, loaded once per process."""
+    """The fuzzy matcher over this catalog generation's blocking index (its shards when it has
+    them: the same candidates), loaded once per process."""
     key = _generation_key("fuzzy", catalog)
     with _CACHE_LOCK:
         if key not in _CACHE:
-            _CACHE[key] = FuzzyResolver(ParquetRetriever(catalog.generation_dir))
+            _CACHE[key] = FuzzyResolver(retriever(catalog.generation_dir))
         return _CACHE[key]
 
 

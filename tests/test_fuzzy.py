@@ -199,7 +199,10 @@ def test_stored_index_is_memory_mapped_not_copied(tmp_path):
     retriever = ParquetRetriever(tmp_path)
     index = retriever.index
     for array in (index.offsets, index.postings, index.df, index.idf, index.terms.hashes):
-        assert isinstance(array, np.memmap) and not array.flags.writeable and not array.flags.owndata
+        base = array  # (a plain ndarray view of the map, or the map itself: the file's pages either way)
+        while base is not None and not isinstance(base, np.memmap):
+            base = base.base
+        assert base is not None and not array.flags.writeable and not array.flags.owndata
     assert pa.total_allocated_bytes() == before  # the Arrow tables allocated nothing: mapped pages
     assert retriever.works.num_rows == len(rows) and retriever.forms.num_rows == len(rows)
     cands = retriever.candidates_batch([index_tokens(works[0].title)], k=3)[0]

@@ -1,0 +1,152 @@
+"""A catalog's fuzzy index split into shards answers what the single index answers: the same
+candidates (works, rows), the same scores bit for bit, in the same order (issue 16, build item 3).
+The shards hold no score of their own: terms are chosen and weighted by the global df summed over
+the shards, and ties are broken by the global row, so a sharded run writes the same observations."""
+import gzip
+import json
+import shutil
+from itertools import islice
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from citeledger import shards
+from citeledger.blocking import ParquetRetriever
+from resolvers.candidates import PostingsIndex, index_tokens, locator_tokens
+from resolvers.parsing import parse_reference
+from resolvers.shard_retrieval import Shard, ShardedIndex, global_idf_of, global_terms, term_table
+
+REPO = Path(__file__).parent.parent
+GLUTTON = Path("/work/shared/data/refs/glutton_dev.jsonl.gz")
+SAMPLE = REPO / "data" / "sample_references.jsonl"
+
+
+def _queries(raws: list[str]) -> list[list[str]]:
+    """The fuzzy matcher's two queries per string: its parsed title's tokens and its own tokens,
+    each with its locator keys."""
+    out = []
+    for raw in raws:
+        loc = locator_tokens(raw)
+        out.append(index_tokens(parse_reference(raw).title) + loc)
+        out.append([t for t in index_tokens(raw) if not t.isdigit()] + loc)
+    return out
+
+
+def _raw_strings(limit: int) -> list[str]:
+    raws = [json.loads(line)["raw"] for line in SAMPLE.read_text().splitlines() if line.strip()]
+    if GLUTTON.exists():  # the shared dev set (read-only); the repo's sample alone otherwise
+        with gzip.open(GLUTTON, "rt") as fh:
+            raws += [json.loads(line)["raw"] for line in islice(fh, limit)]
+    return raws
+
+
+def test_shards_rank_ties_and_pools_as_one_index():
+    """Many works share titles (ties in both scores across shards) and commoner terms pass the
+    re-scoring pool: three shards still answer the single index's rows and scores exactly."""
+    rng = np.random.default_rng(7)
+    words = [f"w{i}" for i in range(40)]
+    docs = [list(rng.choice(words, size=rng.integers(2, 7), replace=False)) for _ in range(3000)]
+    docs += [["rare", "alpha", "beta"]] * 5 + [["rare", "alpha"]] * 5
+    whole = PostingsIndex.from_token_lists(docs, postings_budget=5000)
+    which = rng.integers(0, 3, len(docs))
+    parts = [PostingsIndex.from_token_lists([docs[r] for r in np.flatnonzero(which == s)]) for s in range(3)]
+    tables = [term_table(p) for p in parts]
+    hashes, df, idf = global_terms([h for h, _ in tables], [d for _, d in tables], len(docs))
+    for p in parts:
+        p.idf = global_idf_of(p.terms, hashes, idf)
+    sharded = ShardedIndex(hashes, df, idf, len(docs), [Shard(p, np.flatnonzero(which == s))
+                                                          for s, p in enumerate(parts)], postings_budget=5000)
+    queries = [list(rng.choice(words, size=rng.integers(1, 9), replace=False)) for _ in range(300)]
+    queries += [["rare", "alpha", "beta", "w1"], ["alpha", "rare"], ["nothing"], []]
+    for k in (1, 5, 20):
+        expected = whole.query_rows(queries, k)
+        got = [[(row, score) for _, _, row, score in answer] for answer in sharded.query_rows(queries, k)]
+        assert got == expected
+    assert sharded.document_frequency("w3") == whole.document_frequency("w3")
+
+
+@pytest.fixture(scope="module")
+def sharded_generation(default_catalog, tmp_path_factory) -> Path:
+    """A copy of the default catalog's generation with 3 shards (the session catalog stays as is)."""
+    gen = Path(default_catalog) / (Path(default_catalog) / "CURRENT").read_text().strip()
+    copy = tmp_path_factory.mktemp("sharded") / gen.name
+    shutil.copytree(gen, copy)
+    stamp = shards.build_shards(copy, 3)
+    assert [s["works"] for s in stamp["shards"]] and sum(s["works"] for s in stamp["shards"]) == stamp["n_works"]
+    return copy
+
+
+def test_sharded_catalog_gives_the_single_index_candidates(sharded_generation):
+    """Every query of a sample of glutton dev strings (and the repo's sample): same works, rows
+    and scores from 3 shards as from the generation's own index."""
+    whole, sharded = ParquetRetriever(sharded_generation), shards.retriever(sharded_generation)
+    assert isinstance(sharded, shards.ShardedRetriever)
+    queries = _queries(_raw_strings(600))
+    expected, got = whole.candidates_batch(queries, 20), sharded.candidates_batch(queries, 20)
+    assert sum(map(len, expected)) > len(queries)  # (the sample does reach the catalog)
+    assert [[(c.work, c.row, c.blocking_score, c.forms) for c in answer] for answer in got] == \
+        [[(c.work, c.row, c.blocking_score, c.forms) for c in answer] for answer in expected]
+
+
+def test_a_stale_or_partial_shard_folder_is_not_used(sharded_generation, tmp_path):
+    """Without its stamp, or for another works.parquet, the generation's own index serves."""
+    copy = tmp_path / sharded_generation.name
+    shutil.copytree(sharded_generation, copy)
+    assert shards.stamp_of(copy) is not None
+    (copy / shards.SHARDS_DIR / shards.STAMP).unlink()
+    assert isinstance(shards.retriever(copy), ParquetRetriever)
+
+
+def test_shards_built_on_a_dask_cluster_are_the_same_files(sharded_generation, tmp_path):
+    """One task per shard on a local cluster of 2 worker processes: the same bytes as in one process."""
+    copy = tmp_path / sharded_generation.name
+    shutil.copytree(sharded_generation, copy)
+    shutil.rmtree(copy / shards.SHARDS_DIR)
+    with shards.dask_mapper(workers=2) as mapper:
+        stamp = shards.build_shards(copy, 3, mapper)
+    assert [s["shard"] for s in stamp["shards"]] == ["shard-000", "shard-001", "shard-002"]
+    for path in sorted((sharded_generation / shards.SHARDS_DIR).rglob("*.npy")):
+        other = copy / path.relative_to(sharded_generation)
+        assert np.array_equal(np.load(path), np.load(other)), path.name
+
+
+def test_catalog_build_with_shards_from_the_command_line(tmp_path, capsys):
+    """``catalog build --shards 2``: the live generation gets current shards; 0 shards is a usage error."""
+    from citeledger import cli
+
+    catalog = tmp_path / "catalog"
+    sources = [str(p) for p in sorted((REPO / "tests" / "fixtures" / "catalog").glob("*.jsonl"))]
+    assert cli.main(["catalog", "build", "--catalog", str(catalog), *sources, "--shards", "2"]) == 0
+    assert "2 shards:" in capsys.readouterr().out
+    gen = catalog / (catalog / "CURRENT").read_text().strip()
+    assert shards.stamp_of(gen)["n_shards"] == 2
+    with pytest.raises(SystemExit) as exit_:  # (argparse: a usage error, exit 2)
+        cli.main(["catalog", "build", "--catalog", str(catalog), *sources, "--shards", "0"])
+    assert exit_.value.code == 2
+
+
+def test_a_run_on_the_shards_writes_the_observations_of_the_single_index(default_catalog, tmp_path):
+    """The repo's sample references resolved before and after the catalog is sharded: the same
+    observation ids, digests, states and works."""
+    from citeledger import cli, workers
+
+    catalog = tmp_path / "catalog"
+    shutil.copytree(default_catalog, catalog, ignore=shutil.ignore_patterns(".lock", ".pins"))
+    common = ["resolve", str(SAMPLE), "--catalog", str(catalog), "--run-id", "r1"]
+    assert cli.main([*common, "--ledger", str(tmp_path / "one")]) == 0
+    shards.shard_generation(catalog, 3)
+    workers.clear_caches()  # (this process loaded the single index for the first run)
+    assert cli.main([*common, "--ledger", str(tmp_path / "sharded")]) == 0
+    fuzzy = [v for k, v in workers._CACHE.items() if k.kind == "fuzzy"]
+    assert [type(f.retriever) for f in fuzzy] == [shards.ShardedRetriever]
+    assert _observations(tmp_path / "sharded") == _observations(tmp_path / "one")
+    assert len(_observations(tmp_path / "one")) > 300
+
+
+def _observations(ledger: Path) -> list[tuple]:
+    import duckdb
+
+    with duckdb.connect() as con:
+        return con.execute(f"SELECT citing_paper, reference_index, observation_id, observation_digest, status, work_id "
+                           f"FROM read_parquet('{ledger}/observations/**/*.parquet') ORDER BY ALL").fetchall()
