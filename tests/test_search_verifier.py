@@ -111,3 +111,18 @@ def test_the_local_candidates_are_retrieved_once_per_reference():
     outcome, failed = search_one(parsed, FuzzyResolver(retriever), SearchStep(search, search.budget("t")))
     assert [s["service"] for s in outcome.evidence["search"]] == ["crossref", "openalex"] and not failed
     assert len(retriever.asked) == 1
+
+
+def test_answers_cached_by_the_earlier_conversion_are_asked_again():
+    """Format 1 entries hold OpenAlex works as the search client used to convert them (an arXiv
+    DataCite DOI as ``doi:10.48550/...``): they are not read back, the service is asked again."""
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    old = Work("doi:10.48550/arxiv.1706.03762", doi="10.48550/arxiv.1706.03762", title="Attention is all you need")
+    entry = SearchAnswer("openalex", "attention", (old,), now).as_entry()
+    cache = MemoryCache()
+    cache.put("openalex", "attention", dict(entry, format=1))
+    search = SearchResolver({"openalex": (None, "")}, SearchSettings(services=("openalex",)),  # type: ignore[dict-item]
+                            cache=cache)
+    assert search._cached("openalex", "attention") is None
+    cache.put("openalex", "attention", entry)
+    assert search._cached("openalex", "attention").works == (old,)
