@@ -19,7 +19,7 @@ OpenAlex 10/s, arXiv one request every 3 s, one at a time) under 8 concurrent wo
 server counts requests per second per service (most in any sliding second; for arXiv the
 smallest gap between request starts and the most requests in flight at once).
 
-Usage: python benchmarks/bench_search.py [--n 3000] [--hold-out 0.1] [--rate 12]
+Usage: python benchmarks/bench_search.py [--n 3000] [--hold-out 0.1] [--show-wrong] [--rate 12]
 """
 from __future__ import annotations
 
@@ -308,15 +308,27 @@ def score(rows: list[dict], verdicts: list, in_service: set[str], skip: set[str]
             out["judged"] += 1
             out["correct"] += gold in ids
             if gold not in ids:
-                wrong.append((r["raw"][:90], gold, sorted(ids)))
+                wrong.append((r, v))
             if gold not in in_service:
-                absent_links.append((r["raw"][:90], sorted(ids)))
+                absent_links.append((r, v))
         elif ids & golds:
             out["judged"] += 1
+            wrong.append((r, v))
         out["by_" + (v.resolver_source or "?")] += 1
     precision = out["correct"] / out["judged"] if out["judged"] else float("nan")
     recall = out["found"] / out["answerable"] if out["answerable"] else float("nan")
     return {**out, "precision": precision, "recall": recall, "absent_links": absent_links, "wrong": wrong}
+
+
+def show(kind: str, links: list, titles: dict[str, str], noisy: set[str]) -> None:
+    """One line per link: the string, what the gold says (and its work's title), what was linked."""
+    for r, v in links:
+        gold = (r.get("gold_doi") or "").lower()
+        mark = "gold-inconsistent" if r["raw"] in noisy else "gold-consistent"
+        print(f"    {kind} [{mark}, {v.resolver_source}] {' '.join(r['raw'].split())!r}\n"
+              f"      gold {gold or None}: {titles.get(gold)!r}\n"
+              f"      linked {v.work.work_id}: {v.work.title!r} {v.work.authors[:1]} {v.work.year} "
+              f"vol {v.work.volume} p {v.work.first_page}")
 
 
 def report(label: str, r: dict, loc: dict) -> None:
@@ -328,21 +340,31 @@ def report(label: str, r: dict, loc: dict) -> None:
           f"{100 * (loc['recall'] - r['recall']):.2f} points")
     print(f"  links for strings whose work the service lacks: remote {len(r['absent_links'])}, "
           f"local {len(loc['absent_links'])}")
-    for raw, gold, ids in r["wrong"][:25]:
-        print(f"    wrong: {raw!r} gold {gold} -> {ids}")
 
 
 def self_contradicting_raws(rows: list[dict]) -> set[str]:
-    """Raw strings the gold answers in more than one way (as ``bench_fuzzy.py``): whatever a
-    matcher links, the gold calls it wrong at least once."""
+    """Raw strings the gold answers in more than one way across the whole file (as
+    ``bench_fuzzy.py``): whatever a matcher links, the gold calls it wrong at least once. The
+    rest, one gold answer per string, are the rows whose gold is consistent."""
     answers: dict[str, set] = defaultdict(set)
     for r in rows:
         answers[r["raw"]].add(((r.get("gold_doi") or "").lower(), r.get("gold_arxiv_id") or ""))
     return {raw for raw, found in answers.items() if len(found) > 1}
 
 
-def quality(n: int, hold_out: float) -> None:
-    rows = [json.loads(line) for line in gzip.open(SHARED / "refs/glutton_dev.jsonl.gz", "rt")][:n]
+def gold_titles() -> dict[str, str]:
+    """DOI -> title of every work record at hand (to print what the gold names)."""
+    titles = {}
+    for line in gzip.open(SHARED / "catalog/glutton_works.jsonl.gz", "rt"):
+        w = json.loads(line)
+        if w.get("doi"):
+            titles[w["doi"].lower()] = w.get("title")
+    return titles
+
+
+def quality(n: int, hold_out: float, show_wrong: bool) -> None:
+    every = [json.loads(line) for line in gzip.open(SHARED / "refs/glutton_dev.jsonl.gz", "rt")]
+    rows = every[:n]
     dev_dois = {(r.get("gold_doi") or "").lower() for r in rows} - {""}
     crossref, arxiv, held = load_records(dev_dois, hold_out)
     service = Service(crossref, arxiv)
@@ -362,10 +384,16 @@ def quality(n: int, hold_out: float) -> None:
     print(f"remote path (empty catalog): {t1 - t0:.1f} s, {len(service.requests):,} requests "
           f"{dict(Counter(x[0] for x in service.requests))}; spent {remote.search.budget('bench').report()}")
     print(f"local path (catalog = the service's works): {t2 - t1:.1f} s")
-    noisy = self_contradicting_raws(rows)
-    for label, skip in (("all rows", set()), (f"without the {sum(r['raw'] in noisy for r in rows)} rows whose "
-                                                f"string the gold answers in several ways", noisy)):
-        report(label, score(rows, remote_v, in_service, skip), score(rows, local_v, in_service, skip))
+    noisy = self_contradicting_raws(every)
+    titles = gold_titles()
+    for label, skip in (("all rows", set()), (f"rows whose gold is consistent (one gold answer per string in the "
+                                                f"file; {sum(r['raw'] in noisy for r in rows)} rows left out)", noisy)):
+        remote_s, local_s = score(rows, remote_v, in_service, skip), score(rows, local_v, in_service, skip)
+        report(label, remote_s, local_s)
+        if show_wrong and not skip:
+            for path, s in (("remote", remote_s), ("local", local_s)):
+                show(f"{path} wrong", s["wrong"], titles, noisy)
+                show(f"{path} held-out", s["absent_links"], titles, noisy)
     server.shutdown()
 
 
@@ -444,11 +472,13 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=3000, help="glutton dev strings to resolve")
     parser.add_argument("--hold-out", type=float, default=0.1, help="share of gold works left out of the service")
     parser.add_argument("--rate", type=float, default=0.0, help="seconds per service of the rate check (0: skip)")
+    parser.add_argument("--show-wrong", action="store_true",
+                        help="print every wrong link and every link for a work the service lacks, both paths")
     args = parser.parse_args()
     if args.rate:
         rate(args.rate, max(args.n, 500))
     else:
-        quality(args.n, args.hold_out)
+        quality(args.n, args.hold_out, args.show_wrong)
 
 
 if __name__ == "__main__":

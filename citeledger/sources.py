@@ -9,7 +9,6 @@ the store decides where rows go.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import io
 import json
 import re
@@ -23,6 +22,9 @@ from resolvers.errors import CatalogSourceError
 from resolvers.identifiers import canonical_arxiv_id, normalize_doi
 from resolvers.journal_ref import parse_journal_ref
 from resolvers.model import Work
+from resolvers.work_fields import arxiv_doi, clean_text, content_work_id
+from resolvers.work_fields import first_page as _first_page
+from resolvers.work_fields import int_year as _int_year
 
 from .readers.arxiv import arxiv_details
 from .work_row import SOURCE_FIELDS
@@ -204,15 +206,6 @@ _LATEX_ACCENT_MAP = {"`": "\u0300", "'": "\u0301", "^": "\u0302", '"': "\u0308",
                      "c": "\u0327", "k": "\u0328"}
 
 
-def clean_text(text: str | None) -> str | None:
-    """Collapse whitespace (arXiv titles are hard-wrapped) and drop JATS/HTML tags."""
-    if text is None:
-        return None
-    text = re.sub(r"<[^>]{1,200}>", "", str(text))
-    text = _WS.sub(" ", text).strip()
-    return text or None
-
-
 def delatex(text: str) -> str:
     """Turn the LaTeX accents of arXiv author strings into Unicode (``Bal\\'azs`` -> ``Balázs``)."""
 
@@ -233,32 +226,6 @@ def split_arxiv_authors(authors: str | None) -> list[str]:
     text = re.sub(r"\([^()]*\)", "", text)  # affiliations in parentheses
     parts = re.split(r",\s*|\s+and\s+|;\s*", text)
     return [p.strip() for p in parts if p.strip() and len(p.strip()) > 1]
-
-
-def _int_year(value: Any) -> int | None:
-    try:
-        year = int(str(value)[:4])
-    except (TypeError, ValueError):
-        return None
-    return year if 1000 <= year <= 2999 else None
-
-
-def _first_page(pages: Any) -> str | None:
-    if pages in (None, ""):
-        return None
-    m = re.match(r"\s*([A-Za-z]?\d+[A-Za-z]?)", str(pages))
-    return m.group(1) if m else clean_text(str(pages))
-
-
-def content_work_id(title: str | None, authors: list[str], year: int | None) -> str:
-    """A stable id for a work with no DOI and no arXiv id: a digest of what identifies it."""
-    key = json.dumps([(title or "").casefold(), [a.casefold() for a in authors[:1]], year])
-    return "cl:" + hashlib.sha256(key.encode()).hexdigest()[:20]
-
-
-def arxiv_doi(arxiv_id: str) -> str:
-    """arXiv's own DataCite DOI for an id (lower-case, as every DOI here)."""
-    return f"10.48550/arxiv.{arxiv_id}".lower()
 
 
 # --- readers -------------------------------------------------------------------------------

@@ -62,6 +62,16 @@ def _brief(work: Work) -> dict:
             "first_author": work.authors[0] if work.authors else None}
 
 
+def string_queries(p: ParsedReference) -> tuple[list[str] | None, list[str]]:
+    """A string's two retrieval queries, each with its locator keys: its title's tokens (with a
+    ``Name: subtitle`` lead, see ``RefView``; None with fewer than ``MIN_TITLE_TERMS``), and the
+    whole string's tokens but numbers."""
+    loc = locator_tokens(p.text)
+    t_tokens = index_tokens(f"{p.title_lead} {p.title}" if p.title_lead else p.title)
+    title = t_tokens + loc if len(t_tokens) >= MIN_TITLE_TERMS else None
+    return title, [t for t in index_tokens(p.text) if not t.isdigit()] + loc
+
+
 class FuzzyResolver:
     """Resolves batches of raw strings against a retriever's catalog."""
 
@@ -78,19 +88,17 @@ class FuzzyResolver:
         views: dict[int, RefView] = {}
         title_q: dict[int, list[str]] = {}
         raw_q: dict[int, list[str]] = {}
-        locators: dict[int, list[str]] = {}
+        string_q: dict[int, list[str]] = {}
         for i, p in enumerate(parsed):
             views[i] = RefView.of(p)
-            loc = locators[i] = locator_tokens(p.text)
-            t_tokens = index_tokens(f"{p.title_lead} {p.title}" if p.title_lead else p.title)
-            if len(t_tokens) >= MIN_TITLE_TERMS:
-                title_q[i] = t_tokens + loc
+            title, string_q[i] = string_queries(p)
+            if title is not None:
+                title_q[i] = title
             else:
-                raw_q[i] = [t for t in index_tokens(p.text) if not t.isdigit()] + loc
+                raw_q[i] = string_q[i]
         for i, cands in self._retrieve(title_q).items():
             outcomes[i] = self._decide(views[i], cands, "title")
-        retry = {i: [t for t in index_tokens(views[i].parsed.text) if not t.isdigit()] + locators[i]
-                 for i in title_q if not outcomes[i].clear}
+        retry = {i: string_q[i] for i in title_q if not outcomes[i].clear}
         for i, cands in self._retrieve(retry).items():
             second = self._decide(views[i], cands, "string")
             if second.clear or second.reason is Reason.TOO_CLOSE_TO_CALL:
@@ -99,19 +107,23 @@ class FuzzyResolver:
             outcomes[i] = self._decide(views[i], cands, "string")
         return outcomes  # type: ignore[return-value]
 
-    def decide_with(self, parsed: ParsedReference, extra: Sequence[Work], query: str) -> FuzzyOutcome:
-        """The same verification (features, threshold, margin over the runner-up) over this
-        string's local candidates together with ``extra`` works (a search service's answer); a
-        work both hold is counted once, as the catalog's."""
-        loc = locator_tokens(parsed.text)
-        queries = [[t for t in index_tokens(parsed.text) if not t.isdigit()] + loc]
-        t_tokens = index_tokens(parsed.title)
-        if len(t_tokens) >= MIN_TITLE_TERMS:
-            queries.insert(0, t_tokens + loc)
-        found = self._retrieve(dict(enumerate(queries)))
+    def local_candidates(self, parsed: ParsedReference) -> list[Candidate]:
+        """The string's catalog candidates by the queries ``match_batch`` asks (title first, then
+        the whole string), each work once: what a search answer is weighed against. The search
+        step retrieves them once per reference, however many services it asks."""
+        title, string = string_queries(parsed)
+        found = self._retrieve(dict(enumerate(q for q in (title, string) if q is not None)))
         cands: dict[str, Candidate] = {}
         for c in (c for i in sorted(found) for c in found[i]):
             cands.setdefault(c.work.work_id, c)
+        return list(cands.values())
+
+    def decide_with(self, parsed: ParsedReference, extra: Sequence[Work], query: str,
+                    local: Sequence[Candidate] | None = None) -> FuzzyOutcome:
+        """The same verification (features, threshold, margin over the runner-up) over this
+        string's local candidates (``local``, else retrieved now) together with ``extra`` works
+        (a search service's answer); a work both hold is counted once, as the catalog's."""
+        cands = {c.work.work_id: c for c in (self.local_candidates(parsed) if local is None else local)}
         for work in extra:
             cands.setdefault(work.work_id, Candidate(work, -1, 0.0))
         return self._decide(RefView.of(parsed), list(cands.values()), query)

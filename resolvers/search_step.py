@@ -86,6 +86,7 @@ def search_one(parsed: ParsedReference, fuzzy: Any, step: SearchStep, local: Fuz
     asked: list[dict[str, Any]] = []
     last: FuzzyOutcome | None = None
     found_by: dict[str, tuple[Work, str]] = {}  # every service's works so far: rivals of each other
+    local_cands: list | None = None  # the string's catalog candidates, retrieved once for all answers
     for service in step.search.services:
         query = step.search.query_for(service, parsed)
         if query is None:
@@ -100,7 +101,9 @@ def search_one(parsed: ParsedReference, fuzzy: Any, step: SearchStep, local: Fuz
             continue
         for work in answer.works:
             found_by.setdefault(work.work_id, (work, service))
-        outcome = fuzzy.decide_with(parsed, [w for w, _ in found_by.values()], f"{service}_search")
+        if local_cands is None:
+            local_cands = fuzzy.local_candidates(parsed)
+        outcome = fuzzy.decide_with(parsed, [w for w, _ in found_by.values()], f"{service}_search", local_cands)
         by = found_by.get(outcome.best.work_id) if outcome.best is not None else None
         source = SEARCH_SOURCES[by[1]] if by is not None else outcome.source
         last = dataclasses.replace(outcome, source=source, evidence={**outcome.evidence, "search": list(asked)})

@@ -30,6 +30,7 @@ from .parsing import ParsedReference
 from .title_order import SORTED_MIN_WORDS, SORTED_SCALE, sorted_words, title_segments, window_sorted_score
 from .title_signs import NOTICE_RE, NOTICE_WORDS, TRUNCATED_END, TRUNCATED_PATTERN, title_cut_short  # noqa: F401
 from .text import VENUE_TOKEN_MIN_CHARS, compact, fold, fold_arrow, norm_arrow, norm_text, ocr_skeleton
+from .title_parts import names_another_part
 
 LINK_THRESHOLD = 0.90
 MARGIN = 0.25  # best score minus runner-up score needed to link ...
@@ -338,6 +339,8 @@ def features(ref: RefView, work: Work, forms: WorkForms | None = None) -> Featur
         ref = ref.lead_as_title  # the lone "author" before the colon is the head of this work's title
         detail["title_lead"] = True
     t, aligned = _title_score(ref, w, detail)
+    if names_another_part(work.title, ref.parsed.text):
+        detail["names_another_part"] = True  # "... corals. IV." for a string citing "... corals. III."
     author = _author_agreement(ref, w.surname)
     # a preprint is often cited by the year of its journal version, a few years on
     year = year_agreement(work.year, ref.years, PREPRINT_YEARS_LATER if work.type in PREPRINT_TYPES else 1)
@@ -455,6 +458,8 @@ def title_names_another_work(ref: RefView, f: Features) -> bool:
     locator names one article whatever its title looks like: garbled, markup-stripped or absent)."""
     if f.volume == 1 and f.page == 1:
         return False
+    if f.detail.get("names_another_part"):
+        return True  # another numbered part of a title series (``title_parts``)
     inside_longer = bool(f.aligned and f.detail.get("align_boundary") is False)
     return f.title < TITLE_CONFLICT_BELOW or inside_longer
 

@@ -30,7 +30,9 @@ from .settings import SearchSettings
 
 # ``resolver_source`` of a link made from a service's search answer
 SEARCH_SOURCES = {"crossref": "crossref_search", "openalex": "openalex_search", "arxiv": "arxiv_search"}
-CACHE_FORMAT = 1
+# answers hold converted works: a new conversion is a new format (2: OpenAlex hits converted as the
+# catalog reader converts them), and entries of an older one are asked again
+CACHE_FORMAT = 2
 MEMORY_MAX = 200_000  # answers kept in memory (the disk cache keeps them all)
 _WORD = re.compile(r"[^\W\d_]{4,}")
 _TERM = re.compile(r"[^\W_]+")

@@ -17,6 +17,7 @@ import httpx
 
 from resolvers.errors import RemoteUnavailable
 from resolvers.model import Work
+from resolvers.openalex import openalex_work
 
 from .arxiv import entries_to_work, parse_feed
 from .crossref import CrossrefClient, message_to_work
@@ -26,7 +27,7 @@ from .http import PoliteClient
 CROSSREF_SELECT = ("DOI", "title", "author", "issued", "published-print", "published-online", "created",
                    "container-title", "volume", "page", "article-number", "type", "update-to")
 OPENALEX_SELECT = ("id", "doi", "title", "display_name", "publication_year", "authorships", "primary_location",
-                   "biblio", "type", "ids")
+                   "locations", "biblio", "type", "ids")
 NOT_NOTICE_UPDATES = frozenset({"new_version", "new-version"})
 OPENALEX_NOTICE_TYPES = frozenset({"erratum", "retraction", "editorial", "paratext"})
 
@@ -70,28 +71,16 @@ def search_crossref(http: PoliteClient, api_url: str, mailto: str | None, text: 
     return works, aside
 
 
-def _surname(name: str) -> str:
-    parts = name.replace(",", " ").split()
-    return parts[-1] if parts else name
-
-
-def openalex_work(item: Mapping[str, Any]) -> Work | None:
-    """An OpenAlex work as a catalog work, or None without a DOI (its id would not be the catalog's)."""
-    doi = str(item.get("doi") or "").lower().removeprefix("https://doi.org/").strip()
-    if not doi.startswith("10."):
+def openalex_hit(item: Any) -> Work | None:
+    """An OpenAlex hit as the catalog reader makes it (``resolvers.openalex``: an arXiv DataCite
+    DOI or arXiv location gives the arXiv id); None for a notice, or a hit with neither DOI nor
+    arXiv id (its work id would not be the catalog's)."""
+    if not isinstance(item, dict) or str(item.get("type", "")).lower() in OPENALEX_NOTICE_TYPES:
         return None
-    authors = []
-    for a in item.get("authorships") or []:
-        name = (a.get("author") or {}).get("display_name") if isinstance(a, dict) else None
-        if name:
-            authors.append(_surname(str(name)))
-    biblio = item.get("biblio") or {}
-    source = ((item.get("primary_location") or {}).get("source") or {})
-    year = item.get("publication_year")
-    return Work(work_id=f"doi:{doi}", doi=doi, title=item.get("title") or item.get("display_name"),
-                authors=tuple(authors), year=year if isinstance(year, int) else None,
-                venue=source.get("display_name"), volume=biblio.get("volume"), first_page=biblio.get("first_page"),
-                type=item.get("type"))
+    found = openalex_work(item)
+    if found is None or not (found.work.doi or found.work.arxiv_id):
+        return None
+    return found.work
 
 
 def search_openalex(http: PoliteClient, api_url: str, mailto: str | None, text: str, rows: int) -> Found:
@@ -107,8 +96,8 @@ def search_openalex(http: PoliteClient, api_url: str, mailto: str | None, text: 
         raise RemoteUnavailable("openalex", "search answer without a 'results' list")
     works, aside = [], 0
     for item in data["results"]:
-        work = openalex_work(item) if isinstance(item, dict) else None
-        if work is None or str(item.get("type", "")).lower() in OPENALEX_NOTICE_TYPES:
+        work = openalex_hit(item)
+        if work is None:
             aside += 1
             continue
         works.append(work)
