@@ -17,7 +17,7 @@ import unicodedata
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from resolvers.errors import CatalogSourceError
 from resolvers.identifiers import canonical_arxiv_id, normalize_doi
@@ -198,6 +198,7 @@ def check_format(path: str | Path, forced: SourceFormat | None) -> SourceFormat:
 # --- normalisation helpers -----------------------------------------------------------------
 
 _WS = re.compile(r"\s+")
+_TAG = re.compile(r"<[^>]{1,200}>")
 _LATEX_ACCENT = re.compile(r"\\[`'^\"~=.uvHtcdbk]\{?([A-Za-z])\}?")
 _LATEX_ACCENT_MAP = {"`": "\u0300", "'": "\u0301", "^": "\u0302", '"': "\u0308", "~": "\u0303",
                      "=": "\u0304", ".": "\u0307", "u": "\u0306", "v": "\u030c", "H": "\u030b",
@@ -208,8 +209,10 @@ def clean_text(text: str | None) -> str | None:
     """Collapse whitespace (arXiv titles are hard-wrapped) and drop JATS/HTML tags."""
     if text is None:
         return None
-    text = re.sub(r"<[^>]{1,200}>", "", str(text))
-    text = _WS.sub(" ", text).strip()
+    text = str(text)
+    if "<" in text:
+        text = _TAG.sub("", text)
+    text = " ".join(text.split())  # (the same whitespace as ``\s+``, without a regex per field)
     return text or None
 
 
@@ -267,13 +270,18 @@ def arxiv_doi(arxiv_id: str) -> str:
 def _json_lines(path: str | Path) -> Iterator[tuple[int, Any, str | None]]:
     """Yield (line number, object, error). Bad lines are reported, not raised."""
     with open_text(path) as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                yield lineno, json.loads(line), None
-            except json.JSONDecodeError as exc:
-                yield lineno, None, f"bad JSON: {exc.msg} at column {exc.colno}"
+        yield from json_lines_of(fh)
+
+
+def json_lines_of(lines: Iterable[str]) -> Iterator[tuple[int, Any, str | None]]:
+    """``_json_lines`` of lines already open (a byte range of a big file, ``catalog_extract``)."""
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            yield lineno, json.loads(line), None
+        except json.JSONDecodeError as exc:
+            yield lineno, None, f"bad JSON: {exc.msg} at column {exc.colno}"
 
 
 def work_from_works_jsonl(obj: dict) -> SourceRow | None:

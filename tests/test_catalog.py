@@ -339,3 +339,35 @@ def test_a_fetched_work_is_kept_as_a_works_jsonl_row(work_args, doi):
                                 "withdrawn")} == {k: getattr(work, k) for k in ("arxiv_id", "title", "year", "venue",
                                                   "volume", "first_page", "pmid", "type", "withdrawn")}
     assert row["authors"] == list(work.authors)
+
+
+def test_extract_in_byte_ranges_by_worker_processes_gives_the_same_catalog(tmp_path, monkeypatch):
+    """A big works file is read in ranges by two processes: same works bytes, same reject lines."""
+    from citeledger import catalog_extract
+    from citeledger.catalog import extract
+
+    lines = []
+    for i in range(400):
+        lines.append(json.dumps({"doi": f"10.1000/r{i % 350}", "title": f"Work  {i}\tno {i}", "year": 1990 + i % 30}))
+        if i % 97 == 5:
+            lines.append("{broken")
+        if i % 50 == 7:
+            lines.append("")
+    src = tmp_path / "works.jsonl"
+    src.write_text("\r\n".join(lines) + "\n")
+
+    def build(name):
+        report = CatalogStore(tmp_path / name).build([src])
+        gen = (tmp_path / name) / report.generation
+        return report, (gen / "works.parquet").read_bytes(), (gen / "identifiers.parquet").read_bytes()
+
+    serial = build("serial")
+    monkeypatch.setattr(catalog_extract, "RANGE_BYTES", 2_000)
+    monkeypatch.setattr(catalog_extract, "PARALLEL_BYTES", 0)
+    assert len(catalog_extract.plan(src, catalog_extract.src.SourceFormat.WORKS_JSONL, 0)) > 10
+    ranged = build("ranged")
+    assert ranged[1:] == serial[1:]
+    assert ranged[0].files == serial[0].files and serial[0].files[0]["rejects"] == 5
+    assert serial[0].files[0]["reject_examples"][1].startswith(f"{src}:{lines.index('{broken', 10) + 1}: bad JSON")
+    again = extract([src], None, seq=3, workers=2)
+    assert again.works.column("ingested_seq").to_pylist() == list(range(4, 404))

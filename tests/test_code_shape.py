@@ -18,7 +18,7 @@ WRITING_CALLS = {("os", "replace"), ("os", "rename"), ("shutil", "move"), ("shut
 # The modules that decide what is written, each for its own folder, through atomic.py.
 # The catalog folder: catalog.py (blocking.py's index files and pins.py's pins are parts of it); the
 # ledger folder: ledger.py; the nightly's own inbox and harvest state: nightly.py, remote_files.py.
-WRITERS = {"atomic", "catalog", "blocking", "pins", "ledger", "nightly", "remote_files"}
+WRITERS = {"atomic", "catalog", "catalog_extract", "blocking", "pins", "ledger", "nightly", "remote_files"}
 # Scratch, not data: the input spool (a pipe copied once so it can be read twice, deleted after
 # planning) and the lock files of locking.py (empty; only their flock matters).
 SCRATCH = {"input_files": {"mkstemp", "fdopen"}, "locking": {"open"}}
