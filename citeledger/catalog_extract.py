@@ -228,8 +228,12 @@ def extract(files: Sequence[Path], fmt: src.SourceFormat | None, seq: int,
             workers: int = WORKERS) -> Extracted:
     """Read every source file: works into part files numbered on from ``seq``, notice events, a
     report per file (``file_done(path)`` after each, in order: the CLI's progress)."""
-    scratch = None if staging else tempfile.TemporaryDirectory(prefix="citeledger-extract-")
-    out = Path(tempfile.mkdtemp(dir=staging, prefix="extract-")) if staging else Path(scratch.name)
+    scratch = None
+    if staging is None:
+        scratch = tempfile.TemporaryDirectory(prefix="citeledger-extract-")
+        out = Path(scratch.name)
+    else:
+        out = Path(tempfile.mkdtemp(dir=staging, prefix="extract-"))
     plans: list[tuple[Path, src.SourceFormat, list[Task]]] = []
     for path in map(Path, files):
         if not path.exists():
