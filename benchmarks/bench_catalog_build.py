@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import resource
 import shutil
 import sys
 import tempfile
@@ -50,8 +51,16 @@ def main(out: Path, files: list[str]) -> None:
     peak = Peak()
     stages: dict[str, dict[str, float]] = {}
 
+    def cpu() -> float:
+        return sum(getattr(resource.getrusage(who), f) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+                   for f in ("ru_utime", "ru_stime"))
+
+    cpu_at = [cpu()]
+
     def stage(name: str, t0: float) -> None:
-        stages[name] = {"seconds": round(time.monotonic() - t0, 1), "peak_rss_mb": peak.take()}
+        stages[name] = {"seconds": round(time.monotonic() - t0, 1), "cpu_seconds": round(cpu() - cpu_at[0], 1),
+                        "peak_rss_mb": peak.take()}
+        cpu_at[0] = cpu()
         print(name, stages[name], flush=True)
 
     out.mkdir(parents=True, exist_ok=True)

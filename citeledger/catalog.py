@@ -30,7 +30,7 @@ from . import sources as src
 from .catalog_extract import Extracted, extract
 from .atomic import atomic_write_bytes, disk_errors, file_sha256, publish_dir, sql_literal
 from .locking import exclusive
-from .merge_sql import IDENTIFIERS_SQL, KEEP_SEQ_SQL, MERGED_SQL, NEW_LATEST_SQL
+from .merge_sql import ALL_ROWS_SQL, IDENTIFIERS_SQL, KEEP_SEQ_SQL, MERGED_SQL, NEW_LATEST_SQL, SHARED_IDS_SQL
 from .pins import pinned_generations
 from .work_row import WORKS_SCHEMA, work_from_row
 
@@ -177,6 +177,8 @@ def merge(previous: Path | None, new: Extracted, gen_dir: Path) -> Merged:
             old_sql += f" UNION ALL BY NAME SELECT * FROM read_parquet({sql_literal(previous / 'works.parquet')})"
         con.execute(f"CREATE VIEW old_works AS {old_sql}")
         con.execute(NEW_LATEST_SQL)
+        con.execute(ALL_ROWS_SQL)
+        con.execute(SHARED_IDS_SQL)
         before = con.execute("SELECT count(*) FROM old_works").fetchone()[0]
         con.execute(f"CREATE TABLE merged AS {MERGED_SQL}")
         con.execute(KEEP_SEQ_SQL)

@@ -5,6 +5,8 @@ import shutil
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from citeledger.sources import SourceFormat, sniff_format
@@ -371,3 +373,38 @@ def test_extract_in_byte_ranges_by_worker_processes_gives_the_same_catalog(tmp_p
     assert serial[0].files[0]["reject_examples"][1].startswith(f"{src}:{lines.index('{broken', 10) + 1}: bad JSON")
     again = extract([src], None, seq=3, workers=2)
     assert again.works.column("ingested_seq").to_pylist() == list(range(4, 404))
+
+
+def test_merge_of_works_with_one_row_skips_the_grouping_and_gives_the_grouped_rows(tmp_path, monkeypatch):
+    """The merge groups only works several rows describe; its rows equal grouping every work."""
+    import citeledger.catalog as catalog_module
+    from citeledger.catalog import extract, merge
+    from citeledger.merge_sql import MERGED_GROUPED_SQL
+    from citeledger.work_row import WORKS_SCHEMA
+
+    edge = tmp_path / "edge.jsonl"
+    edge.write_text("\n".join(json.dumps(r) for r in [
+        {"doi": "10.1000/empty", "title": "No authors", "authors": [], "withdrawn": True},
+        {"doi": "10.1000/none", "title": "Null authors", "authors": None, "year": "1999"},
+        {"arxiv_id": "0704.0001", "doi": "10.1000/j1", "title": "Both ids", "pmid": "123"},
+        {"title": "Only a title", "authors": ["Zed"]}]) + "\n")
+    files = [edge, *sorted(p for p in CAT.rglob("*") if p.is_file() and p.suffix not in (".md", ".dtd")
+                           and "LICENSE" not in p.name)]
+    new = extract(files, None, seq=0)
+    odd = tmp_path / "odd.parquet"  # rows no reader gives (an older catalog's nulls): null lists, repeats
+    pq.write_table(pa.Table.from_pylist([
+        {"work_id": "doi:10.1000/odd1", "doi": "10.1000/odd1", "authors": None, "alt_dois": ["10.1000/x", "10.1000/x",
+         "10.1000/odd1", None], "sources": None, "categories": None, "versions": None, "source_ids": ["b", "a", "b"],
+         "precedence": 2, "ingested_seq": 1, "withdrawn": None},
+        {"work_id": "doi:10.1000/odd2", "title": "T", "authors": [], "alt_dois": None, "sources": ["z", "a"],
+         "precedence": 1, "ingested_seq": 2, "relations": '{"a": 1}', "source_updated": "2024-01-01"}],
+        schema=WORKS_SCHEMA), odd)
+    new.parts.append((odd, new.ingested_seq))
+    (tmp_path / "fast").mkdir()
+    (tmp_path / "grouped").mkdir()
+    fast = merge(None, new, tmp_path / "fast")
+    monkeypatch.setattr(catalog_module, "MERGED_SQL", MERGED_GROUPED_SQL)
+    grouped = merge(None, new, tmp_path / "grouped")
+    assert fast == grouped and fast.works < new.works.num_rows  # (some works have several rows)
+    for name in ("works.parquet", "identifiers.parquet"):
+        assert (tmp_path / "fast" / name).read_bytes() == (tmp_path / "grouped" / name).read_bytes(), name
