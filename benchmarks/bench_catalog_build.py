@@ -1,7 +1,8 @@
 """Time and peak memory of each stage of a catalog build (extract, merge, index, publish).
 
 Why: the build must stay within 10 minutes and 6 GB at 10M works; this says which stage costs
-what. Peak RSS per stage is sampled from /proc/self/status (VmRSS, every 50 ms); the whole
+what. Peak RSS per stage is the process tree's (the extract's worker processes included), sampled
+every 50 ms; the whole
 process's peak is VmHWM at the end (the figure /usr/bin/time -v reports too).
 
 Usage: python benchmarks/bench_catalog_build.py CATALOG_DIR FILE...
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import resource
 import shutil
 import sys
@@ -20,7 +22,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from citeledger import catalog  # noqa: E402
+from bench_flow import tree_rss_mb  # noqa: E402
 
 
 def _status(key: str) -> int:
@@ -39,7 +43,7 @@ class Peak:
 
     def _run(self) -> None:
         while True:
-            self.peak = max(self.peak, _status("VmRSS"))
+            self.peak = max(self.peak, int(tree_rss_mb(os.getpid())[0]))  # with the extract's workers
             time.sleep(0.05)
 
     def take(self) -> int:
