@@ -9,9 +9,10 @@ A title-less reference (``G. Aad et al., Phys. Lett. B 716, 1 (2012)``) finds it
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from resolvers.journal_ref import number_key, venue_key
 from resolvers.catalog import LocatorKey
@@ -27,16 +28,21 @@ LOCATOR_SCHEMA = pa.schema([("venue_key", pa.string()), ("volume", pa.string()),
 
 def locator_rows(batch: pa.RecordBatch) -> pa.Table:
     """The index rows of a chunk of works.parquet (columns work_id, venue, volume, first_page).
-    Venue keys are made once per distinct venue (a catalog holds far fewer venues than works)."""
-    cols = {name: batch.column(batch.schema.names.index(name)).to_pylist()
-            for name in ("work_id", "venue", "volume", "first_page")}
-    rows: dict[str, list[Any]] = {name: [] for name in LOCATOR_SCHEMA.names}
-    for work_id, venue, volume, page in zip(cols["work_id"], cols["venue"], cols["volume"], cols["first_page"]):
-        key, vol, fp = venue_key(venue), number_key(volume), number_key(page)
-        if key and vol and fp:
-            for name, value in zip(LOCATOR_SCHEMA.names, (key, vol, fp, work_id)):
-                rows[name].append(value)
-    return pa.table(rows, schema=LOCATOR_SCHEMA)
+    Keys are made once per distinct venue, volume and page (a catalog holds far fewer of each
+    than works), then spread over the rows by Arrow."""
+    def column(name: str) -> pa.Array:
+        a = batch.column(batch.schema.names.index(name))
+        return a if a.type == pa.string() else a.cast(pa.string())
+
+    def keyed(name: str, key: Callable[[str | None], str]) -> pa.Array:
+        encoded = pc.dictionary_encode(column(name))
+        keys = pa.array([key(v) or None for v in encoded.dictionary.to_pylist()], pa.string())
+        return keys.take(encoded.indices)
+
+    cols = [keyed("venue", venue_key), keyed("volume", number_key), keyed("first_page", number_key),
+            column("work_id")]
+    keep = pc.fill_null(pc.and_(pc.and_(pc.is_valid(cols[0]), pc.is_valid(cols[1])), pc.is_valid(cols[2])), False)
+    return pa.table([pc.filter(c, keep) for c in cols], schema=LOCATOR_SCHEMA)
 
 
 def lookup(cur: Any, table: str, keys: Sequence[LocatorKey]) -> dict[LocatorKey, list[Work]]:

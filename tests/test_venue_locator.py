@@ -107,3 +107,21 @@ def test_names_or_venue_taken_for_a_title_do_not_contradict(raw):
     """The parser may isolate author names or the venue as a 'title' of a title-less string."""
     v = resolve(raw, [HIGGS, OTHER])
     assert (v.status, v.work) == (Status.VERIFIED_FUZZY, HIGGS)
+
+
+def test_locator_rows_keep_the_works_with_venue_volume_and_page_keyed_one_by_one():
+    """The Arrow form of the locator rows equals keying each work alone (empty keys dropped)."""
+    import pyarrow as pa
+
+    from citeledger.venue_index import locator_rows
+    from resolvers.journal_ref import number_key, venue_key
+
+    rows = [("w1", "Phys. Rev. Lett.", "007", "0012"), ("w2", "", "1", "2"), ("w3", "Nature", None, "5"),
+            ("w4", "Nature", "0", "00"), ("w5", None, "3", "4"), ("w6", "Phys Rev Lett", "7", "12"),
+            ("w7", "Nature", " ", "1")]
+    batch = pa.RecordBatch.from_pylist([dict(zip(("work_id", "venue", "volume", "first_page"), r)) for r in rows])
+    want = [(venue_key(v), number_key(vol), number_key(p), w) for w, v, vol, p in rows
+            if venue_key(v) and number_key(vol) and number_key(p)]
+    got = locator_rows(batch).to_pylist()
+    assert [(r["venue_key"], r["volume"], r["first_page"], r["work_id"]) for r in got] == want
+    assert [w for *_, w in want] == ["w1", "w4", "w6"]
