@@ -27,7 +27,7 @@ from resolvers.model import Work
 
 from . import blocking, venue_index
 from . import sources as src
-from .catalog_extract import Extracted, extract
+from .catalog_extract import Extracted, extract, keep_cache
 from .atomic import atomic_write_bytes, disk_errors, file_sha256, publish_dir, sql_literal
 from .locking import exclusive
 from .merge_sql import ALL_ROWS_SQL, IDENTIFIERS_SQL, KEEP_SEQ_SQL, MERGED_SQL, NEW_LATEST_SQL, SHARED_IDS_SQL
@@ -43,6 +43,9 @@ NOTICE_EVENT_SCHEMA = pa.schema([
 # The merge's DuckDB: bounded memory, spilling to a folder in the build's staging folder.
 MERGE_MEMORY_LIMIT = os.environ.get("CITELEDGER_BUILD_MEMORY_LIMIT", "3GB")
 MERGE_THREADS = min(os.cpu_count() or 1, 4)
+# The extracted parts of the works files the catalog's builds read, by digest: a later build
+# naming an unchanged file again takes them instead of reading it (``catalog_extract.keep_cache``).
+EXTRACT_CACHE = "extract-cache"
 
 
 @dataclass
@@ -100,12 +103,14 @@ class CatalogStore:
         staging = Path(tempfile.mkdtemp(dir=self.dir, prefix=".building-"))
         try:
             built_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-            extracted = extract(files, fmt, previous.ingested_seq, file_done, staging=staging)
+            extracted = extract(files, fmt, previous.ingested_seq, file_done, staging=staging,
+                                cache=self.dir / EXTRACT_CACHE)
             gen_dir = staging / previous.next_name
             gen_dir.mkdir()
             merged = merge(previous.dir, extracted, gen_dir)
             index(gen_dir)
             published = publish(self.dir, gen_dir, previous, extracted, merged, built_at)
+            keep_cache(self.dir / EXTRACT_CACHE, extracted, published.manifest["builds"])
             return CatalogBuildReport(generation=published.generation, works=merged.works,
                                       added=merged.works - merged.works_before, notice_events=merged.notice_events,
                                       fingerprint=published.fingerprint, files=extracted.files,

@@ -12,7 +12,9 @@ the result is the same as one reader going through the files in order, whatever 
 from __future__ import annotations
 
 import io
+import json
 import os
+import shutil
 import tempfile
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -28,7 +30,7 @@ from resolvers import notice_sources
 from resolvers.errors import CatalogSourceError
 
 from . import sources as src
-from .atomic import file_sha256, staged
+from .atomic import atomic_write_bytes, file_sha256, publish_dir, staged
 from .work_row import WORKS_SCHEMA
 
 PART_ROWS = 50_000  # rows per row group of a part file (and per Arrow conversion)
@@ -179,9 +181,9 @@ class FileWorks:
     results: list[TaskResult]
 
 
-def file_report(path: Path, fmt: src.SourceFormat, results: list[TaskResult]) -> dict[str, Any]:
+def file_report(path: Path, fmt: src.SourceFormat, results: list[TaskResult], sha256: str) -> dict[str, Any]:
     """A works file's build report: rows, rejects (the first five with their file line), skips."""
-    report: dict[str, Any] = {"file": str(path), "sha256": file_sha256(path), "format": fmt.value}
+    report: dict[str, Any] = {"file": str(path), "sha256": sha256, "format": fmt.value}
     examples: list[str] = []
     lines_before = 0
     for r in results:
@@ -210,6 +212,7 @@ class Extracted:
     files: list[dict[str, Any]]
     ingested_seq: int  # the high-water mark after these rows
     scratch: Any = None  # the temporary folder of the parts when the caller gave none (kept alive)
+    new_entries: list[Path] = field(default_factory=list)  # folders of parts read now (``keep_cache``)
 
     @property
     def works(self) -> pa.Table:
@@ -223,40 +226,87 @@ class Extracted:
         return t.set_column(t.schema.get_field_index("ingested_seq"), "ingested_seq", seq).drop(["_off"])
 
 
+EXTRACT_VERSION = 1  # part files of another version are not reused (a reader changed what it gives)
+
+
 def extract(files: Sequence[Path], fmt: src.SourceFormat | None, seq: int,
             file_done: Callable[[Path], None] | None = None, staging: Path | None = None,
-            workers: int = WORKERS) -> Extracted:
+            workers: int = WORKERS, cache: Path | None = None) -> Extracted:
     """Read every source file: works into part files numbered on from ``seq``, notice events, a
-    report per file (``file_done(path)`` after each, in order: the CLI's progress)."""
+    report per file (``file_done(path)`` after each, in order: the CLI's progress). A works file
+    whose digest ``cache`` holds is not read again: its parts there are used as they are."""
     scratch = None
     if staging is None:
         scratch = tempfile.TemporaryDirectory(prefix="citeledger-extract-")
         out = Path(scratch.name)
     else:
         out = Path(tempfile.mkdtemp(dir=staging, prefix="extract-"))
-    plans: list[tuple[Path, src.SourceFormat, list[Task]]] = []
+    plans: list[tuple[Path, src.SourceFormat, str, list[Task] | list[TaskResult] | None]] = []
     for path in map(Path, files):
         if not path.exists():
             raise CatalogSourceError(f"{path}: no such file")
         this_fmt = src.check_format(path, fmt)
-        first = sum(len(t) for _, _, t in plans)
-        plans.append((path, this_fmt, [] if this_fmt in src.NOTICE_FORMATS else plan(path, this_fmt, first)))
+        if this_fmt in src.NOTICE_FORMATS:
+            plans.append((path, this_fmt, "", None))
+            continue
+        key = f"{file_sha256(path)}-{this_fmt.value}-v{EXTRACT_VERSION}"
+        cached = _cached(cache / key) if cache is not None else None
+        (out / key).mkdir(exist_ok=True)
+        plans.append((path, this_fmt, key, cached if cached is not None else plan(path, this_fmt, len(plans) << 16)))
     result = Extracted([], [], [], seq, scratch)
-    with executor([t for _, _, tasks in plans for t in tasks], workers) as pool:
-        futures = [[pool.submit(run, t, str(out)) for t in tasks] for _, _, tasks in plans]
-        for (path, this_fmt, _), done in zip(plans, futures):
-            if this_fmt in src.NOTICE_FORMATS:
+    with executor([t for *_, tasks in plans for t in tasks or () if isinstance(t, Task)], workers) as pool:
+        futures = [[pool.submit(run, t, str(out / key)) if isinstance(t, Task) else t for t in tasks or ()]
+                   for _, _, key, tasks in plans]
+        for (path, this_fmt, key, tasks), done in zip(plans, futures):
+            if tasks is None:
                 result.files.append(_notice_file(path, this_fmt, result.notice_events))
             else:
-                results = [f.result() for f in done]
+                results = [f.result() if isinstance(f, Future) else f for f in done]
+                if tasks and isinstance(tasks[0], Task):
+                    _write_meta(out / key, results)
+                    result.new_entries.append(out / key)
                 for r in results:
                     if r.part is not None:
                         result.parts.append((r.part, result.ingested_seq))
                     result.ingested_seq += r.rows
-                result.files.append(file_report(path, this_fmt, results))
+                result.files.append(file_report(path, this_fmt, results, key.split("-", 1)[0]))
             if file_done is not None:
                 file_done(path)
     return result
+
+
+_META = "results.json"
+
+
+def _write_meta(entry: Path, results: list[TaskResult]) -> None:
+    rows = [{"part": r.part.name if r.part else None, "rows": r.rows, "lines": r.lines, "rejects": r.rejects,
+             "examples": r.examples, "skipped": r.skipped} for r in results]
+    atomic_write_bytes(entry / _META, json.dumps(rows).encode())
+
+
+def _cached(entry: Path) -> list[TaskResult] | None:
+    """The task results a cache entry holds (its parts in it), or None."""
+    if not (entry / _META).exists():
+        return None
+    rows = json.loads((entry / _META).read_text())
+    if not all((entry / r["part"]).exists() for r in rows if r["part"]):
+        return None
+    return [TaskResult(entry / r["part"] if r["part"] else None, r["rows"], r["lines"], r["rejects"],
+                       [(line, reason) for line, reason in r["examples"]], r["skipped"]) for r in rows]
+
+
+def keep_cache(cache: Path, extracted: Extracted, builds: list[list[dict[str, Any]]]) -> None:
+    """After a build is live: keep the parts of the works files it read (in ``cache``, keyed by
+    digest and format) and drop the entries of files no build of the catalog names."""
+    cache.mkdir(exist_ok=True)
+    for entry in extracted.new_entries:
+        if not (cache / entry.name).exists():
+            publish_dir(entry, cache / entry.name)
+    named = {f"{f['sha256']}-{f['format']}-v{EXTRACT_VERSION}" for files in builds for f in files}
+    for old in cache.iterdir():
+        if old.name not in named:
+            (old / _META).unlink(missing_ok=True)  # first: a half-removed entry is never used
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def _notice_file(path: Path, fmt: src.SourceFormat, events: list[dict[str, Any]]) -> dict[str, Any]:

@@ -408,3 +408,26 @@ def test_merge_of_works_with_one_row_skips_the_grouping_and_gives_the_grouped_ro
     assert fast == grouped and fast.works < new.works.num_rows  # (some works have several rows)
     for name in ("works.parquet", "identifiers.parquet"):
         assert (tmp_path / "fast" / name).read_bytes() == (tmp_path / "grouped" / name).read_bytes(), name
+
+
+def test_a_build_naming_unchanged_files_again_reuses_their_extract_and_gives_the_same_catalog(tmp_path, monkeypatch):
+    """Incremental: the second build reads only the new file (the others' parts are cached by
+    digest) and writes the same bytes as a build that reads every file again."""
+    from citeledger import catalog_extract
+
+    first = [CAT / "works.jsonl", CAT / "arxiv_snapshot.jsonl"]
+    files = [*first, CAT / "crossref_messages.jsonl"]
+    cached, uncached = CatalogStore(tmp_path / "cached"), CatalogStore(tmp_path / "uncached")
+    cached.build(first)
+    uncached.build(first)
+    shutil.rmtree(uncached.dir / "extract-cache")
+    planned = []
+    real_plan = catalog_extract.plan
+    monkeypatch.setattr(catalog_extract, "plan", lambda path, *a: planned.append(path) or real_plan(path, *a))
+    a, b = cached.build(files), uncached.build(files)
+    assert planned == [files[2], *files]  # the cached catalog read only the new file
+    assert (a.works, a.added, a.files) == (b.works, b.added, b.files)
+    for name in ("works.parquet", "identifiers.parquet", "notice_events.parquet", "venue_locators.parquet"):
+        assert (cached.current() / name).read_bytes() == (uncached.current() / name).read_bytes(), name
+    assert {p.name.split("-")[0] for p in (cached.dir / "extract-cache").iterdir()} == \
+        {f["sha256"] for f in a.files}
