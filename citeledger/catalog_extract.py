@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import json
+import operator
 import os
 import shutil
 import tempfile
@@ -31,7 +32,7 @@ from resolvers.errors import CatalogSourceError
 
 from . import sources as src
 from .atomic import atomic_write_bytes, file_sha256, publish_dir, staged
-from .work_row import WORKS_SCHEMA
+from .work_row import SOURCE_FIELDS, WORKS_SCHEMA
 
 PART_ROWS = 50_000  # rows per row group of a part file (and per Arrow conversion)
 RANGE_BYTES = 64 << 20  # a plain JSON-lines works file is read in byte ranges of about this size
@@ -119,30 +120,41 @@ class _Lines:
 
 def run(task: Task, out_dir: str) -> TaskResult:
     """Read one task into ``<out_dir>/part-NNNNNN.parquet`` (none when it has no rows)."""
-    prec = src.SOURCE_PRECEDENCE[task.fmt]
     result = TaskResult(None, 0, 0, 0, [])
     part = Path(out_dir) / f"part-{task.number:06d}.parquet"
-    chunk: list[dict[str, Any]] = []
+    chunk: list[tuple] = []
     with staged(part) as tmp:
         writer = pq.ParquetWriter(str(tmp), WORKS_SCHEMA, compression="snappy")
         for item in _items(task):
             if isinstance(item, src.SourceRow):
-                result.rows += 1
-                row = item.as_dict()
-                row.update(sources=[task.fmt.value], precedence=prec, ingested_seq=result.rows)
-                chunk.append(row)
+                chunk.append(_VALUES(item))
                 if len(chunk) >= PART_ROWS:
-                    writer.write_table(pa.Table.from_pylist(chunk, schema=WORKS_SCHEMA))
+                    writer.write_table(_table(chunk, task.fmt, result.rows))
+                    result.rows += len(chunk)
                     chunk = []
             else:
                 _count(result, item)
         if chunk:
-            writer.write_table(pa.Table.from_pylist(chunk, schema=WORKS_SCHEMA))
+            writer.write_table(_table(chunk, task.fmt, result.rows))
+            result.rows += len(chunk)
         writer.close()
     result.part = part if result.rows else None
     if not result.rows:
         part.unlink()
     return result
+
+
+_VALUES = operator.attrgetter(*SOURCE_FIELDS)  # a source row's values, in SOURCE_FIELDS order
+
+
+def _table(rows: list[tuple], fmt: src.SourceFormat, before: int) -> pa.Table:
+    """Rows (``_VALUES`` tuples) as a WORKS_SCHEMA table, column by column, numbered on from
+    ``before`` + 1 (cheaper than one dict per row)."""
+    n = len(rows)
+    cols: dict[str, Any] = dict(zip(SOURCE_FIELDS, zip(*rows)))
+    cols.update(sources=[[fmt.value]] * n, precedence=[src.SOURCE_PRECEDENCE[fmt]] * n,
+                ingested_seq=range(before + 1, before + n + 1))
+    return pa.Table.from_arrays([pa.array(cols[f.name], f.type) for f in WORKS_SCHEMA], schema=WORKS_SCHEMA)
 
 
 def _count(result: TaskResult, item: Any) -> None:
