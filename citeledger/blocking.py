@@ -38,8 +38,10 @@ import json
 import os
 import shutil
 import time
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import duckdb
 import numpy as np
@@ -210,15 +212,17 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
     rest = [c for c in WORK_FIELDS if c in names and c not in columns]
     stamp = _stamp(catalog_dir)
     row0 = n_pairs = 0
-    locators: list[pa.Table] = []
+    locators: list[pa.Table] = []  # compact entries, sorted by hash once all are known
+    with_locators = len(columns) == 3 and "venue" in rest
     with staged(catalog_dir / FORMS_FILE) as forms_tmp, staged(catalog_dir / WORKS_ARROW) as works_tmp:
         forms, works = _IpcWriter(forms_tmp), _IpcWriter(works_tmp)
-        for chunk, batch in enumerate(pf.iter_batches(batch_size=chunk_rows, columns=columns + rest)):
-            forms.write(_forms_batch(batch))
-            works.write(_work_columns(batch))
-            n_pairs += _write_runs(runs, chunk, *_batch_terms(batch, len(columns) == 3, row0))
-            if len(columns) == 3 and "venue" in rest:
-                locators.append(locator_rows(batch, row0))
+        for chunk, (batch, out) in enumerate(_chunk_outputs(pf.iter_batches(batch_size=chunk_rows, columns=columns + rest),
+                                                            len(columns) == 3, with_locators)):
+            forms.write(out[0])
+            works.write(out[1])
+            n_pairs += _write_runs(runs, chunk, *out[2])
+            if out[3] is not None:
+                locators.append(out[3])
             row0 += batch.num_rows
         empty = pa.RecordBatch.from_pydict({"title": pa.array([], pa.string())})
         forms.close(_forms_batch(empty))
@@ -230,6 +234,31 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
     atomic_write_bytes(catalog_dir / INDEX_FILE, json.dumps(stamp).encode())
     return {"works": row0, "tokens": n_terms, "postings": n_pairs,
             "seconds": round(time.perf_counter() - t0, 2)}
+
+
+INDEX_THREADS = min(os.cpu_count() or 1, 4)  # chunks in the works at once (Arrow and numpy release the GIL)
+
+
+def _chunk_outputs(batches: Iterator[pa.RecordBatch], with_pages: bool, with_locators: bool
+                   ) -> Iterator[tuple[pa.RecordBatch, tuple]]:
+    """Each chunk of works with its forms, Work columns, (term hash, row) pairs and locator rows,
+    in order; ``INDEX_THREADS`` chunks are computed at once (memory: that many chunks)."""
+    def outputs(batch: pa.RecordBatch, row0: int) -> tuple:
+        return (_forms_batch(batch), _work_columns(batch), _batch_terms(batch, with_pages, row0),
+                locator_rows(batch, row0) if with_locators else None)
+
+    pending: deque[tuple[pa.RecordBatch, Future]] = deque()
+    row0 = 0
+    with ThreadPoolExecutor(max_workers=INDEX_THREADS) as pool:
+        for batch in batches:
+            pending.append((batch, pool.submit(outputs, batch, row0)))
+            row0 += batch.num_rows
+            if len(pending) >= INDEX_THREADS:
+                done, future = pending.popleft()
+                yield done, future.result()
+        while pending:
+            done, future = pending.popleft()
+            yield done, future.result()
 
 
 def _runs_dir(catalog_dir: Path) -> Path:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import tempfile
 import threading
@@ -25,13 +26,12 @@ import pyarrow.parquet as pq
 from resolvers.errors import CatalogSourceError, ConfigError
 from resolvers.model import Work
 
-from resolvers import notice_sources
-
 from . import blocking, venue_index
 from . import sources as src
+from .catalog_extract import Extracted, extract, keep_cache
 from .atomic import atomic_write_bytes, disk_errors, file_sha256, publish_dir, sql_literal
 from .locking import exclusive
-from .merge_sql import IDENTIFIERS_SQL, KEEP_SEQ_SQL, MERGED_SQL, NEW_LATEST_SQL
+from .merge_sql import ALL_ROWS_SQL, IDENTIFIERS_SQL, KEEP_SEQ_SQL, MERGED_SQL, NEW_LATEST_SQL, SHARED_IDS_SQL
 from .pins import pinned_generations
 from .work_row import WORKS_SCHEMA, work_from_row
 
@@ -41,7 +41,12 @@ NOTICE_EVENT_SCHEMA = pa.schema([
     ("record_id", pa.string()), ("nature_raw", pa.string()), ("reasons", pa.list_(pa.string())),
 ])
 
-ARROW_CHUNK_ROWS = 50_000  # works converted to Arrow at a time during a catalog build
+# The merge's DuckDB: bounded memory, spilling to a folder in the build's staging folder.
+MERGE_MEMORY_LIMIT = os.environ.get("CITELEDGER_BUILD_MEMORY_LIMIT", "3GB")
+MERGE_THREADS = min(os.cpu_count() or 1, 4)
+# The extracted parts of the works files the catalog's builds read, by digest: a later build
+# naming an unchanged file again takes them instead of reading it (``catalog_extract.keep_cache``).
+EXTRACT_CACHE = "extract-cache"
 
 
 @dataclass
@@ -99,12 +104,14 @@ class CatalogStore:
         staging = Path(tempfile.mkdtemp(dir=self.dir, prefix=".building-"))
         try:
             built_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-            extracted = extract(files, fmt, previous.ingested_seq, file_done)
+            extracted = extract(files, fmt, previous.ingested_seq, file_done, staging=staging,
+                                cache=self.dir / EXTRACT_CACHE)
             gen_dir = staging / previous.next_name
             gen_dir.mkdir()
             merged = merge(previous.dir, extracted, gen_dir)
             index(gen_dir)
             published = publish(self.dir, gen_dir, previous, extracted, merged, built_at)
+            keep_cache(self.dir / EXTRACT_CACHE, extracted, published.manifest["builds"])
             return CatalogBuildReport(generation=published.generation, works=merged.works,
                                       added=merged.works - merged.works_before, notice_events=merged.notice_events,
                                       fingerprint=published.fingerprint, files=extracted.files,
@@ -129,16 +136,6 @@ class Generation:
     @property
     def next_name(self) -> str:
         return f"gen-{int(self.manifest.get('generation_no', 0)) + 1:06d}"
-
-
-@dataclass
-class Extracted:
-    """What the source files hold: new work rows (``WORKS_SCHEMA``), notice events, a report per file."""
-
-    works: pa.Table
-    notice_events: list[dict[str, Any]]
-    files: list[dict[str, Any]]
-    ingested_seq: int  # the high-water mark after these rows
 
 
 @dataclass(frozen=True)
@@ -171,78 +168,23 @@ def start_build(catalog_dir: Path) -> Generation:
     return Generation(previous, manifest)
 
 
-def extract(files: Sequence[Path], fmt: src.SourceFormat | None, seq: int,
-            file_done: Callable[[Path], None] | None = None) -> Extracted:
-    """Read every source file: works numbered on from ``seq``, notice events, a report per file
-    (``file_done(path)`` after each: the CLI's progress)."""
-    tables: list[pa.Table] = []
-    events: list[dict[str, Any]] = []
-    reports: list[dict[str, Any]] = []
-    for path in map(Path, files):
-        if not path.exists():
-            raise CatalogSourceError(f"{path}: no such file")
-        this_fmt = src.check_format(path, fmt)
-        report: dict[str, Any] = {"file": str(path), "sha256": file_sha256(path), "format": this_fmt.value}
-        if this_fmt in src.NOTICE_FORMATS:
-            new_events, rejects = _read_notice_source(path, this_fmt)
-            events.extend(new_events)
-            examples = [f"{path}:{r.line}: {r.reason}" for r in rejects[:5]]
-            n_rows = len(new_events)
-        else:
-            n_rows, rejects, seq, skipped = _extract_works(path, this_fmt, seq, tables)
-            examples = [f"{r.file}:{r.line}: {r.reason}" for r in rejects[:5]]
-            if skipped:
-                report["skipped"] = skipped  # records that are not works, by reason (DBLP person pages)
-        report.update(rows=n_rows, rejects=len(rejects), reject_examples=examples)
-        reports.append(report)
-        if file_done is not None:
-            file_done(path)
-    works = pa.concat_tables(tables) if tables else WORKS_SCHEMA.empty_table()
-    return Extracted(works, events, reports, seq)
-
-
-def _extract_works(path: Path, fmt: src.SourceFormat, seq: int, tables: list[pa.Table]
-                   ) -> tuple[int, list[src.CatalogReject], int, dict[str, int]]:
-    """Append one works file's rows to ``tables`` in Arrow chunks (a million works never sit in
-    memory as Python objects); returns (rows, rejects, ingested_seq after them, skips by reason)."""
-    prec = src.SOURCE_PRECEDENCE[fmt]
-    rejects: list[src.CatalogReject] = []
-    skipped: dict[str, int] = {}
-    chunk: list[dict[str, Any]] = []
-    n_rows = 0
-    for item in src.iter_work_rows(path, fmt):
-        if isinstance(item, src.CatalogReject):
-            rejects.append(item)
-            continue
-        if isinstance(item, src.CatalogSkip):
-            skipped[item.reason] = skipped.get(item.reason, 0) + 1
-            continue
-        seq += 1
-        n_rows += 1
-        d = item.as_dict()
-        d.update(sources=[fmt.value], precedence=prec, ingested_seq=seq)
-        chunk.append(d)
-        if len(chunk) >= ARROW_CHUNK_ROWS:
-            tables.append(pa.Table.from_pylist(chunk, schema=WORKS_SCHEMA))
-            chunk = []
-    if chunk:
-        tables.append(pa.Table.from_pylist(chunk, schema=WORKS_SCHEMA))
-    return n_rows, rejects, seq, skipped
-
-
 def merge(previous: Path | None, new: Extracted, gen_dir: Path) -> Merged:
     """The previous generation's works and notice events merged with the new ones, written into
     ``gen_dir`` (works, identifiers, notice events). Idempotent: merging the same rows again
-    changes no byte, because works are keyed by ``work_id`` and fields merged by precedence."""
-    con = duckdb.connect()
+    changes no byte, because works are keyed by ``work_id`` and fields merged by precedence.
+    DuckDB works within ``MERGE_MEMORY_LIMIT``, spilling to a folder beside ``gen_dir``."""
+    spill = Path(tempfile.mkdtemp(dir=gen_dir.parent, prefix=".merge-spill-"))
+    con = duckdb.connect(config={"memory_limit": MERGE_MEMORY_LIMIT, "threads": MERGE_THREADS,
+                                 "temp_directory": str(spill), "preserve_insertion_order": True})
     try:
-        con.execute("SET preserve_insertion_order=true")
-        con.register("new_works", new.works)
+        con.execute(f"CREATE VIEW new_works AS {_new_works_sql(con, new)}")
         old_sql = "SELECT * FROM new_works WHERE false"  # (columns a catalog built before had not: null)
         if previous and (previous / "works.parquet").exists():
             old_sql += f" UNION ALL BY NAME SELECT * FROM read_parquet({sql_literal(previous / 'works.parquet')})"
         con.execute(f"CREATE VIEW old_works AS {old_sql}")
         con.execute(NEW_LATEST_SQL)
+        con.execute(ALL_ROWS_SQL)
+        con.execute(SHARED_IDS_SQL)
         before = con.execute("SELECT count(*) FROM old_works").fetchone()[0]
         con.execute(f"CREATE TABLE merged AS {MERGED_SQL}")
         con.execute(KEEP_SEQ_SQL)
@@ -254,7 +196,16 @@ def merge(previous: Path | None, new: Extracted, gen_dir: Path) -> Merged:
         n_events = _write_notice_events(con, previous, new.notice_events, gen_dir)
     finally:
         con.close()
+        shutil.rmtree(spill, ignore_errors=True)
     return Merged(works=n_works, works_before=before, notice_events=n_events)
+
+
+def _new_works_sql(con: duckdb.DuckDBPyConnection, new: Extracted) -> str:
+    """The extracted parts as one relation, each part's ``ingested_seq`` moved on by its offset."""
+    con.register("no_works", WORKS_SCHEMA.empty_table())
+    parts = [f"SELECT * REPLACE (ingested_seq + {int(offset)} AS ingested_seq) FROM read_parquet({sql_literal(p)})"
+             for p, offset in new.parts]
+    return " UNION ALL ".join(["SELECT * FROM no_works", *parts])
 
 
 def index(gen_dir: Path) -> dict[str, Any]:
@@ -309,13 +260,6 @@ def source_files(paths: Sequence[str | Path]) -> list[Path]:
         else:
             raise CatalogSourceError(f"{path}: no such file")
     return out
-
-
-def _read_notice_source(path: Path, fmt: src.SourceFormat) -> tuple[list[dict[str, Any]], list[Any]]:
-    reader = notice_sources.read_retraction_watch_csv if fmt is src.SourceFormat.RETRACTION_WATCH_CSV \
-        else notice_sources.read_doi_nature_csv
-    events, rejects = reader(path)
-    return [e.to_dict() for e in events], [r for r in rejects if not r.kept]
 
 
 def _write_notice_events(con: duckdb.DuckDBPyConnection, previous: Path | None,

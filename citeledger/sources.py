@@ -16,7 +16,7 @@ import unicodedata
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from resolvers.errors import CatalogSourceError
 from resolvers.identifiers import canonical_arxiv_id, normalize_doi
@@ -234,13 +234,18 @@ def split_arxiv_authors(authors: str | None) -> list[str]:
 def _json_lines(path: str | Path) -> Iterator[tuple[int, Any, str | None]]:
     """Yield (line number, object, error). Bad lines are reported, not raised."""
     with open_text(path) as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                yield lineno, json.loads(line), None
-            except json.JSONDecodeError as exc:
-                yield lineno, None, f"bad JSON: {exc.msg} at column {exc.colno}"
+        yield from json_lines_of(fh)
+
+
+def json_lines_of(lines: Iterable[str]) -> Iterator[tuple[int, Any, str | None]]:
+    """``_json_lines`` of lines already open (a byte range of a big file, ``catalog_extract``)."""
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            yield lineno, json.loads(line), None
+        except json.JSONDecodeError as exc:
+            yield lineno, None, f"bad JSON: {exc.msg} at column {exc.colno}"
 
 
 def work_from_works_jsonl(obj: dict) -> SourceRow | None:

@@ -13,7 +13,7 @@ uncompressed Arrow IPC file, so every worker memory-maps it (no copy per process
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -33,20 +33,21 @@ LOCATOR_SCHEMA = pa.schema([("hash", pa.int64()), ("venue_key", pa.string()), ("
 def locator_rows(batch: pa.RecordBatch, row0: int) -> pa.Table:
     """The index entries (unsorted, without hashes) of a chunk of works.parquet rows (columns
     venue, volume, first_page) starting at row ``row0``, as a compact Arrow table: a 10M-work
-    build holds all of them until the end. Venue keys are made once per distinct venue (a catalog
-    holds far fewer venues than works)."""
-    cols = {name: batch.column(batch.schema.names.index(name)).to_pylist() for name in ("venue", *KEY_COLUMNS[1:])}
-    keys: dict[str | None, str] = {}
-    rows: dict[str, list[Any]] = {name: [] for name in (*KEY_COLUMNS, "row")}
-    for at, (venue, volume, page) in enumerate(zip(cols["venue"], cols["volume"], cols["first_page"])):
-        key = keys.get(venue)
-        if key is None:
-            key = keys[venue] = venue_key(venue)
-        vol, fp = number_key(volume), number_key(page)
-        if key and vol and fp:
-            for name, value in zip(rows, (key, vol, fp, row0 + at)):
-                rows[name].append(value)
-    return pa.table(rows, schema=_ENTRY_SCHEMA)
+    build holds all of them until the end. Keys are made once per distinct venue, volume and page
+    (a catalog holds far fewer of each than works), then spread over the rows by Arrow."""
+    def column(name: str) -> pa.Array:
+        a = batch.column(batch.schema.names.index(name))
+        return a if a.type == pa.string() else a.cast(pa.string())
+
+    def keyed(name: str, key: Callable[[str | None], str]) -> pa.Array:
+        encoded = pc.dictionary_encode(column(name))
+        keys = pa.array([key(v) or None for v in encoded.dictionary.to_pylist()], pa.string())
+        return keys.take(encoded.indices)
+
+    cols = [keyed("venue", venue_key), keyed("volume", number_key), keyed("first_page", number_key),
+            pa.array(np.arange(row0, row0 + batch.num_rows, dtype=np.int64))]
+    keep = pc.fill_null(pc.and_(pc.and_(pc.is_valid(cols[0]), pc.is_valid(cols[1])), pc.is_valid(cols[2])), False)
+    return pa.table([pc.filter(c, keep) for c in cols], schema=_ENTRY_SCHEMA)
 
 
 _ENTRY_SCHEMA = pa.schema([field for field in LOCATOR_SCHEMA if field.name != "hash"])

@@ -8,15 +8,19 @@ import json
 import re
 from typing import Any
 
-_WS = re.compile(r"\s+")
+
+
+_TAG = re.compile(r"<[^>]{1,200}>")
 
 
 def clean_text(text: Any) -> str | None:
     """Collapse whitespace (arXiv titles are hard-wrapped) and drop JATS/HTML tags."""
     if text is None:
         return None
-    text = re.sub(r"<[^>]{1,200}>", "", str(text))
-    text = _WS.sub(" ", text).strip()
+    text = str(text)
+    if "<" in text:
+        text = _TAG.sub("", text)
+    text = " ".join(text.split())  # (the same white space as ``\s+``, without a regular expression per field)
     return text or None
 
 

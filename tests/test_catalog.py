@@ -5,6 +5,8 @@ import shutil
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from citeledger.sources import SourceFormat, sniff_format
@@ -339,3 +341,93 @@ def test_a_fetched_work_is_kept_as_a_works_jsonl_row(work_args, doi):
                                 "withdrawn")} == {k: getattr(work, k) for k in ("arxiv_id", "title", "year", "venue",
                                                   "volume", "first_page", "pmid", "type", "withdrawn")}
     assert row["authors"] == list(work.authors)
+
+
+def test_extract_in_byte_ranges_by_worker_processes_gives_the_same_catalog(tmp_path, monkeypatch):
+    """A big works file is read in ranges by two processes: same works bytes, same reject lines."""
+    from citeledger import catalog_extract
+    from citeledger.catalog import extract
+
+    lines = []
+    for i in range(400):
+        lines.append(json.dumps({"doi": f"10.1000/r{i % 350}", "title": f"Work  {i}\tno {i}", "year": 1990 + i % 30}))
+        if i % 97 == 5:
+            lines.append("{broken")
+        if i % 50 == 7:
+            lines.append("")
+    src = tmp_path / "works.jsonl"
+    src.write_text("\r\n".join(lines) + "\n")
+
+    def build(name):
+        report = CatalogStore(tmp_path / name).build([src])
+        gen = (tmp_path / name) / report.generation
+        return report, (gen / "works.parquet").read_bytes(), (gen / "identifiers.parquet").read_bytes()
+
+    serial = build("serial")
+    monkeypatch.setattr(catalog_extract, "RANGE_BYTES", 2_000)
+    monkeypatch.setattr(catalog_extract, "PARALLEL_BYTES", 0)
+    assert len(catalog_extract.plan(src, catalog_extract.src.SourceFormat.WORKS_JSONL, 0)) > 10
+    ranged = build("ranged")
+    assert ranged[1:] == serial[1:]
+    assert ranged[0].files == serial[0].files and serial[0].files[0]["rejects"] == 5
+    assert serial[0].files[0]["reject_examples"][1].startswith(f"{src}:{lines.index('{broken', 10) + 1}: bad JSON")
+    again = extract([src], None, seq=3, workers=2)
+    assert again.works.column("ingested_seq").to_pylist() == list(range(4, 404))
+
+
+def test_merge_of_works_with_one_row_skips_the_grouping_and_gives_the_grouped_rows(tmp_path, monkeypatch):
+    """The merge groups only works several rows describe; its rows equal grouping every work."""
+    import citeledger.catalog as catalog_module
+    from citeledger.catalog import extract, merge
+    from citeledger.merge_sql import MERGED_GROUPED_SQL
+    from citeledger.work_row import WORKS_SCHEMA
+
+    edge = tmp_path / "edge.jsonl"
+    edge.write_text("\n".join(json.dumps(r) for r in [
+        {"doi": "10.1000/empty", "title": "No authors", "authors": [], "withdrawn": True},
+        {"doi": "10.1000/none", "title": "Null authors", "authors": None, "year": "1999"},
+        {"arxiv_id": "0704.0001", "doi": "10.1000/j1", "title": "Both ids", "pmid": "123"},
+        {"title": "Only a title", "authors": ["Zed"]}]) + "\n")
+    files = [edge, *sorted(p for p in CAT.rglob("*") if p.is_file() and p.suffix not in (".md", ".dtd")
+                           and "LICENSE" not in p.name)]
+    new = extract(files, None, seq=0)
+    odd = tmp_path / "odd.parquet"  # rows no reader gives (an older catalog's nulls): null lists, repeats
+    pq.write_table(pa.Table.from_pylist([
+        {"work_id": "doi:10.1000/odd1", "doi": "10.1000/odd1", "authors": None, "alt_dois": ["10.1000/x", "10.1000/x",
+         "10.1000/odd1", None], "sources": None, "categories": None, "versions": None, "source_ids": ["b", "a", "b"],
+         "precedence": 2, "ingested_seq": 1, "withdrawn": None},
+        {"work_id": "doi:10.1000/odd2", "title": "T", "authors": [], "alt_dois": None, "sources": ["z", "a"],
+         "precedence": 1, "ingested_seq": 2, "relations": '{"a": 1}', "source_updated": "2024-01-01"}],
+        schema=WORKS_SCHEMA), odd)
+    new.parts.append((odd, new.ingested_seq))
+    (tmp_path / "fast").mkdir()
+    (tmp_path / "grouped").mkdir()
+    fast = merge(None, new, tmp_path / "fast")
+    monkeypatch.setattr(catalog_module, "MERGED_SQL", MERGED_GROUPED_SQL)
+    grouped = merge(None, new, tmp_path / "grouped")
+    assert fast == grouped and fast.works < new.works.num_rows  # (some works have several rows)
+    for name in ("works.parquet", "identifiers.parquet"):
+        assert (tmp_path / "fast" / name).read_bytes() == (tmp_path / "grouped" / name).read_bytes(), name
+
+
+def test_a_build_naming_unchanged_files_again_reuses_their_extract_and_gives_the_same_catalog(tmp_path, monkeypatch):
+    """Incremental: the second build reads only the new file (the others' parts are cached by
+    digest) and writes the same bytes as a build that reads every file again."""
+    from citeledger import catalog_extract
+
+    first = [CAT / "works.jsonl", CAT / "arxiv_snapshot.jsonl"]
+    files = [*first, CAT / "crossref_messages.jsonl"]
+    cached, uncached = CatalogStore(tmp_path / "cached"), CatalogStore(tmp_path / "uncached")
+    cached.build(first)
+    uncached.build(first)
+    shutil.rmtree(uncached.dir / "extract-cache")
+    planned = []
+    real_plan = catalog_extract.plan
+    monkeypatch.setattr(catalog_extract, "plan", lambda path, *a: planned.append(path) or real_plan(path, *a))
+    a, b = cached.build(files), uncached.build(files)
+    assert planned == [files[2], *files]  # the cached catalog read only the new file
+    assert (a.works, a.added, a.files) == (b.works, b.added, b.files)
+    for name in ("works.parquet", "identifiers.parquet", "notice_events.parquet", "venue_locators.arrow"):
+        assert (cached.current() / name).read_bytes() == (uncached.current() / name).read_bytes(), name
+    assert {p.name.split("-")[0] for p in (cached.dir / "extract-cache").iterdir()} == \
+        {f["sha256"] for f in a.files}

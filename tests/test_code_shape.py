@@ -16,9 +16,10 @@ WRITING_CALLS = {("os", "replace"), ("os", "rename"), ("shutil", "move"), ("shut
                  ("tempfile", "mkstemp"), ("tempfile", "NamedTemporaryFile"), (None, "write_text"),
                  (None, "write_bytes")}
 # The modules that decide what is written, each for its own folder, through atomic.py.
-# The catalog folder: catalog.py (blocking.py's index files, shards.py's shards and pins.py's pins are parts of it); the
+# The catalog folder: catalog.py (catalog_extract.py's extract parts, blocking.py's index files, shards.py's
+# shards and pins.py's pins are parts of it); the
 # ledger folder: ledger.py; the nightly's own inbox and harvest state: nightly.py, remote_files.py.
-WRITERS = {"atomic", "catalog", "blocking", "shards", "pins", "ledger", "nightly", "remote_files"}
+WRITERS = {"atomic", "catalog", "catalog_extract", "blocking", "shards", "pins", "ledger", "nightly", "remote_files"}
 # Scratch, not data: the input spool (a pipe copied once so it can be read twice, deleted after
 # planning) and the lock files of locking.py (empty; only their flock matters).
 SCRATCH = {"input_files": {"mkstemp", "fdopen"}, "locking": {"open"}}

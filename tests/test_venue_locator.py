@@ -169,3 +169,21 @@ def test_an_index_of_format_5_gets_only_its_locator_file(tmp_path):
     assert json.loads((gen / "index.json").read_text()) == stamp and blocking.ensure_index(gen) is None
     assert [w.doi for w in ParquetCatalog(tmp_path / "c").works_by_locator([("physrevd", "76", "13009")])[
         ("physrevd", "76", "13009")]] == ["10.1/a"]
+
+
+def test_locator_rows_keep_the_works_with_venue_volume_and_page_keyed_one_by_one():
+    """The Arrow form of the locator rows equals keying each work alone (empty keys dropped)."""
+    import pyarrow as pa
+
+    from citeledger.venue_index import locator_rows
+    from resolvers.journal_ref import number_key, venue_key
+
+    rows = [("w1", "Phys. Rev. Lett.", "007", "0012"), ("w2", "", "1", "2"), ("w3", "Nature", None, "5"),
+            ("w4", "Nature", "0", "00"), ("w5", None, "3", "4"), ("w6", "Phys Rev Lett", "7", "12"),
+            ("w7", "Nature", " ", "1")]
+    batch = pa.RecordBatch.from_pylist([dict(zip(("work_id", "venue", "volume", "first_page"), r)) for r in rows])
+    want = [(venue_key(v), number_key(vol), number_key(p), 10 + i) for i, (w, v, vol, p) in enumerate(rows)
+            if venue_key(v) and number_key(vol) and number_key(p)]
+    got = locator_rows(batch, 10).to_pylist()
+    assert [(r["venue_key"], r["volume"], r["first_page"], r["row"]) for r in got] == want
+    assert [row for *_, row in want] == [10, 13, 15]  # w1, w4, w6
