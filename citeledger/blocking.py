@@ -397,11 +397,30 @@ class IdentifierIndex:
         return {v: int(self.rows[p]) for (v, key, p), held in zip(found, stored) if held == key}
 
 
+def take_rows(table: pa.Table, rows: Sequence[int]) -> pa.Table:
+    """``table.take(rows)`` for a mapped table of many record batches, taken batch by batch:
+    Arrow's take on a chunked string or list column first concatenates its chunks, a copy of the
+    whole column per call (at 10M works about 0.7 s and gigabytes of touched pages per batch)."""
+    batches = table.to_batches()
+    if len(batches) <= 1:
+        return table.take(pa.array(rows, pa.int64()))
+    bounds = np.cumsum([0] + [b.num_rows for b in batches])
+    at = np.asarray(rows, dtype=np.int64)
+    which = np.searchsorted(bounds, at, side="right") - 1
+    order = np.argsort(which, kind="stable")
+    cuts = np.searchsorted(which[order], np.arange(len(batches) + 1))
+    parts = [batches[b].take(pa.array(at[order[cuts[b]:cuts[b + 1]]] - bounds[b]))
+             for b in range(len(batches)) if cuts[b + 1] > cuts[b]]
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(len(order))
+    return pa.Table.from_batches(parts, schema=table.schema).take(pa.array(inverse))
+
+
 def works_at(table: pa.Table, rows: Sequence[int]) -> dict[int, Work]:
     """The works at these rows of a (mapped) works table, as Work records."""
     if not rows:
         return {}
-    taken = table.take(pa.array(rows, pa.int64()))
+    taken = take_rows(table, rows)
     cols = {name: taken.column(name).to_pylist() for name in taken.column_names}  # columnar: faster than rows
     none = [None] * len(rows)
     columns = [cols.get(name, none) for name in WORK_FIELDS]
@@ -452,7 +471,7 @@ class ParquetRetriever:
         """The stored comparison forms of these rows (no text folding at query time)."""
         if not rows:
             return {}
-        taken = self.forms.take(pa.array(rows, pa.int64()))
+        taken = take_rows(self.forms, rows)
         cols = {name: taken.column(name).to_pylist() for name in FORM_COLUMNS}
         forms = forms_from_columns(cols, [works[r].volume for r in rows], [works[r].first_page for r in rows])
         return dict(zip(rows, forms))
