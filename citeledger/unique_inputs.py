@@ -70,8 +70,14 @@ def _may_repeat(sources: Sequence[InputSource], citing_paper: str | Mapping[str,
 def _paper_id(source: InputSource, citing_paper: str | Mapping[str, str] | None) -> str | None:
     """The id a paper's rows will carry: an ``arXiv:ID`` input's own (fetched papers take no
     ``--citing-paper``), else the one given for it, else its name's."""
+    if source.kind == ARXIV_ID_KIND:  # the id without its version, as read_arxiv_paper gives it
+        from .paper_fetch import arxiv_input
+        from resolvers.remote.arxiv import split_arxiv_id
+
+        split = split_arxiv_id(arxiv_input(source.name) or "")
+        return split[0] if split else None
     given = citing_paper.get(source.name) if isinstance(citing_paper, Mapping) else citing_paper
-    return (given if source.kind != ARXIV_ID_KIND else None) or citing_paper_from_name(source.name)[0]
+    return given or citing_paper_from_name(source.name)[0]
 
 
 @dataclass(frozen=True)

@@ -104,8 +104,9 @@ def _title_is_locator(title: str | None, key: LocatorKey) -> bool:
 
 def _contradiction(parsed: ParsedReference, work: Work, f: Features, key: LocatorKey, ocr: bool) -> str | None:
     """What the string says against the work, or None. A venue met only by its OCR skeleton
-    needs the first author or the year to agree as well."""
-    if ocr and f.author <= 0 and f.year <= 0:
+    needs the first author to agree as printed: the skeleton of one journal's name may be
+    another's (Phys. Rev. E and Phys. Rev. C, which share volumes, years and article numbers)."""
+    if ocr and f.author <= 0:
         return "nothing_agrees"
     title = "" if _title_is_locator(parsed.title, key) else (parsed.title or "")
     words = [w for w in _TITLE_WORD.findall(title) if w.islower() and w not in STOPWORDS]

@@ -416,15 +416,18 @@ def _title_score(ref: RefView, w: WorkForms, detail: dict) -> tuple[float, int]:
 
 
 def _author_agreement(ref: RefView, sur: str) -> int:
-    """1: the work's first-author surname is in the author zone (as printed, or its ``ocr_skeleton``);
-    -1: the string's first authors are known and none is near it; 0: nothing to say."""
+    """1: the work's first-author surname is in the author zone as printed; -1: the string's first
+    authors are known and none is near it (nor its ``ocr_skeleton``); 0: nothing to say."""
     author = 0
     if sur:
         if (len(sur) >= 4 and sur in ref.author_zone) or (sur in ref.tokens and len(sur) < 4 and
                                                            sur in ref.author_zone):
             author = 1
         elif len(sur) >= 4 and ocr_skeleton(sur) in ref.author_words_ocr:
-            author = 1  # the surname as OCR misread it: "Alrnawi" for "Almawi", "H0ll" for "Holl"
+            # perhaps the surname as OCR misread it ("Alrnawi" for "Almawi", "H0ll" for "Holl"),
+            # perhaps another name of the same skeleton (Wang and Wong, Zhang and Zhong): it
+            # neither agrees nor contradicts
+            author = 0
         elif ref.first_authors:
             if sur not in ref.text_compact and process.extractOne(
                     sur, ref.first_authors, scorer=fuzz.ratio, score_cutoff=AUTHOR_SIMILAR_AT) is None \

@@ -105,3 +105,15 @@ def test_two_arxiv_id_inputs_of_one_paper_are_still_settled_as_duplicates(ledger
     got = list(iter_unique(sources, InputLimits()))
     assert sum(not isinstance(r, InputReject) for r in got) == 19
     assert sum(isinstance(r, InputReject) and "duplicate reference" in r.reason for r in got) == 19
+
+
+@pytest.mark.parametrize("ids", [("arXiv:hep-th/9901001", "arXiv:hep-th/9901001v2"),
+                                 ("arXiv:1911.13021", "arXiv:1911.13021v1")], ids=["old-style", "new-style"])
+def test_two_arxiv_id_inputs_of_one_paper_are_both_checked_for_duplicates(ids):
+    """The duplicates pass sees two ``arXiv:ID`` inputs of one paper as sharing its id; an
+    old-style id (``hep-th/9901001``) gave none before, so its rows were never compared."""
+    from citeledger.input_files import ARXIV_ID_KIND, InputSource
+    from citeledger.unique_inputs import _may_repeat
+
+    sources = [InputSource(name, Path(name), "", ARXIV_ID_KIND) for name in ids]
+    assert _may_repeat(sources, None) == sources
