@@ -11,6 +11,8 @@ the result is the same as one reader going through the files in order, whatever 
 """
 from __future__ import annotations
 
+import functools
+import hashlib
 import io
 import json
 import operator
@@ -239,6 +241,26 @@ class Extracted:
 
 
 EXTRACT_VERSION = 1  # part files of another version are not reused (a reader changed what it gives)
+# The code that decides what a works file's rows become: the readers and everything they call
+# (``resolvers`` normalises DOIs, ids, names and text). A cache entry made by other code of these
+# modules is not reused, so a changed reader never goes on serving the rows its old self made.
+_READER_CODE = ("citeledger/sources.py", "citeledger/catalog_extract.py", "citeledger/work_row.py",
+                "citeledger/readers/*.py", "resolvers/*.py")
+
+
+@functools.lru_cache(maxsize=1)
+def reader_fingerprint() -> str:
+    """sha256 of the reader code's source files (their names and bytes), 12 hex digits."""
+    root = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for path in sorted({p for pattern in _READER_CODE for p in root.glob(pattern)}):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def cache_key(sha256: str, fmt: str) -> str:
+    """The extract cache's entry name for a works file: its digest, format and the reader code."""
+    return f"{sha256}-{fmt}-v{EXTRACT_VERSION}-{reader_fingerprint()}"
 
 
 def extract(files: Sequence[Path], fmt: src.SourceFormat | None, seq: int,
@@ -261,7 +283,7 @@ def extract(files: Sequence[Path], fmt: src.SourceFormat | None, seq: int,
         if this_fmt in src.NOTICE_FORMATS:
             plans.append((path, this_fmt, "", None))
             continue
-        key = f"{file_sha256(path)}-{this_fmt.value}-v{EXTRACT_VERSION}"
+        key = cache_key(file_sha256(path), this_fmt.value)
         cached = _cached(cache / key) if cache is not None else None
         (out / key).mkdir(exist_ok=True)
         plans.append((path, this_fmt, key, cached if cached is not None else plan(path, this_fmt, len(plans) << 16)))
@@ -314,7 +336,7 @@ def keep_cache(cache: Path, extracted: Extracted, builds: list[list[dict[str, An
     for entry in extracted.new_entries:
         if not (cache / entry.name).exists():
             publish_dir(entry, cache / entry.name)
-    named = {f"{f['sha256']}-{f['format']}-v{EXTRACT_VERSION}" for files in builds for f in files}
+    named = {cache_key(f["sha256"], f["format"]) for files in builds for f in files}
     for old in cache.iterdir():
         if old.name not in named:
             (old / _META).unlink(missing_ok=True)  # first: a half-removed entry is never used

@@ -431,3 +431,21 @@ def test_a_build_naming_unchanged_files_again_reuses_their_extract_and_gives_the
         assert (cached.current() / name).read_bytes() == (uncached.current() / name).read_bytes(), name
     assert {p.name.split("-")[0] for p in (cached.dir / "extract-cache").iterdir()} == \
         {f["sha256"] for f in a.files}
+
+
+def test_the_extract_cache_is_not_reused_by_other_reader_code(tmp_path, monkeypatch):
+    """An entry made by other code of the readers is read again, not served (a changed reader
+    must not go on giving the rows its old self made), and the old entry is dropped."""
+    from citeledger import catalog_extract
+
+    store = CatalogStore(tmp_path / "c")
+    store.build([CAT / "works.jsonl"])
+    planned = []
+    real_plan = catalog_extract.plan
+    monkeypatch.setattr(catalog_extract, "plan", lambda path, *a: planned.append(path) or real_plan(path, *a))
+    store.build([CAT / "works.jsonl"])
+    assert planned == []  # the same code: the cached parts are used
+    monkeypatch.setattr(catalog_extract, "reader_fingerprint", lambda: "0" * 12)
+    store.build([CAT / "works.jsonl"])
+    assert planned == [CAT / "works.jsonl"]
+    assert [p.name.endswith("-" + "0" * 12) for p in (store.dir / "extract-cache").iterdir()] == [True]
