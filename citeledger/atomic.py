@@ -75,11 +75,12 @@ def staged(path: Path, staging_dir: Path | None = None, mode: int = 0o644) -> It
 
 
 def atomic_write_files(files: Sequence[tuple[Path, bytes]], mode: int = 0o644) -> None:
-    """Many whole files published together (a batch of citation records): each written to a staged
-    temp beside its target, then one ``os.sync()`` for all of them instead of an fsync per file
-    and per folder (the fsyncs were most of a record's cost), then each renamed into place and each
-    folder fsynced once. A reader sees every file old or new, never half written; a crash leaves
-    at most staged temps (``remove_leftovers``), and each target its old bytes or its new ones."""
+    """Many whole files written in one batch (citation records): each staged beside its target,
+    then one ``os.sync()`` for all of them instead of an fsync per file and per folder (the fsyncs
+    were most of a record's cost; it flushes every file system of the machine), then each renamed
+    into place and each folder fsynced once. Each file is seen old or new, never half written;
+    files are renamed one by one, so a crash may leave some new and some old (a record's JSON new,
+    its HTML old) and staged temps (``remove_leftovers``)."""
     staged_files: list[tuple[Path, Path]] = []
     try:
         for path, data in files:

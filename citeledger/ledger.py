@@ -178,7 +178,7 @@ class LedgerStore:
         return out / f"{stem}.json"
 
     def write_records_batch(self, pages: Sequence[tuple[str, dict[str, bytes]]]) -> list[Path]:
-        """Several papers' record files (each: stem, suffix -> bytes) published together, with
+        """Several papers' record files (each: stem, suffix -> bytes) written in one batch, with
         one disk sync for the batch (``atomic_write_files``); returns the JSON files' paths."""
         out = self.dir / "records"
         atomic_write_files([(out / f"{stem}.{suffix}", data) for stem, files in pages for suffix, data in files.items()])

@@ -105,7 +105,7 @@ RECORDS_PER_PASS = 2000
 
 def citation_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
                      page_cap: int | None = None) -> Iterator[dict[str, Any]]:
-    """The citation records of many papers, in order; one pass over the ledger per 500 papers."""
+    """The citation records of many papers, in order; one pass over the ledger per ``RECORDS_PER_PASS`` papers."""
     if page_cap is not None:
         at_least("page_cap", page_cap, 1)
     catalog = get_catalog(catalog_dir)

@@ -205,11 +205,13 @@ def _json_number(text: str) -> float | int | None:
     return _plain(value)
 
 
-_DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)  # a run of 20 digits: a C-speed test
+_DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)  # a run of 19 digits: a C-speed test
 
 
 def _long_integer(text: str) -> bool:
-    return b"0" * 20 in text.encode("utf-8", "surrogatepass").translate(_DIGITS_AS_ZERO)
+    """A run of 19 digits or more: orjson reads an integer below -2**63 (19 digits) or above
+    2**64 - 1 (20) as a float, json.loads as it is."""
+    return b"0" * 19 in text.encode("utf-8", "surrogatepass").translate(_DIGITS_AS_ZERO)
 
 
 
@@ -219,7 +221,7 @@ def _evidence(value: Any) -> Any:
         return {}
     if isinstance(value, str):
         try:  # orjson, then record values (1.0 as 1); it refuses NaN (json.loads: null), and reads an
-            if not _long_integer(value):  # integer beyond 2**64 as a float (json.loads: as is)
+            if not _long_integer(value):  # an integer beyond int64/uint64 as a float (json.loads: as is)
                 return _plain(orjson.loads(value))
         except orjson.JSONDecodeError:
             pass
