@@ -20,6 +20,7 @@ published generation (``shard_generation``) without a new generation.
 from __future__ import annotations
 
 import json
+import os
 import logging
 import resource
 import shutil
@@ -143,10 +144,12 @@ def build_shards(gen_dir: Path, n_shards: int, mapper: Mapper | None = None) -> 
         stamp.update(terms=terms, partition_seconds=round(split_s, 2), shards=per_shard,
                      seconds=round(time.perf_counter() - started, 2))
         atomic_write_bytes(staging / STAMP, json.dumps(stamp, indent=2, sort_keys=True).encode())
-        old = gen_dir / SHARDS_DIR
-        if old.exists():
-            shutil.rmtree(old)  # (a process mapping the old files keeps them until it lets go)
+        old, aside = gen_dir / SHARDS_DIR, gen_dir / f".{SHARDS_DIR}-replaced"
+        shutil.rmtree(aside, ignore_errors=True)
+        if old.exists():  # moved aside in one rename, removed once the new shards are in place
+            os.replace(old, aside)
         publish_dir(staging, old)
+        shutil.rmtree(aside, ignore_errors=True)  # (a process mapping the old files keeps them until it lets go)
         return stamp
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -243,5 +246,12 @@ def _mapped(path: Path) -> np.ndarray:
 
 
 def retriever(gen_dir: str | Path) -> Any:
-    """The generation's retriever: over its shards when it has current ones, else its own index."""
-    return ShardedRetriever(gen_dir) if stamp_of(Path(gen_dir)) else blocking.ParquetRetriever(gen_dir)
+    """The generation's retriever: over its shards when it has current ones, else its own index
+    (which answers the same). Shards swapped out while they load (``build_shards``) are the same
+    as none: the files gone mid-load fall back to the generation's own index."""
+    if stamp_of(Path(gen_dir)):
+        try:
+            return ShardedRetriever(gen_dir)
+        except FileNotFoundError:
+            pass
+    return blocking.ParquetRetriever(gen_dir)

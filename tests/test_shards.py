@@ -98,6 +98,33 @@ def test_a_stale_or_partial_shard_folder_is_not_used(sharded_generation, tmp_pat
     assert isinstance(shards.retriever(copy), ParquetRetriever)
 
 
+def test_shards_swapped_out_while_they_load_are_the_same_as_none(sharded_generation, tmp_path, monkeypatch):
+    """A run opening the shards while ``build_shards`` replaces them finds their files gone:
+    it takes the generation's own index (which answers the same), it does not fail (review)."""
+    copy = tmp_path / sharded_generation.name
+    shutil.copytree(sharded_generation, copy)
+
+    def swapped_out(gen_dir):
+        first = shards.shard_dirs(Path(gen_dir) / shards.SHARDS_DIR, 1)[0]
+        assert first.is_dir()
+        shutil.rmtree(first)
+        return real(gen_dir)
+
+    real = shards.ShardedRetriever
+    monkeypatch.setattr(shards, "ShardedRetriever", swapped_out)
+    assert isinstance(shards.retriever(copy), ParquetRetriever)
+
+
+def test_sharding_again_replaces_the_shards_whole(sharded_generation, tmp_path):
+    copy = tmp_path / sharded_generation.name
+    shutil.copytree(sharded_generation, copy)
+    before = shards.stamp_of(copy)
+    shards.build_shards(copy, 2)
+    after = shards.stamp_of(copy)
+    assert before is not None and after is not None and after["n_shards"] == 2 != before["n_shards"]
+    assert sorted(p.name for p in copy.iterdir() if p.name.startswith(".shards")) == []
+
+
 def test_shards_built_on_a_dask_cluster_are_the_same_files(sharded_generation, tmp_path):
     """One task per shard on a local cluster of 2 worker processes: the same bytes as in one process."""
     copy = tmp_path / sharded_generation.name
