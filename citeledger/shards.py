@@ -20,7 +20,6 @@ published generation (``shard_generation``) without a new generation.
 from __future__ import annotations
 
 import json
-import os
 import logging
 import resource
 import shutil
@@ -38,7 +37,7 @@ from resolvers.errors import ConfigError
 from resolvers.shard_retrieval import Shard, ShardedIndex, global_idf_of, global_terms
 
 from . import blocking
-from .atomic import atomic_write_bytes, disk_errors, publish_dir, staged
+from .atomic import atomic_move, atomic_write_bytes, disk_errors, publish_dir, staged
 from .locking import exclusive
 
 SHARDS_DIR = "shards"
@@ -147,7 +146,7 @@ def build_shards(gen_dir: Path, n_shards: int, mapper: Mapper | None = None) -> 
         old, aside = gen_dir / SHARDS_DIR, gen_dir / f".{SHARDS_DIR}-replaced"
         shutil.rmtree(aside, ignore_errors=True)
         if old.exists():  # moved aside in one rename, removed once the new shards are in place
-            os.replace(old, aside)
+            atomic_move(old, aside)
         publish_dir(staging, old)
         shutil.rmtree(aside, ignore_errors=True)  # (a process mapping the old files keeps them until it lets go)
         return stamp
