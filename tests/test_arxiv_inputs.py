@@ -4,7 +4,6 @@ ledger so a re-run asks nothing; the PDF through GROBID when the source holds no
 arXiv down; no --remote."""
 from __future__ import annotations
 
-import io
 import tarfile
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from werkzeug import Request, Response
 from citeledger import cli
 from citeledger.pdf_papers import forget_clients
 from remote_server import server  # noqa: F401
+from archives import tar_bytes
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EPRINT = (FIXTURES / "papers" / "1911.13021.tar.gz").read_bytes()  # .bbl of 19 entries
@@ -28,12 +28,7 @@ def source_without_bibliography() -> bytes:
     with tarfile.open(FIXTURES / "papers" / "1607.08237.tar.gz") as tar:
         member = tar.getmember("masstab.tex")
         data = tar.extractfile(member).read()  # type: ignore[union-attr]
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w:gz") as tar:
-        info = tarfile.TarInfo("masstab.tex")
-        info.size = len(data)
-        tar.addfile(info, io.BytesIO(data))
-    return out.getvalue()
+    return tar_bytes({"masstab.tex": data})
 
 
 @pytest.fixture

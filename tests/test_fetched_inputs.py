@@ -5,8 +5,6 @@ and field as a local paper's do; an ``arXiv:ID`` paper is read once per run."""
 from __future__ import annotations
 
 import gzip
-import io
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -17,19 +15,10 @@ from citeledger.inputs import InputLimits, InputReject, read_references
 from citeledger.pdf_papers import pdf_service
 from citeledger.unique_inputs import iter_unique
 from citeledger.remote_files import paper_cache
+from archives import tar_bytes
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EPRINT = (FIXTURES / "papers" / "1911.13021.tar.gz").read_bytes()  # .bbl of 19 entries
-
-
-def tar_gz(files: dict[str, bytes]) -> bytes:
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w:gz") as archive:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            archive.addfile(info, io.BytesIO(data))
-    return out.getvalue()
 
 
 @pytest.fixture
@@ -39,7 +28,7 @@ def ledger(tmp_path):
     path = tmp_path / "ledger"
     cache = paper_cache(path)
     cache.put("arxiv", "1911.13021", ".eprint", EPRINT)
-    bad = tar_gz({"ms.tex": rb"\documentclass{article}\begin{document}\begin{thebibliography}{1}"
+    bad = tar_bytes({"ms.tex": rb"\documentclass{article}\begin{document}\begin{thebibliography}{1}"
                             rb"\bibitem{a} A. Author, A title, J. Phys. 1 (2001) 2.\end{thebibliography}\end{document}",
                   "../escape.bbl": b"x"})
     cache.put("arxiv", "2501.00001", ".eprint", bad)

@@ -4,7 +4,6 @@ the run goes on; nothing is written outside the ledger."""
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import shutil
 import tarfile
@@ -17,19 +16,10 @@ from citeledger import cli
 from citeledger.input_files import prepare_inputs
 from citeledger.inputs import read_references
 from resolvers.errors import InputError
+from archives import tar_bytes
 
 FIXTURES = Path(__file__).parent / "fixtures" / "papers"
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text())
-
-
-def tar_gz(files: dict[str, bytes]) -> bytes:
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w:gz") as archive:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            archive.addfile(info, io.BytesIO(data))
-    return out.getvalue()
 
 
 def paper_directory(root: Path) -> Path:
@@ -48,9 +38,9 @@ def paper_directory(root: Path) -> Path:
     (papers / "2501.00002.tex").write_bytes(bytes(range(256)) * 30)  # binary junk named .tex
     main = b"\\documentclass{article}\\begin{document}\\input{a}\\input{refs.bbl}\\end{document}"
     bbl = b"\\begin{thebibliography}{1}\\bibitem{x} A. Author, A real title of a paper, 2001.\\end{thebibliography}"
-    (papers / "2501.00003.tar.gz").write_bytes(tar_gz({"ms.tex": main, "a.tex": b"\\input{b}", "b.tex": b"\\input{a}",
+    (papers / "2501.00003.tar.gz").write_bytes(tar_bytes({"ms.tex": main, "a.tex": b"\\input{b}", "b.tex": b"\\input{a}",
                                                        "refs.bbl": bbl, "../escape.bbl": bbl, "/etc/x.bib": b"@misc{}"}))
-    (papers / "my-paper.tar.gz").write_bytes(tar_gz({"ms.bbl": bbl}))  # a name with no arXiv id
+    (papers / "my-paper.tar.gz").write_bytes(tar_bytes({"ms.bbl": bbl}))  # a name with no arXiv id
     return papers
 
 

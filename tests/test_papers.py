@@ -3,14 +3,13 @@ input a reject naming file, member and reason (the run goes on)."""
 from __future__ import annotations
 
 import gzip
-import io
-import tarfile
 
 import pytest
 
 from papers import PaperLimits, citing_paper_from_name, read_paper, read_tree
 from resolvers.quality import parse_uncertain_reason
 from resolvers.model import Reason
+from archives import tar_bytes
 
 MAIN = rb"""\documentclass{article}
 \begin{document}
@@ -30,16 +29,6 @@ BIB = rb"""@article{b, author={Doe, J.}, title={A title here}, journal={PRD}, ye
 @article{a, author={M\"uller, H.}, title={On things}, journal={Phys. Rev. D}, volume=12, pages={1--10}, year=2001}
 @misc{unused, title={Never cited}}
 """
-
-
-def tar(files: dict[str, bytes], gz: bool = True) -> bytes:
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w:gz" if gz else "w") as archive:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            archive.addfile(info, io.BytesIO(data))
-    return out.getvalue()
 
 
 @pytest.mark.parametrize("name, expected", [
@@ -63,7 +52,7 @@ def test_a_name_that_gives_no_id_says_why(name):
 
 
 def test_a_tarball_with_bbl_and_bib_reads_the_bbl():
-    paper = read_paper("2501.00254v1.tar.gz", tar({"ms.tex": MAIN, "sec1.tex": b"Intro.", "ms.bbl": BBL, "refs.bib": BIB}))
+    paper = read_paper("2501.00254v1.tar.gz", tar_bytes({"ms.tex": MAIN, "sec1.tex": b"Intro.", "ms.bbl": BBL, "refs.bib": BIB}))
     assert (paper.citing_paper, paper.form) == ("2501.00254", "tar")
     assert [(r.order, r.key, r.member, r.source) for r in paper.references] == \
         [(1, "a", "ms.bbl", "arxiv_source"), (2, "b", "ms.bbl", "arxiv_source")]
@@ -72,7 +61,7 @@ def test_a_tarball_with_bbl_and_bib_reads_the_bbl():
 
 
 def test_a_bib_only_tree_keeps_cited_entries_in_citation_order():
-    paper = read_paper("2501.00254.tar", tar({"ms.tex": MAIN, "sec1.tex": b"", "refs.bib": BIB}, gz=False))
+    paper = read_paper("2501.00254.tar", tar_bytes({"ms.tex": MAIN, "sec1.tex": b"", "refs.bib": BIB}, gz=False))
     assert [r.key for r in paper.references] == ["a", "b"]
     assert paper.references[0].raw == "H. Müller. On things. Phys. Rev. D, 12:1–10, 2001."
     assert paper.references[0].fields["journal"] == "Phys. Rev. D"
@@ -80,7 +69,7 @@ def test_a_bib_only_tree_keeps_cited_entries_in_citation_order():
 
 def test_inline_thebibliography_through_input_wins():
     main = MAIN.replace(rb"\bibliography{refs}", rb"\input{ms.bbl}")
-    paper = read_paper("2501.00254.tar.gz", tar({"ms.tex": main, "sec1.tex": b"", "ms.bbl": BBL, "refs.bib": BIB}))
+    paper = read_paper("2501.00254.tar.gz", tar_bytes({"ms.tex": main, "sec1.tex": b"", "ms.bbl": BBL, "refs.bib": BIB}))
     assert [(r.key, r.member, r.line) for r in paper.references] == [("a", "ms.bbl", 3), ("b", "ms.bbl", 5)]
     assert "thebibliography" in paper.rule
 
@@ -118,13 +107,13 @@ def codes(paper):
 
 
 def test_a_truncated_archive_is_one_reject():
-    data = tar({"ms.tex": MAIN, "ms.bbl": BBL * 50})
+    data = tar_bytes({"ms.tex": MAIN, "ms.bbl": BBL * 50})
     paper = read_paper("2501.00254.tar.gz", data[: len(data) // 2])
     assert paper.references == [] and codes(paper) == [(None, "corrupt_archive")]
 
 
 def test_a_corrupt_plain_tar_is_one_reject():
-    data = bytearray(tar({"ms.tex": MAIN, "ms.bbl": BBL}, gz=False))
+    data = bytearray(tar_bytes({"ms.tex": MAIN, "ms.bbl": BBL}, gz=False))
     data[600:1200] = b"\xff" * 600
     paper = read_paper("2501.00254.tar", bytes(data[:1100]))
     assert paper.references == [] and [c for _, c in codes(paper)] == ["corrupt_archive"]
@@ -132,11 +121,11 @@ def test_a_corrupt_plain_tar_is_one_reject():
 
 def test_an_archive_bomb_is_stopped_by_the_limits():
     limits = PaperLimits(max_total_bytes=1 << 20, max_members=50, max_member_bytes=1 << 16)
-    big = read_paper("2501.00254.tar.gz", tar({"ms.tex": MAIN, "fig.eps": b"\0" * (2 << 20)}), limits)
+    big = read_paper("2501.00254.tar.gz", tar_bytes({"ms.tex": MAIN, "fig.eps": b"\0" * (2 << 20)}), limits)
     assert codes(big) == [(None, "too_large")]
-    many = read_paper("2501.00254.tar.gz", tar({f"f{i}.tex": b"" for i in range(60)}), limits)
+    many = read_paper("2501.00254.tar.gz", tar_bytes({f"f{i}.tex": b"" for i in range(60)}), limits)
     assert codes(many) == [(None, "too_many_members")]
-    member = read_paper("2501.00254.tar.gz", tar({"ms.tex": MAIN, "ms.bbl": BBL + b"%" * (1 << 16)}), limits)
+    member = read_paper("2501.00254.tar.gz", tar_bytes({"ms.tex": MAIN, "ms.bbl": BBL + b"%" * (1 << 16)}), limits)
     assert ("ms.bbl", "member_too_large") in codes(member)
     gz = read_paper("2501.00254.gz", gzip.compress(b"\0" * (2 << 20)), limits)
     assert codes(gz) == [(None, "too_large")]
@@ -147,7 +136,7 @@ def test_an_archive_bomb_is_stopped_by_the_limits():
 def test_an_input_loop_is_a_reject_and_the_rest_is_read():
     files = {"ms.tex": MAIN.replace(rb"\bibliography{refs}", rb"\input{ms.bbl}"), "sec1.tex": b"\\input{sec2}",
              "sec2.tex": b"\\include{sec1}", "ms.bbl": BBL}
-    paper = read_paper("2501.00254.tar.gz", tar(files))
+    paper = read_paper("2501.00254.tar.gz", tar_bytes(files))
     assert len(paper.references) == 2
     (loop,) = paper.rejects
     assert (loop.member, loop.code) == ("sec2.tex", "input_loop") and "sec1.tex -> sec2.tex -> sec1.tex" in loop.reason
@@ -156,13 +145,13 @@ def test_an_input_loop_is_a_reject_and_the_rest_is_read():
 def test_deep_inputs_stop_at_the_depth_limit():
     files = {"ms.tex": b"\\documentclass{x}\\input{d1}", **{f"d{i}.tex": f"\\input{{d{i + 1}}}".encode() for i in range(1, 30)},
              "d30.tex": BBL}
-    paper = read_paper("2501.00254.tar.gz", tar(files), PaperLimits(max_input_depth=5))
+    paper = read_paper("2501.00254.tar.gz", tar_bytes(files), PaperLimits(max_input_depth=5))
     assert [r.code for r in paper.rejects] == ["input_too_deep", "no_bibliography"]
 
 
 def test_unsafe_member_names_are_rejected_never_used():
     files = {"../evil.bbl": BBL, "/abs/x.bib": BIB, "ok/../../up.tex": MAIN, "ms.tex": MAIN, "sec1.tex": b"", "ms.bbl": BBL}
-    paper = read_paper("2501.00254.tar.gz", tar(files))
+    paper = read_paper("2501.00254.tar.gz", tar_bytes(files))
     assert len(paper.references) == 2
     assert sorted(codes(paper)) == [("../evil.bbl", "unsafe_member_name"), ("/abs/x.bib", "unsafe_member_name"),
                                     ("ok/../../up.tex", "unsafe_member_name")]
@@ -171,10 +160,10 @@ def test_unsafe_member_names_are_rejected_never_used():
 def test_binary_junk_named_tex_is_a_reject():
     paper = read_paper("2501.00254.tex", bytes(range(256)) * 40)
     assert codes(paper) == [("2501.00254.tex", "not_text")]
-    junk = read_paper("2501.00254.tar.gz", tar({"ms.tex": bytes(range(256)) * 40, "x.bbl": BBL}))
+    junk = read_paper("2501.00254.tar.gz", tar_bytes({"ms.tex": bytes(range(256)) * 40, "x.bbl": BBL}))
     assert ("ms.tex", "not_text") in codes(junk) and len(junk.references) == 2
 
 
 def test_a_name_without_id_is_a_reject_not_a_guess():
-    paper = read_paper("paper.tar.gz", tar({"x.bbl": BBL}))
+    paper = read_paper("paper.tar.gz", tar_bytes({"x.bbl": BBL}))
     assert paper.citing_paper is None and codes(paper) == [(None, "no_citing_paper")]
