@@ -10,7 +10,6 @@ from typing import Iterator
 
 from papers import PaperLimits, PaperReferences, PaperReject, citing_paper_from_name, read_paper, read_tree
 from papers.suffixes import TEXT_SUFFIXES
-from resolvers.model import Reference
 
 from .atomic import file_sha256
 
@@ -101,10 +100,6 @@ def paper_rows(paper: PaperReferences) -> Iterator[tuple[str, dict | None, int |
         where = f"{paper.name}!{ref.member}" if ref.member and paper.form not in ("bbl", "bib", "tex") else paper.name
         yield where, {"citing_paper": paper.citing_paper, "reference_index": ref.order, "raw": ref.raw,
                       "source": ref.source, "fields": ref.fields}, ref.line, ""
-
-
-def as_reference(row: dict, file: str, line: int | None) -> Reference:
-    return Reference(row["citing_paper"], row["reference_index"], row["raw"], row["source"], file, line)
 
 
 def input_sha256(path: Path) -> str:
