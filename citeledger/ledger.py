@@ -169,14 +169,6 @@ class LedgerStore:
         text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
         atomic_write_bytes(self._run_dir("fetched", run_id) / f"{part}.jsonl", text.encode())
 
-    def write_record_files(self, stem: str, pages: dict[str, bytes]) -> Path:
-        """One paper's citation record under ``records/`` (``pages``: suffix -> bytes, the JSON
-        first in the caller's order); returns the JSON file's path."""
-        out = self.dir / "records"
-        for suffix, data in pages.items():
-            atomic_write_bytes(out / f"{stem}.{suffix}", data)
-        return out / f"{stem}.json"
-
     def write_records_batch(self, pages: Sequence[tuple[str, dict[str, bytes]]]) -> list[Path]:
         """Several papers' record files (each: stem, suffix -> bytes) written in one batch, with
         one disk sync for the batch (``atomic_write_files``); returns the JSON files' paths."""

@@ -206,7 +206,6 @@ VENUE_WINDOW = 240  # characters before a volume searched for its venue (the wor
 # what may stand between a venue and its volume: "vol.", a year ("Phys Lett B. 2012;716"), commas
 _BEFORE_VOLUME = re.compile(r"(?:[\s,.;:]|\bvol(?:ume)?\b\.?|\bv\.|\(?\b" + YEAR + r"[a-z]?\)?|\(?\bn\.\s?d\.\)?)*$",
                             re.I)  # "n.d.": no date
-_VENUE_WORD = re.compile(r"[^\W\d_][\w'’&:.\-/]*$|&$")
 _VENUE_STOP = re.compile(r"[;\"“”\[\]]|\bet\s+al\b|\d")  # commas and brackets may be a venue's
 
 
