@@ -10,7 +10,10 @@ whole process tree (the CLI, Prefect's temporary API server, the pool's worker p
   ledger, as the run row records it): reading and batching the input, resolving, writing the
   observations, the notices and ledger.duckdb;
 - ``wall_s``: the whole command, with Prefect's start-up and the citation records;
-- ``peak_tree_rss_mb``: the largest sum of RSS over the process tree.
+- ``peak_tree_rss_mb``: the largest sum of RSS over the process tree (a page of the mapped
+  catalog counts once in every process that touched it);
+- ``peak_tree_pss_mb`` / ``peak_tree_uss_mb``: the largest sums of PSS (shared pages divided
+  among the processes mapping them) and of USS (private pages only), from smaps_rollup.
 
 Build a catalog with N synthetic works first, e.g. ``python benchmarks/bench_fuzzy.py 1000000
 --sample 0 --procs 1`` (it leaves it in ``/tmp/citeledger-bench/n1000000/catalog``).
@@ -59,6 +62,21 @@ def tree_rss_mb(root_pid: int) -> tuple[float, dict[int, float]]:
     return sum(each.values()), each
 
 
+def pss_uss_mb(pid: int) -> tuple[float, float]:
+    """A process's proportional set size (shared pages divided among the processes that map
+    them) and its unique set size (private pages only), from /proc/PID/smaps_rollup, in MB."""
+    fields: dict[str, int] = {}
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 2 and parts[1].isdigit():
+                    fields[parts[0].rstrip(":")] = int(parts[1])
+    except OSError:
+        return 0.0, 0.0
+    return fields.get("Pss", 0) / 1024, (fields.get("Private_Clean", 0) + fields.get("Private_Dirty", 0)) / 1024
+
+
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--catalog", required=True)
@@ -89,16 +107,22 @@ def main(argv: list[str] | None = None) -> dict:
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak, at_peak, per_process = 0.0, {}, {}
+    peak_pss, peak_uss, uss_each = 0.0, 0.0, {}
     stop = threading.Event()
 
     def sample():
-        nonlocal peak, at_peak
+        nonlocal peak, at_peak, peak_pss, peak_uss
         while not stop.is_set():
             total, each = tree_rss_mb(proc.pid)
             for pid, mb in each.items():
                 per_process[pid] = max(per_process.get(pid, 0.0), mb)
             if total > peak:
                 peak, at_peak = total, each
+            sizes = {pid: pss_uss_mb(pid) for pid in each}
+            for pid, (_, uss) in sizes.items():
+                uss_each[pid] = max(uss_each.get(pid, 0.0), uss)
+            peak_pss = max(peak_pss, sum(p for p, _ in sizes.values()))
+            peak_uss = max(peak_uss, sum(u for _, u in sizes.values()))
             stop.wait(0.2)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -127,6 +151,8 @@ def main(argv: list[str] | None = None) -> dict:
            "peak_tree_rss_mb": round(peak),
            "rss_mb_at_peak": sorted((round(v) for v in at_peak.values() if v >= 50), reverse=True),
            "peak_rss_mb_per_process": sorted((round(v) for v in per_process.values() if v >= 50), reverse=True),
+           "peak_tree_pss_mb": round(peak_pss), "peak_tree_uss_mb": round(peak_uss),
+           "peak_uss_mb_per_process": sorted((round(v) for v in uss_each.values() if v >= 50), reverse=True),
            "summary": out.strip().splitlines()[-1]}
     assert observed == n, f"{observed} observations for {n} references"
     print(json.dumps(res))

@@ -113,15 +113,15 @@ class FuzzyResolver:
                 title_q[i] = title
             else:
                 raw_q[i] = string_q[i]
-        for i, cands in self._retrieve(title_q).items():
-            outcomes[i] = self._decide(views[i], cands, "title")
+        # the title queries and the whole-string ones of title-less strings in one retrieval (one
+        # read of the candidates' rows); the retries of unlinked titles in a second
+        for i, cands in self._retrieve({**title_q, **raw_q}).items():
+            outcomes[i] = self._decide(views[i], cands, "title" if i in title_q else "string")
         retry = {i: string_q[i] for i in title_q if not outcomes[i].clear}
         for i, cands in self._retrieve(retry).items():
             second = self._decide(views[i], cands, "string")
             if second.clear or second.reason is Reason.TOO_CLOSE_TO_CALL:
                 outcomes[i] = second
-        for i, cands in self._retrieve(raw_q).items():
-            outcomes[i] = self._decide(views[i], cands, "string")
         return outcomes  # type: ignore[return-value]
 
     def local_candidates(self, parsed: ParsedReference) -> list[Candidate]:
