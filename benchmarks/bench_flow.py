@@ -10,7 +10,13 @@ whole process tree (the CLI, Prefect's temporary API server, the pool's worker p
   ledger, as the run row records it): reading and batching the input, resolving, writing the
   observations, the notices and ledger.duckdb;
 - ``wall_s``: the whole command, with Prefect's start-up and the citation records;
-- ``peak_tree_rss_mb``: the largest sum of RSS over the process tree.
+- ``cpu_s``, ``refs_per_cpu_s``: the CPU seconds of the whole process tree (user + system, from
+  the children's rusage) and references per CPU second: comparable across machine loads;
+- ``peak_tree_rss_mb``: the largest sum of RSS over the process tree (a page of the mapped
+  catalog counts once in every process that touched it);
+- ``peak_tree_pss_mb`` / ``peak_tree_uss_mb``: the largest sums of PSS (shared pages divided
+  among the processes mapping them) and of USS (pages no other process maps), and each process's
+  private dirty pages (its own heap), from smaps_rollup every 2 s.
 
 Build a catalog with N synthetic works first, e.g. ``python benchmarks/bench_fuzzy.py 1000000
 --sample 0 --procs 1`` (it leaves it in ``/tmp/citeledger-bench/n1000000/catalog``).
@@ -24,6 +30,7 @@ import argparse
 import gzip
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -59,6 +66,24 @@ def tree_rss_mb(root_pid: int) -> tuple[float, dict[int, float]]:
     return sum(each.values()), each
 
 
+def pss_uss_mb(pid: int) -> tuple[float, float, float]:
+    """A process's proportional set size (shared pages divided among the processes that map
+    them), its unique set size (pages no other process maps, clean pages of the mapped catalog
+    included) and its private dirty pages (its heap: what it holds of its own), from
+    /proc/PID/smaps_rollup, in MB."""
+    fields: dict[str, int] = {}
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 2 and parts[1].isdigit():
+                    fields[parts[0].rstrip(":")] = int(parts[1])
+    except OSError:
+        return 0.0, 0.0, 0.0
+    return (fields.get("Pss", 0) / 1024, (fields.get("Private_Clean", 0) + fields.get("Private_Dirty", 0)) / 1024,
+            fields.get("Private_Dirty", 0) / 1024)
+
+
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--catalog", required=True)
@@ -87,24 +112,39 @@ def main(argv: list[str] | None = None) -> dict:
     if args.batch_size:
         cmd += ["--batch-size", str(args.batch_size)]
     t0 = time.perf_counter()
+    cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak, at_peak, per_process = 0.0, {}, {}
+    peak_pss, peak_uss, uss_each, dirty_each = 0.0, 0.0, {}, {}
     stop = threading.Event()
 
     def sample():
-        nonlocal peak, at_peak
+        nonlocal peak, at_peak, peak_pss, peak_uss
+        tick = 0
         while not stop.is_set():
             total, each = tree_rss_mb(proc.pid)
             for pid, mb in each.items():
                 per_process[pid] = max(per_process.get(pid, 0.0), mb)
             if total > peak:
                 peak, at_peak = total, each
+            tick += 1
+            if tick % 10:  # smaps_rollup walks the page tables of gigabytes of maps: every 2 s only
+                stop.wait(0.2)
+                continue
+            sizes = {pid: pss_uss_mb(pid) for pid in each}
+            for pid, (_, uss, dirty) in sizes.items():
+                uss_each[pid] = max(uss_each.get(pid, 0.0), uss)
+                dirty_each[pid] = max(dirty_each.get(pid, 0.0), dirty)
+            peak_pss = max(peak_pss, sum(p for p, _, _ in sizes.values()))
+            peak_uss = max(peak_uss, sum(u for _, u, _ in sizes.values()))
             stop.wait(0.2)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     out, err = proc.communicate()
     wall = time.perf_counter() - t0
+    cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
     stop.set()
     sampler.join()
     if proc.returncode != 0:
@@ -124,9 +164,14 @@ def main(argv: list[str] | None = None) -> dict:
            "runner_used": next((line.split(" on ")[-1] for line in err.splitlines() if "batches on " in line), None),
            "run_seconds": round(seconds, 1), "run_refs_per_s": round(references / seconds, 1),
            "timings": json.loads(timings) if timings else None, "wall_s": round(wall, 1),
+           "cpu_s": round(cpu, 1), "refs_per_cpu_s": round(n / cpu, 1),
            "peak_tree_rss_mb": round(peak),
            "rss_mb_at_peak": sorted((round(v) for v in at_peak.values() if v >= 50), reverse=True),
            "peak_rss_mb_per_process": sorted((round(v) for v in per_process.values() if v >= 50), reverse=True),
+           "peak_tree_pss_mb": round(peak_pss), "peak_tree_uss_mb": round(peak_uss),
+           "peak_uss_mb_per_process": sorted((round(v) for v in uss_each.values() if v >= 50), reverse=True),
+           "peak_private_dirty_mb_per_process": sorted((round(v) for v in dirty_each.values() if v >= 50),
+                                                       reverse=True),
            "summary": out.strip().splitlines()[-1]}
     assert observed == n, f"{observed} observations for {n} references"
     print(json.dumps(res))

@@ -13,8 +13,8 @@ the rest is complete and its stamp says for which ``works.parquet``):
 - ``works.arrow`` and ``work_forms.arrow``: the works' Work columns and comparison forms, row
   aligned with ``works.parquet``, as uncompressed Arrow IPC files;
 - ``identifier_keys.arrow``, ``identifier_hashes.npy``, ``identifier_rows.npy``: DOI / arXiv id ->
-  row (``IdentifierIndex``); ``venue_locators.arrow``: venue key, volume, first page -> row
-  (``venue_index``).
+  row (``IdentifierIndex``); ``venue_locators.arrow``: venue key, volume, first page -> row, and
+  ``venue_pages_hashes.npy``, ``venue_pages_at.npy``: volume, first page -> its entries (``venue_index``).
 
 Why memory-mapped files: a worker process's private memory then does not grow with the catalog;
 the pages are shared through the OS cache by every worker (and every run) on the machine, and a
@@ -55,7 +55,7 @@ from resolvers.text import INDEX_TOKEN_MIN_CHARS, tokens_arrow
 from resolvers.verify import FORM_COLUMNS, form_columns, forms_from_columns, surname
 
 from .atomic import atomic_stream, atomic_write_bytes, sql_literal, staged
-from .venue_index import LOCATORS_FILE, locator_rows, locator_table
+from .venue_index import LOCATORS_FILE, PAGES_AT, PAGES_HASHES, locator_rows, locator_table, page_index
 from .work_row import WORK_FIELDS, WORK_TYPES, work_from_values
 
 INDEX_FILE = "index.json"  # the stamp, written last: present means the files below are complete
@@ -67,8 +67,9 @@ ARRAYS = ("offsets", "postings", "df", "idf", "term_hashes")  # index_<name>.npy
 ID_KEYS, ID_HASHES, ID_ROWS = "identifier_keys.arrow", "identifier_hashes.npy", "identifier_rows.npy"
 # 2: locator keys (vol:page) beside the title tokens; 3: work_forms.parquet; 4: venue_locators.parquet
 # (``venue_index``); 5: memory-mapped arrays and Arrow IPC files; 6: the venue locators as a mapped
-# Arrow IPC file of rows (``venue_locators.arrow``). Another format is rebuilt.
-INDEX_FORMAT = 6
+# Arrow IPC file of rows (``venue_locators.arrow``); 7: their (volume, first page) lookup
+# (``venue_pages_*.npy``). Formats 5 and 6 are upgraded (``index_upgrade``), another is rebuilt.
+INDEX_FORMAT = 7
 WORKS_FILE = "works.parquet"
 
 
@@ -125,7 +126,8 @@ def _is_current(catalog_dir: Path) -> bool:
 def index_files(catalog_dir: Path) -> list[Path]:
     """The files the stamp vouches for."""
     return [catalog_dir / FORMS_FILE, catalog_dir / WORKS_ARROW, *(catalog_dir / f"index_{n}.npy" for n in ARRAYS),
-            catalog_dir / ID_KEYS, catalog_dir / ID_HASHES, catalog_dir / ID_ROWS, catalog_dir / LOCATORS_FILE]
+            catalog_dir / ID_KEYS, catalog_dir / ID_HASHES, catalog_dir / ID_ROWS, catalog_dir / LOCATORS_FILE,
+            catalog_dir / PAGES_HASHES, catalog_dir / PAGES_AT]
 
 
 def ensure_index(catalog_dir: str | Path) -> dict | None:
@@ -136,33 +138,9 @@ def ensure_index(catalog_dir: str | Path) -> dict | None:
     catalog_dir = Path(catalog_dir)
     if _is_current(catalog_dir):
         return None
-    return _upgrade_locators(catalog_dir) or build_index(catalog_dir)
+    from .index_upgrade import upgrade_locators  # it writes through this module's helpers
 
-
-def _upgrade_locators(catalog_dir: Path) -> dict | None:
-    """An index of format 5 differs from this one only in its venue locators (then Parquet,
-    loaded into each process): write ``venue_locators.arrow`` from works.parquet's venue, volume
-    and first page and restamp, instead of rebuilding every file (minutes at 10M works)."""
-    try:
-        stamp = json.loads((catalog_dir / INDEX_FILE).read_text())
-    except (OSError, ValueError):
-        return None
-    current = _stamp(catalog_dir)
-    others = [p for p in index_files(catalog_dir) if p.name != LOCATORS_FILE]
-    if stamp != {**current, "format": 5} or not all(p.exists() for p in others):
-        return None
-    t0 = time.perf_counter()
-    pf = pq.ParquetFile(catalog_dir / WORKS_FILE)
-    columns = ["venue", "volume", "first_page"]
-    chunks, row0 = [], 0
-    if set(columns) <= set(pf.schema_arrow.names):
-        for batch in pf.iter_batches(batch_size=200_000, columns=columns):
-            chunks.append(locator_rows(batch, row0))
-            row0 += batch.num_rows
-    _write_locators(catalog_dir, chunks)
-    (catalog_dir / "venue_locators.parquet").unlink(missing_ok=True)  # format 5's copy, read by nothing now
-    atomic_write_bytes(catalog_dir / INDEX_FILE, json.dumps(current).encode())
-    return {"works": current["n_works"], "upgraded_from_format": 5, "seconds": round(time.perf_counter() - t0, 2)}
+    return upgrade_locators(catalog_dir) or build_index(catalog_dir)
 
 
 def _write_locators(catalog_dir: Path, chunks: list[pa.Table]) -> None:
@@ -171,6 +149,23 @@ def _write_locators(catalog_dir: Path, chunks: list[pa.Table]) -> None:
         writer = _IpcWriter(tmp)
         writer.write(table)
         writer.close(table)
+    write_page_index(catalog_dir, table)
+
+
+def write_stamp(catalog_dir: Path, stamp: dict) -> None:
+    """The stamp, written last: the files it vouches for are complete."""
+    atomic_write_bytes(catalog_dir / INDEX_FILE, json.dumps(stamp).encode())
+
+
+def drop_file(path: Path) -> None:
+    path.unlink(missing_ok=True)
+
+
+def write_page_index(catalog_dir: Path, table: pa.Table) -> None:
+    """The (volume, first page) lookup of the locator table (``venue_index.page_index``)."""
+    hashes, at = page_index(table)
+    _save(catalog_dir / PAGES_HASHES, hashes)
+    _save(catalog_dir / PAGES_AT, at)
 
 
 class _IpcWriter:

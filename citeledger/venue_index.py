@@ -9,6 +9,13 @@ uncompressed Arrow IPC file, so every worker memory-maps it (no copy per process
 ``LocatorIndex`` answers a batch with a binary search, the works read from the mapped
 ``works.arrow``: no query engine, no join of ``works.parquet``. A title-less reference
 (``G. Aad et al., Phys. Lett. B 716, 1 (2012)``) finds its work here.
+
+Beside it (index format 7), ``venue_pages_hashes.npy`` and ``venue_pages_at.npy``: the hash of
+volume and first page joined by a tab, ascending, and the entry of ``venue_locators.arrow`` each
+belongs to (``page_index``). A string whose venue OCR misread asks for every work at its volume
+and page whatever the venue (``rows_at_volume_page``); this answers it by binary search, where a
+scan of the volume and page columns cost time linear in the catalog (a sixth of the resolution
+time at 10M works).
 """
 from __future__ import annotations
 
@@ -25,6 +32,7 @@ from resolvers.journal_ref import number_key, venue_key
 from resolvers.model import Work
 
 LOCATORS_FILE = "venue_locators.arrow"
+PAGES_HASHES, PAGES_AT = "venue_pages_hashes.npy", "venue_pages_at.npy"  # (volume, first page) -> entries
 KEY_COLUMNS = ("venue_key", "volume", "first_page")
 LOCATOR_SCHEMA = pa.schema([("hash", pa.int64()), ("venue_key", pa.string()), ("volume", pa.string()),
                             ("first_page", pa.string()), ("row", pa.int64())])
@@ -68,13 +76,27 @@ def locator_table(chunks: Sequence[pa.Table]) -> pa.Table:
     return entries.add_column(0, "hash", pa.array(hashes)).take(order).combine_chunks()
 
 
-class LocatorIndex:
-    """(venue key, volume, first page) -> rows of works.arrow, over the mapped index file."""
+def page_index(table: pa.Table) -> tuple[np.ndarray, np.ndarray]:
+    """The (volume, first page) lookup of a locator table: the hashes of volume and first page
+    joined by a tab, ascending, and the table position of each (ascending among equal hashes)."""
+    if not table.num_rows:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    hashes = term_hashes(pc.binary_join_element_wise(table.column("volume").combine_chunks(),
+                                                     table.column("first_page").combine_chunks(), "\t"))
+    order = np.lexsort((np.arange(len(hashes), dtype=np.int64), hashes))
+    return hashes[order], order.astype(np.int64)
 
-    def __init__(self, table: pa.Table):
+
+class LocatorIndex:
+    """(venue key, volume, first page) -> rows of works.arrow, over the mapped index file; and
+    (volume, first page) -> its entries, over the mapped ``page_index`` arrays (made here when
+    not given: a small table built in memory)."""
+
+    def __init__(self, table: pa.Table, pages: tuple[np.ndarray, np.ndarray] | None = None):
         self.table = table
         hashes = table.column("hash")
         self.hashes = hashes.chunk(0).to_numpy() if hashes.num_chunks == 1 else hashes.to_numpy()
+        self.page_hashes, self.page_at = pages if pages is not None else page_index(table)
 
     def rows(self, keys: Sequence[LocatorKey]) -> dict[LocatorKey, list[int]]:
         """The rows at each key found, ascending; a hash shared by another key (checked) is no hit."""
@@ -100,19 +122,24 @@ class LocatorIndex:
 
 
     def rows_at_volume_page(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[tuple[str, int]]]:
-        """(volume, first page) -> (venue key, row) of every entry there, whatever its venue: a scan
-        of the mapped volume and page columns (asked only for strings whose venue keys met nothing)."""
-        wanted = {p for p in pairs if all(p)}
-        if not wanted or not len(self.hashes):
+        """(volume, first page) -> (venue key, row) of every entry there, whatever its venue, in
+        the index's order (asked only for strings whose venue keys met nothing): a binary search
+        in the page hashes; entries whose hash another pair shares are checked and dropped."""
+        wanted = sorted({p for p in pairs if all(p)})
+        if not wanted or not len(self.page_hashes):
             return {}
-        volumes = pa.array(sorted({v for v, _ in wanted}), pa.string())
-        pages = pa.array(sorted({p for _, p in wanted}), pa.string())
-        mask = pc.and_(pc.is_in(self.table.column("volume"), value_set=volumes),
-                       pc.is_in(self.table.column("first_page"), value_set=pages))
-        hits = self.table.filter(mask).select([*KEY_COLUMNS, "row"]).to_pydict()
+        h = term_hashes(pc.binary_join_element_wise(pa.array([v for v, _ in wanted], pa.string()),
+                                                    pa.array([p for _, p in wanted], pa.string()), "\t"))
+        lo, hi = np.searchsorted(self.page_hashes, h, "left"), np.searchsorted(self.page_hashes, h, "right")
+        spans = [np.asarray(self.page_at[a:b]) for a, b in zip(lo.tolist(), hi.tolist()) if b > a]
+        if not spans:
+            return {}
+        at = np.unique(np.concatenate(spans))  # in table order, as a scan of the table finds them
+        hits = self.table.select([*KEY_COLUMNS, "row"]).take(pa.array(at)).to_pydict()
+        wanted_set = set(wanted)
         out: dict[tuple[str, str], list[tuple[str, int]]] = {}
         for venue, volume, page, row in zip(*(hits[n] for n in KEY_COLUMNS), hits["row"]):
-            if (volume, page) in wanted:
+            if (volume, page) in wanted_set:
                 out.setdefault((volume, page), []).append((venue, row))
         return out
 
@@ -136,4 +163,5 @@ def lookup_volume_page(index: LocatorIndex, works_at: Any,
 
 
 def load(gen_dir: Path, map_ipc: Any) -> LocatorIndex:
-    return LocatorIndex(map_ipc(gen_dir / LOCATORS_FILE))
+    pages = tuple(np.asarray(np.load(gen_dir / name, mmap_mode="r")) for name in (PAGES_HASHES, PAGES_AT))
+    return LocatorIndex(map_ipc(gen_dir / LOCATORS_FILE), (pages[0], pages[1]))

@@ -17,16 +17,19 @@ string is parsed once.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import bisect
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from .candidates import Candidate, Retriever, index_tokens, locator_tokens
 from .model import Reason, Work
 from .parsing import ParsedReference
 from .verify import (LINK_THRESHOLD, LOGIT_MARGIN, MARGIN, Features, RefView, clear_margin, features,
-                     prepare_forms, probability, title_names_another_work)
+                     prepare_forms, probability, title_names_another_work, work_forms)
+from .verify_bound import is_notice, refined_bound
 
 RESOLVER_SOURCE = "raw_fallback"
+BOUND_SLACK = 1e-9  # a candidate is left unscored only when its bound is this far below what decides
 MIN_TITLE_TERMS = 3
 
 
@@ -46,6 +49,20 @@ class FuzzyOutcome:
     @property
     def clear(self) -> bool:
         return self.reason is Reason.FUZZY_MATCH
+
+
+Scored = tuple[float, Candidate, Features]  # a candidate's score, the candidate, its features
+
+
+@dataclass(order=True, slots=True)
+class _Scored:
+    """A fully compared candidate, ordered as ``_decide`` ranks them: score down, then candidate order."""
+
+    neg_p: float
+    at: int
+    cand: Candidate = field(compare=False)
+    f: Features = field(compare=False)
+    names_another: bool = field(compare=False)
 
 
 def _same_work(a: Work, b: Work) -> bool:
@@ -96,15 +113,15 @@ class FuzzyResolver:
                 title_q[i] = title
             else:
                 raw_q[i] = string_q[i]
-        for i, cands in self._retrieve(title_q).items():
-            outcomes[i] = self._decide(views[i], cands, "title")
+        # the title queries and the whole-string ones of title-less strings in one retrieval (one
+        # read of the candidates' rows); the retries of unlinked titles in a second
+        for i, cands in self._retrieve({**title_q, **raw_q}).items():
+            outcomes[i] = self._decide(views[i], cands, "title" if i in title_q else "string")
         retry = {i: string_q[i] for i in title_q if not outcomes[i].clear}
         for i, cands in self._retrieve(retry).items():
             second = self._decide(views[i], cands, "string")
             if second.clear or second.reason is Reason.TOO_CLOSE_TO_CALL:
                 outcomes[i] = second
-        for i, cands in self._retrieve(raw_q).items():
-            outcomes[i] = self._decide(views[i], cands, "string")
         return outcomes  # type: ignore[return-value]
 
     def local_candidates(self, parsed: ParsedReference) -> list[Candidate]:
@@ -136,20 +153,44 @@ class FuzzyResolver:
         prepare_forms({id(c.work): c.work for cands in found for c in cands if c.forms is None}.values())
         return dict(zip(keys, found))
 
+    def _score(self, ref: RefView, cands: list[Candidate]) -> tuple[list[Scored], list[dict]]:
+        """The candidates' scores, best first (equal scores in candidate order), and the notices
+        set aside, in candidate order. Only the candidates that can decide the outcome are
+        compared in full: best bound first (``verify_bound``), until no bound left reaches
+        ``_needed``; the rest score below it, so the outcome and its evidence are the same."""
+        notices: list[dict] = []
+        forms = [c.forms if c.forms is not None else work_forms(c.work) for c in cands]
+        pending = []
+        for i, (c, w) in enumerate(zip(cands, forms)):
+            if is_notice(ref, w):
+                notices.append({**_brief(c.work), "score": round(probability(features(ref, c.work, w)), 4)})
+            else:
+                bound, title = refined_bound(ref, c.work, w)
+                pending.append((-bound, i, title))
+        pending.sort(key=lambda x: (x[0], x[1]))
+        done: list[_Scored] = []
+        for neg_bound, i, title in pending:
+            if done and -neg_bound < self._needed(done) - BOUND_SLACK:
+                break
+            f = features(ref, cands[i].work, forms[i], title)
+            bisect.insort(done, _Scored(-probability(f), i, cands[i], f, title_names_another_work(ref, f)))
+        return [(-s.neg_p, s.cand, s.f) for s in done], notices
+
+    def _needed(self, done: list["_Scored"]) -> float:
+        """The score a candidate not yet compared must reach to change the outcome: that of the
+        best eligible candidate and of its runner-up when the best links; that of the best and
+        the link threshold when nothing eligible reaches it."""
+        best = next((s for s in done if not s.names_another), None)
+        if best is None or -best.neg_p < self.link_threshold:
+            return min(-done[0].neg_p, self.link_threshold)
+        runner = next((s for s in done if s is not best and not _same_work(s.cand.work, best.cand.work)), None)
+        return -1.0 if runner is None else min(-best.neg_p, -runner.neg_p)
+
     def _decide(self, ref: RefView, cands: list[Candidate], query: str) -> FuzzyOutcome:
         thresholds = {"link": self.link_threshold, "margin": self.margin, "logit_margin": LOGIT_MARGIN}
         if not cands:
             return FuzzyOutcome(Reason.NO_CANDIDATES, {"query": query, "candidates": 0, "thresholds": thresholds})
-        scored: list[tuple[float, Candidate, Features]] = []
-        notices: list[dict] = []
-        for c in cands:
-            f = features(ref, c.work, c.forms)
-            p = probability(f)
-            if f.notice:
-                notices.append({**_brief(c.work), "score": round(p, 4)})
-                continue
-            scored.append((p, c, f))
-        scored.sort(key=lambda x: -x[0])
+        scored, notices = self._score(ref, cands)
         base = {"query": query, "candidates": len(cands), "thresholds": thresholds,
                 "parsed_title": ref.parsed.title}
         if notices:

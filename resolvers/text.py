@@ -159,8 +159,10 @@ _OCR_CLASSES = str.maketrans({"1": "l", "i": "l", "|": "l", "!": "l", "0": "o", 
                               "h": "b", "8": "b", "5": "s", "f": "t"})
 
 
+@lru_cache(maxsize=1 << 17)
 def ocr_skeleton(text: str) -> str:
-    """Folded text with OCR's look-alike letters and digits written as one (see above)."""
+    """Folded text with OCR's look-alike letters and digits written as one (see above). Cached:
+    the verifier asks it of every candidate's first-author surname, and surnames repeat."""
     text = fold(text).translate(_OCR_CLASSES)
     for run, one in _OCR_RUNS:
         text = text.replace(run, one)

@@ -23,8 +23,8 @@ def title_parts(text: str | None) -> frozenset[str]:
 def names_another_part(work_title: str | None, reference_text: str) -> bool:
     """The work's title names a part (II, III, IV, ...) the string does not, and the string names
     another one: a sibling in the series, not the cited work."""
-    work_parts = title_parts(work_title)
-    if not work_parts:
+    string_parts = title_parts(reference_text)  # asked first: the same string for every candidate
+    if not string_parts:
         return False
-    string_parts = title_parts(reference_text)
-    return bool(string_parts) and work_parts.isdisjoint(string_parts)
+    work_parts = title_parts(work_title)
+    return bool(work_parts) and work_parts.isdisjoint(string_parts)

@@ -330,15 +330,18 @@ def year_agreement(work_year: int | None, years: Sequence[int], late: int, early
     return 1 if any(work_year - early <= y <= work_year + late for y in years) else -1
 
 
-def features(ref: RefView, work: Work, forms: WorkForms | None = None) -> Features:
+def features(ref: RefView, work: Work, forms: WorkForms | None = None,
+             title: tuple[float, int, dict] | None = None) -> Features:
     """Compare one reference with one candidate work (``forms``: its comparison forms, when the
-    retriever brought them along)."""
+    retriever brought them along; ``title``: ``_title_score``'s answer, when already known)."""
     w = forms if forms is not None else work_forms(work)
     detail: dict = {}
     if ref.lead and ref.lead_as_title is not None and w.compact.startswith(ref.lead):
         ref = ref.lead_as_title  # the lone "author" before the colon is the head of this work's title
         detail["title_lead"] = True
-    t, aligned = _title_score(ref, w, detail)
+    t, aligned = _title_score(ref, w, detail) if title is None else (title[0], title[1])
+    if title is not None:
+        detail.update(title[2])
     if names_another_part(work.title, ref.parsed.text):
         detail["names_another_part"] = True  # "... corals. IV." for a string citing "... corals. III."
     author = _author_agreement(ref, w.surname)

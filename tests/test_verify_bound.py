@@ -1,0 +1,82 @@
+"""The fuzzy matcher compares in full only the candidates that can decide its outcome
+(``resolvers.verify_bound``): the same outcomes and evidence as comparing every candidate, on
+glutton dev strings against the shared works."""
+import dataclasses
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from resolvers import fuzzy, verify
+from resolvers.candidates import InMemoryRetriever
+from resolvers.fuzzy import FuzzyResolver
+from resolvers.parsing import parse_reference
+from resolvers.quality import parse_uncertain_reason
+from resolvers.verify import RefView, features, probability
+from resolvers.verify_bound import is_notice, refined_bound
+from resolvers.model import Work
+
+SOURCES = Path(__file__).resolve().parent.parent / "data" / "sources"
+GLUTTON_DEV = Path("/work/shared/data/refs/glutton_dev.jsonl.gz")
+
+
+@pytest.fixture(scope="module")
+def matcher_and_strings():
+    if not GLUTTON_DEV.exists():
+        pytest.skip("glutton dev strings not available")
+    with gzip.open(SOURCES / "glutton_works.jsonl.gz", "rt", encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh]
+    works = [Work(f"doi:{r['doi']}", doi=r["doi"], title=r.get("title"), authors=tuple(r.get("authors") or ()),
+                  year=r.get("year"), venue=r.get("venue"), volume=r.get("volume"), first_page=r.get("first_page"))
+             for r in rows if r.get("doi")]
+    with gzip.open(GLUTTON_DEV, "rt", encoding="utf-8") as fh:
+        raws = [json.loads(line)["raw"] for _, line in zip(range(600), fh)]
+    parsed = [p for p in map(parse_reference, raws) if parse_uncertain_reason(p.text, p, False) is None]
+    return FuzzyResolver(InMemoryRetriever(works)), parsed
+
+
+def _every_candidate_compared(monkeypatch):
+    """The matcher as it was: every candidate's bound at 1, so each is compared in full."""
+    monkeypatch.setattr(fuzzy, "refined_bound", lambda ref, work, w: (1.0, None))
+
+
+def _counting_features(monkeypatch):
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return verify.features(*args, **kwargs)
+    monkeypatch.setattr(fuzzy, "features", counted)
+    return calls
+
+
+def test_outcomes_are_those_of_comparing_every_candidate(matcher_and_strings, monkeypatch):
+    matcher, parsed = matcher_and_strings
+    calls = _counting_features(monkeypatch)
+    pruned = [dataclasses.astuple(o) for o in matcher.match_batch(parsed)]
+    compared = len(calls)
+    _every_candidate_compared(monkeypatch)
+    calls.clear()
+    assert [dataclasses.astuple(o) for o in matcher.match_batch(parsed)] == pruned
+    assert compared < 0.5 * len(calls)  # most candidates are never compared in full
+
+
+def test_no_candidate_scores_above_its_bound(matcher_and_strings):
+    matcher, parsed = matcher_and_strings
+    seen = 0
+    for p, cands in zip(parsed, matcher.retriever.candidates_batch([fuzzy.string_queries(p)[1] for p in parsed])):
+        ref = RefView.of(p)
+        for c in cands:
+            w = verify.work_forms(c.work)
+            bound, title = refined_bound(ref, c.work, w)
+            f = features(ref, c.work, w)
+            assert probability(f) <= bound
+            assert features(ref, c.work, w, title) == f and f.notice == is_notice(ref, w)
+            seen += 1
+    assert seen > 5000
+
+
+def test_the_bound_takes_the_venue_at_its_best():
+    """The bound sets the venue feature to 1 where its cheap test passes: that must not lower the score."""
+    assert verify.WEIGHTS["venue"] > 0 and verify.WEIGHTS["supports"] >= 0
