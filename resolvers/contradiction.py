@@ -33,7 +33,8 @@ from rapidfuzz import fuzz
 
 from .journal_ref import number_key
 from .model import Work
-from .parsing import ParsedReference, lead_is_title, mask_identifiers
+from .lazy_parse import masked_text
+from .parsing import ParsedReference, lead_is_title
 from .text import compact, fold
 from .verify import AUTHOR_SIMILAR_AT, NUMBER_TOKEN, YEAR_TOKEN, number_agreement, surname, year_agreement
 
@@ -145,7 +146,7 @@ def _author_verdict(work: Work, parsed: ParsedReference, text_compact: str) -> i
 
 def check_fields(raw: str, parsed: ParsedReference, work: Work) -> FieldCheck:
     """Compare venue, volume, first page, year and first author of the string and the work."""
-    text = mask_identifiers(parsed.text or raw)
+    text = masked_text(parsed, raw)
     numbers = {number_key(m.group(0)) for m in NUMBER_TOKEN.finditer(text)}
     check = FieldCheck()
     check.record("venue", _venue_verdict(work.venue, text, parsed.venue), parsed.venue, work.venue)
@@ -167,7 +168,7 @@ def contradicting_fields(raw: str, parsed: ParsedReference, work: Work, strong_t
     and author) and the judging stops as soon as the fields left could no longer make enough
     contradictions; only a string that may contradict is checked in full, for its evidence."""
     needed = MIN_CONTRADICTIONS_WITH_TITLE if strong_title else MIN_CONTRADICTIONS
-    text = mask_identifiers(parsed.text or raw)
+    text = masked_text(parsed, raw)
     numbers = {number_key(m.group(0)) for m in NUMBER_TOKEN.finditer(text)}
     verdicts = (lambda: number_agreement((work.volume or "").strip(), numbers, parsed.volume, number_key),
                 lambda: number_agreement((work.first_page or "").strip(), numbers, parsed.first_page, number_key),

@@ -309,6 +309,7 @@ def _join_break(text: str, token: str, end: int) -> tuple[str, int]:
 
 
 _SPLIT_URL = re.compile(r"(https?):\s{1,3}//|(arxiv|doi)\s?\.\s{1,3}(org)", re.I)
+_SPLIT_URL_HINT = re.compile(r"[:.]\s{1,3}(?://|[oO][rR][gG])")  # in every _SPLIT_URL match; scanned fast
 
 
 def _join_split_urls(m: re.Match[str]) -> str:
@@ -321,8 +322,8 @@ def extract_identifiers(raw: str) -> ExtractedIdentifiers:
     if not isinstance(raw, str) or not raw:
         return ExtractedIdentifiers()
     text = raw
-    if "//" in text or "org" in text.lower():  # PDF extraction splits URLs: "http: //arxiv.\norg/abs/"
-        text = _SPLIT_URL.sub(_join_split_urls, text)
+    if ("//" in text or "org" in text.lower()) and _SPLIT_URL_HINT.search(text):
+        text = _SPLIT_URL.sub(_join_split_urls, text)  # PDF extraction splits URLs: "http: //arxiv.\norg/abs/"
     if "\\" in text:  # LaTeX escapes (10.1162/tacl\_a\_00276) would cut a DOI short
         text = _LATEX_ESCAPE.sub(_unlatex, text)
     scan = _Scan(text)
@@ -377,7 +378,7 @@ class _Scan:
         if "10." not in text:
             return
         consumed = 0
-        for m in _DOI_RE.finditer(text):
+        for m in _DOI_RE.finditer(text, text.find("10.")):  # (each match starts at "10.")
             if m.start() < consumed:
                 continue  # inside a DOI rejoined across a line break
             self.doi_starts.add(m.start())
@@ -393,7 +394,7 @@ class _Scan:
         if "doi" not in self.lower:
             return
         text = self.text
-        for m in _DOI_CONTEXT.finditer(text):
+        for m in _DOI_CONTEXT.finditer(text, _first_doi(text, self.lower)):
             t = _DOI_CONTEXT_TOKEN.match(text, m.end())
             token = t.group(0) if t else ""
             if token and token[0].isdigit() and m.end() not in self.doi_starts:
@@ -403,9 +404,10 @@ class _Scan:
     def new_style_arxiv(self) -> None:
         """New-style numbers: context decides whether a number is an arXiv id."""
         text = self.atext
-        if not _NEW_HINT.search(text):
+        hint = _NEW_HINT.search(text)
+        if hint is None:
             return  # no "ddd.ddd" at all: the usual case, found by a fast literal-led scan
-        for m in _NEW_SHAPE.finditer(text):
+        for m in _NEW_SHAPE.finditer(text, max(0, hint.start() - 6)):  # (a match has 3-6 digits before its ".")
             aid, why = _check_arxiv(m.group(0))
             if not (_arxiv_context(text, m.start(), m.end(), self.mentions_arxiv)
                     or archive_before(text, m.start())):
@@ -421,9 +423,10 @@ class _Scan:
     def old_style_arxiv(self) -> None:
         """Old-style ``archive/YYMMNNN`` ids, well formed or reported when distinctive."""
         text = self.atext
-        if "/" not in text or not _SLASH_DIGIT.search(text):
+        slash = _SLASH_DIGIT.search(text) if "/" in text else None
+        if slash is None:
             return  # every old-style shape holds "/" and a digit right after it
-        for m in _OLD_SHAPE.finditer(text):
+        for m in _OLD_SHAPE.finditer(text, max(0, slash.start() - 20)):  # (at most 20 characters before "/")
             token = m.group(0)
             om = _OLD_ID.fullmatch(token)
             if om is None:
@@ -456,6 +459,16 @@ class _Scan:
             if token.startswith("10.48550/") or _DOI_RE.match(text, s):
                 continue
             self.bad.append((s, MalformedToken("arxiv", token, _check_arxiv(token)[1] or "")))
+
+
+def _first_doi(text: str, lower: str) -> int:
+    """Where a "doi" word can first start (``dx.`` before it included): every _DOI_CONTEXT match
+    holds "doi" in any case, "ı" for "i" too (the regex's case folding); 0 when the lower-case
+    copy does not align with the text."""
+    if len(lower) != len(text):
+        return 0
+    found = [i for i in (lower.find("doi"), lower.find("doı")) if i >= 0]
+    return max(0, min(found) - 3) if found else 0
 
 
 def _ordered_unique(items: Sequence[tuple[int, object]]) -> tuple:
