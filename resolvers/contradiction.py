@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from rapidfuzz import fuzz
 
@@ -144,6 +144,33 @@ def _author_verdict(work: Work, parsed: ParsedReference, text_compact: str) -> i
     return -1
 
 
+class StringNumbers:
+    """The string's numbers as ``number_key`` makes them, for ``in`` tests: a key that is not
+    even a substring of the lower-case string is none of them, and only otherwise is the set of
+    its numbers made (most works' volumes and pages are not in a string that cites a preprint)."""
+
+    __slots__ = ("text", "lower", "keys")
+
+    def __init__(self, text: str) -> None:
+        self.text, self.lower = text, text.lower()
+        self.keys: set[str] | None = None
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, str) or key not in self.lower:
+            return False  # (a key is a number's lower-case text without its leading zeros)
+        if self.keys is None:
+            self.keys = {number_key(m.group(0)) for m in NUMBER_TOKEN.finditer(self.text)}
+        return key in self.keys
+
+
+def _number_verdict(value: str, numbers: StringNumbers, parsed: Callable[[], str | None]) -> int:
+    """``number_agreement`` of the work's volume or first page, reading the parsed one only when
+    it decides (a number of the work's that is not in the string)."""
+    if not value or not value.isdigit() or number_key(value) in numbers:
+        return number_agreement(value, numbers, None, number_key)
+    return number_agreement(value, numbers, parsed(), number_key)
+
+
 def check_fields(raw: str, parsed: ParsedReference, work: Work) -> FieldCheck:
     """Compare venue, volume, first page, year and first author of the string and the work."""
     text = masked_text(parsed, raw)
@@ -169,9 +196,9 @@ def contradicting_fields(raw: str, parsed: ParsedReference, work: Work, strong_t
     contradictions; only a string that may contradict is checked in full, for its evidence."""
     needed = MIN_CONTRADICTIONS_WITH_TITLE if strong_title else MIN_CONTRADICTIONS
     text = masked_text(parsed, raw)
-    numbers = {number_key(m.group(0)) for m in NUMBER_TOKEN.finditer(text)}
-    verdicts = (lambda: number_agreement((work.volume or "").strip(), numbers, parsed.volume, number_key),
-                lambda: number_agreement((work.first_page or "").strip(), numbers, parsed.first_page, number_key),
+    numbers = StringNumbers(text)
+    verdicts = (lambda: _number_verdict((work.volume or "").strip(), numbers, lambda: parsed.volume),
+                lambda: _number_verdict((work.first_page or "").strip(), numbers, lambda: parsed.first_page),
                 lambda: _year_verdict(work, [int(y) for y in YEAR_TOKEN.findall(text)]),
                 lambda: _venue_verdict(work.venue, text, parsed.venue),
                 lambda: _author_verdict(work, parsed, compact(text)))

@@ -19,7 +19,7 @@ from typing import Any, Callable
 from .parsing import _VOL_PAGES, _YEAR_RE, ParsedReference, mask_identifiers, parse_reference, reference_body
 from .text import clean_raw
 
-_DIGIT_RUN = re.compile(r"\d+")
+_MASKED = "_masked"  # the cleaned string with identifiers blanked, kept on the object once made
 
 
 def _anywhere(pattern: re.Pattern[str]) -> re.Pattern[str]:
@@ -32,7 +32,15 @@ def _anywhere(pattern: re.Pattern[str]) -> re.Pattern[str]:
 
 
 _VOL_PAGES_ANYWHERE = tuple(_anywhere(p) for p in _VOL_PAGES)
-_MASKED = "_masked"  # the cleaned string with identifiers blanked, kept on the object once made
+# what each shape cannot do without (a ";", a ":", a ",", a ",", "vol", a dash), tested first
+_SHAPE_NEEDS = ((";",), (":",), (",",), (",",), ("vol",), ("-", "\u2013"))
+
+
+def _may_hold_numbers(body: str) -> bool:
+    """Could the parser read a volume and first page in this body? (They are two numbers, in one
+    of its shapes: no shape anywhere in the body, no volume.)"""
+    lower = body.lower()  # ("vol" in any case)
+    return any(any(c in lower for c in needs) and p.search(body) for p, needs in zip(_VOL_PAGES_ANYWHERE, _SHAPE_NEEDS))
 
 
 class LazyParsed(ParsedReference):
@@ -66,10 +74,10 @@ class LazyParsed(ParsedReference):
         return years.pop() if years else None
 
     def _number(self, name: str) -> str | None:
-        body = self._body()
-        if len(_DIGIT_RUN.findall(body)) < 2 or not any(p.search(body) for p in _VOL_PAGES_ANYWHERE):
-            return None  # a volume and a page are two numbers, in one of the parser's shapes
-        return getattr(self.materialise(), name)
+        numbers = self.__dict__.get("_has_numbers")
+        if numbers is None:
+            numbers = self.__dict__["_has_numbers"] = _may_hold_numbers(self._body())
+        return getattr(self.materialise(), name) if numbers else None
 
     def _title_lead(self) -> str | None:
         return self.materialise().title_lead if ":" in self._body() else None
