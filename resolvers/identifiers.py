@@ -135,6 +135,7 @@ _BEFORE = re.compile(
     r"|(?P<eprint>(?<![a-z])eprint\s{0,3}=\s{0,3}[{\"]?\s{0,3}))\Z",
     re.I)
 _WINDOW = 48
+_BEFORE_WORDS = ("arx", "abs/", "abſ/", "epr")  # one is in every _BEFORE match ("ſ": its case folding)
 _URL_PATH_WORDS = frozenset({"abs", "pdf", "html", "ps", "format"})
 # A category suffix right after an id: ``[hep-th]``, ``[physics.ins-det]``, ``[cs, stat]``.
 _CATEGORY_AFTER = re.compile(
@@ -146,7 +147,8 @@ _ARXIV_COLON = re.compile(r"arxiv\s{0,3}:\s{0,3}(\d[\w.\-/]{0,63})", re.I)
 
 def _arxiv_context(text: str, start: int, end: int, mentions_arxiv: bool) -> bool:
     """True when the token text[start:end] is marked as arXiv by what surrounds it."""
-    m = _BEFORE.search(text, max(0, start - _WINDOW), start)
+    window = text[max(0, start - _WINDOW):start].lower()
+    m = _BEFORE.search(text, max(0, start - _WINDOW), start) if any(w in window for w in _BEFORE_WORDS) else None
     if m and (m.group("eprint") is None or mentions_arxiv):
         return True
     m = _CATEGORY_AFTER.match(text, end)

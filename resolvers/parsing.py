@@ -17,7 +17,6 @@ from typing import Mapping
 # importable from here for the parser's callers.
 from .text import LIGATURES, clean_raw, compact, fold, norm_text, tokens  # noqa: F401
 
-_SPACE = re.compile(r"\s+")
 
 
 # ---------------------------------------------------------------- parsed record -------------
@@ -70,18 +69,18 @@ _IDENTIFIER_SPAN = re.compile(
     r"\b(?:arxiv|corr)(?:\s+preprint)?\b|\burl\b:?)", re.I)
 
 
-# Every _IDENTIFIER_SPAN match starts with one of these (lower case; "ı" and "ſ": the regex's
-# case folding), so the scan starts at the first of them: identifiers come late in a string.
-_SPAN_STARTS = ("http", "ftp", "www.", "dx.", "doi", "doı", "arx", "urn", "10.", "abs/", "abſ/", "corr", "url")
+# Every _IDENTIFIER_SPAN match starts with one of these in the lower-case text ("ı" and "ſ": the
+# regex's case folding), so the scan starts at the first of them: identifiers come late in a string.
+_SPAN_START = re.compile("http|ftp|www\\.|dx\\.|do[iı]|arx|urn|10\\.|ab[sſ]/|corr|url")
 
 
 def mask_identifiers(text: str) -> str:
     """The text with identifiers and URLs blanked: their digits are no volume, page or year."""
     lower = text.lower()
-    found = [i for i in (lower.find(s) for s in _SPAN_STARTS) if i >= 0]
-    if not found:
+    first = _SPAN_START.search(lower)
+    if first is None:
         return text
-    start = min(found) if len(lower) == len(text) else 0  # ("İ" lowers to two characters)
+    start = first.start() if len(lower) == len(text) else 0  # ("İ" lowers to two characters)
     parts, last = [text[:start]], start
     for m in _IDENTIFIER_SPAN.finditer(text, start):
         parts += (text[last:m.start()], " ")
@@ -311,7 +310,8 @@ def reference_body(text: str, masked: str | None = None) -> str:
     leads), spaces collapsed. ``lazy_parse`` reads years from the same body as the parser."""
     if masked is None or _NUMBERING.match(text):
         masked = mask_identifiers(_NUMBERING.sub("", text, count=1))
-    return _SPACE.sub(" ", masked).strip(" ,;")
+    # whitespace runs as one space (split: the same whitespace as the regex ``\s``)
+    return " ".join(masked.split()).strip(" ,;")
 
 
 def parse_reference(raw: str) -> ParsedReference:
