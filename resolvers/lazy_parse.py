@@ -32,15 +32,17 @@ def _anywhere(pattern: re.Pattern[str]) -> re.Pattern[str]:
 
 
 _VOL_PAGES_ANYWHERE = tuple(_anywhere(p) for p in _VOL_PAGES)
-# what each shape cannot do without (a ";", a ":", a ",", a ",", "vol", a dash), tested first
-_SHAPE_NEEDS = ((";",), (":",), (",",), (",",), ("vol",), ("-", "\u2013"))
 
 
 def _may_hold_numbers(body: str) -> bool:
     """Could the parser read a volume and first page in this body? (They are two numbers, in one
-    of its shapes: no shape anywhere in the body, no volume.)"""
-    lower = body.lower()  # ("vol" in any case)
-    return any(any(c in lower for c in needs) and p.search(body) for p, needs in zip(_VOL_PAGES_ANYWHERE, _SHAPE_NEEDS))
+    of its shapes: no shape anywhere in the body, no volume.) Each shape is searched only when
+    the body has what it cannot do without: ";", ":", ",", ",", "vol", a dash."""
+    p0, p1, p2, p3, p4, p5 = _VOL_PAGES_ANYWHERE
+    return bool((";" in body and p0.search(body)) or (":" in body and p1.search(body))
+                or ("," in body and (p2.search(body) or p3.search(body)))
+                or ("vol" in body.lower() and p4.search(body))
+                or (("-" in body or "\u2013" in body) and p5.search(body)))
 
 
 class LazyParsed(ParsedReference):
