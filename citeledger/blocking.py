@@ -56,7 +56,7 @@ from resolvers.verify import FORM_COLUMNS, form_columns, forms_from_columns, sur
 
 from .atomic import atomic_stream, atomic_write_bytes, sql_literal, staged
 from .venue_index import LOCATORS_FILE, PAGES_AT, PAGES_HASHES, locator_rows, locator_table, page_index
-from .work_row import WORK_FIELDS, WORK_TYPES, work_from_values
+from .work_row import WORK_FIELDS, WORK_TYPES, works_from_columns
 
 INDEX_FILE = "index.json"  # the stamp, written last: present means the files below are complete
 FORMS_FILE = "work_forms.arrow"  # row-aligned with works.parquet: each work's comparison forms
@@ -418,8 +418,7 @@ def works_at(table: pa.Table, rows: Sequence[int]) -> dict[int, Work]:
     taken = take_rows(table, rows)
     cols = {name: taken.column(name).to_pylist() for name in taken.column_names}  # columnar: faster than rows
     none = [None] * len(rows)
-    columns = [cols.get(name, none) for name in WORK_FIELDS]
-    return {r: work_from_values(values) for r, values in zip(rows, zip(*columns))}
+    return dict(zip(rows, works_from_columns([cols.get(name, none) for name in WORK_FIELDS])))
 
 
 def _save(path: Path, array: np.ndarray) -> None:

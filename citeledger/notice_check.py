@@ -21,6 +21,14 @@ NOTICE_COLUMNS = ("doi", "arxiv_id", "alt_dois", "withdrawn", "sources", "relati
 def work_notice(work: dict[str, Any], index: NoticeIndex, checked_at: str | None) -> Any:
     """The standing notice of one catalog work: Retraction Watch events for any of its DOIs, the
     Crossref update relations its record carries, OpenAlex's is_retracted, and arXiv's withdrawn flag."""
+    extra_events, extra_sources = _work_extras(work, index)
+    return index.notice_for(work.get("doi"), work.get("arxiv_id"), checked_at=checked_at,
+                            extra_events=extra_events, extra_sources=extra_sources)
+
+
+def _work_extras(work: dict[str, Any], index: NoticeIndex) -> tuple[list[Any], list[str]]:
+    """The events the work's own record carries (and its other DOIs'), and the sources checked
+    beyond the index's own."""
     extra_events: list[Any] = []
     extra_sources: list[str] = []
     work_sources = set(work.get("sources") or ())
@@ -39,8 +47,7 @@ def work_notice(work: dict[str, Any], index: NoticeIndex, checked_at: str | None
     other_dois = [d for d in (work.get("alt_dois") or ()) if d != work.get("doi")]
     for doi in other_dois:  # a preprint's journal DOI (or the reverse) names the same work
         extra_events += [notices.rekey(e, work["doi"]) for e in index.events_for(doi)]
-    return index.notice_for(work.get("doi"), work.get("arxiv_id"), checked_at=checked_at,
-                            extra_events=extra_events, extra_sources=extra_sources)
+    return extra_events, extra_sources
 
 
 def work_notice_rows(catalog_dir: str | Path, work_ids: Any, run_id: str) -> list[dict[str, Any]]:
@@ -49,12 +56,30 @@ def work_notice_rows(catalog_dir: str | Path, work_ids: Any, run_id: str) -> lis
     index = get_notice_index(catalog)
     checked_at = catalog.manifest.get("built_at")
     rows = []
+    quiet: dict[tuple[bool, tuple[str, ...]], dict[str, Any]] = {}  # rows of works no event names
     for work_id, work in sorted(catalog.work_rows(work_ids, NOTICE_COLUMNS).items()):
-        row = notice_row(work_id, work.get("doi"), work_notice(work, index, checked_at))
-        row["run_id"] = run_id
-        row["checked_at"] = datetime.fromisoformat(row["checked_at"]) if row["checked_at"] else None
-        rows.append(row)
+        events, sources = _work_extras(work, index)
+        if events or index.has_events(work.get("doi"), work.get("arxiv_id")):
+            rows.append(_dated(notice_row(work_id, work.get("doi"), index.notice_for(
+                work.get("doi"), work.get("arxiv_id"), checked_at=checked_at, extra_events=events,
+                extra_sources=sources)), run_id))
+            continue
+        # most cited works have no notice event: their row differs from another such row only
+        # in the work, given the sources checked (and whether it has an identifier at all)
+        key = (bool(work.get("doi") or work.get("arxiv_id")), tuple(sources))
+        if key not in quiet:
+            quiet[key] = _dated(notice_row(work_id, work.get("doi"), index.notice_for(
+                work.get("doi"), work.get("arxiv_id"), checked_at=checked_at, extra_sources=sources)), run_id)
+        rows.append({**quiet[key], "work_id": work_id, "doi": work.get("doi"),
+                     "sources_checked": list(quiet[key]["sources_checked"])})
     return rows
+
+
+def _dated(row: dict[str, Any], run_id: str) -> dict[str, Any]:
+    """A notice row as the ledger stores it: the run, and the check's time as a datetime."""
+    row["run_id"] = run_id
+    row["checked_at"] = datetime.fromisoformat(row["checked_at"]) if row["checked_at"] else None
+    return row
 
 
 def cited_doi_notice_rows(catalog_dir: str | Path, dois: Any, run_id: str) -> list[dict[str, Any]]:

@@ -39,7 +39,7 @@ from .notice_check import write_run_notices
 from .options import at_least, check_run_id
 from .pdf_papers import pdf_service
 from .run_summary import RunSummary
-from .unique_inputs import iter_unique
+from .unique_inputs import OnePass, iter_unique
 from .work_row import works_jsonl_row
 from .workers import get_catalog, get_fuzzy, get_remote
 
@@ -231,7 +231,7 @@ def _plan_locked(sources: Sequence[InputSource], catalog_dir: str | Path, ledger
         raise InputError(f"{next(s.name for s in sources if s.kind in FETCHED_KINDS)}: arXiv:ID inputs are "
                          "fetched from arXiv, which needs --remote")
     with pdf_service(None, ledger_dir, remote, config):  # PDFs to the configured GROBID, fetches cached in the ledger
-        jobs, rejects, count = _cut_batches(iter_unique(sources, limits, citing_paper), batch_size, made)
+        jobs, rejects, count = _read_batches(sources, limits, citing_paper, batch_size, made)
     ledger.write_rejects(run_id, "input-rejects", [
         {"run_id": run_id, "file": r.file, "line": r.line, "field": r.field, "reason": r.reason,
          "excerpt": r.excerpt} for r in rejects])
@@ -239,6 +239,18 @@ def _plan_locked(sources: Sequence[InputSource], catalog_dir: str | Path, ledger
     return RunPlan(run_id, str(catalog_dir), str(ledger_dir), input_info, manifest.observed_at,
                    catalog.fingerprint, jobs, pending, rejects, resumed, count,
                    catalog_seq=catalog.ingested_seq)
+
+
+def _read_batches(sources: Sequence[InputSource], limits: InputLimits, citing_paper: str | Mapping[str, str] | None,
+                  batch_size: int, made: dict[str, Any]) -> tuple[list[BatchJob], list[InputReject], int]:
+    """The run's batches from one read of its inputs when no reference repeats (the usual case),
+    else from ``iter_unique``, which settles the repeats: the same batches either way."""
+    once = OnePass(sources, limits, citing_paper)
+    if once.usable:
+        cut = _cut_batches(once.items(), batch_size, made)
+        if not once.repeats:
+            return cut
+    return _cut_batches(iter_unique(sources, limits, citing_paper), batch_size, made)
 
 
 def _search_option(search: dict[str, Any]) -> dict[str, Any]:

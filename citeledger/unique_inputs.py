@@ -121,6 +121,30 @@ def _settle(key: tuple[str, int], rows: list[tuple[str, int, str]]) -> _Settled:
     return _Settled(None, f"conflicting duplicates of reference {key} at {where}: none is kept")
 
 
+class OnePass:
+    """Every row of every input in one read, for inputs that repeat no (citing_paper,
+    reference_index): ``items()`` streams the rows as they are read and hashes their keys, and
+    ``repeats`` says afterwards whether any key hash came twice. Only then can the rows differ
+    from ``iter_unique``'s (a duplicate to settle), and the caller reads the inputs again through
+    it; otherwise the duplicates pass of ``iter_unique`` would have read everything once more to
+    find nothing. Inputs that are only papers keep ``iter_unique`` (``usable`` is False)."""
+
+    def __init__(self, sources: Sequence[InputSource], limits: InputLimits,
+                 citing_paper: str | Mapping[str, str] | None = None) -> None:
+        self.sources, self.limits, self.citing_paper = sources, limits, citing_paper
+        self.usable = len(_may_repeat(sources, citing_paper)) == len(sources)
+        self.repeats = False
+
+    def items(self) -> Iterator[Reference | InputReject]:
+        hashes = array("q")
+        for item in _read_all(self.sources, self.limits, self.citing_paper, progress=len(self.sources) >= PROGRESS_FROM):
+            if isinstance(item, Reference):
+                hashes.append(hash((item.citing_paper, item.reference_index)))
+            yield item
+        ordered = np.sort(np.frombuffer(hashes, dtype=np.int64))
+        self.repeats = bool(len(ordered) > 1 and (ordered[1:] == ordered[:-1]).any())
+
+
 def iter_unique(sources: Sequence[InputSource], limits: InputLimits,
                 citing_paper: str | Mapping[str, str] | None = None) -> Iterator[Reference | InputReject]:
     """Every row of every input, streamed, as a reference or a reject; a reference whose

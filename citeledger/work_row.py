@@ -64,6 +64,18 @@ def work_from_values(values: Sequence[Any]) -> Work:
     return Work(*(convert(v) for convert, v in zip(_CONVERT, values)))
 
 
+def works_from_columns(columns: Sequence[Sequence[Any]]) -> list[Work]:
+    """Works from their field values by column in ``WORK_FIELDS`` order (``work_from_values`` of
+    each row, converted a column at a time)."""
+    converted = [col if name not in _CONVERTED else [convert(v) for v in col]
+                 for name, convert, col in zip(WORK_FIELDS, _CONVERT, columns)]
+    return [Work(*values) for values in zip(*converted)]
+
+
+_CONVERTED = frozenset(name for name in WORK_FIELDS
+                       if pa.types.is_list(WORK_TYPES[name]) or pa.types.is_boolean(WORK_TYPES[name]))
+
+
 def work_from_row(rec: dict[str, Any]) -> Work:
     """A Work from a catalog row (extra columns ignored, missing ones empty)."""
     return work_from_values([rec["work_id"], *(rec.get(name) for name in WORK_FIELDS[1:])])

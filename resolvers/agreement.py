@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from rapidfuzz import fuzz
 
@@ -96,9 +96,8 @@ def check_agreement(raw: str, parsed: ParsedReference, work: Work) -> Agreement:
     text = parsed.text if parsed.raw == raw else clean_raw(raw or "")  # the string cleaned, once
     clean_title = clean_raw(work.title) if work.title else ""
     work_title = norm_text(clean_title) if clean_title else ""
-    # a title-less string whose venue the parser took for a title has no title to contradict
-    title = None if names_venue(parsed.title, work.venue) else parsed.title
-    agreement = _title_year_agreement(raw, text, title, parsed.year, work, clean_title, work_title)
+    agreement = _title_year_agreement(raw, text, lambda: _string_title(parsed, work), parsed.year, work,
+                                      clean_title, work_title)
     if agreement.contradicts:
         return agreement
     details = agreement.details
@@ -114,8 +113,15 @@ def check_agreement(raw: str, parsed: ParsedReference, work: Work) -> Agreement:
     return agreement
 
 
-def _title_year_agreement(raw: str, text: str, parsed_title: str | None, parsed_year: int | None, work: Work,
-                          clean_title: str, work_title: str) -> Agreement:
+def _string_title(parsed: ParsedReference, work: Work) -> str | None:
+    """The string's own title: none when the parser took the work's venue for one (a title-less
+    string has no title to contradict). Asked only by the tests that read it, so a string whose
+    identifier settles it is parsed no further than those tests need (``lazy_parse``)."""
+    return None if names_venue(parsed.title, work.venue) else parsed.title
+
+
+def _title_year_agreement(raw: str, text: str, string_title: Callable[[], str | None], parsed_year: int | None,
+                          work: Work, clean_title: str, work_title: str) -> Agreement:
     """Does the string's own title or year contradict the work? (``text``: the cleaned string;
     ``clean_title``, ``work_title``: the work's title cleaned and normalised.)"""
     details: dict[str, Any] = {}
@@ -123,10 +129,10 @@ def _title_year_agreement(raw: str, text: str, parsed_title: str | None, parsed_
         present, goes_on = _presence(work.title or "", clean_title.lower(), text)
         details["work_title_in_string"] = round(present, 1)
         if goes_on:
-            return _title_contradicts(details, work, parsed_title,
+            return _title_contradicts(details, work, string_title(),
                                       why="the string's title goes on past the work's title")
         if present < TITLE_PRESENT_AT:  # the tests below can only speak when the title is not plainly there
-            contradiction = _title_absent(details, raw, text, parsed_title, work, work_title)
+            contradiction = _title_absent(details, raw, text, string_title(), work, work_title)
             if contradiction is not None:
                 return contradiction
     if parsed_year and work.year:

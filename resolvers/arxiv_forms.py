@@ -86,6 +86,8 @@ _ARCHIVE_BEFORE = re.compile(r"(?<![\w-])([a-z]+(?:-[a-z]+)?)(?:\.[a-z]{2})?/\Z"
 
 def archive_before(text: str, start: int) -> bool:
     """True when a new-style number at ``start`` follows an archive name: ``astro-ph/0710.3113``."""
+    if text[start - 1:start] != "/":
+        return False  # (the pattern ends with "/" right before the number)
     m = _ARCHIVE_BEFORE.search(text, max(0, start - 16), start)
     return bool(m and m.group(1).lower() in ARXIV_ARCHIVES)
 

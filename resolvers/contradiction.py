@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from rapidfuzz import fuzz
 
 from .journal_ref import number_key
 from .model import Work
-from .parsing import ParsedReference, lead_is_title, mask_identifiers
+from .lazy_parse import masked_text
+from .parsing import ParsedReference, lead_is_title
 from .text import compact, fold
 from .verify import AUTHOR_SIMILAR_AT, NUMBER_TOKEN, YEAR_TOKEN, number_agreement, surname, year_agreement
 
@@ -143,9 +144,36 @@ def _author_verdict(work: Work, parsed: ParsedReference, text_compact: str) -> i
     return -1
 
 
+class StringNumbers:
+    """The string's numbers as ``number_key`` makes them, for ``in`` tests: a key that is not
+    even a substring of the lower-case string is none of them, and only otherwise is the set of
+    its numbers made (most works' volumes and pages are not in a string that cites a preprint)."""
+
+    __slots__ = ("text", "lower", "keys")
+
+    def __init__(self, text: str) -> None:
+        self.text, self.lower = text, text.lower()
+        self.keys: set[str] | None = None
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, str) or key not in self.lower:
+            return False  # (a key is a number's lower-case text without its leading zeros)
+        if self.keys is None:
+            self.keys = {number_key(m.group(0)) for m in NUMBER_TOKEN.finditer(self.text)}
+        return key in self.keys
+
+
+def _number_verdict(value: str, numbers: StringNumbers, parsed: Callable[[], str | None]) -> int:
+    """``number_agreement`` of the work's volume or first page, reading the parsed one only when
+    it decides (a number of the work's that is not in the string)."""
+    if not value or not value.isdigit() or number_key(value) in numbers:
+        return number_agreement(value, numbers, None, number_key)
+    return number_agreement(value, numbers, parsed(), number_key)
+
+
 def check_fields(raw: str, parsed: ParsedReference, work: Work) -> FieldCheck:
     """Compare venue, volume, first page, year and first author of the string and the work."""
-    text = mask_identifiers(parsed.text or raw)
+    text = masked_text(parsed, raw)
     numbers = {number_key(m.group(0)) for m in NUMBER_TOKEN.finditer(text)}
     check = FieldCheck()
     check.record("venue", _venue_verdict(work.venue, text, parsed.venue), parsed.venue, work.venue)
@@ -167,10 +195,10 @@ def contradicting_fields(raw: str, parsed: ParsedReference, work: Work, strong_t
     and author) and the judging stops as soon as the fields left could no longer make enough
     contradictions; only a string that may contradict is checked in full, for its evidence."""
     needed = MIN_CONTRADICTIONS_WITH_TITLE if strong_title else MIN_CONTRADICTIONS
-    text = mask_identifiers(parsed.text or raw)
-    numbers = {number_key(m.group(0)) for m in NUMBER_TOKEN.finditer(text)}
-    verdicts = (lambda: number_agreement((work.volume or "").strip(), numbers, parsed.volume, number_key),
-                lambda: number_agreement((work.first_page or "").strip(), numbers, parsed.first_page, number_key),
+    text = masked_text(parsed, raw)
+    numbers = StringNumbers(text)
+    verdicts = (lambda: _number_verdict((work.volume or "").strip(), numbers, lambda: parsed.volume),
+                lambda: _number_verdict((work.first_page or "").strip(), numbers, lambda: parsed.first_page),
                 lambda: _year_verdict(work, [int(y) for y in YEAR_TOKEN.findall(text)]),
                 lambda: _venue_verdict(work.venue, text, parsed.venue),
                 lambda: _author_verdict(work, parsed, compact(text)))

@@ -135,6 +135,7 @@ _BEFORE = re.compile(
     r"|(?P<eprint>(?<![a-z])eprint\s{0,3}=\s{0,3}[{\"]?\s{0,3}))\Z",
     re.I)
 _WINDOW = 48
+_BEFORE_WORDS = ("arx", "abs/", "abſ/", "epr")  # one is in every _BEFORE match ("ſ": its case folding)
 _URL_PATH_WORDS = frozenset({"abs", "pdf", "html", "ps", "format"})
 # A category suffix right after an id: ``[hep-th]``, ``[physics.ins-det]``, ``[cs, stat]``.
 _CATEGORY_AFTER = re.compile(
@@ -146,7 +147,8 @@ _ARXIV_COLON = re.compile(r"arxiv\s{0,3}:\s{0,3}(\d[\w.\-/]{0,63})", re.I)
 
 def _arxiv_context(text: str, start: int, end: int, mentions_arxiv: bool) -> bool:
     """True when the token text[start:end] is marked as arXiv by what surrounds it."""
-    m = _BEFORE.search(text, max(0, start - _WINDOW), start)
+    window = text[max(0, start - _WINDOW):start].lower()
+    m = _BEFORE.search(text, max(0, start - _WINDOW), start) if any(w in window for w in _BEFORE_WORDS) else None
     if m and (m.group("eprint") is None or mentions_arxiv):
         return True
     m = _CATEGORY_AFTER.match(text, end)
@@ -309,6 +311,7 @@ def _join_break(text: str, token: str, end: int) -> tuple[str, int]:
 
 
 _SPLIT_URL = re.compile(r"(https?):\s{1,3}//|(arxiv|doi)\s?\.\s{1,3}(org)", re.I)
+_SPLIT_URL_HINT = re.compile(r"[:.]\s{1,3}(?://|[oO][rR][gG])")  # in every _SPLIT_URL match; scanned fast
 
 
 def _join_split_urls(m: re.Match[str]) -> str:
@@ -321,8 +324,8 @@ def extract_identifiers(raw: str) -> ExtractedIdentifiers:
     if not isinstance(raw, str) or not raw:
         return ExtractedIdentifiers()
     text = raw
-    if "//" in text or "org" in text.lower():  # PDF extraction splits URLs: "http: //arxiv.\norg/abs/"
-        text = _SPLIT_URL.sub(_join_split_urls, text)
+    if ("//" in text or "org" in text.lower()) and _SPLIT_URL_HINT.search(text):
+        text = _SPLIT_URL.sub(_join_split_urls, text)  # PDF extraction splits URLs: "http: //arxiv.\norg/abs/"
     if "\\" in text:  # LaTeX escapes (10.1162/tacl\_a\_00276) would cut a DOI short
         text = _LATEX_ESCAPE.sub(_unlatex, text)
     scan = _Scan(text)
@@ -377,7 +380,7 @@ class _Scan:
         if "10." not in text:
             return
         consumed = 0
-        for m in _DOI_RE.finditer(text):
+        for m in _DOI_RE.finditer(text, text.find("10.")):  # (each match starts at "10.")
             if m.start() < consumed:
                 continue  # inside a DOI rejoined across a line break
             self.doi_starts.add(m.start())
@@ -393,7 +396,7 @@ class _Scan:
         if "doi" not in self.lower:
             return
         text = self.text
-        for m in _DOI_CONTEXT.finditer(text):
+        for m in _DOI_CONTEXT.finditer(text, _first_doi(text, self.lower)):
             t = _DOI_CONTEXT_TOKEN.match(text, m.end())
             token = t.group(0) if t else ""
             if token and token[0].isdigit() and m.end() not in self.doi_starts:
@@ -403,9 +406,10 @@ class _Scan:
     def new_style_arxiv(self) -> None:
         """New-style numbers: context decides whether a number is an arXiv id."""
         text = self.atext
-        if not _NEW_HINT.search(text):
+        hint = _NEW_HINT.search(text)
+        if hint is None:
             return  # no "ddd.ddd" at all: the usual case, found by a fast literal-led scan
-        for m in _NEW_SHAPE.finditer(text):
+        for m in _NEW_SHAPE.finditer(text, max(0, hint.start() - 6)):  # (a match has 3-6 digits before its ".")
             aid, why = _check_arxiv(m.group(0))
             if not (_arxiv_context(text, m.start(), m.end(), self.mentions_arxiv)
                     or archive_before(text, m.start())):
@@ -421,9 +425,10 @@ class _Scan:
     def old_style_arxiv(self) -> None:
         """Old-style ``archive/YYMMNNN`` ids, well formed or reported when distinctive."""
         text = self.atext
-        if "/" not in text or not _SLASH_DIGIT.search(text):
+        slash = _SLASH_DIGIT.search(text) if "/" in text else None
+        if slash is None:
             return  # every old-style shape holds "/" and a digit right after it
-        for m in _OLD_SHAPE.finditer(text):
+        for m in _OLD_SHAPE.finditer(text, max(0, slash.start() - 20)):  # (at most 20 characters before "/")
             token = m.group(0)
             om = _OLD_ID.fullmatch(token)
             if om is None:
@@ -456,6 +461,16 @@ class _Scan:
             if token.startswith("10.48550/") or _DOI_RE.match(text, s):
                 continue
             self.bad.append((s, MalformedToken("arxiv", token, _check_arxiv(token)[1] or "")))
+
+
+def _first_doi(text: str, lower: str) -> int:
+    """Where a "doi" word can first start (``dx.`` before it included): every _DOI_CONTEXT match
+    holds "doi" in any case, "ı" for "i" too (the regex's case folding); 0 when the lower-case
+    copy does not align with the text."""
+    if len(lower) != len(text):
+        return 0
+    found = [i for i in (lower.find("doi"), lower.find("doı")) if i >= 0]
+    return max(0, min(found) - 3) if found else 0
 
 
 def _ordered_unique(items: Sequence[tuple[int, object]]) -> tuple:

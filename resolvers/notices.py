@@ -307,6 +307,11 @@ class NoticeIndex:
     def events_for(self, doi: str) -> list[NoticeEvent]:
         return list(self._events.get(doi.lower(), ()))
 
+    def has_events(self, doi: str | None, arxiv_id: str | None = None) -> bool:
+        """Does any loaded source have an event for the work (its DOI or its arXiv DOI)?"""
+        return bool((doi and doi.lower() in self._events) or
+                    (arxiv_id and "10.48550/arxiv." + arxiv_id.lower() in self._events))
+
     def notice_for(self, doi: str | None, arxiv_id: str | None = None, *, checked_at: str | None,
                    extra_events: Iterable[NoticeEvent] = (), extra_sources: Iterable[str] = ()) -> StandingNotice:
         """The notice of a work known by DOI and/or arXiv id (events of both are pooled)."""

@@ -17,7 +17,6 @@ from typing import Mapping
 # importable from here for the parser's callers.
 from .text import LIGATURES, clean_raw, compact, fold, norm_text, tokens  # noqa: F401
 
-_SPACE = re.compile(r"\s+")
 
 
 # ---------------------------------------------------------------- parsed record -------------
@@ -55,7 +54,8 @@ _TITLE_LEAD = re.compile(r"(?!.*\b(?:and|et al)\b)[^\s,;&]{2,}(?: [^\s,;&]+){0,2
 # ---------------------------------------------------------------- patterns ------------------
 
 YEAR = r"(?:1[5-9]\d\d|20[0-4]\d)"
-_YEAR_RE = re.compile(rf"(?<![\d/.-])({YEAR})[a-z]?(?![\d/])")
+# the year first, then what stands before it (a year is 4 characters): scanned from its digits
+_YEAR_RE = re.compile(rf"({YEAR})(?<![\d/.-][\s\S]{{4}})[a-z]?(?![\d/])")
 _NUMBERING = re.compile(r"^\s*(?:\[\s*\d+\s*\]|\(\s*\d+\s*\)|\d{1,4}\s*[.)]|\d{1,4}(?=\s+[A-Z]))\s*")
 # titles are bounded ({6,600}): an unclosed quote must not make every later quote rescan the rest
 _QUOTED = re.compile(r"[\"“”„«»]\s*(.{6,600}?)\s*[,.;]?\s*[\"“”»]")
@@ -69,9 +69,24 @@ _IDENTIFIER_SPAN = re.compile(
     r"\b(?:arxiv|corr)(?:\s+preprint)?\b|\burl\b:?)", re.I)
 
 
+# Every _IDENTIFIER_SPAN match starts with one of these in the lower-case text ("ı" and "ſ": the
+# regex's case folding), so the scan starts at the first of them: identifiers come late in a string.
+_SPAN_START = re.compile("http|ftp|www\\.|dx\\.|do[iı]|arx|urn|10\\.|ab[sſ]/|corr|url")
+
+
 def mask_identifiers(text: str) -> str:
     """The text with identifiers and URLs blanked: their digits are no volume, page or year."""
-    return _IDENTIFIER_SPAN.sub(" ", text)
+    lower = text.lower()
+    first = _SPAN_START.search(lower)
+    if first is None:
+        return text
+    start = first.start() if len(lower) == len(text) else 0  # ("İ" lowers to two characters)
+    parts, last = [text[:start]], start
+    for m in _IDENTIFIER_SPAN.finditer(text, start):
+        parts += (text[last:m.start()], " ")
+        last = m.end()
+    parts.append(text[last:])
+    return "".join(parts)
 
 
 _BIB_FIELD = re.compile(r"\b(title|author|year|journal|booktitle|volume|pages|number)\s*=\s*", re.I)
@@ -289,6 +304,16 @@ def _numbers(parsed: ParsedReference, rest: str) -> None:
             return
 
 
+def reference_body(text: str, masked: str | None = None) -> str:
+    """The cleaned string the fields are read from: its list number off, identifiers and URLs
+    blanked (``masked``: ``mask_identifiers(text)`` when the caller has it and no list number
+    leads), spaces collapsed. ``lazy_parse`` reads years from the same body as the parser."""
+    if masked is None or _NUMBERING.match(text):
+        masked = mask_identifiers(_NUMBERING.sub("", text, count=1))
+    # whitespace runs as one space (split: the same whitespace as the regex ``\s``)
+    return " ".join(masked.split()).strip(" ,;")
+
+
 def parse_reference(raw: str) -> ParsedReference:
     """Fields of one reference string. Never raises; missing fields stay None."""
     text = clean_raw(raw or "")
@@ -298,8 +323,7 @@ def parse_reference(raw: str) -> ParsedReference:
         return parsed
     if _BIBTEX.search(text) or len(_BIB_FIELD.findall(text)) >= 2:
         return _bibtex(text, parsed)
-    body = _NUMBERING.sub("", text, count=1)
-    body = _SPACE.sub(" ", _IDENTIFIER_SPAN.sub(" ", body)).strip(" ,;")
+    body = reference_body(text)
     if not body:
         parsed.kind = "identifiers_only"
         return parsed

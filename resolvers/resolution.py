@@ -25,6 +25,7 @@ from .errors import RemoteBatchUnavailable, RemoteUnavailable
 from .fuzzy import RESOLVER_SOURCE as FUZZY_SOURCE
 from .fuzzy import FuzzyOutcome
 from .identifiers import extract_identifiers
+from .lazy_parse import lazy_parse
 from .locator_match import (LocatorOutcome, lookup_keys, match_locators, ocr_found, page_variants,
                             string_locators, string_ocr_locators)
 from .model import ExtractedIdentifiers, Reason, Reference, Status, Verdict, Work
@@ -267,8 +268,7 @@ def apply_rule_chain(references: Sequence[Reference], catalog: CatalogLookup,
                   search: SearchStep | None = None) -> list[Resolution]:
     """Resolve a batch: one catalog query per identifier scheme, one fuzzy call for the rest,
     then (``search``, issue 14) the search services for what is still without a link."""
-    contexts = [ReferenceContext(r, extract_identifiers(r.raw), apply_fields(parse_reference(r.raw), dict(r.fields)))
-                for r in references]
+    contexts = [ReferenceContext(r, extract_identifiers(r.raw), _parsed(r)) for r in references]
 
     arxiv_wanted = sorted({a for c in contexts for a in c.ids.arxiv_ids})
     doi_wanted = sorted({d for c in contexts for d in c.ids.dois})
@@ -294,6 +294,14 @@ def apply_rule_chain(references: Sequence[Reference], catalog: CatalogLookup,
     if search is not None and fuzzy is not None:
         run_search_step(contexts, fuzzy, search)
     return [Resolution(c.reference, c.ids, decide(c, batch)) for c in contexts]
+
+
+def _parsed(reference: Reference) -> ParsedReference:
+    """The string's parse, made as far as the rules read it (``lazy_parse``); a reference with
+    fields of its own (a ``.bib`` entry, GROBID's parse) is parsed at once, its fields over it."""
+    if reference.fields:
+        return apply_fields(parse_reference(reference.raw), dict(reference.fields))
+    return lazy_parse(reference.raw)
 
 
 def _match_locators(contexts: list[ReferenceContext], catalog: CatalogLookup) -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, replace
-from typing import Callable, NamedTuple, Sequence
+from typing import Callable, Container, NamedTuple, Sequence
 
 from rapidfuzz import fuzz, process
 
@@ -306,7 +306,7 @@ def surname(name: str) -> str:
     return parts[-1] if parts else ""
 
 
-def number_agreement(value: str | None, numbers: frozenset[str] | set[str], parsed: str | None,
+def number_agreement(value: str | None, numbers: Container[str], parsed: str | None,
                      norm: Callable[[str], str] | None = None) -> int:
     """+1 when the work's volume (or first page) is among the string's numbers, -1 when the
     parser read a different one for that field, 0 when the string says nothing about it. ``norm``
