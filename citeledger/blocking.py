@@ -55,6 +55,7 @@ from resolvers.text import INDEX_TOKEN_MIN_CHARS, tokens_arrow
 from resolvers.verify import FORM_COLUMNS, form_columns, forms_from_columns, surname
 
 from .atomic import atomic_stream, atomic_write_bytes, sql_literal, staged
+from . import venue_index
 from .venue_index import LOCATORS_FILE, PAGES_AT, PAGES_HASHES, locator_rows, locator_table, page_index
 from .work_row import WORK_FIELDS, WORK_TYPES, works_from_columns
 
@@ -67,9 +68,12 @@ ARRAYS = ("offsets", "postings", "df", "idf", "term_hashes")  # index_<name>.npy
 ID_KEYS, ID_HASHES, ID_ROWS = "identifier_keys.arrow", "identifier_hashes.npy", "identifier_rows.npy"
 # 2: locator keys (vol:page) beside the title tokens; 3: work_forms.parquet; 4: venue_locators.parquet
 # (``venue_index``); 5: memory-mapped arrays and Arrow IPC files; 6: the venue locators as a mapped
-# Arrow IPC file of rows (``venue_locators.arrow``); 7: their (volume, first page) lookup
-# (``venue_pages_*.npy``). Formats 5 and 6 are upgraded (``index_upgrade``), another is rebuilt.
-INDEX_FORMAT = 7
+# Arrow IPC file of rows (``venue_locators.arrow``). Format 5 is upgraded (``index_upgrade``), another
+# is rebuilt. The locators' (volume, first page) lookup (``venue_pages_*.npy``) is derived from them
+# and carries its own stamp (``venue_index.PAGES_STAMP``), not the format: an index without it (made
+# by older code, or in a folder this user cannot write) is current, and each process then makes the
+# lookup in memory; older code reading an index with it neither minds nor rebuilds.
+INDEX_FORMAT = 6
 WORKS_FILE = "works.parquet"
 
 
@@ -126,8 +130,7 @@ def _is_current(catalog_dir: Path) -> bool:
 def index_files(catalog_dir: Path) -> list[Path]:
     """The files the stamp vouches for."""
     return [catalog_dir / FORMS_FILE, catalog_dir / WORKS_ARROW, *(catalog_dir / f"index_{n}.npy" for n in ARRAYS),
-            catalog_dir / ID_KEYS, catalog_dir / ID_HASHES, catalog_dir / ID_ROWS, catalog_dir / LOCATORS_FILE,
-            catalog_dir / PAGES_HASHES, catalog_dir / PAGES_AT]
+            catalog_dir / ID_KEYS, catalog_dir / ID_HASHES, catalog_dir / ID_ROWS, catalog_dir / LOCATORS_FILE]
 
 
 def ensure_index(catalog_dir: str | Path) -> dict | None:
@@ -136,11 +139,11 @@ def ensure_index(catalog_dir: str | Path) -> dict | None:
     catalog from an earlier index format is brought up to date once, before worker processes that
     would each rebuild it start."""
     catalog_dir = Path(catalog_dir)
-    if _is_current(catalog_dir):
-        return None
-    from .index_upgrade import upgrade_locators  # it writes through this module's helpers
+    from .index_upgrade import ensure_page_index, upgrade_locators  # they write through this module's helpers
 
-    return upgrade_locators(catalog_dir) or build_index(catalog_dir)
+    stats = None if _is_current(catalog_dir) else (upgrade_locators(catalog_dir) or build_index(catalog_dir))
+    ensure_page_index(catalog_dir)
+    return stats
 
 
 def _write_locators(catalog_dir: Path, chunks: list[pa.Table]) -> None:
@@ -166,6 +169,7 @@ def write_page_index(catalog_dir: Path, table: pa.Table) -> None:
     hashes, at = page_index(table)
     _save(catalog_dir / PAGES_HASHES, hashes)
     _save(catalog_dir / PAGES_AT, at)
+    atomic_write_bytes(catalog_dir / venue_index.PAGES_STAMP, json.dumps(_stamp(catalog_dir)).encode())  # last
 
 
 class _IpcWriter:

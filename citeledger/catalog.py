@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 from resolvers.errors import CatalogSourceError, ConfigError
 from resolvers.model import Work
 
-from . import blocking, venue_index
+from . import blocking, index_upgrade, venue_index
 from . import sources as src
 from .catalog_extract import Extracted, extract, keep_cache
 from .atomic import atomic_write_bytes, disk_errors, file_sha256, publish_dir, sql_literal
@@ -313,7 +313,7 @@ class ParquetCatalog:
         blocking.ensure_index(gen)  # once per generation (a catalog of an older index format is brought up to date)
         self._identifiers = blocking.IdentifierIndex(gen)
         self._works = blocking.map_ipc(gen / blocking.WORKS_ARROW)
-        self._locators = venue_index.load(gen, blocking.map_ipc)
+        self._locators = venue_index.load(gen, blocking.map_ipc, index_upgrade.pages_current(gen))
 
     @staticmethod
     def generation_of(directory: str | Path) -> Path | None:

@@ -1,11 +1,10 @@
 """Bringing a catalog's blocking index of an older format up to date without rebuilding it.
 
-The formats since 5 differ only in the venue locators: format 5 kept them in Parquet (loaded into
-each process), format 6 as the mapped ``venue_locators.arrow``, format 7 adds their (volume, first
-page) lookup (``venue_index.page_index``). So a format 5 index gets its locator files written
-from works.parquet's venue, volume and first page, a format 6 one only the page lookup from its
-own locator file (seconds, where a rebuild takes minutes at 10M works); then the stamp is
-rewritten. Anything else is left to ``blocking.build_index``.
+Format 5 differs from 6 only in the venue locators (then Parquet, loaded into each process; now
+the mapped ``venue_locators.arrow``): it gets its locator files written from works.parquet's venue,
+volume and first page and the stamp rewritten (seconds, where a rebuild takes minutes at 10M
+works). Anything else is left to ``blocking.build_index``. The locators' page lookup, added to an
+index that lacks it, is ``ensure_page_index``.
 """
 from __future__ import annotations
 
@@ -15,31 +14,26 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from . import blocking
-from .venue_index import LOCATORS_FILE, PAGES_AT, PAGES_HASHES, locator_rows
+from resolvers.errors import DiskFull, LedgerPathError
 
-UPGRADABLE = (5, 6)
+from . import blocking, venue_index
+from .venue_index import LOCATORS_FILE, locator_rows
 
 
 def upgrade_locators(catalog_dir: Path) -> dict | None:
-    """Upgrade an index of format 5 or 6 in place (see above); None when it is not one."""
+    """Upgrade an index of format 5 in place (see above); None when it is not one."""
     try:
         stamp = json.loads((catalog_dir / blocking.INDEX_FILE).read_text())
     except (OSError, ValueError):
         return None
     current = blocking._stamp(catalog_dir)
-    old = stamp.get("format") if isinstance(stamp, dict) else None
-    kept = {LOCATORS_FILE, PAGES_HASHES, PAGES_AT} if old == 5 else {PAGES_HASHES, PAGES_AT}
-    others = [p for p in blocking.index_files(catalog_dir) if p.name not in kept]
-    if old not in UPGRADABLE or stamp != {**current, "format": old} or not all(p.exists() for p in others):
+    others = [p for p in blocking.index_files(catalog_dir) if p.name != LOCATORS_FILE]
+    if stamp != {**current, "format": 5} or not all(p.exists() for p in others):
         return None
     t0 = time.perf_counter()
-    if old == 5:
-        _write_locators_from_works(catalog_dir)
-    else:
-        blocking.write_page_index(catalog_dir, blocking.map_ipc(catalog_dir / LOCATORS_FILE))
+    _write_locators_from_works(catalog_dir)
     blocking.write_stamp(catalog_dir, current)
-    return {"works": current["n_works"], "upgraded_from_format": old, "seconds": round(time.perf_counter() - t0, 2)}
+    return {"works": current["n_works"], "upgraded_from_format": 5, "seconds": round(time.perf_counter() - t0, 2)}
 
 
 def _write_locators_from_works(catalog_dir: Path) -> None:
@@ -53,3 +47,21 @@ def _write_locators_from_works(catalog_dir: Path) -> None:
             row0 += batch.num_rows
     blocking._write_locators(catalog_dir, chunks)
     blocking.drop_file(catalog_dir / "venue_locators.parquet")
+
+
+def pages_current(catalog_dir: Path) -> bool:
+    """Was the locators' (volume, first page) lookup written for this index?"""
+    return venue_index.pages_current(catalog_dir, blocking._stamp(catalog_dir))
+
+
+def ensure_page_index(catalog_dir: Path) -> bool:
+    """Write the page lookup of an index that lacks it (made before it existed: seconds at 10M
+    works, where a rebuild takes minutes). A folder this user cannot write keeps working: each
+    process then makes the lookup in memory (``venue_index.load``). True when it is on disk."""
+    if pages_current(catalog_dir):
+        return True
+    try:
+        blocking.write_page_index(catalog_dir, blocking.map_ipc(catalog_dir / LOCATORS_FILE))
+    except (OSError, LedgerPathError, DiskFull):
+        return False
+    return True

@@ -10,15 +10,18 @@ uncompressed Arrow IPC file, so every worker memory-maps it (no copy per process
 ``works.arrow``: no query engine, no join of ``works.parquet``. A title-less reference
 (``G. Aad et al., Phys. Lett. B 716, 1 (2012)``) finds its work here.
 
-Beside it (index format 7), ``venue_pages_hashes.npy`` and ``venue_pages_at.npy``: the hash of
+Beside it, ``venue_pages_hashes.npy`` and ``venue_pages_at.npy``: the hash of
 volume and first page joined by a tab, ascending, and the entry of ``venue_locators.arrow`` each
 belongs to (``page_index``). A string whose venue OCR misread asks for every work at its volume
 and page whatever the venue (``rows_at_volume_page``); this answers it by binary search, where a
 scan of the volume and page columns cost time linear in the catalog (a sixth of the resolution
-time at 10M works).
+time at 10M works). Being derived, the pair has its own stamp (``venue_pages.json``: the index
+stamp it was made under, written last) instead of a new index format: an index without it stays
+current for older and newer code alike, and is read with the lookup made in memory.
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -33,6 +36,7 @@ from resolvers.model import Work
 
 LOCATORS_FILE = "venue_locators.arrow"
 PAGES_HASHES, PAGES_AT = "venue_pages_hashes.npy", "venue_pages_at.npy"  # (volume, first page) -> entries
+PAGES_STAMP = "venue_pages.json"  # the index stamp the two were made under, written after them
 KEY_COLUMNS = ("venue_key", "volume", "first_page")
 LOCATOR_SCHEMA = pa.schema([("hash", pa.int64()), ("venue_key", pa.string()), ("volume", pa.string()),
                             ("first_page", pa.string()), ("row", pa.int64())])
@@ -162,6 +166,19 @@ def lookup_volume_page(index: LocatorIndex, works_at: Any,
             for pair, hits in found.items()}
 
 
-def load(gen_dir: Path, map_ipc: Any) -> LocatorIndex:
+def pages_current(gen_dir: Path, index_stamp: dict) -> bool:
+    """Are the page lookup's files there, made for the index whose stamp is ``index_stamp``?"""
+    try:
+        made_for = json.loads((gen_dir / PAGES_STAMP).read_text())
+    except (OSError, ValueError):
+        return False
+    return made_for == index_stamp and (gen_dir / PAGES_HASHES).exists() and (gen_dir / PAGES_AT).exists()
+
+
+def load(gen_dir: Path, map_ipc: Any, pages_on_disk: bool) -> LocatorIndex:
+    """The generation's locators, mapped; their page lookup mapped too when on disk and current,
+    else made in memory (a generation this user could not add it to)."""
+    if not pages_on_disk:
+        return LocatorIndex(map_ipc(gen_dir / LOCATORS_FILE))
     pages = tuple(np.asarray(np.load(gen_dir / name, mmap_mode="r")) for name in (PAGES_HASHES, PAGES_AT))
     return LocatorIndex(map_ipc(gen_dir / LOCATORS_FILE), (pages[0], pages[1]))

@@ -1,17 +1,19 @@
-"""The (volume, first page) lookup of the venue locators (index format 7): what a string whose
+"""The (volume, first page) lookup of the venue locators (venue_pages_*.npy): what a string whose
 venue OCR misread asks for, answered by binary search instead of a scan of the catalog."""
 import json
 import random
 
 import pyarrow as pa
 
-from citeledger import blocking
+from resolvers.errors import LedgerPathError
+
+from citeledger import blocking, index_upgrade
 from citeledger.catalog import CatalogStore, ParquetCatalog
-from citeledger.venue_index import PAGES_AT, PAGES_HASHES, LocatorIndex, locator_rows, locator_table
+from citeledger.venue_index import PAGES_AT, PAGES_HASHES, PAGES_STAMP, LocatorIndex, locator_rows, locator_table
 
 
 def _scan(table, pairs):
-    """What the lookup answered before format 7: every entry at a wanted (volume, page), in table order."""
+    """What the lookup answered before it existed: every entry at a wanted (volume, page), in table order."""
     wanted = {p for p in pairs if all(p)}
     out = {}
     for entry in table.to_pylist():
@@ -33,24 +35,47 @@ def test_the_volume_page_lookup_answers_what_a_scan_of_the_locators_finds():
     assert sum(len(v) for v in found.values()) > 300  # many pairs hold several works
 
 
-def test_an_index_of_format_6_gets_only_its_page_lookup(tmp_path):
-    """A catalog indexed in format 6 (everything but the page lookup) is brought up to date by
-    writing the two page arrays from its own locator file, not by a rebuild."""
+def _one_work_catalog(tmp_path):
     src = tmp_path / "works.jsonl"
     src.write_text(json.dumps({"doi": "10.1/a", "title": "A work", "venue": "Phys. Rev. D", "volume": "76",
                                "first_page": "013009"}) + "\n")
     CatalogStore(tmp_path / "c").build([src])
-    gen = CatalogStore(tmp_path / "c").current()
+    return CatalogStore(tmp_path / "c").current()
+
+
+def _answers(tmp_path):
+    at = ParquetCatalog(tmp_path / "c").works_at_volume_page([("76", "13009"), ("76", "1")])
+    return {pair: [(key, w.doi) for key, w in found] for pair, found in at.items()}
+
+
+def test_an_index_without_its_page_lookup_gets_it_written_not_rebuilt(tmp_path):
+    """An index made before the page lookup existed (or whose lookup was made for another index)
+    stays current: only the two arrays and their stamp are written, nothing is rebuilt, and the
+    index's own stamp (its format) is untouched, so older code reading it does not rebuild it."""
+    gen = _one_work_catalog(tmp_path)
     stamp = json.loads((gen / "index.json").read_text())
-    assert stamp["format"] == blocking.INDEX_FORMAT == 7
-    (gen / "index.json").write_text(json.dumps({**stamp, "format": 6}))
+    assert stamp["format"] == blocking.INDEX_FORMAT == 6
     for name in (PAGES_HASHES, PAGES_AT):
         (gen / name).unlink()
-    kept = {name: (gen / name).stat().st_mtime_ns for name in ("index_postings.npy", "venue_locators.arrow")}
-    done = blocking.ensure_index(gen)
-    assert done is not None and done["upgraded_from_format"] == 6
+    (gen / PAGES_STAMP).write_text(json.dumps({**stamp, "n_works": 2}))  # made for another index
+    kept = {name: (gen / name).stat().st_mtime_ns for name in ("index.json", "index_postings.npy",
+                                                               "venue_locators.arrow")}
+    assert blocking.ensure_index(gen) is None  # the index itself is current
     assert {name: (gen / name).stat().st_mtime_ns for name in kept} == kept  # not rebuilt
-    assert json.loads((gen / "index.json").read_text()) == stamp and blocking.ensure_index(gen) is None
-    at = ParquetCatalog(tmp_path / "c").works_at_volume_page([("76", "13009"), ("76", "1")])
-    assert [(key, w.doi) for key, w in at[("76", "13009")]] == [("physrevd", "10.1/a")]
-    assert ("76", "1") not in at
+    assert json.loads((gen / PAGES_STAMP).read_text()) == stamp and index_upgrade.pages_current(gen)
+    assert _answers(tmp_path) == {("76", "13009"): [("physrevd", "10.1/a")]}
+
+
+def test_a_generation_that_cannot_be_written_is_read_with_the_lookup_made_in_memory(tmp_path, monkeypatch):
+    """A catalog in a folder this user may not write (a shared read-only mount) and without the
+    page lookup still resolves, with the same answers; before, every run failed writing it."""
+    gen = _one_work_catalog(tmp_path)
+    for name in (PAGES_HASHES, PAGES_AT, PAGES_STAMP):
+        (gen / name).unlink()
+
+    def refused(path, array):
+        raise LedgerPathError(f"cannot write {path}: Permission denied")
+    monkeypatch.setattr(blocking, "_save", refused)
+    assert blocking.ensure_index(gen) is None
+    assert not (gen / PAGES_HASHES).exists() and not index_upgrade.pages_current(gen)
+    assert _answers(tmp_path) == {("76", "13009"): [("physrevd", "10.1/a")]}
