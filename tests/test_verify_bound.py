@@ -78,5 +78,7 @@ def test_no_candidate_scores_above_its_bound(matcher_and_strings):
 
 
 def test_the_bound_takes_the_venue_at_its_best():
-    """The bound sets the venue feature to 1 where its cheap test passes: that must not lower the score."""
-    assert verify.WEIGHTS["venue"] > 0 and verify.WEIGHTS["supports"] >= 0
+    """The bound sets the venue feature to 1 where its cheap test passes: that must not lower the
+    score, so the venue's weight and the calibration's slope must both be positive (a refit that
+    made either negative would turn the bound into a lower bound)."""
+    assert verify.WEIGHTS["venue"] > 0 and verify.WEIGHTS["supports"] >= 0 and verify.PLATT[0] > 0
