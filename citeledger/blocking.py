@@ -211,10 +211,12 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
         empty = pa.RecordBatch.from_pydict({"title": pa.array([], pa.string())})
         forms.close(_forms_batch(empty))
         works.close(_work_columns(empty))
-    n_terms = _merge_runs(catalog_dir, runs, n_pairs, row0)
-    shutil.rmtree(runs, ignore_errors=True)
-    _write_identifier_index(catalog_dir)
-    _write_locators(catalog_dir, locators)
+    with ThreadPoolExecutor(max_workers=1) as pool:  # the identifier lookup (DuckDB, numpy) beside the merge
+        identifiers = pool.submit(_write_identifier_index, catalog_dir)
+        n_terms = _merge_runs(catalog_dir, runs, n_pairs, row0)
+        shutil.rmtree(runs, ignore_errors=True)
+        _write_locators(catalog_dir, locators)
+        identifiers.result()
     atomic_write_bytes(catalog_dir / INDEX_FILE, json.dumps(stamp).encode())
     return {"works": row0, "tokens": n_terms, "postings": n_pairs,
             "seconds": round(time.perf_counter() - t0, 2)}
