@@ -6,13 +6,12 @@ Why: per-row Python (``json.loads``, a dataclass, the normalisers) was 63 us a w
 10M-work build. Here Arrow parses, and the normalisers run only on the values that are not
 already in their canonical form (a mask per column says which; almost none in a clean file).
 Why a fallback: a block the columnar path cannot vouch for (bad JSON, a line that is not one
-object, a value of another type, another format's keys, escapes it does not check) is read by
+object, a value of another type, another format's keys, a repeated key, a lone \r) is read by
 the per-row reader, so its rows and rejects (file, line, reason) are exactly the per-row ones.
 """
 from __future__ import annotations
 
 import io
-import re
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -34,11 +33,10 @@ _READ_SCHEMA = pa.schema([("doi", pa.string()), ("arxiv_id", pa.string()), ("tit
                           ("authors", pa.list_(pa.string())), ("year", pa.int64()), ("venue", pa.string()),
                           ("volume", pa.string()), ("first_page", pa.string()), ("pmid", pa.string()),
                           ("type", pa.string()), ("withdrawn", pa.bool_())])
-# Keys that make ``sources.json_shape`` call a row another format's (a reject in works JSONL).
-# A block naming one of them anywhere is read per row.
-_OTHER_SHAPE_KEYS = (b'"items"', b'"message"', b'"DOI"', b'"id"', b'"authorships"', b'"primary_location"')
-# A key written with an escape (it could spell one of those keys) or a lone surrogate escape.
-_ODD_ESCAPE = re.compile(rb'\\u[0-9a-fA-F]{4}[^"\\\n]*"\s*:|\\u[dD][89a-fA-F]')
+# Keys that make ``sources.json_shape`` call a row another format's (a reject in works JSONL): a
+# block where Arrow meets one (unknown keys are inferred, so a key is seen even with a null value
+# or written with escapes) is read per row.
+_OTHER_SHAPE_KEYS = frozenset({"items", "message", "DOI", "id", "authorships", "primary_location"})
 # What ``clean_text`` changes: a tag, white space other than single spaces between words (the
 # characters ``str.split`` splits on, all of them).
 _WS = "".join(chr(c) for c in range(0x110000) if chr(c).isspace() and c != 0x20)
@@ -68,28 +66,27 @@ def line_count(block: bytes) -> int:
 
 def vouched(block: bytes) -> bool:
     """Can the columnar path read this block as the per-row reader would (checks on its bytes)?"""
-    if not block or block.count(b"\r") != block.count(b"\r\n"):
+    if not block or (b"\r" in block and block.count(b"\r") != block.count(b"\r\n")):
         return False
     starts = np.frombuffer(block, np.uint8)
     lines = np.concatenate(([0], np.flatnonzero(starts == 0x0A) + 1))
     lines = lines[lines < len(block)]
-    if not bool(np.all(starts[lines] == ord("{"))):  # every line one object, no blank lines, no BOM
-        return False
-    if any(key in block for key in _OTHER_SHAPE_KEYS):
-        return False
-    return not (b"\\u" in block and _ODD_ESCAPE.search(block))
+    return bool(np.all(starts[lines] == ord("{")))  # every line one object, no blank lines, no BOM
 
 
 def read_block(block: bytes) -> pa.Table | None:
     """The block parsed against the works JSONL columns, or None when Arrow refuses it (a value
-    of another type, bad JSON, bad UTF-8) or it is not one row per line."""
+    of another type, bad JSON, bad UTF-8, a lone surrogate escape, a repeated key), it is not one
+    row per line, or a row has a key of another format."""
     try:
         table = pa_json.read_json(pa.py_buffer(block), read_options=pa_json.ReadOptions(use_threads=False),
                                   parse_options=pa_json.ParseOptions(explicit_schema=_READ_SCHEMA,
-                                                                     unexpected_field_behavior="ignore"))
+                                                                     unexpected_field_behavior="infer"))
     except (pa.ArrowInvalid, UnicodeDecodeError):
         return None
-    return table if table.num_rows == line_count(block) else None
+    if table.num_rows != line_count(block) or _OTHER_SHAPE_KEYS.intersection(table.column_names):
+        return None
+    return table.select(_READ_SCHEMA.names)
 
 
 def _fix(values: pa.Array, needs: pa.Array, fix: Callable[[Any], Any], out_type: pa.DataType) -> pa.Array:
