@@ -6,7 +6,7 @@ Why: per-row Python (``json.loads``, a dataclass, the normalisers) was 63 us a w
 10M-work build. Here Arrow parses, and the normalisers run only on the values that are not
 already in their canonical form (a mask per column says which; almost none in a clean file).
 Why a fallback: a block the columnar path cannot vouch for (bad JSON, a line that is not one
-object, a value of another type, another format's keys, a repeated key, a lone \r) is read by
+object, a value of another type, another format's keys, a repeated key, a lone carriage return) is read by
 the per-row reader, so its rows and rejects (file, line, reason) are exactly the per-row ones.
 """
 from __future__ import annotations
