@@ -46,14 +46,13 @@ from typing import Iterator, Sequence
 import duckdb
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from resolvers.candidates import STOPWORDS, Candidate, PostingsIndex, TermIds, term_hashes, term_idf
+from resolvers.candidates import Candidate, PostingsIndex, TermIds, term_hashes, term_idf
 from resolvers.model import Work
-from resolvers.text import INDEX_TOKEN_MIN_CHARS, tokens_arrow
-from resolvers.verify import FORM_COLUMNS, form_columns, forms_from_columns, surname
+from resolvers.verify import FORM_COLUMNS, form_columns, forms_from_columns
 
+from .index_terms import batch_terms, first_surnames
 from .atomic import atomic_stream, atomic_write_bytes, sql_literal, staged
 from . import venue_index
 from .venue_index import LOCATORS_FILE, PAGES_AT, PAGES_HASHES, locator_rows, locator_table, page_index
@@ -77,17 +76,6 @@ INDEX_FORMAT = 6
 WORKS_FILE = "works.parquet"
 
 
-def _locator_keys(volume: pa.Array, first_page: pa.Array) -> pa.Array:
-    """Arrow version of ``resolvers.candidates.locator_token``: ``vol:page`` or null."""
-    def norm(a):
-        a = pc.utf8_lower(pc.utf8_trim_whitespace(pc.cast(a, pa.string())))
-        ok = pc.match_substring_regex(a, r"^[a-z]?\d{1,6}$")
-        a = pc.replace_substring_regex(a, r"^0+", "")
-        a = pc.if_else(pc.equal(a, ""), "0", a)
-        return pc.if_else(pc.fill_null(ok, False), a, pa.scalar(None, pa.string()))
-    return pc.binary_join_element_wise(norm(volume), norm(first_page), ":")
-
-
 def _stamp(catalog_dir: Path) -> dict:
     works = catalog_dir / WORKS_FILE
     return {"n_works": pq.ParquetFile(works).metadata.num_rows, "works_bytes": works.stat().st_size,
@@ -99,11 +87,7 @@ def _forms_batch(batch: pa.RecordBatch) -> pa.Table:
     names = batch.schema.names
     n = batch.num_rows
     venues = batch.column(names.index("venue")) if "venue" in names else pa.nulls(n, pa.string())
-    if "authors" in names:
-        firsts = batch.column(names.index("authors")).to_pylist()
-        surnames = [surname(a[0]) if a else "" for a in firsts]
-    else:
-        surnames = [""] * n
+    surnames = first_surnames(batch.column(names.index("authors"))) if "authors" in names else [""] * n
     cols = form_columns(batch.column(names.index("title")), venues, surnames)
     return pa.table({name: cols[name] for name in FORM_COLUMNS})
 
@@ -226,10 +210,12 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
         empty = pa.RecordBatch.from_pydict({"title": pa.array([], pa.string())})
         forms.close(_forms_batch(empty))
         works.close(_work_columns(empty))
-    n_terms = _merge_runs(catalog_dir, runs, n_pairs, row0)
-    shutil.rmtree(runs, ignore_errors=True)
-    _write_identifier_index(catalog_dir)
-    _write_locators(catalog_dir, locators)
+    with ThreadPoolExecutor(max_workers=1) as pool:  # the identifier lookup (DuckDB, numpy) beside the merge
+        identifiers = pool.submit(_write_identifier_index, catalog_dir)
+        n_terms = _merge_runs(catalog_dir, runs, n_pairs, row0)
+        shutil.rmtree(runs, ignore_errors=True)
+        _write_locators(catalog_dir, locators)
+        identifiers.result()
     atomic_write_bytes(catalog_dir / INDEX_FILE, json.dumps(stamp).encode())
     return {"works": row0, "tokens": n_terms, "postings": n_pairs,
             "seconds": round(time.perf_counter() - t0, 2)}
@@ -243,7 +229,8 @@ def _chunk_outputs(batches: Iterator[pa.RecordBatch], with_pages: bool, with_loc
     """Each chunk of works with its forms, Work columns, (term hash, row) pairs and locator rows,
     in order; ``INDEX_THREADS`` chunks are computed at once (memory: that many chunks)."""
     def outputs(batch: pa.RecordBatch, row0: int) -> tuple:
-        return (_forms_batch(batch), _work_columns(batch), _batch_terms(batch, with_pages, row0),
+        forms = _forms_batch(batch)
+        return (forms, _work_columns(batch), batch_terms(batch, forms.column("f_norm"), with_pages, row0),
                 locator_rows(batch, row0) if with_locators else None)
 
     pending: deque[tuple[pa.RecordBatch, Future]] = deque()
@@ -271,33 +258,6 @@ def _runs_dir(catalog_dir: Path) -> Path:
     shutil.rmtree(runs, ignore_errors=True)
     runs.mkdir()
     return runs
-
-
-def _batch_terms(batch: pa.RecordBatch, locators: bool, row0: int) -> tuple[np.ndarray, np.ndarray]:
-    """The (term hash, row) pairs of a chunk of works, sorted, without repeats: title tokens,
-    plus ``vol:page`` locator keys when the works have those columns (they share the postings)."""
-    lists = tokens_arrow(batch.column(0))
-    flat = pc.list_flatten(lists)
-    parent = pc.list_parent_indices(lists).to_numpy().astype(np.int64) + row0
-    stop = pa.array(sorted(STOPWORDS))
-    keep = pc.and_(pc.greater_equal(pc.utf8_length(flat), INDEX_TOKEN_MIN_CHARS), pc.invert(pc.is_in(flat, value_set=stop)))
-    flat = pc.filter(flat, keep)
-    parent = parent[keep.to_numpy(zero_copy_only=False)]
-    if locators:
-        loc = _locator_keys(batch.column(1), batch.column(2))
-        valid = pc.is_valid(loc)
-        flat = pa.concat_arrays([flat.combine_chunks() if isinstance(flat, pa.ChunkedArray) else flat,
-                                 pc.filter(loc, valid)])
-        parent = np.concatenate([parent, np.flatnonzero(valid.to_numpy(zero_copy_only=False)) + row0])
-    return _sorted_unique_pairs(term_hashes(flat), parent)
-
-
-def _sorted_unique_pairs(hashes: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    order = np.lexsort((rows, hashes))
-    hashes, rows = hashes[order], rows[order]
-    keep = np.ones(len(hashes), dtype=bool)
-    keep[1:] = (hashes[1:] != hashes[:-1]) | (rows[1:] != rows[:-1])
-    return hashes[keep], rows[keep]
 
 
 RUN_PARTS = 16  # run files per chunk, by the top 4 bits of the term hash (signed order)
@@ -328,7 +288,7 @@ def _merge_runs(catalog_dir: Path, runs: Path, n_pairs: int, n_works: int) -> in
             files = sorted(runs.glob(f"{part:02d}-*.npy"))
             if not files:
                 continue
-            h, r = _sorted_unique_pairs(*np.concatenate([np.load(f) for f in files], axis=1))
+            h, r = _merged_runs(np.concatenate([np.load(f) for f in files], axis=1))
             postings[at:at + len(r)] = r
             at += len(r)
             starts = np.flatnonzero(np.concatenate(([True], h[1:] != h[:-1])))
@@ -343,6 +303,14 @@ def _merge_runs(catalog_dir: Path, runs: Path, n_pairs: int, n_works: int) -> in
                         ("term_hashes", term_hash)):
         _save(catalog_dir / f"index_{name}.npy", array)
     return len(df)
+
+
+def _merged_runs(pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One part's runs, concatenated in chunk order, as (hash, row) sorted: each run is sorted
+    and a later chunk's rows are all larger, so a stable sort by hash alone (which merges the
+    runs) gives the (hash, row) order; no pair is in two runs."""
+    order = np.argsort(pairs[0], kind="stable")
+    return pairs[0][order], pairs[1][order]
 
 
 _ID_SQL = """

@@ -25,6 +25,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
@@ -33,6 +34,7 @@ from resolvers import notice_sources
 from resolvers.errors import CatalogSourceError
 
 from . import sources as src
+from . import works_columnar
 from .atomic import atomic_write_bytes, file_sha256, publish_dir, staged
 from .work_row import SOURCE_FIELDS, WORKS_SCHEMA
 
@@ -126,24 +128,73 @@ def run(task: Task, out_dir: str) -> TaskResult:
     part = Path(out_dir) / f"part-{task.number:06d}.parquet"
     chunk: list[tuple] = []
     with staged(part) as tmp:
-        writer = pq.ParquetWriter(str(tmp), WORKS_SCHEMA, compression="snappy")
-        for item in _items(task):
+        writer = pq.ParquetWriter(str(tmp), WORKS_SCHEMA, compression="snappy", use_dictionary=False)
+
+        def flush() -> None:
+            if chunk:
+                writer.write_table(_table(chunk, task.fmt, result.rows))
+                result.rows += len(chunk)
+                chunk.clear()
+
+        for item in _columnar_items(task) if columnar(task) else _items(task):
             if isinstance(item, src.SourceRow):
                 chunk.append(_VALUES(item))
                 if len(chunk) >= PART_ROWS:
-                    writer.write_table(_table(chunk, task.fmt, result.rows))
-                    result.rows += len(chunk)
-                    chunk = []
+                    flush()
+            elif isinstance(item, pa.Table):
+                flush()
+                writer.write_table(_numbered(item, task.fmt, result.rows), row_group_size=PART_ROWS)
+                result.rows += item.num_rows
             else:
                 _count(result, item)
-        if chunk:
-            writer.write_table(_table(chunk, task.fmt, result.rows))
-            result.rows += len(chunk)
+        flush()
         writer.close()
     result.part = part if result.rows else None
     if not result.rows:
         part.unlink()
     return result
+
+
+COLUMNAR = os.environ.get("CITELEDGER_COLUMNAR_EXTRACT", "1") != "0"  # "0": every row through the per-row reader
+
+
+def columnar(task: Task) -> bool:
+    """Is the task read by the columnar reader (a plain, not gzipped, works JSONL file)?"""
+    return COLUMNAR and task.fmt is src.SourceFormat.WORKS_JSONL and not _is_gzip(task.path)
+
+
+def _columnar_items(task: Task) -> Iterator[Any]:
+    """The task's rows as tables of source rows (``works_columnar``), with the rejects and, for
+    a block it cannot vouch for, the per-row reader's works and rejects; lines numbered as
+    ``_items`` numbers them."""
+    with open(task.path, "rb") as fh:
+        fh.seek(task.start)
+        data = fh.read(-1 if task.end is None else task.end - task.start)
+    name, line0 = str(task.path), 0
+    for _, block in works_columnar.blocks(data):
+        table = works_columnar.read_block(block) if works_columnar.vouched(block) else None
+        if table is None:
+            counts: list[int] = []
+            yield from works_columnar.row_items(block, name, line0, counts)
+            line0 += counts[0]
+            continue
+        rows, rejects = works_columnar.convert(table)
+        for i in rejects.tolist():
+            yield src.CatalogReject(name, line0 + i + 1, "doi/arxiv_id/title", "no identifier and no title")
+        if rows.num_rows:
+            yield rows
+        line0 += works_columnar.line_count(block)
+    if task.end is not None:  # (a whole file's lines are not counted: no task follows it)
+        yield _Lines(line0)
+
+
+def _numbered(rows: pa.Table, fmt: src.SourceFormat, before: int) -> pa.Table:
+    """Source rows (``SOURCE_FIELDS`` columns) as a WORKS_SCHEMA table numbered on from ``before`` + 1."""
+    n = rows.num_rows
+    rows = rows.append_column("sources", pa.array([[fmt.value]] * n, pa.list_(pa.string())))
+    rows = rows.append_column("precedence", pa.array(np.full(n, src.SOURCE_PRECEDENCE[fmt], np.int32)))
+    rows = rows.append_column("ingested_seq", pa.array(np.arange(before + 1, before + n + 1, dtype=np.int64)))
+    return rows.select(WORKS_SCHEMA.names).cast(WORKS_SCHEMA)
 
 
 _VALUES = operator.attrgetter(*SOURCE_FIELDS)  # a source row's values, in SOURCE_FIELDS order
@@ -245,7 +296,7 @@ EXTRACT_VERSION = 1  # part files of another version are not reused (a reader ch
 # (``resolvers`` normalises DOIs, ids, names and text). A cache entry made by other code of these
 # modules is not reused, so a changed reader never goes on serving the rows its old self made.
 _READER_CODE = ("citeledger/sources.py", "citeledger/catalog_extract.py", "citeledger/work_row.py",
-                "citeledger/readers/*.py", "resolvers/*.py")
+                "citeledger/readers/*.py", "resolvers/*.py", "citeledger/works_columnar.py")
 
 
 @functools.lru_cache(maxsize=1)

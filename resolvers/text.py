@@ -121,10 +121,18 @@ def rerun_tokens(text: str | None) -> set[str]:
 
 
 def fold_arrow(values: Any) -> Any:
-    """``fold`` of every string of an Arrow string array (null -> "")."""
+    """``fold`` of every string of an Arrow string array (null -> ""); ASCII strings by
+    ``text_arrow``'s fast path (the same result)."""
     import pyarrow.compute as pc
 
-    arr = pc.fill_null(values, "")
+    from .text_arrow import split_ascii
+
+    return split_ascii(pc.fill_null(values, ""), pc.ascii_lower, _fold_arrow_general)
+
+
+def _fold_arrow_general(arr: Any) -> Any:
+    import pyarrow.compute as pc
+
     for k, v in LIGATURES.items():
         arr = pc.replace_substring(arr, k, v)
     arr = pc.utf8_normalize(arr, "NFKD")
@@ -137,6 +145,14 @@ def norm_arrow(folded: Any) -> Any:
     import pyarrow.compute as pc
 
     return pc.utf8_trim(pc.replace_substring_regex(folded, _NON_ALNUM_RE2, " "), " ")
+
+
+def norm_tokens_arrow(norm: Any) -> Any:
+    """The words of ``norm_arrow`` strings, as a list array: ``tokens_arrow`` of the strings
+    they were made from, without the empty strings at the edges."""
+    import pyarrow.compute as pc
+
+    return pc.utf8_split_whitespace(norm)
 
 
 def tokens_arrow(values: Any) -> Any:

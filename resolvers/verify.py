@@ -30,6 +30,7 @@ from .parsing import ParsedReference
 from .title_order import SORTED_MIN_WORDS, SORTED_SCALE, sorted_words, title_segments, window_sorted_score
 from .title_signs import NOTICE_RE, NOTICE_WORDS, TRUNCATED_END, TRUNCATED_PATTERN, title_cut_short  # noqa: F401
 from .text import VENUE_TOKEN_MIN_CHARS, compact, fold, fold_arrow, norm_arrow, norm_text, ocr_skeleton
+from .text_arrow import per_distinct
 from .title_parts import names_another_part
 
 LINK_THRESHOLD = 0.90
@@ -214,8 +215,8 @@ def form_columns(titles, venues, surnames) -> dict:
         "f_norm": norm_arrow(soft),
         "f_truncated": pc.match_substring_regex(raw, _TRUNCATED_END_RE2),
         "f_notice": pc.match_substring_regex(raw, _NOTICE_RE2),
-        "f_surname": pc.replace_substring_regex(folded(surnames), r"[^a-z0-9]+", ""),
-        "f_venue": norm_arrow(folded(venues)),
+        "f_surname": per_distinct(lambda v: pc.replace_substring_regex(folded(v), r"[^a-z0-9]+", ""), arrow(surnames)),
+        "f_venue": per_distinct(lambda v: norm_arrow(folded(v)), arrow(venues)),
     }
 
 

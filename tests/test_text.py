@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from citeledger import blocking, rerun_selection
+from citeledger import index_terms, rerun_selection
 import re
 import unicodedata
 
@@ -29,7 +29,7 @@ def test_every_layer_uses_the_one_folding():
     assert parsing.fold is text.fold and parsing.norm_text is text.norm_text
     assert candidates.index_tokens is text.index_tokens and candidates.STOPWORDS is text.STOPWORDS
     assert agreement.normalise_text is text.normalise_text
-    assert verify.fold is text.fold and blocking.tokens_arrow is text.tokens_arrow
+    assert verify.fold is text.fold and index_terms.norm_tokens_arrow is text.norm_tokens_arrow
     assert rerun_selection.rerun_tokens is text.rerun_tokens
 
 
@@ -63,6 +63,8 @@ def test_index_tokens_are_the_same_on_both_sides():
         arrow_side = [t for t in dict.fromkeys(toks)
                       if len(t) >= text.INDEX_TOKEN_MIN_CHARS and t not in text.STOPWORDS]
         assert arrow_side == text.index_tokens(title), title
+    from_norm = text.norm_tokens_arrow(text.norm_arrow(text.fold_arrow(pa.array(titles, pa.string())))).to_pylist()
+    assert [[t for t in toks if t] for toks in from_norm] == [[t for t in toks if t] for toks in lists]
 
 
 def test_cutoffs_keep_their_purposes():
