@@ -113,7 +113,7 @@ def _items(task: Task) -> Iterator[Any]:
             yield line
 
     for lineno, obj, error in src.json_lines_of(counted()):
-        yield src.CatalogReject(str(task.path), lineno, None, error) if error else take(lineno, obj)
+        yield src.CatalogReject(str(task.path), lineno, *error) if error else take(lineno, obj)
     yield _Lines(lines)
 
 
@@ -214,7 +214,7 @@ def _count(result: TaskResult, item: Any) -> None:
     if isinstance(item, src.CatalogReject):
         result.rejects += 1
         if len(result.examples) < 5:
-            result.examples.append((item.line, item.reason))
+            result.examples.append((item.line, f"{item.field}: {item.reason}" if item.field else item.reason))
     elif isinstance(item, src.CatalogSkip):
         result.skipped[item.reason] = result.skipped.get(item.reason, 0) + 1
     elif isinstance(item, _Lines):

@@ -21,6 +21,7 @@ from typing import Any, Iterable, Iterator
 
 from resolvers.errors import InputTooLarge, RowTooLong
 from resolvers.model import Reference
+from resolvers.text import unicode_problem
 
 from papers import PaperLimits, PaperReferences
 
@@ -99,20 +100,6 @@ def iter_bounded_lines(fh: io.BufferedIOBase, limit: int) -> Iterator[tuple[int,
         yield lineno + 1, b"".join(pending)
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _unicode_problem(value: str) -> str | None:
-    """Why a string cannot be stored (Parquet needs valid UTF-8), or None. A lone surrogate comes
-    from a JSON escape such as ``\\ud800`` or from undecodable CSV bytes (surrogateescape)."""
-    m = _LONE_SURROGATE.search(value)
-    if m is None:
-        return None
-    code = ord(m.group(0))
-    what = f"invalid UTF-8 byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"lone surrogate U+{code:04X}"
-    return f"not valid Unicode: {what} at character {m.start()}"
-
-
 def validate_row(obj: Any, file: str, line: int | None, limits: InputLimits, lenient_types: bool = False,
                  defaults: dict[str, Any] | None = None) -> Reference | InputReject:
     """Check one row against the contract's input fields. ``lenient_types`` for CSV (all text)."""
@@ -160,7 +147,7 @@ def validate_row(obj: Any, file: str, line: int | None, limits: InputLimits, len
     if not isinstance(source, str):
         return InputReject(file, line, "source", f"must be a string, got {type(source).__name__}", excerpt)
     for name, value in (("citing_paper", citing), ("raw", raw), ("source", source)):
-        problem = _unicode_problem(value)
+        problem = unicode_problem(value)
         if problem:
             return InputReject(file, line, name, problem, _excerpt(raw))
     return Reference(citing_paper=citing.strip(), reference_index=index, raw=raw, source=source,

@@ -22,6 +22,7 @@ from resolvers.errors import CatalogSourceError
 from resolvers.identifiers import canonical_arxiv_id, normalize_doi
 from resolvers.journal_ref import parse_journal_ref
 from resolvers.model import Work
+from resolvers.text import unicode_problem
 from resolvers.work_fields import arxiv_doi, clean_text, content_work_id
 from resolvers.work_fields import first_page as _first_page
 from resolvers.work_fields import int_year as _int_year
@@ -231,21 +232,43 @@ def split_arxiv_authors(authors: str | None) -> list[str]:
 # --- readers -------------------------------------------------------------------------------
 
 
-def _json_lines(path: str | Path) -> Iterator[tuple[int, Any, str | None]]:
+LineError = tuple[str | None, str]  # (field or None, reason): a line that is no row
+
+
+def _json_lines(path: str | Path) -> Iterator[tuple[int, Any, LineError | None]]:
     """Yield (line number, object, error). Bad lines are reported, not raised."""
     with open_text(path) as fh:
         yield from json_lines_of(fh)
 
 
-def json_lines_of(lines: Iterable[str]) -> Iterator[tuple[int, Any, str | None]]:
-    """``_json_lines`` of lines already open (a byte range of a big file, ``catalog_extract``)."""
+def json_lines_of(lines: Iterable[str]) -> Iterator[tuple[int, Any, LineError | None]]:
+    """``_json_lines`` of lines already open (a byte range of a big file, ``catalog_extract``).
+    A ``\\ud800``-style escape decodes to a lone surrogate, which no Parquet file can hold: that
+    line is a reject naming its field, not a crash of the whole build at the write."""
     for lineno, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            yield lineno, json.loads(line), None
+            obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            yield lineno, None, f"bad JSON: {exc.msg} at column {exc.colno}"
+            yield lineno, None, (None, f"bad JSON: {exc.msg} at column {exc.colno}")
+            continue
+        bad = _lone_surrogate(obj, "") if "\\u" in line.lower() else None
+        yield (lineno, None, bad) if bad else (lineno, obj, None)
+
+
+def _lone_surrogate(value: Any, field: str) -> LineError | None:
+    """The first string in ``value`` (keys included) that is not valid Unicode, as (field, why)."""
+    if isinstance(value, str):
+        problem = unicode_problem(value)
+        return (field or None, problem) if problem else None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        name = f"{field}[{key}]" if isinstance(key, int) else f"{field}.{key}" if field else str(key)
+        found = _lone_surrogate(key, name) if isinstance(key, str) else None
+        if found := found or _lone_surrogate(item, name):
+            return found
+    return None
 
 
 def work_from_works_jsonl(obj: dict) -> SourceRow | None:
@@ -355,7 +378,7 @@ def iter_work_rows(path: str | Path, fmt: SourceFormat | None = None
         yield from _crossref_items(path, take)
         return
     for lineno, obj, error in _json_lines(path):
-        yield CatalogReject(str(path), lineno, None, error) if error else take(lineno, obj)
+        yield CatalogReject(str(path), lineno, *error) if error else take(lineno, obj)
 
 
 def _json_row_taker(name: str, fmt: SourceFormat) -> Callable[[int | None, Any], SourceRow | CatalogReject]:

@@ -203,5 +203,5 @@ def row_items(block: bytes, name: str, line0: int, lines: list[int]) -> Iterator
             yield line
 
     for lineno, obj, error in src.json_lines_of(counted()):
-        yield src.CatalogReject(name, line0 + lineno, None, error) if error else take(line0 + lineno, obj)
+        yield src.CatalogReject(name, line0 + lineno, *error) if error else take(line0 + lineno, obj)
     lines.append(count)

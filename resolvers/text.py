@@ -183,3 +183,17 @@ def ocr_skeleton(text: str) -> str:
     for run, one in _OCR_RUNS:
         text = text.replace(run, one)
     return text
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def unicode_problem(value: str) -> str | None:
+    """Why a string cannot be stored (Parquet needs valid UTF-8), or None. A lone surrogate comes
+    from a JSON escape such as ``\\ud800`` or from undecodable CSV bytes (surrogateescape)."""
+    m = _LONE_SURROGATE.search(value)
+    if m is None:
+        return None
+    code = ord(m.group(0))
+    what = f"invalid UTF-8 byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"lone surrogate U+{code:04X}"
+    return f"not valid Unicode: {what} at character {m.start()}"

@@ -94,7 +94,7 @@ def test_rows_the_columnar_path_reads_itself_are_vouched_for():
     block = "\n".join(ODD_ROWS).encode() + b"\n"
     assert works_columnar.read_block(block) is not None
     lone_surrogate = '{"doi": "10.1000/lone", "title": "A lone surrogate \\ud800 escape"}'
-    for row in [*PER_ROW_ROWS, lone_surrogate]:  # (the per-row reader fails on the last: not a reject yet)
+    for row in [*PER_ROW_ROWS, lone_surrogate]:
         block = row.encode() + b"\n"
         assert not works_columnar.vouched(block) or works_columnar.read_block(block) is None, row
 
@@ -109,3 +109,24 @@ def test_ranges_of_a_big_file_read_columnar_match_the_per_row_reader(tmp_path, m
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     results = _same(path, monkeypatch, block_bytes=1000)
     assert len(results) > 3 and sum(r[2] for r in results) == 2
+
+
+@pytest.mark.parametrize("columnar", [True, False])
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_a_lone_surrogate_escape_is_a_reject_naming_its_field(tmp_path, monkeypatch, columnar, gzipped):
+    """A ``\\ud800`` escape decodes to a string no Parquet file can hold: before, the whole build
+    failed with an internal error at the part's write; now that line is a reject with its field,
+    and the lines around it are works."""
+    rows = ['{"doi": "10.1000/a", "title": "Before"}',
+            '{"doi": "10.1000/b", "title": "Lone \\ud800 escape"}',
+            '{"doi": "10.1000/c", "title": "Author", "authors": ["A. One", "B. \\udc80"]}',
+            '{"doi": "10.1000/d", "title": "A pair \\ud83d\\ude00 is fine"}']
+    path = tmp_path / ("w.jsonl.gz" if gzipped else "w.jsonl")
+    data = ("\n".join(rows) + "\n").encode()
+    path.write_bytes(gzip.compress(data) if gzipped else data)
+    results, tables = _parts(path, monkeypatch, columnar)
+    assert [(rows_, rejects) for rows_, _, rejects, _ in results] == [(2, 2)]
+    assert [line for line, _ in results[0][3]] == [2, 3]
+    assert results[0][3][0][1].startswith("title: not valid Unicode")
+    assert results[0][3][1][1].startswith("authors[1]: not valid Unicode")
+    assert sorted(d for t in tables for d in t.column("doi").to_pylist()) == ["10.1000/a", "10.1000/d"]
