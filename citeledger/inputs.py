@@ -219,7 +219,10 @@ def _swallowed(taken: list[tuple[int, str]], header: list[str]) -> str | None:
     line break: lines wholly inside its quoted field (not the first, not the one where the quote
     closes) read as whole rows of their own."""
     index_column = header.index("reference_index")
-    rows = [n for n, text in taken[1:-1] if _looks_like_row(text, len(header), index_column)]
+    # a line wholly inside a quoted field holds no lone quote (a quote there is doubled): one that
+    # does closes the field and opens another (``0","0","``), so it is part of a genuine record
+    rows = [n for n, text in taken[1:-1]
+            if '"' not in text.replace('""', '') and _looks_like_row(text, len(header), index_column)]
     if not rows:
         return None
     return (f"unclosed quote: the quoted field runs on over lines {taken[1][0]}-{taken[-1][0]}, "

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from citeledger.inputs import InputLimits, InputReject, read_references
@@ -134,6 +134,7 @@ cells = st.one_of(st.text(max_size=30), st.sampled_from(["p", "1", "2", " 3 ", "
 
 @SETTINGS
 @given(st.lists(st.lists(cells, min_size=0, max_size=5), max_size=20), st.sampled_from(["\n", "\r\n"]))
+@example(rows=[["\n0", "0", "\n"]], newline="\n")  # (a genuine record once read as an unclosed quote)
 def test_every_csv_record_is_a_reference_or_a_reject(tmp_path_factory, rows, newline):
     """Ragged rows, embedded newlines and quotes, NUL: each record written is one reference or
     one reject (blank records are skipped, as for JSON Lines) and valid rows keep their text."""
