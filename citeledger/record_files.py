@@ -88,7 +88,7 @@ def provenance_of(ledger_dir: str | Path, catalog: ParquetCatalog, run_ids: set[
     for run_id in sorted(r for r in run_ids if r):
         manifest = Path(ledger_dir) / "_runs" / run_id / "manifest.json"
         if manifest.exists():
-            run_catalog[run_id] = json.loads(manifest.read_text()).get("catalog_fingerprint")
+            run_catalog[run_id] = records._plain(json.loads(manifest.read_text()).get("catalog_fingerprint"))
     built = {}
     for gen in sorted(catalog.store.dir.glob("gen-*/manifest.json")):
         m = json.loads(gen.read_text())
@@ -126,6 +126,7 @@ def citation_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_d
         provenance = provenance_of(ledger_dir, catalog, {str(r.get("run_id")) for r in rows})
         provenance["citing_titles"] = citing_titles(catalog, [r for _, inbound, _ in observed for r in inbound])
         provenance["notice_cache"] = {}  # each notice row made into a record's notice once a pass
+        provenance["resolved_cache"] = {}  # and each cited work's resolved view (records._resolved)
         for paper_id, paper_work, (outbound, inbound, notice_rows) in zip(chunk, works, observed):
             cited = {r["work_id"]: cited_rows[r["work_id"]] for r in outbound if r.get("work_id") in cited_rows}
             yield records.build_record(paper_id, paper_work, outbound, inbound,
