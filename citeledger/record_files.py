@@ -195,9 +195,8 @@ RECORDS_PER_WRITE = 100  # records whose files are published with one disk sync 
 
 def record_pages_of(record: dict[str, Any]) -> dict[str, bytes]:
     """A record's files: its JSON (two-space indent, as ``json.dumps``), text and HTML pages."""
-    return {"json": record_pages.render_json(record),
-            "txt": record_pages.render_ledger_text(record).encode(),
-            "html": record_pages.render_ledger_html(record).encode()}
+    text, page = record_pages.render_pages(record)
+    return {"json": record_pages.render_json(record), "txt": text.encode(), "html": page.encode()}
 
 
 def write_block(paper_ids: Sequence[str], ledger_dir: str, catalog_dir: str) -> list[Path]:
