@@ -18,6 +18,7 @@ from .record_paper import HANDLE_RE, arxiv_of
 from .catalog import ParquetCatalog
 from .ledger import LedgerStore, check_ledger_dir
 from .ledger_reads import citing_papers, papers_observations
+from .record_publish import Publisher
 from .options import at_least, check_run_id
 from .workers import get_catalog
 
@@ -97,10 +98,11 @@ def provenance_of(ledger_dir: str | Path, catalog: ParquetCatalog, run_ids: set[
             "notice_sources": dict(catalog.manifest.get("notice_sources") or {})}
 
 
-# Papers whose ledger rows are gathered in one pass: each pass computes the ledger's current rows
-# once (about 0.6 CPU s a pass over a ledger of 80,000 references, growing with the ledger), and
-# holds the pass's rows (about 40 MB for 2,000 papers of 40 references).
-RECORDS_PER_PASS = 2000
+# Papers whose ledger rows are gathered in one pass: each pass finds the latest observation of
+# every reference of the ledger once (about 0.4 CPU s a pass over a ledger of 400,000 references,
+# growing with the ledger), and holds the pass's rows (about 100 MB for 5,000 papers of 40
+# references): a write of 10,000 papers in two processes is two passes, not six.
+RECORDS_PER_PASS = 5000
 
 
 def citation_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
@@ -186,7 +188,8 @@ def write_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir:
 
 # Schema validation (jsonschema, about 20-80 ms a 40-reference record) checks the builder's code,
 # which is the same for every record: the first 20 records of a write are validated, then every
-# 500th (at 50 ms each, validating more would cost more than building and signing the records).
+# 500th (at 50 ms each, validating more would cost more than building and signing the records),
+# counted over the whole write, not per worker block (each block's first 20 cost 1 ms a record).
 # tests/test_receipts.py and tests/test_bytes_unchanged.py validate every file they write.
 VALIDATE_ALL_UP_TO = 20
 VALIDATE_EVERY = 500
@@ -199,46 +202,47 @@ def record_pages_of(record: dict[str, Any]) -> dict[str, bytes]:
     return {"json": record_pages.render_json(record), "txt": text.encode(), "html": page.encode()}
 
 
-def write_block(paper_ids: Sequence[str], ledger_dir: str, catalog_dir: str) -> list[Path]:
-    """One block of a write in a worker process (``record_workers``): the caller holds the lock."""
-    return _write_record_files(paper_ids, ledger_dir, catalog_dir, None)
+def write_block(paper_ids: Sequence[str], ledger_dir: str, catalog_dir: str, first: int = 0) -> list[Path]:
+    """One block of a write in a worker process (``record_workers``): the caller holds the lock.
+    ``first``: the position of the block's first paper in the whole write (which records are validated)."""
+    return _write_record_files(paper_ids, ledger_dir, catalog_dir, None, first)
 
 
 def _write_record_files(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
-                        progress: Callable[[int], None] | None) -> list[Path]:
+                        progress: Callable[[int], None] | None, first: int = 0) -> list[Path]:
     ledger = LedgerStore(ledger_dir)
     collecting = gc.isenabled()
     gc.disable()  # records are trees freed as they go; the cycle collector walked every row held
     try:
-        return _write_batches(paper_ids, ledger_dir, catalog_dir, progress, ledger)
+        with Publisher(ledger, progress) as publish:  # batch k on its way to the disk while k+1 is built
+            _write_batches(paper_ids, ledger_dir, catalog_dir, publish, first)
+        return publish.written
     finally:
         if collecting:
             gc.enable()
 
 
+def validated(n: int) -> bool:
+    """Whether the ``n``-th record of a write (counted over the whole write, whichever process builds
+    it) is checked against the schema: the first ``VALIDATE_ALL_UP_TO``, then every ``VALIDATE_EVERY``-th."""
+    return n < VALIDATE_ALL_UP_TO or n % VALIDATE_EVERY == 0
+
+
 def _write_batches(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
-                   progress: Callable[[int], None] | None, ledger: LedgerStore) -> list[Path]:
-    written: list[Path] = []
+                   publish: Publisher, first: int) -> None:
     batch: list[tuple[str, dict[str, bytes]]] = []
     key = receipts.active_key(ledger_dir)  # None: the records say they are unsigned (receipts.py)
     records_of = citation_records(paper_ids, ledger_dir, catalog_dir)
-    for n, (paper_id, record) in enumerate(zip(paper_ids, records_of)):
+    for n, (paper_id, record) in enumerate(zip(paper_ids, records_of), start=first):
         receipts.sign_record(record, key)
-        if n < VALIDATE_ALL_UP_TO or n % VALIDATE_EVERY == 0:
+        if validated(n):
             records.validate_record(record)
         batch.append((record_file_stem(paper_id), record_pages_of(record)))
         if len(batch) == RECORDS_PER_WRITE:
-            written += _publish(ledger, batch, progress)
+            publish(batch)
             batch = []
-    return written + (_publish(ledger, batch, progress) if batch else [])
-
-
-def _publish(ledger: LedgerStore, batch: list[tuple[str, dict[str, bytes]]],
-             progress: Callable[[int], None] | None) -> list[Path]:
-    written = ledger.write_records_batch(batch)
-    if progress is not None:
-        progress(len(batch))
-    return written
+    if batch:
+        publish(batch)
 
 
 def check_run(ledger_dir: str | Path, run_id: str) -> str:

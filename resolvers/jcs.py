@@ -105,7 +105,7 @@ def _parts(value: Any, out: list[str]) -> None:
 # counts only after a digit (a number token); any hit, even inside a string, only costs the
 # exact writer. Integers beyond 2**53, lone surrogates and non-string names make orjson raise;
 # NaN and the infinities it writes as ``null``, which the read-back comparison catches.
-_FLOAT_CANDIDATES = (b".0,", b".0]", b".0}", b"e+", b"e-")  # each counts after a digit only
+_EXPONENTS = (b"e+", b"e-")  # each counts after a digit only, as ``.0`` before one of ``,]}``
 _HIGH = tuple(bytes([lead]) for lead in range(0xEE, 0xF5))  # UTF-8 lead bytes of U+E000 and above
 _FAST = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
 
@@ -121,6 +121,17 @@ def _after_digit(out: bytes, needle: bytes) -> bool:
     return False
 
 
+def _integral_float(out: bytes) -> bool:
+    """Whether ``out`` holds ``.0`` between a digit and one of ``,]}`` (orjson's ``1.0``): one scan
+    for ``.0``, its few hits looked at (three scans, one per closing byte, cost more)."""
+    at = out.find(b".0")
+    while at >= 0:
+        if at and 0x30 <= out[at - 1] <= 0x39 and out[at + 2:at + 3] in (b",", b"]", b"}"):
+            return True
+        at = out.find(b".0", at + 2)
+    return False
+
+
 def _fast(value: Any, read_back: bool = True) -> bytes | None:
     """``value``'s JCS bytes by orjson when they cannot differ from the exact writer's, else None
     (``read_back=False``: the caller vouches that ``value`` holds JSON values only, see ``jcs_plain``)."""
@@ -132,7 +143,7 @@ def _fast(value: Any, read_back: bool = True) -> bytes | None:
         return None  # a big integer, a lone surrogate, a non-JSON type: the exact writer says which
     if not out.isascii() and any(lead in out for lead in _HIGH):
         return None
-    if any(_after_digit(out, needle) for needle in _FLOAT_CANDIDATES):
+    if _integral_float(out) or any(_after_digit(out, needle) for needle in _EXPONENTS):
         return None
     if not read_back:
         return out
