@@ -278,6 +278,19 @@ def _e(value: Any) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
+_WORDS: dict[Any, str] = {}  # escaped states, standings, resolver sources, markers, reference numbers
+
+
+def _e_word(value: Any) -> str:
+    """``_e`` of a value from a small set that recurs on every page, escaped once a process."""
+    got = _WORDS.get(value)
+    if got is None:
+        got = _e(value)
+        if len(_WORDS) < 10_000 and type(value) in (str, int):
+            _WORDS[value] = got
+    return got
+
+
 def render_ledger_html(record: Mapping[str, Any]) -> str:
     """The record as one self-contained HTML page. Every value from the data is escaped;
     retracted and withdrawn cited works get the ``retracted``/``withdrawn`` class and a marker."""
@@ -319,13 +332,13 @@ def _html_page(record: Mapping[str, Any], header: list[str], parts: dict[int, _I
 def _html_reference(item: Mapping[str, Any], got: _Item) -> list[str]:
     """One reference's block. html.escape maps each character on its own, so a line of text is
     escaped whole (``e(a + b) == e(a) + e(b)``) where its parts are text, never None."""
-    e = _e
-    standing, index = item["notice"]["standing"], e(item["reference_index"])
+    e, word = _e, _e_word
+    standing, index = item["notice"]["standing"], word(item["reference_index"])
     marker = _ALARM.get(standing)
-    block = [f'<div class="ref {e(standing)}" id="ref-{index}">',
-             f'<p><b>[{index}]</b> <span class="state">{e(item["status"])}</span>'
-             + (f" via {e(item['resolver_source'])}" if item.get("resolver_source") else "")
-             + (f' <span class="marker">{e(marker)}</span>' if marker else "") + "</p>",
+    block = [f'<div class="ref {word(standing)}" id="ref-{index}">',
+             f'<p><b>[{index}]</b> <span class="state">{word(item["status"])}</span>'
+             + (f" via {word(item['resolver_source'])}" if item.get("resolver_source") else "")
+             + (f' <span class="marker">{word(marker)}</span>' if marker else "") + "</p>",
              f'<p class="raw">{e(_cut(got.raw, 1000))}</p>',
              f"<p>resolved to: {e(got.work)}</p>",
              f"<p>notice: {e(got.notice)}</p>"]

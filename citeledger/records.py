@@ -180,7 +180,7 @@ def _latest_per_reference(rows: Iterable[Mapping[str, Any]]) -> list[dict]:
     best: dict[tuple[str, int], dict] = {}
     simple = _SIMPLE
     for row in rows:  # most values are plain already: _plain is called for the others only
-        r = {k: v if type(v) in simple else _plain(v) for k, v in dict(row).items()}
+        r = {k: v if type(v) in simple else _plain(v) for k, v in row.items()}
         key = (str(r.get("citing_paper")), int(r.get("reference_index") or 0))
         old = best.get(key)
         if old is None or (str(r.get("observed_at") or ""), str(r.get("observation_id") or "")) > (
