@@ -9,6 +9,7 @@ from typing import Any, Sequence
 import pyarrow as pa
 
 from .ledger import connect_views
+from .records import _plain
 
 
 Observed = tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]
@@ -65,9 +66,19 @@ def papers_observations(ledger_dir: str | Path, catalog_dir: str | Path,
 
 
 def _arrow_rows(table: pa.Table) -> list[dict[str, Any]]:
-    """Rows as dicts, made column by column (half the cost of DuckDB's row-by-row fetch)."""
+    """Rows as dicts, made column by column (half the cost of DuckDB's row-by-row fetch), their
+    values plain as records write them (``records._plain``: an integral float as the integer, NaN
+    as None), so the record builder need not copy them (``rows_plain``)."""
+    columns = []
+    for column in table.columns:
+        values = column.to_pylist()
+        kind = column.type
+        if not (pa.types.is_string(kind) or pa.types.is_integer(kind) or pa.types.is_boolean(kind)
+                or (pa.types.is_list(kind) and pa.types.is_string(kind.value_type)) or pa.types.is_null(kind)):
+            values = [v if v is None else _plain(v) for v in values]
+        columns.append(values)
     names = table.column_names
-    return [dict(zip(names, values)) for values in zip(*(column.to_pylist() for column in table.columns))]
+    return [dict(zip(names, values)) for values in zip(*columns)]
 
 
 class _PassRows:

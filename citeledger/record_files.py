@@ -129,6 +129,7 @@ def citation_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_d
         provenance["citing_titles"] = citing_titles(catalog, [r for _, inbound, _ in observed for r in inbound])
         provenance["notice_cache"] = {}  # each notice row made into a record's notice once a pass
         provenance["resolved_cache"] = {}  # and each cited work's resolved view (records._resolved)
+        provenance["rows_plain"] = True  # papers_observations: the latest rows, values plain
         for paper_id, paper_work, (outbound, inbound, notice_rows) in zip(chunk, works, observed):
             cited = {r["work_id"]: cited_rows[r["work_id"]] for r in outbound if r.get("work_id") in cited_rows}
             yield records.build_record(paper_id, paper_work, outbound, inbound,

@@ -394,11 +394,13 @@ def _counts(out_items: list[dict], in_items: list[dict]) -> tuple[dict[str, Any]
             "cited_works_by_standing": by_standing, "inbound": len(in_items)}, linked
 
 
-def _sorted_rows(rows: Sequence[Mapping[str, Any]], outbound: bool) -> list[dict]:
+def _sorted_rows(rows: Sequence[Mapping[str, Any]], outbound: bool, plain: bool = False) -> list[dict]:
+    """The latest row of each reference, plain (``_plain``), in page order; ``plain``: the caller's
+    rows are that already (``ledger_reads.papers_observations``), so they are only sorted."""
     def key(r: Mapping[str, Any]) -> tuple:
         idx, paper = int(r.get("reference_index") or 0), str(r.get("citing_paper"))
         return (idx, paper) if outbound else (paper, idx)
-    return sorted(_latest_per_reference(rows), key=key)
+    return sorted(rows if plain else _latest_per_reference(rows), key=key)  # type: ignore[arg-type]
 
 
 def build_record(paper_id: str, paper_work: Mapping[str, Any] | None, outbound: Sequence[Mapping[str, Any]],
@@ -415,11 +417,13 @@ def build_record(paper_id: str, paper_work: Mapping[str, Any] | None, outbound: 
     ``provenance`` (optional): ``run_catalog`` (run id -> catalog fingerprint), ``catalog_built_at``
     (fingerprint -> build time), ``notice_sources`` (source -> when the catalog took it in),
     ``citing_titles`` (citing paper id -> title), ``notice_cache`` and ``resolved_cache`` (dicts
-    kept for one pass of many records over the same notice and catalog rows). Nothing here reads the clock: same inputs, same digest.
+    kept for one pass of many records over the same notice and catalog rows), ``rows_plain`` (the
+    rows are the latest of each reference, their values plain already: ``ledger_reads`` makes them). Nothing here reads the clock: same inputs, same digest.
     Counts and coverage are taken over every row; only the listed items are capped.
     """
     works, provenance = works or {}, provenance or {}
-    out_rows, in_rows = _sorted_rows(outbound, True), _sorted_rows(inbound, False)
+    plain = bool(provenance.get("rows_plain"))
+    out_rows, in_rows = _sorted_rows(outbound, True, plain), _sorted_rows(inbound, False, plain)
     out_items = [_outbound_entry(r, notices, works, provenance) for r in out_rows]
     in_items = [_inbound_entry(r, provenance.get("citing_titles") or {}) for r in in_rows]
     counts, linked = _counts(out_items, in_items)

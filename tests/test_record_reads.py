@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 from citeledger.ledger import LedgerStore
 from citeledger.ledger_reads import papers_observations
-from citeledger.records import _plain
+from citeledger.records import _plain, _sorted_rows
 
 FIRST = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=timezone.utc)
 LATER = datetime(2026, 2, 3, 4, 5, 6, 7, tzinfo=timezone(timedelta(hours=5, minutes=30)))  # not UTC
@@ -37,3 +37,15 @@ def test_latest_rows_first_reads_and_times_as_records_write_them(tmp_path):
     assert [r["source_observed_at"] for r in outbound] == [_plain(FIRST), _plain(LATER)]
     (_, inbound, _), = papers_observations(tmp_path, None, [(["paper-z"], "w-x")])
     assert [(r["citing_paper"], r["reference_index"]) for r in inbound] == [("paper-a", 1)]
+
+
+def test_pass_rows_are_what_the_builder_would_make_of_them(tmp_path):
+    """``rows_plain``: the builder takes the pass's rows as they are (no copy); they must be what its
+    own ``_latest_per_reference`` makes of them: the latest of each reference, values plain
+    (``score`` 1.0 as 1, as JCS writes it)."""
+    store = LedgerStore(tmp_path)
+    store.write_observations("r1", "p0", [row("r1", FIRST, "paper-a", i, f"String {i}.", "w-a" if i % 2 else None)
+                                          for i in range(1, 6)])
+    (outbound, _, _), = papers_observations(tmp_path, None, [(["paper-a"], None)])
+    assert [r["score"] for r in outbound] == [1, None, 1, None, 1] and type(outbound[0]["score"]) is int
+    assert _sorted_rows(outbound, True, plain=True) == _sorted_rows(outbound, True)
