@@ -18,7 +18,6 @@ from .record_paper import HANDLE_RE, arxiv_of
 from .catalog import ParquetCatalog
 from .ledger import LedgerStore, check_ledger_dir
 from .ledger_reads import citing_papers, papers_observations
-from .record_publish import Publisher
 from .options import at_least, check_run_id
 from .workers import get_catalog
 
@@ -215,9 +214,7 @@ def _write_record_files(paper_ids: Sequence[str], ledger_dir: str | Path, catalo
     collecting = gc.isenabled()
     gc.disable()  # records are trees freed as they go; the cycle collector walked every row held
     try:
-        with Publisher(ledger, progress) as publish:  # batch k on its way to the disk while k+1 is built
-            _write_batches(paper_ids, ledger_dir, catalog_dir, publish, first)
-        return publish.written
+        return _write_batches(paper_ids, ledger_dir, catalog_dir, progress, ledger, first)
     finally:
         if collecting:
             gc.enable()
@@ -230,7 +227,8 @@ def validated(n: int) -> bool:
 
 
 def _write_batches(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
-                   publish: Publisher, first: int) -> None:
+                   progress: Callable[[int], None] | None, ledger: LedgerStore, first: int) -> list[Path]:
+    written: list[Path] = []
     batch: list[tuple[str, dict[str, bytes]]] = []
     key = receipts.active_key(ledger_dir)  # None: the records say they are unsigned (receipts.py)
     records_of = citation_records(paper_ids, ledger_dir, catalog_dir)
@@ -240,10 +238,19 @@ def _write_batches(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir
             records.validate_record(record)
         batch.append((record_file_stem(paper_id), record_pages_of(record)))
         if len(batch) == RECORDS_PER_WRITE:
-            publish(batch)
+            written += _publish(ledger, batch, progress)
             batch = []
-    if batch:
-        publish(batch)
+    return written + (_publish(ledger, batch, progress) if batch else [])
+
+
+def _publish(ledger: LedgerStore, batch: list[tuple[str, dict[str, bytes]]],
+             progress: Callable[[int], None] | None) -> list[Path]:
+    """One batch on the disk, in this thread: publishing it from a background thread while the
+    next was built was slower (measured: the two threads traded the GIL at every file's syscalls)."""
+    written = ledger.write_records_batch(batch)
+    if progress is not None:
+        progress(len(batch))
+    return written
 
 
 def check_run(ledger_dir: str | Path, run_id: str) -> str:
