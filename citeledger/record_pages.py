@@ -36,19 +36,16 @@ def json_visible(text: str) -> str:
 # orjson ``0.00001`` or ``1e-9`` for ``1e-09`` (a billion random doubles compared: no other
 # difference). Its strings, integers, nesting and indent are ``json.dumps(indent=2,
 # ensure_ascii=False)``'s; it refuses what json.dumps would write but UTF-8 cannot carry.
+_SMALL_FLOAT = (re.compile(rb"e-\d"), re.compile(rb"0\.0000"))  # literal heads: quick scans
+
+
 def _maybe_small_float(out: bytes) -> bool:
-    """Whether orjson's indented text may hold a float below 1e-4: ``0.0000`` after a space or a
-    minus sign (where an indented value starts: a time's ``05:00:00.000000Z`` is not one) or
-    ``e-`` after a digit (a look-alike in a string only costs the json.dumps path). ``bytes.find``,
-    not a regex: every time in a record was a regex match looked at in Python."""
-    if b" 0.0000" in out or b"-0.0000" in out:
-        return True
-    at = out.find(b"e-")
-    while at >= 0:
-        if at and 0x30 <= out[at - 1] <= 0x39:
-            return True
-        at = out.find(b"e-", at + 1)
-    return False
+    """Whether orjson's text may hold a float below 1e-4: ``<digit>e-<digit>`` or ``0.0000`` not
+    after a digit (a time's ``05:00:00.000000Z`` is not one; a look-alike in a string only costs
+    the json.dumps path)."""
+    exponent, positional = _SMALL_FLOAT
+    return (any(out[m.start() - 1:m.start()].isdigit() for m in exponent.finditer(out))
+            or any(not out[m.start() - 1:m.start()].isdigit() for m in positional.finditer(out)))
 
 
 def render_json(record: Mapping[str, Any]) -> bytes:
