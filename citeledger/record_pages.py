@@ -279,11 +279,14 @@ _WORDS: dict[Any, str] = {}  # escaped states, standings, resolver sources, mark
 
 
 def _e_word(value: Any) -> str:
-    """``_e`` of a value from a small set that recurs on every page, escaped once a process."""
+    """``_e`` of a value from a small set that recurs on every page, escaped once a process (text
+    and integers only: ``True`` and ``1.0`` would find ``1``'s entry)."""
+    if type(value) not in (str, int):
+        return _e(value)
     got = _WORDS.get(value)
     if got is None:
         got = _e(value)
-        if len(_WORDS) < 10_000 and type(value) in (str, int):
+        if len(_WORDS) < 10_000:
             _WORDS[value] = got
     return got
 

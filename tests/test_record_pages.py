@@ -46,3 +46,15 @@ def test_the_byte_scan_is_what_skips_the_regex(monkeypatch):
     assert visible_controls("plain text, é, \U0001f600\n") == "plain text, é, \U0001f600\n"
     assert calls == []  # no control byte: the regex is not run
     assert visible_controls("\u00a7 and \x1b") == "\u00a7 and \\x1b" and len(calls) == 1
+
+
+def test_recurring_words_are_escaped_by_their_own_value():
+    """The once-a-process escapes of states and numbers key on the value's type too: a ``True`` or
+    ``1.0`` read from an odd record file is not page text for ``1``."""
+    record = record_of("arXiv:0704.0001", WORK_A)
+    render_ledger_html(record)  # reference numbers 1, 2, ... escaped and kept
+    odd = copy.deepcopy(record)
+    odd["outbound"]["items"][0]["reference_index"] = True
+    odd["outbound"]["items"][1]["status"] = 1.0
+    page = render_ledger_html(odd)
+    assert 'id="ref-True"' in page and '<span class="state">1.0</span>' in page
