@@ -88,7 +88,7 @@ def provenance_of(ledger_dir: str | Path, catalog: ParquetCatalog, run_ids: set[
     for run_id in sorted(r for r in run_ids if r):
         manifest = Path(ledger_dir) / "_runs" / run_id / "manifest.json"
         if manifest.exists():
-            run_catalog[run_id] = json.loads(manifest.read_text()).get("catalog_fingerprint")
+            run_catalog[run_id] = records._plain(json.loads(manifest.read_text()).get("catalog_fingerprint"))
     built = {}
     for gen in sorted(catalog.store.dir.glob("gen-*/manifest.json")):
         m = json.loads(gen.read_text())
@@ -97,10 +97,11 @@ def provenance_of(ledger_dir: str | Path, catalog: ParquetCatalog, run_ids: set[
             "notice_sources": dict(catalog.manifest.get("notice_sources") or {})}
 
 
-# Papers whose ledger rows are gathered in one pass: each pass computes the ledger's current rows
-# once (about 0.6 CPU s a pass over a ledger of 80,000 references, growing with the ledger), and
-# holds the pass's rows (about 40 MB for 2,000 papers of 40 references).
-RECORDS_PER_PASS = 2000
+# Papers whose ledger rows are gathered in one pass: each pass finds the latest observation of
+# every reference of the ledger once (about 0.4 CPU s a pass over a ledger of 400,000 references,
+# growing with the ledger), and holds the pass's rows (about 100 MB for 5,000 papers of 40
+# references): a write of 10,000 papers in two processes is two passes, not six.
+RECORDS_PER_PASS = 5000
 
 
 def citation_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
@@ -126,6 +127,8 @@ def citation_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_d
         provenance = provenance_of(ledger_dir, catalog, {str(r.get("run_id")) for r in rows})
         provenance["citing_titles"] = citing_titles(catalog, [r for _, inbound, _ in observed for r in inbound])
         provenance["notice_cache"] = {}  # each notice row made into a record's notice once a pass
+        provenance["resolved_cache"] = {}  # and each cited work's resolved view (records._resolved)
+        provenance["rows_plain"] = True  # papers_observations: the latest rows, values plain
         for paper_id, paper_work, (outbound, inbound, notice_rows) in zip(chunk, works, observed):
             cited = {r["work_id"]: cited_rows[r["work_id"]] for r in outbound if r.get("work_id") in cited_rows}
             yield records.build_record(paper_id, paper_work, outbound, inbound,
@@ -185,7 +188,8 @@ def write_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir:
 
 # Schema validation (jsonschema, about 20-80 ms a 40-reference record) checks the builder's code,
 # which is the same for every record: the first 20 records of a write are validated, then every
-# 500th (at 50 ms each, validating more would cost more than building and signing the records).
+# 500th (at 50 ms each, validating more would cost more than building and signing the records),
+# counted over the whole write, not per worker block (each block's first 20 cost 1 ms a record).
 # tests/test_receipts.py and tests/test_bytes_unchanged.py validate every file they write.
 VALIDATE_ALL_UP_TO = 20
 VALIDATE_EVERY = 500
@@ -194,37 +198,43 @@ RECORDS_PER_WRITE = 100  # records whose files are published with one disk sync 
 
 def record_pages_of(record: dict[str, Any]) -> dict[str, bytes]:
     """A record's files: its JSON (two-space indent, as ``json.dumps``), text and HTML pages."""
-    return {"json": record_pages.render_json(record),
-            "txt": record_pages.render_ledger_text(record).encode(),
-            "html": record_pages.render_ledger_html(record).encode()}
+    text, page = record_pages.render_pages(record)
+    return {"json": record_pages.render_json(record), "txt": text.encode(), "html": page.encode()}
 
 
-def write_block(paper_ids: Sequence[str], ledger_dir: str, catalog_dir: str) -> list[Path]:
-    """One block of a write in a worker process (``record_workers``): the caller holds the lock."""
-    return _write_record_files(paper_ids, ledger_dir, catalog_dir, None)
+def write_block(paper_ids: Sequence[str], ledger_dir: str, catalog_dir: str, first: int = 0) -> list[Path]:
+    """One block of a write in a worker process (``record_workers``): the caller holds the lock.
+    ``first``: the position of the block's first paper in the whole write (which records are validated)."""
+    return _write_record_files(paper_ids, ledger_dir, catalog_dir, None, first)
 
 
 def _write_record_files(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
-                        progress: Callable[[int], None] | None) -> list[Path]:
+                        progress: Callable[[int], None] | None, first: int = 0) -> list[Path]:
     ledger = LedgerStore(ledger_dir)
     collecting = gc.isenabled()
     gc.disable()  # records are trees freed as they go; the cycle collector walked every row held
     try:
-        return _write_batches(paper_ids, ledger_dir, catalog_dir, progress, ledger)
+        return _write_batches(paper_ids, ledger_dir, catalog_dir, progress, ledger, first)
     finally:
         if collecting:
             gc.enable()
 
 
+def validated(n: int) -> bool:
+    """Whether the ``n``-th record of a write (counted over the whole write, whichever process builds
+    it) is checked against the schema: the first ``VALIDATE_ALL_UP_TO``, then every ``VALIDATE_EVERY``-th."""
+    return n < VALIDATE_ALL_UP_TO or n % VALIDATE_EVERY == 0
+
+
 def _write_batches(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
-                   progress: Callable[[int], None] | None, ledger: LedgerStore) -> list[Path]:
+                   progress: Callable[[int], None] | None, ledger: LedgerStore, first: int) -> list[Path]:
     written: list[Path] = []
     batch: list[tuple[str, dict[str, bytes]]] = []
     key = receipts.active_key(ledger_dir)  # None: the records say they are unsigned (receipts.py)
     records_of = citation_records(paper_ids, ledger_dir, catalog_dir)
-    for n, (paper_id, record) in enumerate(zip(paper_ids, records_of)):
+    for n, (paper_id, record) in enumerate(zip(paper_ids, records_of), start=first):
         receipts.sign_record(record, key)
-        if n < VALIDATE_ALL_UP_TO or n % VALIDATE_EVERY == 0:
+        if validated(n):
             records.validate_record(record)
         batch.append((record_file_stem(paper_id), record_pages_of(record)))
         if len(batch) == RECORDS_PER_WRITE:
@@ -235,6 +245,8 @@ def _write_batches(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir
 
 def _publish(ledger: LedgerStore, batch: list[tuple[str, dict[str, bytes]]],
              progress: Callable[[int], None] | None) -> list[Path]:
+    """One batch on the disk, in this thread: publishing it from a background thread while the
+    next was built was slower (measured: the two threads traded the GIL at every file's syscalls)."""
     written = ledger.write_records_batch(batch)
     if progress is not None:
         progress(len(batch))

@@ -13,8 +13,17 @@ import orjson
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 but tab and newline, DEL, C1
 
 
+# Every byte but those of the controls above in UTF-8 (C0 but tab and newline, DEL, and 0xC2, the
+# lead byte of C1 and of U+00A0-U+00BF): a page whose bytes hold none of them has no control.
+_NOT_CONTROL_BYTES = bytes(b for b in range(256) if not (b < 9 or 10 < b < 32 or b == 0x7F or b == 0xC2))
+
+
 def visible_controls(text: str) -> str:
-    r"""``\x1b`` for ESC and the like: input strings must not drive the reader's terminal."""
+    r"""``\x1b`` for ESC and the like: input strings must not drive the reader's terminal. The
+    regex runs only when the text's UTF-8 may hold a control (``bytes.translate`` scans a page in a
+    tenth of the regex's time)."""
+    if not text.encode("utf-8", "surrogatepass").translate(None, _NOT_CONTROL_BYTES):
+        return text
     return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
@@ -175,30 +184,70 @@ def _page_heading(title: str, page: Mapping[str, Any]) -> str:
     return f"{title} ({page['listed']} of {page['total']} listed{cut})"
 
 
+class _Item:
+    """What the text and the HTML page both show of one reference, worked out once for both."""
+
+    __slots__ = ("work", "notice", "raw", "when")
+
+    def __init__(self, item: Mapping[str, Any]):
+        self.work = _work_line(item.get("resolved"))
+        self.notice = _notice_line(item["notice"])
+        self.raw = " ".join((item["cited_as"]["raw"] or "").split())  # ``_short`` cuts it per page
+        self.when = None
+        if "source_observed_at" in item:
+            self.when = (f"read {item['source_observed_at']} from {item['source']}; judged against catalog "
+                         f"{_snapshot(item)}; resolved {item['resolved_at']}")
+
+    @staticmethod
+    def of(parts: dict[int, "_Item"], item: Mapping[str, Any]) -> "_Item":
+        """The parts of ``item``, made on first use (a record's listed notices are also references)."""
+        got = parts.get(id(item))
+        if got is None:
+            got = parts[id(item)] = _Item(item)
+        return got
+
+
+def _cut(words: str, limit: int) -> str:
+    """``_short`` of text whose whitespace is already folded."""
+    return words if len(words) <= limit else words[: limit - 1] + "…"
+
+
+def render_pages(record: Mapping[str, Any]) -> tuple[str, str]:
+    """The record's text and HTML pages together (what a record write puts beside its JSON): the
+    header, each reference's work, notice and cited string are worked out once for both pages."""
+    parts: dict[int, _Item] = {}
+    header = _header_lines(record)
+    return _text_page(record, header, parts), _html_page(record, header, parts)
+
+
 def render_ledger_text(record: Mapping[str, Any]) -> str:
     """The record as plain text: header, each reference with its state, link and notice,
     then the inbound list. Retracted cited works carry a ``!! RETRACTED`` marker."""
-    header = _header_lines(record)
+    return _text_page(record, _header_lines(record), {})
+
+
+def _text_page(record: Mapping[str, Any], header: list[str], parts: dict[int, _Item]) -> str:
     lines = [header[1], "", header[0], *header[2:]]  # the page opens with the "As of ..." sentence
     if record["with_notices"]:
         lines.append("")
         lines.append(f"Cited works with notices ({len(record['with_notices'])}, all listed):")
         for item in record["with_notices"]:
-            lines.append(f"[{item['reference_index']}] {_work_line(item.get('resolved'))}")
-            lines.append(f"    {_notice_line(item['notice'])}")
+            got = _Item.of(parts, item)
+            lines.append(f"[{item['reference_index']}] {got.work}")
+            lines.append(f"    {got.notice}")
     out = record["outbound"]
     lines.append("")
     lines.append(_page_heading("References", out) + ":")
     for item in out["items"]:
+        got = _Item.of(parts, item)
         score = f" score {item['score']:.2f}" if isinstance(item.get("score"), (int, float)) else ""
         via = f" via {item['resolver_source']}" if item.get("resolver_source") else ""
         lines.append(f"[{item['reference_index']}] {item['status']}{via}{score}")
-        lines.append(f"    cited as: {_short(item['cited_as']['raw'])}")
-        lines.append(f"    resolved to: {_work_line(item.get('resolved'))}")
-        lines.append(f"    notice: {_notice_line(item['notice'])}")
-        if "source_observed_at" in item:
-            lines.append(f"    read {item['source_observed_at']} from {item['source']}; judged against catalog "
-                         f"{_snapshot(item)}; resolved {item['resolved_at']}")
+        lines.append(f"    cited as: {_cut(got.raw, 300)}")
+        lines.append(f"    resolved to: {got.work}")
+        lines.append(f"    notice: {got.notice}")
+        if got.when is not None:
+            lines.append(f"    {got.when}")
     inbound = record["inbound"]
     lines.append("")
     lines.append(_page_heading("Cited by", inbound) + ":")
@@ -222,49 +271,82 @@ body{font-family:system-ui,sans-serif;max-width:60em;margin:2em auto;line-height
 """
 
 
+def _e(value: Any) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+_WORDS: dict[Any, str] = {}  # escaped states, standings, resolver sources, markers, reference numbers
+
+
+def _e_word(value: Any) -> str:
+    """``_e`` of a value from a small set that recurs on every page, escaped once a process (text
+    and integers only: ``True`` and ``1.0`` would find ``1``'s entry)."""
+    if type(value) not in (str, int):
+        return _e(value)
+    got = _WORDS.get(value)
+    if got is None:
+        got = _e(value)
+        if len(_WORDS) < 10_000:
+            _WORDS[value] = got
+    return got
+
+
 def render_ledger_html(record: Mapping[str, Any]) -> str:
     """The record as one self-contained HTML page. Every value from the data is escaped;
     retracted and withdrawn cited works get the ``retracted``/``withdrawn`` class and a marker."""
-    e = lambda v: html.escape("" if v is None else str(v), quote=True)  # noqa: E731
-    header = _header_lines(record)
-    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-             f"<title>{e(header[0])}</title><style>{_CSS}</style></head><body>",
-             f"<h1>{e(header[0])}</h1>", f'<p class="as-of">{e(header[1])}</p>', "<ul class=\"summary\">"]
-    parts += [f"<li>{e(line.strip())}</li>" for line in header[2:]]
-    parts.append("</ul>")
+    return _html_page(record, _header_lines(record), {})
+
+
+def _html_page(record: Mapping[str, Any], header: list[str], parts: dict[int, _Item]) -> str:
+    e = _e
+    page = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+            f"<title>{e(header[0])}</title><style>{_CSS}</style></head><body>",
+            f"<h1>{e(header[0])}</h1>", f'<p class="as-of">{e(header[1])}</p>', "<ul class=\"summary\">"]
+    page += [f"<li>{e(line.strip())}</li>" for line in header[2:]]
+    page.append("</ul>")
     if record["with_notices"]:
-        parts.append(f"<h2>Cited works with notices ({len(record['with_notices'])}, all listed)</h2>")
+        page.append(f"<h2>Cited works with notices ({len(record['with_notices'])}, all listed)</h2>")
         for item in record["with_notices"]:
-            standing = item["notice"]["standing"]
+            standing, got, index = item["notice"]["standing"], _Item.of(parts, item), e(item["reference_index"])
             marker = _ALARM.get(standing)
-            parts.append(f'<div class="ref {e(standing)}"><p><a href="#ref-{e(item["reference_index"])}">'
-                         f'[{e(item["reference_index"])}]</a> {e(_work_line(item.get("resolved")))}'
-                         + (f' <span class="marker">{e(marker)}</span>' if marker else "") + "</p>"
-                         f"<p>{e(_notice_line(item['notice']))}</p></div>")
+            page.append(f'<div class="ref {e(standing)}"><p><a href="#ref-{index}">[{index}]</a> {e(got.work)}'
+                        + (f' <span class="marker">{e(marker)}</span>' if marker else "") + "</p>"
+                        f"<p>{e(got.notice)}</p></div>")
     out = record["outbound"]
-    parts.append(f"<h2>{e(_page_heading('References', out))}</h2>")
+    page.append(f"<h2>{e(_page_heading('References', out))}</h2>")
     for item in out["items"]:
-        standing = item["notice"]["standing"]
-        marker = _ALARM.get(standing)
-        parts.append(f'<div class="ref {e(standing)}" id="ref-{e(item["reference_index"])}">')
-        parts.append(f'<p><b>[{e(item["reference_index"])}]</b> <span class="state">{e(item["status"])}</span>'
-                     + (f" via {e(item['resolver_source'])}" if item.get("resolver_source") else "")
-                     + (f' <span class="marker">{e(marker)}</span>' if marker else "") + "</p>")
-        parts.append(f'<p class="raw">{e(_short(item["cited_as"]["raw"], 1000))}</p>')
-        parts.append(f"<p>resolved to: {e(_work_line(item.get('resolved')))}</p>")
-        parts.append(f"<p>notice: {e(_notice_line(item['notice']))}</p>")
-        if "source_observed_at" in item:
-            parts.append(f'<p class="when">read {e(item["source_observed_at"])} from {e(item["source"])}; judged '
-                         f'against catalog {e(_snapshot(item))}; resolved {e(item["resolved_at"])}</p>')
-        parts.append("</div>")
+        page += _html_reference(item, _Item.of(parts, item))
     inbound = record["inbound"]
-    parts.append(f"<h2>{e(_page_heading('Cited by', inbound))}</h2>")
-    parts.append("<ul class=\"inbound\">")
+    page.append(f"<h2>{e(_page_heading('Cited by', inbound))}</h2>")
+    page.append("<ul class=\"inbound\">")
     if not inbound["items"]:
-        parts.append("<li>none in this ledger</li>")
+        page.append("<li>none in this ledger</li>")
     for item in inbound["items"]:
         title = f' "{item["citing_title"]}"' if item.get("citing_title") else ""
-        parts.append(f"<li>{e(item['citing_paper'])}{e(title)} reference [{e(item['reference_index'])}] "
-                     f"(<span class=\"state\">{e(item['status'])}</span>)</li>")
-    parts.append("</ul></body></html>")
-    return visible_controls("\n".join(parts) + "\n")
+        page.append(f"<li>{e(item['citing_paper'])}{e(title)} reference [{e(item['reference_index'])}] "
+                    f"(<span class=\"state\">{e(item['status'])}</span>)</li>")
+    page.append("</ul></body></html>")
+    return visible_controls("\n".join(page) + "\n")
+
+
+def _html_reference(item: Mapping[str, Any], got: _Item) -> list[str]:
+    """One reference's block. html.escape maps each character on its own, so a line of text is
+    escaped whole (``e(a + b) == e(a) + e(b)``) where its parts are text, never None."""
+    e, word = _e, _e_word
+    standing, index = item["notice"]["standing"], word(item["reference_index"])
+    marker = _ALARM.get(standing)
+    block = [f'<div class="ref {word(standing)}" id="ref-{index}">',
+             f'<p><b>[{index}]</b> <span class="state">{word(item["status"])}</span>'
+             + (f" via {word(item['resolver_source'])}" if item.get("resolver_source") else "")
+             + (f' <span class="marker">{word(marker)}</span>' if marker else "") + "</p>",
+             f'<p class="raw">{e(_cut(got.raw, 1000))}</p>',
+             f"<p>resolved to: {e(got.work)}</p>",
+             f"<p>notice: {e(got.notice)}</p>"]
+    if got.when is not None:
+        if None in (item["source_observed_at"], item["source"], item["resolved_at"]):  # the text page says None
+            block.append(f'<p class="when">read {e(item["source_observed_at"])} from {e(item["source"])}; judged '
+                         f'against catalog {e(_snapshot(item))}; resolved {e(item["resolved_at"])}</p>')
+        else:
+            block.append(f'<p class="when">{e(got.when)}</p>')
+    block.append("</div>")
+    return block

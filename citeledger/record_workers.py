@@ -41,7 +41,9 @@ def write_in_workers(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_d
     parts = blocks(paper_ids, workers, most)
     written: list[Path] = []
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(record_files.write_block, part, str(ledger_dir), str(catalog_dir)) for part in parts]
+        starts = [sum(map(len, parts[:i])) for i in range(len(parts))]  # each block's place in the write
+        futures = [pool.submit(record_files.write_block, part, str(ledger_dir), str(catalog_dir), first)
+                   for part, first in zip(parts, starts)]
         for part, future in zip(parts, futures):
             written += future.result()
             if progress is not None:

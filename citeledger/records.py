@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import orjson
 
 from resolvers.canonical import canonical_json
-from resolvers.jcs import jcs_sha256
+from resolvers.jcs import jcs_plain, jcs_sha256
 from resolvers.model import STATE_ORDER, Status
 from resolvers.notices import (
     StandingNotice,
@@ -114,6 +114,14 @@ def content_digest(record: Mapping[str, Any]) -> str:
     return jcs_sha256({k: v for k, v in record.items() if k not in (DIGEST_FIELD, "receipt")})
 
 
+def _built_digest(record: Mapping[str, Any]) -> str:
+    """``content_digest`` of a record ``build_record`` has just made: every value in it is a JSON
+    value (made by ``_plain``, or text and counts of its own), so its JCS needs no read-back
+    (``resolvers.jcs.jcs_plain``)."""
+    body = {k: v for k, v in record.items() if k not in (DIGEST_FIELD, "receipt")}
+    return "sha256:" + hashlib.sha256(jcs_plain(body)).hexdigest()
+
+
 # ---------------------------------------------------------------------------------------------
 # Choosing the rows of one paper
 
@@ -172,7 +180,7 @@ def _latest_per_reference(rows: Iterable[Mapping[str, Any]]) -> list[dict]:
     best: dict[tuple[str, int], dict] = {}
     simple = _SIMPLE
     for row in rows:  # most values are plain already: _plain is called for the others only
-        r = {k: v if type(v) in simple else _plain(v) for k, v in dict(row).items()}
+        r = {k: v if type(v) in simple else _plain(v) for k, v in row.items()}
         key = (str(r.get("citing_paper")), int(r.get("reference_index") or 0))
         old = best.get(key)
         if old is None or (str(r.get("observed_at") or ""), str(r.get("observation_id") or "")) > (
@@ -222,7 +230,7 @@ def _evidence(value: Any) -> Any:
     if isinstance(value, str):
         try:  # orjson, then record values (1.0 as 1); it refuses NaN (json.loads: null), and reads an
             if not _long_integer(value):  # an integer beyond int64/uint64 as a float (json.loads: as is)
-                return _plain(orjson.loads(value))
+                return _plain_parsed(orjson.loads(value))
         except orjson.JSONDecodeError:
             pass
         try:
@@ -230,6 +238,24 @@ def _evidence(value: Any) -> Any:
         except ValueError:
             return {"unparsed": value}
     return _plain(value)
+
+
+def _plain_parsed(value: Any) -> Any:
+    """``_plain`` of what ``orjson.loads`` returns (dicts, lists, text, integers, finite floats, True,
+    False, None), in place: each integral float becomes the integer; no copy of the tree is made."""
+    if type(value) is float:
+        return _plain(value)
+    todo = [value]
+    while todo:
+        node = todo.pop()
+        for key, item in (node.items() if type(node) is dict else enumerate(node) if type(node) is list else ()):
+            kind = type(item)
+            if kind is float:
+                if item.is_integer() and abs(item) < 2 ** 53:
+                    node[key] = int(item)
+            elif kind is dict or kind is list:
+                todo.append(item)
+    return value
 
 
 _WORK_KEYS = ("work_id", "doi", "arxiv_id", "title", "authors", "year", "venue", "volume", "first_page", "pmid", "type")
@@ -244,12 +270,29 @@ def _work_view(work: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return out
 
 
-def _resolved(row: Mapping[str, Any], works: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
+def _resolved(row: Mapping[str, Any], works: Mapping[str, Mapping[str, Any]],
+              provenance: Mapping[str, Any]) -> dict[str, Any] | None:
     """The cited work as the record shows it: ids, the catalog's title etc., and which catalog
-    sources gave that metadata (``metadata_source``: null when the catalog row is not at hand)."""
+    sources gave that metadata (``metadata_source``: null when the catalog row is not at hand).
+    Made once a pass per cited work and its ids when the caller keeps a
+    ``provenance["resolved_cache"]``: the records of the pass share the dict, which nothing
+    changes after it is built (as ``_shared_notice``)."""
     work_id = row.get("work_id")
     if not work_id:
         return None
+    cache = provenance.get("resolved_cache")
+    if cache is None:
+        return _resolved_view(row, works)
+    catalog_row = works.get(work_id)
+    key = (work_id, row.get("doi"), row.get("arxiv_id"), id(catalog_row))
+    hit = cache.get(key)
+    if hit is None or hit[0] is not catalog_row:  # the cache holds the row, so its id is not reused
+        hit = cache[key] = (catalog_row, _resolved_view(row, works))
+    return hit[1]
+
+
+def _resolved_view(row: Mapping[str, Any], works: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    work_id = row["work_id"]
     resolved = {"work_id": work_id, "doi": row.get("doi"), "arxiv_id": row.get("arxiv_id")}
     catalog_row = works.get(work_id)
     known = _work_view(catalog_row) or {}
@@ -281,7 +324,7 @@ def _outbound_entry(row: Mapping[str, Any], notices: Mapping[str, Any], works: M
             "arxiv_ids": list(row.get("extracted_arxiv_ids") or []),
         },
         "status": status,
-        "resolved": _resolved(row, works),
+        "resolved": _resolved(row, works, provenance),
         "resolver_source": row.get("resolver_source"),
         "resolved_at": row.get("observed_at"),
         "score": row.get("score"),
@@ -351,11 +394,13 @@ def _counts(out_items: list[dict], in_items: list[dict]) -> tuple[dict[str, Any]
             "cited_works_by_standing": by_standing, "inbound": len(in_items)}, linked
 
 
-def _sorted_rows(rows: Sequence[Mapping[str, Any]], outbound: bool) -> list[dict]:
+def _sorted_rows(rows: Sequence[Mapping[str, Any]], outbound: bool, plain: bool = False) -> list[dict]:
+    """The latest row of each reference, plain (``_plain``), in page order; ``plain``: the caller's
+    rows are that already (``ledger_reads.papers_observations``), so they are only sorted."""
     def key(r: Mapping[str, Any]) -> tuple:
         idx, paper = int(r.get("reference_index") or 0), str(r.get("citing_paper"))
         return (idx, paper) if outbound else (paper, idx)
-    return sorted(_latest_per_reference(rows), key=key)
+    return sorted(rows if plain else _latest_per_reference(rows), key=key)  # type: ignore[arg-type]
 
 
 def build_record(paper_id: str, paper_work: Mapping[str, Any] | None, outbound: Sequence[Mapping[str, Any]],
@@ -371,12 +416,14 @@ def build_record(paper_id: str, paper_work: Mapping[str, Any] | None, outbound: 
     (``as_of``); when ``as_of`` is missing the latest ``observed_at`` of the rows stands in.
     ``provenance`` (optional): ``run_catalog`` (run id -> catalog fingerprint), ``catalog_built_at``
     (fingerprint -> build time), ``notice_sources`` (source -> when the catalog took it in),
-    ``citing_titles`` (citing paper id -> title), ``notice_cache`` (a dict kept for one pass of many
-    records over the same notice rows). Nothing here reads the clock: same inputs, same digest.
+    ``citing_titles`` (citing paper id -> title), ``notice_cache`` and ``resolved_cache`` (dicts
+    kept for one pass of many records over the same notice and catalog rows), ``rows_plain`` (the
+    rows are the latest of each reference, their values plain already: ``ledger_reads`` makes them). Nothing here reads the clock: same inputs, same digest.
     Counts and coverage are taken over every row; only the listed items are capped.
     """
     works, provenance = works or {}, provenance or {}
-    out_rows, in_rows = _sorted_rows(outbound, True), _sorted_rows(inbound, False)
+    plain = bool(provenance.get("rows_plain"))
+    out_rows, in_rows = _sorted_rows(outbound, True, plain), _sorted_rows(inbound, False, plain)
     out_items = [_outbound_entry(r, notices, works, provenance) for r in out_rows]
     in_items = [_inbound_entry(r, provenance.get("citing_titles") or {}) for r in in_rows]
     counts, linked = _counts(out_items, in_items)
@@ -388,7 +435,7 @@ def build_record(paper_id: str, paper_work: Mapping[str, Any] | None, outbound: 
     record: dict[str, Any] = {
         "schema": RECORD_SCHEMA,
         "as_of": as_of,
-        "paper": record_paper.paper_section(paper_id, paper_work, _work_view(paper_work), citing_ids),
+        "paper": record_paper.paper_section(paper_id, _plain(paper_work), _work_view(paper_work), citing_ids),
         "counts": counts,
         "outbound": _page(out_items, page_cap),
         "with_notices": [i for i in out_items if i["notice"]["standing"] not in ("none", "unknown")],
@@ -398,7 +445,7 @@ def build_record(paper_id: str, paper_work: Mapping[str, Any] | None, outbound: 
         "empty_means": dict(_EMPTY_MEANS),
         "generated_from": gen,
     }
-    record[DIGEST_FIELD] = content_digest(record)
+    record[DIGEST_FIELD] = _built_digest(record)
     return record
 
 

@@ -5,6 +5,7 @@ canonical bytes from the fast path (``resolvers.jcs.jcs``, orjson) are the exact
 (``jcs_exact``)."""
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -20,6 +21,8 @@ def check_record_file(data: bytes) -> None:
     assert data == (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode()
     body = {k: v for k, v in record.items() if k not in ("content_digest", "receipt")}
     assert jcs(body) == jcs_exact(body)
+    if record.get("schema") == "citeledger.paper-citation-record.v2":  # built with jcs_plain: the exact digest
+        assert record["content_digest"] == "sha256:" + hashlib.sha256(jcs_exact(body)).hexdigest()
     if isinstance(record.get("receipt"), dict):
         receipt = {k: v for k, v in record["receipt"].items() if k != "signature"}
         assert jcs(receipt) == jcs_exact(receipt)

@@ -49,13 +49,19 @@ def test_publish_dir_moves_a_whole_folder(tmp_path):
 
 
 def test_atomic_write_files_publishes_a_batch_with_one_sync(tmp_path, monkeypatch):
-    syncs = []
-    monkeypatch.setattr(atomic.os, "sync", lambda: syncs.append(1))
+    syncs = []  # at the sync: the staged files, whole, each with a name the leftover sweep knows
+
+    def staged_at_sync():
+        syncs.append(sorted((p.name, p.read_bytes()) for p in tmp_path.rglob(".*.tmp")))
+
+    monkeypatch.setattr(atomic.os, "sync", staged_at_sync)
     (tmp_path / "a.json").write_bytes(b"old")
     files = [(tmp_path / "a.json", b"new a"), (tmp_path / "b.txt", b"b"), (tmp_path / "sub" / "c.html", b"c")]
     atomic.atomic_write_files(files)
     assert [p.read_bytes() for p, _ in files] == [b"new a", b"b", b"c"]
-    assert syncs == [1] and not list(tmp_path.rglob("*.tmp"))
+    assert len(syncs) == 1 and not list(tmp_path.rglob("*.tmp"))
+    assert sorted(data for _, data in syncs[0]) == [b"b", b"c", b"new a"]
+    assert all(name.startswith((".a.json.", ".b.txt.", ".c.html.")) for name, _ in syncs[0])
     assert stat.S_IMODE((tmp_path / "b.txt").stat().st_mode) == 0o644
 
 
@@ -63,27 +69,16 @@ def test_a_failed_batch_publishes_nothing_and_leaves_no_temp(tmp_path, monkeypat
     """A full disk while the second file of a batch is written: no file of the batch is published
     (the first keeps its old bytes) and no staged temp is left."""
     (tmp_path / "a.json").write_bytes(b"old")
-    real_fdopen, opened = atomic.os.fdopen, []
+    real_write, written = atomic.os.write, []
 
-    class FullDisk:
-        def __init__(self, fh):
-            self.fh = fh
+    def write(fd, data):
+        written.append(fd)
+        if len(written) == 1:
+            return real_write(fd, data)
+        raise OSError(errno.ENOSPC, "No space left on device")
 
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            self.fh.close()
-
-        def write(self, data):
-            raise OSError(errno.ENOSPC, "No space left on device")
-
-    def fdopen(fd, mode):
-        opened.append(fd)
-        return real_fdopen(fd, mode) if len(opened) == 1 else FullDisk(real_fdopen(fd, mode))
-
-    monkeypatch.setattr(atomic.os, "fdopen", fdopen)
+    monkeypatch.setattr(atomic.os, "write", write)
     with pytest.raises(DiskFull, match="b.json"):
         atomic.atomic_write_files([(tmp_path / "a.json", b"new"), (tmp_path / "b.json", b"b")])
     assert (tmp_path / "a.json").read_bytes() == b"old" and not (tmp_path / "b.json").exists()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json"] and len(written) == 2

@@ -38,7 +38,7 @@ def test_render_json_writes_what_json_dumps_writes(record):
 
 @pytest.mark.parametrize("value", [1e-5, 1e-7, 1.5e-9, -3.9e-6, 9.99e-5, 1e-4, 1e16, 2.5e20, 1e300, -0.0, 0.0, 2 ** 64])
 def test_floats_orjson_writes_otherwise_come_out_as_json_dumps_writes_them(value):
-    record = {"score": value, "items": [{"x": value}], "at": "2026-12-01T05:00:00.000000Z"}
+    record = {"score": value, "items": [{"x": value}], "at": "2026-12-01T05:00:00.000000Z", "list": [value, [-value]]}
     assert render_json(record) == dumped(record)
 
 

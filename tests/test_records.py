@@ -266,3 +266,30 @@ def test_a_retracted_work_beyond_the_page_cap_is_still_listed():
     assert [(i["reference_index"], i["notice"]["standing"]) for i in record["with_notices"]] == \
         [(2, "retracted"), (5, "corrected")]
     assert "!! RETRACTED" in render_ledger_text(record)
+
+
+def test_evidence_floats_become_what_jcs_digests_at_any_depth():
+    """Integral floats in the evidence JSON, nested in objects and lists, become integers (what JCS
+    writes); other floats, text that looks like a number and the nesting stay as they were."""
+    evidence = '{"a": [1.0, {"b": -0.0, "c": 2.5, "d": "3.0"}], "e": 1e2, "f": [[4.0]], "g": 0.93}'
+    row = dict(ROWS[0], evidence=evidence)
+    item = build_record("arXiv:0704.0001", WORK_A, [row], [], {}, GENERATED)["outbound"]["items"][0]
+    assert item["evidence"] == {"a": [1, {"b": 0, "c": 2.5, "d": "3.0"}], "e": 100, "f": [[4]], "g": 0.93}
+    assert [type(v) for v in (item["evidence"]["a"][0], item["evidence"]["e"], item["evidence"]["f"][0][0])] == [int] * 3
+
+
+def test_a_pass_cache_of_resolved_works_changes_no_record():
+    """Records built with one ``resolved_cache`` for the pass (each cited work's view made once and
+    shared) are the records built without it, byte for byte; the cached view is per work and ids."""
+    works = {"w-b": dict(WORK_B, sources=["crossref"]), "w-r": {"work_id": "w-r", "title": "R", "year": 2006}}
+    shared = {"resolved_cache": {}}
+    for paper in ("arXiv:0704.0001", "10.1234/b"):
+        outbound, inbound = select_rows(paper, WORK_A, ROWS)
+        alone = build_record(paper, WORK_A, outbound, inbound, _notices(), GENERATED, works=works)
+        cached = build_record(paper, WORK_A, outbound, inbound, _notices(), GENERATED, works=works,
+                              provenance=shared)
+        assert json.dumps(cached) == json.dumps(alone)
+    assert {key[0] for key in shared["resolved_cache"]} == {"w-b", "w-r", "w-c", "w-a"}
+    row = dict(ROWS[0], doi="10.1234/other")  # the same work under another DOI: its own view
+    other = build_record("arXiv:0704.0001", WORK_A, [row], [], {}, GENERATED, works=works, provenance=shared)
+    assert other["outbound"]["items"][0]["resolved"]["doi"] == "10.1234/other"

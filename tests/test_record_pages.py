@@ -1,0 +1,60 @@
+"""The record's text and HTML pages as a record write makes them (``record_pages.render_pages``,
+both at once) are the pages ``render_ledger_text`` and ``render_ledger_html`` make one by one, and
+control characters are made visible whichever path finds them."""
+from __future__ import annotations
+
+import copy
+import sys
+
+import pytest
+
+from citeledger.record_pages import _CONTROLS, render_ledger_html, render_ledger_text, render_pages, visible_controls
+from test_records import WORK_A, record_of
+
+
+def test_both_pages_at_once_are_the_pages_made_one_by_one():
+    record = record_of("arXiv:0704.0001", WORK_A)
+    assert record["with_notices"] and record["outbound"]["items"]
+    assert render_pages(record) == (render_ledger_text(record), render_ledger_html(record))
+    odd = copy.deepcopy(record)  # times the text page writes as None, text to escape, controls
+    odd["outbound"]["items"][0].update(source_observed_at=None, source="a<b>&\"c'\x1b", resolved_at=None)
+    odd["outbound"]["items"][1]["cited_as"]["raw"] = "  spaced \t out\n<i>x</i> " * 80
+    text, page = render_pages(odd)
+    assert (text, page) == (render_ledger_text(odd), render_ledger_html(odd))
+    assert "read None from a<b>&\"c'\\x1b" in text and 'read  from a&lt;b&gt;&amp;&quot;c&#x27;\\x1b' in page
+
+
+@pytest.mark.parametrize("code", [*range(0, 0x100), 0x2028, 0xFEFF, 0x1F600, 0xD800])
+def test_controls_are_made_visible_as_the_regex_says(code):
+    """Every character up to U+00FF (C0, DEL, C1, and the Latin-1 letters whose UTF-8 shares the
+    C1 lead byte 0xC2) in a page: the quick byte scan never lets a control through."""
+    text = f"a{chr(code)}b\n\t"
+    expected = _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    assert visible_controls(text) == expected
+    assert (expected == text) == (code in (9, 10) or 0x20 <= code < 0x7F or code > 0x9F)
+
+
+def test_the_byte_scan_is_what_skips_the_regex(monkeypatch):
+    calls = []
+
+    class Counting:
+        def sub(self, *args):
+            calls.append(args)
+            return _CONTROLS.sub(*args)
+
+    monkeypatch.setattr(sys.modules["citeledger.record_pages"], "_CONTROLS", Counting())
+    assert visible_controls("plain text, é, \U0001f600\n") == "plain text, é, \U0001f600\n"
+    assert calls == []  # no control byte: the regex is not run
+    assert visible_controls("\u00a7 and \x1b") == "\u00a7 and \\x1b" and len(calls) == 1
+
+
+def test_recurring_words_are_escaped_by_their_own_value():
+    """The once-a-process escapes of states and numbers key on the value's type too: a ``True`` or
+    ``1.0`` read from an odd record file is not page text for ``1``."""
+    record = record_of("arXiv:0704.0001", WORK_A)
+    render_ledger_html(record)  # reference numbers 1, 2, ... escaped and kept
+    odd = copy.deepcopy(record)
+    odd["outbound"]["items"][0]["reference_index"] = True
+    odd["outbound"]["items"][1]["status"] = 1.0
+    page = render_ledger_html(odd)
+    assert 'id="ref-True"' in page and '<span class="state">1.0</span>' in page

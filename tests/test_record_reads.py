@@ -1,0 +1,51 @@
+"""The ledger reads behind a record write (``ledger_reads.papers_observations``): the latest
+observation of each reference, when its string was first read, and times as the records write them."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from citeledger.ledger import LedgerStore
+from citeledger.ledger_reads import papers_observations
+from citeledger.records import _plain, _sorted_rows
+
+FIRST = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=timezone.utc)
+LATER = datetime(2026, 2, 3, 4, 5, 6, 7, tzinfo=timezone(timedelta(hours=5, minutes=30)))  # not UTC
+
+
+def row(run_id, when, paper, index, raw, work_id=None):
+    return {"observation_id": f"{run_id}:{paper}:{index}", "observation_digest": f"sha256:{run_id}{index}",
+            "run_id": run_id, "observed_at": when, "citing_paper": paper, "reference_index": index, "raw": raw,
+            "source": "pdf_text", "status": "verified_exact" if work_id else "unresolved", "reason": None,
+            "resolver_source": "doi" if work_id else None, "work_id": work_id, "doi": None, "arxiv_id": None,
+            "extracted_dois": [], "extracted_arxiv_ids": [], "score": 1.0 if work_id else None, "evidence": "{}"}
+
+
+def test_latest_rows_first_reads_and_times_as_records_write_them(tmp_path):
+    store = LedgerStore(tmp_path)
+    store.write_observations("r1", "p0", [row("r1", FIRST, "paper-a", 1, "Same string."),
+                                          row("r1", FIRST, "paper-a", 2, "Old string."),
+                                          row("r1", FIRST, "paper-b", 1, "Cites a.", "w-a")])
+    store.write_observations("r2", "p0", [row("r2", LATER, "paper-a", 1, "Same string.", "w-x"),
+                                          row("r2", LATER, "paper-a", 2, "New string."),
+                                          row("r2", LATER, "paper-b", 1, "Cites a, no more.")])
+    (outbound, inbound, _), = papers_observations(tmp_path, None, [(["paper-a"], "w-a")])
+    assert [(r["reference_index"], r["run_id"], r["raw"]) for r in outbound] == [
+        (1, "r2", "Same string."), (2, "r2", "New string.")]
+    assert inbound == []  # paper-b's latest observation of its reference no longer links to w-a
+    assert [r["observed_at"] for r in outbound] == [_plain(LATER)] * 2 == ["2026-02-02T22:35:06.000007Z"] * 2
+    # the string of reference 1 was first read in r1; reference 2's string changed in r2
+    assert [r["source_observed_at"] for r in outbound] == [_plain(FIRST), _plain(LATER)]
+    (_, inbound, _), = papers_observations(tmp_path, None, [(["paper-z"], "w-x")])
+    assert [(r["citing_paper"], r["reference_index"]) for r in inbound] == [("paper-a", 1)]
+
+
+def test_pass_rows_are_what_the_builder_would_make_of_them(tmp_path):
+    """``rows_plain``: the builder takes the pass's rows as they are (no copy); they must be what its
+    own ``_latest_per_reference`` makes of them: the latest of each reference, values plain
+    (``score`` 1.0 as 1, as JCS writes it)."""
+    store = LedgerStore(tmp_path)
+    store.write_observations("r1", "p0", [row("r1", FIRST, "paper-a", i, f"String {i}.", "w-a" if i % 2 else None)
+                                          for i in range(1, 6)])
+    (outbound, _, _), = papers_observations(tmp_path, None, [(["paper-a"], None)])
+    assert [r["score"] for r in outbound] == [1, None, 1, None, 1] and type(outbound[0]["score"]) is int
+    assert _sorted_rows(outbound, True, plain=True) == _sorted_rows(outbound, True)

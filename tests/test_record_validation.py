@@ -1,0 +1,45 @@
+"""Schema validation of a record write counted over the whole write, not per worker block: each
+block knows where it starts."""
+from __future__ import annotations
+
+from concurrent.futures import Future
+from pathlib import Path
+
+from citeledger import record_files, record_workers, records
+from test_ledger_records import RETRACTED, resolve
+
+
+def test_validation_is_counted_over_the_whole_write(tmp_path, default_catalog, monkeypatch):
+    resolve(tmp_path, default_catalog, RETRACTED)
+    checked: list[str] = []
+    monkeypatch.setattr(records, "validate_record", lambda record: checked.append(record["paper"]["id"]))
+    record_files.write_block(["paper-x"], str(tmp_path / "ledger"), str(default_catalog), first=1001)
+    assert checked == []  # the 1002nd record of a write: past the first 20, not a 500th
+    record_files.write_block(["paper-x"], str(tmp_path / "ledger"), str(default_catalog), first=1000)
+    assert checked == ["paper-x"]
+    assert [n for n in range(1200) if record_files.validated(n)] == [*range(20), 500, 1000]
+
+
+def test_worker_blocks_know_where_they_start(monkeypatch):
+    submitted = []
+
+    class InProcess:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def submit(self, fn, part, ledger_dir, catalog_dir, first):
+            submitted.append((part, first))
+            done: Future = Future()
+            done.set_result([Path(p) for p in part])
+            return done
+
+    monkeypatch.setattr(record_workers, "ProcessPoolExecutor", InProcess)
+    papers = [f"p{i}" for i in range(10)]
+    written = record_workers.write_in_workers(papers, "ledger", "catalog", None, 2, 3)
+    assert [first for _, first in submitted] == [0, 3, 6, 9] and [p.name for p in written] == papers
