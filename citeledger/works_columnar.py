@@ -12,6 +12,7 @@ the per-row reader, so its rows and rejects (file, line, reason) are exactly the
 from __future__ import annotations
 
 import io
+import re
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -64,14 +65,30 @@ def line_count(block: bytes) -> int:
     return block.count(b"\n") + (0 if block.endswith(b"\n") or not block else 1)
 
 
+_GLUED = re.compile(rb"\}[ \t]*\{")  # two objects on one line (or "}{" inside a string: read row by row)
+
+
 def vouched(block: bytes) -> bool:
-    """Can the columnar path read this block as the per-row reader would (checks on its bytes)?"""
+    """Can the columnar path read this block as the per-row reader would (checks on its bytes)?
+    Arrow's JSON reader does not check UTF-8 and reads an object across lines or two glued on one
+    line as rows of their own; the per-row reader rejects each such line, so these blocks go to it:
+    every line must start with "{" and end with "}", no "}{" on a line, valid UTF-8."""
     if not block or (b"\r" in block and block.count(b"\r") != block.count(b"\r\n")):
         return False
-    starts = np.frombuffer(block, np.uint8)
-    lines = np.concatenate(([0], np.flatnonzero(starts == 0x0A) + 1))
+    if not block.isascii():
+        try:
+            block.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+    data = np.frombuffer(block, np.uint8)
+    ends = np.flatnonzero(data == 0x0A)
+    lines = np.concatenate(([0], ends + 1))
     lines = lines[lines < len(block)]
-    return bool(np.all(starts[lines] == ord("{")))  # every line one object, no blank lines, no BOM
+    last = np.append(ends, len(block)) if block[-1:] != b"\n" else ends
+    last = np.maximum(last - 1, 0)
+    last = np.maximum(last - (data[last] == 0x0D), 0)  # (a \r\n line: the byte before the \r)
+    return (bool(np.all(data[lines] == ord("{"))) and bool(np.all(data[last] == ord("}")))
+            and _GLUED.search(block) is None)  # every line one object, no blank lines, no BOM
 
 
 def read_block(block: bytes) -> pa.Table | None:
@@ -122,7 +139,8 @@ def _authors(column: pa.Array) -> pa.Array:
 def _ids(table: pa.Table) -> tuple[pa.Array, pa.Array]:
     """The normalised DOI and arXiv id columns (a falsy value -> null)."""
     doi = _empty_to_null(table.column("doi").combine_chunks())
-    doi = _fix(doi, pc.invert(pc.match_substring_regex(doi, _CANONICAL_DOI)), normalize_doi, pa.string())
+    canonical = pc.and_(pc.match_substring_regex(doi, _CANONICAL_DOI), pc.less_equal(pc.utf8_length(doi), 1000))
+    doi = _fix(doi, pc.invert(canonical), normalize_doi, pa.string())  # (over 1,000 chars: normalize_doi's "too long")
     arxiv = _empty_to_null(table.column("arxiv_id").combine_chunks())
     arxiv = _fix(arxiv, pc.is_valid(arxiv), canonical_arxiv_id, pa.string())
     return doi, arxiv

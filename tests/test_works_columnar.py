@@ -130,3 +130,25 @@ def test_a_lone_surrogate_escape_is_a_reject_naming_its_field(tmp_path, monkeypa
     assert results[0][3][0][1].startswith("title: not valid Unicode")
     assert results[0][3][1][1].startswith("authors[1]: not valid Unicode")
     assert sorted(d for t in tables for d in t.column("doi").to_pylist()) == ["10.1000/a", "10.1000/d"]
+
+
+# Files Arrow's JSON reader would read otherwise than the per-row reader (independent review):
+# bytes that are not UTF-8 (in a value, in a key), an object over two lines, two objects glued on
+# one line (here with as many rows as lines, so no count gives them away), a DOI over 1,000 chars.
+READ_OTHERWISE = {
+    "latin1": b'{"doi": "10.1000/l1", "title": "Caf\xe9 au lait", "authors": ["M\xfcller"]}\n'
+              b'{"doi": "10.1000/l2", "title": "Plain"}\n',
+    "bad_key": b'{"tit\xffle": "x", "doi": "10.1000/k1"}\n{"doi": "10.1000/k2", "title": "Plain"}\n',
+    "span_and_glued": b'{"title": "d", "doi": "10.1234/d"}\n{"title": "a", "doi": "10.1234/q", "x":\n'
+                      b'{"y": 1}}\n{"title": "b", "doi": "10.1234/b"}{"title": "c", "doi": "10.1234/c"}\n',
+    "long_doi": ('{"title": "t", "doi": "10.1' + ".1" * 50 + "/" + "a" * 901 + '"}\n').encode(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(READ_OTHERWISE))
+def test_files_arrow_reads_otherwise_give_the_per_row_readers_works(tmp_path, monkeypatch, name):
+    path = tmp_path / f"{name}.jsonl"
+    path.write_bytes(READ_OTHERWISE[name])
+    results = _same(path, monkeypatch)
+    if name == "span_and_glued":
+        assert [(r[0], r[2]) for r in results] == [(1, 3)]  # one work; lines 2, 3 and 4 rejected
