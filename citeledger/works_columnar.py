@@ -65,7 +65,10 @@ def line_count(block: bytes) -> int:
     return block.count(b"\n") + (0 if block.endswith(b"\n") or not block else 1)
 
 
-_GLUED = re.compile(rb"\}[ \t]*\{")  # two objects on one line (or "}{" inside a string: read row by row)
+# Two objects on one line: "}" then the next object's "{" and its first key's quote (or "}" of an
+# empty one). Inside a JSON string a quote is escaped, so LaTeX's "}{" in titles does not match;
+# a string ending in "}{" does, and its block is read row by row (the same works, slower).
+_GLUED = re.compile(rb'\}[ \t]*\{[ \t]*["}]')
 
 
 def vouched(block: bytes) -> bool:

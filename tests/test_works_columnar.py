@@ -26,6 +26,7 @@ ODD_ROWS = [
     '{"doi": "10.1000/esc", "\\u0074itle": "Escaped key"}',
     '{"doi": "10.1000/\\ud83d\\ude00", "title": "A surrogate pair \\ud83d\\ude00"}',
     '{"doi": "10.1000/caf\\u00e9", "title": "Caf\\u00e9 \\u2028 line sep", "year": 2999}',
+    '{"doi": "10.1000/tex", "title": "The $^{12}{\\\\rm C}(p,n)$ reaction", "authors": ["A. {\\\\\\"O}z"]}',
 ]
 PER_ROW_ROWS = [
     '{"doi": "10.1000/num", "title": "Year as string", "year": "2001-02-03"}',
