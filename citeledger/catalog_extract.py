@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import io
 import json
 import operator
 import os
@@ -102,19 +101,9 @@ def _items(task: Task) -> Iterator[Any]:
     with open(task.path, "rb") as fh:
         fh.seek(task.start)
         data = fh.read(task.end - task.start)
-    text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace", newline="")
-    take = src._json_row_taker(str(task.path), task.fmt)
-    lines = 0
-
-    def counted() -> Iterator[str]:
-        nonlocal lines
-        for line in text:
-            lines += 1
-            yield line
-
-    for lineno, obj, error in src.json_lines_of(counted()):
-        yield src.CatalogReject(str(task.path), lineno, *error) if error else take(lineno, obj)
-    yield _Lines(lines)
+    lines: list[int] = []
+    yield from src.rows_of_bytes(data, str(task.path), task.fmt, 0, lines)
+    yield _Lines(lines[0])
 
 
 @dataclass(frozen=True)

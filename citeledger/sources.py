@@ -257,6 +257,26 @@ def json_lines_of(lines: Iterable[str]) -> Iterator[tuple[int, Any, LineError | 
         yield (lineno, None, bad) if bad else (lineno, obj, None)
 
 
+def rows_of_bytes(data: bytes, name: str, fmt: SourceFormat, line0: int, lines: list[int]
+                  ) -> Iterator[SourceRow | CatalogReject]:
+    """The per-row reader over bytes of a JSON-lines file (a byte range, a block), read as the
+    whole file would be (UTF-8, bad bytes replaced, lines split as ``open_text`` splits them),
+    lines numbered on from ``line0``; the bytes' line count is appended to ``lines``."""
+    take = _json_row_taker(name, fmt)
+    text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace", newline="")
+    count = 0
+
+    def counted() -> Iterator[str]:
+        nonlocal count
+        for line in text:
+            count += 1
+            yield line
+
+    for lineno, obj, error in json_lines_of(counted()):
+        yield CatalogReject(name, line0 + lineno, *error) if error else take(line0 + lineno, obj)
+    lines.append(count)
+
+
 def _lone_surrogate(value: Any, field: str) -> LineError | None:
     """The first string in ``value`` (keys included) that is not valid Unicode, as (field, why)."""
     if isinstance(value, str):

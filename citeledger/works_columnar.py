@@ -11,7 +11,6 @@ the per-row reader, so its rows and rejects (file, line, reason) are exactly the
 """
 from __future__ import annotations
 
-import io
 import re
 from typing import Any, Callable, Iterator
 
@@ -211,18 +210,5 @@ def _empty(arrow_type: pa.DataType, n: int) -> pa.Array:
 
 
 def row_items(block: bytes, name: str, line0: int, lines: list[int]) -> Iterator[Any]:
-    """The per-row reader over a block (its lines numbered on from ``line0``): works and
-    rejects; the block's line count (as ``open_text`` splits lines) is appended to ``lines``."""
-    take = src._json_row_taker(name, src.SourceFormat.WORKS_JSONL)
-    text = io.TextIOWrapper(io.BytesIO(block), encoding="utf-8", errors="replace", newline="")
-    count = 0
-
-    def counted() -> Iterator[str]:
-        nonlocal count
-        for line in text:
-            count += 1
-            yield line
-
-    for lineno, obj, error in src.json_lines_of(counted()):
-        yield src.CatalogReject(name, line0 + lineno, *error) if error else take(line0 + lineno, obj)
-    lines.append(count)
+    """The per-row reader over a block (``sources.rows_of_bytes``): works and rejects."""
+    return src.rows_of_bytes(block, name, src.SourceFormat.WORKS_JSONL, line0, lines)
