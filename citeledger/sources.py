@@ -253,7 +253,7 @@ def json_lines_of(lines: Iterable[str]) -> Iterator[tuple[int, Any, LineError | 
         except json.JSONDecodeError as exc:
             yield lineno, None, (None, f"bad JSON: {exc.msg} at column {exc.colno}")
             continue
-        bad = _lone_surrogate(obj, "") if "\\u" in line.lower() else None
+        bad = _lone_surrogate(obj, "") if "\\u" in line else None  # (JSON spells the escape "\\u" only)
         yield (lineno, None, bad) if bad else (lineno, obj, None)
 
 
