@@ -346,7 +346,7 @@ class _Scan:
     the order of first appearance whatever pass found a token."""
 
     __slots__ = ("text", "atext", "lower", "mentions_arxiv", "dois", "arxiv", "bad", "doi_starts",
-                 "arxiv_starts")
+                 "arxiv_starts", "doi_spans")
 
     def __init__(self, text: str):
         self.text = text
@@ -358,21 +358,32 @@ class _Scan:
         self.bad: list[tuple[int, MalformedToken]] = []
         self.doi_starts: set[int] = set()
         self.arxiv_starts: list[int] = []
+        self.doi_spans: list[tuple[int, int]] = []  # where well-formed DOIs stand in the text
 
-    def add_doi(self, pos: int, token: str) -> None:
-        """Judge one DOI candidate; a 10.48550/arXiv.X DOI also names the arXiv id X."""
+    def add_doi(self, pos: int, token: str, end: int) -> None:
+        """Judge one DOI candidate (at ``pos:end`` of the text); a 10.48550/arXiv.X DOI also names
+        the arXiv id X."""
         cleaned = _clean_doi(token) if len(token) <= _MAX_TOKEN else token
         why = _doi_why(cleaned)
         if why is not None:
             self.bad.append((pos, MalformedToken("doi", token[:80], why)))
             return
         self.dois.append((pos, cleaned))
+        self.doi_spans.append((pos, end))
         if cleaned.startswith(_ARXIV_DOI):
             aid, awhy = _check_arxiv(cleaned[len(_ARXIV_DOI):])
             if aid:
                 self.arxiv.append((pos, aid))
             else:
                 self.bad.append((pos, MalformedToken("arxiv", cleaned[len(_ARXIV_DOI):][:80], awhy or "")))
+
+    def bad_arxiv(self, pos: int, token: str, why: str | None) -> None:
+        """Report a malformed arXiv token, unless it is part of a well-formed DOI's suffix
+        (``10.1000/ARXIV:00000`` is one DOI, not a DOI and a broken arXiv id). Positions are the
+        arXiv passes' copy of the text: spans are compared only when it is the text itself."""
+        if self.atext is self.text and any(a <= pos < b for a, b in self.doi_spans):
+            return
+        self.bad.append((pos, MalformedToken("arxiv", token, why or "")))
 
     def dois_by_shape(self) -> None:
         """Every 10.NNNN/ token (4-9 digit registrant, Crossref's heuristic for running text)."""
@@ -389,7 +400,7 @@ class _Scan:
                 self.bad.append((m.start(), MalformedToken(
                     "doi", token[:80], "DOI runs into a backslash: cut short or mangled")))
                 continue
-            self.add_doi(m.start(), token)
+            self.add_doi(m.start(), token, consumed)
 
     def dois_by_context(self) -> None:
         """Whatever "doi:", "DOI" or doi.org announces (any registrant the DOI Handbook allows)."""
@@ -401,7 +412,8 @@ class _Scan:
             token = t.group(0) if t else ""
             if token and token[0].isdigit() and m.end() not in self.doi_starts:
                 # "doi: N/A" (no digit) is not a DOI-like token
-                self.add_doi(m.end(), _join_break(text, token, t.end())[0])
+                joined, end = _join_break(text, token, t.end())
+                self.add_doi(m.end(), joined, end)
 
     def new_style_arxiv(self) -> None:
         """New-style numbers: context decides whether a number is an arXiv id."""
@@ -420,7 +432,7 @@ class _Scan:
             if aid:
                 self.arxiv.append((m.start(), aid))
             else:
-                self.bad.append((m.start(), MalformedToken("arxiv", m.group(0), why or "")))
+                self.bad_arxiv(m.start(), m.group(0), why)
 
     def old_style_arxiv(self) -> None:
         """Old-style ``archive/YYMMNNN`` ids, well formed or reported when distinctive."""
@@ -445,7 +457,7 @@ class _Scan:
             distinctive = om.group(1).lower() in OLD_STYLE_ARCHIVES and len(om.group(3)) == 7
             if distinctive or _arxiv_context(text, m.start(), m.end(), self.mentions_arxiv):
                 self.arxiv_starts.append(m.start())
-                self.bad.append((m.start(), MalformedToken("arxiv", token, why or "")))
+                self.bad_arxiv(m.start(), token, why)
 
     def arxiv_prefixed(self) -> None:
         """``arXiv:`` followed by a token no other pass judged: malformed."""
@@ -460,7 +472,7 @@ class _Scan:
                 continue  # "arXiv: 2017" is a year; shaped tokens were judged above
             if token.startswith("10.48550/") or _DOI_RE.match(text, s):
                 continue
-            self.bad.append((s, MalformedToken("arxiv", token, _check_arxiv(token)[1] or "")))
+            self.bad_arxiv(s, token, _check_arxiv(token)[1])
 
 
 def _first_doi(text: str, lower: str) -> int:
