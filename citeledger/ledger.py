@@ -164,6 +164,12 @@ class LedgerStore:
         write_parquet(pa.Table.from_pylist(rows, schema=OBSERVATION_SCHEMA),
                       self.part_path("observations", run_id, part), self.staging)
 
+    def write_observation_columns(self, run_id: str, part: str, columns: dict[str, list[Any]]) -> None:
+        """``write_observations`` given the rows as columns (``observation.observation_columns``):
+        the table is built column by column, not from a dict per row."""
+        table = pa.table([pa.array(columns[f.name], f.type) for f in OBSERVATION_SCHEMA], schema=OBSERVATION_SCHEMA)
+        write_parquet(table, self.part_path("observations", run_id, part), self.staging)
+
     def write_fetched_works(self, run_id: str, part: str, rows: list[dict[str, Any]]) -> None:
         """Works fetched by remote resolvers, as works JSONL, for the catalog to take in."""
         text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)

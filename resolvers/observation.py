@@ -11,9 +11,9 @@ import hashlib
 import math
 from datetime import datetime
 from importlib import metadata
-from typing import Any
+from typing import Any, Sequence
 
-from .canonical import canonical_json
+from .canonical import canonical_json, canonical_object
 from .model import Reference
 from .resolution import Resolution
 
@@ -21,6 +21,16 @@ try:
     CODE_VERSION = "citeledger-" + metadata.version("citeledger")
 except metadata.PackageNotFoundError:  # running from a source tree that was never installed
     CODE_VERSION = "citeledger-dev"
+
+# The content's columns in canonical (sorted) order: the digest's JSON object, keys as written
+CONTENT_KEYS = ("arxiv_id", "citing_paper", "doi", "evidence", "extracted_arxiv_ids", "extracted_dois",
+                "observation_id", "raw", "reason", "reference_index", "resolver_source", "score", "source",
+                "status", "work_id")
+assert list(CONTENT_KEYS) == sorted(CONTENT_KEYS), "canonical_object writes keys in the order given"
+# Every column of a row, in the order ``observation_row`` gives them
+ROW_KEYS = ("observation_id", "citing_paper", "reference_index", "raw", "source", "status", "reason",
+            "resolver_source", "work_id", "doi", "arxiv_id", "extracted_dois", "extracted_arxiv_ids", "score",
+            "evidence", "observation_digest", "run_id", "observed_at")
 
 
 def observation_id(reference: Reference, catalog_fingerprint: str, code_version: str = CODE_VERSION) -> str:
@@ -35,12 +45,11 @@ def _clean_score(score: float | None) -> float | None:
     return round(min(1.0, max(0.0, float(score))), 6)
 
 
-def observation_row(resolution: Resolution, run_id: str, observed_at: datetime, catalog_fingerprint: str,
-                    code_version: str = CODE_VERSION) -> dict[str, Any]:
-    """The ledger row of one resolution, with every column of the contract."""
+def _content(resolution: Resolution, catalog_fingerprint: str, code_version: str) -> dict[str, Any]:
+    """The observation's content: every column the digest is taken over."""
     ref, verdict = resolution.reference, resolution.verdict
     work = verdict.work
-    content = {
+    return {
         "observation_id": observation_id(ref, catalog_fingerprint, code_version),
         "citing_paper": ref.citing_paper,
         "reference_index": ref.reference_index,
@@ -57,5 +66,36 @@ def observation_row(resolution: Resolution, run_id: str, observed_at: datetime, 
         "score": _clean_score(verdict.score),
         "evidence": canonical_json(verdict.evidence),
     }
-    digest = "sha256:" + hashlib.sha256(canonical_json(content).encode("utf-8", errors="surrogatepass")).hexdigest()
-    return {**content, "observation_digest": digest, "run_id": run_id, "observed_at": observed_at}
+
+
+def _digest(content: dict[str, Any]) -> str:
+    """``sha256:`` over the content's canonical JSON (written by ``canonical_object`` in its key
+    order, which is the canonical one: the same bytes as ``canonical_json(content)``)."""
+    text = canonical_object(CONTENT_KEYS, [content[k] for k in CONTENT_KEYS])
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+def observation_row(resolution: Resolution, run_id: str, observed_at: datetime, catalog_fingerprint: str,
+                    code_version: str = CODE_VERSION) -> dict[str, Any]:
+    """The ledger row of one resolution, with every column of the contract."""
+    content = _content(resolution, catalog_fingerprint, code_version)
+    return {**content, "observation_digest": _digest(content), "run_id": run_id, "observed_at": observed_at}
+
+
+def observation_columns(resolutions: Sequence[Resolution], run_id: str, observed_at: datetime,
+                        catalog_fingerprint: str, code_version: str = CODE_VERSION) -> dict[str, list[Any]]:
+    """The ledger rows of a batch as columns (``ROW_KEYS``), the same values as ``observation_row``
+    gives row by row: Arrow builds a table from columns in a fraction of the time it takes from
+    one dict per row."""
+    columns: dict[str, list[Any]] = {k: [] for k in ROW_KEYS}
+    appends = [(k, columns[k].append) for k in ROW_KEYS[:15]]
+    digests = columns["observation_digest"].append
+    for resolution in resolutions:
+        content = _content(resolution, catalog_fingerprint, code_version)
+        for key, append in appends:
+            append(content[key])
+        digests(_digest(content))
+    n = len(resolutions)
+    columns["run_id"] = [run_id] * n
+    columns["observed_at"] = [observed_at] * n
+    return columns
