@@ -18,7 +18,6 @@ ECMAScript way (``1.0`` -> ``1``). Records of schema v2 are digested and signed 
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 _LENIENT = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
@@ -30,38 +29,3 @@ def canonical_json(value: Any, *, strict: bool = False) -> str:
     two encoders are made once (``json.dumps`` with these options builds one per call, a cost
     paid twice per observation); an encoder keeps no state between calls, so threads share it."""
     return (_STRICT if strict else _LENIENT).encode(value)
-
-
-_STR = json.encoder.encode_basestring  # the C writer of a JSON string, non-ASCII kept (ensure_ascii=False)
-_FLOAT_REPR = float.__repr__
-
-
-def _plain(value: Any) -> str | None:
-    """``value`` as canonical JSON when it is of a type written the same by any route (str, int,
-    float, None, a list of str): else None, and the caller takes ``canonical_json``."""
-    kind = type(value)
-    if kind is str:
-        return _STR(value)
-    if value is None:
-        return "null"
-    if kind is int:
-        return int.__repr__(value)
-    if kind is float and math.isfinite(value):
-        return _FLOAT_REPR(value)
-    if kind is list and all(type(v) is str for v in value):
-        return "[" + ",".join(map(_STR, value)) + "]"
-    return None
-
-
-def canonical_object(keys: tuple[str, ...], values: list[Any]) -> str:
-    """``canonical_json(dict(zip(keys, values)))`` for ``keys`` already in sorted order, without
-    the dict's sorting and the encoder's general walk (an observation's content, written once per
-    reference): each plain value is written as ``json`` writes it; any other value sends the whole
-    object to ``canonical_json``."""
-    parts = []
-    for key, value in zip(keys, values):
-        text = _plain(value)
-        if text is None:
-            return canonical_json(dict(zip(keys, values)))
-        parts.append(_STR(key) + ":" + text)
-    return "{" + ",".join(parts) + "}"

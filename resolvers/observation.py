@@ -13,7 +13,7 @@ from datetime import datetime
 from importlib import metadata
 from typing import Any, Sequence
 
-from .canonical import canonical_json, canonical_object
+from .canonical import canonical_json
 from .model import Reference
 from .resolution import Resolution
 
@@ -22,11 +22,6 @@ try:
 except metadata.PackageNotFoundError:  # running from a source tree that was never installed
     CODE_VERSION = "citeledger-dev"
 
-# The content's columns in canonical (sorted) order: the digest's JSON object, keys as written
-CONTENT_KEYS = ("arxiv_id", "citing_paper", "doi", "evidence", "extracted_arxiv_ids", "extracted_dois",
-                "observation_id", "raw", "reason", "reference_index", "resolver_source", "score", "source",
-                "status", "work_id")
-assert list(CONTENT_KEYS) == sorted(CONTENT_KEYS), "canonical_object writes keys in the order given"
 # Every column of a row, in the order ``observation_row`` gives them
 ROW_KEYS = ("observation_id", "citing_paper", "reference_index", "raw", "source", "status", "reason",
             "resolver_source", "work_id", "doi", "arxiv_id", "extracted_dois", "extracted_arxiv_ids", "score",
@@ -69,9 +64,8 @@ def _content(resolution: Resolution, catalog_fingerprint: str, code_version: str
 
 
 def _digest(content: dict[str, Any]) -> str:
-    """``sha256:`` over the content's canonical JSON (written by ``canonical_object`` in its key
-    order, which is the canonical one: the same bytes as ``canonical_json(content)``)."""
-    text = canonical_object(CONTENT_KEYS, [content[k] for k in CONTENT_KEYS])
+    """``sha256:`` over the content's canonical JSON."""
+    text = canonical_json(content)
     return "sha256:" + hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
