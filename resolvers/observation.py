@@ -8,6 +8,7 @@ run. ``observation_digest`` is ``sha256:`` over the canonical JSON of the observ
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from datetime import datetime
 from importlib import metadata
@@ -28,10 +29,23 @@ ROW_KEYS = ("observation_id", "citing_paper", "reference_index", "raw", "source"
             "evidence", "observation_digest", "run_id", "observed_at")
 
 
+_STR = json.encoder.encode_basestring  # the C writer of a JSON string, non-ASCII kept: canonical_json's own
+
+
 def observation_id(reference: Reference, catalog_fingerprint: str, code_version: str = CODE_VERSION) -> str:
-    key = canonical_json([reference.citing_paper, reference.reference_index, reference.raw, reference.source,
-                          catalog_fingerprint, code_version])
+    key = _id_key(reference.citing_paper, reference.reference_index, reference.raw, reference.source,
+                  catalog_fingerprint, code_version)
     return "obs:" + hashlib.sha256(key.encode("utf-8", errors="surrogatepass")).hexdigest()[:32]
+
+
+def _id_key(paper: Any, index: Any, raw: Any, source: Any, fingerprint: str, code_version: str) -> str:
+    """``canonical_json`` of the id's six values, written directly when they have their usual
+    types (five strings and an int: the same bytes), else by ``canonical_json``."""
+    if type(paper) is str and type(index) is int and type(raw) is str and type(source) is str \
+            and type(fingerprint) is str and type(code_version) is str:
+        return "[" + ",".join((_STR(paper), int.__repr__(index), _STR(raw), _STR(source), _STR(fingerprint),
+                               _STR(code_version))) + "]"
+    return canonical_json([paper, index, raw, source, fingerprint, code_version])
 
 
 def _clean_score(score: float | None) -> float | None:

@@ -43,3 +43,10 @@ def test_digest_is_over_the_canonical_json_of_the_content():
         row = observation_row(r, "run-1", at, "fp:abc")
         text = canonical.canonical_json({k: row[k] for k in ROW_KEYS[:15]})
         assert row["observation_digest"] == "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def test_id_key_is_the_canonical_json_of_the_six_values():
+    from resolvers.observation import _id_key
+    for values in (["p\u00e9", 3, "raw \ud800 \"q\" \n", "jsonl", "fp", "v"], ["p", True, "r", None, "fp", "v"],
+                   ["p", -2, "", "s", "fp", "v"], [1, 2, 3, 4, "fp", "v"]):
+        assert _id_key(*values) == canonical.canonical_json(values)
