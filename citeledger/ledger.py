@@ -22,7 +22,8 @@ import pyarrow as pa
 
 from resolvers.errors import ConfigError, LedgerPathError
 
-from .atomic import atomic_write_bytes, atomic_write_files, disk_errors, remove_leftovers, sql_literal, staged, write_parquet
+from .atomic import (atomic_write_bytes, atomic_write_files, disk_errors, remove_leftovers, sql_literal, staged,
+                     write_arrow_parquet, write_parquet)
 from .catalog import CatalogStore, _dict_rows
 from .options import check_run_id
 from .work_row import VERSION_TYPE, WORKS_SCHEMA
@@ -163,6 +164,12 @@ class LedgerStore:
         """Written last for a batch: its presence marks the batch complete."""
         write_parquet(pa.Table.from_pylist(rows, schema=OBSERVATION_SCHEMA),
                       self.part_path("observations", run_id, part), self.staging)
+
+    def write_observation_columns(self, run_id: str, part: str, columns: dict[str, list[Any]]) -> None:
+        """``write_observations`` given the rows as columns (``observation.observation_columns``):
+        the table is built column by column, not from a dict per row."""
+        table = pa.table([pa.array(columns[f.name], f.type) for f in OBSERVATION_SCHEMA], schema=OBSERVATION_SCHEMA)
+        write_arrow_parquet(table, self.part_path("observations", run_id, part), self.staging)
 
     def write_fetched_works(self, run_id: str, part: str, rows: list[dict[str, Any]]) -> None:
         """Works fetched by remote resolvers, as works JSONL, for the catalog to take in."""

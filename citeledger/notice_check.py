@@ -50,6 +50,22 @@ def _work_extras(work: dict[str, Any], index: NoticeIndex) -> tuple[list[Any], l
     return extra_events, extra_sources
 
 
+def _plain_extras(work: dict[str, Any], made: dict[tuple[bool, bool, bool], list[str]]
+                  ) -> tuple[list[Any], list[str]] | None:
+    """``_work_extras`` of a work whose record carries no events of its own (no relations, not
+    withdrawn, no DOI beside its own): none, and the sources checked follow from which sources
+    hold it, so each such list is made once per run (most cited works are such). None for any
+    other work: ``_work_extras`` judges it."""
+    if work.get("relations") or work.get("withdrawn") or any(d != work.get("doi") for d in work.get("alt_dois") or ()):
+        return None
+    held = work.get("sources") or ()
+    key = ("crossref" in held, "openalex" in held, bool(work.get("arxiv_id")))
+    if key not in made:
+        made[key] = ([notices.SOURCE_CROSSREF_PUBLISHER, notices.SOURCE_CROSSREF_RW] if key[0] else []) + \
+            ([notices.SOURCE_OPENALEX] if key[1] else []) + ([notices.SOURCE_ARXIV] if key[2] else [])
+    return [], made[key]
+
+
 def work_notice_rows(catalog_dir: str | Path, work_ids: Any, run_id: str) -> list[dict[str, Any]]:
     """Notice rows (as the ledger stores them) of the given works, by work id."""
     catalog = get_catalog(catalog_dir)
@@ -57,8 +73,9 @@ def work_notice_rows(catalog_dir: str | Path, work_ids: Any, run_id: str) -> lis
     checked_at = catalog.manifest.get("built_at")
     rows = []
     quiet: dict[tuple[bool, tuple[str, ...]], dict[str, Any]] = {}  # rows of works no event names
+    plain_sources: dict[tuple[bool, bool, bool], list[str]] = {}
     for work_id, work in sorted(catalog.work_rows(work_ids, NOTICE_COLUMNS).items()):
-        events, sources = _work_extras(work, index)
+        events, sources = _plain_extras(work, plain_sources) or _work_extras(work, index)
         if events or index.has_events(work.get("doi"), work.get("arxiv_id")):
             rows.append(_dated(notice_row(work_id, work.get("doi"), index.notice_for(
                 work.get("doi"), work.get("arxiv_id"), checked_at=checked_at, extra_events=events,

@@ -22,7 +22,7 @@ from typing import Any, Iterator, Mapping, Sequence
 from papers import PaperLimits
 from resolvers.errors import DiskFull, InputError
 from resolvers.model import Reason, Reference, STATE_ORDER
-from resolvers.observation import observation_row
+from resolvers.observation import observation_columns
 from resolvers.resolution import apply_rule_chain
 from resolvers.remote.search import SEARCH_SOURCES
 from resolvers.search_step import SearchStep
@@ -326,14 +326,14 @@ def run_batch(job: BatchJob) -> dict[str, int]:
     remote = get_remote(job.remote)
     resolutions = resolve_batch_references(job.references, catalog, remote,
                                            search_step(remote, job.run_id, job.search_budget, job.search_skip_files))
-    rows = [observation_row(r, job.run_id, job.observed_at, job.catalog_fingerprint) for r in resolutions]
+    columns = observation_columns(resolutions, job.run_id, job.observed_at, job.catalog_fingerprint)
     fetched = fetched_work_rows(resolutions)
     if fetched:  # kept before the batch is marked done, so a crash cannot lose them
         ledger.write_fetched_works(job.run_id, job.part, fetched)
-    ledger.write_observations(job.run_id, job.part, rows)
+    ledger.write_observation_columns(job.run_id, job.part, columns)
     counts: dict[str, int] = {}
-    for row in rows:
-        counts[row["status"]] = counts.get(row["status"], 0) + 1
+    for status in columns["status"]:
+        counts[status] = counts.get(status, 0) + 1
     return counts
 
 

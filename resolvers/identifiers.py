@@ -487,6 +487,8 @@ def _first_doi(text: str, lower: str) -> int:
 
 def _ordered_unique(items: Sequence[tuple[int, object]]) -> tuple:
     """Values sorted by where they were found, each kept once (first appearance wins)."""
+    if len(items) < 2:  # (most strings: one identifier of a scheme, or none)
+        return tuple(v for _, v in items)
     seen: set = set()
     out = []
     for _, v in sorted(items, key=lambda p: p[0]):

@@ -8,10 +8,11 @@ run. ``observation_digest`` is ``sha256:`` over the canonical JSON of the observ
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from datetime import datetime
 from importlib import metadata
-from typing import Any
+from typing import Any, Sequence
 
 from .canonical import canonical_json
 from .model import Reference
@@ -22,11 +23,29 @@ try:
 except metadata.PackageNotFoundError:  # running from a source tree that was never installed
     CODE_VERSION = "citeledger-dev"
 
+# Every column of a row, in the order ``observation_row`` gives them
+ROW_KEYS = ("observation_id", "citing_paper", "reference_index", "raw", "source", "status", "reason",
+            "resolver_source", "work_id", "doi", "arxiv_id", "extracted_dois", "extracted_arxiv_ids", "score",
+            "evidence", "observation_digest", "run_id", "observed_at")
+
+
+_STR = json.encoder.encode_basestring  # the C writer of a JSON string, non-ASCII kept: canonical_json's own
+
 
 def observation_id(reference: Reference, catalog_fingerprint: str, code_version: str = CODE_VERSION) -> str:
-    key = canonical_json([reference.citing_paper, reference.reference_index, reference.raw, reference.source,
-                          catalog_fingerprint, code_version])
+    key = _id_key(reference.citing_paper, reference.reference_index, reference.raw, reference.source,
+                  catalog_fingerprint, code_version)
     return "obs:" + hashlib.sha256(key.encode("utf-8", errors="surrogatepass")).hexdigest()[:32]
+
+
+def _id_key(paper: Any, index: Any, raw: Any, source: Any, fingerprint: str, code_version: str) -> str:
+    """``canonical_json`` of the id's six values, written directly when they have their usual
+    types (five strings and an int: the same bytes), else by ``canonical_json``."""
+    if type(paper) is str and type(index) is int and type(raw) is str and type(source) is str \
+            and type(fingerprint) is str and type(code_version) is str:
+        return "[" + ",".join((_STR(paper), int.__repr__(index), _STR(raw), _STR(source), _STR(fingerprint),
+                               _STR(code_version))) + "]"
+    return canonical_json([paper, index, raw, source, fingerprint, code_version])
 
 
 def _clean_score(score: float | None) -> float | None:
@@ -35,12 +54,11 @@ def _clean_score(score: float | None) -> float | None:
     return round(min(1.0, max(0.0, float(score))), 6)
 
 
-def observation_row(resolution: Resolution, run_id: str, observed_at: datetime, catalog_fingerprint: str,
-                    code_version: str = CODE_VERSION) -> dict[str, Any]:
-    """The ledger row of one resolution, with every column of the contract."""
+def _content(resolution: Resolution, catalog_fingerprint: str, code_version: str) -> dict[str, Any]:
+    """The observation's content: every column the digest is taken over."""
     ref, verdict = resolution.reference, resolution.verdict
     work = verdict.work
-    content = {
+    return {
         "observation_id": observation_id(ref, catalog_fingerprint, code_version),
         "citing_paper": ref.citing_paper,
         "reference_index": ref.reference_index,
@@ -57,5 +75,35 @@ def observation_row(resolution: Resolution, run_id: str, observed_at: datetime, 
         "score": _clean_score(verdict.score),
         "evidence": canonical_json(verdict.evidence),
     }
-    digest = "sha256:" + hashlib.sha256(canonical_json(content).encode("utf-8", errors="surrogatepass")).hexdigest()
-    return {**content, "observation_digest": digest, "run_id": run_id, "observed_at": observed_at}
+
+
+def _digest(content: dict[str, Any]) -> str:
+    """``sha256:`` over the content's canonical JSON."""
+    text = canonical_json(content)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+def observation_row(resolution: Resolution, run_id: str, observed_at: datetime, catalog_fingerprint: str,
+                    code_version: str = CODE_VERSION) -> dict[str, Any]:
+    """The ledger row of one resolution, with every column of the contract."""
+    content = _content(resolution, catalog_fingerprint, code_version)
+    return {**content, "observation_digest": _digest(content), "run_id": run_id, "observed_at": observed_at}
+
+
+def observation_columns(resolutions: Sequence[Resolution], run_id: str, observed_at: datetime,
+                        catalog_fingerprint: str, code_version: str = CODE_VERSION) -> dict[str, list[Any]]:
+    """The ledger rows of a batch as columns (``ROW_KEYS``), the same values as ``observation_row``
+    gives row by row: Arrow builds a table from columns in a fraction of the time it takes from
+    one dict per row."""
+    columns: dict[str, list[Any]] = {k: [] for k in ROW_KEYS}
+    appends = [(k, columns[k].append) for k in ROW_KEYS[:15]]
+    digests = columns["observation_digest"].append
+    for resolution in resolutions:
+        content = _content(resolution, catalog_fingerprint, code_version)
+        for key, append in appends:
+            append(content[key])
+        digests(_digest(content))
+    n = len(resolutions)
+    columns["run_id"] = [run_id] * n
+    columns["observed_at"] = [observed_at] * n
+    return columns

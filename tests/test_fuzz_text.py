@@ -9,6 +9,7 @@ catches a regression without being flaky.
 from __future__ import annotations
 
 import time
+import unicodedata
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,6 +20,7 @@ from resolvers.model import Reference, Status
 from resolvers.parsing import parse_reference
 from resolvers.quality import parse_uncertain_reason
 from resolvers.resolution import apply_rule_chain
+from resolvers.text import LIGATURES, fold
 
 # Pieces that identifier and name patterns key on, so random strings reach the interesting paths.
 FRAGMENTS = ["10.", "10.1234/", "doi:", "DOI ", "https://doi.org/", "arXiv:", "arxiv.org/abs/", "abs/",
@@ -106,3 +108,13 @@ def test_pathological_strings_finish_quickly(name, fixture_lookup):
     latex_to_text(raw)
     apply_rule_chain([Reference("p", 1, raw)], catalog, fuzzy, None)
     assert time.perf_counter() - started < 20.0
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(st.characters(min_codepoint=0, max_codepoint=0x10FFFF), max_size=30))
+def test_fold_drops_exactly_the_combining_characters(text):
+    """``fold``'s translation table drops what ``unicodedata.combining`` marks, nothing else."""
+    decomposed = unicodedata.normalize("NFKD", text.translate(str.maketrans(LIGATURES)))
+    expected = text.lower() if text.isascii() else \
+        "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
+    assert fold.__wrapped__(text) == expected
