@@ -79,7 +79,13 @@ def release_if_over(budget: int = PAGE_BUDGET) -> bool:
         base = _baseline[0] if _baseline[0] is not None else now
         if now - base <= budget:
             return False
+    release()
+    return True
+
+
+def release() -> None:
+    """Hand the pages of every live map back to the page cache (see ``release_if_over``)."""
+    with _LOCK:
         for mapped in list(_MAPS):
             mapped.madvise(mmap.MADV_DONTNEED)
         _baseline[0] = file_resident_bytes()
-    return True
