@@ -19,7 +19,10 @@ the rest is complete and its stamp says for which ``works.parquet``):
 Why memory-mapped files: a worker process's private memory then does not grow with the catalog;
 the pages are shared through the OS cache by every worker (and every run) on the machine, and a
 process starts in milliseconds instead of decoding Parquet. At 1M works the resident set of a
-loaded retriever was about 1 GB per process when these were decoded into the heap.
+loaded retriever was about 1 GB per process when these were decoded into the heap. A mapped page
+a process has read still counts in its resident set, though: so the rows a batch needs are read
+from the derived row files by positional reads (``work_rows``, beside ``works.arrow``), and the
+pages of the mapped arrays are handed back to the page cache past a budget (``mapped_pages``).
 
 Why an in-memory postings structure rather than a DuckDB join per batch: the query side needs,
 for every reference, the k rarest of its tokens and a ranked top-k of works sharing them. As SQL
