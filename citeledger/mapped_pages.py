@@ -70,10 +70,12 @@ def file_resident_bytes() -> int:
         return 0
 
 
-def release_if_over(budget: int = PAGE_BUDGET) -> bool:
+def release_if_over(budget: int | None = None) -> bool:
     """Hand the pages of every live map back to the page cache when the file-backed resident set
-    grew by more than ``budget`` since the last release; True when it did. Safe while other
-    threads read: a released page is read again from the cache on its next touch."""
+    grew by more than ``budget`` (default ``PAGE_BUDGET``) since the last release; True when it
+    did. Safe while other threads read: a released page is read again from the cache on its next
+    touch."""
+    budget = PAGE_BUDGET if budget is None else budget
     now = file_resident_bytes()
     with _LOCK:
         base = _baseline[0] if _baseline[0] is not None else now

@@ -100,3 +100,34 @@ def test_released_pages_leave_the_resident_set_and_read_the_same(tmp_path):
     assert mapped_pages.file_resident_bytes() < touched - (48 << 20)
     assert np.array_equal(mapped, data)
     assert not mapped_pages.release_if_over(budget=1 << 40)
+
+
+def _mapped_rss_kb(gen: Path) -> int:
+    """Resident kB of this process's maps of the generation's files (/proc/self/smaps)."""
+    total, inside = 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        if line[:1].isalnum() and "-" in line.split(" ", 1)[0]:  # a mapping's header line
+            inside = str(gen) in line
+        elif inside and line.startswith("Rss:"):
+            total += int(line.split()[1])
+    return total
+
+
+def test_a_retriever_keeps_no_catalog_pages_past_the_budget(default_catalog, tmp_path, monkeypatch):
+    """After a retrieval the pages of the index files it mapped are handed back once past the
+    budget (here 0 bytes): none stays in the process's resident set; with a budget it does not
+    reach, they stay. The works are read by position: their files are not mapped at all."""
+    if not Path("/proc/self/smaps").exists():
+        pytest.skip("no /proc/self/smaps")
+    gen = _generation(default_catalog, tmp_path)
+    query = [["kinematics", "cerebellar", "throw"], ["neural", "network"]]
+    monkeypatch.setattr(mapped_pages, "PAGE_BUDGET", 1 << 40)
+    retriever = ParquetRetriever(gen)
+    mapped_pages.release()
+    first = retriever.candidates_batch(query, k=3)
+    assert _mapped_rss_kb(gen) > 0
+    monkeypatch.setattr(mapped_pages, "PAGE_BUDGET", 0)
+    assert retriever.candidates_batch(query, k=3) == first and first[0]
+    assert _mapped_rss_kb(gen) == 0
+    assert not any(str(gen) in line and (work_rows.ROWS_FILE in line or "works.arrow" in line)
+                   for line in Path("/proc/self/maps").read_text().splitlines())
