@@ -16,7 +16,11 @@ whole process tree (the CLI, Prefect's temporary API server, the pool's worker p
   catalog counts once in every process that touched it);
 - ``peak_tree_pss_mb`` / ``peak_tree_uss_mb``: the largest sums of PSS (shared pages divided
   among the processes mapping them) and of USS (pages no other process maps), and each process's
-  private dirty pages (its own heap), from smaps_rollup every 2 s.
+  private dirty pages (its own heap), from smaps_rollup every 2 s;
+- ``page_cache_mb_before`` / ``_after``: the machine's page cache (``Cached`` of /proc/meminfo)
+  before and after the run, and ``catalog_cached_mb_after``: how much of the catalog generation's
+  files is in it after the run, by file (``fincore``, where installed): where the catalog's pages
+  live when no process holds them (``citeledger.mapped_pages``, ``citeledger.work_rows``).
 
 Build a catalog with N synthetic works first, e.g. ``python benchmarks/bench_fuzzy.py 1000000
 --sample 0 --procs 1`` (it leaves it in ``/tmp/citeledger-bench/n1000000/catalog``).
@@ -84,6 +88,25 @@ def pss_uss_mb(pid: int) -> tuple[float, float, float]:
             fields.get("Private_Dirty", 0) / 1024)
 
 
+def page_cache_mb() -> float:
+    """The machine's page cache (``Cached`` of /proc/meminfo), in MB."""
+    with open("/proc/meminfo") as f:
+        return next((int(line.split()[1]) / 1024 for line in f if line.startswith("Cached:")), 0.0)
+
+
+def catalog_cached_mb(catalog: str) -> dict[str, int] | None:
+    """MB of each file of the catalog's live generation in the page cache (``fincore``), over 1 MB."""
+    gen = Path(catalog) / (Path(catalog) / "CURRENT").read_text().strip()
+    files = sorted(str(p) for p in gen.iterdir() if p.is_file())
+    try:
+        out = subprocess.run(["fincore", "--bytes", "--noheadings", "--output", "RES,FILE", *files],
+                             capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    cached = {Path(line.split(None, 1)[1]).name: int(line.split()[0]) >> 20 for line in out.splitlines() if line.strip()}
+    return {name: mb for name, mb in sorted(cached.items(), key=lambda kv: -kv[1]) if mb >= 1}
+
+
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--catalog", required=True)
@@ -111,6 +134,7 @@ def main(argv: list[str] | None = None) -> dict:
            "--ledger", str(ledger), "--task-runner", args.task_runner, "--dask-workers", str(args.workers)]
     if args.batch_size:
         cmd += ["--batch-size", str(args.batch_size)]
+    cache0 = page_cache_mb()
     t0 = time.perf_counter()
     cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -147,6 +171,7 @@ def main(argv: list[str] | None = None) -> dict:
     cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
     stop.set()
     sampler.join()
+    cache1, cached = page_cache_mb(), catalog_cached_mb(args.catalog)
     if proc.returncode != 0:
         sys.exit(f"citeledger resolve failed ({proc.returncode}):\n{err[-3000:]}")
 
@@ -172,7 +197,8 @@ def main(argv: list[str] | None = None) -> dict:
            "peak_uss_mb_per_process": sorted((round(v) for v in uss_each.values() if v >= 50), reverse=True),
            "peak_private_dirty_mb_per_process": sorted((round(v) for v in dirty_each.values() if v >= 50),
                                                        reverse=True),
-           "summary": out.strip().splitlines()[-1]}
+           "page_cache_mb_before": round(cache0), "page_cache_mb_after": round(cache1),
+           "catalog_cached_mb_after": cached, "summary": out.strip().splitlines()[-1]}
     assert observed == n, f"{observed} observations for {n} references"
     print(json.dumps(res))
     return res

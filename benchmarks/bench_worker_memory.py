@@ -1,8 +1,10 @@
 """How much memory does each resolving worker hold of its own, and does it grow with the catalog?
 
-The fuzzy index, the work columns and the comparison forms are memory-mapped files of the catalog
-generation (``citeledger.blocking``), so worker processes share their pages through the OS page
-cache. This starts N worker processes on a built catalog, has each load the matcher and resolve
+The fuzzy index is memory-mapped from files of the catalog generation (``citeledger.blocking``),
+its touched pages handed back to the page cache past a budget (``citeledger.mapped_pages``); the
+works and their comparison forms are read by positional reads of the row files
+(``citeledger.work_rows``). So worker processes share the catalog's pages through the OS page
+cache and a worker's RSS stays about its own heap plus that budget. This starts N worker processes on a built catalog, has each load the matcher and resolve
 a share of real reference strings on the fuzzy path, and prints per worker (from
 ``/proc/PID/smaps_rollup``):
 - private memory (USS: Private_Clean + Private_Dirty): what the worker alone holds;

@@ -19,7 +19,10 @@ the rest is complete and its stamp says for which ``works.parquet``):
 Why memory-mapped files: a worker process's private memory then does not grow with the catalog;
 the pages are shared through the OS cache by every worker (and every run) on the machine, and a
 process starts in milliseconds instead of decoding Parquet. At 1M works the resident set of a
-loaded retriever was about 1 GB per process when these were decoded into the heap.
+loaded retriever was about 1 GB per process when these were decoded into the heap. A mapped page
+a process has read still counts in its resident set, though: so the rows a batch needs are read
+from the derived row files by positional reads (``work_rows``, beside ``works.arrow``), and the
+pages of the mapped arrays are handed back to the page cache past a budget (``mapped_pages``).
 
 Why an in-memory postings structure rather than a DuckDB join per batch: the query side needs,
 for every reference, the k rarest of its tokens and a ranked top-k of works sharing them. As SQL
@@ -56,7 +59,10 @@ from .index_terms import batch_terms, first_surnames
 from .atomic import atomic_stream, atomic_write_bytes, sql_literal, staged
 from . import venue_index
 from .venue_index import LOCATORS_FILE, PAGES_AT, PAGES_HASHES, locator_rows, locator_table, page_index
-from .work_row import WORK_FIELDS, WORK_TYPES, works_from_columns
+from .mapped_pages import load_array, map_ipc, release_if_over
+from .work_row import WORK_FIELDS, WORK_TYPES
+from . import work_rows
+from .work_rows import WorkReader, take_rows, works_at  # noqa: F401 (take_rows, works_at: their old home)
 
 INDEX_FILE = "index.json"  # the stamp, written last: present means the files below are complete
 FORMS_FILE = "work_forms.arrow"  # row-aligned with works.parquet: each work's comparison forms
@@ -123,10 +129,11 @@ def ensure_index(catalog_dir: str | Path) -> dict | None:
     catalog from an earlier index format is brought up to date once, before worker processes that
     would each rebuild it start."""
     catalog_dir = Path(catalog_dir)
-    from .index_upgrade import ensure_page_index, upgrade_locators  # they write through this module's helpers
+    from .index_upgrade import ensure_page_index, ensure_work_rows, upgrade_locators  # they write through this module's helpers
 
     stats = None if _is_current(catalog_dir) else (upgrade_locators(catalog_dir) or build_index(catalog_dir))
     ensure_page_index(catalog_dir)
+    ensure_work_rows(catalog_dir)
     return stats
 
 
@@ -154,6 +161,21 @@ def write_page_index(catalog_dir: Path, table: pa.Table) -> None:
     _save(catalog_dir / PAGES_HASHES, hashes)
     _save(catalog_dir / PAGES_AT, at)
     atomic_write_bytes(catalog_dir / venue_index.PAGES_STAMP, json.dumps(_stamp(catalog_dir)).encode())  # last
+
+
+def write_work_rows(catalog_dir: Path) -> None:
+    """The row files of the works and their forms (``work_rows``), from the two Arrow files; the
+    pages the conversion maps are handed back as it goes (``mapped_pages``)."""
+    stamp = _stamp(catalog_dir)
+    ends = [np.zeros(1, np.int64)]
+    works, forms = map_ipc(catalog_dir / WORKS_ARROW), map_ipc(catalog_dir / FORMS_FILE)
+    with atomic_stream(catalog_dir / work_rows.ROWS_FILE) as fh:
+        for data, lengths in work_rows.records(works, forms):
+            fh.write(data)
+            ends.append(lengths)
+            release_if_over()
+    _save(catalog_dir / work_rows.ROWS_OFFSETS, np.cumsum(np.concatenate(ends)))
+    atomic_write_bytes(catalog_dir / work_rows.ROWS_STAMP, json.dumps(work_rows.rows_stamp(stamp)).encode())  # last
 
 
 class _IpcWriter:
@@ -216,6 +238,7 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
         shutil.rmtree(runs, ignore_errors=True)
         _write_locators(catalog_dir, locators)
         identifiers.result()
+    write_work_rows(catalog_dir)
     atomic_write_bytes(catalog_dir / INDEX_FILE, json.dumps(stamp).encode())
     return {"works": row0, "tokens": n_terms, "postings": n_pairs,
             "seconds": round(time.perf_counter() - t0, 2)}
@@ -346,8 +369,8 @@ class IdentifierIndex:
     (an in-memory table of 10M works' identifiers is about a GB per process)."""
 
     def __init__(self, catalog_dir: Path):
-        self.keys_by_hash = TermIds.from_sorted(np.load(catalog_dir / ID_HASHES, mmap_mode="r"))
-        self.rows = np.load(catalog_dir / ID_ROWS, mmap_mode="r")
+        self.keys_by_hash = TermIds.from_sorted(load_array(catalog_dir / ID_HASHES, plain=False))
+        self.rows = load_array(catalog_dir / ID_ROWS, plain=False)
         self.keys = map_ipc(catalog_dir / ID_KEYS).column("key")
 
     def lookup(self, scheme: str, values: Sequence[str]) -> dict[str, int]:
@@ -364,35 +387,6 @@ class IdentifierIndex:
         return {v: int(self.rows[p]) for (v, key, p), held in zip(found, stored) if held == key}
 
 
-def take_rows(table: pa.Table, rows: Sequence[int]) -> pa.Table:
-    """``table.take(rows)`` for a mapped table of many record batches, taken batch by batch:
-    Arrow's take on a chunked string or list column first concatenates its chunks, a copy of the
-    whole column per call (at 10M works about 0.7 s and gigabytes of touched pages per batch)."""
-    batches = table.to_batches()
-    if len(batches) <= 1:
-        return table.take(pa.array(rows, pa.int64()))
-    bounds = np.cumsum([0] + [b.num_rows for b in batches])
-    at = np.asarray(rows, dtype=np.int64)
-    which = np.searchsorted(bounds, at, side="right") - 1
-    order = np.argsort(which, kind="stable")
-    cuts = np.searchsorted(which[order], np.arange(len(batches) + 1))
-    parts = [batches[b].take(pa.array(at[order[cuts[b]:cuts[b + 1]]] - bounds[b]))
-             for b in range(len(batches)) if cuts[b + 1] > cuts[b]]
-    inverse = np.empty_like(order)
-    inverse[order] = np.arange(len(order))
-    return pa.Table.from_batches(parts, schema=table.schema).take(pa.array(inverse))
-
-
-def works_at(table: pa.Table, rows: Sequence[int]) -> dict[int, Work]:
-    """The works at these rows of a (mapped) works table, as Work records."""
-    if not rows:
-        return {}
-    taken = take_rows(table, rows)
-    cols = {name: taken.column(name).to_pylist() for name in taken.column_names}  # columnar: faster than rows
-    none = [None] * len(rows)
-    return dict(zip(rows, works_from_columns([cols.get(name, none) for name in WORK_FIELDS])))
-
-
 def _save(path: Path, array: np.ndarray) -> None:
     with atomic_stream(path) as fh:
         np.save(fh, np.ascontiguousarray(array), allow_pickle=False)
@@ -403,20 +397,16 @@ def _load_index(catalog_dir: Path) -> tuple[PostingsIndex, int]:
     plain ndarray views of the maps: slicing a ``np.memmap`` costs more than the binary search
     in the slice (re-scoring slices a postings list per query term)."""
     stamp = json.loads((catalog_dir / INDEX_FILE).read_text())
-    a = {name: np.asarray(np.load(catalog_dir / f"index_{name}.npy", mmap_mode="r")) for name in ARRAYS}
+    a = {name: load_array(catalog_dir / f"index_{name}.npy") for name in ARRAYS}
     terms = TermIds.from_sorted(a["term_hashes"])
     index = PostingsIndex(terms, a["offsets"], a["postings"], stamp["n_works"], df=a["df"], idf=a["idf"])
     return index, stamp["n_works"]
 
 
-def map_ipc(path: Path) -> pa.Table:
-    """An Arrow IPC file as a table whose buffers are the file's pages (zero copy)."""
-    return pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()
-
-
 class ParquetRetriever:
-    """Candidate retrieval over a catalog folder: its index arrays and work columns memory-mapped
-    once per process (so processes share their pages).
+    """Candidate retrieval over a catalog folder: its index arrays memory-mapped once per process
+    (their pages handed back to the page cache past a budget: ``mapped_pages``), the works and
+    their forms read by positional reads (``work_rows``).
 
     Thread-safe for reads (numpy and Arrow are read-only here; no DuckDB connection is kept).
     """
@@ -425,28 +415,21 @@ class ParquetRetriever:
         self.catalog_dir = Path(catalog_dir)
         ensure_index(self.catalog_dir)
         self.index, self.n_works = _load_index(self.catalog_dir)
-        self.forms = map_ipc(self.catalog_dir / FORMS_FILE)
-        self.works = map_ipc(self.catalog_dir / WORKS_ARROW)
+        self.reader = WorkReader(self.catalog_dir, _stamp(self.catalog_dir))
         for k, v in index_options.items():
             setattr(self.index, k, v)
 
-    def _works(self, rows: Sequence[int]) -> dict[int, Work]:
-        return works_at(self.works, rows)
-
-    def _forms(self, rows: Sequence[int], works: dict[int, Work]) -> dict[int, object]:
-        """The stored comparison forms of these rows (no text folding at query time)."""
-        if not rows:
-            return {}
-        taken = take_rows(self.forms, rows)
-        cols = {name: taken.column(name).to_pylist() for name in FORM_COLUMNS}
+    def _works_forms(self, rows: Sequence[int]) -> tuple[dict[int, Work], dict[int, object]]:
+        """The works at these rows and their stored comparison forms (no text folding at query time)."""
+        works, cols = self.reader.works_and_forms(rows)
         forms = forms_from_columns(cols, [works[r].volume for r in rows], [works[r].first_page for r in rows])
-        return dict(zip(rows, forms))
+        return works, dict(zip(rows, forms))
 
     def candidates_batch(self, queries: Sequence[Sequence[str]], k: int = 20) -> list[list[Candidate]]:
         found = self.index.query_rows(queries, k)
         rows = sorted({r for pairs in found for r, _ in pairs})
-        works = self._works(rows)
-        forms = self._forms(rows, works)
+        works, forms = self._works_forms(rows)
+        release_if_over()
         return [[Candidate(works[r], r, s, forms[r]) for r, s in pairs] for pairs in found]
 
     def document_frequency(self, token: str) -> int:

@@ -33,6 +33,8 @@ from .atomic import atomic_write_bytes, disk_errors, file_sha256, publish_dir, s
 from .locking import exclusive
 from .merge_sql import ALL_ROWS_SQL, IDENTIFIERS_SQL, KEEP_SEQ_SQL, MERGED_SQL, NEW_LATEST_SQL, SHARED_IDS_SQL
 from .pins import pinned_generations
+from .mapped_pages import release_if_over
+from .work_rows import WorkReader
 from .work_row import WORKS_SCHEMA, work_from_row
 
 NOTICE_EVENT_SCHEMA = pa.schema([
@@ -312,7 +314,7 @@ class ParquetCatalog:
         self._con.execute(f"CREATE VIEW works AS SELECT * FROM read_parquet({sql_literal(gen / 'works.parquet')})")
         blocking.ensure_index(gen)  # once per generation (a catalog of an older index format is brought up to date)
         self._identifiers = blocking.IdentifierIndex(gen)
-        self._works = blocking.map_ipc(gen / blocking.WORKS_ARROW)
+        self._works = WorkReader(gen, blocking._stamp(gen))  # positional reads of the row files
         self._locators = venue_index.load(gen, blocking.map_ipc, index_upgrade.pages_current(gen))
 
     @staticmethod
@@ -341,7 +343,8 @@ class ParquetCatalog:
         """Works by identifier through the memory-mapped lookup (``blocking.IdentifierIndex``):
         a binary search per value, no query engine, no per-identifier heap."""
         rows = self._identifiers.lookup(scheme, values)
-        works = blocking.works_at(self._works, sorted(set(rows.values())))
+        works = self._works.works(sorted(set(rows.values())))
+        release_if_over()
         return {value: works[row] for value, row in rows.items()}
 
     def works_by_doi(self, dois: Sequence[str]) -> dict[str, Work]:
@@ -352,10 +355,14 @@ class ParquetCatalog:
 
     def works_by_locator(self, keys: Sequence[tuple[str, str, str]]) -> dict[tuple[str, str, str], list[Work]]:
         """Works by (venue key, volume, first page) through the memory-mapped locator file."""
-        return venue_index.lookup(self._locators, lambda rows: blocking.works_at(self._works, rows), keys)
+        found = venue_index.lookup(self._locators, self._works.works, keys)
+        release_if_over()
+        return found
 
     def works_at_volume_page(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[tuple[str, Work]]]:
-        return venue_index.lookup_volume_page(self._locators, lambda rows: blocking.works_at(self._works, rows), pairs)
+        found = venue_index.lookup_volume_page(self._locators, self._works.works, pairs)
+        release_if_over()
+        return found
 
     def works_by_id(self, work_ids: Sequence[str]) -> dict[str, Work]:
         return {work_id: work_from_row(rec) for work_id, rec in self.work_rows(work_ids).items()}

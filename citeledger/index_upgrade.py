@@ -4,7 +4,7 @@ Format 5 differs from 6 only in the venue locators (then Parquet, loaded into ea
 the mapped ``venue_locators.arrow``): it gets its locator files written from works.parquet's venue,
 volume and first page and the stamp rewritten (seconds, where a rebuild takes minutes at 10M
 works). Anything else is left to ``blocking.build_index``. The locators' page lookup, added to an
-index that lacks it, is ``ensure_page_index``.
+index that lacks it, is ``ensure_page_index``; the works' row files (``work_rows``), ``ensure_work_rows``.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 
 from resolvers.errors import DiskFull, LedgerPathError
 
-from . import blocking, venue_index
+from . import blocking, venue_index, work_rows
 from .venue_index import LOCATORS_FILE, locator_rows
 
 
@@ -62,6 +62,19 @@ def ensure_page_index(catalog_dir: Path) -> bool:
         return True
     try:
         blocking.write_page_index(catalog_dir, blocking.map_ipc(catalog_dir / LOCATORS_FILE))
+    except (OSError, LedgerPathError, DiskFull):
+        return False
+    return True
+
+
+def ensure_work_rows(catalog_dir: Path) -> bool:
+    """Write the row files of an index that lacks them (made before they existed: minutes at 10M
+    works, once). A folder this user cannot write keeps working: its processes then read the rows
+    from the mapped Arrow files (``work_rows.WorkReader``). True when they are on disk."""
+    if work_rows.rows_current(catalog_dir, blocking._stamp(catalog_dir)):
+        return True
+    try:
+        blocking.write_work_rows(catalog_dir)
     except (OSError, LedgerPathError, DiskFull):
         return False
     return True

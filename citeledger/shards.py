@@ -229,9 +229,9 @@ class ShardedRetriever:
                 wanted[shard].add(local)
         works, forms = [], []
         for part, rows in zip(self.parts, wanted):
-            w = part._works(sorted(rows))
+            w, f = part._works_forms(sorted(rows))
             works.append(w)
-            forms.append(part._forms(sorted(rows), w))
+            forms.append(f)
         return [[Candidate(works[s][lr], row, score, forms[s][lr]) for s, lr, row, score in answer]
                 for answer in found]
 

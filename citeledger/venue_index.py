@@ -34,6 +34,8 @@ from resolvers.catalog import LocatorKey
 from resolvers.journal_ref import number_key, venue_key
 from resolvers.model import Work
 
+from .mapped_pages import load_array
+
 LOCATORS_FILE = "venue_locators.arrow"
 PAGES_HASHES, PAGES_AT = "venue_pages_hashes.npy", "venue_pages_at.npy"  # (volume, first page) -> entries
 PAGES_STAMP = "venue_pages.json"  # the index stamp the two were made under, written after them
@@ -180,5 +182,5 @@ def load(gen_dir: Path, map_ipc: Any, pages_on_disk: bool) -> LocatorIndex:
     else made in memory (a generation this user could not add it to)."""
     if not pages_on_disk:
         return LocatorIndex(map_ipc(gen_dir / LOCATORS_FILE))
-    pages = tuple(np.asarray(np.load(gen_dir / name, mmap_mode="r")) for name in (PAGES_HASHES, PAGES_AT))
+    pages = tuple(load_array(gen_dir / name) for name in (PAGES_HASHES, PAGES_AT))
     return LocatorIndex(map_ipc(gen_dir / LOCATORS_FILE), (pages[0], pages[1]))

@@ -135,8 +135,7 @@ def test_stored_forms_equal_forms_made_one_by_one(default_catalog):
     gen = next(p for p in Path(default_catalog).iterdir() if p.name.startswith("gen-"))
     retriever = ParquetRetriever(gen)
     rows = list(range(0, retriever.n_works, 7))
-    works = retriever._works(rows)
-    stored = retriever._forms(rows, works)
+    works, stored = retriever._works_forms(rows)
     verify._FORMS.clear()
     assert all(stored[r] == verify.work_forms(works[r]) for r in rows)
     assert sum(f.truncated for f in stored.values()) and sum(f.notice for f in stored.values())
@@ -204,7 +203,8 @@ def test_stored_index_is_memory_mapped_not_copied(tmp_path):
             base = base.base
         assert base is not None and not array.flags.writeable and not array.flags.owndata
     assert pa.total_allocated_bytes() == before  # the Arrow tables allocated nothing: mapped pages
-    assert retriever.works.num_rows == len(rows) and retriever.forms.num_rows == len(rows)
+    works_table, forms_table = retriever.reader.tables()
+    assert works_table.num_rows == len(rows) and forms_table.num_rows == len(rows)
     cands = retriever.candidates_batch([index_tokens(works[0].title)], k=3)[0]
     assert cands and cands[0].work.title == works[0].title
 

@@ -1,0 +1,176 @@
+"""The works' rows in row-major order, read by positional reads: what a resolving batch needs of
+the works it looks at (their Work fields and comparison forms), without mapping the catalog.
+
+Why: ``works.arrow`` and ``work_forms.arrow`` are column-major; a batch reads some 40,000 rows
+at random, i.e. a page of every column buffer per row, and a mapped page counts in the resident
+set of every process that read it (with Linux's 64 KB fault-around, one batch maps most of both
+files: 5.7 GB per worker at 10M works). Here a row is one JSON array (the values of
+``WORK_FIELDS`` then ``FORM_COLUMNS``, as Arrow's ``to_pylist`` gives them) in ``work_rows.bin``,
+found through ``work_rows_offsets.npy`` (int64, rows + 1): two ``os.pread`` calls per row, and
+the file's pages stay in the OS page cache, shared, counted in no process.
+
+The files are derived from the two Arrow files and carry their own stamp (``work_rows.json``:
+the index stamp they were made for plus ``ROWS_FORMAT``), written last; an index without them is
+current and the readers then take the rows from the mapped Arrow files (``blocking.works_at``).
+"""
+from __future__ import annotations
+
+import json
+import os
+import struct
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import numpy as np
+import orjson
+import pyarrow as pa
+
+from resolvers.model import Work
+from resolvers.verify import FORM_COLUMNS
+
+from .mapped_pages import map_ipc
+from .work_row import WORK_FIELDS, WORK_TYPES, works_from_columns
+
+ROWS_FILE = "work_rows.bin"
+ROWS_OFFSETS = "work_rows_offsets.npy"
+ROWS_STAMP = "work_rows.json"  # {index stamp..., "rows_format": ROWS_FORMAT}, written last
+ROWS_FORMAT = 1
+COLUMNS = (*WORK_FIELDS, *FORM_COLUMNS)
+_LISTS = tuple(i for i, name in enumerate(WORK_FIELDS) if pa.types.is_list(WORK_TYPES[name]))
+_FLAGS = tuple(i for i, name in enumerate(WORK_FIELDS) if pa.types.is_boolean(WORK_TYPES[name]))
+_SPAN = struct.Struct("<qq")
+
+
+def rows_stamp(index_stamp: dict) -> dict:
+    return {**index_stamp, "rows_format": ROWS_FORMAT}
+
+
+def rows_current(gen_dir: Path, index_stamp: dict) -> bool:
+    """Are the row files there, made for the index whose stamp is ``index_stamp``?"""
+    try:
+        made_for = json.loads((gen_dir / ROWS_STAMP).read_text())
+    except (OSError, ValueError):
+        return False
+    return made_for == rows_stamp(index_stamp) and (gen_dir / ROWS_FILE).exists() and (gen_dir / ROWS_OFFSETS).exists()
+
+
+def records(works: pa.Table, forms: pa.Table, chunk_rows: int = 100_000) -> Iterator[tuple[bytes, np.ndarray]]:
+    """The rows of the two row-aligned tables as JSON arrays, a chunk at a time: the chunk's
+    bytes and each row's length."""
+    if works.num_rows != forms.num_rows or tuple(works.column_names) != WORK_FIELDS:
+        raise ValueError("works.arrow and work_forms.arrow are not row-aligned Work columns")
+    for start in range(0, works.num_rows, chunk_rows):
+        cols = [t.column(name).slice(start, chunk_rows).to_pylist()
+                for t, names in ((works, WORK_FIELDS), (forms, FORM_COLUMNS)) for name in names]
+        encoded = [orjson.dumps(row) for row in zip(*cols)]
+        yield b"".join(encoded), np.fromiter(map(len, encoded), np.int64, len(encoded))
+
+
+def _data_offset(path: Path) -> int:
+    """Where the array of a ``.npy`` file starts (after its header)."""
+    with open(path, "rb") as fh:
+        version = np.lib.format.read_magic(fh)
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        read_header(fh)
+        return fh.tell()
+
+
+class RowFile:
+    """Positional reads of the row files: thread-safe (``pread`` keeps no file position)."""
+
+    def __init__(self, gen_dir: Path):
+        self.fd = os.open(gen_dir / ROWS_FILE, os.O_RDONLY)
+        self.offsets_fd = os.open(gen_dir / ROWS_OFFSETS, os.O_RDONLY)
+        self.offsets_at = _data_offset(gen_dir / ROWS_OFFSETS)
+        self.fds: tuple[int, ...] = (self.fd, self.offsets_fd)
+        for fd in (self.fd, self.offsets_fd):
+            if hasattr(os, "posix_fadvise"):  # random reads: no read-ahead filling the cache
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+
+    def values(self, rows: Sequence[int]) -> list[list]:
+        """Each row's values (``COLUMNS`` order), in the order of ``rows`` (ascending reads best)."""
+        if not rows:
+            return []
+        pread, span, fd, ofd, at = os.pread, _SPAN.unpack, self.fd, self.offsets_fd, self.offsets_at
+        spans = [span(pread(ofd, 16, at + 8 * r)) for r in rows]
+        return orjson.loads(b"[" + b",".join([pread(fd, b - a, a) for a, b in spans]) + b"]")
+
+    def works_and_forms(self, rows: Sequence[int]) -> tuple[dict[int, Work], dict[str, list]]:
+        """The Works at ``rows`` and their stored forms by column (``FORM_COLUMNS``, rows' order):
+        built row by row (a transposition of the decoded rows first cost a third more)."""
+        values = self.values(rows)
+        n = len(WORK_FIELDS)
+        for v in values:  # as ``work_row.works_from_columns`` converts: lists to tuples, null flags False
+            for i in _LISTS:
+                v[i] = tuple(v[i]) if v[i] else ()
+            for i in _FLAGS:
+                v[i] = bool(v[i])
+        works = dict(zip(rows, [Work(*v[:n]) for v in values]))
+        return works, {name: [v[i] for v in values] for i, name in enumerate(FORM_COLUMNS, n)}
+
+    def close(self) -> None:
+        fds, self.fds = getattr(self, "fds", ()), ()
+        for fd in fds:
+            os.close(fd)
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def take_rows(table: pa.Table, rows: Sequence[int]) -> pa.Table:
+    """``table.take(rows)`` for a mapped table of many record batches, taken batch by batch:
+    Arrow's take on a chunked string or list column first concatenates its chunks, a copy of the
+    whole column per call (at 10M works about 0.7 s and gigabytes of touched pages per batch)."""
+    batches = table.to_batches()
+    if len(batches) <= 1:
+        return table.take(pa.array(rows, pa.int64()))
+    bounds = np.cumsum([0] + [b.num_rows for b in batches])
+    at = np.asarray(rows, dtype=np.int64)
+    which = np.searchsorted(bounds, at, side="right") - 1
+    order = np.argsort(which, kind="stable")
+    cuts = np.searchsorted(which[order], np.arange(len(batches) + 1))
+    parts = [batches[b].take(pa.array(at[order[cuts[b]:cuts[b + 1]]] - bounds[b]))
+             for b in range(len(batches)) if cuts[b + 1] > cuts[b]]
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(len(order))
+    return pa.Table.from_batches(parts, schema=table.schema).take(pa.array(inverse))
+
+
+def works_at(table: pa.Table, rows: Sequence[int]) -> dict[int, Work]:
+    """The works at these rows of a (mapped) works table, as Work records."""
+    if not rows:
+        return {}
+    taken = take_rows(table, rows)
+    cols = {name: taken.column(name).to_pylist() for name in taken.column_names}  # columnar: faster than rows
+    none = [None] * len(rows)
+    return dict(zip(rows, works_from_columns([cols.get(name, none) for name in WORK_FIELDS])))
+
+
+class WorkReader:
+    """The works (and their stored forms) at rows of a catalog generation: positional reads of
+    the row files when they are current, else takes from the mapped Arrow files (a generation
+    this user could not add the row files to)."""
+
+    def __init__(self, gen_dir: Path, index_stamp: dict):
+        self.gen_dir = gen_dir
+        self.row_file = RowFile(gen_dir) if rows_current(gen_dir, index_stamp) else None
+        self._tables: tuple[pa.Table, pa.Table] | None = None
+
+    def tables(self) -> tuple[pa.Table, pa.Table]:
+        """``works.arrow`` and ``work_forms.arrow``, mapped on first use."""
+        if self._tables is None:
+            self._tables = (map_ipc(self.gen_dir / "works.arrow"), map_ipc(self.gen_dir / "work_forms.arrow"))
+        return self._tables
+
+    def works(self, rows: Sequence[int]) -> dict[int, Work]:
+        if self.row_file is not None:
+            return self.row_file.works_and_forms(rows)[0]
+        return works_at(self.tables()[0], rows)
+
+    def works_and_forms(self, rows: Sequence[int]) -> tuple[dict[int, Work], dict[str, list]]:
+        """The Works at ``rows`` and their forms by column (``FORM_COLUMNS``, in the rows' order)."""
+        if self.row_file is not None:
+            return self.row_file.works_and_forms(rows)
+        works = works_at(self.tables()[0], rows)
+        taken = take_rows(self.tables()[1], rows) if rows else None
+        return works, {name: taken.column(name).to_pylist() if taken is not None else [] for name in FORM_COLUMNS}
