@@ -288,14 +288,15 @@ class PostingsIndex:
     def _rescore(self, d: np.ndarray, sc: np.ndarray, rest: list[int], k: int) -> tuple[np.ndarray, np.ndarray]:
         """Add the idf of each other title term a pooled row holds (binary search in the term's
         sorted postings), then keep the best ``k``."""
-        postings, offsets, idf = self.postings, self.offsets, self.idf
+        postings, idf = self.postings, self.idf
         sc = sc.copy()
         dd = d.astype(postings.dtype)
-        for t in rest:
-            plist = postings[offsets[t]:offsets[t + 1]]
-            i = np.searchsorted(plist, dd)
-            hit = plist[np.minimum(i, len(plist) - 1)] == dd
-            sc += idf[t] * hit
+        bounds = self.offsets[rest].tolist(), self.offsets[np.asarray(rest) + 1].tolist()
+        for t, a, b in zip(rest, *bounds):
+            plist = postings[a:b]
+            i = plist.searchsorted(dd)  # the method: np.searchsorted's dispatch costs as much here
+            i[i == b - a] = b - a - 1
+            sc += idf[t] * (plist[i] == dd)
         o = np.lexsort((d, -sc))[:k]
         return d[o], sc[o]
 
