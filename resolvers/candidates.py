@@ -282,7 +282,11 @@ class PostingsIndex:
         scores = np.bincount(inverse, weights=weights)
         uq = uniq // self.n_docs
         ud = uniq % self.n_docs
-        order = np.lexsort((ud, -scores, uq))
+        # lexsort((ud, -scores, uq)) as two stable sorts (a quarter of its time on a batch): ``uniq``
+        # is in (query, row) order, so a stable sort by score keeps rows ascending among equal
+        # scores, and a stable sort by query then keeps both within each query
+        by_score = np.argsort(-scores, kind="stable")
+        order = by_score[np.argsort(uq[by_score], kind="stable")]
         return uq[order], ud[order], scores[order]
 
     def _rescore(self, d: np.ndarray, sc: np.ndarray, rest: list[int], k: int) -> tuple[np.ndarray, np.ndarray]:

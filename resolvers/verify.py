@@ -227,14 +227,22 @@ def forms_from_columns(cols: dict, volumes, pages) -> list[WorkForms]:
     """``WorkForms`` from ``form_columns`` output converted to Python lists (plus each work's
     volume and first page)."""
     out = []
+    venue_tokens: dict[str, tuple] = {}  # works share venues: each venue's words made once
     for so, no, tr, nt, su, vn, vol, pg in zip(cols["f_soft"], cols["f_norm"], cols["f_truncated"],
                                                cols["f_notice"], cols["f_surname"], cols["f_venue"], volumes, pages):
         ntoks = no.split()
-        vtoks = vn.split()
+        vtoks = venue_tokens.get(vn)
+        if vtoks is None:
+            vtoks = venue_tokens[vn] = _venue_tokens(vn)
         out.append(WorkForms(so, no.replace(" ", ""), len(ntoks), frozenset(ntoks), tr, su,
-                             (vol or "").strip().lower(), (pg or "").strip().lower(), vn,
-                             tuple(t for t in vtoks if len(t) >= VENUE_TOKEN_MIN_CHARS) or tuple(vtoks), nt))
+                             vol.strip().lower() if vol else "", pg.strip().lower() if pg else "", vn, vtoks, nt))
     return out
+
+
+def _venue_tokens(venue_norm: str) -> tuple:
+    """A venue's words a verifier compares (all of them when none is long enough)."""
+    words = venue_norm.split()
+    return tuple(t for t in words if len(t) >= VENUE_TOKEN_MIN_CHARS) or tuple(words)
 
 
 def prepare_forms(works) -> None:
