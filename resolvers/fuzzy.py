@@ -201,7 +201,7 @@ class FuzzyResolver:
         bounds by catalog row, reused and filled (its retry meets most candidates again)."""
         notices: list[dict] = []
         forms = [c.forms if c.forms is not None else work_forms(c.work) for c in cands]
-        order: list[tuple[tuple[float, int], list]] = []
+        order: list[tuple[float, int, list]] = []
         for i, (c, w) in enumerate(zip(cands, forms)):
             if is_notice(ref, w):
                 notices.append({**_brief(c.work), "score": round(probability(features(ref, c.work, w)), 4)})
@@ -211,31 +211,30 @@ class FuzzyResolver:
                 known = [c.work, cheap_bound(ref, c.work, w), None]
                 if memo is not None and c.row >= 0:
                     memo[c.row] = known
-            order.append(((-known[1].bound, i), known))
-        order.sort(key=lambda x: x[0])
+            order.append((-known[1].bound, i, known))
+        order.sort(key=lambda x: (x[0], x[1]))
         return self._compare(ref, cands, forms, order), notices
 
     def _compare(self, ref: RefView, cands: list[Candidate], forms: list, order: list) -> list[Scored]:
-        """``_score``'s comparisons: ``order`` holds ((-cheap bound, index), memo entry) best first."""
+        """``_score``'s comparisons, best bound first: ``order`` holds (-cheap bound, index, memo
+        entry), best first; a candidate met at its cheap bound gets its refined bound and goes back
+        in line at it, one met at its refined bound is compared in full. So candidates are
+        compared in the order of their refined bounds, and refined only while their cheap bound
+        could still beat every candidate in line."""
         done: list[_Scored] = []
-        waiting: list[tuple[float, int, Any]] = []  # refined below what was needed then: (-refined, index, title)
-        at = 0
-        while True:
+        line = [(neg, i, known, False) for neg, i, known in order]  # sorted: a heap already
+        while line:
             needed = self._needed(done) - BOUND_SLACK if done else -math.inf
-            if waiting and -waiting[0][0] >= needed:  # what decides fell (rare): it counts again
-                _, i, title = heapq.heappop(waiting)
-            elif at < len(order) and -order[at][0][0] >= needed:
-                (_, i), known = order[at]
-                at += 1
+            neg_bound, i, known, refined = line[0]
+            if -neg_bound < needed:
+                break
+            heapq.heappop(line)
+            if not refined:
                 if known[2] is None:
                     known[2] = refined_bound(ref, cands[i].work, forms[i], known[1])
-                bound, title = known[2]
-                if bound < needed:
-                    heapq.heappush(waiting, (-bound, i, title))
-                    continue
-            else:
-                break
-            f = features(ref, cands[i].work, forms[i], title)
+                heapq.heappush(line, (-known[2][0], i, known, True))
+                continue
+            f = features(ref, cands[i].work, forms[i], known[2][1])
             bisect.insort(done, _Scored(-probability(f), i, cands[i], f, title_names_another_work(ref, f)))
         return [(-s.neg_p, s.cand, s.f) for s in done]
 
