@@ -64,6 +64,9 @@ def _others(view: RefView, work: Work, w: WorkForms) -> tuple[int, int, int, int
             number_agreement(w.page, view.numbers, parsed.first_page), _venue_bound(view, w))
 
 
+TITLE_PEAK = 0.97  # the title score at which a candidate's score is highest (``_best_title``)
+
+
 class Bound(NamedTuple):
     """``cheap_bound``'s answer: the bound, and what ``refined_bound`` goes on from."""
 
@@ -85,7 +88,7 @@ def cheap_bound(ref: RefView, work: Work, w: WorkForms) -> Bound:
         hi = max(hi, SORTED_SCALE)
     if hi < 1.0 and title_segment(view, w):
         lo = hi = 1.0
-    if lo < 1.0 and align_possible(parts, w):
+    if lo < 1.0 and hi < TITLE_PEAK and align_possible(parts, w):  # (past the peak a higher end changes nothing)
         hi = max(hi, _align_most(w.soft, view.soft))
     others = _others(view, work, w)
     title_len = math.log1p(w.ntok)
@@ -100,9 +103,6 @@ def _best_title(lo: float, hi: float) -> float:
     0.97 (where the exact-title weight adds on) and falls after (``verify.WEIGHTS``; the test
     checks this shape)."""
     return min(max(TITLE_PEAK, lo), hi)
-
-
-TITLE_PEAK = 0.97
 
 
 def _align_most(title: str, string: str) -> float:
