@@ -18,19 +18,27 @@ string is parsed once.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
-from typing import Any, Sequence
+import heapq
+import math
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field, fields
+from typing import Any, Hashable, Sequence
 
 from .candidates import Candidate, Retriever, index_tokens, locator_tokens
 from .model import Reason, Work
 from .parsing import ParsedReference
 from .verify import (LINK_THRESHOLD, LOGIT_MARGIN, MARGIN, Features, RefView, clear_margin, features,
                      prepare_forms, probability, title_names_another_work, work_forms)
-from .verify_bound import is_notice, refined_bound
+from .verify_bound import cheap_bound, is_notice, refined_bound
 
 RESOLVER_SOURCE = "raw_fallback"
 BOUND_SLACK = 1e-9  # a candidate is left unscored only when its bound is this far below what decides
 MIN_TITLE_TERMS = 3
+# Outcomes kept per matcher (one per catalog generation in a worker), by parsed string: a string
+# resolved again (cited by another paper, a re-run) costs a lookup. About 3 KB each.
+OUTCOME_CACHE = 16384
+_PARSED_FIELDS = tuple(f.name for f in fields(ParsedReference))
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +87,11 @@ def _brief(work: Work) -> dict:
             "first_author": work.authors[0] if work.authors else None}
 
 
+def parsed_key(p: ParsedReference) -> tuple:
+    """Everything of a parse the matcher reads: equal keys, equal outcomes."""
+    return tuple(tuple(v) if isinstance(v, list) else v for v in (getattr(p, name) for name in _PARSED_FIELDS))
+
+
 def string_queries(p: ParsedReference) -> tuple[list[str] | None, list[str]]:
     """A string's two retrieval queries, each with its locator keys: its title's tokens (with a
     ``Name: subtitle`` lead, see ``RefView``; None with fewer than ``MIN_TITLE_TERMS``), and the
@@ -93,14 +106,37 @@ class FuzzyResolver:
     """Resolves batches of raw strings against a retriever's catalog."""
 
     def __init__(self, retriever: Retriever, k: int = 20, link_threshold: float = LINK_THRESHOLD,
-                 margin: float = MARGIN):
+                 margin: float = MARGIN, cache_size: int = OUTCOME_CACHE):
+        """``cache_size``: outcomes kept by parsed string (0: none); the retriever's catalog must
+        not change under the matcher (the pipeline makes one per catalog generation)."""
         self.retriever = retriever
         self.k = k
         self.link_threshold = link_threshold
         self.margin = margin
+        self.cache_size = cache_size
+        self._outcomes: OrderedDict[Hashable, FuzzyOutcome] = OrderedDict()
+        self._lock = threading.Lock()
 
     def match_batch(self, parsed: Sequence[ParsedReference]) -> list[FuzzyOutcome]:
-        """One outcome per parsed string (the chain has set the unusable ones aside)."""
+        """One outcome per parsed string (the chain has set the unusable ones aside). An outcome
+        depends on the parsed string and the catalog only (each string's candidates and scores are
+        its own), so each distinct parse is matched once and its outcome kept (``cache_size``)."""
+        keys = [parsed_key(p) for p in parsed]
+        with self._lock:
+            known = {k: self._outcomes[k] for k in keys if k in self._outcomes}
+            for k in known:
+                self._outcomes.move_to_end(k)
+        todo = {k: p for k, p in zip(keys, parsed) if k not in known}
+        found = dict(zip(todo, self._match(list(todo.values())))) if todo else {}
+        if self.cache_size > 0 and found:
+            with self._lock:
+                self._outcomes.update(found)
+                while len(self._outcomes) > self.cache_size:
+                    self._outcomes.popitem(last=False)
+        return [known[k] if k in known else found[k] for k in keys]
+
+    def _match(self, parsed: Sequence[ParsedReference]) -> list[FuzzyOutcome]:
+        """``match_batch`` over distinct strings."""
         outcomes: list[FuzzyOutcome | None] = [None] * len(parsed)
         views: dict[int, RefView] = {}
         title_q: dict[int, list[str]] = {}
@@ -115,11 +151,13 @@ class FuzzyResolver:
                 raw_q[i] = string_q[i]
         # the title queries and the whole-string ones of title-less strings in one retrieval (one
         # read of the candidates' rows); the retries of unlinked titles in a second
+        # each string's candidate bounds, kept for its retry (most of its candidates come again)
+        bounds: dict[int, dict] = {i: {} for i in title_q}
         for i, cands in self._retrieve({**title_q, **raw_q}).items():
-            outcomes[i] = self._decide(views[i], cands, "title" if i in title_q else "string")
+            outcomes[i] = self._decide(views[i], cands, "title" if i in title_q else "string", bounds.get(i))
         retry = {i: string_q[i] for i in title_q if not outcomes[i].clear}
         for i, cands in self._retrieve(retry).items():
-            second = self._decide(views[i], cands, "string")
+            second = self._decide(views[i], cands, "string", bounds[i])
             if second.clear or second.reason is Reason.TOO_CLOSE_TO_CALL:
                 outcomes[i] = second
         return outcomes  # type: ignore[return-value]
@@ -153,28 +191,52 @@ class FuzzyResolver:
         prepare_forms({id(c.work): c.work for cands in found for c in cands if c.forms is None}.values())
         return dict(zip(keys, found))
 
-    def _score(self, ref: RefView, cands: list[Candidate]) -> tuple[list[Scored], list[dict]]:
+    def _score(self, ref: RefView, cands: list[Candidate], memo: dict | None = None) -> tuple[list[Scored], list[dict]]:
         """The candidates' scores, best first (equal scores in candidate order), and the notices
         set aside, in candidate order. Only the candidates that can decide the outcome are
-        compared in full: best bound first (``verify_bound``), until no bound left reaches
-        ``_needed``; the rest score below it, so the outcome and its evidence are the same."""
+        compared in full (``verify_bound``): in the order of their cheap bounds, each one whose
+        bound reaches ``_needed`` gets its refined bound (the costly title comparisons), and
+        each one whose refined bound reaches it is compared in full; the rest score below it, so
+        the outcome and its evidence are the same whatever the order. ``memo``: this string's
+        bounds by catalog row, reused and filled (its retry meets most candidates again)."""
         notices: list[dict] = []
         forms = [c.forms if c.forms is not None else work_forms(c.work) for c in cands]
-        pending = []
+        order: list[tuple[float, int, list]] = []
         for i, (c, w) in enumerate(zip(cands, forms)):
             if is_notice(ref, w):
                 notices.append({**_brief(c.work), "score": round(probability(features(ref, c.work, w)), 4)})
-            else:
-                bound, title = refined_bound(ref, c.work, w)
-                pending.append((-bound, i, title))
-        pending.sort(key=lambda x: (x[0], x[1]))
+                continue
+            known = memo.get(c.row) if memo is not None and c.row >= 0 else None
+            if known is None or known[0] is not c.work and known[0] != c.work:
+                known = [c.work, cheap_bound(ref, c.work, w), None]
+                if memo is not None and c.row >= 0:
+                    memo[c.row] = known
+            order.append((-known[1].bound, i, known))
+        order.sort(key=lambda x: (x[0], x[1]))
+        return self._compare(ref, cands, forms, order), notices
+
+    def _compare(self, ref: RefView, cands: list[Candidate], forms: list, order: list) -> list[Scored]:
+        """``_score``'s comparisons, best bound first: ``order`` holds (-cheap bound, index, memo
+        entry), best first; a candidate met at its cheap bound gets its refined bound and goes back
+        in line at it, one met at its refined bound is compared in full. So candidates are
+        compared in the order of their refined bounds, and refined only while their cheap bound
+        could still beat every candidate in line."""
         done: list[_Scored] = []
-        for neg_bound, i, title in pending:
-            if done and -neg_bound < self._needed(done) - BOUND_SLACK:
+        line = [(neg, i, known, False) for neg, i, known in order]  # sorted: a heap already
+        while line:
+            needed = self._needed(done) - BOUND_SLACK if done else -math.inf
+            neg_bound, i, known, refined = line[0]
+            if -neg_bound < needed:
                 break
-            f = features(ref, cands[i].work, forms[i], title)
+            heapq.heappop(line)
+            if not refined:
+                if known[2] is None:
+                    known[2] = refined_bound(ref, cands[i].work, forms[i], known[1])
+                heapq.heappush(line, (-known[2][0], i, known, True))
+                continue
+            f = features(ref, cands[i].work, forms[i], known[2][1])
             bisect.insort(done, _Scored(-probability(f), i, cands[i], f, title_names_another_work(ref, f)))
-        return [(-s.neg_p, s.cand, s.f) for s in done], notices
+        return [(-s.neg_p, s.cand, s.f) for s in done]
 
     def _needed(self, done: list["_Scored"]) -> float:
         """The score a candidate not yet compared must reach to change the outcome: that of the
@@ -186,11 +248,11 @@ class FuzzyResolver:
         runner = next((s for s in done if s is not best and not _same_work(s.cand.work, best.cand.work)), None)
         return -1.0 if runner is None else min(-best.neg_p, -runner.neg_p)
 
-    def _decide(self, ref: RefView, cands: list[Candidate], query: str) -> FuzzyOutcome:
+    def _decide(self, ref: RefView, cands: list[Candidate], query: str, memo: dict | None = None) -> FuzzyOutcome:
         thresholds = {"link": self.link_threshold, "margin": self.margin, "logit_margin": LOGIT_MARGIN}
         if not cands:
             return FuzzyOutcome(Reason.NO_CANDIDATES, {"query": query, "candidates": 0, "thresholds": thresholds})
-        scored, notices = self._score(ref, cands)
+        scored, notices = self._score(ref, cands, memo)
         base = {"query": query, "candidates": len(cands), "thresholds": thresholds,
                 "parsed_title": ref.parsed.title}
         if notices:

@@ -7,6 +7,7 @@ and its in-order scores.
 from __future__ import annotations
 
 import re
+from typing import Sequence
 
 from rapidfuzz import fuzz
 
@@ -23,13 +24,16 @@ def sorted_words(title: str | None) -> str:
     return " ".join(words) if len(words) >= SORTED_MIN_WORDS else ""
 
 
-def window_sorted_score(string_norm: str, title_tokens: frozenset, title_ntok: int, title_soft: str) -> float:
-    """The best order-free score of a run of the string's words as long as the work's title,
-    starting on one of its words, when it holds the title's words (``WINDOW_SORTED_MIN``); a run
-    with them in the title's own order is left to the alignment (which checks where it ends).
-    For a title the parser could not isolate (unquoted between commas, its words shuffled)."""
-    words = string_norm.split()
-    target = " ".join(sorted(title_tokens))
+def window_sorted_score(string_words: str | Sequence[str], title_tokens: frozenset, title_ntok: int,
+                        title_soft: str, target: str | None = None) -> float:
+    """The best order-free score of a run of the string's words (its normalised text, or that
+    split into words) as long as the work's title, starting on one of its words, when it holds the
+    title's words (``WINDOW_SORTED_MIN``); a run with them in the title's own order is left to the
+    alignment (which checks where it ends). For a title the parser could not isolate (unquoted
+    between commas, its words shuffled). ``target``: the title's words sorted, when made already."""
+    words = string_words.split() if isinstance(string_words, str) else string_words
+    if target is None:
+        target = " ".join(sorted(title_tokens))
     best, best_run = 0.0, None
     for start in range(max(0, len(words) - title_ntok + 1)):
         if words[start] not in title_tokens:
@@ -38,7 +42,7 @@ def window_sorted_score(string_norm: str, title_tokens: frozenset, title_ntok: i
         score = fuzz.ratio(" ".join(sorted(set(run))), target, score_cutoff=best)
         if score > best:
             best, best_run = score, run
-    if best < WINDOW_SORTED_MIN or best_run is None or best_run == norm_text(title_soft).split():
+    if best < WINDOW_SORTED_MIN or best_run is None or list(best_run) == norm_text(title_soft).split():
         return 0.0
     return SORTED_SCALE * best / 100.0
 

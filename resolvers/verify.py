@@ -23,11 +23,12 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Callable, Container, NamedTuple, Sequence
 
-from rapidfuzz import fuzz, process
+from rapidfuzz import fuzz
 
 from .model import Work
 from .parsing import ParsedReference
-from .title_order import SORTED_MIN_WORDS, SORTED_SCALE, sorted_words, title_segments, window_sorted_score
+from .title_order import sorted_words, title_segments
+from .title_score import MIN_ALIGN_CHARS, MIN_ALIGN_TOKENS, title_score  # noqa: F401 (re-exported)
 from .title_signs import NOTICE_RE, NOTICE_WORDS, TRUNCATED_END, TRUNCATED_PATTERN, title_cut_short  # noqa: F401
 from .text import VENUE_TOKEN_MIN_CHARS, compact, fold, fold_arrow, norm_arrow, norm_text, ocr_skeleton
 from .text_arrow import per_distinct
@@ -36,8 +37,6 @@ from .title_parts import names_another_part
 LINK_THRESHOLD = 0.90
 MARGIN = 0.25  # best score minus runner-up score needed to link ...
 LOGIT_MARGIN = 4.0  # ... or this much more log-odds (the best is e^4 ~ 55 times likelier by odds)
-MIN_ALIGN_CHARS = 25  # a title aligned inside the raw string must be at least this long
-MIN_ALIGN_TOKENS = 4
 
 # Logistic model over ``feature_vector``; fitted on glutton_dev candidate pairs (all top-20
 # candidates of every usable reference, label = candidate is the gold work) by Newton's method with
@@ -91,6 +90,7 @@ class RefView:
     author_words_ocr: frozenset = frozenset()  # the author zone's words and first surnames as OCR skeletons
     first_authors_ocr: frozenset = frozenset()  # ``first_authors`` as OCR skeletons
     title_segments: frozenset = frozenset()  # ``title_order.title_segments``
+    norm_words: tuple = ()  # ``norm`` split into words (``title_order.window_sorted_score``)
 
     @classmethod
     def of(cls, parsed: ParsedReference) -> "RefView":
@@ -118,7 +118,7 @@ class RefView:
                    _cites_notice(parsed), title_sorted=sorted_words(parsed.title),
                    author_words_ocr=frozenset(ocr_skeleton(w) for w in norm_text(zone_text).split()) | firsts_ocr,
                    first_authors_ocr=firsts_ocr,
-                   title_segments=title_segments(parsed.text))
+                   title_segments=title_segments(parsed.text), norm_words=tuple(toks))
 
 
 # "Discussion of 'X'", "Comment on: X", "Reply to X": the phrase that makes a string cite a
@@ -227,14 +227,22 @@ def forms_from_columns(cols: dict, volumes, pages) -> list[WorkForms]:
     """``WorkForms`` from ``form_columns`` output converted to Python lists (plus each work's
     volume and first page)."""
     out = []
+    venue_tokens: dict[str, tuple] = {}  # works share venues: each venue's words made once
     for so, no, tr, nt, su, vn, vol, pg in zip(cols["f_soft"], cols["f_norm"], cols["f_truncated"],
                                                cols["f_notice"], cols["f_surname"], cols["f_venue"], volumes, pages):
         ntoks = no.split()
-        vtoks = vn.split()
+        vtoks = venue_tokens.get(vn)
+        if vtoks is None:
+            vtoks = venue_tokens[vn] = _venue_tokens(vn)
         out.append(WorkForms(so, no.replace(" ", ""), len(ntoks), frozenset(ntoks), tr, su,
-                             (vol or "").strip().lower(), (pg or "").strip().lower(), vn,
-                             tuple(t for t in vtoks if len(t) >= VENUE_TOKEN_MIN_CHARS) or tuple(vtoks), nt))
+                             vol.strip().lower() if vol else "", pg.strip().lower() if pg else "", vn, vtoks, nt))
     return out
+
+
+def _venue_tokens(venue_norm: str) -> tuple:
+    """A venue's words a verifier compares (all of them when none is long enough)."""
+    words = venue_norm.split()
+    return tuple(t for t in words if len(t) >= VENUE_TOKEN_MIN_CHARS) or tuple(words)
 
 
 def prepare_forms(works) -> None:
@@ -272,22 +280,6 @@ def work_forms(work: Work) -> WorkForms:
             vn, tuple(t for t in vn.split() if len(t) >= VENUE_TOKEN_MIN_CHARS) or tuple(vn.split()),
             bool(NOTICE_RE.search(title)))
     return forms
-
-
-def _boundary_ok(soft: str, start: int, end: int) -> bool:
-    """Does the aligned span [start, end) of the raw string start and end where a title does?"""
-    # extend to whole words: the alignment may stop a character short
-    while end < len(soft) and soft[end].isalnum():
-        end += 1
-    while start > 0 and soft[start - 1].isalnum():
-        start -= 1
-    after = soft[end:].lstrip()
-    before = soft[:start].rstrip()
-    if after[:1] == ":" or re.match(r"-\s*\w", after) or re.match(r"[a-z]{3,}", after):
-        return False  # the cited title goes on: "X: subtitle" / "X and more words"
-    if before and before[-1].isalnum() and not re.search(r"(?:^|\s)(?:19|20)\d\d[a-z]?$", before):
-        return False  # the cited title starts earlier: "Molecular X" for a work titled "X"
-    return True
 
 
 PREPRINT_TYPES = frozenset({"preprint", "posted-content"})
@@ -340,7 +332,7 @@ def features(ref: RefView, work: Work, forms: WorkForms | None = None,
     if ref.lead and ref.lead_as_title is not None and w.compact.startswith(ref.lead):
         ref = ref.lead_as_title  # the lone "author" before the colon is the head of this work's title
         detail["title_lead"] = True
-    t, aligned = _title_score(ref, w, detail) if title is None else (title[0], title[1])
+    t, aligned = title_score(ref, w, detail) if title is None else (title[0], title[1])
     if title is not None:
         detail.update(title[2])
     if names_another_part(work.title, ref.parsed.text):
@@ -365,60 +357,6 @@ def features(ref: RefView, work: Work, forms: WorkForms | None = None,
     return Features(t, title_len, author, year, volume, page, venue, aligned, notice, detail)
 
 
-def _title_score(ref: RefView, w: WorkForms, detail: dict) -> tuple[float, int]:
-    """The title score (the best of the parsed title, a cut-short catalog title's prefix and the
-    alignment inside the whole string) and whether the alignment gave it; ``detail`` says which."""
-    w_compact = w.compact
-    t_parse = 0.0
-    if ref.title_compact and w_compact:
-        t_parse = fuzz.ratio(ref.title_compact, w_compact) / 100.0
-    # a catalog title cut short (markup dropped: "Courtship behavior in "): compare prefixes
-    t_prefix = 0.0
-    if w.truncated and ref.title_compact and len(w_compact) >= 8:
-        t_prefix = 0.9 * fuzz.ratio(w_compact, ref.title_compact[: len(w_compact)]) / 100.0
-        detail["title_prefix"] = round(t_prefix, 4)
-    # the same title words in another order (a scrambled or re-ordered title): order-free, a
-    # little below an identical title so it never counts as one
-    t_sorted = 0.0
-    if ref.title_sorted and len(w.tokens) >= SORTED_MIN_WORDS and t_parse < SORTED_SCALE:
-        t_sorted = SORTED_SCALE * fuzz.ratio(ref.title_sorted, " ".join(sorted(w.tokens))) / 100.0
-        if t_sorted > t_parse:
-            detail["title_sorted"] = round(t_sorted, 4)
-    # the parser could not isolate the title (unquoted, its words shuffled between commas): the
-    # same order-free score over the string's runs of as many words as the work's title
-    if t_sorted < SORTED_SCALE and t_parse < SORTED_SCALE and w.ntok >= SORTED_MIN_WORDS \
-            and len(w.tokens - ref.tokens) <= 1:
-        t_window = window_sorted_score(ref.norm, w.tokens, w.ntok, w.soft)
-        if t_window > max(t_parse, t_sorted):
-            t_sorted = t_window
-            detail["title_sorted"] = round(t_sorted, 4)
-            detail["title_sorted_window"] = True
-    t = max(t_parse, t_prefix, t_sorted)
-    # a title too short to align, a segment of its own where a title stands (APS: "A, Title, Venue 5 (1992)")
-    if t < 1.0 and len(w_compact) < MIN_ALIGN_CHARS and w.ntok < MIN_ALIGN_TOKENS and w_compact in ref.title_segments:
-        t, detail["title_segment"] = 1.0, True
-    t_align = 0.0
-    aligned = 0
-    # The alignment of the work's title inside the whole string is the costly comparison: skipped
-    # when the parsed title already equals it, or when under half of its words are in the string
-    # (the aligned score could not come near a link then); and it only counts when it beats the
-    # title score so far, so rapidfuzz may stop as soon as it cannot (``score_cutoff``: 13 % less
-    # alignment time on glutton_dev at 1M works). ``title_align`` is in the evidence when it beat it.
-    if w_compact and t < 1.0 and (len(w_compact) >= MIN_ALIGN_CHARS or w.ntok >= MIN_ALIGN_TOKENS) \
-            and 2 * len(w.tokens & ref.tokens) >= len(w.tokens):
-        al = fuzz.partial_ratio_alignment(w.soft, ref.soft, score_cutoff=t * 100)
-        if al is not None and al.score > t * 100:
-            t_align = al.score / 100.0
-            if not _boundary_ok(ref.soft, al.dest_start, al.dest_end):
-                t_align *= 0.85
-                detail["align_boundary"] = False
-            detail["title_align"] = round(t_align, 4)
-    if t_align > t:
-        t, aligned = t_align, 1
-    detail["title_parse"] = round(t_parse, 4)
-    return t, aligned
-
-
 def _author_agreement(ref: RefView, sur: str) -> int:
     """1: the work's first-author surname is in the author zone as printed; -1: the string's first
     authors are known and none is near it (nor its ``ocr_skeleton``); 0: nothing to say."""
@@ -433,8 +371,9 @@ def _author_agreement(ref: RefView, sur: str) -> int:
             # neither agrees nor contradicts
             author = 0
         elif ref.first_authors:
-            if sur not in ref.text_compact and process.extractOne(
-                    sur, ref.first_authors, scorer=fuzz.ratio, score_cutoff=AUTHOR_SIMILAR_AT) is None \
+            # no first author within AUTHOR_SIMILAR_AT (``ratio`` gives 0 below its cutoff)
+            if sur not in ref.text_compact and not any(
+                    fuzz.ratio(sur, a, score_cutoff=AUTHOR_SIMILAR_AT) for a in ref.first_authors) \
                     and ocr_skeleton(sur) not in ref.first_authors_ocr:  # "Hom" may be "Ham" misread
                 author = -1
     return author
@@ -485,12 +424,17 @@ def probability(f: Features) -> float:
     """Calibrated probability that the candidate is the cited work (logistic model).
     Same sum as ``WEIGHTS . feature_vector(f)``, unrolled (it runs for every candidate);
     tests/test_probability.py holds the two together on random features."""
+    return probability_of(f.title, f.title_len, f.author, f.year, f.volume, f.page, f.venue, f.aligned)
+
+
+def probability_of(t: float, title_len: float, a: int, y: int, v: int, p: int, ven: int, aligned: int) -> float:
+    """``probability`` of the features given one by one (``verify_bound`` scores every candidate
+    this way without making a ``Features``)."""
     (b, w_t, w_90, w_97, w_len, w_elen, w_a, w_y, w_v, w_p, w_ven, w_al, w_conf, w_sup) = _W
-    t, a, y, v, p, ven = f.title, f.author, f.year, f.volume, f.page, f.venue
     z = (b + w_t * t * 10 + (w_90 * (t - 0.9) * 100 if t > 0.9 else 0.0)
-         + (w_97 * (t - 0.97) * 100 if t > 0.97 else 0.0) + w_len * f.title_len
-         + (w_elen * f.title_len if t >= 0.97 else 0.0) + w_a * a + w_y * y + w_v * v + w_p * p + w_ven * ven
-         + w_al * f.aligned + w_conf * ((a < 0) + (y < 0) + (v < 0) + (p < 0))
+         + (w_97 * (t - 0.97) * 100 if t > 0.97 else 0.0) + w_len * title_len
+         + (w_elen * title_len if t >= 0.97 else 0.0) + w_a * a + w_y * y + w_v * v + w_p * p + w_ven * ven
+         + w_al * aligned + w_conf * ((a < 0) + (y < 0) + (v < 0) + (p < 0))
          + w_sup * ((a > 0) + (y > 0) + (v > 0) + (p > 0) + (ven > 0)))
     z = PLATT[0] * z + PLATT[1]
     return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
