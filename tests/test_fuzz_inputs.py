@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from citeledger.inputs import InputLimits, InputReject, read_references
+from papers.tree import decode
 from resolvers.model import Reference
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -217,11 +218,16 @@ def test_bib_with_unbalanced_braces_accounts_for_every_entry(tmp_path_factory, t
 
 @SETTINGS
 @given(st.lists(bib_pieces, max_size=8))
+@example(["\x1f\x1f\x08\x08\x1f\x1f\x1f\x08", "\x1f\x1f\x1f\x08\x08\x1f\x1f\x1f\x08"])  # control bytes: binary
 def test_bbl_items_each_become_a_reference_or_a_reject(tmp_path_factory, bodies):
     text = "\\begin{thebibliography}{9}\n" + "".join(f"\\bibitem{{k{i}}} {b}\n" for i, b in enumerate(bodies))
-    path = scratch(tmp_path_factory, "refs.bbl", text.encode("utf-8", "surrogatepass"))
+    data = text.encode("utf-8", "surrogatepass")
+    path = scratch(tmp_path_factory, "refs.bbl", data)
     items = read_all(path, citing_paper="paper")
     storable(items)
+    if decode(data) is None:  # mostly control bytes: the file is binary, one reject says so
+        assert [(type(i), i.reason.split(":")[0]) for i in items] == [(InputReject, "not_text")]
+        return
     found = sum(uncommented(line).count("\\bibitem{") for line in text.split("\n"))  # bodies may carry their own
     assert len(items) == max(found, 1)  # \bibitem{x}; one after a % is a comment (papers/ reads LaTeX)
 
