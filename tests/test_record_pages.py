@@ -58,3 +58,20 @@ def test_recurring_words_are_escaped_by_their_own_value():
     odd["outbound"]["items"][1]["status"] = 1.0
     page = render_ledger_html(odd)
     assert 'id="ref-True"' in page and '<span class="state">1.0</span>' in page
+
+
+@pytest.mark.parametrize("raw", ["A. Author, <i>Title</i> & \"more\" 'x'.", "NUL \x00 inside <b>", "\x00", "two\x00\x00<&>"])
+def test_a_references_html_lines_are_each_part_escaped_on_its_own(raw):
+    """The cited string, work and notice lines of a reference are escaped by one ``html.escape`` of
+    them joined by NUL (or one by one when one of them holds a NUL): the page shows each escaped
+    on its own."""
+    import html
+
+    record = copy.deepcopy(record_of("arXiv:0704.0001", WORK_A))
+    item = record["outbound"]["items"][0]
+    item["cited_as"]["raw"] = raw
+    item["resolved"] = dict(item["resolved"] or {"work_id": "w"}, title="T <&> \x00 t")
+    page = render_ledger_html(record)
+    folded = " ".join(raw.split())
+    assert f'<p class="raw">{visible_controls(html.escape(folded))}</p>' in page
+    assert visible_controls(html.escape('"T <&> \x00 t"')) in page
