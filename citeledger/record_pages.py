@@ -229,13 +229,30 @@ def render_pages(record: Mapping[str, Any]) -> tuple[str, str]:
     header, each reference's work, notice and cited string are worked out once for both pages."""
     parts: dict[int, _Item] = {}
     header = _header_lines(record)
-    return _text_page(record, header, parts), _html_page(record, header, parts)
+    return visible_controls(_text_page(record, header, parts)), visible_controls(_html_page(record, header, parts))
+
+
+def render_page_files(record: Mapping[str, Any]) -> tuple[bytes, bytes]:
+    """``render_pages``' two pages in UTF-8, as the record files take them: the bytes the control
+    check encodes are the file's when the page holds no control (one encoding of each page, not two)."""
+    parts: dict[int, _Item] = {}
+    header = _header_lines(record)
+    return _visible_utf8(_text_page(record, header, parts)), _visible_utf8(_html_page(record, header, parts))
+
+
+def _visible_utf8(text: str) -> bytes:
+    """``visible_controls(text).encode()`` (strict UTF-8, as the file is written: a lone surrogate
+    raises here as it did there; the controls' regex leaves surrogates as they are)."""
+    data = text.encode()
+    if not data.translate(None, _NOT_CONTROL_BYTES):
+        return data
+    return visible_controls(text).encode()
 
 
 def render_ledger_text(record: Mapping[str, Any]) -> str:
     """The record as plain text: header, each reference with its state, link and notice,
     then the inbound list. Retracted cited works carry a ``!! RETRACTED`` marker."""
-    return _text_page(record, _header_lines(record), {})
+    return visible_controls(_text_page(record, _header_lines(record), {}))
 
 
 def _text_page(record: Mapping[str, Any], header: list[str], parts: dict[int, _Item]) -> str:
@@ -266,7 +283,7 @@ def _text_page(record: Mapping[str, Any], header: list[str], parts: dict[int, _I
         title = f' "{item["citing_title"]}"' if item.get("citing_title") else ""
         via = f" via {item['resolver_source']}" if item.get("resolver_source") else ""
         lines.append(f"  - {item['citing_paper']}{title} reference [{item['reference_index']}] ({item['status']}{via})")
-    return visible_controls("\n".join(lines) + "\n")
+    return "\n".join(lines) + "\n"
 
 
 _CSS = """
@@ -303,7 +320,7 @@ def _e_word(value: Any) -> str:
 def render_ledger_html(record: Mapping[str, Any]) -> str:
     """The record as one self-contained HTML page. Every value from the data is escaped;
     retracted and withdrawn cited works get the ``retracted``/``withdrawn`` class and a marker."""
-    return _html_page(record, _header_lines(record), {})
+    return visible_controls(_html_page(record, _header_lines(record), {}))
 
 
 def _html_page(record: Mapping[str, Any], header: list[str], parts: dict[int, _Item]) -> str:
@@ -335,7 +352,7 @@ def _html_page(record: Mapping[str, Any], header: list[str], parts: dict[int, _I
         page.append(f"<li>{e(item['citing_paper'])}{e(title)} reference [{e(item['reference_index'])}] "
                     f"(<span class=\"state\">{e(item['status'])}</span>)</li>")
     page.append("</ul></body></html>")
-    return visible_controls("\n".join(page) + "\n")
+    return "\n".join(page) + "\n"
 
 
 def _html_reference(item: Mapping[str, Any], got: _Item) -> str:

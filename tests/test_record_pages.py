@@ -8,7 +8,14 @@ import sys
 
 import pytest
 
-from citeledger.record_pages import _CONTROLS, render_ledger_html, render_ledger_text, render_pages, visible_controls
+from citeledger.record_pages import (
+    _CONTROLS,
+    render_ledger_html,
+    render_ledger_text,
+    render_page_files,
+    render_pages,
+    visible_controls,
+)
 from test_records import WORK_A, record_of
 
 
@@ -22,6 +29,8 @@ def test_both_pages_at_once_are_the_pages_made_one_by_one():
     text, page = render_pages(odd)
     assert (text, page) == (render_ledger_text(odd), render_ledger_html(odd))
     assert "read None from a<b>&\"c'\\x1b" in text and 'read  from a&lt;b&gt;&amp;&quot;c&#x27;\\x1b' in page
+    for pages in (record, odd):  # the files' bytes: the pages in UTF-8, controls made visible or none
+        assert render_page_files(pages) == tuple(page.encode() for page in render_pages(pages))
 
 
 @pytest.mark.parametrize("code", [*range(0, 0x100), 0x2028, 0xFEFF, 0x1F600, 0xD800])
