@@ -240,7 +240,7 @@ def _plain_parsed(value: Any) -> Any:
     """``_plain`` of what ``orjson.loads`` returns (dicts, lists, text, integers, finite floats, True,
     False, None), in place: each integral float becomes the integer; no copy of the tree is made.
     An integral float from 2**53 up raises ``_BeyondDouble`` (it may have been a longer integer in
-    the text: a 19-digit scan of every evidence string found these before, at 3 us a reference)."""
+    the text: a 19-digit scan of every evidence string found these before, 1.2 us of its 7.6)."""
     if type(value) is float:
         if value.is_integer() and not -_SAFE < value < _SAFE:
             raise _BeyondDouble
