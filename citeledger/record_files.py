@@ -198,8 +198,8 @@ RECORDS_PER_WRITE = 100  # records whose files are published with one disk sync 
 
 def record_pages_of(record: dict[str, Any]) -> dict[str, bytes]:
     """A record's files: its JSON (two-space indent, as ``json.dumps``), text and HTML pages."""
-    text, page = record_pages.render_pages(record)
-    return {"json": record_pages.render_json(record), "txt": text.encode(), "html": page.encode()}
+    text, page = record_pages.render_page_files(record)
+    return {"json": record_pages.render_json(record), "txt": text, "html": page}
 
 
 def write_block(paper_ids: Sequence[str], ledger_dir: str, catalog_dir: str, first: int = 0) -> list[Path]:

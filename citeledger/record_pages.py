@@ -187,16 +187,28 @@ def _page_heading(title: str, page: Mapping[str, Any]) -> str:
 class _Item:
     """What the text and the HTML page both show of one reference, worked out once for both."""
 
-    __slots__ = ("work", "notice", "raw", "when")
+    __slots__ = ("work", "notice", "raw", "when", "_html")
 
     def __init__(self, item: Mapping[str, Any]):
         self.work = _work_line(item.get("resolved"))
         self.notice = _notice_line(item["notice"])
         self.raw = " ".join((item["cited_as"]["raw"] or "").split())  # ``_short`` cuts it per page
         self.when = None
+        self._html: tuple[str, ...] | None = None
         if "source_observed_at" in item:
             self.when = (f"read {item['source_observed_at']} from {item['source']}; judged against catalog "
                          f"{_snapshot(item)}; resolved {item['resolved_at']}")
+
+    def html(self) -> tuple[str, ...]:
+        """The cited string (cut at 1000), work line, notice line and time line escaped for HTML:
+        by one ``html.escape`` of them joined by NUL when none holds one (it maps each character on
+        its own, so the parts come back as each one's escape): a call per part cost more than the
+        escaping."""
+        if self._html is None:
+            parts = (_cut(self.raw, 1000), self.work, self.notice, self.when or "")
+            joined = "\x00".join(parts)
+            self._html = tuple(_e(joined).split("\x00")) if joined.count("\x00") == 3 else tuple(map(_e, parts))
+        return self._html
 
     @staticmethod
     def of(parts: dict[int, "_Item"], item: Mapping[str, Any]) -> "_Item":
@@ -217,13 +229,30 @@ def render_pages(record: Mapping[str, Any]) -> tuple[str, str]:
     header, each reference's work, notice and cited string are worked out once for both pages."""
     parts: dict[int, _Item] = {}
     header = _header_lines(record)
-    return _text_page(record, header, parts), _html_page(record, header, parts)
+    return visible_controls(_text_page(record, header, parts)), visible_controls(_html_page(record, header, parts))
+
+
+def render_page_files(record: Mapping[str, Any]) -> tuple[bytes, bytes]:
+    """``render_pages``' two pages in UTF-8, as the record files take them: the bytes the control
+    check encodes are the file's when the page holds no control (one encoding of each page, not two)."""
+    parts: dict[int, _Item] = {}
+    header = _header_lines(record)
+    return _visible_utf8(_text_page(record, header, parts)), _visible_utf8(_html_page(record, header, parts))
+
+
+def _visible_utf8(text: str) -> bytes:
+    """``visible_controls(text).encode()`` (strict UTF-8, as the file is written: a lone surrogate
+    raises here as it did there; the controls' regex leaves surrogates as they are)."""
+    data = text.encode()
+    if not data.translate(None, _NOT_CONTROL_BYTES):
+        return data
+    return visible_controls(text).encode()
 
 
 def render_ledger_text(record: Mapping[str, Any]) -> str:
     """The record as plain text: header, each reference with its state, link and notice,
     then the inbound list. Retracted cited works carry a ``!! RETRACTED`` marker."""
-    return _text_page(record, _header_lines(record), {})
+    return visible_controls(_text_page(record, _header_lines(record), {}))
 
 
 def _text_page(record: Mapping[str, Any], header: list[str], parts: dict[int, _Item]) -> str:
@@ -238,16 +267,13 @@ def _text_page(record: Mapping[str, Any], header: list[str], parts: dict[int, _I
     out = record["outbound"]
     lines.append("")
     lines.append(_page_heading("References", out) + ":")
-    for item in out["items"]:
+    for item in out["items"]:  # one string a reference: the lines are joined by newlines anyway
         got = _Item.of(parts, item)
         score = f" score {item['score']:.2f}" if isinstance(item.get("score"), (int, float)) else ""
         via = f" via {item['resolver_source']}" if item.get("resolver_source") else ""
-        lines.append(f"[{item['reference_index']}] {item['status']}{via}{score}")
-        lines.append(f"    cited as: {_cut(got.raw, 300)}")
-        lines.append(f"    resolved to: {got.work}")
-        lines.append(f"    notice: {got.notice}")
-        if got.when is not None:
-            lines.append(f"    {got.when}")
+        lines.append(f"[{item['reference_index']}] {item['status']}{via}{score}\n    cited as: {_cut(got.raw, 300)}\n"
+                     f"    resolved to: {got.work}\n    notice: {got.notice}"
+                     + (f"\n    {got.when}" if got.when is not None else ""))
     inbound = record["inbound"]
     lines.append("")
     lines.append(_page_heading("Cited by", inbound) + ":")
@@ -257,7 +283,7 @@ def _text_page(record: Mapping[str, Any], header: list[str], parts: dict[int, _I
         title = f' "{item["citing_title"]}"' if item.get("citing_title") else ""
         via = f" via {item['resolver_source']}" if item.get("resolver_source") else ""
         lines.append(f"  - {item['citing_paper']}{title} reference [{item['reference_index']}] ({item['status']}{via})")
-    return visible_controls("\n".join(lines) + "\n")
+    return "\n".join(lines) + "\n"
 
 
 _CSS = """
@@ -294,7 +320,7 @@ def _e_word(value: Any) -> str:
 def render_ledger_html(record: Mapping[str, Any]) -> str:
     """The record as one self-contained HTML page. Every value from the data is escaped;
     retracted and withdrawn cited works get the ``retracted``/``withdrawn`` class and a marker."""
-    return _html_page(record, _header_lines(record), {})
+    return visible_controls(_html_page(record, _header_lines(record), {}))
 
 
 def _html_page(record: Mapping[str, Any], header: list[str], parts: dict[int, _Item]) -> str:
@@ -309,13 +335,13 @@ def _html_page(record: Mapping[str, Any], header: list[str], parts: dict[int, _I
         for item in record["with_notices"]:
             standing, got, index = item["notice"]["standing"], _Item.of(parts, item), e(item["reference_index"])
             marker = _ALARM.get(standing)
-            page.append(f'<div class="ref {e(standing)}"><p><a href="#ref-{index}">[{index}]</a> {e(got.work)}'
+            page.append(f'<div class="ref {e(standing)}"><p><a href="#ref-{index}">[{index}]</a> {got.html()[1]}'
                         + (f' <span class="marker">{e(marker)}</span>' if marker else "") + "</p>"
-                        f"<p>{e(got.notice)}</p></div>")
+                        f"<p>{got.html()[2]}</p></div>")
     out = record["outbound"]
     page.append(f"<h2>{e(_page_heading('References', out))}</h2>")
     for item in out["items"]:
-        page += _html_reference(item, _Item.of(parts, item))
+        page.append(_html_reference(item, _Item.of(parts, item)))
     inbound = record["inbound"]
     page.append(f"<h2>{e(_page_heading('Cited by', inbound))}</h2>")
     page.append("<ul class=\"inbound\">")
@@ -326,27 +352,26 @@ def _html_page(record: Mapping[str, Any], header: list[str], parts: dict[int, _I
         page.append(f"<li>{e(item['citing_paper'])}{e(title)} reference [{e(item['reference_index'])}] "
                     f"(<span class=\"state\">{e(item['status'])}</span>)</li>")
     page.append("</ul></body></html>")
-    return visible_controls("\n".join(page) + "\n")
+    return "\n".join(page) + "\n"
 
 
-def _html_reference(item: Mapping[str, Any], got: _Item) -> list[str]:
-    """One reference's block. html.escape maps each character on its own, so a line of text is
-    escaped whole (``e(a + b) == e(a) + e(b)``) where its parts are text, never None."""
+def _html_reference(item: Mapping[str, Any], got: _Item) -> str:
+    """One reference's block, its lines in one string (the page joins its parts by newlines).
+    html.escape maps each character on its own, so a line of text is escaped whole
+    (``e(a + b) == e(a) + e(b)``) where its parts are text, never None."""
     e, word = _e, _e_word
     standing, index = item["notice"]["standing"], word(item["reference_index"])
     marker = _ALARM.get(standing)
-    block = [f'<div class="ref {word(standing)}" id="ref-{index}">',
+    raw, work, notice, when = got.html()
+    block = (f'<div class="ref {word(standing)}" id="ref-{index}">\n'
              f'<p><b>[{index}]</b> <span class="state">{word(item["status"])}</span>'
              + (f" via {word(item['resolver_source'])}" if item.get("resolver_source") else "")
-             + (f' <span class="marker">{word(marker)}</span>' if marker else "") + "</p>",
-             f'<p class="raw">{e(_cut(got.raw, 1000))}</p>',
-             f"<p>resolved to: {e(got.work)}</p>",
-             f"<p>notice: {e(got.notice)}</p>"]
+             + (f' <span class="marker">{word(marker)}</span>' if marker else "") + "</p>\n"
+             f'<p class="raw">{raw}</p>\n<p>resolved to: {work}</p>\n<p>notice: {notice}</p>\n')
     if got.when is not None:
         if None in (item["source_observed_at"], item["source"], item["resolved_at"]):  # the text page says None
-            block.append(f'<p class="when">read {e(item["source_observed_at"])} from {e(item["source"])}; judged '
-                         f'against catalog {e(_snapshot(item))}; resolved {e(item["resolved_at"])}</p>')
+            block += (f'<p class="when">read {e(item["source_observed_at"])} from {e(item["source"])}; judged '
+                      f'against catalog {e(_snapshot(item))}; resolved {e(item["resolved_at"])}</p>\n')
         else:
-            block.append(f'<p class="when">{e(got.when)}</p>')
-    block.append("</div>")
-    return block
+            block += f'<p class="when">{when}</p>\n'
+    return block + "</div>"

@@ -213,15 +213,9 @@ def _json_number(text: str) -> float | int | None:
     return _plain(value)
 
 
-_DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)  # a run of 19 digits: a C-speed test
-
-
-def _long_integer(text: str) -> bool:
-    """A run of 19 digits or more: orjson reads an integer below -2**63 (19 digits) or above
-    2**64 - 1 (20) as a float, json.loads as it is."""
-    return b"0" * 19 in text.encode("utf-8", "surrogatepass").translate(_DIGITS_AS_ZERO)
-
-
+class _BeyondDouble(Exception):
+    """An integral number from 2**53 up in magnitude in evidence read by orjson: orjson reads an
+    integer below -2**63 or above 2**64 - 1 as a float; json.loads reads the evidence instead."""
 
 
 def _evidence(value: Any) -> Any:
@@ -229,9 +223,8 @@ def _evidence(value: Any) -> Any:
         return {}
     if isinstance(value, str):
         try:  # orjson, then record values (1.0 as 1); it refuses NaN (json.loads: null), and reads an
-            if not _long_integer(value):  # an integer beyond int64/uint64 as a float (json.loads: as is)
-                return _plain_parsed(orjson.loads(value))
-        except orjson.JSONDecodeError:
+            return _plain_parsed(orjson.loads(value))  # integer beyond int64/uint64 as a float (json.loads: as is)
+        except (orjson.JSONDecodeError, _BeyondDouble):
             pass
         try:
             return json.loads(value, parse_float=_json_number, parse_constant=lambda _: None)
@@ -240,10 +233,17 @@ def _evidence(value: Any) -> Any:
     return _plain(value)
 
 
+_SAFE = 2 ** 53
+
+
 def _plain_parsed(value: Any) -> Any:
     """``_plain`` of what ``orjson.loads`` returns (dicts, lists, text, integers, finite floats, True,
-    False, None), in place: each integral float becomes the integer; no copy of the tree is made."""
+    False, None), in place: each integral float becomes the integer; no copy of the tree is made.
+    An integral float from 2**53 up raises ``_BeyondDouble`` (it may have been a longer integer in
+    the text: a 19-digit scan of every evidence string found these before, 1.2 us of its 7.6)."""
     if type(value) is float:
+        if value.is_integer() and not -_SAFE < value < _SAFE:
+            raise _BeyondDouble
         return _plain(value)
     todo = [value]
     while todo:
@@ -251,7 +251,9 @@ def _plain_parsed(value: Any) -> Any:
         for key, item in (node.items() if type(node) is dict else enumerate(node) if type(node) is list else ()):
             kind = type(item)
             if kind is float:
-                if item.is_integer() and abs(item) < 2 ** 53:
+                if item.is_integer():
+                    if not -_SAFE < item < _SAFE:
+                        raise _BeyondDouble
                     node[key] = int(item)
             elif kind is dict or kind is list:
                 todo.append(item)

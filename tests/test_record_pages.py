@@ -8,7 +8,14 @@ import sys
 
 import pytest
 
-from citeledger.record_pages import _CONTROLS, render_ledger_html, render_ledger_text, render_pages, visible_controls
+from citeledger.record_pages import (
+    _CONTROLS,
+    render_ledger_html,
+    render_ledger_text,
+    render_page_files,
+    render_pages,
+    visible_controls,
+)
 from test_records import WORK_A, record_of
 
 
@@ -22,6 +29,8 @@ def test_both_pages_at_once_are_the_pages_made_one_by_one():
     text, page = render_pages(odd)
     assert (text, page) == (render_ledger_text(odd), render_ledger_html(odd))
     assert "read None from a<b>&\"c'\\x1b" in text and 'read  from a&lt;b&gt;&amp;&quot;c&#x27;\\x1b' in page
+    for pages in (record, odd):  # the files' bytes: the pages in UTF-8, controls made visible or none
+        assert render_page_files(pages) == tuple(page.encode() for page in render_pages(pages))
 
 
 @pytest.mark.parametrize("code", [*range(0, 0x100), 0x2028, 0xFEFF, 0x1F600, 0xD800])
@@ -58,3 +67,20 @@ def test_recurring_words_are_escaped_by_their_own_value():
     odd["outbound"]["items"][1]["status"] = 1.0
     page = render_ledger_html(odd)
     assert 'id="ref-True"' in page and '<span class="state">1.0</span>' in page
+
+
+@pytest.mark.parametrize("raw", ["A. Author, <i>Title</i> & \"more\" 'x'.", "NUL \x00 inside <b>", "\x00", "two\x00\x00<&>"])
+def test_a_references_html_lines_are_each_part_escaped_on_its_own(raw):
+    """The cited string, work and notice lines of a reference are escaped by one ``html.escape`` of
+    them joined by NUL (or one by one when one of them holds a NUL): the page shows each escaped
+    on its own."""
+    import html
+
+    record = copy.deepcopy(record_of("arXiv:0704.0001", WORK_A))
+    item = record["outbound"]["items"][0]
+    item["cited_as"]["raw"] = raw
+    item["resolved"] = dict(item["resolved"] or {"work_id": "w"}, title="T <&> \x00 t")
+    page = render_ledger_html(record)
+    folded = " ".join(raw.split())
+    assert f'<p class="raw">{visible_controls(html.escape(folded))}</p>' in page
+    assert visible_controls(html.escape('"T <&> \x00 t"')) in page

@@ -49,3 +49,29 @@ def test_pass_rows_are_what_the_builder_would_make_of_them(tmp_path):
     (outbound, _, _), = papers_observations(tmp_path, None, [(["paper-a"], None)])
     assert [r["score"] for r in outbound] == [1, None, 1, None, 1] and type(outbound[0]["score"]) is int
     assert _sorted_rows(outbound, True, plain=True) == _sorted_rows(outbound, True)
+
+
+def test_pass_rows_are_the_current_views_rows_with_first_reads(tmp_path):
+    """The pass finds the latest observation of references seen once by an aggregate and ranks only
+    those seen more often: its rows must be the ``current`` view's, whichever way each was found
+    (seen once, three times, latest not last written, string changed back, string null), and
+    ``source_observed_at`` the earliest observation of the same string."""
+    store = LedgerStore(tmp_path)
+    times = [FIRST + timedelta(hours=h) for h in range(4)]
+    store.write_observations("r1", "p0", [row("r1", times[1], "paper-a", i, f"String {i}.", "w-a" if i % 2 else None)
+                                          for i in range(1, 7)] + [row("r1", times[1], "paper-b", 1, "B cites a.", "w-a")])
+    store.write_observations("r0", "p0", [row("r0", times[0], "paper-a", 2, "String 2."),  # written later, older
+                                          row("r0", times[0], "paper-a", 3, "String 3, first form.")])
+    store.write_observations("r2", "p0", [row("r2", times[2], "paper-a", 3, "String 3."),
+                                          row("r2", times[2], "paper-a", 4, None),
+                                          row("r2", times[2], "paper-a", 5, "String 5, changed.", "w-b")])
+    store.write_observations("r3", "p0", [row("r3", times[3], "paper-a", 5, "String 5.", "w-b")])
+    (outbound, inbound, _), = papers_observations(tmp_path, None, [(["paper-a"], "w-a")])
+    from citeledger.ledger import connect_views
+
+    con = connect_views(tmp_path, None)
+    current = con.sql("SELECT citing_paper, reference_index, observation_id FROM current ORDER BY 1, 2").fetchall()
+    assert [(r["citing_paper"], r["reference_index"], r["observation_id"]) for r in outbound + inbound] == current
+    seen = {r["reference_index"]: r["source_observed_at"] for r in outbound}
+    assert seen == {1: _plain(times[1]), 2: _plain(times[0]), 3: _plain(times[1]), 4: None,
+                    5: _plain(times[1]), 6: _plain(times[1])}
