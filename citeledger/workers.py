@@ -4,11 +4,13 @@ index. A worker process of a pool gets its own copies; a thread shares them unde
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from resolvers.fuzzy import FuzzyResolver
+from resolvers.errors import ConfigError
+from resolvers.fuzzy import OUTCOME_CACHE, FuzzyResolver
 from resolvers.notices import NoticeEvent, NoticeIndex
 from resolvers.remote import build_remote
 
@@ -63,8 +65,17 @@ def get_fuzzy(catalog: ParquetCatalog) -> FuzzyResolver:
     key = _generation_key("fuzzy", catalog)
     with _CACHE_LOCK:
         if key not in _CACHE:
-            _CACHE[key] = FuzzyResolver(retriever(catalog.generation_dir))
+            _CACHE[key] = FuzzyResolver(retriever(catalog.generation_dir), cache_size=outcome_cache_size())
         return _CACHE[key]
+
+
+def outcome_cache_size() -> int:
+    """Fuzzy outcomes a process keeps by parsed string (``CITELEDGER_OUTCOME_CACHE``, 0: none):
+    off, a benchmark of repeated strings measures the cost of distinct ones."""
+    value = os.environ.get("CITELEDGER_OUTCOME_CACHE", str(OUTCOME_CACHE))
+    if not value.isdigit():
+        raise ConfigError(f"CITELEDGER_OUTCOME_CACHE must be a count of outcomes (0: none), not {value!r}")
+    return int(value)
 
 
 def get_notice_index(catalog: ParquetCatalog) -> NoticeIndex:

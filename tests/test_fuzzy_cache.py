@@ -57,3 +57,20 @@ def test_a_parse_with_other_fields_is_another_string():
     other = dataclasses.replace(parsed, title="Deep residual learning for image recognition")
     assert fuzzy.parsed_key(parsed) != fuzzy.parsed_key(other)
     assert fuzzy.parsed_key(parsed) == fuzzy.parsed_key(parse_reference(RAWS[0]))
+
+
+def test_the_outcome_cache_size_comes_from_the_environment(monkeypatch):
+    """CITELEDGER_OUTCOME_CACHE=0 turns the cache off (a benchmark of repeated strings then
+    measures distinct ones); a value that is not a count is a configuration error."""
+    import pytest
+
+    from citeledger.workers import outcome_cache_size
+    from resolvers.errors import ConfigError
+
+    monkeypatch.delenv("CITELEDGER_OUTCOME_CACHE", raising=False)
+    assert outcome_cache_size() == fuzzy.OUTCOME_CACHE
+    monkeypatch.setenv("CITELEDGER_OUTCOME_CACHE", "0")
+    assert outcome_cache_size() == 0
+    monkeypatch.setenv("CITELEDGER_OUTCOME_CACHE", "-1")
+    with pytest.raises(ConfigError, match="CITELEDGER_OUTCOME_CACHE"):
+        outcome_cache_size()
