@@ -62,7 +62,7 @@ from .venue_index import LOCATORS_FILE, PAGES_AT, PAGES_HASHES, locator_rows, lo
 from .mapped_pages import load_array, map_ipc, release_if_over
 from .work_row import WORK_FIELDS, WORK_TYPES
 from . import work_rows
-from .work_rows import WorkReader, take_rows, works_at  # noqa: F401 (take_rows, works_at: their old home)
+from .work_rows import WorkReader
 
 INDEX_FILE = "index.json"  # the stamp, written last: present means the files below are complete
 FORMS_FILE = "work_forms.arrow"  # row-aligned with works.parquet: each work's comparison forms

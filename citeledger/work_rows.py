@@ -11,7 +11,7 @@ the file's pages stay in the OS page cache, shared, counted in no process.
 
 The files are derived from the two Arrow files and carry their own stamp (``work_rows.json``:
 the index stamp they were made for plus ``ROWS_FORMAT``), written last; an index without them is
-current and the readers then take the rows from the mapped Arrow files (``blocking.works_at``).
+current and the readers then take the rows from the mapped Arrow files (``works_at``).
 """
 from __future__ import annotations
 

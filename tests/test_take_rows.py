@@ -1,10 +1,11 @@
-"""``blocking.take_rows`` takes rows of a many-batch mapped table batch by batch (Arrow's own take
+"""``work_rows.take_rows`` takes rows of a many-batch mapped table batch by batch (Arrow's own take
 concatenates every chunk first); it must give exactly ``Table.take``'s rows, in the asked order."""
 import random
 
 import pyarrow as pa
 
-from citeledger.blocking import map_ipc, take_rows
+from citeledger.mapped_pages import map_ipc
+from citeledger.work_rows import take_rows
 
 
 def test_take_rows_equals_arrow_take_on_a_mapped_table_of_many_batches(tmp_path):
