@@ -162,13 +162,16 @@ class LedgerStore:
 
     def write_observations(self, run_id: str, part: str, rows: list[dict[str, Any]]) -> None:
         """Written last for a batch: its presence marks the batch complete."""
-        write_parquet(pa.Table.from_pylist(rows, schema=OBSERVATION_SCHEMA),
-                      self.part_path("observations", run_id, part), self.staging)
+        self._write_observation_table(run_id, part, pa.Table.from_pylist(rows, schema=OBSERVATION_SCHEMA))
 
     def write_observation_columns(self, run_id: str, part: str, columns: dict[str, list[Any]]) -> None:
         """``write_observations`` given the rows as columns (``observation.observation_columns``):
         the table is built column by column, not from a dict per row."""
         table = pa.table([pa.array(columns[f.name], f.type) for f in OBSERVATION_SCHEMA], schema=OBSERVATION_SCHEMA)
+        self._write_observation_table(run_id, part, table)
+
+    def _write_observation_table(self, run_id: str, part: str, table: pa.Table) -> None:
+        """Every observation part by one writer (Arrow's), however its rows were given."""
         write_arrow_parquet(table, self.part_path("observations", run_id, part), self.staging)
 
     def write_fetched_works(self, run_id: str, part: str, rows: list[dict[str, Any]]) -> None:
