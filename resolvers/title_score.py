@@ -26,7 +26,7 @@ MIN_ALIGN_TOKENS = 4
 
 class TitleScores(NamedTuple):
     """The cheap parts of a candidate's title score (``parsed_title_scores``), which ``verify_bound``
-    bounds the rest with before ``_title_score`` completes them."""
+    bounds the rest with before ``title_score`` completes them."""
 
     parse: float  # the parsed title against the work's (``ratio``)
     prefix: float  # a cut-short catalog title's prefix
@@ -53,7 +53,7 @@ def parsed_title_scores(ref: RefView, w: WorkForms) -> TitleScores:
 
 
 def window_possible(parts: TitleScores, w: WorkForms) -> bool:
-    """May the order-free score over the string's runs of words count (``_title_score``)?"""
+    """May the order-free score over the string's runs of words count (``title_score``)?"""
     return parts.sorted < SORTED_SCALE and parts.parse < SORTED_SCALE and w.ntok >= SORTED_MIN_WORDS \
         and len(w.tokens) - parts.common <= 1
 

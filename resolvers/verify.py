@@ -28,7 +28,7 @@ from rapidfuzz import fuzz
 from .model import Work
 from .parsing import ParsedReference
 from .title_order import sorted_words, title_segments
-from .title_score import MIN_ALIGN_CHARS, MIN_ALIGN_TOKENS, title_score  # noqa: F401 (re-exported)
+from .title_score import title_score
 from .title_signs import NOTICE_RE, NOTICE_WORDS, TRUNCATED_END, TRUNCATED_PATTERN, title_cut_short  # noqa: F401
 from .text import VENUE_TOKEN_MIN_CHARS, compact, fold, fold_arrow, norm_arrow, norm_text, ocr_skeleton
 from .text_arrow import per_distinct
@@ -326,7 +326,7 @@ def year_agreement(work_year: int | None, years: Sequence[int], late: int, early
 def features(ref: RefView, work: Work, forms: WorkForms | None = None,
              title: tuple[float, int, dict] | None = None) -> Features:
     """Compare one reference with one candidate work (``forms``: its comparison forms, when the
-    retriever brought them along; ``title``: ``_title_score``'s answer, when already known)."""
+    retriever brought them along; ``title``: ``title_score``'s answer, when already known)."""
     w = forms if forms is not None else work_forms(work)
     detail: dict = {}
     if ref.lead and ref.lead_as_title is not None and w.compact.startswith(ref.lead):
