@@ -40,7 +40,7 @@ FILES = (FLAGS, ID_HASHES, ID_ROWS, REL_ROWS, REL_ENDS, REL_TEXT, STAMP)
 NOTICE_FORMAT = 1
 WORK_COLUMNS = ("work_id", "doi", "arxiv_id", "alt_dois", "withdrawn")  # read from works.arrow
 HELD = ("crossref", "openalex")
-NAMES = (*WORK_COLUMNS, "sources")  # the sources whose holding a work changes its notice's sources checked
+NAMES = (*WORK_COLUMNS, "sources", "relations")  # the sources whose holding a work changes its notice's sources checked
 
 
 def _stamp_values(gen_dir: Path) -> np.ndarray:
@@ -175,7 +175,8 @@ def notice_rows(notices: NoticeFile, work_ids: Sequence[str],
     taken = take_rows(notices.works(), rows)
     values = dict(zip(rows, zip(*(taken.column(c).to_pylist() for c in WORK_COLUMNS), notices.sources(rows))))
     relations = notices.relations(rows)
-    out = {work_id: {**dict(zip(NAMES, values[row])), "relations": relations.get(row)}
-           for work_id, row in found.items() if values[row][0] == work_id}
+    get = relations.get
+    out = {work_id: dict(zip(NAMES, (*values[row], get(row)))) for work_id, row in found.items()
+           if values[row][0] == work_id}
     clashed = [w for w in found if w not in out]
     return {**out, **fallback(clashed)} if clashed else out
