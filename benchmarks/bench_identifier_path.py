@@ -11,7 +11,9 @@ works are drawn from the given catalog's own ``works.arrow`` (rows picked at ran
 the strings cite works spread over the whole catalog whatever its size.
 
     .venv/bin/python benchmarks/bench_identifier_path.py [N] [--catalog DIR] [--profile OUT.prof]
-    (default N 50,000; --profile also prints the top functions by own and cumulative time)
+    (default N 50,000; --profile also prints the top functions by own and cumulative time;
+    --steps prints the CPU seconds spent in each step of the path, inclusive: nested steps are
+    also counted in the step around them; cProfile's own cost is 4x the run's on this path)
 """
 from __future__ import annotations
 
@@ -66,6 +68,47 @@ def write_refs(path: Path, works: list[tuple], n: int, rng: random.Random) -> No
             fh.write(json.dumps({"citing_paper": f"paper-{i // 50}", "reference_index": i % 50 + 1, "raw": raw}) + "\n")
 
 
+# (module, attribute) of each timed step, as the path looks it up (a function imported by name is
+# wrapped where it is called from); nested steps are indented under the one they run in.
+STEPS = [
+    ("citeledger.pipeline", "plan_run"), ("citeledger.pipeline", "run_batch"),
+    ("citeledger.pipeline", "resolve_batch_references"), ("resolvers.resolution", "extract_identifiers"),
+    ("resolvers.resolution", "_parsed"), ("citeledger.catalog", "ParquetCatalog.works_by_arxiv_id"),
+    ("citeledger.catalog", "ParquetCatalog.works_by_doi"), ("resolvers.resolution", "rule_identifier"),
+    ("resolvers.resolution", "check_agreement"), ("resolvers.resolution", "decide"),
+    ("citeledger.pipeline", "observation_columns"), ("citeledger.ledger", "LedgerStore.write_observation_columns"),
+    ("citeledger.pipeline", "finish_run"), ("citeledger.pipeline", "write_run_notices"),
+    ("citeledger.ledger", "LedgerStore.linked_work_ids"), ("citeledger.notice_check", "work_notice_rows"),
+    ("citeledger.catalog", "ParquetCatalog.notice_rows"), ("citeledger.notice_check", "cited_doi_notice_rows"),
+    ("citeledger.ledger", "LedgerStore.write_notices"), ("citeledger.pipeline", "_summarise"),
+    ("citeledger.ledger", "LedgerStore.finish_run"), ("citeledger.pipeline", "_complete_run"),
+]
+
+
+def time_steps() -> dict[str, float]:
+    """Wrap each of ``STEPS`` to add its CPU seconds (``time.process_time``) to the dict returned."""
+    import importlib
+
+    spent: dict[str, float] = {}
+    for module_name, attr in STEPS:
+        owner: object = importlib.import_module(module_name)
+        *path, name = attr.split(".")
+        for part in path:
+            owner = getattr(owner, part)
+        if not hasattr(owner, name):
+            continue
+        inner = getattr(owner, name)
+
+        def timed(*a, _inner=inner, _key=attr, **k):
+            c0 = time.process_time()
+            try:
+                return _inner(*a, **k)
+            finally:
+                spent[_key] = spent.get(_key, 0.0) + time.process_time() - c0
+        setattr(owner, name, timed)
+    return spent
+
+
 def run(refs: Path, catalog: Path, ledger: Path, batch_size: int) -> tuple[dict[str, float], object]:
     """The timed part: plan, every batch, finish; seconds of each step, and the process's CPU
     seconds over all of them (on a shared machine the wall clock waits for other jobs)."""
@@ -87,6 +130,7 @@ def main() -> None:
     ap.add_argument("--catalog", type=Path, help="a prebuilt catalog folder (default: build data/sources)")
     ap.add_argument("--batch-size", type=int, default=5000)
     ap.add_argument("--profile", type=Path, help="write a cProfile of the timed part here and print its top")
+    ap.add_argument("--steps", action="store_true", help="print the CPU microseconds a reference of each step")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-ids-"))
     catalog = args.catalog
@@ -102,6 +146,7 @@ def main() -> None:
     works = cited_works(gen, args.n, random.Random(7))
     write_refs(work / "refs.jsonl", works, args.n, random.Random(7))
     workers.get_fuzzy(workers.get_catalog(catalog))  # load the indexes before timing
+    spent = time_steps() if args.steps else None
     profiler = cProfile.Profile(time.process_time) if args.profile else None  # CPU time: comparable under load
     if profiler:
         profiler.enable()
@@ -112,6 +157,8 @@ def main() -> None:
         for key in ("tottime", "cumulative"):
             pstats.Stats(str(args.profile)).sort_stats(key).print_stats(30)
     n = args.n
+    for key, seconds_in in (spent or {}).items():
+        print(f"  step {key}: {seconds_in:.2f} s CPU = {seconds_in / n * 1e6:.0f} us a reference")
     print(f"catalog: {catalog} ({gen.name}, {json.loads((gen / 'manifest.json').read_text())['works']:,} works); "
           f"cited works drawn: {len(works):,}")
     print("seconds: " + ", ".join(f"{k} {v:.2f}" for k, v in seconds.items()))

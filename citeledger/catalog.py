@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 from resolvers.errors import CatalogSourceError, ConfigError
 from resolvers.model import Work
 
-from . import blocking, index_upgrade, venue_index
+from . import blocking, index_upgrade, notice_file, venue_index
 from . import sources as src
 from .catalog_extract import Extracted, extract, keep_cache
 from .atomic import atomic_write_bytes, disk_errors, file_sha256, publish_dir, sql_literal
@@ -211,8 +211,11 @@ def _new_works_sql(con: duckdb.DuckDBPyConnection, new: Extracted) -> str:
 
 
 def index(gen_dir: Path) -> dict[str, Any]:
-    """The fuzzy matcher's candidate index, built beside the works it indexes."""
-    return blocking.build_index(gen_dir)
+    """The fuzzy matcher's candidate index, built beside the works it indexes, and the notice
+    step's files (``notice_file``)."""
+    stats = blocking.build_index(gen_dir)
+    notice_file.write(gen_dir)
+    return stats
 
 
 def publish(catalog_dir: Path, gen_dir: Path, previous: Generation, extracted: Extracted,
@@ -316,6 +319,7 @@ class ParquetCatalog:
         self._identifiers = blocking.IdentifierIndex(gen)
         self._works = WorkReader(gen, blocking._stamp(gen))  # positional reads of the row files
         self._locators = venue_index.load(gen, blocking.map_ipc, index_upgrade.pages_current(gen))
+        self._notices = notice_file.open_current(gen)  # derived once for a generation made without it
 
     @staticmethod
     def generation_of(directory: str | Path) -> Path | None:
@@ -383,6 +387,16 @@ class ParquetCatalog:
             cur.register("wanted", pa.table({"work_id": pa.array(ids, pa.string())}))
             cur.execute(f"SELECT {wanted} FROM works w JOIN wanted USING (work_id)")
             return {rec["work_id"]: rec for rec in _dict_rows(cur)}
+
+    def notice_rows(self, work_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The notice step's columns (``notice_file.NOTICE_COLUMNS``) of works by id: by row from
+        the notice files, or (a generation they could not be written for) from works.parquet."""
+        if self._notices is None:
+            return self.work_rows(work_ids, notice_file.NOTICE_COLUMNS)
+        found = notice_file.notice_rows(self._notices, work_ids,
+                                        lambda ids: self.work_rows(ids, notice_file.NOTICE_COLUMNS))
+        release_if_over()
+        return found
 
     @property
     def ingested_seq(self) -> int:

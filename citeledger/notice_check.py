@@ -12,10 +12,7 @@ from resolvers.notices import NoticeIndex, notice_row
 
 from .ledger import LedgerStore
 from .workers import get_catalog, get_notice_index
-
-
-# The catalog columns ``work_notice`` reads (and ``work_notice_rows``: the DOI)
-NOTICE_COLUMNS = ("doi", "arxiv_id", "alt_dois", "withdrawn", "sources", "relations")
+from .notice_file import NOTICE_COLUMNS  # noqa: F401  (the columns ``work_notice`` reads; kept here for old imports)
 
 
 def work_notice(work: dict[str, Any], index: NoticeIndex, checked_at: str | None) -> Any:
@@ -74,7 +71,7 @@ def work_notice_rows(catalog_dir: str | Path, work_ids: Any, run_id: str) -> lis
     rows = []
     quiet: dict[tuple[bool, tuple[str, ...]], dict[str, Any]] = {}  # rows of works no event names
     plain_sources: dict[tuple[bool, bool, bool], list[str]] = {}
-    for work_id, work in sorted(catalog.work_rows(work_ids, NOTICE_COLUMNS).items()):
+    for work_id, work in sorted(catalog.notice_rows(work_ids).items()):
         events, sources = _plain_extras(work, plain_sources) or _work_extras(work, index)
         if events or index.has_events(work.get("doi"), work.get("arxiv_id")):
             rows.append(_dated(notice_row(work_id, work.get("doi"), index.notice_for(

@@ -326,7 +326,8 @@ def run_batch(job: BatchJob) -> dict[str, int]:
     remote = get_remote(job.remote)
     resolutions = resolve_batch_references(job.references, catalog, remote,
                                            search_step(remote, job.run_id, job.search_budget, job.search_skip_files))
-    columns = observation_columns(resolutions, job.run_id, job.observed_at, job.catalog_fingerprint)
+    with gc_paused():  # (thousands of short-lived dicts and strings: no cycles worth a collection of the heap)
+        columns = observation_columns(resolutions, job.run_id, job.observed_at, job.catalog_fingerprint)
     fetched = fetched_work_rows(resolutions)
     if fetched:  # kept before the batch is marked done, so a crash cannot lose them
         ledger.write_fetched_works(job.run_id, job.part, fetched)
@@ -388,7 +389,8 @@ def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "r
     ledger = LedgerStore(plan.ledger_dir)
     finished = ledger.run_finished(plan.run_id)
     if not finished:  # a finished run given again changes nothing
-        write_run_notices(plan.ledger_dir, plan.catalog_dir, plan.run_id)
+        with gc_paused():  # (a row per linked work: allocation, no cycles)
+            write_run_notices(plan.ledger_dir, plan.catalog_dir, plan.run_id)
         if recheck_notices:
             ledger.write_notices(plan.run_id, recheck_notices, part="recheck")
     summary = _summarise(plan, ledger, errors or [], timings or {})

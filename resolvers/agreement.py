@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable
 
 from rapidfuzz import fuzz
@@ -94,10 +95,9 @@ def check_agreement(raw: str, parsed: ParsedReference, work: Work) -> Agreement:
     """Does the string's own title or year, or else its venue, volume, first page, year and first
     author together (``resolvers.contradiction``), contradict the work an identifier points to?"""
     text = parsed.text if parsed.raw == raw else clean_raw(raw or "")  # the string cleaned, once
-    clean_title = clean_raw(work.title) if work.title else ""
-    work_title = norm_text(clean_title) if clean_title else ""
+    _, low_title, work_title = _title_forms(work.title) if work.title else ("", "", "")
     agreement = _title_year_agreement(raw, text, lambda: _string_title(parsed, work), parsed.year, work,
-                                      clean_title, work_title)
+                                      low_title, work_title)
     if agreement.contradicts:
         return agreement
     details = agreement.details
@@ -113,6 +113,14 @@ def check_agreement(raw: str, parsed: ParsedReference, work: Work) -> Agreement:
     return agreement
 
 
+@lru_cache(maxsize=1 << 14)  # (some 10 MB at most)
+def _title_forms(title: str) -> tuple[str, str, str]:
+    """A work's title cleaned, cleaned in lower case, and normalised: made once per title while
+    it is cited again (a run cites many works many times; a function of the title alone)."""
+    clean_title = clean_raw(title)
+    return clean_title, clean_title.lower(), norm_text(clean_title) if clean_title else ""
+
+
 def _string_title(parsed: ParsedReference, work: Work) -> str | None:
     """The string's own title: none when the parser took the work's venue for one (a title-less
     string has no title to contradict). Asked only by the tests that read it, so a string whose
@@ -121,12 +129,12 @@ def _string_title(parsed: ParsedReference, work: Work) -> str | None:
 
 
 def _title_year_agreement(raw: str, text: str, string_title: Callable[[], str | None], parsed_year: int | None,
-                          work: Work, clean_title: str, work_title: str) -> Agreement:
+                          work: Work, low_title: str, work_title: str) -> Agreement:
     """Does the string's own title or year contradict the work? (``text``: the cleaned string;
-    ``clean_title``, ``work_title``: the work's title cleaned and normalised.)"""
+    ``low_title``, ``work_title``: the work's title cleaned in lower case, and normalised.)"""
     details: dict[str, Any] = {}
     if work_title:
-        present, goes_on = _presence(work.title or "", clean_title.lower(), text)
+        present, goes_on = _presence(work.title or "", low_title, text)
         details["work_title_in_string"] = round(present, 1)
         if goes_on:
             return _title_contradicts(details, work, string_title(),

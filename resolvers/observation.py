@@ -14,6 +14,8 @@ from datetime import datetime
 from importlib import metadata
 from typing import Any, Sequence
 
+import orjson
+
 from .canonical import canonical_json
 from .model import Reference
 from .resolution import Resolution
@@ -48,6 +50,36 @@ def _id_key(paper: Any, index: Any, raw: Any, source: Any, fingerprint: str, cod
     return canonical_json([paper, index, raw, source, fingerprint, code_version])
 
 
+def _plain(value: Any) -> bool:
+    """Does orjson write ``value`` as ``canonical_json`` does? Yes for str, int, bool and None,
+    and dicts with str keys, lists and tuples of them, and floats that Python's ``repr`` writes
+    without an exponent (0, and 1e-4 <= |x| < 1e16: orjson writes 1e-05 as 0.00001); strictly
+    these types (a subclass, an Enum, a datetime go to ``default=str``). Its escapes, key order
+    (code points) and integers are the encoder's; a lone surrogate or an int past 64 bits makes
+    orjson raise, and then the encoder writes it."""
+    t = type(value)
+    if t is str or t is int or t is bool or value is None:
+        return True
+    if t is float:
+        return value == 0.0 or 1e-4 <= abs(value) < 1e16  # (NaN and the infinities: neither)
+    if t is dict:
+        return all(type(k) is str and _plain(v) for k, v in value.items())
+    if t is list or t is tuple:
+        return all(_plain(v) for v in value)
+    return False
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """``canonical_json(value)`` as UTF-8 (lone surrogates passed through): through orjson when it
+    writes the same bytes (``_plain``), 5-10 times faster than the ``json`` encoder."""
+    if _plain(value):
+        try:
+            return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        except orjson.JSONEncodeError:
+            pass
+    return canonical_json(value).encode("utf-8", errors="surrogatepass")
+
+
 def _clean_score(score: float | None) -> float | None:
     if score is None or (isinstance(score, float) and math.isnan(score)):
         return None
@@ -73,14 +105,13 @@ def _content(resolution: Resolution, catalog_fingerprint: str, code_version: str
         "extracted_dois": list(resolution.ids.dois),
         "extracted_arxiv_ids": list(resolution.ids.arxiv_ids),
         "score": _clean_score(verdict.score),
-        "evidence": canonical_json(verdict.evidence),
+        "evidence": canonical_bytes(verdict.evidence).decode("utf-8", errors="surrogatepass"),
     }
 
 
 def _digest(content: dict[str, Any]) -> str:
     """``sha256:`` over the content's canonical JSON."""
-    text = canonical_json(content)
-    return "sha256:" + hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+    return "sha256:" + hashlib.sha256(canonical_bytes(content)).hexdigest()
 
 
 def observation_row(resolution: Resolution, run_id: str, observed_at: datetime, catalog_fingerprint: str,

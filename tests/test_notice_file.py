@@ -1,0 +1,99 @@
+"""The notice step's files (``citeledger.notice_file``): the same notice columns, and so the same
+notice rows, as the join against works.parquet they replace; derived on first open of a
+generation made without them; and the join again where they are missing or a hash is shared."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from citeledger import notice_check, notice_file
+from citeledger.blocking import WORKS_ARROW
+from citeledger.catalog import CatalogStore, ParquetCatalog
+from citeledger.mapped_pages import map_ipc
+from citeledger.workers import get_catalog
+
+FIXTURES = Path(__file__).parent / "fixtures" / "catalog"
+
+
+def _all_ids(catalog: ParquetCatalog) -> list[str]:
+    return map_ipc(catalog.generation_dir / WORKS_ARROW).column("work_id").to_pylist()
+
+
+def _scanned(catalog: ParquetCatalog, work_ids: list[str]) -> dict[str, dict]:
+    """The join's columns, of the sources only those the notice step asks about."""
+    rows = catalog.work_rows(work_ids, notice_file.NOTICE_COLUMNS)
+    return {w: {**r, "sources": [s for s in notice_file.HELD if s in (r["sources"] or ())]} for w, r in rows.items()}
+
+
+@pytest.fixture()
+def own_catalog(tmp_path) -> Path:
+    directory = tmp_path / "catalog"
+    CatalogStore(directory).build(sorted(FIXTURES.glob("*.jsonl")))
+    return directory
+
+
+def test_notice_columns_are_those_of_the_scan(fixture_catalog):
+    catalog = ParquetCatalog(fixture_catalog)
+    assert catalog._notices is not None  # written by the build's index step
+    ids = _all_ids(catalog)
+    found = catalog.notice_rows([*ids, "doi:10.9/not-in-the-catalog"])
+    assert found == _scanned(catalog, ids)
+    assert any(r["relations"] for r in found.values()) and any(r["withdrawn"] for r in found.values())
+    assert any(r["sources"] == ["crossref"] for r in found.values())
+
+
+def test_notice_rows_are_those_of_the_scan(fixture_catalog, monkeypatch):
+    ids = _all_ids(get_catalog(fixture_catalog))
+    from_file = notice_check.work_notice_rows(fixture_catalog, ids, "r")
+    monkeypatch.setattr(get_catalog(fixture_catalog), "_notices", None)  # the DuckDB join
+    assert from_file == notice_check.work_notice_rows(fixture_catalog, ids, "r")
+    assert any(r["standing"] != "none" for r in from_file)
+
+
+def test_derived_on_first_open_of_a_generation_without_them(own_catalog):
+    gen = CatalogStore(own_catalog).current()
+    for name in notice_file.FILES:
+        (gen / name).unlink()
+    assert not notice_file.is_current(gen)
+    catalog = ParquetCatalog(own_catalog)
+    assert notice_file.is_current(gen) and catalog._notices is not None
+    ids = _all_ids(catalog)
+    assert catalog.notice_rows(ids) == _scanned(catalog, ids)
+
+
+def test_a_stale_stamp_is_derived_again(own_catalog):
+    gen = CatalogStore(own_catalog).current()
+    shutil.copy(gen / notice_file.ID_ROWS, gen / "kept.npy")
+    notice_file.blocking.save_array(gen / notice_file.STAMP, notice_file._stamp_values(gen) + 1)
+    assert not notice_file.is_current(gen)
+    assert notice_file.ensure(gen) and notice_file.is_current(gen)
+
+
+def test_a_folder_that_cannot_be_written_reads_works_parquet(own_catalog, monkeypatch):
+    gen = CatalogStore(own_catalog).current()
+    (gen / notice_file.STAMP).unlink()
+
+    def refused(gen_dir, chunk_rows=0):
+        raise PermissionError(13, "Permission denied", str(gen_dir))
+    monkeypatch.setattr(notice_file, "write", refused)
+    catalog = ParquetCatalog(own_catalog)
+    assert catalog._notices is None
+    ids = _all_ids(catalog)
+    assert catalog.notice_rows(ids) == catalog.work_rows(ids, notice_file.NOTICE_COLUMNS)
+
+
+def test_an_id_whose_hash_names_another_work_is_read_from_works_parquet(own_catalog, monkeypatch):
+    catalog = ParquetCatalog(own_catalog)
+    ids = _all_ids(catalog)
+    real_rows = catalog._notices.rows
+    monkeypatch.setattr(catalog._notices, "rows", lambda asked: {w: 0 for w in real_rows(asked)})  # all "row 0"
+    assert catalog.notice_rows(ids) == _scanned(catalog, ids) | catalog.work_rows(ids[1:], notice_file.NOTICE_COLUMNS)
+
+
+def test_source_flags_name_crossref_and_openalex_holdings():
+    sources = pa.array([["crossref"], ["openalex", "works_jsonl"], [], ["works_jsonl"], ["openalex", "crossref"]])
+    flags = notice_file._source_flags(sources, 5)
+    assert flags.tolist() == [1, 2, 0, 0, 3]
