@@ -13,8 +13,8 @@ whole process tree (the CLI, Prefect's temporary API server, the pool's worker p
 - ``cpu_s``, ``refs_per_cpu_s``: the CPU seconds of the whole process tree (user + system, from
   the children's rusage) and references per CPU second: comparable across machine loads;
   ``cpu_s_by_process``: each process's CPU seconds as last sampled (a lower bound: up to 0.2 s
-  before it ended) with its role (``cli``: planning, the batches' results and the finish step;
-  ``worker``; ``server``: Prefect's API server);
+  before it ended) with its role (``cli``: planning, Prefect's API, the finish step and the records;
+  ``worker``; ``server``: a Prefect API server of its own, if any);
 - ``peak_tree_rss_mb``: the largest sum of RSS over the process tree (a page of the mapped
   catalog counts once in every process that touched it);
 - ``peak_tree_pss_mb`` / ``peak_tree_uss_mb``: the largest sums of PSS (shared pages divided
@@ -83,8 +83,9 @@ def cpu_s_of(pid: int) -> tuple[float, str]:
             cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
     except (OSError, IndexError):
         return 0.0, "gone"
-    role = "worker" if "multiprocessing" in cmdline else "server" if ("uvicorn" in cmdline or "prefect" in cmdline
-                                                                       and "server" in cmdline) else "cli"
+    role = ("worker" if "spawn_main" in cmdline else "tracker" if "resource_tracker" in cmdline
+            else "server" if "uvicorn" in cmdline or ("prefect" in cmdline and "server" in cmdline)
+            else "cli" if "citeledger.cli" in cmdline else "")  # "": a zombie's (empty) command line
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), role
 
 
@@ -170,7 +171,7 @@ def main(argv: list[str] | None = None) -> dict:
                 per_process[pid] = max(per_process.get(pid, 0.0), mb)
                 used = cpu_s_of(pid)
                 if used[1] != "gone":
-                    cpu_each[pid] = used
+                    cpu_each[pid] = (used[0], used[1] or cpu_each.get(pid, (0.0, "?"))[1])
             if total > peak:
                 peak, at_peak = total, each
             tick += 1
