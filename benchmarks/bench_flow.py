@@ -12,6 +12,9 @@ whole process tree (the CLI, Prefect's temporary API server, the pool's worker p
 - ``wall_s``: the whole command, with Prefect's start-up and the citation records;
 - ``cpu_s``, ``refs_per_cpu_s``: the CPU seconds of the whole process tree (user + system, from
   the children's rusage) and references per CPU second: comparable across machine loads;
+  ``cpu_s_by_process``: each process's CPU seconds as last sampled (a lower bound: up to 0.2 s
+  before it ended) with its role (``cli``: planning, Prefect's API, the finish step and the records;
+  ``worker``; ``server``: a Prefect API server of its own, if any);
 - ``peak_tree_rss_mb``: the largest sum of RSS over the process tree (a page of the mapped
   catalog counts once in every process that touched it);
 - ``peak_tree_pss_mb`` / ``peak_tree_uss_mb``: the largest sums of PSS (shared pages divided
@@ -68,6 +71,22 @@ def tree_rss_mb(root_pid: int) -> tuple[float, dict[int, float]]:
         each[pid] = rss.get(pid, 0) / 1024
         todo += children.get(pid, [])
     return sum(each.values()), each
+
+
+def cpu_s_of(pid: int) -> tuple[float, str]:
+    """A process's CPU seconds so far (user + system, /proc/PID/stat) and what it is, from its
+    command line: ``worker`` (a pool process), ``server`` (Prefect's API server) or ``cli``."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+    except (OSError, IndexError):
+        return 0.0, "gone"
+    role = ("worker" if "spawn_main" in cmdline else "tracker" if "resource_tracker" in cmdline
+            else "server" if "uvicorn" in cmdline or ("prefect" in cmdline and "server" in cmdline)
+            else "cli" if "citeledger.cli" in cmdline else "")  # "": a zombie's (empty) command line
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), role
 
 
 def pss_uss_mb(pid: int) -> tuple[float, float, float]:
@@ -140,6 +159,7 @@ def main(argv: list[str] | None = None) -> dict:
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak, at_peak, per_process = 0.0, {}, {}
     peak_pss, peak_uss, uss_each, dirty_each = 0.0, 0.0, {}, {}
+    cpu_each: dict[int, tuple[float, str]] = {}  # the last CPU seconds sampled of each process (a lower bound)
     stop = threading.Event()
 
     def sample():
@@ -149,6 +169,9 @@ def main(argv: list[str] | None = None) -> dict:
             total, each = tree_rss_mb(proc.pid)
             for pid, mb in each.items():
                 per_process[pid] = max(per_process.get(pid, 0.0), mb)
+                used = cpu_s_of(pid)
+                if used[1] != "gone":
+                    cpu_each[pid] = (used[0], used[1] or cpu_each.get(pid, (0.0, "?"))[1])
             if total > peak:
                 peak, at_peak = total, each
             tick += 1
@@ -190,6 +213,8 @@ def main(argv: list[str] | None = None) -> dict:
            "run_seconds": round(seconds, 1), "run_refs_per_s": round(references / seconds, 1),
            "timings": json.loads(timings) if timings else None, "wall_s": round(wall, 1),
            "cpu_s": round(cpu, 1), "refs_per_cpu_s": round(n / cpu, 1),
+           "cpu_s_by_process": sorted(([role, round(c, 1)] for c, role in cpu_each.values() if c >= 0.5),
+                                      key=lambda x: -x[1]),
            "peak_tree_rss_mb": round(peak),
            "rss_mb_at_peak": sorted((round(v) for v in at_peak.values() if v >= 50), reverse=True),
            "peak_rss_mb_per_process": sorted((round(v) for v in per_process.values() if v >= 50), reverse=True),

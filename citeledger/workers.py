@@ -16,6 +16,7 @@ from resolvers.remote import build_remote
 
 from .catalog import ParquetCatalog
 from .config import Config, load_config
+from .outcome_share import generation_key, pool_share
 from .remote_files import SearchCacheDir
 from .shards import retriever
 
@@ -65,7 +66,10 @@ def get_fuzzy(catalog: ParquetCatalog) -> FuzzyResolver:
     key = _generation_key("fuzzy", catalog)
     with _CACHE_LOCK:
         if key not in _CACHE:
-            _CACHE[key] = FuzzyResolver(retriever(catalog.generation_dir), cache_size=outcome_cache_size())
+            fuzzy = FuzzyResolver(retriever(catalog.generation_dir), cache_size=outcome_cache_size())
+            if fuzzy.cache_size > 0:  # a pool worker shares its outcomes with its siblings
+                fuzzy.share = pool_share(generation_key(*key, catalog.fingerprint))
+            _CACHE[key] = fuzzy
         return _CACHE[key]
 
 

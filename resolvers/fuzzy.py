@@ -23,7 +23,7 @@ import math
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field, fields
-from typing import Any, Hashable, Sequence
+from typing import Any, Hashable, Mapping, Sequence
 
 from .candidates import Candidate, Retriever, index_tokens, locator_tokens
 from .model import Reason, Work
@@ -116,12 +116,17 @@ class FuzzyResolver:
         self.cache_size = cache_size
         self._outcomes: OrderedDict[Hashable, FuzzyOutcome] = OrderedDict()
         self._lock = threading.Lock()
+        # outcomes shared with sibling processes (``publish(outcomes)``, ``take_new() -> outcomes``):
+        # the caller's, since a resolver writes no files (``citeledger.outcome_share``)
+        self.share: Any = None
 
     def match_batch(self, parsed: Sequence[ParsedReference]) -> list[FuzzyOutcome]:
         """One outcome per parsed string (the chain has set the unusable ones aside). An outcome
         depends on the parsed string and the catalog only (each string's candidates and scores are
         its own), so each distinct parse is matched once and its outcome kept (``cache_size``)."""
         keys = [parsed_key(p) for p in parsed]
+        if self.share is not None and self.cache_size > 0:
+            self._keep(self.share.take_new())
         with self._lock:
             known = {k: self._outcomes[k] for k in keys if k in self._outcomes}
             for k in known:
@@ -129,11 +134,19 @@ class FuzzyResolver:
         todo = {k: p for k, p in zip(keys, parsed) if k not in known}
         found = dict(zip(todo, self._match(list(todo.values())))) if todo else {}
         if self.cache_size > 0 and found:
-            with self._lock:
-                self._outcomes.update(found)
-                while len(self._outcomes) > self.cache_size:
-                    self._outcomes.popitem(last=False)
+            self._keep(found)
+            if self.share is not None:
+                self.share.publish(found)
         return [known[k] if k in known else found[k] for k in keys]
+
+    def _keep(self, outcomes: Mapping[Any, FuzzyOutcome]) -> None:
+        """Keep these outcomes, the oldest dropped past ``cache_size``."""
+        if not outcomes:
+            return
+        with self._lock:
+            self._outcomes.update(outcomes)
+            while len(self._outcomes) > self.cache_size:
+                self._outcomes.popitem(last=False)
 
     def _match(self, parsed: Sequence[ParsedReference]) -> list[FuzzyOutcome]:
         """``match_batch`` over distinct strings."""

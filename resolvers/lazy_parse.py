@@ -12,14 +12,42 @@ two numbers in the body, a ``Name:`` lead a colon. Once parsed, the object is a 
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import re
+import threading
+from collections import OrderedDict
 from typing import Any, Callable
 
 from .parsing import _VOL_PAGES, _YEAR_RE, ParsedReference, mask_identifiers, parse_reference, reference_body
 from .text import clean_raw
 
 _MASKED = "_masked"  # the cleaned string with identifiers blanked, kept on the object once made
+
+
+# The last PARSES_KEPT full parses by raw string, per process: a string cited again (by another
+# paper, in a re-run) is parsed once; its outcome is then a lookup too (``fuzzy.OUTCOME_CACHE``).
+PARSES_KEPT = 16384
+_PARSES: OrderedDict[str, ParsedReference] = OrderedDict()
+_PARSES_LOCK = threading.Lock()
+
+
+def parse_once(raw: str) -> ParsedReference:
+    """``parse_reference(raw)``, remembered (``PARSES_KEPT``): a new object each call, its lists
+    its own (a caller may change them)."""
+    with _PARSES_LOCK:
+        known = _PARSES.get(raw)
+        if known is not None:
+            _PARSES.move_to_end(raw)
+    if known is None:
+        known = parse_reference(raw)
+        with _PARSES_LOCK:
+            _PARSES[raw] = known
+            while len(_PARSES) > PARSES_KEPT:
+                _PARSES.popitem(last=False)
+    fresh = copy.copy(known)
+    fresh.authors, fresh.notes = list(known.authors), list(known.notes)
+    return fresh
 
 
 def _anywhere(pattern: re.Pattern[str]) -> re.Pattern[str]:
@@ -55,7 +83,7 @@ class LazyParsed(ParsedReference):
     def materialise(self) -> ParsedReference:
         """Parse the whole string; from now on this object is a plain ``ParsedReference``."""
         masked = self.__dict__.get(_MASKED)
-        full = parse_reference(self.raw)
+        full = parse_once(self.raw)
         self.__dict__.clear()
         self.__dict__.update(full.__dict__)
         if masked is not None:

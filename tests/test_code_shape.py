@@ -19,7 +19,8 @@ WRITING_CALLS = {("os", "replace"), ("os", "rename"), ("shutil", "move"), ("shut
 # The catalog folder: catalog.py (catalog_extract.py's extract parts, blocking.py's index files, shards.py's
 # shards and pins.py's pins are parts of it); the
 # ledger folder: ledger.py; the nightly's own inbox and harvest state: nightly.py, remote_files.py.
-WRITERS = {"atomic", "catalog", "catalog_extract", "blocking", "shards", "pins", "ledger", "nightly", "remote_files"}
+WRITERS = {"atomic", "catalog", "catalog_extract", "blocking", "shards", "pins", "ledger", "nightly", "remote_files",
+           "outcome_share"}  # outcome_share: the fuzzy outcomes a pool's workers share, in the temp folder
 # Scratch, not data: the input spool (a pipe copied once so it can be read twice, deleted after
 # planning) and the lock files of locking.py (empty; only their flock matters).
 SCRATCH = {"input_files": {"mkstemp", "fdopen"}, "locking": {"open"}}
