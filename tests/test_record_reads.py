@@ -75,3 +75,17 @@ def test_pass_rows_are_the_current_views_rows_with_first_reads(tmp_path):
     seen = {r["reference_index"]: r["source_observed_at"] for r in outbound}
     assert seen == {1: _plain(times[1]), 2: _plain(times[0]), 3: _plain(times[1]), 4: None,
                     5: _plain(times[1]), 6: _plain(times[1])}
+
+
+def test_text_list_columns_read_as_pyarrow_reads_them():
+    """``_arrow_rows`` cuts list-of-text columns from their flat values: the same lists as
+    ``to_pylist`` for chunks that are slices of a longer array, empty lists, nulls and null items."""
+    import pyarrow as pa
+
+    from citeledger.ledger_reads import _arrow_rows
+
+    whole = pa.array([["10.1/a", "10.1/b"], [], ["x"], ["d", None, "f"], []], pa.list_(pa.string()))
+    lists = pa.chunked_array([whole.slice(1, 3), whole.slice(3, 2), whole,
+                              pa.array([["a"], None, []], pa.list_(pa.string()))])
+    table = pa.table({"extracted_dois": lists, "n": pa.array(range(len(lists)))})
+    assert [r["extracted_dois"] for r in _arrow_rows(table)] == lists.to_pylist()
