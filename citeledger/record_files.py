@@ -196,9 +196,10 @@ VALIDATE_EVERY = 2500
 RECORDS_PER_WRITE = 100  # records whose files are published with one disk sync (atomic_write_files)
 
 
-def record_pages_of(record: dict[str, Any]) -> dict[str, bytes]:
-    """A record's files: its JSON (two-space indent, as ``json.dumps``), text and HTML pages."""
-    text, page = record_pages.render_page_files(record)
+def record_pages_of(record: dict[str, Any], lines: record_pages.SharedLines | None = None) -> dict[str, bytes]:
+    """A record's files: its JSON (two-space indent, as ``json.dumps``), text and HTML pages
+    (``lines``: the writer's cache of shared parts' page lines, see ``record_pages.render_page_files``)."""
+    text, page = record_pages.render_page_files(record, lines)
     return {"json": record_pages.render_json(record), "txt": text, "html": page}
 
 
@@ -232,11 +233,12 @@ def _write_batches(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir
     batch: list[tuple[str, dict[str, bytes]]] = []
     key = receipts.active_key(ledger_dir)  # None: the records say they are unsigned (receipts.py)
     records_of = citation_records(paper_ids, ledger_dir, catalog_dir)
+    lines: record_pages.SharedLines = {}  # page lines of the cited works and notices the records share
     for n, (paper_id, record) in enumerate(zip(paper_ids, records_of), start=first):
         receipts.sign_record(record, key)
         if validated(n):
             records.validate_record(record)
-        batch.append((record_file_stem(paper_id), record_pages_of(record)))
+        batch.append((record_file_stem(paper_id), record_pages_of(record, lines)))
         if len(batch) == RECORDS_PER_WRITE:
             written += _publish(ledger, batch, progress)
             batch = []
