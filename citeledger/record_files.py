@@ -16,7 +16,7 @@ from resolvers.identifiers import canonical_arxiv_id, normalize_doi
 from . import locking, record_pages, record_workers, receipts, records
 from .record_paper import HANDLE_RE, arxiv_of
 from .catalog import ParquetCatalog
-from .ledger import LedgerStore, check_ledger_dir
+from .ledger import LedgerStore, SyncedBatches, check_ledger_dir
 from .ledger_reads import citing_papers, papers_observations
 from .options import at_least, check_run_id
 from .workers import get_catalog
@@ -193,7 +193,7 @@ def write_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir:
 # (tests/test_receipts.py, test_ledger_records.py, test_records.py), and ``make run``'s sample has 5 papers.
 VALIDATE_ALL_UP_TO = 5
 VALIDATE_EVERY = 2500
-RECORDS_PER_WRITE = 100  # records whose files are published with one disk sync (atomic_write_files)
+RECORDS_PER_WRITE = 100  # records whose files are published with one disk sync (atomic.SyncedBatches)
 
 
 def record_pages_of(record: dict[str, Any], lines: record_pages.SharedLines | None = None) -> dict[str, bytes]:
@@ -234,22 +234,31 @@ def _write_batches(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir
     key = receipts.active_key(ledger_dir)  # None: the records say they are unsigned (receipts.py)
     records_of = citation_records(paper_ids, ledger_dir, catalog_dir)
     lines: record_pages.SharedLines = {}  # page lines of the cited works and notices the records share
-    for n, (paper_id, record) in enumerate(zip(paper_ids, records_of), start=first):
-        receipts.sign_record(record, key)
-        if validated(n):
-            records.validate_record(record)
-        batch.append((record_file_stem(paper_id), record_pages_of(record, lines)))
-        if len(batch) == RECORDS_PER_WRITE:
-            written += _publish(ledger, batch, progress)
-            batch = []
-    return written + (_publish(ledger, batch, progress) if batch else [])
+    batches = ledger.record_batches()  # each batch's disk sync runs while the next batch is built
+    try:
+        for n, (paper_id, record) in enumerate(zip(paper_ids, records_of), start=first):
+            receipts.sign_record(record, key)
+            if validated(n):
+                records.validate_record(record)
+            batch.append((record_file_stem(paper_id), record_pages_of(record, lines)))
+            if len(batch) == RECORDS_PER_WRITE:
+                written += _publish(ledger, batch, progress, batches)
+                batch = []
+        if batch:
+            written += _publish(ledger, batch, progress, batches)
+        batches.close()
+    except BaseException:
+        batches.abort()
+        raise
+    return written
 
 
 def _publish(ledger: LedgerStore, batch: list[tuple[str, dict[str, bytes]]],
-             progress: Callable[[int], None] | None) -> list[Path]:
-    """One batch on the disk, in this thread: publishing it from a background thread while the
-    next was built was slower (measured: the two threads traded the GIL at every file's syscalls)."""
-    written = ledger.write_records_batch(batch)
+             progress: Callable[[int], None] | None, batches: SyncedBatches) -> list[Path]:
+    """One batch staged in this thread, its sync started (``atomic.SyncedBatches``), the batch
+    before renamed into place: publishing whole batches from a background thread while the next
+    was built was slower (measured: the two threads traded the GIL at every file's syscalls)."""
+    written = ledger.write_records_batch(batch, batches)
     if progress is not None:
         progress(len(batch))
     return written
