@@ -88,8 +88,10 @@ def _arrow_rows(table: pa.Table) -> list[dict[str, Any]]:
             columns.append(_string_lists(column))
             continue
         values = column.to_pylist()
-        if not (pa.types.is_string(kind) or pa.types.is_integer(kind) or pa.types.is_boolean(kind)
-                or pa.types.is_null(kind)):
+        if pa.types.is_floating(kind):  # a finite fraction is plain already: no call for most scores
+            values = [v if v is None or (v - v == 0 and not v.is_integer()) else _plain(v) for v in values]
+        elif not (pa.types.is_string(kind) or pa.types.is_integer(kind) or pa.types.is_boolean(kind)
+                  or pa.types.is_null(kind)):
             values = [v if v is None else _plain(v) for v in values]
         columns.append(values)
     names = table.column_names

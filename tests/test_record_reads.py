@@ -89,3 +89,16 @@ def test_text_list_columns_read_as_pyarrow_reads_them():
                               pa.array([["a"], None, []], pa.list_(pa.string()))])
     table = pa.table({"extracted_dois": lists, "n": pa.array(range(len(lists)))})
     assert [r["extracted_dois"] for r in _arrow_rows(table)] == lists.to_pylist()
+
+
+def test_float_columns_read_as_records_write_them():
+    """A double column (the score) of a pass: a finite fraction as is, an integral float as the
+    integer, NaN and the infinities as None (``records._plain`` of each value)."""
+    import pyarrow as pa
+
+    from citeledger.ledger_reads import _arrow_rows
+
+    scores = [None, 0.93, 1.0, -0.0, float("nan"), float("inf"), -float("inf"), 2.0 ** 60, 1e-300, -3.5]
+    got = [r["score"] for r in _arrow_rows(pa.table({"score": pa.array(scores, pa.float64())}))]
+    assert got == [None, 0.93, 1, 0, None, None, None, 2 ** 60, 1e-300, -3.5]
+    assert [type(v) for v in got] == [type(_plain(v)) for v in scores]
