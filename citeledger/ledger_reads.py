@@ -84,32 +84,15 @@ def _arrow_rows(table: pa.Table) -> list[dict[str, Any]]:
     columns = []
     for column in table.columns:
         kind = column.type
-        if pa.types.is_list(kind) and pa.types.is_string(kind.value_type):
-            columns.append(_string_lists(column))
-            continue
         values = column.to_pylist()
         if pa.types.is_floating(kind):  # a finite fraction is plain already: no call for most scores
             values = [v if v is None or (v - v == 0 and not v.is_integer()) else _plain(v) for v in values]
         elif not (pa.types.is_string(kind) or pa.types.is_integer(kind) or pa.types.is_boolean(kind)
-                  or pa.types.is_null(kind)):
+                  or (pa.types.is_list(kind) and pa.types.is_string(kind.value_type)) or pa.types.is_null(kind)):
             values = [v if v is None else _plain(v) for v in values]
         columns.append(values)
     names = table.column_names
     return [dict(zip(names, values)) for values in zip(*columns)]
-
-
-def _string_lists(column: pa.ChunkedArray) -> list[list[str] | None]:
-    """``column.to_pylist()`` of a list-of-text column, cut from its flat values by its offsets:
-    pyarrow's own conversion made a list at 3 us a row, six times the rest of a row (the cited
-    DOIs and arXiv ids of every reference of a pass)."""
-    out: list[list[str] | None] = []
-    for chunk in column.chunks:
-        if chunk.null_count:
-            out += chunk.to_pylist()
-            continue
-        values, offsets = chunk.values.to_pylist(), chunk.offsets.to_pylist()
-        out += [values[start:end] for start, end in zip(offsets, offsets[1:])]
-    return out
 
 
 class _PassRows:
