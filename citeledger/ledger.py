@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from resolvers.errors import ConfigError, LedgerPathError
 
-from .atomic import (atomic_write_bytes, atomic_write_files, disk_errors, remove_leftovers, sql_literal, staged,
+from .atomic import (SyncedBatches, atomic_write_bytes, atomic_write_files, disk_errors, remove_leftovers, sql_literal, staged,
                      write_arrow_parquet, write_parquet)
 from .catalog import CatalogStore, _dict_rows
 from .options import check_run_id
@@ -179,11 +179,21 @@ class LedgerStore:
         text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
         atomic_write_bytes(self._run_dir("fetched", run_id) / f"{part}.jsonl", text.encode())
 
-    def write_records_batch(self, pages: Sequence[tuple[str, dict[str, bytes]]]) -> list[Path]:
+    def record_batches(self) -> SyncedBatches:
+        """Record batches whose disk syncs run while the writer builds the next (``write_records_batch``)."""
+        return SyncedBatches()
+
+    def write_records_batch(self, pages: Sequence[tuple[str, dict[str, bytes]]],
+                            batches: SyncedBatches | None = None) -> list[Path]:
         """Several papers' record files (each: stem, suffix -> bytes) written in one batch, with
-        one disk sync for the batch (``atomic_write_files``); returns the JSON files' paths."""
+        one disk sync for the batch (``atomic_write_files``), or handed to ``batches`` (published
+        at its next batch or its close, the sync run meanwhile); returns the JSON files' paths."""
         out = self.dir / "records"
-        atomic_write_files([(out / f"{stem}.{suffix}", data) for stem, files in pages for suffix, data in files.items()])
+        files = [(out / f"{stem}.{suffix}", data) for stem, files in pages for suffix, data in files.items()]
+        if batches is None:
+            atomic_write_files(files)
+        else:
+            batches.add(files)
         return [out / f"{stem}.json" for stem, _ in pages]
 
     def write_signing_key(self, key_id: str, public_doc: bytes, private_pem: bytes, retire: str | None) -> None:

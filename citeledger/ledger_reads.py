@@ -83,10 +83,12 @@ def _arrow_rows(table: pa.Table) -> list[dict[str, Any]]:
     as None), so the record builder need not copy them (``rows_plain``)."""
     columns = []
     for column in table.columns:
-        values = column.to_pylist()
         kind = column.type
-        if not (pa.types.is_string(kind) or pa.types.is_integer(kind) or pa.types.is_boolean(kind)
-                or (pa.types.is_list(kind) and pa.types.is_string(kind.value_type)) or pa.types.is_null(kind)):
+        values = column.to_pylist()
+        if pa.types.is_floating(kind):  # a finite fraction is plain already: no call for most scores
+            values = [v if v is None or (v - v == 0 and not v.is_integer()) else _plain(v) for v in values]
+        elif not (pa.types.is_string(kind) or pa.types.is_integer(kind) or pa.types.is_boolean(kind)
+                  or (pa.types.is_list(kind) and pa.types.is_string(kind.value_type)) or pa.types.is_null(kind)):
             values = [v if v is None else _plain(v) for v in values]
         columns.append(values)
     names = table.column_names

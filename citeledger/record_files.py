@@ -16,7 +16,7 @@ from resolvers.identifiers import canonical_arxiv_id, normalize_doi
 from . import locking, record_pages, record_workers, receipts, records
 from .record_paper import HANDLE_RE, arxiv_of
 from .catalog import ParquetCatalog
-from .ledger import LedgerStore, check_ledger_dir
+from .ledger import LedgerStore, SyncedBatches, check_ledger_dir
 from .ledger_reads import citing_papers, papers_observations
 from .options import at_least, check_run_id
 from .workers import get_catalog
@@ -186,19 +186,20 @@ def write_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir:
             locking.release_ledger(ledger_dir)
 
 
-# Schema validation (jsonschema, about 20-80 ms a 40-reference record) checks the builder's code,
-# which is the same for every record: the first 20 records of a write are validated, then every
-# 500th (at 50 ms each, validating more would cost more than building and signing the records),
-# counted over the whole write, not per worker block (each block's first 20 cost 1 ms a record).
-# tests/test_receipts.py and tests/test_bytes_unchanged.py validate every file they write.
-VALIDATE_ALL_UP_TO = 20
-VALIDATE_EVERY = 500
-RECORDS_PER_WRITE = 100  # records whose files are published with one disk sync (atomic_write_files)
+# Schema validation (jsonschema, 50-90 ms a 40-reference record) checks the builder's code, which is
+# the same for every record: the first 5 records of a write are validated, then every 2,500th,
+# counted over the whole write, not per worker block (8 records of 10,000: 0.05 ms a record; every
+# 500th was 40 records, 0.3 ms a record). The records tests validate what they write
+# (tests/test_receipts.py, test_ledger_records.py, test_records.py), and ``make run``'s sample has 5 papers.
+VALIDATE_ALL_UP_TO = 5
+VALIDATE_EVERY = 2500
+RECORDS_PER_WRITE = 100  # records whose files are published with one disk sync (atomic.SyncedBatches)
 
 
-def record_pages_of(record: dict[str, Any]) -> dict[str, bytes]:
-    """A record's files: its JSON (two-space indent, as ``json.dumps``), text and HTML pages."""
-    text, page = record_pages.render_page_files(record)
+def record_pages_of(record: dict[str, Any], lines: record_pages.SharedLines | None = None) -> dict[str, bytes]:
+    """A record's files: its JSON (two-space indent, as ``json.dumps``), text and HTML pages
+    (``lines``: the writer's cache of shared parts' page lines, see ``record_pages.render_page_files``)."""
+    text, page = record_pages.render_page_files(record, lines)
     return {"json": record_pages.render_json(record), "txt": text, "html": page}
 
 
@@ -232,22 +233,32 @@ def _write_batches(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir
     batch: list[tuple[str, dict[str, bytes]]] = []
     key = receipts.active_key(ledger_dir)  # None: the records say they are unsigned (receipts.py)
     records_of = citation_records(paper_ids, ledger_dir, catalog_dir)
-    for n, (paper_id, record) in enumerate(zip(paper_ids, records_of), start=first):
-        receipts.sign_record(record, key)
-        if validated(n):
-            records.validate_record(record)
-        batch.append((record_file_stem(paper_id), record_pages_of(record)))
-        if len(batch) == RECORDS_PER_WRITE:
-            written += _publish(ledger, batch, progress)
-            batch = []
-    return written + (_publish(ledger, batch, progress) if batch else [])
+    lines: record_pages.SharedLines = {}  # page lines of the cited works and notices the records share
+    batches = ledger.record_batches()  # each batch's disk sync runs while the next batch is built
+    try:
+        for n, (paper_id, record) in enumerate(zip(paper_ids, records_of), start=first):
+            receipts.sign_record(record, key)
+            if validated(n):
+                records.validate_record(record)
+            batch.append((record_file_stem(paper_id), record_pages_of(record, lines)))
+            if len(batch) == RECORDS_PER_WRITE:
+                written += _publish(ledger, batch, progress, batches)
+                batch = []
+        if batch:
+            written += _publish(ledger, batch, progress, batches)
+        batches.close()
+    except BaseException:
+        batches.abort()
+        raise
+    return written
 
 
 def _publish(ledger: LedgerStore, batch: list[tuple[str, dict[str, bytes]]],
-             progress: Callable[[int], None] | None) -> list[Path]:
-    """One batch on the disk, in this thread: publishing it from a background thread while the
-    next was built was slower (measured: the two threads traded the GIL at every file's syscalls)."""
-    written = ledger.write_records_batch(batch)
+             progress: Callable[[int], None] | None, batches: SyncedBatches) -> list[Path]:
+    """One batch staged in this thread, its sync started (``atomic.SyncedBatches``), the batch
+    before renamed into place: publishing whole batches from a background thread while the next
+    was built was slower (measured: the two threads traded the GIL at every file's syscalls)."""
+    written = ledger.write_records_batch(batch, batches)
     if progress is not None:
         progress(len(batch))
     return written

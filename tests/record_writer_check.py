@@ -33,9 +33,9 @@ def check_record_file(data: bytes) -> None:
 def _check_written_records(monkeypatch):
     write = LedgerStore.write_records_batch
 
-    def checked(self, pages):
+    def checked(self, pages, *args, **kwargs):
         for _, files in pages:
             check_record_file(files["json"])
-        return write(self, pages)
+        return write(self, pages, *args, **kwargs)
 
     monkeypatch.setattr(LedgerStore, "write_records_batch", checked)

@@ -82,3 +82,44 @@ def test_a_failed_batch_publishes_nothing_and_leaves_no_temp(tmp_path, monkeypat
         atomic.atomic_write_files([(tmp_path / "a.json", b"new"), (tmp_path / "b.json", b"b")])
     assert (tmp_path / "a.json").read_bytes() == b"old" and not (tmp_path / "b.json").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json"] and len(written) == 2
+
+
+def test_synced_batches_publish_each_batch_after_its_sync_in_another_thread(tmp_path, monkeypatch):
+    """``SyncedBatches``: a batch's sync runs off the caller's thread while the next is made; the
+    batch is renamed into place at the next ``add`` (or ``close``), never before its sync returned."""
+    import threading
+
+    syncs = []  # per sync: its thread, and the staged temps and published files it found
+
+    def sync():
+        syncs.append((threading.current_thread() is threading.main_thread(),
+                      sorted(p.name for p in tmp_path.rglob(".*.tmp")), sorted(p.name for p in tmp_path.glob("*.json"))))
+
+    monkeypatch.setattr(atomic.os, "sync", sync)
+    batches = atomic.SyncedBatches()
+    batches.add([(tmp_path / "a.json", b"a"), (tmp_path / "b.json", b"b")])
+    batches.add([(tmp_path / "c.json", b"c")])
+    assert sorted(p.name for p in tmp_path.glob("*.json")) == ["a.json", "b.json"]  # c waits for close
+    batches.close()
+    assert [p.read_bytes() for p in sorted(tmp_path.glob("*.json"))] == [b"a", b"b", b"c"]
+    assert not list(tmp_path.rglob("*.tmp")) and [main for main, _, _ in syncs] == [False, False]
+    staged_at = [{name.split(".")[1] for name in staged} for _, staged, _ in syncs]  # a later batch may be staged too
+    assert staged_at[0] >= {"a", "b"} and staged_at[1] == {"c"} and syncs[0][2] == []
+
+
+def test_synced_batches_failed_sync_or_abort_publish_nothing_and_leave_no_temp(tmp_path, monkeypatch):
+    def failing_sync():
+        raise OSError(errno.EIO, "I/O error")
+
+    (tmp_path / "a.json").write_bytes(b"old")
+    monkeypatch.setattr(atomic.os, "sync", failing_sync)
+    batches = atomic.SyncedBatches()
+    batches.add([(tmp_path / "a.json", b"new")])
+    with pytest.raises(OSError, match="I/O error"):
+        batches.close()
+    assert (tmp_path / "a.json").read_bytes() == b"old" and not list(tmp_path.rglob("*.tmp"))
+    monkeypatch.setattr(atomic.os, "sync", lambda: None)
+    batches = atomic.SyncedBatches()
+    batches.add([(tmp_path / "b.json", b"b")])
+    batches.abort()  # the writer failed before close: the staged batch goes, unpublished
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json"]

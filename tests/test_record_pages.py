@@ -84,3 +84,27 @@ def test_a_references_html_lines_are_each_part_escaped_on_its_own(raw):
     folded = " ".join(raw.split())
     assert f'<p class="raw">{visible_controls(html.escape(folded))}</p>' in page
     assert visible_controls(html.escape('"T <&> \x00 t"')) in page
+
+
+def test_shared_lines_give_the_same_pages_and_are_made_once(monkeypatch):
+    """A writer's cache of the cited works' and notices' lines (``render_page_files(record, lines)``)
+    gives the pages made without it, HTML-special text and NULs included, and makes the line of a
+    resolved view or notice the records share once, not once per reference citing it."""
+    from citeledger import record_pages
+
+    record = record_of("arXiv:0704.0001", WORK_A)
+    odd = copy.deepcopy(record)
+    items = odd["outbound"]["items"]
+    items[0]["resolved"] = dict(items[0]["resolved"] or {"work_id": "w"}, title='<i>"A & B"</i>\x00 it\'s')
+    items[1]["cited_as"]["raw"] = "nul\x00 <b>here</b> & there"
+    for item in items[1:]:  # every reference shares the first one's resolved view and notice
+        item["resolved"], item["notice"] = items[0]["resolved"], items[0]["notice"]
+    made = []
+    work_line = record_pages._work_line
+    monkeypatch.setattr(record_pages, "_work_line", lambda resolved: made.append(1) or work_line(resolved))
+    lines: dict = {}
+    for pages in (record, odd, odd):
+        assert render_page_files(pages, lines) == render_page_files(pages)
+    before = len(made)
+    render_page_files(odd, lines)
+    assert len(made) == before  # every line of odd is in the cache already

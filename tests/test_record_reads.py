@@ -75,3 +75,30 @@ def test_pass_rows_are_the_current_views_rows_with_first_reads(tmp_path):
     seen = {r["reference_index"]: r["source_observed_at"] for r in outbound}
     assert seen == {1: _plain(times[1]), 2: _plain(times[0]), 3: _plain(times[1]), 4: None,
                     5: _plain(times[1]), 6: _plain(times[1])}
+
+
+def test_text_list_columns_read_as_pyarrow_reads_them():
+    """``_arrow_rows`` cuts list-of-text columns from their flat values: the same lists as
+    ``to_pylist`` for chunks that are slices of a longer array, empty lists, nulls and null items."""
+    import pyarrow as pa
+
+    from citeledger.ledger_reads import _arrow_rows
+
+    whole = pa.array([["10.1/a", "10.1/b"], [], ["x"], ["d", None, "f"], []], pa.list_(pa.string()))
+    lists = pa.chunked_array([whole.slice(1, 3), whole.slice(3, 2), whole,
+                              pa.array([["a"], None, []], pa.list_(pa.string()))])
+    table = pa.table({"extracted_dois": lists, "n": pa.array(range(len(lists)))})
+    assert [r["extracted_dois"] for r in _arrow_rows(table)] == lists.to_pylist()
+
+
+def test_float_columns_read_as_records_write_them():
+    """A double column (the score) of a pass: a finite fraction as is, an integral float as the
+    integer, NaN and the infinities as None (``records._plain`` of each value)."""
+    import pyarrow as pa
+
+    from citeledger.ledger_reads import _arrow_rows
+
+    scores = [None, 0.93, 1.0, -0.0, float("nan"), float("inf"), -float("inf"), 2.0 ** 60, 1e-300, -3.5]
+    got = [r["score"] for r in _arrow_rows(pa.table({"score": pa.array(scores, pa.float64())}))]
+    assert got == [None, 0.93, 1, 0, None, None, None, 2 ** 60, 1e-300, -3.5]
+    assert [type(v) for v in got] == [type(_plain(v)) for v in scores]
