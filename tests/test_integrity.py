@@ -300,10 +300,18 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def start_resolve(tmp_path: Path, catalog: Path) -> tuple[subprocess.Popen, int]:
+@pytest.fixture(scope="module")
+def server_home(tmp_path_factory) -> Path:
+    """One PREFECT_HOME for the stopped-resolve cases, not the session's (a server killed there
+    must not share a database with the servers of other tests): its database is made and migrated
+    by the first case's server (some 17 s on a 2-core machine) and reused by the next."""
+    return tmp_path_factory.mktemp("prefect-home")
+
+
+def start_resolve(tmp_path: Path, catalog: Path, home: Path) -> tuple[subprocess.Popen, int]:
     """A CLI resolve of the glutton set as a flow run (about 10 s of work), once its temporary
     server is up (``--flow``: without it a CLI run starts no server at all)."""
-    env = dict(os.environ, PYTHONPATH=str(REPO), PREFECT_HOME=str(tmp_path / "prefect"),
+    env = dict(os.environ, PYTHONPATH=str(REPO), PREFECT_HOME=str(home),
                PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="240")
     env.pop("PREFECT_API_URL", None)
     proc = subprocess.Popen([sys.executable, "-m", "citeledger.cli", "resolve", str(GLUTTON), "--catalog",
@@ -333,8 +341,8 @@ def wait_gone(pid: int, seconds: float) -> bool:
 
 @pytest.mark.skipif(not GLUTTON.exists(), reason="needs the shared glutton set")
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
-def test_a_stopped_resolve_leaves_no_prefect_server(tmp_path, default_catalog, sig):
-    proc, server = start_resolve(tmp_path, default_catalog)
+def test_a_stopped_resolve_leaves_no_prefect_server(tmp_path, default_catalog, server_home, sig):
+    proc, server = start_resolve(tmp_path, default_catalog, server_home)
     proc.send_signal(sig)
     proc.wait(timeout=120)
     err = (tmp_path / "stderr").read_text()
