@@ -12,7 +12,6 @@ from resolvers.notices import NoticeIndex, notice_row
 
 from .ledger import LedgerStore
 from .workers import get_catalog, get_notice_index
-from .notice_file import NOTICE_COLUMNS  # noqa: F401  (the columns ``work_notice`` reads; kept here for old imports)
 
 
 def work_notice(work: dict[str, Any], index: NoticeIndex, checked_at: str | None) -> Any:

@@ -6,7 +6,7 @@ from datetime import datetime
 
 import pytest
 
-from citeledger import notice_check, pipeline, unique_inputs
+from citeledger import notice_check, notice_file, pipeline, unique_inputs
 from citeledger.blocking import WORKS_ARROW, map_ipc
 from citeledger.catalog import CatalogStore
 from citeledger.inputs import InputLimits
@@ -63,7 +63,7 @@ def test_notice_rows_of_works_without_events_are_those_of_the_full_check(which, 
     rows = notice_check.work_notice_rows(catalog_dir, work_ids, "r")
     catalog = get_catalog(catalog_dir)
     index, checked_at = get_notice_index(catalog), catalog.manifest.get("built_at")
-    works = catalog.work_rows(work_ids, notice_check.NOTICE_COLUMNS)
+    works = catalog.work_rows(work_ids, notice_file.NOTICE_COLUMNS)
     expected = []
     for work_id, work in sorted(works.items()):
         row = notice_row(work_id, work.get("doi"), notice_check.work_notice(work, index, checked_at))
