@@ -15,6 +15,10 @@ PDF-split URLs and ids):
 
 Digits are Python's ``\\d`` (Unicode decimal digits), written out as ranges from this Python's
 Unicode tables, so RE2's own tables cannot disagree with ``re``.
+
+A string of the most common DOI shape, a reference ending ``doi:10.NNNN/suffix`` or
+``https://doi.org/10.NNNN/suffix`` (``PLAIN_DOI_STRING``) where nothing else can be read as an
+identifier (``plain_doi_strings``), is answered by that DOI lower-cased, again without its scan.
 """
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ from typing import Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .identifiers import _NONE, extract_identifiers
+from .identifiers import _MAX_TOKEN, _NONE, extract_identifiers
 from .model import ExtractedIdentifiers
 
 __all__ = ["extract_batch"]
@@ -43,17 +47,48 @@ def _digit_class() -> str:
 
 
 _D = _digit_class()
+_WS = "[" + "".join(f"\\x{{{c:x}}}" for c in range(0x110000) if chr(c).isspace()) + "]"  # Python's \s
 GATE = ("(?s)" + "|".join([
     r"10\.", "[dD][oO][iI\u0130]", "[aA][rR][xX][iI\u0130][vV]",
     _D + r"[ \t\r\n]{0,2}\.[ \t\r\n]{0,2}" + _D, "/.{0,2}" + _D, r"\\",
 ]))
-MIN_BATCH = 64  # below this, the Arrow call costs more than it saves
+MIN_BATCH = 64  # below this, the Arrow calls cost more than they save
+
+# The DOI (``PLAIN_DOI``'s shape: a 4-9 digit registrant, a suffix of letters, digits and "-._"
+# not ending with ".", running to the end of the string) after ``doi:`` or a doi.org URL.
+PLAIN_DOI_STRING = (r"(?s)^(?P<prefix>.*?)(?:[dD][oO][iI]: ?|https?://(?:dx\.)?doi\.org/)"
+                    r"(?P<doi>10\.[0-9]{4,9}/[-._0-9A-Za-z]*[-_0-9A-Za-z])$")
+# Why each pass of the scan finds only that DOI in such a string: no backslash (LaTeX), no split
+# URL; no "[" nor "arx"/"epr" (so no arXiv context, no ``arXiv:`` token); before the DOI no "/"
+# (no old-style id, no archive before a number, no split one), no "10." (no other DOI by shape),
+# no "doi" (none by context; the one before the DOI ends where the DOI starts), no "ddd.ddd" and
+# no PDF-split number (no new-style one); in the DOI no "doi" (a context inside it) and no second
+# "/" (so a number in it follows no archive); a number inside it is bare after a DOI character,
+# never where ``bare_new_style_plausible`` reads an id.
+_LOUD_TEXT = r"\\|\[|[aA][rR][xX]|[eE][pP][rR]|[:.]" + _WS + r"{1,3}(?://|[oO][rR][gG])"
+_LOUD_PREFIX = ("/|10\\.|[dD][oO][iI\u0130\u0131]|" + _D + r"{3}\." + _D + "{3}|" + _D + r"{4}[ \t\r\n]{1,2}\.|"
+                + _D + r"{4}\.[ \t\r\n]{1,2}" + _D)
+_LOUD_DOI = "[dD][oO][iI]"
+
+
+def plain_doi_strings(raws: pa.Array) -> list[str | None]:
+    """For each string, its DOI when it is a plain DOI string (see above), else None."""
+    parts = pc.extract_regex(raws, PLAIN_DOI_STRING)
+    prefix, doi = pc.struct_field(parts, [0]), pc.struct_field(parts, [1])
+    loud = pc.or_kleene(pc.or_kleene(pc.match_substring_regex(raws, _LOUD_TEXT),
+                                     pc.match_substring_regex(prefix, _LOUD_PREFIX)),
+                        pc.or_kleene(pc.match_substring_regex(doi, _LOUD_DOI),
+                                     pc.greater(pc.utf8_length(doi), _MAX_TOKEN)))
+    return pc.if_else(pc.fill_null(loud, True), None, doi).to_pylist()
 
 
 def extract_batch(raws: Sequence[str]) -> list[ExtractedIdentifiers]:
-    """``[extract_identifiers(r) for r in raws]``, the strings that cannot hold an identifier
-    answered without their scan."""
+    """``[extract_identifiers(r) for r in raws]``: plain DOI strings and the strings that cannot
+    hold an identifier answered without their scan."""
     if len(raws) < MIN_BATCH or not all(type(r) is str for r in raws):
         return [extract_identifiers(r) for r in raws]
-    maybe = pc.match_substring_regex(pa.array(raws, pa.large_string()), GATE).to_pylist()
-    return [extract_identifiers(r) if m else _NONE for r, m in zip(raws, maybe)]
+    column = pa.array(raws, pa.large_string())
+    maybe = pc.match_substring_regex(column, GATE).to_pylist()
+    plain = plain_doi_strings(column)
+    return [(ExtractedIdentifiers((d.lower(),)) if d is not None else extract_identifiers(r)) if m else _NONE
+            for r, m, d in zip(raws, maybe, plain)]
