@@ -73,6 +73,7 @@ def write_refs(path: Path, works: list[tuple], n: int, rng: random.Random) -> No
 STEPS = [
     ("citeledger.pipeline", "plan_run"), ("citeledger.pipeline", "run_batch"),
     ("citeledger.pipeline", "resolve_batch_references"), ("resolvers.resolution", "extract_identifiers"),
+    ("resolvers.resolution", "extract_batch"),
     ("resolvers.resolution", "_parsed"), ("citeledger.catalog", "ParquetCatalog.works_by_arxiv_id"),
     ("citeledger.catalog", "ParquetCatalog.works_by_doi"), ("resolvers.resolution", "rule_identifier"),
     ("resolvers.resolution", "check_agreement"), ("resolvers.resolution", "decide"),

@@ -380,11 +380,13 @@ class IdentifierIndex:
             return {}
         asked = [f"{scheme}\t{v}" for v in values]
         pos = self.keys_by_hash.ids(asked)  # the key's position in hash order, -1 when absent
-        found = [(v, key, int(p)) for v, key, p in zip(values, asked, pos) if p >= 0]
-        if not found:
+        hit = np.flatnonzero(pos >= 0)  # (a batch at once: numpy scalars one by one cost more than the search)
+        if not len(hit):
             return {}
-        stored = self.keys.take(pa.array([p for _, _, p in found], pa.int64())).to_pylist()
-        return {v: int(self.rows[p]) for (v, key, p), held in zip(found, stored) if held == key}
+        at = pos[hit]
+        stored = self.keys.take(pa.array(at, pa.int64())).to_pylist()
+        rows = np.asarray(self.rows)[at].tolist()
+        return {values[i]: row for i, held, row in zip(hit.tolist(), stored, rows) if held == asked[i]}
 
 
 def _save(path: Path, array: np.ndarray) -> None:

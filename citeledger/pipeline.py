@@ -12,7 +12,6 @@ import json
 import secrets
 import threading
 import time
-import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -28,6 +27,7 @@ from resolvers.remote.search import SEARCH_SOURCES
 from resolvers.search_step import SearchStep
 
 from . import locking
+from .batch_payload import pack_references, unpack_references
 from .blocking import ensure_index
 from .catalog import CatalogStore, ParquetCatalog
 from .pins import pin_generation, pinned_generation, unpin_generation
@@ -103,7 +103,7 @@ def new_run_id() -> str:
 @dataclass(frozen=True)
 class BatchJob:
     """One unit of work for a task: a slice of the run's references and where it goes. The
-    references are held compressed (``payload``): a 3M-reference run plans in tens of MB."""
+    references are held compressed (``payload``, see ``batch_payload``): a 3M-reference run plans in tens of MB."""
 
     run_id: str
     part: str
@@ -120,15 +120,7 @@ class BatchJob:
 
     @property
     def references(self) -> tuple[Reference, ...]:
-        rows = json.loads(zlib.decompress(self.payload).decode("utf-8", "surrogatepass"))
-        return tuple(Reference(row[0], row[1], row[2], row[3], row[4], row[5],
-                               tuple((k, v) for k, v in row[6]) if len(row) > 6 else ()) for row in rows)
-
-
-def pack_references(references: Sequence[Reference]) -> bytes:
-    rows = [[r.citing_paper, r.reference_index, r.raw, r.source, r.file, r.line, *([r.fields] if r.fields else [])]
-            for r in references]
-    return zlib.compress(json.dumps(rows, ensure_ascii=False).encode("utf-8", "surrogatepass"), 1)
+        return unpack_references(self.payload)
 
 
 @dataclass

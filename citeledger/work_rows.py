@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import os
-import struct
+from collections import deque
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -28,7 +28,7 @@ import pyarrow as pa
 from resolvers.model import Work
 from resolvers.verify import FORM_COLUMNS
 
-from .mapped_pages import map_ipc
+from .mapped_pages import load_array, map_ipc
 from .work_row import WORK_FIELDS, WORK_TYPES, works_from_columns
 
 ROWS_FILE = "work_rows.bin"
@@ -38,7 +38,7 @@ ROWS_FORMAT = 1
 COLUMNS = (*WORK_FIELDS, *FORM_COLUMNS)
 _LISTS = tuple(i for i, name in enumerate(WORK_FIELDS) if pa.types.is_list(WORK_TYPES[name]))
 _FLAGS = tuple(i for i, name in enumerate(WORK_FIELDS) if pa.types.is_boolean(WORK_TYPES[name]))
-_SPAN = struct.Struct("<qq")
+_SETTERS = tuple(getattr(Work, name).__set__ for name in WORK_FIELDS)  # each field's slot, set without __init__
 
 
 def rows_stamp(index_stamp: dict) -> dict:
@@ -66,47 +66,56 @@ def records(works: pa.Table, forms: pa.Table, chunk_rows: int = 100_000) -> Iter
         yield b"".join(encoded), np.fromiter(map(len, encoded), np.int64, len(encoded))
 
 
-def _data_offset(path: Path) -> int:
-    """Where the array of a ``.npy`` file starts (after its header)."""
-    with open(path, "rb") as fh:
-        version = np.lib.format.read_magic(fh)
-        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-        read_header(fh)
-        return fh.tell()
+def works_by_field(columns: Sequence[Sequence], count: int) -> list[Work]:
+    """``count`` Works from their values by field (``WORK_FIELDS`` order; further columns are
+    ignored), converted as ``work_row.works_from_columns`` converts them (lists to tuples, null
+    flags False). Each field is set in every Work by its slot in one C loop: the dataclass's own
+    ``__init__`` (13 frozen setattrs a Work) was a third of a lookup. (Work has no
+    ``__post_init__``: the objects are the ones ``Work(*values)`` makes, equal and hashed alike.)"""
+    works = [object.__new__(Work) for _ in range(count)]
+    for i, (setter, column) in enumerate(zip(_SETTERS, columns)):
+        if i in _LISTS:
+            column = [tuple(v) if v else () for v in column]
+        elif i in _FLAGS:
+            column = [bool(v) for v in column]
+        deque(map(setter, works, column), maxlen=0)
+    return works
 
 
 class RowFile:
-    """Positional reads of the row files: thread-safe (``pread`` keeps no file position)."""
+    """Positional reads of the row files: thread-safe (``pread`` keeps no file position). The
+    offsets are memory-mapped (8 bytes a row, read for a whole batch by one numpy take; their
+    pages are handed back with the catalog's other maps, ``mapped_pages.release_if_over``)."""
 
     def __init__(self, gen_dir: Path):
         self.fd = os.open(gen_dir / ROWS_FILE, os.O_RDONLY)
-        self.offsets_fd = os.open(gen_dir / ROWS_OFFSETS, os.O_RDONLY)
-        self.offsets_at = _data_offset(gen_dir / ROWS_OFFSETS)
-        self.fds: tuple[int, ...] = (self.fd, self.offsets_fd)
-        for fd in (self.fd, self.offsets_fd):
-            if hasattr(os, "posix_fadvise"):  # random reads: no read-ahead filling the cache
-                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+        self.offsets = load_array(gen_dir / ROWS_OFFSETS)
+        self.fds: tuple[int, ...] = (self.fd,)
+        if hasattr(os, "posix_fadvise"):  # random reads: no read-ahead filling the cache
+            os.posix_fadvise(self.fd, 0, 0, os.POSIX_FADV_RANDOM)
 
     def values(self, rows: Sequence[int]) -> list[list]:
         """Each row's values (``COLUMNS`` order), in the order of ``rows`` (ascending reads best)."""
-        if not rows:
+        if not len(rows):
             return []
-        pread, span, fd, ofd, at = os.pread, _SPAN.unpack, self.fd, self.offsets_fd, self.offsets_at
-        spans = [span(pread(ofd, 16, at + 8 * r)) for r in rows]
-        return orjson.loads(b"[" + b",".join([pread(fd, b - a, a) for a, b in spans]) + b"]")
+        at = np.asarray(rows, dtype=np.int64)
+        starts, ends = self.offsets[at].tolist(), self.offsets[at + 1].tolist()
+        pread, fd = os.pread, self.fd
+        return orjson.loads(b"[" + b",".join([pread(fd, b - a, a) for a, b in zip(starts, ends)]) + b"]")
+
+    def works(self, rows: Sequence[int]) -> dict[int, Work]:
+        """The Works at ``rows``."""
+        values = self.values(rows)
+        return dict(zip(rows, works_by_field(list(zip(*values)), len(values)))) if values else {}
 
     def works_and_forms(self, rows: Sequence[int]) -> tuple[dict[int, Work], dict[str, list]]:
-        """The Works at ``rows`` and their stored forms by column (``FORM_COLUMNS``, rows' order):
-        built row by row (a transposition of the decoded rows first cost a third more)."""
+        """The Works at ``rows`` and their stored forms by column (``FORM_COLUMNS``, rows' order)."""
         values = self.values(rows)
-        n = len(WORK_FIELDS)
-        for v in values:  # as ``work_row.works_from_columns`` converts: lists to tuples, null flags False
-            for i in _LISTS:
-                v[i] = tuple(v[i]) if v[i] else ()
-            for i in _FLAGS:
-                v[i] = bool(v[i])
-        works = dict(zip(rows, [Work(*v[:n]) for v in values]))
-        return works, {name: [v[i] for v in values] for i, name in enumerate(FORM_COLUMNS, n)}
+        if not values:
+            return {}, {name: [] for name in FORM_COLUMNS}
+        columns = list(zip(*values))
+        works = dict(zip(rows, works_by_field(columns, len(values))))
+        return works, {name: list(columns[i]) for i, name in enumerate(FORM_COLUMNS, len(WORK_FIELDS))}
 
     def close(self) -> None:
         fds, self.fds = getattr(self, "fds", ()), ()
@@ -164,7 +173,7 @@ class WorkReader:
 
     def works(self, rows: Sequence[int]) -> dict[int, Work]:
         if self.row_file is not None:
-            return self.row_file.works_and_forms(rows)[0]
+            return self.row_file.works(rows)
         return works_at(self.tables()[0], rows)
 
     def works_and_forms(self, rows: Sequence[int]) -> tuple[dict[int, Work], dict[str, list]]:

@@ -21,18 +21,17 @@ digits and dots cannot make the regex engine backtrack catastrophically.
 from __future__ import annotations
 
 import bisect
-import html
 import re
 from typing import Sequence
 
 from resolvers.arxiv_forms import (ARXIV_ARCHIVES, OLD_STYLE_ARCHIVES, archive_before,
                                    bare_new_style_plausible, rejoin_splits)
+from resolvers.doi_forms import (_ARXIV_DOI, _DOI_CONTEXT, _DOI_CONTEXT_TOKEN, _DOI_RE,
+                                 _LATEX_ESCAPE, _MAX_TOKEN, _clean_doi, _doi_why, _unlatex, normalize_doi)
 from resolvers.model import ExtractedIdentifiers, MalformedToken
 
 __all__ = ["extract_identifiers", "normalize_doi", "canonical_arxiv_id", "check_arxiv_id",
            "OLD_STYLE_ARCHIVES", "ARXIV_ARCHIVES"]
-
-_MAX_TOKEN = 1000  # longer "identifiers" are junk; reported malformed, never normalised
 
 # ---------------------------------------------------------------------------------------------
 # arXiv
@@ -121,7 +120,8 @@ def check_arxiv_id(text: str) -> tuple[str | None, str | None]:
 _NEW_SHAPE = re.compile(r"(?<!\d)\d{3,6}\.\d{3,7}(?:v\d{1,5})?(?!\d)")
 _NEW_HINT = re.compile(r"\.(?<=\d{3}\.)\d{3}")  # a necessary condition of _NEW_SHAPE, scanned fast
 # The shape of an old-style id: archive(.SC)/digits.
-_SLASH_DIGIT = re.compile(r"/\d")
+# The end of every _OLD_SHAPE match, literal-led (so scanned fast): "/" and its number.
+_OLD_TAIL = re.compile(r"/\d{1,12}(?:v\d{1,5})?(?!\.?\d)")
 _OLD_SHAPE = re.compile(
     r"(?:(?<![\w-])|(?<=\s-))(?i:[a-z]{2,8}(?:-[a-z]{2,8})?)(?:\.[A-Z]{2})?/\d{1,12}"
     r"(?:v\d{1,5})?(?!\.?\d)")
@@ -156,120 +156,12 @@ def _arxiv_context(text: str, start: int, end: int, mentions_arxiv: bool) -> boo
 
 
 # ---------------------------------------------------------------------------------------------
-# DOI
-# ---------------------------------------------------------------------------------------------
-# Characters a DOI suffix may carry in running text. Crossref's advice covers [-._;()/:A-Z0-9];
-# we also keep <> (SICI), [] + # * & % (entities, percent-encoding; decoded afterwards) and stop
-# at whitespace, quotes, braces, backslash, comma and anything outside printable ASCII.
-_DOI_CHAR_SET = frozenset(chr(c) for c in range(0x21, 0x7F)) - set("\"'{}\\|^`,")
-_DOI_CHAR = "[" + "".join(re.escape(c) for c in sorted(_DOI_CHAR_SET)) + "]"
-_DOI_RE = re.compile(
-    r"(?:(?<=doi)|(?<![0-9A-Za-z.]))10\.\d{4,9}(?:\.\d{1,9}){0,4}(?:/|%2[fF])"
-    + _DOI_CHAR + r"*", re.I)
-# Words that announce a DOI; what follows them is a DOI or a malformed one.
-_DOI_CONTEXT = re.compile(
-    r"(?<![a-z0-9])(?:doi\s{0,3}[:=]\s{0,3}\{?\s{0,3}|doi(?=10\.)|doi\s{1,3}(?=10\.)"
-    r"|(?:dx\.)?doi\.org/\s{0,3})", re.I)
-# bounded: "doi:doi:doi:..." must not rescan the rest of the string at every "doi:"
-_DOI_CONTEXT_TOKEN = re.compile(_DOI_CHAR + "{0,%d}" % (_MAX_TOKEN + 1))
-# DOI Handbook syntax: "10." registrant code (digits, optionally subdivided by dots) "/" suffix.
-_VALID_DOI = re.compile(r"10\.\d{1,9}(?:\.\d{1,9})*/" + _DOI_CHAR + r"+")
-_ARXIV_DOI = "10.48550/arxiv."
-_DOI_PREFIX = re.compile(
-    r"^(?:(?:https?://)?(?:dx\.|www\.)?doi\.org/|info:doi/|urn:doi:|doi\s*[:=]?\s*)", re.I)
-_PERCENT = re.compile(r"%([0-9A-Fa-f]{2})")
-_ENTITY = re.compile(r"&(?:[A-Za-z]{2,8}|#\d{1,4}|#[xX][0-9A-Fa-f]{1,4});")
-_TRAILING = ".,;:!?*'"
-_PAIRS = {")": "(", "]": "[", ">": "<", "}": "{"}
-_GLUED_NEXT = re.compile(r"[;,](?=doi|https?:|10\.\d)", re.I)
-_LT_NOT_SICI = re.compile(r"<(?!\d)")
-_LATEX_ESCAPE = re.compile(r"\{\\([_%&#])\}|\\([_%&#])|\\textunderscore(?:\{\})?")
-
-
-def _decode_percent(m: re.Match[str]) -> str:
-    c = chr(int(m.group(1), 16))
-    return c if c in _DOI_CHAR_SET else m.group(0)
-
-
-def _decode_entity(m: re.Match[str]) -> str:
-    c = html.unescape(m.group(0))
-    return c if len(c) == 1 and c in _DOI_CHAR_SET else m.group(0)
-
-
-def _unlatex(m: re.Match[str]) -> str:
-    return m.group(1) or m.group(2) or "_"
-
-
-def _clean_doi(token: str) -> str:
-    """Decode and trim one DOI candidate (no prefix) to its canonical lower-case form.
-
-    The steps run to a fixpoint so that cleaning a cleaned DOI changes nothing."""
-    s = token
-    while True:
-        before = s
-        if "\\" in s:
-            s = _LATEX_ESCAPE.sub(_unlatex, s)
-        if "%" in s:
-            s = _PERCENT.sub(_decode_percent, s)
-        if "&" in s:
-            s = _ENTITY.sub(_decode_entity, s)
-        s = s.lower()
-        if "<" in s:  # SICI DOIs carry "<digits"; any other "<" is markup after the DOI
-            m = _LT_NOT_SICI.search(s)
-            if m:
-                s = s[:m.start()]
-        if ";" in s or "," in s:  # "10.1/a;doi:10.2/b": two DOIs glued together
-            m = _GLUED_NEXT.search(s)
-            if m:
-                s = s[:m.start()]
-        while s:  # trailing punctuation, closing brackets that were not opened inside the DOI
-            c = s[-1]
-            if c in _TRAILING:
-                s = s[:-1]
-            elif c in _PAIRS and s.count(c) > s.count(_PAIRS[c]):
-                s = s[:-1]
-            else:
-                break
-        if s == before:
-            return s
-
-
-def _doi_why(token: str) -> str | None:
-    """Why a cleaned DOI candidate is not well formed, or None when it is."""
-    if len(token) > _MAX_TOKEN:
-        return "too long for a DOI"
-    if _VALID_DOI.fullmatch(token):
-        return None
-    if not token.startswith("10."):
-        return "a DOI starts with the directory indicator '10.'"
-    m = re.match(r"10\.([\d.]*)", token)
-    registrant = m.group(1) if m else ""
-    if "/" not in token:
-        return "DOI cut short: no '/' after the prefix"
-    if not re.fullmatch(r"\d{1,9}(?:\.\d{1,9})*", token[3:token.index("/")]):
-        return f"DOI registrant code must be digits (optionally dot-separated), got {registrant!r}"
-    if token.endswith("/"):
-        return "DOI cut short: nothing after the prefix"
-    return "DOI suffix has characters a DOI cannot carry"
-
-
-def normalize_doi(text: str) -> str | None:
-    """One DOI-ish string (``doi:``, ``https://doi.org/``, percent/HTML/LaTeX escapes, trailing
-    punctuation) -> the canonical lower-case DOI, or None when it is not a well-formed DOI."""
-    if not isinstance(text, str):
-        return None
-    s = text.strip()
-    if len(s) > _MAX_TOKEN * 2:
-        return None
-    s = _DOI_PREFIX.sub("", s, count=1).strip()
-    s = _clean_doi(s)
-    return s if _doi_why(s) is None else None
-
-
-# ---------------------------------------------------------------------------------------------
 # extraction
 # ---------------------------------------------------------------------------------------------
 _BREAK = re.compile(r"[ \t\r\n]{1,4}")
+# A DOI candidate that ``_clean_doi`` only lower-cases and ``_doi_why`` passes: ASCII letters,
+# digits and ``-._/`` (nothing to decode, cut or trim: it does not end with ".").
+_PLAIN_DOI = re.compile(r"10\.[0-9]{1,9}(?:\.[0-9]{1,9})*/[-./0-9A-Z_a-z]*[-/0-9A-Z_a-z]")
 _CUT_10 = re.compile(r"10\.?")
 _CUT_REGISTRANT = re.compile(r"10\.\d{1,9}(?:\.\d{1,9}){0,4}")
 _NOT_A_CONTINUATION = re.compile(
@@ -318,27 +210,33 @@ def _join_split_urls(m: re.Match[str]) -> str:
     return f"{m.group(1)}://" if m.group(1) else f"{m.group(2)}.{m.group(3)}"
 
 
+_NONE = ExtractedIdentifiers()  # (frozen: one shared empty result)
+
+
 def extract_identifiers(raw: str) -> ExtractedIdentifiers:
     """Every well-formed DOI and arXiv id in ``raw`` (normalised, deduplicated, in order of first
     appearance) and every identifier-like token that is not well formed."""
     if not isinstance(raw, str) or not raw:
-        return ExtractedIdentifiers()
+        return _NONE
     text = raw
-    if ("//" in text or "org" in text.lower()) and _SPLIT_URL_HINT.search(text):
+    lower = raw.lower()
+    if ("//" in text or "org" in lower) and _SPLIT_URL_HINT.search(text):
         text = _SPLIT_URL.sub(_join_split_urls, text)  # PDF extraction splits URLs: "http: //arxiv.\norg/abs/"
     if "\\" in text:  # LaTeX escapes (10.1162/tacl\_a\_00276) would cut a DOI short
         text = _LATEX_ESCAPE.sub(_unlatex, text)
-    scan = _Scan(text)
-    scan.dois_by_shape()
-    scan.dois_by_context()
+    scan = _Scan(text, lower if text is raw else text.lower())
+    if "10." in text:
+        scan.dois_by_shape()
+    if "doi" in scan.lower:
+        scan.dois_by_context()
     scan.new_style_arxiv()
     scan.old_style_arxiv()
-    scan.arxiv_prefixed()
-    return ExtractedIdentifiers(
-        dois=_ordered_unique(scan.dois),
-        arxiv_ids=_ordered_unique(scan.arxiv),
-        malformed=_ordered_unique(scan.bad),
-    )
+    if scan.mentions_arxiv:
+        scan.arxiv_prefixed()
+    dois, arxiv, bad = scan.dois, scan.arxiv, scan.bad
+    if not (dois or arxiv or bad):
+        return _NONE
+    return ExtractedIdentifiers(_ordered_unique(dois), _ordered_unique(arxiv), _ordered_unique(bad))
 
 
 class _Scan:
@@ -348,11 +246,11 @@ class _Scan:
     __slots__ = ("text", "atext", "lower", "mentions_arxiv", "dois", "arxiv", "bad", "doi_starts",
                  "arxiv_starts", "doi_spans")
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, lower: str):
         self.text = text
         self.atext = rejoin_splits(text)  # arXiv passes read ids with PDF-inserted spaces removed
-        self.lower = text.lower()
-        self.mentions_arxiv = "arxiv" in self.lower
+        self.lower = lower  # text.lower()
+        self.mentions_arxiv = "arxiv" in lower
         self.dois: list[tuple[int, str]] = []
         self.arxiv: list[tuple[int, str]] = []
         self.bad: list[tuple[int, MalformedToken]] = []
@@ -363,8 +261,11 @@ class _Scan:
     def add_doi(self, pos: int, token: str, end: int) -> None:
         """Judge one DOI candidate (at ``pos:end`` of the text); a 10.48550/arXiv.X DOI also names
         the arXiv id X."""
-        cleaned = _clean_doi(token) if len(token) <= _MAX_TOKEN else token
-        why = _doi_why(cleaned)
+        if len(token) <= _MAX_TOKEN and _PLAIN_DOI.fullmatch(token):
+            cleaned, why = token.lower(), None  # (what _clean_doi and _doi_why make of it: see _PLAIN_DOI)
+        else:
+            cleaned = _clean_doi(token) if len(token) <= _MAX_TOKEN else token
+            why = _doi_why(cleaned)
         if why is not None:
             self.bad.append((pos, MalformedToken("doi", token[:80], why)))
             return
@@ -388,8 +289,6 @@ class _Scan:
     def dois_by_shape(self) -> None:
         """Every 10.NNNN/ token (4-9 digit registrant, Crossref's heuristic for running text)."""
         text = self.text
-        if "10." not in text:
-            return
         consumed = 0
         for m in _DOI_RE.finditer(text, text.find("10.")):  # (each match starts at "10.")
             if m.start() < consumed:
@@ -404,16 +303,17 @@ class _Scan:
 
     def dois_by_context(self) -> None:
         """Whatever "doi:", "DOI" or doi.org announces (any registrant the DOI Handbook allows)."""
-        if "doi" not in self.lower:
-            return
-        text = self.text
+        text, starts = self.text, self.doi_starts
         for m in _DOI_CONTEXT.finditer(text, _first_doi(text, self.lower)):
-            t = _DOI_CONTEXT_TOKEN.match(text, m.end())
-            token = t.group(0) if t else ""
-            if token and token[0].isdigit() and m.end() not in self.doi_starts:
-                # "doi: N/A" (no digit) is not a DOI-like token
-                joined, end = _join_break(text, token, t.end())
-                self.add_doi(m.end(), joined, end)
+            at = m.end()
+            # "doi: N/A" (no digit) is not a DOI-like token. (The token's first character is this
+            # one when it is a DOI character: printable ASCII, so its only digits are 0-9.)
+            if at in starts or not "0" <= text[at:at + 1] <= "9":
+                continue
+            t = _DOI_CONTEXT_TOKEN.match(text, at)
+            assert t is not None  # (a digit is a DOI character)
+            joined, end = _join_break(text, t.group(0), t.end())
+            self.add_doi(at, joined, end)
 
     def new_style_arxiv(self) -> None:
         """New-style numbers: context decides whether a number is an arXiv id."""
@@ -421,7 +321,10 @@ class _Scan:
         hint = _NEW_HINT.search(text)
         if hint is None:
             return  # no "ddd.ddd" at all: the usual case, found by a fast literal-led scan
+        marked = "[" in text or _words_before(self.lower if text is self.text else text.lower())
         for m in _NEW_SHAPE.finditer(text, max(0, hint.start() - 6)):  # (a match has 3-6 digits before its ".")
+            if not marked and m.group(0)[4:5] != "." and text[m.start() - 1:m.start()] != "/":
+                continue  # no arXiv context can be found, no archive before it, and not YYMM.N...: no id
             aid, why = _check_arxiv(m.group(0))
             if not (_arxiv_context(text, m.start(), m.end(), self.mentions_arxiv)
                     or archive_before(text, m.start())):
@@ -437,9 +340,9 @@ class _Scan:
     def old_style_arxiv(self) -> None:
         """Old-style ``archive/YYMMNNN`` ids, well formed or reported when distinctive."""
         text = self.atext
-        slash = _SLASH_DIGIT.search(text) if "/" in text else None
+        slash = _OLD_TAIL.search(text) if "/" in text else None
         if slash is None:
-            return  # every old-style shape holds "/" and a digit right after it
+            return  # every old-style shape ends with _OLD_TAIL
         for m in _OLD_SHAPE.finditer(text, max(0, slash.start() - 20)):  # (at most 20 characters before "/")
             token = m.group(0)
             om = _OLD_ID.fullmatch(token)
@@ -461,8 +364,6 @@ class _Scan:
 
     def arxiv_prefixed(self) -> None:
         """``arXiv:`` followed by a token no other pass judged: malformed."""
-        if not self.mentions_arxiv:
-            return
         text, starts = self.atext, sorted(self.arxiv_starts)
         for m in _ARXIV_COLON.finditer(text):
             s, e = m.start(1), m.end(1)
@@ -481,14 +382,22 @@ def _first_doi(text: str, lower: str) -> int:
     copy does not align with the text."""
     if len(lower) != len(text):
         return 0
-    found = [i for i in (lower.find("doi"), lower.find("doı")) if i >= 0]
-    return max(0, min(found) - 3) if found else 0
+    at, dotless = lower.find("doi"), lower.find("doı")
+    if at < 0 or 0 <= dotless < at:
+        at = dotless
+    return max(0, at - 3) if at >= 0 else 0
+
+
+def _words_before(lower: str) -> bool:
+    """Does the lower-case text hold a word every ``_BEFORE`` match holds? (When it does not,
+    no window of it does: ``_arxiv_context`` looks before a number only after finding one.)"""
+    return "arx" in lower or "abs/" in lower or "abſ/" in lower or "epr" in lower
 
 
 def _ordered_unique(items: Sequence[tuple[int, object]]) -> tuple:
     """Values sorted by where they were found, each kept once (first appearance wins)."""
     if len(items) < 2:  # (most strings: one identifier of a scheme, or none)
-        return tuple(v for _, v in items)
+        return (items[0][1],) if items else ()
     seen: set = set()
     out = []
     for _, v in sorted(items, key=lambda p: p[0]):

@@ -24,7 +24,7 @@ from .catalog import CatalogLookup
 from .errors import RemoteBatchUnavailable, RemoteUnavailable
 from .fuzzy import RESOLVER_SOURCE as FUZZY_SOURCE
 from .fuzzy import FuzzyOutcome
-from .identifiers import extract_identifiers
+from .identifier_batch import extract_batch
 from .lazy_parse import lazy_parse
 from .locator_match import (LocatorOutcome, lookup_keys, match_locators, ocr_found, page_variants,
                             string_locators, string_ocr_locators)
@@ -268,7 +268,8 @@ def apply_rule_chain(references: Sequence[Reference], catalog: CatalogLookup,
                   search: SearchStep | None = None) -> list[Resolution]:
     """Resolve a batch: one catalog query per identifier scheme, one fuzzy call for the rest,
     then (``search``, issue 14) the search services for what is still without a link."""
-    contexts = [ReferenceContext(r, extract_identifiers(r.raw), _parsed(r)) for r in references]
+    found = extract_batch([r.raw for r in references])  # (strings RE2 says hold none are not scanned)
+    contexts = [ReferenceContext(r, ids, _parsed(r)) for r, ids in zip(references, found)]
 
     arxiv_wanted = sorted({a for c in contexts for a in c.ids.arxiv_ids})
     doi_wanted = sorted({d for c in contexts for d in c.ids.dois})
