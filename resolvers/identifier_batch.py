@@ -91,7 +91,10 @@ def extract_batch(raws: Sequence[str]) -> list[ExtractedIdentifiers]:
     hold an identifier answered without their scan."""
     if len(raws) < MIN_BATCH or not all(type(r) is str for r in raws):
         return [extract_identifiers(r) for r in raws]
-    column = pa.array(raws, pa.large_string())
+    try:
+        column = pa.array(raws, pa.large_string())
+    except UnicodeEncodeError:  # a lone surrogate (no input route should let one in): Arrow holds UTF-8 only
+        return [extract_identifiers(r) for r in raws]
     maybe = pc.match_substring_regex(column, GATE).to_pylist()
     plain = plain_doi_strings(column)
     return [(ExtractedIdentifiers((d.lower(),)) if d is not None else extract_identifiers(r)) if m else _NONE
