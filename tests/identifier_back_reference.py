@@ -18,7 +18,10 @@ from resolvers.contradiction import (FieldCheck, StringNumbers, _author_verdict,
 from resolvers.journal_ref import number_key
 from resolvers.lazy_parse import masked_text
 from resolvers.model import Reason, Work
-from resolvers.parsing import _VOL_PAGES, ParsedReference
+from resolvers.parsing import (_BIB_FIELD, _BIBTEX, _COMMA_OR_DIGIT, _LEADING_YEAR, _QUOTED, _QUOTED_SINGLE,
+                               _THREE_LETTERS, _TITLE_LEAD, _VENUE_END, _VENUE_LIKE, _VOL_PAGES, _WORD_THEN_NUMBER,
+                               _YEAR_RE, ParsedReference, _author_end, _bibtex, _numbers, _sentence_end, _surnames,
+                               reference_body)
 from resolvers.text import clean_raw, compact, content_words, norm_text, normalise_text
 from resolvers.title_signs import title_cut_short
 from resolvers.verify import NUMBER_TOKEN, YEAR_TOKEN, number_agreement
@@ -191,3 +194,64 @@ def _plain(value: Any) -> bool:
 
 
 VOL_PAGES_ANYWHERE = tuple(_anywhere(p) for p in _VOL_PAGES)
+
+
+def parse_reference(raw: str) -> ParsedReference:
+    """Fields of one reference string. Never raises; missing fields stay None."""
+    text = clean_raw(raw or "")
+    parsed = ParsedReference(raw=raw, text=text)
+    if not text:
+        parsed.kind = "empty"
+        return parsed
+    if _BIBTEX.search(text) or len(_BIB_FIELD.findall(text)) >= 2:
+        return _bibtex(text, parsed)
+    body = reference_body(text)
+    if not body:
+        parsed.kind = "identifiers_only"
+        return parsed
+    years = [(m.start(), int(m.group(1))) for m in _YEAR_RE.finditer(body)]
+    rest = body
+    start = 0
+    q = _QUOTED.search(body) or _QUOTED_SINGLE.search(body)
+    if q and len(q.group(1).split()) >= 2:
+        parsed.title = q.group(1).strip(" ,.")
+        parsed.kind = "quoted"
+        parsed.author_block = body[: q.start()].strip(" ,.:") or None
+        rest = body[q.end():]
+        start = q.end()
+    else:
+        ends = _author_end(body)
+        if ends is not None:
+            parsed.author_block = body[: ends[0]].strip(" ,.:")
+            if body[ends[0]:ends[1]].startswith(":") and _TITLE_LEAD.fullmatch(parsed.author_block):
+                parsed.title_lead = parsed.author_block
+            rest = body[ends[1]:]
+            start = ends[1]
+            rest2 = _LEADING_YEAR.sub("", rest)
+            start += len(rest) - len(rest2)
+            rest = rest2
+            parsed.kind = "after_authors"
+        else:
+            parsed.kind = "no_authors"
+        # a title ends at the first sentence end; a venue abbreviation + numbers is no title
+        cut = _sentence_end(rest)
+        candidate = rest[:cut].strip(" ,.;:")
+        if _VENUE_LIKE.match(candidate) or _VENUE_LIKE.match(rest.strip(" ,.;:")) or not _THREE_LETTERS.search(candidate) or (  # noqa: E501
+                parsed.kind == "no_authors" and _WORD_THEN_NUMBER.match(candidate)):
+            parsed.kind += "_no_title"
+            parsed.venue = _COMMA_OR_DIGIT.split(candidate)[0].strip(" .") or None
+        else:
+            parsed.title = candidate
+            rest = rest[cut:]
+            start += cut
+    if parsed.author_block:
+        parsed.authors = _surnames(parsed.author_block)
+    after = [y for pos, y in years if pos >= start - 8] or [y for _, y in years]
+    if after:
+        parsed.year = after[0]
+    tail = rest.strip(" .,;:")
+    if tail and parsed.venue is None:
+        v = _VENUE_END.split(tail)[0].strip(" ,.;:")
+        parsed.venue = v or None
+    _numbers(parsed, tail)
+    return parsed

@@ -201,3 +201,10 @@ _VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() |
 @given(value=_VALUES)
 def test_plain_is_mains(value):
     assert observation._plain(value) == ref._plain(value)
+
+
+def test_parse_is_mains_without_bibtex_scans():
+    """``parse_reference`` scans for BibTeX only in strings with an "@" or "=": the same parse."""
+    for raw in _golden_strings() + _shared_strings(60) + ["@article{k, title={A b c}}", "title = {A}, year = 2001",
+                                                             "x @ y", "a = b"]:
+        assert parse_reference(raw) == ref.parse_reference(raw)
