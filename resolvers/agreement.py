@@ -20,7 +20,7 @@ from rapidfuzz import fuzz
 from .contradiction import contradicting_fields, names_venue
 from .model import Reason, Work
 from .parsing import ParsedReference
-from .text import STOPWORDS, clean_raw, content_words, norm_text, normalise_text
+from .text import _ASCII_NON_ALNUM_TO_SPACE, STOPWORDS, clean_raw, content_words, norm_text, normalise_text
 from .title_signs import title_cut_short
 
 # A string's title "clearly belongs to another work" only when it is long enough to judge and
@@ -53,18 +53,44 @@ def title_presence(title: str, raw: str) -> tuple[float, bool]:
 
 
 def _presence(title: str, low_title: str, text: str) -> tuple[float, bool]:
-    """``title_presence`` given the cleaned title (lower case) and the cleaned string."""
+    """``title_presence`` given the cleaned title (lower case) and the cleaned string. A title
+    that stands in the string once, letter for letter, is the alignment ``partial_ratio`` finds
+    (100 is only an exact copy, and there is one), so rapidfuzz is asked only otherwise."""
     if not low_title or not text:
         return 0.0, False
     if len(low_title) > len(text):
         return fuzz.partial_ratio(text.lower(), low_title), False
-    al = fuzz.partial_ratio_alignment(low_title, text.lower())
-    if al is None:  # (only with a score cutoff, which is not given)
-        return 0.0, False
-    goes_on = (al.score >= TITLE_PRESENT_AT and not title_cut_short(title)
-               and text[:al.dest_end].rstrip()[-1:] not in (".", "?", "!")
-               and bool(_GOES_ON.match(text, al.dest_end)))
-    return al.score, goes_on
+    low = text.lower()
+    at = low.find(low_title)
+    if at >= 0 and low.find(low_title, at + 1) < 0:
+        score, end = 100.0, at + len(low_title)
+    else:
+        al = fuzz.partial_ratio_alignment(low_title, low)
+        if al is None:  # (only with a score cutoff, which is not given)
+            return 0.0, False
+        score, end = al.score, al.dest_end
+    goes_on = (score >= TITLE_PRESENT_AT and not _cut_short(title)
+               and text[:end].rstrip()[-1:] not in (".", "?", "!")
+               and bool(_GOES_ON.match(text, end)))
+    return score, goes_on
+
+
+_ASCII_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_CUT_WORDS = frozenset({"in", "of", "by", "from", "the", "and", "with", "for", "on", "to", "a", "an", "at", "as",
+                        "via"})
+
+
+def _cut_short(title: str) -> bool:
+    """``title_cut_short(title)``, without its regex for a title ending in two ASCII letters
+    that end no function word: no ending of ``TRUNCATED_END`` can match there (a letter after
+    a letter, no space, separator or non-ASCII character, and the last word no word of its
+    list)."""
+    if title[-2:-1] in _ASCII_LETTERS and title[-1:] in _ASCII_LETTERS:
+        head = title.rstrip("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        before = head[-1:]
+        if before.isascii() and (title[len(head):].lower() not in _CUT_WORDS or before.isalnum() or before == "_"):
+            return False
+    return title_cut_short(title)
 
 
 def _title_words(raw: str) -> set[str]:
@@ -116,9 +142,13 @@ def check_agreement(raw: str, parsed: ParsedReference, work: Work) -> Agreement:
 @lru_cache(maxsize=1 << 14)  # (some 10 MB at most)
 def _title_forms(title: str) -> tuple[str, str, str]:
     """A work's title cleaned, cleaned in lower case, and normalised: made once per title while
-    it is cited again (a run cites many works many times; a function of the title alone)."""
+    it is cited again (a run cites many works many times; a function of the title alone). An
+    ASCII title is normalised here as ``norm_text`` does it (its folding is ``lower``)."""
     clean_title = clean_raw(title)
-    return clean_title, clean_title.lower(), norm_text(clean_title) if clean_title else ""
+    low_title = clean_title.lower()
+    if clean_title.isascii():
+        return clean_title, low_title, " ".join(low_title.translate(_ASCII_NON_ALNUM_TO_SPACE).split())
+    return clean_title, low_title, norm_text(clean_title) if clean_title else ""
 
 
 def _string_title(parsed: ParsedReference, work: Work) -> str | None:

@@ -55,6 +55,9 @@ def _anywhere(pattern: re.Pattern[str]) -> re.Pattern[str]:
     in the tail of the body would be, seen in the whole body: no look-behind (the tail starts
     later), and the end it may meet is any character the tail's ends are stripped of."""
     text = pattern.pattern.replace(r"(?<![\d.])", "").replace(r"(?:\(|$|,|\.)", r"(?:\(|$|[,.;:\s])")
+    # (the same digits as ``\d+``, but a pattern that starts with one digit is searched by
+    # skipping to the digits of the body, not by trying the pattern at every character)
+    text = text.replace(r"(?P<vol>\d+)", r"(?P<vol>\d\d*)")
     assert "(?<" not in text and "$|,|" not in text, "parsing._VOL_PAGES changed: revisit lazy_parse"
     return re.compile(text, pattern.flags)
 

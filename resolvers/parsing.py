@@ -321,7 +321,8 @@ def parse_reference(raw: str) -> ParsedReference:
     if not text:
         parsed.kind = "empty"
         return parsed
-    if _BIBTEX.search(text) or len(_BIB_FIELD.findall(text)) >= 2:
+    # (an entry needs an "@", a field an "="; most strings have neither and skip both scans)
+    if ("@" in text and _BIBTEX.search(text)) or ("=" in text and len(_BIB_FIELD.findall(text)) >= 2):
         return _bibtex(text, parsed)
     body = reference_body(text)
     if not body:

@@ -130,9 +130,10 @@ def rule_identifier(ref: ReferenceContext, batch: BatchContext) -> Verdict | Non
         agreement = check_agreement(ref.reference.raw, ref.parsed, work)
         evidence = {"rule": "identifier", "identifier": identifier, "scheme": source,
                     "work": _work_evidence(work), **agreement.details}
-        others = sorted({w.work_id for _, _, w in hits} - {work.work_id})
-        if others:
-            evidence["other_identified_works"] = others
+        if len(hits) > 1:
+            others = sorted({w.work_id for _, _, w in hits} - {work.work_id})
+            if others:
+                evidence["other_identified_works"] = others
         if not agreement.contradicts:
             reason = Reason.ARXIV_ID_MATCH if source == "arxiv_id" else Reason.DOI_MATCH
             return Verdict(Status.VERIFIED_EXACT, reason, work, resolver, 1.0, evidence)
