@@ -3,6 +3,7 @@ touched, the latest run. Read-only, over ``ledger.connect_views`` (the ledger mo
 written)."""
 from __future__ import annotations
 
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -87,6 +88,12 @@ def _arrow_rows(table: pa.Table) -> list[dict[str, Any]]:
     """Rows as dicts, made column by column (half the cost of DuckDB's row-by-row fetch), their
     values plain as records write them (``records._plain``: an integral float as the integer, NaN
     as None), so the record builder need not copy them (``rows_plain``)."""
+    names = table.column_names
+    return [dict(zip(names, values)) for values in zip(*_plain_columns(table))]
+
+
+def _plain_columns(table: pa.Table) -> list[list[Any]]:
+    """Each column's values as Python values, plain as records write them (see ``_arrow_rows``)."""
     columns = []
     for column in table.columns:
         kind = column.type
@@ -97,48 +104,40 @@ def _arrow_rows(table: pa.Table) -> list[dict[str, Any]]:
                   or (pa.types.is_list(kind) and pa.types.is_string(kind.value_type)) or pa.types.is_null(kind)):
             values = [v if v is None else _plain(v) for v in values]
         columns.append(values)
-    names = table.column_names
-    return [dict(zip(names, values)) for values in zip(*columns)]
+    return columns
 
 
 Plan = tuple[list[int], list[int], list[str]]  # a paper's outbound and inbound row numbers, cited notice keys
 
 
 class PassRows:
-    """The rows of one pass as an Arrow table, indexed by row number over the key columns only: a
-    paper's outbound rows by its citing-paper forms (lower case), its inbound rows by the cited work
-    id, DOI and arXiv id. ``plans``: each paper's rows and notices; ``observed(plans)`` makes their
-    rows into dicts, one ``take`` and one column-by-column conversion for a group of papers (all
-    the pass's rows as dicts at once held hundreds of MB, and making them was most of the pass)."""
+    """The rows of one pass as columns of plain values, indexed by row number: a paper's outbound
+    rows by its citing-paper forms (lower case), its inbound rows by the cited work id, DOI and arXiv
+    id. ``plans``: each paper's rows and notices; ``observed(plans)`` makes the rows of a group of
+    papers into dicts (every row of a pass as a dict at once held some 400 MB for 5,000 papers)."""
 
     def __init__(self, table: pa.Table, papers: Sequence[tuple[Sequence[str], str | None]]):
-        self.table = table
+        self.names, self.columns = table.column_names, _plain_columns(table)
         self.notices: dict[str, dict[str, Any]] = {}
-        self.citing = table.column("citing_paper").to_pylist()
-        self.index = table.column("reference_index").to_pylist()
-        self.work_id = table.column("work_id").to_pylist()
-        self._dois: list[Any] | None = None
+        column = dict(zip(self.names, self.columns))
+        self.citing, self.index, self.work_id = column["citing_paper"], column["reference_index"], column["work_id"]
+        self.runs, self.dois = column["run_id"], column["extracted_dois"]
         by: dict[str, dict[Any, list[int]]] = {k: {} for k in ("citing", "work_id", "doi", "arxiv_id")}
         for n, citing in enumerate(self.citing):  # in the table's order: each list keeps it
             by["citing"].setdefault((citing or "").lower(), []).append(n)
         for key in ("work_id", "doi", "arxiv_id"):
-            for n, value in enumerate(self.work_id if key == "work_id" else table.column(key).to_pylist()):
+            for n, value in enumerate(column[key]):
                 if value is not None:
                     by[key].setdefault(value, []).append(n)
         self.by = by
         self.plans = [self._plan(forms, work_id) for forms, work_id in papers]
-
-    def _extracted_dois(self, n: int) -> Any:
-        if self._dois is None:
-            self._dois = self.table.column("extracted_dois").to_pylist()
-        return self._dois[n]
 
     def _cited(self, outbound: list[int]) -> set[str]:
         """The notice keys of what these rows cite: their work ids, and ``doi:<doi>`` of the DOIs
         cited by a row that names no work."""
         work_id = self.work_id
         cited = {work_id[n] for n in outbound if work_id[n]}
-        return cited | {"doi:" + d for n in outbound if work_id[n] is None for d in self._extracted_dois(n) or ()}
+        return cited | {"doi:" + d for n in outbound if work_id[n] is None for d in self.dois[n] or ()}
 
     def _plan(self, forms: Sequence[str], work_id: str | None) -> Plan:
         """One paper's outbound rows (by reference index, then citing paper), the rows of other
@@ -167,13 +166,15 @@ class PassRows:
 
     def run_ids(self) -> set[str]:
         """The run of every row of the pass's papers (``str``: a null run is ``"None"``)."""
-        runs = self.table.column("run_id").to_pylist()
+        runs = self.runs
         return {str(runs[n]) for outbound, inbound, _ in self.plans for n in (*outbound, *inbound)}
 
     def observed(self, plans: Sequence[Plan]) -> list[Observed]:
         """Each plan's rows as dicts (values plain, see ``_arrow_rows``) and its notice rows."""
         numbers = [n for outbound, inbound, _ in plans for n in (*outbound, *inbound)]
-        rows = iter(_arrow_rows(self.table.take(pa.array(numbers, pa.int64()))) if numbers else ())
+        gather = itemgetter(*numbers) if len(numbers) > 1 else lambda column: tuple(column[n] for n in numbers)
+        names = self.names
+        rows = iter([dict(zip(names, values)) for values in zip(*map(gather, self.columns))])
         got: list[Observed] = []
         for outbound, inbound, keys in plans:
             got.append(([next(rows) for _ in outbound], [next(rows) for _ in inbound],
