@@ -24,12 +24,14 @@ class PageCache:
     kept (``records.build_record`` changes none it shares)."""
 
     MOST = 100_000
-    __slots__ = ("tails", "scores", "heads")
+    __slots__ = ("tails", "scores", "heads", "lines", "whens")
 
     def __init__(self) -> None:
         self.tails: dict[tuple, tuple] = {}
         self.scores: dict[Any, str] = {}
         self.heads: dict[tuple, tuple[str, str]] = {}
+        self.lines: dict[int, tuple[Any, str, str]] = {}  # id of a resolved view or notice: (it, line, escaped)
+        self.whens: dict[tuple, tuple[str, str]] = {}  # a "read ... resolved" line's values: its lines
 
     def head(self, key: tuple) -> tuple[str, str]:
         """A reference's text head ``[N] state via S`` and HTML head (up to its cited string) from
@@ -60,9 +62,25 @@ class PageCache:
             return _tail(item)
         if len(self.tails) >= self.MOST:
             self.tails.clear()
-        made = _tail(item)
+            self.lines.clear()
+            self.whens.clear()
+        work, work_h = self._line(resolved, _work_line)
+        notice_line, notice_h = self._line(notice, _notice_line)
+        when = self.whens.get(key[2:])
+        if when is None:
+            when = self.whens[key[2:]] = _when(item)
+        made = (f"\n    resolved to: {work}\n    notice: {notice_line}{when[0]}",
+                f"<p>resolved to: {work_h}</p>\n<p>notice: {notice_h}</p>\n{when[1]}")
         self.tails[key] = (resolved, notice, made)
         return made
+
+    def _line(self, part: Any, make: Any) -> tuple[str, str]:
+        """``make(part)`` and its escape, once for a part the records share (kept with the part)."""
+        got = self.lines.get(id(part))
+        if got is None or got[0] is not part:
+            line = make(part)
+            got = self.lines[id(part)] = (part, line, _e(line))
+        return got[1], got[2]
 
     def score(self, score: Any) -> str:
         """The text page's " score 0.93" of a score (floats and ints only: the key is the value)."""
@@ -80,12 +98,17 @@ def _tail(item: Mapping[str, Any]) -> tuple[str, str]:
     """A v2 reference's lines after its cited string, as ``record_pages`` writes them on each page
     (escaped part by part: ``html.escape`` maps each character on its own; a None is "" in HTML)."""
     work, notice = _work_line(item["resolved"]), _notice_line(item["notice"])
+    when = _when(item)
+    return (f"\n    resolved to: {work}\n    notice: {notice}{when[0]}",
+            f"<p>resolved to: {_e(work)}</p>\n<p>notice: {_e(notice)}</p>\n{when[1]}")
+
+
+def _when(item: Mapping[str, Any]) -> tuple[str, str]:
+    """A v2 reference's "read ... resolved" line on each page."""
     read, source, resolved_at, snapshot = item["source_observed_at"], item["source"], item["resolved_at"], _snapshot(item)
-    text = (f"\n    resolved to: {work}\n    notice: {notice}\n    read {read} from {source}; judged against "
-            f"catalog {snapshot}; resolved {resolved_at}")
-    page = (f"<p>resolved to: {_e(work)}</p>\n<p>notice: {_e(notice)}</p>\n<p class=\"when\">read {_e(read)} from "
-            f"{_e(source)}; judged against catalog {_e(snapshot)}; resolved {_e(resolved_at)}</p>\n")
-    return text, page
+    return (f"\n    read {read} from {source}; judged against catalog {snapshot}; resolved {resolved_at}",
+            f"<p class=\"when\">read {_e(read)} from {_e(source)}; judged against catalog {_e(snapshot)}; "
+            f"resolved {_e(resolved_at)}</p>\n")
 
 
 _HTML_SPECIAL = ("&", "<", ">", '"', "'")
@@ -94,35 +117,44 @@ _HTML_SPECIAL = ("&", "<", ">", '"', "'")
 def _references(items: list[dict[str, Any]], cache: PageCache) -> tuple[list[str], list[str]]:
     """Each listed reference's text lines and HTML block, in the page's order: a reference's head
     (number, state, resolver, marker) and tail (its shared lines) come made from ``cache``; its
-    cited string is folded, cut and escaped here (not escaped when none of the record's has an
-    HTML-special character). A reference lacking a field of the builder's is made as
-    ``record_pages`` makes it."""
+    cited string is folded (when it is not already), cut and escaped here (not escaped when none of
+    the record's has an HTML-special character). A reference lacking a field of the builder's is
+    made as ``record_pages`` makes it."""
     texts: list[str] = []
-    parts: list[tuple[str, str, str | None]] = []  # html head, folded cited string, html tail
+    pages: list[str] = []
     heads, scores = cache.heads, cache.scores
+    escape = _escapes(items)
     for item in items:
         try:
             index, status, source, score = item["reference_index"], item["status"], item["resolver_source"], item["score"]
             head = (index, status, source, item["notice"]["standing"])
-            raw = " ".join((item["cited_as"]["raw"] or "").split())
+            raw = item["cited_as"]["raw"] or ""
             text_tail, html_tail = cache.tail(item)
         except KeyError:
             got = rp._Item(item)
             texts.append(_text_reference(item, got))
-            parts.append((rp._html_reference(item, got), "", None))  # the whole block
+            pages.append(rp._html_reference(item, got))
             continue
+        if not (raw.isprintable() and "  " not in raw and raw[:1] != " " and raw[-1:] != " "):
+            raw = " ".join(raw.split())  # printable: no whitespace but the space (tests/test_page_files.py)
         made = heads.get(head)
         if made is None or type(index) is not int:
             made = cache.head(head)
         score_text = (scores.get(score) or cache.score(score)) if isinstance(score, (int, float)) else ""
         texts.append(f"{made[0]}{score_text}\n    cited as: {raw if len(raw) <= 300 else raw[:299] + '…'}{text_tail}")
-        parts.append((made[1], raw if len(raw) <= 1000 else raw[:999] + "…", html_tail))
-    joined = "".join(raw for _, raw, _ in parts)
-    if any(c in joined for c in _HTML_SPECIAL):
-        return texts, [f"{head}{_e(raw)}</p>\n{tail}</div>" if tail is not None else head
-                       for head, raw, tail in parts]
-    return texts, [f"{head}{raw}</p>\n{tail}</div>" if tail is not None else head
-                       for head, raw, tail in parts]
+        raw = raw if len(raw) <= 1000 else raw[:999] + "…"
+        pages.append(f"{made[1]}{_e(raw) if escape else raw}</p>\n{html_tail}</div>")
+    return texts, pages
+
+
+def _escapes(items: list[dict[str, Any]]) -> bool:
+    """Whether a cited string of these references may hold an HTML-special character (True when
+    one is not text: the references' own code sees to it)."""
+    try:
+        joined = "".join([item["cited_as"]["raw"] or "" for item in items])
+    except (KeyError, TypeError):
+        return True
+    return any(c in joined for c in _HTML_SPECIAL)
 
 
 def _text_reference(item: Mapping[str, Any], got: Any) -> str:

@@ -137,3 +137,11 @@ def test_zero_scores_keep_their_sign():
     for score in (0, -0.0, 0.0, False, -0.0):
         record["outbound"]["items"][0]["score"] = score
         assert page_files.render_page_files(record, cache) == _old(record)
+
+
+def test_printable_text_has_no_whitespace_but_the_space():
+    """The pages fold a cited string's whitespace (``" ".join(raw.split())``) only when it is not
+    printable or has a double, leading or trailing space: every character ``split`` splits at but
+    the space is not printable."""
+    spaces = [chr(c) for c in range(0x110000) if chr(c).isspace()]
+    assert [c for c in spaces if c.isprintable()] == [" "] and len(spaces) > 20
