@@ -55,7 +55,10 @@ class PageCache:
         resolved, notice = item["resolved"], item["notice"]
         key = (id(resolved), id(notice), item["source_observed_at"], item["source"], item["snapshot_fingerprint"],
                item["snapshot_observed_at"], item["resolved_at"])
-        got = self.tails.get(key)
+        try:
+            got = self.tails.get(key)
+        except TypeError:  # a value that is no key (a list as a time): made as is
+            return _tail(item)
         if got is not None and got[0] is resolved and got[1] is notice:
             return got[2]
         if not all(type(v) in _TEXT_WORDS for v in key[2:]):
@@ -130,14 +133,14 @@ def _references(items: list[dict[str, Any]], cache: PageCache) -> tuple[list[str
             head = (index, status, source, item["notice"]["standing"])
             raw = item["cited_as"]["raw"] or ""
             text_tail, html_tail = cache.tail(item)
-        except KeyError:
+            made = heads.get(head)
+        except (KeyError, TypeError):  # a field missing, a value that is no key: the reference's own code
             got = rp._Item(item)
             texts.append(_text_reference(item, got))
             pages.append(rp._html_reference(item, got))
             continue
         if not (raw.isprintable() and "  " not in raw and raw[:1] != " " and raw[-1:] != " "):
             raw = " ".join(raw.split())  # printable: no whitespace but the space (tests/test_page_files.py)
-        made = heads.get(head)
         if made is None or type(index) is not int:
             made = cache.head(head)
         score_text = (scores.get(score) or cache.score(score)) if isinstance(score, (int, float)) else ""
