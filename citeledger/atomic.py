@@ -80,7 +80,7 @@ def staged(path: Path, staging_dir: Path | None = None, mode: int = 0o644) -> It
 _STAGED = itertools.count()  # staged names of a batch: ``.NAME.<pid>-<n>.tmp``, unique per process
 
 
-def atomic_write_files(files: Sequence[tuple[Path, bytes]], mode: int = 0o644) -> None:
+def atomic_write_files(files: Sequence[tuple[Path | str, bytes]], mode: int = 0o644) -> None:
     """Many whole files written in one batch (citation records): each staged beside its target,
     then one ``os.sync()`` for all of them instead of an fsync per file and per folder (the fsyncs
     were most of a record's cost; it flushes every file system of the machine), then each renamed
@@ -88,7 +88,8 @@ def atomic_write_files(files: Sequence[tuple[Path, bytes]], mode: int = 0o644) -
     files are renamed one by one, so a crash may leave some new and some old (a record's JSON new,
     its HTML old) and staged temps (``remove_leftovers``). Staged with ``os.open``/``os.write``
     under a name made of the process id and a counter (``tempfile.mkstemp``'s random names and
-    file objects cost a third of a millisecond a record), private (0600) until written."""
+    file objects cost a third of a millisecond a record), with ``mode`` from the start when the umask
+    keeps it (else private, 0600, until written)."""
     staged_files = _stage_files(files, mode)
     try:
         os.sync()  # Linux: returns once every staged byte is on the disk
@@ -98,27 +99,33 @@ def atomic_write_files(files: Sequence[tuple[Path, bytes]], mode: int = 0o644) -
     _publish_staged(staged_files)
 
 
-def _stage_files(files: Sequence[tuple[Path, bytes]], mode: int = 0o644) -> list[tuple[Path, Path]]:
+def _stage_files(files: Sequence[tuple[Path | str, bytes]], mode: int = 0o644) -> list[tuple[str, str]]:
     """Each file written whole to its staged temp beside its target: (temp, target) pairs; on any
-    failure the temps staged so far are removed."""
-    staged_files: list[tuple[Path, Path]] = []
+    failure the temps staged so far are removed. The temp is created with ``mode`` when the
+    process's umask keeps all of it (no ``fchmod`` a file: a record's three files are four system
+    calls each and a rename), else private (0600) and given ``mode`` once written; names are text
+    (a ``Path`` a file cost more than its system calls)."""
+    staged_files: list[tuple[str, str]] = []
+    kept = _umask_keeps(mode)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+    suffix = f".{os.getpid()}-"
     try:
-        for folder in {path.parent for path, _ in files}:
-            with disk_errors(folder):
-                folder.mkdir(parents=True, exist_ok=True)
+        for folder in {os.path.dirname(path) for path, _ in files} - {""}:
+            with disk_errors(Path(folder)):
+                os.makedirs(folder, exist_ok=True)
         for path, data in files:
-            with disk_errors(path):
-                tmp = path.with_name(f".{path.name}.{os.getpid()}-{next(_STAGED)}.tmp")
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-                staged_files.append((tmp, path))
+            target = os.fspath(path)
+            folder, name = os.path.split(target)
+            with disk_errors(Path(target)):
+                tmp = f"{folder}/.{name}{suffix}{next(_STAGED)}.tmp" if folder else f".{name}{suffix}{next(_STAGED)}.tmp"
+                fd = os.open(tmp, flags, mode if kept else 0o600)
+                staged_files.append((tmp, target))
                 try:
-                    view = memoryview(data)
-                    while view:
-                        done = os.write(fd, view)
-                        if not done:
-                            raise OSError(errno.ENOSPC, "nothing written", str(path))
-                        view = view[done:]
-                    os.fchmod(fd, mode)
+                    done = os.write(fd, data)
+                    if done < len(data):
+                        _write_rest(fd, data, done, target)
+                    if not kept:
+                        os.fchmod(fd, mode)
                 finally:
                     os.close(fd)
     except BaseException:
@@ -127,24 +134,53 @@ def _stage_files(files: Sequence[tuple[Path, bytes]], mode: int = 0o644) -> list
     return staged_files
 
 
-def _publish_staged(staged_files: list[tuple[Path, Path]]) -> None:
+def _write_rest(fd: int, data: bytes, done: int, path: str) -> None:
+    """The bytes a first ``os.write`` left (a short write), or ``ENOSPC`` when none go."""
+    view = memoryview(data)[done:]
+    while view:
+        done = os.write(fd, view)
+        if not done:
+            raise OSError(errno.ENOSPC, "nothing written", path)
+        view = view[done:]
+
+
+def _umask_keeps(mode: int) -> bool:
+    """Whether files created with ``mode`` get all of it (the umask, read from ``/proc/self/status``
+    where Linux shows it, clears none of its bits); False when it cannot be read."""
+    try:
+        with open("/proc/self/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8) & mode == 0
+    except (OSError, ValueError, IndexError):
+        pass
+    return False
+
+
+def _publish_staged(staged_files: list[tuple[str, str]]) -> None:
     """Staged files whose bytes are on the disk renamed into place one by one, then each folder
     fsynced once; on a failure the temps not yet renamed are removed."""
     published = 0
     try:
         for tmp, path in staged_files:
-            with disk_errors(path):
+            try:
                 os.replace(tmp, path)
+            except OSError:
+                with disk_errors(Path(path)):
+                    raise
             published += 1
-        for folder in sorted({path.parent for _, path in staged_files}):
-            _fsync(folder)
+        for folder in sorted({os.path.dirname(path) or "." for _, path in staged_files}):
+            _fsync(Path(folder))
     finally:
         _unlink(staged_files[published:])
 
 
-def _unlink(staged_files: list[tuple[Path, Path]]) -> None:
+def _unlink(staged_files: list[tuple[str, str]]) -> None:
     for tmp, _ in staged_files:
-        tmp.unlink(missing_ok=True)
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
 
 
 def publish_dir(src: Path, dest: Path) -> None:
@@ -274,9 +310,9 @@ class SyncedBatches:
     published file is on the disk. ``abort`` (on an error) removes what is staged, unpublished."""
 
     def __init__(self) -> None:
-        self._pending: tuple[list[tuple[Path, Path]], threading.Thread, list[BaseException]] | None = None
+        self._pending: tuple[list[tuple[str, str]], threading.Thread, list[BaseException]] | None = None
 
-    def add(self, files: Sequence[tuple[Path, bytes]], mode: int = 0o644) -> None:
+    def add(self, files: Sequence[tuple[Path | str, bytes]], mode: int = 0o644) -> None:
         """Stage ``files``, publish the batch before (its sync done), start this batch's sync."""
         staged_files = _stage_files(files, mode)
         try:

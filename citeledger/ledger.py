@@ -189,7 +189,8 @@ class LedgerStore:
         one disk sync for the batch (``atomic_write_files``), or handed to ``batches`` (published
         at its next batch or its close, the sync run meanwhile); returns the JSON files' paths."""
         out = self.dir / "records"
-        files = [(out / f"{stem}.{suffix}", data) for stem, files in pages for suffix, data in files.items()]
+        folder = os.fspath(out)  # names as text: a Path a file cost more than its system calls
+        files = [(f"{folder}/{stem}.{suffix}", data) for stem, files in pages for suffix, data in files.items()]
         if batches is None:
             atomic_write_files(files)
         else:

@@ -3,6 +3,7 @@ touched, the latest run. Read-only, over ``ledger.connect_views`` (the ledger mo
 written)."""
 from __future__ import annotations
 
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -58,21 +59,27 @@ def papers_observations(ledger_dir: str | Path, catalog_dir: str | Path,
     string; times as ISO text with ``Z``, as the records write them). The latest observation of
     every reference is found once for all these papers, not once per paper: a night's records
     cost one pass over the ledger, not one per paper."""
+    passed = pass_rows(ledger_dir, catalog_dir, papers)
+    return passed.observed(passed.plans)
+
+
+def pass_rows(ledger_dir: str | Path, catalog_dir: str | Path,
+              papers: Sequence[tuple[Sequence[str], str | None]]) -> "PassRows":
+    """The pass's rows and notices of these papers, kept as Arrow (``PassRows``: a paper's rows are
+    made into dicts when its record is built, a few hundred papers at a time)."""
     con = connect_views(ledger_dir, catalog_dir)
     try:
         every_form = sorted({f.lower() for forms, _ in papers for f in forms})
         con.register("every_form", pa.table({"form": pa.array(every_form, pa.string())}))
         con.register("every_work", pa.table({"work_id": pa.array(sorted({w for _, w in papers if w}), pa.string())}))
-        rows = _arrow_rows(con.sql(PASS_ROWS_SQL).to_arrow_table())
+        table = con.sql(PASS_ROWS_SQL).to_arrow_table()
+        passed = PassRows(table, papers)
         # the notices of the cited works, and of cited DOIs that name no catalog work ("doi:<doi>")
-        cited = {r["work_id"] for r in rows if r["work_id"]}
-        cited |= {"doi:" + d for r in rows if r["work_id"] is None for d in r["extracted_dois"] or ()}
-        con.register("cited", pa.table({"work_id": pa.array(sorted(cited), pa.string())}))
-        notices = {r["work_id"]: r for r in _arrow_rows(con.sql(
+        con.register("cited", pa.table({"work_id": pa.array(sorted(passed.cited()), pa.string())}))
+        passed.notices = {r["work_id"]: r for r in _arrow_rows(con.sql(
             f"SELECT * REPLACE ({ISO_Z.format('checked_at')} AS checked_at) FROM notices "
             "WHERE work_id IN (SELECT work_id FROM cited) ORDER BY work_id").to_arrow_table())}
-        passed = _PassRows(rows, notices)
-        return [passed.paper(forms, work_id) for forms, work_id in papers]
+        return passed
     finally:
         con.close()
 
@@ -81,6 +88,12 @@ def _arrow_rows(table: pa.Table) -> list[dict[str, Any]]:
     """Rows as dicts, made column by column (half the cost of DuckDB's row-by-row fetch), their
     values plain as records write them (``records._plain``: an integral float as the integer, NaN
     as None), so the record builder need not copy them (``rows_plain``)."""
+    names = table.column_names
+    return [dict(zip(names, values)) for values in zip(*_plain_columns(table))]
+
+
+def _plain_columns(table: pa.Table) -> list[list[Any]]:
+    """Each column's values as Python values, plain as records write them (see ``_arrow_rows``)."""
     columns = []
     for column in table.columns:
         kind = column.type
@@ -91,39 +104,82 @@ def _arrow_rows(table: pa.Table) -> list[dict[str, Any]]:
                   or (pa.types.is_list(kind) and pa.types.is_string(kind.value_type)) or pa.types.is_null(kind)):
             values = [v if v is None else _plain(v) for v in values]
         columns.append(values)
-    names = table.column_names
-    return [dict(zip(names, values)) for values in zip(*columns)]
+    return columns
 
 
-class _PassRows:
-    """The rows of one pass indexed by what a paper's rows are selected by: its citing-paper forms
-    (lower case), and for inbound rows the cited work id, DOI and arXiv id."""
+Plan = tuple[list[int], list[int], list[str]]  # a paper's outbound and inbound row numbers, cited notice keys
 
-    def __init__(self, rows: list[dict[str, Any]], notices: dict[str, dict[str, Any]]):
-        self.notices = notices
-        self.by: dict[str, dict[Any, list[dict[str, Any]]]] = {k: {} for k in ("citing", "work_id", "doi", "arxiv_id")}
-        for row in rows:  # in citing paper, reference index order: each list keeps it
-            self.by["citing"].setdefault((row["citing_paper"] or "").lower(), []).append(row)
-            for key in ("work_id", "doi", "arxiv_id"):
-                if row[key] is not None:
-                    self.by[key].setdefault(row[key], []).append(row)
 
-    def paper(self, forms: Sequence[str], work_id: str | None) -> Observed:
+class PassRows:
+    """The rows of one pass as columns of plain values, indexed by row number: a paper's outbound
+    rows by its citing-paper forms (lower case), its inbound rows by the cited work id, DOI and arXiv
+    id. ``plans``: each paper's rows and notices; ``observed(plans)`` makes the rows of a group of
+    papers into dicts (every row of a pass as a dict at once held some 400 MB for 5,000 papers)."""
+
+    def __init__(self, table: pa.Table, papers: Sequence[tuple[Sequence[str], str | None]]):
+        self.names, self.columns = table.column_names, _plain_columns(table)
+        self.notices: dict[str, dict[str, Any]] = {}
+        column = dict(zip(self.names, self.columns))
+        self.citing, self.index, self.work_id = column["citing_paper"], column["reference_index"], column["work_id"]
+        self.runs, self.dois = column["run_id"], column["extracted_dois"]
+        by: dict[str, dict[Any, list[int]]] = {k: {} for k in ("citing", "work_id", "doi", "arxiv_id")}
+        for n, citing in enumerate(self.citing):  # in the table's order: each list keeps it
+            by["citing"].setdefault((citing or "").lower(), []).append(n)
+        for key in ("work_id", "doi", "arxiv_id"):
+            for n, value in enumerate(column[key]):
+                if value is not None:
+                    by[key].setdefault(value, []).append(n)
+        self.by = by
+        self.plans = [self._plan(forms, work_id) for forms, work_id in papers]
+
+    def _cited(self, outbound: list[int]) -> set[str]:
+        """The notice keys of what these rows cite: their work ids, and ``doi:<doi>`` of the DOIs
+        cited by a row that names no work."""
+        work_id = self.work_id
+        cited = {work_id[n] for n in outbound if work_id[n]}
+        return cited | {"doi:" + d for n in outbound if work_id[n] is None for d in self.dois[n] or ()}
+
+    def _plan(self, forms: Sequence[str], work_id: str | None) -> Plan:
         """One paper's outbound rows (by reference index, then citing paper), the rows of other
-        papers citing its work (by citing paper, index) and the notices of what it cites: what
-        one query per paper used to select."""
+        papers citing its work (by citing paper, index) and the notices of what it cites."""
         forms = sorted({f.lower() for f in forms})
-        outbound = [r for f in forms for r in self.by["citing"].get(f, ())]
-        outbound.sort(key=lambda r: (r["reference_index"], r["citing_paper"]))
-        candidates = [*self.by["work_id"].get(work_id, ()), *(r for f in forms for key in ("doi", "arxiv_id")
-                                                               for r in self.by[key].get(f, ()))]
-        inbound = list({id(r): r for r in candidates if (r["citing_paper"] or "").lower() not in forms}.values())
-        inbound.sort(key=lambda r: (r["citing_paper"], r["reference_index"]))
-        cited = {r["work_id"] for r in outbound if r["work_id"]}
-        cited |= {"doi:" + d for r in outbound if r["work_id"] is None for d in r["extracted_dois"] or ()}
-        return outbound, inbound, [self.notices[w] for w in sorted(cited) if w in self.notices]
+        citing, index, by = self.citing, self.index, self.by
+        outbound = [n for f in forms for n in by["citing"].get(f, ())]
+        outbound.sort(key=lambda n: (index[n], citing[n]))
+        candidates = [*by["work_id"].get(work_id, ()), *(n for f in forms for key in ("doi", "arxiv_id")
+                                                          for n in by[key].get(f, ()))]
+        inbound = list(dict.fromkeys(n for n in candidates if (citing[n] or "").lower() not in forms))
+        inbound.sort(key=lambda n: (citing[n], index[n]))
+        return outbound, inbound, sorted(self._cited(outbound))
 
+    def cited(self) -> set[str]:
+        """Every notice key the pass's papers cite (the notices query's keys)."""
+        return {key for _, _, keys in self.plans for key in keys}
 
+    def outbound_work_ids(self) -> list[str]:
+        """The work ids the pass's papers cite (their catalog rows are read once a pass)."""
+        return [self.work_id[n] for outbound, _, _ in self.plans for n in outbound if self.work_id[n]]
+
+    def inbound_citing(self) -> list[str]:
+        """The citing papers of the pass's inbound rows."""
+        return [str(self.citing[n]) for _, inbound, _ in self.plans for n in inbound]
+
+    def run_ids(self) -> set[str]:
+        """The run of every row of the pass's papers (``str``: a null run is ``"None"``)."""
+        runs = self.runs
+        return {str(runs[n]) for outbound, inbound, _ in self.plans for n in (*outbound, *inbound)}
+
+    def observed(self, plans: Sequence[Plan]) -> list[Observed]:
+        """Each plan's rows as dicts (values plain, see ``_arrow_rows``) and its notice rows."""
+        numbers = [n for outbound, inbound, _ in plans for n in (*outbound, *inbound)]
+        gather = itemgetter(*numbers) if len(numbers) > 1 else lambda column: tuple(column[n] for n in numbers)
+        names = self.names
+        rows = iter([dict(zip(names, values)) for values in zip(*map(gather, self.columns))])
+        got: list[Observed] = []
+        for outbound, inbound, keys in plans:
+            got.append(([next(rows) for _ in outbound], [next(rows) for _ in inbound],
+                        [self.notices[k] for k in keys if k in self.notices]))
+        return got
 def citing_papers(ledger_dir: str | Path, catalog_dir: str | Path, run_id: str | None) -> list[str]:
     """The citing papers of one run, or of the whole ledger."""
     con = connect_views(ledger_dir, catalog_dir)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
+import math
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 from urllib.parse import quote
@@ -13,11 +14,11 @@ from urllib.parse import quote
 from resolvers.errors import NotFound, UnknownRun, UsageError
 from resolvers.identifiers import canonical_arxiv_id, normalize_doi
 
-from . import locking, record_pages, record_workers, receipts, records
+from . import locking, page_files, record_pages, record_workers, receipts, records
 from .record_paper import HANDLE_RE, arxiv_of
 from .catalog import ParquetCatalog
 from .ledger import LedgerStore, SyncedBatches, check_ledger_dir
-from .ledger_reads import citing_papers, papers_observations
+from .ledger_reads import citing_papers, pass_rows
 from .options import at_least, check_run_id
 from .workers import get_catalog
 
@@ -102,6 +103,8 @@ def provenance_of(ledger_dir: str | Path, catalog: ParquetCatalog, run_ids: set[
 # growing with the ledger), and holds the pass's rows (about 100 MB for 5,000 papers of 40
 # references): a write of 10,000 papers in two processes is two passes, not six.
 RECORDS_PER_PASS = 5000
+PASS_SLACK = 1.05  # a pass may hold 5 % more papers rather than add one (a worker's share with its head start)
+ROWS_AT_ONCE = 200  # papers whose rows are made into dicts at once (``PassRows.observed``)
 
 
 def citation_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
@@ -115,31 +118,33 @@ def citation_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_d
                                  "works": "catalog works"},
                       "catalog_fingerprint": catalog.fingerprint}
     paper_ids = list(paper_ids)
-    for start in range(0, len(paper_ids), RECORDS_PER_PASS):
-        chunk = paper_ids[start:start + RECORDS_PER_PASS]
+    size = max(1, math.ceil(len(paper_ids) / max(1, math.ceil(len(paper_ids) / (RECORDS_PER_PASS * PASS_SLACK)))))
+    for start in range(0, len(paper_ids), size):  # near-equal passes, none for a few papers alone
+        chunk = paper_ids[start:start + size]
         works = find_papers_works(catalog, chunk)
-        observed = papers_observations(ledger_dir, catalog_dir, [
+        passed = pass_rows(ledger_dir, catalog_dir, [
             (sorted(records.paper_forms(paper_id, work)), work["work_id"] if work else None)
             for paper_id, work in zip(chunk, works)])
-        cited_rows = catalog.work_rows([r["work_id"] for outbound, _, _ in observed for r in outbound
-                                        if r.get("work_id")])  # one catalog lookup per pass
-        rows = [r for outbound, inbound, _ in observed for r in outbound + inbound]
-        provenance = provenance_of(ledger_dir, catalog, {str(r.get("run_id")) for r in rows})
-        provenance["citing_titles"] = citing_titles(catalog, [r for _, inbound, _ in observed for r in inbound])
+        cited_rows = catalog.work_rows(passed.outbound_work_ids())  # one catalog lookup per pass
+        provenance = provenance_of(ledger_dir, catalog, passed.run_ids())
+        provenance["citing_titles"] = citing_titles(catalog, passed.inbound_citing())
         provenance["notice_cache"] = {}  # each notice row made into a record's notice once a pass
         provenance["resolved_cache"] = {}  # and each cited work's resolved view (records._resolved)
-        provenance["rows_plain"] = True  # papers_observations: the latest rows, values plain
-        for paper_id, paper_work, (outbound, inbound, notice_rows) in zip(chunk, works, observed):
-            cited = {r["work_id"]: cited_rows[r["work_id"]] for r in outbound if r.get("work_id") in cited_rows}
-            yield records.build_record(paper_id, paper_work, outbound, inbound,
-                                       {r["work_id"]: r for r in notice_rows}, generated_from,
-                                       page_cap=page_cap or records.DEFAULT_PAGE_CAP, works=cited,
-                                       provenance=provenance)
+        provenance["rows_plain"] = True  # ledger_reads: the latest rows, values plain
+        for group in range(0, len(chunk), ROWS_AT_ONCE):  # the rows of a few hundred papers as dicts at once
+            observed = passed.observed(passed.plans[group:group + ROWS_AT_ONCE])
+            for paper_id, paper_work, (outbound, inbound, notice_rows) in zip(
+                    chunk[group:group + ROWS_AT_ONCE], works[group:group + ROWS_AT_ONCE], observed):
+                cited = {r["work_id"]: cited_rows[r["work_id"]] for r in outbound if r.get("work_id") in cited_rows}
+                yield records.build_record(paper_id, paper_work, outbound, inbound,
+                                           {r["work_id"]: r for r in notice_rows}, generated_from,
+                                           page_cap=page_cap or records.DEFAULT_PAGE_CAP, works=cited,
+                                           provenance=provenance)
 
 
-def citing_titles(catalog: ParquetCatalog, inbound: list[dict[str, Any]]) -> dict[str, str]:
+def citing_titles(catalog: ParquetCatalog, citing: list[str]) -> dict[str, str]:
     """The catalog title of each citing paper of the inbound rows (those the catalog knows)."""
-    papers = sorted({str(r.get("citing_paper")) for r in inbound})
+    papers = sorted(set(citing))
     return {paper: str(work["title"]) for paper, work in zip(papers, find_papers_works(catalog, papers))
             if work and work.get("title")}
 
@@ -196,17 +201,18 @@ VALIDATE_EVERY = 2500
 RECORDS_PER_WRITE = 100  # records whose files are published with one disk sync (atomic.SyncedBatches)
 
 
-def record_pages_of(record: dict[str, Any], lines: record_pages.SharedLines | None = None) -> dict[str, bytes]:
+def record_pages_of(record: dict[str, Any], lines: page_files.PageCache | None = None) -> dict[str, bytes]:
     """A record's files: its JSON (two-space indent, as ``json.dumps``), text and HTML pages
-    (``lines``: the writer's cache of shared parts' page lines, see ``record_pages.render_page_files``)."""
-    text, page = record_pages.render_page_files(record, lines)
+    (``lines``: the writer's cache of shared parts' page lines, see ``page_files.render_page_files``)."""
+    text, page = page_files.render_page_files(record, lines)
     return {"json": record_pages.render_json(record), "txt": text, "html": page}
 
 
-def write_block(paper_ids: Sequence[str], ledger_dir: str, catalog_dir: str, first: int = 0) -> list[Path]:
-    """One block of a write in a worker process (``record_workers``): the caller holds the lock.
+def write_block(paper_ids: Sequence[str], ledger_dir: str, catalog_dir: str, first: int = 0,
+                progress: Callable[[int], None] | None = None) -> list[Path]:
+    """One block of a write by one of its processes (``record_workers``): the caller holds the lock.
     ``first``: the position of the block's first paper in the whole write (which records are validated)."""
-    return _write_record_files(paper_ids, ledger_dir, catalog_dir, None, first)
+    return _write_record_files(paper_ids, ledger_dir, catalog_dir, progress, first)
 
 
 def _write_record_files(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
@@ -233,7 +239,7 @@ def _write_batches(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir
     batch: list[tuple[str, dict[str, bytes]]] = []
     key = receipts.active_key(ledger_dir)  # None: the records say they are unsigned (receipts.py)
     records_of = citation_records(paper_ids, ledger_dir, catalog_dir)
-    lines: record_pages.SharedLines = {}  # page lines of the cited works and notices the records share
+    lines = page_files.PageCache()  # page lines of the cited works, notices and times the records share
     batches = ledger.record_batches()  # each batch's disk sync runs while the next batch is built
     try:
         for n, (paper_id, record) in enumerate(zip(paper_ids, records_of), start=first):

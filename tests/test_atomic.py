@@ -1,5 +1,6 @@
 """The one staged write (``atomic.staged``) and the folder move (``atomic.publish_dir``)."""
 import errno
+import os
 import stat
 
 import pytest
@@ -123,3 +124,20 @@ def test_synced_batches_failed_sync_or_abort_publish_nothing_and_leave_no_temp(t
     batches.add([(tmp_path / "b.json", b"b")])
     batches.abort()  # the writer failed before close: the staged batch goes, unpublished
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json"]
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_a_batch_gets_its_mode_whatever_the_umask_and_chmods_only_when_needed(tmp_path, monkeypatch, umask):
+    """A batch's files are created with their mode when the umask keeps it (no ``fchmod`` a file),
+    else made private and given the mode once written: 0644 either way."""
+    chmods = []
+    real_fchmod = atomic.os.fchmod
+    monkeypatch.setattr(atomic.os, "fchmod", lambda fd, mode: chmods.append(mode) or real_fchmod(fd, mode))
+    monkeypatch.setattr(atomic.os, "sync", lambda: None)
+    old = os.umask(umask)
+    try:
+        atomic.atomic_write_files([(tmp_path / "a.json", b"a"), (str(tmp_path / "b.txt"), b"b")])
+    finally:
+        os.umask(old)
+    assert [stat.S_IMODE((tmp_path / n).stat().st_mode) for n in ("a.json", "b.txt")] == [0o644, 0o644]
+    assert chmods == ([] if umask & 0o644 == 0 else [0o644, 0o644])

@@ -84,6 +84,25 @@ def test_records_of_many_papers_in_one_pass_equal_one_by_one(tmp_path, default_c
     assert [(i["citing_paper"], i["reference_index"]) for i in together[0]["inbound"]["items"]] == [("0704.0001", 1)]
 
 
+@pytest.mark.parametrize("per_pass, at_once", [(1, 1), (2, 1), (3, 2)])
+def test_records_equal_whatever_the_pass_and_row_groups(tmp_path, default_catalog, monkeypatch, per_pass, at_once):
+    """Papers' rows are made into dicts a group at a time (``PassRows.observed``) and passes hold a
+    few papers each here: the records are those of one pass with every row made at once."""
+    resolve(tmp_path, default_catalog, RETRACTED + [
+        {"citing_paper": "0704.0001", "reference_index": 1,
+         "raw": "I. Streinu and L. Theran. Sparsity-certifying graph decompositions. arXiv:0704.0002"},
+        {"citing_paper": "0704.0002", "reference_index": 1,
+         "raw": "Some authors. A study later retracted. J Clin Anesth. 2006. doi:10.1016/j.jclinane.2006.02.005"},
+        {"citing_paper": "0704.0002", "reference_index": 2, "raw": "Nobody. Not in any catalog. J Nowhere 1999;1:1."},
+    ])
+    papers = ["0704.0002", "paper-x", "0704.0001", "no-such-paper", "0704.0001"]
+    whole = list(record_files.citation_records(papers, tmp_path / "ledger", default_catalog))
+    monkeypatch.setattr(record_files, "RECORDS_PER_PASS", per_pass)
+    monkeypatch.setattr(record_files, "ROWS_AT_ONCE", at_once)
+    assert list(record_files.citation_records(papers, tmp_path / "ledger", default_catalog)) == whole
+    assert [len(r["inbound"]["items"]) for r in whole] == [1, 0, 0, 0, 0]
+
+
 @pytest.mark.parametrize("paper_id", ["hep-th/9901001", "../../etc/passwd", "x" * 500, "Ünïcode/論文", ".hidden"])
 def test_record_files_are_safe_for_any_id(tmp_path, default_catalog, paper_id):
     resolve(tmp_path, default_catalog, [{"citing_paper": paper_id, "reference_index": 1,
