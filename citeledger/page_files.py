@@ -136,7 +136,7 @@ def _references(items: list[dict[str, Any]], cache: PageCache) -> tuple[list[str
             made = heads.get(head)
         except (KeyError, TypeError):  # a field missing, a value that is no key: the reference's own code
             got = rp._Item(item)
-            texts.append(_text_reference(item, got))
+            texts.append(rp._text_reference(item, got))
             pages.append(rp._html_reference(item, got))
             continue
         if not (raw.isprintable() and "  " not in raw and raw[:1] != " " and raw[-1:] != " "):
@@ -160,14 +160,6 @@ def _escapes(items: list[dict[str, Any]]) -> bool:
     return any(c in joined for c in _HTML_SPECIAL)
 
 
-def _text_reference(item: Mapping[str, Any], got: Any) -> str:
-    """``record_pages._text_page``'s lines of one reference, from its ``_Item``."""
-    score = f" score {item['score']:.2f}" if isinstance(item.get("score"), (int, float)) else ""
-    via = f" via {item['resolver_source']}" if item.get("resolver_source") else ""
-    return (f"[{item['reference_index']}] {item['status']}{via}{score}\n    cited as: {rp._cut(got.raw, 300)}\n"
-            f"    resolved to: {got.work}\n    notice: {got.notice}" + (f"\n    {got.when}" if got.when is not None else ""))
-
-
 def render_page_files(record: Mapping[str, Any], cache: PageCache | None = None) -> tuple[bytes, bytes]:
     """The record's text and HTML pages in UTF-8 (controls made visible), as the record files take
     them: ``render_ledger_text(record).encode()`` and ``render_ledger_html(record).encode()``.
@@ -175,55 +167,7 @@ def render_page_files(record: Mapping[str, Any], cache: PageCache | None = None)
     cache = PageCache() if cache is None else cache
     header = rp._header_lines(record)
     texts, pages = _references(record["outbound"]["items"], cache)
-    text = _text_page(record, header, texts)
-    page = _html_page(record, header, pages)
+    parts = rp._Parts()  # (the listed notices' lines, made as the reference's own code makes them)
+    text = rp.text_page(record, header, texts, parts)
+    page = rp.html_page(record, header, pages, parts)
     return rp._visible_utf8(text), rp._visible_utf8(page)
-
-
-def _text_page(record: Mapping[str, Any], header: list[str], references: list[str]) -> str:
-    """``record_pages._text_page`` with the references' lines made already."""
-    lines = [header[1], "", header[0], *header[2:]]
-    if record["with_notices"]:
-        lines += ["", f"Cited works with notices ({len(record['with_notices'])}, all listed):"]
-        for item in record["with_notices"]:
-            got = rp._Item(item)
-            lines += [f"[{item['reference_index']}] {got.work}", f"    {got.notice}"]
-    lines += ["", rp._page_heading("References", record["outbound"]) + ":", *references]
-    inbound = record["inbound"]
-    lines += ["", rp._page_heading("Cited by", inbound) + ":"]
-    if not inbound["items"]:
-        lines.append("  (none in this ledger)")
-    for item in inbound["items"]:
-        title = f' "{item["citing_title"]}"' if item.get("citing_title") else ""
-        via = f" via {item['resolver_source']}" if item.get("resolver_source") else ""
-        lines.append(f"  - {item['citing_paper']}{title} reference [{item['reference_index']}] ({item['status']}{via})")
-    return "\n".join(lines) + "\n"
-
-
-def _html_page(record: Mapping[str, Any], header: list[str], references: list[str]) -> str:
-    """``record_pages._html_page`` with the references' blocks made already."""
-    e = _e
-    page = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-            f"<title>{e(header[0])}</title><style>{rp._CSS}</style></head><body>",
-            f"<h1>{e(header[0])}</h1>", f'<p class="as-of">{e(header[1])}</p>', "<ul class=\"summary\">"]
-    page += [f"<li>{e(line.strip())}</li>" for line in header[2:]]
-    page.append("</ul>")
-    if record["with_notices"]:
-        page.append(f"<h2>Cited works with notices ({len(record['with_notices'])}, all listed)</h2>")
-        for item in record["with_notices"]:
-            standing, got, index = item["notice"]["standing"], rp._Item(item), e(item["reference_index"])
-            marker = _ALARM.get(standing)
-            page.append(f'<div class="ref {e(standing)}"><p><a href="#ref-{index}">[{index}]</a> {got.html()[1]}'
-                        + (f' <span class="marker">{e(marker)}</span>' if marker else "") + "</p>"
-                        f"<p>{got.html()[2]}</p></div>")
-    page += [f"<h2>{e(rp._page_heading('References', record['outbound']))}</h2>", *references]
-    inbound = record["inbound"]
-    page += [f"<h2>{e(rp._page_heading('Cited by', inbound))}</h2>", "<ul class=\"inbound\">"]
-    if not inbound["items"]:
-        page.append("<li>none in this ledger</li>")
-    for item in inbound["items"]:
-        title = f' "{item["citing_title"]}"' if item.get("citing_title") else ""
-        page.append(f"<li>{e(item['citing_paper'])}{e(title)} reference [{e(item['reference_index'])}] "
-                    f"(<span class=\"state\">{e(item['status'])}</span>)</li>")
-    page.append("</ul></body></html>")
-    return "\n".join(page) + "\n"

@@ -184,44 +184,18 @@ def _page_heading(title: str, page: Mapping[str, Any]) -> str:
     return f"{title} ({page['listed']} of {page['total']} listed{cut})"
 
 
-SharedLines = dict  # id(part) -> (part, its line, the line escaped for HTML): see ``render_page_files``
-
-
 class _Parts(dict):
-    """A page's ``_Item`` of each reference (by the item's id), and ``lines``: the writer's cache of
-    the lines of shared parts across records (``render_page_files``), or None."""
-
-    __slots__ = ("lines",)
-    lines: SharedLines | None
-SHARED_LINES_MOST = 100_000  # lines kept at most; then the cache starts again
-
-
-def _shared_line(lines: SharedLines, part: Mapping[str, Any], make: Any) -> tuple[str, str]:
-    """``make(part)`` and its HTML escape, made once for a dict the records of a pass share (a cited
-    work's resolved view, a notice): kept by the dict's id with the dict itself, so the id is not reused."""
-    got = lines.get(id(part))
-    if got is None or got[0] is not part:
-        if len(lines) >= SHARED_LINES_MOST:
-            lines.clear()
-        line = make(part)
-        got = lines[id(part)] = (part, line, _e(line))
-    return got[1], got[2]
+    """A page's ``_Item`` of each reference, by the item's id (a record's listed notices are also
+    references: worked out once for both)."""
 
 
 class _Item:
     """What the text and the HTML page both show of one reference, worked out once for both."""
 
-    __slots__ = ("work", "notice", "raw", "when", "_html", "_shared_html")
+    __slots__ = ("work", "notice", "raw", "when", "_html")
 
-    def __init__(self, item: Mapping[str, Any], lines: SharedLines | None = None):
-        resolved, notice = item.get("resolved"), item["notice"]
-        self._shared_html: tuple[str, str] | None = None
-        if lines is not None and resolved and type(resolved) is dict and type(notice) is dict:
-            (self.work, work_html), (self.notice, notice_html) = (_shared_line(lines, resolved, _work_line),
-                                                                  _shared_line(lines, notice, _notice_line))
-            self._shared_html = (work_html, notice_html)
-        else:
-            self.work, self.notice = _work_line(resolved), _notice_line(notice)
+    def __init__(self, item: Mapping[str, Any]):
+        self.work, self.notice = _work_line(item.get("resolved")), _notice_line(item["notice"])
         self.raw = " ".join((item["cited_as"]["raw"] or "").split())  # ``_short`` cuts it per page
         self.when = None
         self._html: tuple[str, ...] | None = None
@@ -233,15 +207,11 @@ class _Item:
         """The cited string (cut at 1000), work line, notice line and time line escaped for HTML:
         by one ``html.escape`` of them joined by NUL when none holds one (it maps each character on
         its own, so the parts come back as each one's escape): a call per part cost more than the
-        escaping. Shared lines come escaped already (``_shared_line``)."""
+        escaping."""
         if self._html is None:
-            if self._shared_html is not None:
-                raw, when = _escape_two(_cut(self.raw, 1000), self.when or "")
-                self._html = (raw, *self._shared_html, when)
-            else:
-                parts = (_cut(self.raw, 1000), self.work, self.notice, self.when or "")
-                joined = "\x00".join(parts)
-                self._html = tuple(_e(joined).split("\x00")) if joined.count("\x00") == 3 else tuple(map(_e, parts))
+            parts = (_cut(self.raw, 1000), self.work, self.notice, self.when or "")
+            joined = "\x00".join(parts)
+            self._html = tuple(_e(joined).split("\x00")) if joined.count("\x00") == 3 else tuple(map(_e, parts))
         return self._html
 
     @staticmethod
@@ -249,49 +219,13 @@ class _Item:
         """The parts of ``item``, made on first use (a record's listed notices are also references)."""
         got = parts.get(id(item))
         if got is None:
-            got = parts[id(item)] = _Item(item, parts.lines)
+            got = parts[id(item)] = _Item(item)
         return got
-
-
-def _escape_two(first: str, second: str) -> tuple[str, str]:
-    """``_e`` of two texts by one escape of them joined by NUL (see ``_Item.html``)."""
-    joined = first + "\x00" + second
-    if joined.count("\x00") == 1:
-        a, b = _e(joined).split("\x00")
-        return a, b
-    return _e(first), _e(second)
 
 
 def _cut(words: str, limit: int) -> str:
     """``_short`` of text whose whitespace is already folded."""
     return words if len(words) <= limit else words[: limit - 1] + "…"
-
-
-def render_pages(record: Mapping[str, Any]) -> tuple[str, str]:
-    """The record's text and HTML pages together (what a record write puts beside its JSON): the
-    header, each reference's work, notice and cited string are worked out once for both pages."""
-    parts = _Parts()
-    parts.lines = None
-    header = _header_lines(record)
-    return visible_controls(_text_page(record, header, parts)), visible_controls(_html_page(record, header, parts))
-
-
-def render_page_files(record: Mapping[str, Any], lines: SharedLines | None = None) -> tuple[bytes, bytes]:
-    """``render_pages``' two pages in UTF-8, as the record files take them: the bytes the control
-    check encodes are the file's when the page holds no control (one encoding of each page, not two).
-    ``lines``: a cache the writer keeps over the records it has just built (``SharedLines``), so the
-    line of a cited work or a notice the records share is made once; their dicts must not change
-    while it is kept (``records.build_record`` changes none it shares)."""
-    parts = _Parts()
-    parts.lines = lines
-    header = _header_lines(record)
-    return _visible_utf8(_text_page(record, header, parts)), _visible_utf8(_html_page(record, header, parts))
-
-
-def _no_shared_lines() -> _Parts:
-    parts = _Parts()
-    parts.lines = None
-    return parts
 
 
 def _visible_utf8(text: str) -> bytes:
@@ -306,10 +240,21 @@ def _visible_utf8(text: str) -> bytes:
 def render_ledger_text(record: Mapping[str, Any]) -> str:
     """The record as plain text: header, each reference with its state, link and notice,
     then the inbound list. Retracted cited works carry a ``!! RETRACTED`` marker."""
-    return visible_controls(_text_page(record, _header_lines(record), _no_shared_lines()))
+    parts = _Parts()
+    references = [_text_reference(item, _Item.of(parts, item)) for item in record["outbound"]["items"]]
+    return visible_controls(text_page(record, _header_lines(record), references, parts))
 
 
-def _text_page(record: Mapping[str, Any], header: list[str], parts: _Parts) -> str:
+def _text_reference(item: Mapping[str, Any], got: _Item) -> str:
+    """One reference's lines, in one string (the page joins its lines by newlines anyway)."""
+    score = f" score {item['score']:.2f}" if isinstance(item.get("score"), (int, float)) else ""
+    via = f" via {item['resolver_source']}" if item.get("resolver_source") else ""
+    return (f"[{item['reference_index']}] {item['status']}{via}{score}\n    cited as: {_cut(got.raw, 300)}\n"
+            f"    resolved to: {got.work}\n    notice: {got.notice}" + (f"\n    {got.when}" if got.when is not None else ""))
+
+
+def text_page(record: Mapping[str, Any], header: list[str], references: list[str], parts: _Parts) -> str:
+    """The text page around its references' lines (made already: here or by ``page_files``)."""
     lines = [header[1], "", header[0], *header[2:]]  # the page opens with the "As of ..." sentence
     if record["with_notices"]:
         lines.append("")
@@ -318,16 +263,7 @@ def _text_page(record: Mapping[str, Any], header: list[str], parts: _Parts) -> s
             got = _Item.of(parts, item)
             lines.append(f"[{item['reference_index']}] {got.work}")
             lines.append(f"    {got.notice}")
-    out = record["outbound"]
-    lines.append("")
-    lines.append(_page_heading("References", out) + ":")
-    for item in out["items"]:  # one string a reference: the lines are joined by newlines anyway
-        got = _Item.of(parts, item)
-        score = f" score {item['score']:.2f}" if isinstance(item.get("score"), (int, float)) else ""
-        via = f" via {item['resolver_source']}" if item.get("resolver_source") else ""
-        lines.append(f"[{item['reference_index']}] {item['status']}{via}{score}\n    cited as: {_cut(got.raw, 300)}\n"
-                     f"    resolved to: {got.work}\n    notice: {got.notice}"
-                     + (f"\n    {got.when}" if got.when is not None else ""))
+    lines += ["", _page_heading("References", record["outbound"]) + ":", *references]
     inbound = record["inbound"]
     lines.append("")
     lines.append(_page_heading("Cited by", inbound) + ":")
@@ -374,10 +310,13 @@ def _e_word(value: Any) -> str:
 def render_ledger_html(record: Mapping[str, Any]) -> str:
     """The record as one self-contained HTML page. Every value from the data is escaped;
     retracted and withdrawn cited works get the ``retracted``/``withdrawn`` class and a marker."""
-    return visible_controls(_html_page(record, _header_lines(record), _no_shared_lines()))
+    parts = _Parts()
+    references = [_html_reference(item, _Item.of(parts, item)) for item in record["outbound"]["items"]]
+    return visible_controls(html_page(record, _header_lines(record), references, parts))
 
 
-def _html_page(record: Mapping[str, Any], header: list[str], parts: _Parts) -> str:
+def html_page(record: Mapping[str, Any], header: list[str], references: list[str], parts: _Parts) -> str:
+    """The HTML page around its references' blocks (made already: here or by ``page_files``)."""
     e = _e
     page = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
             f"<title>{e(header[0])}</title><style>{_CSS}</style></head><body>",
@@ -392,10 +331,7 @@ def _html_page(record: Mapping[str, Any], header: list[str], parts: _Parts) -> s
             page.append(f'<div class="ref {e(standing)}"><p><a href="#ref-{index}">[{index}]</a> {got.html()[1]}'
                         + (f' <span class="marker">{e(marker)}</span>' if marker else "") + "</p>"
                         f"<p>{got.html()[2]}</p></div>")
-    out = record["outbound"]
-    page.append(f"<h2>{e(_page_heading('References', out))}</h2>")
-    for item in out["items"]:
-        page.append(_html_reference(item, _Item.of(parts, item)))
+    page += [f"<h2>{e(_page_heading('References', record['outbound']))}</h2>", *references]
     inbound = record["inbound"]
     page.append(f"<h2>{e(_page_heading('Cited by', inbound))}</h2>")
     page.append("<ul class=\"inbound\">")

@@ -1,4 +1,4 @@
-"""The record's text and HTML pages as a record write makes them (``record_pages.render_pages``,
+"""The record's text and HTML pages as a record write makes them (``page_files.render_page_files``,
 both at once) are the pages ``render_ledger_text`` and ``render_ledger_html`` make one by one, and
 control characters are made visible whichever path finds them."""
 from __future__ import annotations
@@ -8,29 +8,21 @@ import sys
 
 import pytest
 
-from citeledger.record_pages import (
-    _CONTROLS,
-    render_ledger_html,
-    render_ledger_text,
-    render_page_files,
-    render_pages,
-    visible_controls,
-)
+from citeledger.page_files import PageCache, render_page_files
+from citeledger.record_pages import _CONTROLS, render_ledger_html, render_ledger_text, visible_controls
 from test_records import WORK_A, record_of
 
 
 def test_both_pages_at_once_are_the_pages_made_one_by_one():
     record = record_of("arXiv:0704.0001", WORK_A)
     assert record["with_notices"] and record["outbound"]["items"]
-    assert render_pages(record) == (render_ledger_text(record), render_ledger_html(record))
+    assert render_page_files(record) == (render_ledger_text(record).encode(), render_ledger_html(record).encode())
     odd = copy.deepcopy(record)  # times the text page writes as None, text to escape, controls
     odd["outbound"]["items"][0].update(source_observed_at=None, source="a<b>&\"c'\x1b", resolved_at=None)
     odd["outbound"]["items"][1]["cited_as"]["raw"] = "  spaced \t out\n<i>x</i> " * 80
-    text, page = render_pages(odd)
+    text, page = (made.decode() for made in render_page_files(odd))
     assert (text, page) == (render_ledger_text(odd), render_ledger_html(odd))
     assert "read None from a<b>&\"c'\\x1b" in text and 'read  from a&lt;b&gt;&amp;&quot;c&#x27;\\x1b' in page
-    for pages in (record, odd):  # the files' bytes: the pages in UTF-8, controls made visible or none
-        assert render_page_files(pages) == tuple(page.encode() for page in render_pages(pages))
 
 
 @pytest.mark.parametrize("code", [*range(0, 0x100), 0x2028, 0xFEFF, 0x1F600, 0xD800])
@@ -87,10 +79,10 @@ def test_a_references_html_lines_are_each_part_escaped_on_its_own(raw):
 
 
 def test_shared_lines_give_the_same_pages_and_are_made_once(monkeypatch):
-    """A writer's cache of the cited works' and notices' lines (``render_page_files(record, lines)``)
+    """A writer's cache of the cited works' and notices' lines (``render_page_files(record, cache)``)
     gives the pages made without it, HTML-special text and NULs included, and makes the line of a
     resolved view or notice the records share once, not once per reference citing it."""
-    from citeledger import record_pages
+    from citeledger import page_files
 
     record = record_of("arXiv:0704.0001", WORK_A)
     odd = copy.deepcopy(record)
@@ -100,11 +92,11 @@ def test_shared_lines_give_the_same_pages_and_are_made_once(monkeypatch):
     for item in items[1:]:  # every reference shares the first one's resolved view and notice
         item["resolved"], item["notice"] = items[0]["resolved"], items[0]["notice"]
     made = []
-    work_line = record_pages._work_line
-    monkeypatch.setattr(record_pages, "_work_line", lambda resolved: made.append(1) or work_line(resolved))
-    lines: dict = {}
+    work_line = page_files._work_line
+    monkeypatch.setattr(page_files, "_work_line", lambda resolved: made.append(1) or work_line(resolved))
+    cache = PageCache()
     for pages in (record, odd, odd):
-        assert render_page_files(pages, lines) == render_page_files(pages)
+        assert render_page_files(pages, cache) == render_page_files(pages)
     before = len(made)
-    render_page_files(odd, lines)
+    render_page_files(odd, cache)
     assert len(made) == before  # every line of odd is in the cache already
