@@ -25,7 +25,8 @@ import orjson
 
 from .errors import JCSError
 
-__all__ = ["JCSError", "es_number", "jcs", "jcs_exact", "jcs_plain", "jcs_sha256"]
+__all__ = ["JCSError", "es_number", "jcs", "jcs_exact", "jcs_plain", "jcs_sha256", "names_out_of_order",
+           "orjson_text_is_jcs"]
 
 _encode_string = json.encoder.encode_basestring  # C: RFC 8785's escaping
 _MAX_SAFE = 2 ** 53
@@ -111,6 +112,22 @@ _HIGH = tuple(bytes([lead]) for lead in range(0xEE, 0xF5))  # UTF-8 lead bytes o
 _FAST = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
 
 
+def names_out_of_order(out: bytes) -> bool:
+    """Whether orjson's sorted text ``out`` may order member names otherwise than JCS: it holds a
+    character from U+E000 up (memchr of their UTF-8 lead bytes: a regex class scan cost 10x)."""
+    return not out.isascii() and any(lead in out for lead in _HIGH)
+
+
+def orjson_text_is_jcs(out: bytes) -> bool:
+    """Whether orjson's sorted compact text ``out`` of plain JSON values (no NaN, infinities or
+    tuples: orjson writes those as ``null`` and a list unseen) is their JCS: no number it writes
+    otherwise (an integral float or an exponent) and no member name that sorts otherwise."""
+    if names_out_of_order(out):
+        return False
+    return not any(out[m.start() - 1:m.start()].isdigit()
+                   for pattern in _FLOAT_CANDIDATES for m in pattern.finditer(out))
+
+
 def _fast(value: Any, read_back: bool = True) -> bytes | None:
     """``value``'s JCS bytes by orjson when they cannot differ from the exact writer's, else None
     (``read_back=False``: the caller vouches that ``value`` holds JSON values only, see ``jcs_plain``)."""
@@ -120,11 +137,8 @@ def _fast(value: Any, read_back: bool = True) -> bytes | None:
         out = orjson.dumps(value, option=_FAST)
     except orjson.JSONEncodeError:
         return None  # a big integer, a lone surrogate, a non-JSON type: the exact writer says which
-    if not out.isascii() and any(lead in out for lead in _HIGH):  # memchr: a regex class scan cost 10x
+    if not orjson_text_is_jcs(out):
         return None
-    for pattern in _FLOAT_CANDIDATES:
-        if any(out[m.start() - 1:m.start()].isdigit() for m in pattern.finditer(out)):
-            return None
     if not read_back:
         return out
     return out if orjson.loads(out) == value else None  # NaN written as null, a tuple as a list
