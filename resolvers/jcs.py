@@ -8,9 +8,10 @@ The rules, all of them (RFC 8785 section 3.2):
 * objects: members sorted by their names' UTF-16 code units, ``,`` and ``:`` without spaces;
 * strings: ``"`` and ``\\`` escaped, the controls U+0000-U+001F as ``\\b \\f \\n \\r \\t`` or
   ``\\u00xx`` (lower-case hex), every other character as itself; a lone surrogate is an error;
-* numbers: the ECMAScript ``Number.prototype.toString`` form of the IEEE double (integers
-  outside +-2**53 are an error: they would not survive a double round trip); NaN and the
-  infinities are errors;
+* numbers: the ECMAScript ``Number.prototype.toString`` form of the IEEE double (an integer
+  outside +-2**53 is an error unless it is that form of a double, as a record's integral float
+  from 2**53 up reads back from its file: others would not survive a double round trip); NaN and
+  the infinities are errors;
 * ``true``, ``false``, ``null``; the whole text encoded as UTF-8.
 """
 from __future__ import annotations
@@ -58,6 +59,21 @@ def es_number(value: float) -> str:
     return sign + (digits if k == 1 else digits[0] + "." + digits[1:]) + tail
 
 
+def _integer(value: int) -> str:
+    """An integer beyond 2**53 only as the text JCS gives the double it reads as (how a JSON reader
+    that keeps integers reads back a record's ``1e+16``, written ``10000000000000000``): any other
+    would not survive a double round trip."""
+    text = str(value)
+    if abs(value) > _MAX_SAFE:
+        try:
+            same = es_number(float(value)) == text
+        except OverflowError:
+            same = False
+        if not same:
+            raise JCSError(f"integer {value} is outside the IEEE double's exact range")
+    return text
+
+
 def _key(name: str) -> bytes:
     return name.encode("utf-16-be", "surrogatepass")
 
@@ -72,9 +88,7 @@ def _parts(value: Any, out: list[str]) -> None:
     elif value is False:
         out.append("false")
     elif isinstance(value, int):
-        if abs(value) > _MAX_SAFE:
-            raise JCSError(f"integer {value} is outside the IEEE double's exact range")
-        out.append(str(value))
+        out.append(_integer(value))
     elif isinstance(value, float):
         out.append(es_number(value))
     elif isinstance(value, dict):
