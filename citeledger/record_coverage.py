@@ -51,18 +51,26 @@ def coverage_lanes(out_items: list[dict], linked: list[dict], inbound_page: Mapp
     """Resolution, notices, inbound, external citations and the paper's metadata: what each covers,
     out of what, from which tables, as of when, and whether it was measured."""
     decided = sum(1 for i in out_items if i["status"] != Status.UNAVAILABLE.value)
-    measured = sum(1 for i in linked if i["notice"]["state"] == "measured")
-    checked = sorted({s for i in linked for s in i["notice"].get("sources_checked") or []})
-    times = sorted({i["notice"]["checked_at"] for i in linked if i["notice"]["checked_at"]})
+    return lanes(len(out_items), decided, [i["notice"] for i in linked], inbound_page, tables, as_of, paper_work)
+
+
+def lanes(references: int, decided: int, linked_notices: list[Mapping[str, Any]], inbound_page: Mapping[str, Any],
+          tables: Mapping[str, Any], as_of: Any, paper_work: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``coverage_lanes`` from its counts: the references, those decided, the notice of each linked one."""
+    measured = sum(1 for n in linked_notices if n["state"] == "measured")
+    distinct = {id(n): n for n in linked_notices}.values()  # the records of a pass share a work's notice
+    checked = sorted({s for n in distinct for s in n.get("sources_checked") or []})
+    times = sorted({n["checked_at"] for n in distinct if n["checked_at"]})
     families = {family(s) for s in checked}
     return {
         "resolution": {
-            "state": lane_state(decided, len(out_items)), "observed": decided, "denominator": len(out_items),
+            "state": lane_state(decided, references), "observed": decided, "denominator": references,
             "means": "references with a decided state (not 'unavailable') out of the paper's references in the ledger",
             "sources": _names(tables, "current", "observations"), "as_of": as_of,
         },
         "notices": {
-            "state": lane_state(measured, len(linked)), "observed": measured, "denominator": len(linked),
+            "state": lane_state(measured, len(linked_notices)), "observed": measured,
+            "denominator": len(linked_notices),
             "means": "linked references whose cited work's notices were checked, out of all linked references; "
                      "sources checked: " + (", ".join(checked) or "none") + "; not checked: " +
                      (", ".join(n for _, n in NOTICE_FAMILIES if n not in families) or "none"),

@@ -4,11 +4,10 @@ Pure functions of a record built by ``records.build_record``; they add nothing t
 from __future__ import annotations
 
 import html
-import json
 import re
 from typing import Any, Mapping
 
-import orjson
+from . import record_canonical
 
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 but tab and newline, DEL, C1
 
@@ -32,35 +31,10 @@ def json_visible(text: str) -> str:
     return re.sub("[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-# orjson writes a float as ``json.dumps`` does except below 1e-4, where Python writes ``1e-05`` and
-# orjson ``0.00001`` or ``1e-9`` for ``1e-09`` (a billion random doubles compared: no other
-# difference). Its strings, integers, nesting and indent are ``json.dumps(indent=2,
-# ensure_ascii=False)``'s; it refuses what json.dumps would write but UTF-8 cannot carry.
-_SMALL_FLOAT = (re.compile(rb"e-\d"), re.compile(rb"0\.0000"))  # literal heads: quick scans
-
-
-def _maybe_small_float(out: bytes) -> bool:
-    """Whether orjson's text may hold a float below 1e-4: ``<digit>e-<digit>`` or ``0.0000`` not
-    after a digit (a time's ``05:00:00.000000Z`` is not one; a look-alike in a string only costs
-    the json.dumps path)."""
-    exponent, positional = _SMALL_FLOAT
-    return (any(out[m.start() - 1:m.start()].isdigit() for m in exponent.finditer(out))
-            or any(not out[m.start() - 1:m.start()].isdigit() for m in positional.finditer(out)))
-
-
 def render_json(record: Mapping[str, Any]) -> bytes:
-    """The record file's bytes: ``json.dumps(record, indent=2, ensure_ascii=False) + "\\n"`` in UTF-8,
-    written by orjson (the pure-Python indent writer cost more than building the record) unless
-    the record holds a float below 1e-4 or something orjson refuses; then by ``json.dumps``. Records
-    hold no NaN (``records._plain`` makes it null), the one value orjson would write differently
-    and unseen (as null); tests/test_bytes_unchanged.py compares both on every record it writes."""
-    try:
-        out = orjson.dumps(record, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
-    except (TypeError, orjson.JSONEncodeError):
-        out = b""
-    if out and not _maybe_small_float(out):
-        return out
-    return (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode()
+    """The record file's bytes: the RFC 8785 (JCS) form of the whole record and a newline, a built
+    record's from the bytes its content digest was taken over (``record_canonical.file_bytes``)."""
+    return record_canonical.file_bytes(record)
 
 
 _ALARM = {"retracted": "!! RETRACTED", "withdrawn": "!! WITHDRAWN",

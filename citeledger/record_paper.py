@@ -55,7 +55,14 @@ def identity(paper_id: str, work: Mapping[str, Any] | None) -> dict[str, str]:
 
 def identity_digest(ident: Mapping[str, str]) -> str:
     """Lower-case base32 (no padding) of SHA-256 over the identity's JCS: 52 characters."""
+    if type(ident.get("scheme")) is str and type(ident.get("id")) is str and len(ident) == 2:
+        return _identity_digest(ident["scheme"], ident["id"])  # a record asks three times (digest, handle, aliases)
     return base64.b32encode(hashlib.sha256(jcs(dict(ident))).digest()).decode().rstrip("=").lower()
+
+
+@functools.lru_cache(maxsize=256)
+def _identity_digest(scheme: str, id_: str) -> str:
+    return base64.b32encode(hashlib.sha256(jcs({"scheme": scheme, "id": id_})).digest()).decode().rstrip("=").lower()
 
 
 def handle(ident: Mapping[str, str]) -> str:

@@ -11,12 +11,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import math
 from datetime import date, datetime, timezone
 from importlib import resources
 from typing import Any, Iterable, Mapping, Sequence
-
-import orjson
 
 from resolvers.canonical import canonical_json
 from resolvers.jcs import jcs_plain, jcs_sha256
@@ -31,6 +28,7 @@ from resolvers.notices import (
 
 from . import record_paper
 from .record_coverage import coverage_lanes, notice_receipts
+from .record_evidence import _json_number, parse_evidence, plain_float  # noqa: F401 - tests take _json_number from here
 from .record_pages import json_visible, render_ledger_html, render_ledger_text  # noqa: F401 - cli.py's record command takes them from here
 
 __all__ = [
@@ -81,9 +79,7 @@ def _plain(value: Any) -> Any:
     if kind is list:
         return [v if type(v) in _SIMPLE else _plain(v) for v in value]
     if kind is float:
-        if math.isnan(value) or math.isinf(value):
-            return None
-        return int(value) if value.is_integer() and abs(value) < 2 ** 53 else value
+        return plain_float(value)
     if value is None or isinstance(value, (str, bool, int)):
         return value
     if isinstance(value, float):
@@ -208,58 +204,12 @@ def _notice_dict(notice: StandingNotice | Mapping[str, Any] | None, *, linked: b
     return out
 
 
-def _json_number(text: str) -> float | int | None:
-    value = float(text)
-    return _plain(value)
-
-
-# ``_plain_parsed``'s answer for an integral number from 2**53 up in magnitude: orjson reads an
-# integer below -2**63 or above 2**64 - 1 as a float, so json.loads reads that evidence instead
-_BEYOND_DOUBLE = object()
-
-
 def _evidence(value: Any) -> Any:
     if value is None or value == "":
         return {}
     if isinstance(value, str):
-        try:  # orjson, then record values (1.0 as 1); it refuses NaN (json.loads: null), and reads an
-            parsed = _plain_parsed(orjson.loads(value))  # integer beyond int64/uint64 as a float (json.loads: as is)
-            if parsed is not _BEYOND_DOUBLE:
-                return parsed
-        except orjson.JSONDecodeError:
-            pass
-        try:
-            return json.loads(value, parse_float=_json_number, parse_constant=lambda _: None)
-        except ValueError:
-            return {"unparsed": value}
+        return parse_evidence(value)
     return _plain(value)
-
-
-_SAFE = 2 ** 53
-
-
-def _plain_parsed(value: Any) -> Any:
-    """``_plain`` of what ``orjson.loads`` returns (dicts, lists, text, integers, finite floats, True,
-    False, None), in place: each integral float becomes the integer; no copy of the tree is made.
-    An integral float from 2**53 up gives ``_BEYOND_DOUBLE`` (it may have been a longer integer in
-    the text: a 19-digit scan of every evidence string found these before, 1.2 us of its 7.6)."""
-    if type(value) is float:
-        if value.is_integer() and not -_SAFE < value < _SAFE:
-            return _BEYOND_DOUBLE
-        return _plain(value)
-    todo = [value]
-    while todo:
-        node = todo.pop()
-        for key, item in (node.items() if type(node) is dict else enumerate(node) if type(node) is list else ()):
-            kind = type(item)
-            if kind is float:
-                if item.is_integer():
-                    if not -_SAFE < item < _SAFE:
-                        return _BEYOND_DOUBLE
-                    node[key] = int(item)
-            elif kind is dict or kind is list:
-                todo.append(item)
-    return value
 
 
 _WORK_KEYS = ("work_id", "doi", "arxiv_id", "title", "authors", "year", "venue", "volume", "first_page", "pmid", "type")
@@ -291,7 +241,7 @@ def _resolved(row: Mapping[str, Any], works: Mapping[str, Mapping[str, Any]],
     key = (work_id, row.get("doi"), row.get("arxiv_id"), id(catalog_row))
     hit = cache.get(key)
     if hit is None or hit[0] is not catalog_row:  # the cache holds the row, so its id is not reused
-        hit = cache[key] = (catalog_row, _resolved_view(row, works))
+        hit = cache[key] = (catalog_row, _resolved_view(row, works), None)  # None: its JCS, made by record_build
     return hit[1]
 
 
@@ -358,7 +308,8 @@ def _shared_notice(notice: Any, linked: bool, provenance: Mapping[str, Any]) -> 
         return _notice_dict(notice, linked=linked, source_times=source_times)
     hit = cache.get((id(notice), linked))
     if hit is None or hit[0] is not notice:  # the cache holds the row, so its id is not reused
-        hit = cache[(id(notice), linked)] = (notice, _notice_dict(notice, linked=linked, source_times=source_times))
+        hit = cache[(id(notice), linked)] = (notice, _notice_dict(notice, linked=linked, source_times=source_times),
+                                             None)  # None: its JCS, made by record_build
     return hit[1]
 
 
@@ -424,7 +375,27 @@ def build_record(paper_id: str, paper_work: Mapping[str, Any] | None, outbound: 
     kept for one pass of many records over the same notice and catalog rows), ``rows_plain`` (the
     rows are the latest of each reference, their values plain already: ``ledger_reads`` makes them). Nothing here reads the clock: same inputs, same digest.
     Counts and coverage are taken over every row; only the listed items are capped.
+    Built with its members' canonical bytes by ``record_build`` (the record file is made of them);
+    inputs that path does not vouch for go through ``build_record_per_row``, the reference.
     """
+    from . import record_build  # it builds on this module's parts
+
+    works, provenance = works or {}, provenance or {}
+    built = record_build.build(paper_id, paper_work, outbound, inbound, notices, generated_from, page_cap, works,
+                               provenance)
+    if built is not None:
+        return built
+    return build_record_per_row(paper_id, paper_work, outbound, inbound, notices, generated_from, page_cap, works,
+                                provenance)
+
+
+def build_record_per_row(paper_id: str, paper_work: Mapping[str, Any] | None, outbound: Sequence[Mapping[str, Any]],
+                         inbound: Sequence[Mapping[str, Any]], notices: Mapping[str, Any],
+                         generated_from: Mapping[str, Any], page_cap: int | None = DEFAULT_PAGE_CAP,
+                         works: Mapping[str, Mapping[str, Any]] | None = None,
+                         provenance: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``build_record``'s record made value by value and digested whole: the reference the built path is
+    compared with (tests/test_record_build.py), and its fallback."""
     works, provenance = works or {}, provenance or {}
     plain = bool(provenance.get("rows_plain"))
     out_rows, in_rows = _sorted_rows(outbound, True, plain), _sorted_rows(inbound, False, plain)

@@ -8,9 +8,10 @@ The rules, all of them (RFC 8785 section 3.2):
 * objects: members sorted by their names' UTF-16 code units, ``,`` and ``:`` without spaces;
 * strings: ``"`` and ``\\`` escaped, the controls U+0000-U+001F as ``\\b \\f \\n \\r \\t`` or
   ``\\u00xx`` (lower-case hex), every other character as itself; a lone surrogate is an error;
-* numbers: the ECMAScript ``Number.prototype.toString`` form of the IEEE double (integers
-  outside +-2**53 are an error: they would not survive a double round trip); NaN and the
-  infinities are errors;
+* numbers: the ECMAScript ``Number.prototype.toString`` form of the IEEE double (an integer
+  outside +-2**53 is an error unless it is that form of a double, as a record's integral float
+  from 2**53 up reads back from its file: others would not survive a double round trip); NaN and
+  the infinities are errors;
 * ``true``, ``false``, ``null``; the whole text encoded as UTF-8.
 """
 from __future__ import annotations
@@ -25,7 +26,8 @@ import orjson
 
 from .errors import JCSError
 
-__all__ = ["JCSError", "es_number", "jcs", "jcs_exact", "jcs_plain", "jcs_sha256"]
+__all__ = ["JCSError", "es_number", "jcs", "jcs_exact", "jcs_plain", "jcs_sha256", "names_out_of_order",
+           "orjson_text_is_jcs"]
 
 _encode_string = json.encoder.encode_basestring  # C: RFC 8785's escaping
 _MAX_SAFE = 2 ** 53
@@ -57,6 +59,21 @@ def es_number(value: float) -> str:
     return sign + (digits if k == 1 else digits[0] + "." + digits[1:]) + tail
 
 
+def _integer(value: int) -> str:
+    """An integer beyond 2**53 only as the text JCS gives the double it reads as (how a JSON reader
+    that keeps integers reads back a record's ``1e+16``, written ``10000000000000000``): any other
+    would not survive a double round trip."""
+    text = str(value)
+    if abs(value) > _MAX_SAFE:
+        try:
+            same = es_number(float(value)) == text
+        except OverflowError:
+            same = False
+        if not same:
+            raise JCSError(f"integer {value} is outside the IEEE double's exact range")
+    return text
+
+
 def _key(name: str) -> bytes:
     return name.encode("utf-16-be", "surrogatepass")
 
@@ -71,9 +88,7 @@ def _parts(value: Any, out: list[str]) -> None:
     elif value is False:
         out.append("false")
     elif isinstance(value, int):
-        if abs(value) > _MAX_SAFE:
-            raise JCSError(f"integer {value} is outside the IEEE double's exact range")
-        out.append(str(value))
+        out.append(_integer(value))
     elif isinstance(value, float):
         out.append(es_number(value))
     elif isinstance(value, dict):
@@ -111,6 +126,22 @@ _HIGH = tuple(bytes([lead]) for lead in range(0xEE, 0xF5))  # UTF-8 lead bytes o
 _FAST = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
 
 
+def names_out_of_order(out: bytes) -> bool:
+    """Whether orjson's sorted text ``out`` may order member names otherwise than JCS: it holds a
+    character from U+E000 up (memchr of their UTF-8 lead bytes: a regex class scan cost 10x)."""
+    return not out.isascii() and any(lead in out for lead in _HIGH)
+
+
+def orjson_text_is_jcs(out: bytes) -> bool:
+    """Whether orjson's sorted compact text ``out`` of plain JSON values (no NaN, infinities or
+    tuples: orjson writes those as ``null`` and a list unseen) is their JCS: no number it writes
+    otherwise (an integral float or an exponent) and no member name that sorts otherwise."""
+    if names_out_of_order(out):
+        return False
+    return not any(out[m.start() - 1:m.start()].isdigit()
+                   for pattern in _FLOAT_CANDIDATES for m in pattern.finditer(out))
+
+
 def _fast(value: Any, read_back: bool = True) -> bytes | None:
     """``value``'s JCS bytes by orjson when they cannot differ from the exact writer's, else None
     (``read_back=False``: the caller vouches that ``value`` holds JSON values only, see ``jcs_plain``)."""
@@ -120,11 +151,8 @@ def _fast(value: Any, read_back: bool = True) -> bytes | None:
         out = orjson.dumps(value, option=_FAST)
     except orjson.JSONEncodeError:
         return None  # a big integer, a lone surrogate, a non-JSON type: the exact writer says which
-    if not out.isascii() and any(lead in out for lead in _HIGH):  # memchr: a regex class scan cost 10x
+    if not orjson_text_is_jcs(out):
         return None
-    for pattern in _FLOAT_CANDIDATES:
-        if any(out[m.start() - 1:m.start()].isdigit() for m in pattern.finditer(out)):
-            return None
     if not read_back:
         return out
     return out if orjson.loads(out) == value else None  # NaN written as null, a tuple as a list

@@ -96,3 +96,14 @@ def test_reserialised_json_gives_the_same_bytes():
     value = {"score": 1.0, "z": [0.1, 1e-7, 300.0], "title": "Ünïcödé \u2028", "n": 40}
     again = json.loads(json.dumps(value, indent=3, sort_keys=False, ensure_ascii=True))
     assert jcs(again) == jcs(value) == jcs(json.loads(jcs(value)))
+
+
+@pytest.mark.parametrize("value", [1e16, 6.434455767120234e16, 1e21, -2.0 ** 60, 1e300])
+def test_an_integral_float_beyond_2_53_reads_back_from_its_jcs_as_the_same_text(value):
+    """A JSON reader that keeps integers (Python's) reads ``1e16``'s JCS ``10000000000000000`` back as
+    an int: JCS of that int is the same text, so a record holding such a float verifies from its
+    file; an integer that is no double's JCS text stays an error."""
+    text = jcs_exact([value])
+    assert jcs_exact(json.loads(text)) == text
+    with pytest.raises(JCSError):
+        jcs_exact(int(json.loads(text)[0]) + 1)

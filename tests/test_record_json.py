@@ -1,7 +1,8 @@
-"""The record file's JSON (``record_pages.render_json``, written by orjson) is byte for byte
-``json.dumps(record, indent=2, ensure_ascii=False) + "\\n"``, on random JSON and on the floats
-where orjson writes otherwise; the check every written record passes (record_writer_check.py)
-refuses a file that is not."""
+"""The record file's JSON (``record_pages.render_json``): the RFC 8785 (JCS) form of the whole
+record and a newline (a v1 record keeps v1's ``json.dumps(record, indent=2)``), on random JSON and
+on the floats orjson writes otherwise than JCS; the check every written record passes
+(record_writer_check.py) refuses a file that is not. Records the builder made are compared with
+the per-row builder's in tests/test_record_build.py."""
 from __future__ import annotations
 
 import json
@@ -12,6 +13,8 @@ from hypothesis import strategies as st
 
 from citeledger.record_pages import render_json
 from record_writer_check import check_record_file
+from resolvers.errors import JCSError
+from resolvers.jcs import jcs_exact
 
 RECORD_LIKE = st.recursive(
     st.none() | st.booleans() | st.integers(-(2 ** 63), 2 ** 63) | st.floats(allow_nan=False, allow_infinity=False)
@@ -26,27 +29,32 @@ def dumped(value):
 
 @settings(max_examples=400, deadline=None)
 @given(st.dictionaries(st.text(max_size=6), RECORD_LIKE, max_size=5))
-def test_render_json_writes_what_json_dumps_writes(record):
+def test_render_json_writes_the_jcs_of_the_record(record):
     try:
-        expected = dumped(record)
-    except UnicodeEncodeError:  # a lone surrogate: neither writer can give UTF-8
-        with pytest.raises(UnicodeEncodeError):
+        expected = jcs_exact(record) + b"\n"
+    except JCSError:  # a lone surrogate, an integer beyond 2**53: JCS has no form for it
+        with pytest.raises(JCSError):
             render_json(record)
         return
     assert render_json(record) == expected
 
 
-@pytest.mark.parametrize("value", [1e-5, 1e-7, 1.5e-9, -3.9e-6, 9.99e-5, 1e-4, 1e16, 2.5e20, 1e300, -0.0, 0.0, 2 ** 64])
-def test_floats_orjson_writes_otherwise_come_out_as_json_dumps_writes_them(value):
+@pytest.mark.parametrize("value", [1e-5, 1e-7, 1.5e-9, -3.9e-6, 9.99e-5, 1e-4, 1e16, 2.5e20, 1e300, -0.0, 0.0, 2 ** 50])
+def test_floats_orjson_writes_otherwise_come_out_as_jcs_writes_them(value):
     record = {"score": value, "items": [{"x": value}], "at": "2026-12-01T05:00:00.000000Z", "list": [value, [-value]]}
+    assert render_json(record) == jcs_exact(record) + b"\n"
+
+
+def test_a_v1_record_keeps_its_indented_file():
+    record = {"schema": "pith.paper-citation-record.v1", "score": 1.0, "content_digest": "sha256:00"}
     assert render_json(record) == dumped(record)
 
 
 def test_the_written_record_check_refuses_other_bytes():
     record = {"schema": "x", "content_digest": "sha256:00", "score": 0.5}
-    check_record_file(dumped(record))
+    check_record_file(jcs_exact(record) + b"\n")
     with pytest.raises(AssertionError):
-        check_record_file(json.dumps(record).encode())
+        check_record_file(dumped(record))
 
 
 EVIDENCE = st.recursive(
