@@ -202,7 +202,7 @@ RECORDS_PER_WRITE = 100  # records whose files are published with one disk sync 
 
 
 def record_pages_of(record: dict[str, Any], lines: page_files.PageCache | None = None) -> dict[str, bytes]:
-    """A record's files: its JSON (two-space indent, as ``json.dumps``), text and HTML pages
+    """A record's files: its JSON (the record's JCS and a newline, ``record_canonical``), text and HTML pages
     (``lines``: the writer's cache of shared parts' page lines, see ``page_files.render_page_files``)."""
     text, page = page_files.render_page_files(record, lines)
     return {"json": record_pages.render_json(record), "txt": text, "html": page}
