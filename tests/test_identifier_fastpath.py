@@ -152,13 +152,13 @@ FRAGMENTS = ["10.", "10.1234/", "10.48550/arXiv.", "doi", "DOI", "do\u0131", ":"
              "dx.", "doi.org/", "arxiv.org/abs/", ".pdf", "ISBN", "pp.", "\u212a", "\u0130", "\u00a0", "x", "Q", "\u0663", "123.4567", "12345.678", "ab\u017f/ "]
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(FRAGMENTS), max_size=24))
 def test_generated_strings_extract_alike_by_batch(parts):
     _same(["".join(parts)] * MIN_BATCH)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.text(max_size=80))
 def test_any_text_extracts_alike_by_batch(raw):
     _same([raw] * MIN_BATCH)
@@ -188,7 +188,7 @@ PREFIXES = st.lists(st.sampled_from(FRAGMENTS + ["Title", "2017", "(2012)", "123
 TOKENS = st.text(alphabet="-._/0123456789abcDOIXzv", min_size=1, max_size=14)
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(PREFIXES, st.sampled_from(["doi:", "doi: ", "DOI:", "https://doi.org/", "http://dx.doi.org/", " doi:"]),
        st.sampled_from(["10.1234/", "10.99999/", "10.123/", "10.48550/"]), TOKENS)
 def test_generated_doi_strings_extract_alike_by_batch(prefix, announce, registrant, suffix):

@@ -25,7 +25,7 @@ def _line(obj: object, ascii_only: bool) -> bytes:
     return json.dumps(obj, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass")
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(st.dictionaries(st.sampled_from(FIELDS), VALUES, max_size=5), st.booleans(), st.integers(1, 12))
 def test_a_plain_row_is_what_validate_row_makes_of_it(obj, ascii_only, max_raw):
     line = _line(obj, ascii_only)

@@ -135,7 +135,7 @@ def test_random_values_give_the_per_row_record(cases):
     assert_same(built, per_row)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.floats(min_value=1e-4, max_value=2.0**53, exclude_max=True), st.booleans())
 def test_orjson_writes_fractions_from_1e_4_as_ecmascript_does(size, negative):
     """What the built path relies on for scores and evidence: such a float needs no check. (Drawn
