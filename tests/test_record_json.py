@@ -27,7 +27,7 @@ def dumped(value):
     return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode()
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.dictionaries(st.text(max_size=6), RECORD_LIKE, max_size=5))
 def test_render_json_writes_the_jcs_of_the_record(record):
     try:
