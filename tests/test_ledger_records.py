@@ -65,16 +65,21 @@ def test_a_cites_b_shows_on_both_records(tmp_path, default_catalog):
     assert record_files.papers_touched("r1", tmp_path / "ledger", default_catalog) == ["0704.0001", "0704.0002"]
 
 
+# Two arXiv papers of the embedded catalog citing each other (one also a retracted work, one a work
+# in no catalog) beside the retracted-works paper: the ledger of the one-pass tests below.
+PAPERS_CITING_EACH_OTHER = RETRACTED + [
+    {"citing_paper": "0704.0001", "reference_index": 1,
+     "raw": "I. Streinu and L. Theran. Sparsity-certifying graph decompositions. arXiv:0704.0002"},
+    {"citing_paper": "0704.0002", "reference_index": 1,
+     "raw": "Some authors. A study later retracted. J Clin Anesth. 2006. doi:10.1016/j.jclinane.2006.02.005"},
+    {"citing_paper": "0704.0002", "reference_index": 2, "raw": "Nobody. Not in any catalog. J Nowhere 1999;1:1."},
+]
+
+
 def test_records_of_many_papers_in_one_pass_equal_one_by_one(tmp_path, default_catalog):
     """Records gathered in one pass over the ledger (the shared table holds every paper's rows)
     are those made paper by paper: no row of one paper leaks into another's record."""
-    resolve(tmp_path, default_catalog, RETRACTED + [
-        {"citing_paper": "0704.0001", "reference_index": 1,
-         "raw": "I. Streinu and L. Theran. Sparsity-certifying graph decompositions. arXiv:0704.0002"},
-        {"citing_paper": "0704.0002", "reference_index": 1,
-         "raw": "Some authors. A study later retracted. J Clin Anesth. 2006. doi:10.1016/j.jclinane.2006.02.005"},
-        {"citing_paper": "0704.0002", "reference_index": 2, "raw": "Nobody. Not in any catalog. J Nowhere 1999;1:1."},
-    ])
+    resolve(tmp_path, default_catalog, PAPERS_CITING_EACH_OTHER)
     papers = ["0704.0002", "paper-x", "0704.0001", "no-such-paper"]  # ledger ids (`record` maps aliases to them)
     together = list(record_files.citation_records(papers, tmp_path / "ledger", default_catalog))
     alone = [record_files.citation_record(p, tmp_path / "ledger", default_catalog) for p in papers]
@@ -88,13 +93,7 @@ def test_records_of_many_papers_in_one_pass_equal_one_by_one(tmp_path, default_c
 def test_records_equal_whatever_the_pass_and_row_groups(tmp_path, default_catalog, monkeypatch, per_pass, at_once):
     """Papers' rows are made into dicts a group at a time (``PassRows.observed``) and passes hold a
     few papers each here: the records are those of one pass with every row made at once."""
-    resolve(tmp_path, default_catalog, RETRACTED + [
-        {"citing_paper": "0704.0001", "reference_index": 1,
-         "raw": "I. Streinu and L. Theran. Sparsity-certifying graph decompositions. arXiv:0704.0002"},
-        {"citing_paper": "0704.0002", "reference_index": 1,
-         "raw": "Some authors. A study later retracted. J Clin Anesth. 2006. doi:10.1016/j.jclinane.2006.02.005"},
-        {"citing_paper": "0704.0002", "reference_index": 2, "raw": "Nobody. Not in any catalog. J Nowhere 1999;1:1."},
-    ])
+    resolve(tmp_path, default_catalog, PAPERS_CITING_EACH_OTHER)
     papers = ["0704.0002", "paper-x", "0704.0001", "no-such-paper", "0704.0001"]
     whole = list(record_files.citation_records(papers, tmp_path / "ledger", default_catalog))
     monkeypatch.setattr(record_files, "RECORDS_PER_PASS", per_pass)
