@@ -5,14 +5,18 @@ writing the files. The ledger is the embedded sample catalog (data/sources) plus
 with a synthetic observations part (papers citing catalog works, about a tenth of them catalog
 arXiv papers that cite each other, so records have inbound entries) and the notices of every cited
 work. Prints records per second (wall clock and this process's CPU time), the cost of signing, and
-with ``--profile`` the top functions by own time.
+with ``--profile`` the top functions by own time. ``--steps`` writes in one process (``--workers 1``)
+and prints the CPU milliseconds a record of each step of the write (inclusive, nested steps indented
+under the one they run in; the rest is the loop's own work: freeing each record's objects, file
+names, the records' generator).
 
-    PYTHONPATH=. python benchmarks/bench_records_ledger.py [--papers 10000] [--refs 40] [--profile]
+    PYTHONPATH=. python benchmarks/bench_records_ledger.py [--papers 10000] [--refs 40] [--profile | --steps]
 """
 from __future__ import annotations
 
 import argparse
 import cProfile
+import importlib
 import json
 import os
 import pstats
@@ -91,6 +95,46 @@ def make_ledger(work: Path, papers: int, refs: int) -> tuple[Path, Path]:
     return catalog, ledger
 
 
+# (module, attribute, depth) of each timed step of the write, where the writer looks it up
+STEPS = [
+    ("citeledger.record_files", "pass_rows", 0), ("citeledger.ledger_reads", "PassRows.observed", 0),
+    ("citeledger.records", "build_record", 0), ("citeledger.record_build", "_entries", 1),
+    ("citeledger.record_build", "_record", 1), ("citeledger.receipts", "sign_record", 0),
+    ("citeledger.records", "validate_record", 0), ("citeledger.page_files", "render_page_files", 0),
+    ("citeledger.record_pages", "render_json", 0), ("citeledger.ledger", "LedgerStore.write_records_batch", 0),
+]
+
+
+def time_steps() -> dict[str, float]:
+    """Wrap each of ``STEPS`` to add its CPU seconds (``time.process_time``) to the dict returned."""
+    spent: dict[str, float] = {}
+    for module_name, attr, _ in STEPS:
+        owner: object = importlib.import_module(module_name)
+        *path, name = attr.split(".")
+        for part in path:
+            owner = getattr(owner, part)
+        inner = getattr(owner, name)
+
+        def timed(*a, _inner=inner, _key=attr, **k):
+            c0 = time.process_time()
+            try:
+                return _inner(*a, **k)
+            finally:
+                spent[_key] = spent.get(_key, 0.0) + time.process_time() - c0
+        setattr(owner, name, timed)
+    return spent
+
+
+def print_steps(spent: dict[str, float], records: int, cpu: float) -> None:
+    print(f"  CPU ms a record by step ({cpu / records * 1000:.2f} in all):")
+    outer = 0.0
+    for _, attr, depth in STEPS:
+        seconds = spent.get(attr, 0.0)
+        outer += seconds if depth == 0 else 0.0
+        print(f"    {'  ' * depth}{attr:<40} {seconds / records * 1000:6.3f}")
+    print(f"    {'the rest':<40} {(cpu - outer) / records * 1000:6.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--papers", type=int, default=10_000)
@@ -98,7 +142,11 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=None,
                         help="processes building records (default: the writer's choice, two from 2,000 papers)")
     parser.add_argument("--profile", metavar="FILE", help="profile the writer: top functions printed, stats saved to FILE")
+    parser.add_argument("--steps", action="store_true", help="one process; print the CPU ms a record of each step")
     args = parser.parse_args()
+    spent = time_steps() if args.steps else None
+    if args.steps:
+        args.workers = 1
     with tempfile.TemporaryDirectory(prefix="bench-records-") as tmp:
         t0 = time.perf_counter()
         catalog, ledger = make_ledger(Path(tmp), args.papers, args.refs)
@@ -121,6 +169,8 @@ def main() -> None:
               f"{len(written) / cpu:,.0f} records/s of CPU time ({cpu:.1f} CPU s, worker processes included: "
               f"{cpu / len(written) * 1000:.1f} ms a record, of which {kernel / len(written) * 1000:.1f} in the "
               f"kernel; {cpu / wall:.2f} cores busy on average)")
+        if spent is not None:
+            print_steps(spent, len(written), cpu)
         print(f"  signing: {sign_cost(ledger, written[:200]) * 1000:.3f} ms/record (ed25519 + the receipt's JCS)")
         if profile:
             profile.dump_stats(args.profile)

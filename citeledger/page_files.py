@@ -167,7 +167,7 @@ def render_page_files(record: Mapping[str, Any], cache: PageCache | None = None)
     cache = PageCache() if cache is None else cache
     header = rp._header_lines(record)
     texts, pages = _references(record["outbound"]["items"], cache)
-    parts = rp._Parts()  # (the listed notices' lines, made as the reference's own code makes them)
+    parts: rp._Parts = {}  # (the listed notices' lines, made as the reference's own code makes them)
     text = rp.text_page(record, header, texts, parts)
     page = rp.html_page(record, header, pages, parts)
     return rp._visible_utf8(text), rp._visible_utf8(page)

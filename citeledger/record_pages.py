@@ -158,11 +158,6 @@ def _page_heading(title: str, page: Mapping[str, Any]) -> str:
     return f"{title} ({page['listed']} of {page['total']} listed{cut})"
 
 
-class _Parts(dict):
-    """A page's ``_Item`` of each reference, by the item's id (a record's listed notices are also
-    references: worked out once for both)."""
-
-
 class _Item:
     """What the text and the HTML page both show of one reference, worked out once for both."""
 
@@ -197,6 +192,11 @@ class _Item:
         return got
 
 
+# A page's ``_Item`` of each reference, by the item's id (a record's listed notices are also
+# references: worked out once for both).
+_Parts = dict[int, _Item]
+
+
 def _cut(words: str, limit: int) -> str:
     """``_short`` of text whose whitespace is already folded."""
     return words if len(words) <= limit else words[: limit - 1] + "…"
@@ -214,7 +214,7 @@ def _visible_utf8(text: str) -> bytes:
 def render_ledger_text(record: Mapping[str, Any]) -> str:
     """The record as plain text: header, each reference with its state, link and notice,
     then the inbound list. Retracted cited works carry a ``!! RETRACTED`` marker."""
-    parts = _Parts()
+    parts: _Parts = {}
     references = [_text_reference(item, _Item.of(parts, item)) for item in record["outbound"]["items"]]
     return visible_controls(text_page(record, _header_lines(record), references, parts))
 
@@ -284,7 +284,7 @@ def _e_word(value: Any) -> str:
 def render_ledger_html(record: Mapping[str, Any]) -> str:
     """The record as one self-contained HTML page. Every value from the data is escaped;
     retracted and withdrawn cited works get the ``retracted``/``withdrawn`` class and a marker."""
-    parts = _Parts()
+    parts: _Parts = {}
     references = [_html_reference(item, _Item.of(parts, item)) for item in record["outbound"]["items"]]
     return visible_controls(html_page(record, _header_lines(record), references, parts))
 
