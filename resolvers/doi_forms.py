@@ -34,7 +34,7 @@ _ENTITY = re.compile(r"&(?:[A-Za-z]{2,8}|#\d{1,4}|#[xX][0-9A-Fa-f]{1,4});")
 _TRAILING = ".,;:!?*'"
 _PAIRS = {")": "(", "]": "[", ">": "<", "}": "{"}
 _GLUED_NEXT = re.compile(r"[;,](?=doi|https?:|10\.\d)", re.I)
-_LT_NOT_SICI = re.compile(r"<(?!\d)")
+_LT_NOT_SICI = re.compile(r"<(?!\d|::)")  # "<441::aid-", and "<::aid-" with no start page
 _LATEX_ESCAPE = re.compile(r"\{\\([_%&#])\}|\\([_%&#])|\\textunderscore(?:\{\})?")
 
 
@@ -66,7 +66,7 @@ def _clean_doi(token: str) -> str:
         if "&" in s:
             s = _ENTITY.sub(_decode_entity, s)
         s = s.lower()
-        if "<" in s:  # SICI DOIs carry "<digits"; any other "<" is markup after the DOI
+        if "<" in s:  # SICI DOIs carry "<digits" or "<::"; any other "<" is markup after the DOI
             m = _LT_NOT_SICI.search(s)
             if m:
                 s = s[:m.start()]

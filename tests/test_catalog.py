@@ -182,6 +182,26 @@ def test_every_doi_a_source_gives_a_work_is_kept(tmp_path):
     assert {w.work_id for w in found.values()} == {"arxiv:0704.0001"} and len(found) == 3
 
 
+def test_sici_dois_without_a_start_page_stay_apart(tmp_path):
+    """Early-view SICI DOIs of one journal (``9999:9999<::AID-...>``) differ only after their "<":
+    cut there, they were one DOI and the build merged their works into one, so a reference to either
+    linked to a work carrying the other's title (the first row is shared/data/catalog/glutton_works',
+    the second a DOI of the same shape)."""
+    works = tmp_path / "works.jsonl"
+    works.write_text("".join(json.dumps(row) + "\n" for row in [
+        {"doi": "10.1002/1097-4571(2000)9999:9999<::AID-ASI1588>3.0.CO;2-7",
+         "title": "Corpus-based statistical screening for content-bearing terms", "authors": ["Kim"]},
+        {"doi": "10.1002/1097-4571(2000)9999:9999<::AID-ASI1092>3.0.CO;2-W",
+         "title": "A second early-view article of the same journal", "authors": ["Other"]}]))
+    CatalogStore(tmp_path / "c").build([works])
+    dois = ["10.1002/1097-4571(2000)9999:9999<::aid-asi1588>3.0.co;2-7",
+            "10.1002/1097-4571(2000)9999:9999<::aid-asi1092>3.0.co;2-w"]
+    found = ParquetCatalog(tmp_path / "c").works_by_doi(dois)
+    assert [found[d].title for d in dois] == ["Corpus-based statistical screening for content-bearing terms",
+                                              "A second early-view article of the same journal"]
+    assert [found[d].work_id for d in dois] == [f"doi:{d}" for d in dois]
+
+
 def test_in_memory_catalog_answers_as_the_parquet_one(tmp_path):
     """Tests may use the in-memory catalog where a store is not the point: it must answer every
     identifier lookup exactly as the Parquet catalog does, cross-walk ranks included."""
