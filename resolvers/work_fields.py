@@ -10,7 +10,8 @@ from typing import Any
 
 
 
-_TAG = re.compile(r"<[^>]{1,200}>")
+# A JATS/HTML/MathML tag: "<", a name (after "/", "!" or "?"), up to ">"; "p < 0.05 and q > 2" is no tag
+_TAG = re.compile(r"<[/!?]?[A-Za-z][^<>]{0,200}>")
 
 
 def clean_text(text: Any) -> str | None:

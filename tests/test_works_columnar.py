@@ -27,6 +27,7 @@ ODD_ROWS = [
     '{"doi": "10.1000/\\ud83d\\ude00", "title": "A surrogate pair \\ud83d\\ude00"}',
     '{"doi": "10.1000/caf\\u00e9", "title": "Caf\\u00e9 \\u2028 line sep", "year": 2999}',
     '{"doi": "10.1000/tex", "title": "The $^{12}{\\\\rm C}(p,n)$ reaction", "authors": ["A. {\\\\\\"O}z"]}',
+    '{"doi": "10.1000/lt", "title": "Survival for p < 0.05 and dose > 2 Gy in <i>vivo</i>"}',
 ]
 PER_ROW_ROWS = [
     '{"doi": "10.1000/num", "title": "Year as string", "year": "2001-02-03"}',
@@ -153,3 +154,16 @@ def test_files_arrow_reads_otherwise_give_the_per_row_readers_works(tmp_path, mo
     results = _same(path, monkeypatch)
     if name == "span_and_glued":
         assert [(r[0], r[2]) for r in results] == [(1, 3)]  # one work; lines 2, 3 and 4 rejected
+
+
+@pytest.mark.parametrize("title, clean", [
+    ("The <i>Drosophila</i> gene <sub>2</sub>", "The Drosophila gene 2"),
+    ("<mml:math><mml:mi>x</mml:mi></mml:math> spaces", "x spaces"),
+    ("Survival for p < 0.05 and dose > 2 Gy", "Survival for p < 0.05 and dose > 2 Gy"),
+    ("Model for 2<d<4 and (<100 mu m) capsules", "Model for 2<d<4 and (<100 mu m) capsules"),
+])
+def test_clean_text_drops_tags_and_keeps_comparisons(title, clean):
+    """A title's markup goes; "<" and ">" as comparisons stay (a "<...>" span was once taken for a tag
+    whatever followed the "<", so "p < 0.05 and dose > 2" became "p 2")."""
+    from resolvers.work_fields import clean_text
+    assert clean_text(title) == clean
