@@ -24,13 +24,15 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from resolvers.identifiers import normalize_doi
 from resolvers.model import Verdict
 
 
 def _gold(row: dict) -> tuple[str | None, str | None]:
     doi = row.get("gold_doi")
     arx = row.get("gold_arxiv_id")
-    return (doi.strip().lower() if doi else None), (arx.strip() if arx else None)
+    # the gold DOI read as the catalog reads a DOI field ("10.3389/ neuro.01.002.2008"), else as given
+    return ((normalize_doi(doi) or doi.strip().lower()) if doi else None), (arx.strip() if arx else None)
 
 
 def _is_correct(verdict: Verdict, gold_doi: str | None, gold_arxiv: str | None) -> bool:

@@ -35,6 +35,7 @@ _TRAILING = ".,;:!?*'"
 _PAIRS = {")": "(", "]": "[", ">": "<", "}": "{"}
 _GLUED_NEXT = re.compile(r"[;,](?=doi|https?:|10\.\d)", re.I)
 _LT_NOT_SICI = re.compile(r"<(?!\d|::)")  # "<441::aid-", and "<::aid-" with no start page
+_SPACE_AFTER_PREFIX = re.compile(r"^(10\.\d{4,9})/\s+(?=\S)")
 _LATEX_ESCAPE = re.compile(r"\{\\([_%&#])\}|\\([_%&#])|\\textunderscore(?:\{\})?")
 
 
@@ -114,5 +115,7 @@ def normalize_doi(text: str) -> str | None:
     if len(s) > _MAX_TOKEN * 2:
         return None
     s = _DOI_PREFIX.sub("", s, count=1).strip()
+    if "/" in s:  # "10.3389/ neuro.01.002.2008": a line break after the prefix, kept by a PDF's metadata
+        s = _SPACE_AFTER_PREFIX.sub(r"\1/", s, count=1)
     s = _clean_doi(s)
     return s if _doi_why(s) is None else None

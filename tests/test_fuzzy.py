@@ -92,6 +92,17 @@ def test_evaluate_counts_wrong_links_and_gold_nulls():
     assert m["states"] == {"verified_fuzzy": 2, "unresolved": 1} and len(m["worst_errors"]) == 1
 
 
+def test_evaluate_reads_a_gold_doi_as_the_catalog_reads_a_doi_field():
+    """glutton_dev's gold ``10.3389/ neuro.01.002.2008`` (a line break kept after the prefix) names the
+    work the catalog keeps as 10.3389/neuro.01.002.2008; a gold that is no DOI stays as given."""
+    from resolvers.model import Verdict
+    w = Work("doi:10.3389/neuro.01.002.2008", doi="10.3389/neuro.01.002.2008")
+    link = Verdict(Status.VERIFIED_EXACT, Reason.DOI_MATCH, w, "doi", 1.0)
+    m = evaluate([{"raw": "a", "gold_doi": "10.3389/ neuro.01.002.2008"}, {"raw": "b", "gold_doi": "not a doi"}],
+                 [link, link])
+    assert m["correct_links"] == 1 and m["links"] == 2
+
+
 def test_locator_keys_retrieve_a_work_whose_title_the_string_lacks(tmp_path):
     from resolvers.candidates import locator_token, locator_tokens
 

@@ -177,6 +177,9 @@ def test_canonical_arxiv_id(text, expected):
     ("10.1016/", None),
     ("doi:10.123", None),
     ("10.1000/a b", None),
+    ("10.3389/ neuro.01.002.2008", "10.3389/neuro.01.002.2008"),  # shared/data/catalog/glutton_works
+    ("doi:10.1371/\n journal.pone.0007665", "10.1371/journal.pone.0007665"),
+    ("10.1007/s10714-007-0472-9 10.1142/S0218271808012449", None),  # two DOIs: neither is the field's
     ("not a doi", None),
     ("", None),
 ])
