@@ -35,6 +35,7 @@ sys.path.insert(0, str(REPO))
 from citeledger import pipeline, workers  # noqa: E402
 from citeledger.blocking import WORKS_ARROW, ensure_index, map_ipc  # noqa: E402
 from citeledger.catalog import CatalogStore  # noqa: E402
+from step_timer import time_steps  # noqa: E402
 
 FORMS = [
     "{author}. {title}. arXiv preprint arXiv:{arxiv}, {year}.",
@@ -86,30 +87,6 @@ STEPS = [
 ]
 
 
-def time_steps() -> dict[str, float]:
-    """Wrap each of ``STEPS`` to add its CPU seconds (``time.process_time``) to the dict returned."""
-    import importlib
-
-    spent: dict[str, float] = {}
-    for module_name, attr in STEPS:
-        owner: object = importlib.import_module(module_name)
-        *path, name = attr.split(".")
-        for part in path:
-            owner = getattr(owner, part)
-        if not hasattr(owner, name):
-            continue
-        inner = getattr(owner, name)
-
-        def timed(*a, _inner=inner, _key=attr, **k):
-            c0 = time.process_time()
-            try:
-                return _inner(*a, **k)
-            finally:
-                spent[_key] = spent.get(_key, 0.0) + time.process_time() - c0
-        setattr(owner, name, timed)
-    return spent
-
-
 def run(refs: Path, catalog: Path, ledger: Path, batch_size: int) -> tuple[dict[str, float], object]:
     """The timed part: plan, every batch, finish; seconds of each step, and the process's CPU
     seconds over all of them (on a shared machine the wall clock waits for other jobs)."""
@@ -147,7 +124,7 @@ def main() -> None:
     works = cited_works(gen, args.n, random.Random(7))
     write_refs(work / "refs.jsonl", works, args.n, random.Random(7))
     workers.get_fuzzy(workers.get_catalog(catalog))  # load the indexes before timing
-    spent = time_steps() if args.steps else None
+    spent = time_steps(STEPS) if args.steps else None
     profiler = cProfile.Profile(time.process_time) if args.profile else None  # CPU time: comparable under load
     if profiler:
         profiler.enable()

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import importlib
 import json
 import os
 import pstats
@@ -32,6 +31,7 @@ from citeledger import notice_check, pipeline, receipts, record_files
 from citeledger.catalog import CatalogStore
 from citeledger.ledger import LedgerStore
 from citeledger.ledger_reads import citing_papers
+from step_timer import time_steps
 
 REPO = Path(__file__).resolve().parents[1]
 RUN = "run-bench"
@@ -105,26 +105,6 @@ STEPS = [
 ]
 
 
-def time_steps() -> dict[str, float]:
-    """Wrap each of ``STEPS`` to add its CPU seconds (``time.process_time``) to the dict returned."""
-    spent: dict[str, float] = {}
-    for module_name, attr, _ in STEPS:
-        owner: object = importlib.import_module(module_name)
-        *path, name = attr.split(".")
-        for part in path:
-            owner = getattr(owner, part)
-        inner = getattr(owner, name)
-
-        def timed(*a, _inner=inner, _key=attr, **k):
-            c0 = time.process_time()
-            try:
-                return _inner(*a, **k)
-            finally:
-                spent[_key] = spent.get(_key, 0.0) + time.process_time() - c0
-        setattr(owner, name, timed)
-    return spent
-
-
 def print_steps(spent: dict[str, float], records: int, cpu: float) -> None:
     print(f"  CPU ms a record by step ({cpu / records * 1000:.2f} in all):")
     outer = 0.0
@@ -144,7 +124,7 @@ def main() -> None:
     parser.add_argument("--profile", metavar="FILE", help="profile the writer: top functions printed, stats saved to FILE")
     parser.add_argument("--steps", action="store_true", help="one process; print the CPU ms a record of each step")
     args = parser.parse_args()
-    spent = time_steps() if args.steps else None
+    spent = time_steps((module, attr) for module, attr, _ in STEPS) if args.steps else None
     if args.steps:
         args.workers = 1
     with tempfile.TemporaryDirectory(prefix="bench-records-") as tmp:
