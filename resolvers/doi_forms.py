@@ -53,6 +53,19 @@ def _unlatex(m: re.Match[str]) -> str:
     return m.group(1) or m.group(2) or "_"
 
 
+def _bracket_after(s: str) -> int:
+    """Where the DOI in ``s`` ends at a "[": the first one not before a digit, or never closed."""
+    opened: list[int] = []
+    for at, c in enumerate(s):
+        if c == "[":
+            if not s[at + 1:at + 2].isdigit():
+                return at if not opened else opened[0]
+            opened.append(at)
+        elif c == "]" and opened:
+            opened.pop()
+    return opened[0] if opened else len(s)
+
+
 def _clean_doi(token: str) -> str:
     """Decode and trim one DOI candidate (no prefix) to its canonical lower-case form.
 
@@ -71,6 +84,8 @@ def _clean_doi(token: str) -> str:
             m = _LT_NOT_SICI.search(s)
             if m:
                 s = s[:m.start()]
+        if "[" in s:  # "10.1007/jhep06(2016)004[arxiv:1512.06431[hep-th]]": a "[" not before a digit or
+            s = s[:_bracket_after(s)]  # never closed is what follows the DOI (a SICI's "[617:cbicra]" stays)
         if ";" in s or "," in s:  # "10.1/a;doi:10.2/b": two DOIs glued together
             m = _GLUED_NEXT.search(s)
             if m:
