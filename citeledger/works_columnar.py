@@ -37,10 +37,10 @@ _READ_SCHEMA = pa.schema([("doi", pa.string()), ("arxiv_id", pa.string()), ("tit
 # block where Arrow meets one (unknown keys are inferred, so a key is seen even with a null value
 # or written with escapes) is read per row.
 _OTHER_SHAPE_KEYS = frozenset({"items", "message", "DOI", "id", "authorships", "primary_location"})
-# What ``clean_text`` changes: a tag, white space other than single spaces between words (the
-# characters ``str.split`` splits on, all of them).
+# What ``clean_text`` changes: a character reference, a tag, white space other than single spaces
+# between words (the characters ``str.split`` splits on, all of them).
 _WS = "".join(chr(c) for c in range(0x110000) if chr(c).isspace() and c != 0x20)
-_NOT_CLEAN = "<|^ | $|  |[" + "".join(f"\\x{{{ord(c):x}}}" for c in _WS) + "]"
+_NOT_CLEAN = "&|<|^ | $|  |[" + "".join(f"\\x{{{ord(c):x}}}" for c in _WS) + "]"
 # A DOI ``normalize_doi`` returns unchanged: lower-case, no prefix, escape, markup or trailing
 # punctuation, a well-formed registrant.
 _CANONICAL_DOI = r"^10\.[0-9]{1,9}(\.[0-9]{1,9})*/[a-z0-9._/()\-]{0,900}[a-z0-9]$"

@@ -4,6 +4,7 @@ service get the same field values."""
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import re
 from typing import Any
@@ -14,11 +15,22 @@ from typing import Any
 _TAG = re.compile(r"<[/!?]?[A-Za-z][^<>]{0,200}>")
 
 
+# An HTML character reference with its ";" (html.unescape alone also reads "&para" in "&paragraph")
+_ENTITY = re.compile(r"&(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});")
+
+
+def _unescape(m: re.Match[str]) -> str:
+    return html.unescape(m.group(0))
+
+
 def clean_text(text: Any) -> str | None:
-    """Collapse whitespace (arXiv titles are hard-wrapped) and drop JATS/HTML tags."""
+    """Collapse whitespace (arXiv titles are hard-wrapped), read HTML character references (Crossref
+    writes "ecology &amp; evolution", "p &lt; 0.05") and drop JATS/HTML tags."""
     if text is None:
         return None
     text = str(text)
+    if "&" in text:
+        text = _ENTITY.sub(_unescape, text)
     if "<" in text:
         text = _TAG.sub("", text)
     text = " ".join(text.split())  # (the same white space as ``\s+``, without a regular expression per field)

@@ -28,6 +28,7 @@ ODD_ROWS = [
     '{"doi": "10.1000/caf\\u00e9", "title": "Caf\\u00e9 \\u2028 line sep", "year": 2999}',
     '{"doi": "10.1000/tex", "title": "The $^{12}{\\\\rm C}(p,n)$ reaction", "authors": ["A. {\\\\\\"O}z"]}',
     '{"doi": "10.1000/lt", "title": "Survival for p < 0.05 and dose > 2 Gy in <i>vivo</i>"}',
+    '{"doi": "10.1000/amp", "title": "Ecology &amp; evolution, p &lt; 0.05, &lt;i&gt;in vivo&lt;/i&gt;, R&D, &para"}',
 ]
 PER_ROW_ROWS = [
     '{"doi": "10.1000/num", "title": "Year as string", "year": "2001-02-03"}',
@@ -161,9 +162,13 @@ def test_files_arrow_reads_otherwise_give_the_per_row_readers_works(tmp_path, mo
     ("<mml:math><mml:mi>x</mml:mi></mml:math> spaces", "x spaces"),
     ("Survival for p < 0.05 and dose > 2 Gy", "Survival for p < 0.05 and dose > 2 Gy"),
     ("Model for 2<d<4 and (<100 mu m) capsules", "Model for 2<d<4 and (<100 mu m) capsules"),
+    ("Ecology &amp; evolution", "Ecology & evolution"),  # Crossref's own title text
+    ("Survival (p &lt; 0.05) &#8212; &lt;i&gt;in vivo&lt;/i&gt;", "Survival (p < 0.05) \u2014 in vivo"),
+    ("R&D &para and AT&T", "R&D &para and AT&T"),  # no ";": no character reference
 ])
 def test_clean_text_drops_tags_and_keeps_comparisons(title, clean):
-    """A title's markup goes; "<" and ">" as comparisons stay (a "<...>" span was once taken for a tag
-    whatever followed the "<", so "p < 0.05 and dose > 2" became "p 2")."""
+    """A title's markup goes, its character references are read; "<" and ">" as comparisons stay (a
+    "<...>" span was once taken for a tag whatever followed the "<", so "p < 0.05 and dose > 2" became
+    "p 2"; "&amp;" stayed, and "amp" was a word of the title)."""
     from resolvers.work_fields import clean_text
     assert clean_text(title) == clean
