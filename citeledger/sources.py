@@ -207,8 +207,16 @@ _LATEX_ACCENT_MAP = {"`": "\u0300", "'": "\u0301", "^": "\u0302", '"': "\u0308",
                      "c": "\u0327", "k": "\u0328"}
 
 
+# LaTeX's letters that are commands (``M{\\O}bro``, ``Pucha{\\l}a``), and the space a command word eats
+_LATEX_LETTERS = {"O": "\u00d8", "o": "\u00f8", "L": "\u0141", "l": "\u0142", "ss": "\u00df", "AE": "\u00c6",
+                  "ae": "\u00e6", "OE": "\u0152", "oe": "\u0153", "AA": "\u00c5", "aa": "\u00e5", "i": "\u0131",
+                  "j": "\u0237"}
+_LATEX_LETTER = re.compile(r"\\(" + "|".join(sorted(_LATEX_LETTERS, key=len, reverse=True)) + r")(?![A-Za-z]) ?")
+
+
 def delatex(text: str) -> str:
-    """Turn the LaTeX accents of arXiv author strings into Unicode (``Bal\\'azs`` -> ``Balázs``)."""
+    """Turn the LaTeX accents and letters of arXiv author strings into Unicode (``Bal\\'azs`` ->
+    ``Balázs``, ``{\\O}bro`` -> ``Øbro``)."""
 
     def repl(m: re.Match) -> str:
         cmd = m.group(0)[1]
@@ -216,16 +224,29 @@ def delatex(text: str) -> str:
         return unicodedata.normalize("NFC", m.group(1) + mark) if mark else m.group(1)
 
     text = _LATEX_ACCENT.sub(repl, text)
+    if "\\" in text:
+        text = _LATEX_LETTER.sub(lambda m: _LATEX_LETTERS[m.group(1)], text)
     return text.replace("{", "").replace("}", "")
 
 
+_PARENTHESES = re.compile(r"\([^()]*\)")
+_AUTHOR_SEPARATOR = re.compile(r",\s*(?:and\s+)?|\s+and\s+|;\s*")
+
+
 def split_arxiv_authors(authors: str | None) -> list[str]:
-    """``"A. One, B. Two and C. Three"`` -> ``["A. One", "B. Two", "C. Three"]`` (affiliations dropped)."""
+    """``"A. One, B. Two and C. Three"`` -> ``["A. One", "B. Two", "C. Three"]``, affiliations dropped:
+    arXiv's ``"A. One (1), B. Two (2) ((1) Univ. X, (2) Univ. Y)"`` nests them, and a field cut short
+    leaves one open (from its "(" on, it is no name)."""
     if not authors:
         return []
     text = delatex(_WS.sub(" ", authors))
-    text = re.sub(r"\([^()]*\)", "", text)  # affiliations in parentheses
-    parts = re.split(r",\s*|\s+and\s+|;\s*", text)
+    while "(" in text:
+        shorter = _PARENTHESES.sub("", text)
+        if shorter == text:
+            text = text[:text.index("(")]
+            break
+        text = shorter
+    parts = _AUTHOR_SEPARATOR.split(text.replace(")", ""))
     return [p.strip() for p in parts if p.strip() and len(p.strip()) > 1]
 
 

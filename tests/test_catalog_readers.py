@@ -12,7 +12,7 @@ import pytest
 
 from citeledger.catalog import CatalogStore
 from citeledger.readers.openalex import work_from_openalex
-from citeledger.sources import SourceFormat, iter_work_rows, sniff_format
+from citeledger.sources import SourceFormat, iter_work_rows, sniff_format, split_arxiv_authors
 from resolvers.errors import CatalogSourceError
 
 CAT = Path(__file__).parent / "fixtures" / "catalog"
@@ -311,3 +311,14 @@ def test_cli_forcing_works_jsonl_on_an_openalex_part_is_one_line_exit_2(tmp_path
     assert cli.main(["catalog", "build", "--catalog", str(tmp_path / "c"), str(OPENALEX)]) == 0
     out = capsys.readouterr().out
     assert "manifest: companion, 0 rows" in out and "part_000.gz: openalex, 2 rows, 0 rejected" in out
+
+
+ARXIV_AUTHORS = [json.loads(line) for line in (Path(__file__).parent / "golden" / "arxiv_authors.jsonl").open()]
+
+
+@pytest.mark.parametrize("case", ARXIV_AUTHORS, ids=[c["why"][:50] for c in ARXIV_AUTHORS])
+def test_arxiv_author_fields_give_the_names(case):
+    """arXiv author fields (real rows of shared/data/catalog/arxiv_metadata_sample): the names alone,
+    whatever affiliations, numbering and LaTeX they carry (nested affiliations and ', and' once gave
+    "Germany)" and "and M. Bayer" as authors)."""
+    assert split_arxiv_authors(case["authors"]) == case["names"]
