@@ -355,6 +355,7 @@ def wait_gone(pid: int, seconds: float) -> bool:
     return False
 
 
+@pytest.mark.flow  # server_home starts this process's temporary server
 @pytest.mark.skipif(not GLUTTON.exists(), reason="needs the shared glutton set")
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
 def test_a_stopped_resolve_leaves_no_prefect_server(tmp_path, default_catalog, server_home, sig):
