@@ -50,7 +50,7 @@ def pytest_collection_finish(session) -> None:
     first flow instead of stalling it. The server is the one Prefect starts for a flow run here
     anyway (a singleton), under the CLI's parent watchdog; any other caller of its ``start``
     waits for this thread first, so nobody uses it before it answers."""
-    if not any(item.get_closest_marker("flow") for item in session.items):
+    if session.config.option.collectonly or not any(item.get_closest_marker("flow") for item in session.items):
         return
     from prefect.server.api.server import SubprocessASGIServer
 
