@@ -12,6 +12,8 @@ os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 
 from pathlib import Path  # noqa: E402
 
+import threading  # noqa: E402
+
 import pytest  # noqa: E402
 
 pytest_plugins = ["record_writer_check"]  # every record a test writes: its JSON and JCS bytes checked
@@ -39,3 +41,30 @@ def default_catalog(tmp_path_factory) -> Path:
     directory = tmp_path_factory.mktemp("default-catalog")
     CatalogStore(directory).build(sorted((REPO / "data" / "sources").glob("*")))
     return directory
+
+
+def pytest_collection_finish(session) -> None:
+    """When a collected test is marked ``flow``, start this process's temporary Prefect API server
+    now, in a thread: it takes 20-30 s on a 2-core machine (a new process importing Prefect's
+    server and migrating the session's new database), which then overlap the tests before the
+    first flow instead of stalling it. The server is the one Prefect starts for a flow run here
+    anyway (a singleton), under the CLI's parent watchdog; any other caller of its ``start``
+    waits for this thread first, so nobody uses it before it answers."""
+    if session.config.option.collectonly or not any(item.get_closest_marker("flow") for item in session.items):
+        return
+    from prefect.server.api.server import SubprocessASGIServer
+
+    from citeledger.prefect_env import watch_parent
+
+    watch_parent()  # the server dies with this process, as a CLI flow run's does
+    starter = threading.Thread(target=lambda: SubprocessASGIServer().start(), daemon=True,
+                               name="prefect-server-start")
+    real_start = SubprocessASGIServer.start
+
+    def start(self, timeout=None):
+        if threading.current_thread() is not starter:
+            starter.join()
+        return real_start(self, timeout)
+
+    SubprocessASGIServer.start = start  # type: ignore[method-assign]
+    starter.start()

@@ -41,6 +41,7 @@ def python(code: str, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code, *args], cwd=REPO, env=env, capture_output=True, text=True)
 
 
+@pytest.mark.flow
 def test_direct_and_flow_runs_write_identical_observations(tmp_path, refs, default_catalog, capsys):
     """Without PREFECT_API_URL the CLI resolves directly; --flow makes a flow run: same rows."""
     common = [str(refs), "--catalog", str(default_catalog), "--run-id", "r", "--batch-size", "15"]

@@ -157,10 +157,12 @@ def setup(tmp_path_factory, default_catalog):
     return inp, default_catalog
 
 
-def uninterrupted(inp: Path, catalog: Path, tmp: Path) -> list[tuple]:
-    """The ledger rows of a run that is never killed (run right after the resumed one, so both
-    see the same code and catalog)."""
-    ledger = tmp / "clean-ledger"
+@pytest.fixture(scope="module")
+def uninterrupted(setup, tmp_path_factory) -> list[tuple]:
+    """The ledger rows of a run that is never killed, run once for every kill point (the same
+    input, catalog, run id and code as each resumed run of this session)."""
+    inp, catalog = setup
+    ledger = tmp_path_factory.mktemp("uninterrupted") / "clean-ledger"
     run_driver(DRIVER, [str(inp), str(catalog), str(ledger), "crash-run", str(BATCH)])
     expected = ledger_rows(ledger, "crash-run")
     assert len(expected) == INPUT_ROWS
@@ -168,7 +170,7 @@ def uninterrupted(inp: Path, catalog: Path, tmp: Path) -> list[tuple]:
 
 
 @pytest.mark.parametrize("point", ["mid_batch", "parquet_write", "finish"])
-def test_killed_run_resumes_to_the_uninterrupted_ledger(setup, tmp_path, point):
+def test_killed_run_resumes_to_the_uninterrupted_ledger(setup, uninterrupted, tmp_path, point):
     inp, catalog = setup
     ledger = tmp_path / "ledger"
     run_driver(DRIVER, [str(inp), str(catalog), str(ledger), "crash-run", str(BATCH)], point=point, tmp=tmp_path)
@@ -179,7 +181,7 @@ def test_killed_run_resumes_to_the_uninterrupted_ledger(setup, tmp_path, point):
         assert any((ledger / ".staging").iterdir()) and len(after_crash) == 2 * BATCH
     out = run_driver(DRIVER, [str(inp), str(catalog), str(ledger), "crash-run", str(BATCH)])
     assert out.startswith("DONE True")
-    expected = uninterrupted(inp, catalog, tmp_path)
+    expected = uninterrupted
     assert set(after_crash) <= set(expected)
     assert ledger_rows(ledger, "crash-run") == expected
     assert_no_partial_files(ledger)
@@ -189,24 +191,37 @@ def test_killed_run_resumes_to_the_uninterrupted_ledger(setup, tmp_path, point):
     assert len(parts) == -(-INPUT_ROWS // BATCH) and all(p.endswith(".parquet") for p in parts)
 
 
+SOURCES = sorted((REPO / "tests" / "fixtures" / "catalog").glob("*.jsonl"))
+MORE = sorted((REPO / "data" / "sources").glob("*.jsonl.gz"))[:1]
+
+
+@pytest.fixture(scope="module")
+def clean_fingerprint(tmp_path_factory) -> str:
+    """The fingerprint of the catalog two uninterrupted builds give (SOURCES, then MORE), built
+    once for every kill point."""
+    from citeledger.catalog import CatalogStore, ParquetCatalog
+
+    clean = tmp_path_factory.mktemp("clean") / "clean"
+    CatalogStore(clean).build(SOURCES)
+    CatalogStore(clean).build(MORE)
+    return ParquetCatalog(clean).fingerprint
+
+
 @pytest.mark.parametrize("point", ["build_index", "build_swap"])
-def test_killed_catalog_build_leaves_the_previous_catalog_and_rebuilds(tmp_path, point):
+def test_killed_catalog_build_leaves_the_previous_catalog_and_rebuilds(tmp_path, clean_fingerprint, point):
     """A build killed at any point leaves ``CURRENT`` on the previous, intact generation; the next
     build clears the debris and gives the catalog an uninterrupted build gives."""
     from citeledger.catalog import CatalogStore, ParquetCatalog
 
-    sources = sorted((REPO / "tests" / "fixtures" / "catalog").glob("*.jsonl"))
-    more = sorted((REPO / "data" / "sources").glob("*.jsonl.gz"))[:1]
-    clean, crashed = tmp_path / "clean", tmp_path / "crashed"
-    for target in (clean, crashed):
-        CatalogStore(target).build(sources)
-    CatalogStore(clean).build(more)
+    more = MORE
+    crashed = tmp_path / "crashed"
+    CatalogStore(crashed).build(SOURCES)
     before = ParquetCatalog(crashed).fingerprint
     run_driver(BUILD_DRIVER, [str(crashed), *map(str, more)], point=point, tmp=tmp_path)
     assert ParquetCatalog(crashed).fingerprint == before  # readers still see the old catalog, whole
     out = run_driver(BUILD_DRIVER, [str(crashed), *map(str, more)])
     assert out.startswith("DONE")
-    assert ParquetCatalog(crashed).fingerprint == ParquetCatalog(clean).fingerprint
+    assert ParquetCatalog(crashed).fingerprint == clean_fingerprint
     assert_no_partial_files(crashed)
     gens = sorted(p.name for p in crashed.iterdir() if p.name.startswith("gen-"))
     assert gens[-1] == (crashed / "CURRENT").read_text().strip() and len(gens) <= 2

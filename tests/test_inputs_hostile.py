@@ -86,6 +86,18 @@ def test_a_named_pipe_nobody_writes_to_is_an_error_without_the_lock(tmp_path, fi
     assert no_run_began(tmp_path / "l")
 
 
+def waiting_on_a_pipe(pid: int) -> bool:
+    """Whether a thread of ``pid`` is blocked opening a named pipe nobody writes to (the kernel's
+    ``wait_for_partner``; False where /proc does not name wait channels)."""
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            if (task / "wchan").read_text().strip() == "wait_for_partner":
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def test_the_command_line_waiting_on_a_named_pipe_leaves_the_ledger_free(tmp_path, fixture_catalog):
     """Before: the CLI took the ledger lock in its checks, then waited on the pipe holding it."""
     import subprocess
@@ -99,11 +111,15 @@ def test_the_command_line_waiting_on_a_named_pipe_leaves_the_ledger_free(tmp_pat
                              str(fixture_catalog), "--ledger", str(ledger)], cwd=repo,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 8  # well past the checks; the pipe waits 60 s for a writer
+        # until 1 s after the command is seen waiting on the pipe (its checks are behind it), or, where
+        # /proc cannot show that, for 8 s: well past the checks; the pipe waits 60 s for a writer
+        deadline = time.monotonic() + 8
         while time.monotonic() < deadline:
+            if waiting_on_a_pipe(proc.pid):
+                deadline = min(deadline, time.monotonic() + 1)
             locking.acquire_ledger(ledger, timeout=0)  # LockTimeout if the command held it
             locking.release_ledger(ledger)
-            time.sleep(0.2)
+            time.sleep(0.1)
         assert proc.poll() is None  # still waiting on the pipe, not holding the ledger
     finally:
         proc.kill()

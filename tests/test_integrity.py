@@ -300,60 +300,112 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
+SIGNALS = (signal.SIGTERM, signal.SIGKILL)
+
+
 @pytest.fixture(scope="module")
-def server_home(tmp_path_factory) -> Path:
-    """One PREFECT_HOME for the stopped-resolve cases, not the session's (a server killed there
-    must not share a database with the servers of other tests): its database is made and migrated
-    by the first case's server (some 17 s on a 2-core machine) and reused by the next."""
-    return tmp_path_factory.mktemp("prefect-home")
+def server_homes(tmp_path_factory) -> dict[signal.Signals, Path]:
+    """A PREFECT_HOME for each stopped resolve, not the session's (a server killed there must not
+    share a database with the servers of other tests), each holding a copy of the session's
+    migrated database: migrating a new one costs a command's server some 12 s on a 2-core machine,
+    once more than the session pays. Starting the session's temporary server is a no-op when an
+    earlier flow test started it (and the flow tests after this one reuse it)."""
+    import sqlite3
+
+    from prefect.server.api.server import SubprocessASGIServer
+    from prefect.settings import PREFECT_HOME
+
+    SubprocessASGIServer().start()  # the session's server: its database is made and migrated
+    homes = {}
+    for sig in SIGNALS:
+        homes[sig] = tmp_path_factory.mktemp(f"prefect-home-{sig.name}")
+        source = sqlite3.connect(PREFECT_HOME.value() / "prefect.db")
+        copy = sqlite3.connect(homes[sig] / "prefect.db")
+        try:
+            source.backup(copy)  # consistent while the session's server writes to it
+        finally:
+            copy.close()
+            source.close()
+    return homes
 
 
-def start_resolve(tmp_path: Path, catalog: Path, home: Path) -> tuple[subprocess.Popen, int]:
-    """A CLI resolve of the glutton set as a flow run (about 10 s of work), once its temporary
-    server is up (``--flow``: without it a CLI run starts no server at all)."""
+def launch_resolve(tmp_path: Path, catalog: Path, home: Path) -> subprocess.Popen:
+    """A CLI resolve of the glutton set as a flow run (about 10 s of work; ``--flow``: without it
+    a CLI run starts no server at all)."""
+    tmp_path.mkdir()
     env = dict(os.environ, PYTHONPATH=str(REPO), PREFECT_HOME=str(home),
                PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="240")
     env.pop("PREFECT_API_URL", None)
-    proc = subprocess.Popen([sys.executable, "-m", "citeledger.cli", "resolve", str(GLUTTON), "--catalog",
+    # files, not pipes: a server that outlives the command would hold a pipe open
+    return subprocess.Popen([sys.executable, "-m", "citeledger.cli", "resolve", str(GLUTTON), "--catalog",
                              str(catalog), "--ledger", str(tmp_path / "ledger"), "--run-id", "r-sig",
                              "--task-runner", "threads", "--flow"], cwd=REPO, env=env,
                             stdout=open(tmp_path / "stdout", "w"), stderr=open(tmp_path / "stderr", "w"))
-    # files, not pipes: a server that outlives the command would hold a pipe open
-    deadline = time.monotonic() + 300  # the server's start-up is slow on a busy 2-core machine
-    while time.monotonic() < deadline and proc.poll() is None:
-        servers = children_serving_prefect(proc.pid)
-        if servers and (tmp_path / "ledger" / "_runs" / "r-sig").exists():
-            return proc, servers[0]
+
+
+def ready_server(proc: subprocess.Popen, tmp_path: Path) -> int | None:
+    """The command's temporary server, once it is up and the run has begun."""
+    servers = children_serving_prefect(proc.pid)
+    return servers[0] if servers and (tmp_path / "ledger" / "_runs" / "r-sig").exists() else None
+
+
+def gone_by(pid: int, deadline: float) -> bool:
+    while alive(pid):
+        if time.monotonic() >= deadline:
+            return False
         time.sleep(0.2)
-    proc.kill()
-    proc.wait()
-    pytest.fail(f"no temporary server seen (exit {proc.returncode}): {(tmp_path / 'stderr').read_text()[-2000:]}")
+    return True
 
 
-def wait_gone(pid: int, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if not alive(pid):
-            return True
+def stop_when_ready(runs: dict, tmp_path: Path, servers: dict) -> dict:
+    """Send each command its signal as soon as its server is up and its run begun (within 300 s
+    of the launch: start-up is slow on a busy 2-core machine), noting its server in ``servers``;
+    the moment each command was seen to end (within 120 s of its signal)."""
+    sent: dict[signal.Signals, float] = {}
+    ended: dict[signal.Signals, float] = {}
+    launched = time.monotonic()
+    while len(ended) < len(runs):
+        for sig, proc in runs.items():
+            if sig not in servers:
+                if proc.poll() is not None or time.monotonic() > launched + 300:
+                    pytest.fail(f"{sig.name}: no temporary server seen (exit {proc.poll()}): "
+                                f"{(tmp_path / sig.name / 'stderr').read_text()[-2000:]}")
+                server = ready_server(proc, tmp_path / sig.name)
+                if server is not None:
+                    proc.send_signal(sig)
+                    servers[sig], sent[sig] = server, time.monotonic()
+            elif sig not in ended:
+                if proc.poll() is not None:
+                    ended[sig] = time.monotonic()
+                assert time.monotonic() < sent[sig] + 120, f"{sig.name}: the command did not end"
         time.sleep(0.2)
-    return False
+    return ended
 
 
+@pytest.mark.flow  # server_homes starts this process's temporary server
 @pytest.mark.skipif(not GLUTTON.exists(), reason="needs the shared glutton set")
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
-def test_a_stopped_resolve_leaves_no_prefect_server(tmp_path, default_catalog, server_home, sig):
-    proc, server = start_resolve(tmp_path, default_catalog, server_home)
-    proc.send_signal(sig)
-    proc.wait(timeout=120)
-    err = (tmp_path / "stderr").read_text()
+def test_a_stopped_resolve_leaves_no_prefect_server(tmp_path, default_catalog, server_homes):
+    """SIGTERM and SIGKILL, each sent to its own CLI resolve once that command's temporary server
+    is up and its run begun: the two commands run side by side (their start-ups, some 20 s each on
+    a 2-core machine, overlap), each with its own PREFECT_HOME."""
+    runs = {sig: launch_resolve(tmp_path / sig.name, default_catalog, server_homes[sig]) for sig in SIGNALS}
+    servers: dict[signal.Signals, int] = {}
     try:
-        assert wait_gone(server, 30), f"temporary server {server} outlived its command"
-    finally:
-        if alive(server):
-            os.kill(server, signal.SIGKILL)
-    if sig == signal.SIGTERM:
-        assert proc.returncode == 128 + signal.SIGTERM
+        ended = stop_when_ready(runs, tmp_path, servers)
+        for sig in SIGNALS:
+            assert gone_by(servers[sig], ended[sig] + 30), f"{sig.name}: temporary server {servers[sig]} " \
+                                                           "outlived its command"
+        err = (tmp_path / "SIGTERM" / "stderr").read_text()
+        assert runs[signal.SIGTERM].returncode == 128 + signal.SIGTERM
         assert err.strip().splitlines()[-1] == "citeledger: interrupted; re-run with --run-id r-sig to finish"
+    finally:
+        for proc in runs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        for server in servers.values():
+            if alive(server):
+                os.kill(server, signal.SIGKILL)
 
 
 def test_disk_full_during_a_catalog_build_keeps_the_catalog_and_leaves_no_staging(tmp_path, monkeypatch):

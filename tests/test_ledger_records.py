@@ -1,5 +1,6 @@
 """Notices and citation records through the ledger: Retraction Watch via the catalog, A cites B."""
 import json
+import shutil
 
 import pytest
 
@@ -25,8 +26,25 @@ RETRACTED = [
 ]
 
 
-def test_notices_come_from_the_catalogs_retraction_watch_sources(tmp_path, default_catalog):
-    resolve(tmp_path, default_catalog, RETRACTED)
+@pytest.fixture(scope="module")
+def resolved_copy(tmp_path_factory, default_catalog):
+    """``resolved_copy(rows, tmp_path)``: the ledger of ``rows`` (run r1) at ``tmp_path / "ledger"``,
+    a copy of one resolved once for the module per row set."""
+    made: dict[str, object] = {}
+
+    def copy_of(rows: list[dict], tmp_path) -> None:
+        key = json.dumps(rows, sort_keys=True)
+        if key not in made:
+            base = tmp_path_factory.mktemp("resolved")
+            resolve(base, default_catalog, rows)
+            made[key] = base / "ledger"
+        shutil.copytree(made[key], tmp_path / "ledger")
+
+    return copy_of
+
+
+def test_notices_come_from_the_catalogs_retraction_watch_sources(tmp_path, default_catalog, resolved_copy):
+    resolved_copy(RETRACTED, tmp_path)
     rows = run_query("select doi, state, standing, sources_checked from notices order by doi",
                      tmp_path / "ledger", default_catalog).fetchall()
     got = {doi: (state, standing) for doi, state, standing, _ in rows}
@@ -36,8 +54,8 @@ def test_notices_come_from_the_catalogs_retraction_watch_sources(tmp_path, defau
     assert all("retraction_watch_doi_nature" in sources for *_, sources in rows)
 
 
-def test_record_of_a_paper_citing_retracted_works(tmp_path, default_catalog):
-    resolve(tmp_path, default_catalog, RETRACTED)
+def test_record_of_a_paper_citing_retracted_works(tmp_path, default_catalog, resolved_copy):
+    resolved_copy(RETRACTED, tmp_path)
     record = record_files.citation_record("paper-x", tmp_path / "ledger", default_catalog)
     records.validate_record(record)
     assert record["counts"]["cited_works_by_standing"]["retracted"] == 2
@@ -76,10 +94,10 @@ PAPERS_CITING_EACH_OTHER = RETRACTED + [
 ]
 
 
-def test_records_of_many_papers_in_one_pass_equal_one_by_one(tmp_path, default_catalog):
+def test_records_of_many_papers_in_one_pass_equal_one_by_one(tmp_path, default_catalog, resolved_copy):
     """Records gathered in one pass over the ledger (the shared table holds every paper's rows)
     are those made paper by paper: no row of one paper leaks into another's record."""
-    resolve(tmp_path, default_catalog, PAPERS_CITING_EACH_OTHER)
+    resolved_copy(PAPERS_CITING_EACH_OTHER, tmp_path)
     papers = ["0704.0002", "paper-x", "0704.0001", "no-such-paper"]  # ledger ids (`record` maps aliases to them)
     together = list(record_files.citation_records(papers, tmp_path / "ledger", default_catalog))
     alone = [record_files.citation_record(p, tmp_path / "ledger", default_catalog) for p in papers]
@@ -90,10 +108,11 @@ def test_records_of_many_papers_in_one_pass_equal_one_by_one(tmp_path, default_c
 
 
 @pytest.mark.parametrize("per_pass, at_once", [(1, 1), (2, 1), (3, 2)])
-def test_records_equal_whatever_the_pass_and_row_groups(tmp_path, default_catalog, monkeypatch, per_pass, at_once):
+def test_records_equal_whatever_the_pass_and_row_groups(tmp_path, default_catalog, resolved_copy, monkeypatch,
+                                                        per_pass, at_once):
     """Papers' rows are made into dicts a group at a time (``PassRows.observed``) and passes hold a
     few papers each here: the records are those of one pass with every row made at once."""
-    resolve(tmp_path, default_catalog, PAPERS_CITING_EACH_OTHER)
+    resolved_copy(PAPERS_CITING_EACH_OTHER, tmp_path)
     papers = ["0704.0002", "paper-x", "0704.0001", "no-such-paper", "0704.0001"]
     whole = list(record_files.citation_records(papers, tmp_path / "ledger", default_catalog))
     monkeypatch.setattr(record_files, "RECORDS_PER_PASS", per_pass)

@@ -45,11 +45,19 @@ NEW_WORKS = [
 ]
 
 
+@pytest.fixture(scope="module")
+def built_catalog(tmp_path_factory) -> Path:
+    """The fixture works' catalog, built once for the module; each test's site gets a copy."""
+    catalog = tmp_path_factory.mktemp("nightly-catalog") / "catalog"
+    CatalogStore(catalog).build(sorted(FIXTURES.glob("*.jsonl")))
+    return catalog
+
+
 @pytest.fixture
-def site(tmp_path):
+def site(tmp_path, built_catalog):
     """A catalog, an inbox with a JSONL file and a .bib file, an empty catalog inbox."""
     dirs = {k: tmp_path / k for k in ("catalog", "ledger", "inbox", "processed", "catalog-inbox")}
-    CatalogStore(dirs["catalog"]).build(sorted(FIXTURES.glob("*.jsonl")))
+    shutil.copytree(built_catalog, dirs["catalog"])  # a night changes its catalog
     dirs["inbox"].mkdir()
     dirs["catalog-inbox"].mkdir()
     (dirs["inbox"] / "refs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in REFS))

@@ -28,10 +28,19 @@ def _scanned(catalog: ParquetCatalog, work_ids: list[str]) -> dict[str, dict]:
     return {w: {**r, "sources": [s for s in notice_file.HELD if s in (r["sources"] or ())]} for w, r in rows.items()}
 
 
-@pytest.fixture()
-def own_catalog(tmp_path) -> Path:
-    directory = tmp_path / "catalog"
+@pytest.fixture(scope="module")
+def built_catalog(tmp_path_factory) -> Path:
+    """The fixture works' catalog, built once for the module (never opened: no file derived)."""
+    directory = tmp_path_factory.mktemp("notice-file") / "catalog"
     CatalogStore(directory).build(sorted(FIXTURES.glob("*.jsonl")))
+    return directory
+
+
+@pytest.fixture()
+def own_catalog(built_catalog, tmp_path) -> Path:
+    """Each test's own copy: the tests remove and change its files."""
+    directory = tmp_path / "catalog"
+    shutil.copytree(built_catalog, directory)
     return directory
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from citeledger.ledger import run_query
 
-from test_nightly import NEW_WORKS, night, site  # noqa: F401 - site is a fixture
+from test_nightly import NEW_WORKS, built_catalog, night, site  # noqa: F401 - site and built_catalog are fixtures
 
 DOC = Path(__file__).parent.parent / "docs" / "queries.md"
 QUERIES = re.findall(r"^## (.+?)\n.*?```sql\n(.*?)```", DOC.read_text(), flags=re.S | re.M)

@@ -27,14 +27,24 @@ ROWS = RETRACTED + [
 ]
 
 
-@pytest.fixture
-def signed_ledger(tmp_path, default_catalog):
-    """A ledger with a signing key and the signed records of two papers."""
-    resolve(tmp_path, default_catalog, ROWS)
-    ledger = tmp_path / "ledger"
+@pytest.fixture(scope="module")
+def signed_base(tmp_path_factory, default_catalog):
+    """A ledger with a signing key and the signed records of two papers, made once for the module."""
+    base = tmp_path_factory.mktemp("signed")
+    resolve(base, default_catalog, ROWS)
+    ledger = base / "ledger"
     assert main(["keys", "init", "--ledger", str(ledger)]) == 0
     paths = record_files.write_records(PAPERS, ledger, default_catalog)
     return ledger, paths
+
+
+@pytest.fixture
+def signed_ledger(signed_base, tmp_path):
+    """Each test's own copy of that ledger (file modes kept): some rotate its key or write records."""
+    base, paths = signed_base
+    ledger = tmp_path / "ledger"
+    shutil.copytree(base, ledger)
+    return ledger, [ledger / p.relative_to(base) for p in paths]
 
 
 def _leaves(value, path=()):

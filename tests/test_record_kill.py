@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -52,14 +53,24 @@ def _whole_records(folder: Path, keys: dict) -> dict[str, bytes]:
     return files
 
 
-@pytest.mark.parametrize("kill_at", [2, 8, 11])
-def test_a_write_killed_mid_file_leaves_whole_records_and_a_rerun_writes_all(tmp_path, default_catalog, kill_at):
-    resolve(tmp_path, default_catalog, RETRACTED + [
+@pytest.fixture(scope="module")
+def signed_ledger(tmp_path_factory, default_catalog) -> Path:
+    """The resolved ledger with a signing key and no records yet; each case writes into a copy."""
+    base = tmp_path_factory.mktemp("record-kill")
+    resolve(base, default_catalog, RETRACTED + [
         {"citing_paper": "0704.0001", "reference_index": 1,
          "raw": "I. Streinu and L. Theran. Sparsity-certifying graph decompositions. arXiv:0704.0002"},
         {"citing_paper": "paper-y", "reference_index": 1, "raw": "Nobody. Not in any catalog. J Nowhere 1999;1:1."}])
+    assert main(["keys", "init", "--ledger", str(base / "ledger")]) == 0
+    return base / "ledger"
+
+
+@pytest.mark.parametrize("kill_at", [2, 8, 11])
+def test_a_write_killed_mid_file_leaves_whole_records_and_a_rerun_writes_all(tmp_path, default_catalog, signed_ledger,
+                                                                            kill_at):
     ledger = tmp_path / "ledger"
-    assert main(["keys", "init", "--ledger", str(ledger)]) == 0
+    shutil.copytree(signed_ledger, ledger)
+    assert not (ledger / "records").exists()
     keys = receipts.load_public_keys([ledger / "keys"])
     env = dict(os.environ, PYTHONPATH=str(REPO))
     child = subprocess.run([sys.executable, "-c", CHILD, str(ledger), str(default_catalog), ",".join(PAPERS),

@@ -16,6 +16,7 @@ import hashlib
 import json
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import duckdb
@@ -94,17 +95,16 @@ def test_select_cannot_read_outside_the_ledger_and_catalog(ledger, sql):
         run_query(sql, ledger_dir, catalog).fetchall()
 
 
-def test_cli_query_refuses_delete_and_the_ledger_is_unchanged(ledger):
+def test_cli_query_refuses_delete_and_the_ledger_is_unchanged(ledger, capfd):
     ledger_dir, catalog, _ = ledger
     before = snapshot(ledger_dir)
-    for sql in ("delete from observations", "drop view observations", "copy observations to '/tmp/x.csv'"):
-        out = subprocess.run([sys.executable, "-m", "citeledger.cli", "query", sql, "--ledger", str(ledger_dir),
-                              "--catalog", str(catalog)], capture_output=True, text=True, cwd=REPO, timeout=120)
+    for run, sql in ((cli, "delete from observations"), (partial(cli_here, capfd), "drop view observations"),
+                     (partial(cli_here, capfd), "copy observations to '/tmp/x.csv'")):
+        out = run("query", sql, "--ledger", str(ledger_dir), "--catalog", str(catalog))
         assert out.returncode != 0 and "only read-only queries" in out.stderr, out.stderr
     assert snapshot(ledger_dir) == before
-    out = subprocess.run([sys.executable, "-m", "citeledger.cli", "query", "select count(*) as n from observations",
-                          "--ledger", str(ledger_dir), "--catalog", str(catalog), "--format", "json"],
-                         capture_output=True, text=True, cwd=REPO, timeout=120)
+    out = cli_here(capfd, "query", "select count(*) as n from observations", "--ledger", str(ledger_dir),
+                   "--catalog", str(catalog), "--format", "json")
     assert out.returncode == 0 and json.loads(out.stdout) == {"n": 2}
 
 
@@ -161,6 +161,24 @@ def cli(*argv: str, env: dict | None = None) -> subprocess.CompletedProcess:
 
     return subprocess.run([sys.executable, "-m", "citeledger.cli", *argv], capture_output=True, text=True,
                           cwd=REPO, timeout=120, env={**os.environ, **(env or {})})
+
+
+def cli_here(capfd, *argv: str) -> subprocess.CompletedProcess:
+    """``cli`` run in this process, for the further commands of a test whose first runs as its own
+    process: the same exit status (``python -m citeledger.cli`` exits with ``main``'s return) and
+    what reaches file descriptors 1 and 2, without 1.5 s of interpreter and import start-up each."""
+    import contextlib
+
+    from citeledger.cli import main
+
+    capfd.readouterr()
+    with contextlib.chdir(REPO):
+        try:
+            code = main(list(argv))
+        except SystemExit as exc:  # argparse's own exits
+            code = exc.code
+    out, err = capfd.readouterr()
+    return subprocess.CompletedProcess(list(argv), code, out, err)
 
 
 @pytest.fixture(scope="module")
@@ -344,9 +362,11 @@ def raw_controls(text: str) -> set[str]:
                                   ["record", "esc-paper", "--format", "json"],
                                   ["query", "select citing_paper, raw from observations"],
                                   ["query", "select raw, [raw] as l from observations", "--format", "json"]])
-def test_control_characters_of_the_input_never_reach_the_terminal_raw(hostile, argv):
+def test_control_characters_of_the_input_never_reach_the_terminal_raw(hostile, argv, capfd):
     ledger_dir, catalog = hostile
-    out = cli(*argv, "--ledger", str(ledger_dir), "--catalog", str(catalog))
+    # the first case as its own process (what reaches a real stdout), the others in this process
+    run = cli if argv[-1] == "ledger" else partial(cli_here, capfd)
+    out = run(*argv, "--ledger", str(ledger_dir), "--catalog", str(catalog))
     assert out.returncode == 0, out.stderr
     assert "Devlin" in out.stdout and raw_controls(out.stdout) == set()
     if argv[-1] == "json":  # escaped, not changed: the value read back is the input's
@@ -366,13 +386,13 @@ def test_csv_lines_end_with_a_newline_only(site):
 # --- a mistyped --ledger or --catalog (probe item 8) -----------------------------------------
 
 
-def test_a_query_needs_the_ledger_or_catalog_it_reads_and_no_other(site, tmp_path):
+def test_a_query_needs_the_ledger_or_catalog_it_reads_and_no_other(site, tmp_path, capfd):
     ledger, catalog = str(site["ledger"]), str(site["catalog"])
     gone = str(tmp_path / "no-such-ledger")
     works = cli("query", "select count(*) as n from works", "--catalog", catalog, "--ledger", gone, "--format", "json")
     assert works.returncode == 0 and json.loads(works.stdout)["n"] > 0, works.stderr  # check_contract.py does this
-    obs = cli("query", "select count(*) as n from observations", "--ledger", ledger, "--catalog", gone, "--format",
-              "json")
+    obs = cli_here(capfd, "query", "select count(*) as n from observations", "--ledger", ledger, "--catalog", gone,
+                   "--format", "json")
     assert obs.returncode == 0 and json.loads(obs.stdout) == {"n": 2}, obs.stderr
     (tmp_path / "not-a-ledger").mkdir()
     (tmp_path / "file").write_text("x")
@@ -383,7 +403,7 @@ def test_a_query_needs_the_ledger_or_catalog_it_reads_and_no_other(site, tmp_pat
                              ("select count(*) from works", "--catalog", gone),
                              ("select count(*) from current join works using (work_id)", "--catalog", ledger)]:
         argv = {"--ledger": ledger, "--catalog": catalog, where: path}
-        out = cli("query", sql, *[x for kv in argv.items() for x in kv])
+        out = cli_here(capfd, "query", sql, *[x for kv in argv.items() for x in kv])
         assert out.returncode == 2 and path in out.stderr and len(out.stderr.splitlines()) == 1, (sql, out.stderr)
 
 
