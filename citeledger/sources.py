@@ -201,7 +201,8 @@ def check_format(path: str | Path, forced: SourceFormat | None) -> SourceFormat:
 # --- normalisation helpers -----------------------------------------------------------------
 
 _WS = re.compile(r"\s+")
-_LATEX_ACCENT = re.compile(r"\\[`'^\"~=.uvHtcdbk]\{?([A-Za-z])\}?")
+# an accent over a letter, or over a dotless \\i or \\j (``Garc\\'{\\i}a``, ``Mart\\'\\i nez``: the space a command word eats)
+_LATEX_ACCENT = re.compile(r"\\[`'^\"~=.uvHtcdbk]\{?(\\[ij](?![A-Za-z]) ?|[A-Za-z])\}?")
 _LATEX_ACCENT_MAP = {"`": "\u0300", "'": "\u0301", "^": "\u0302", '"': "\u0308", "~": "\u0303",
                      "=": "\u0304", ".": "\u0307", "u": "\u0306", "v": "\u030c", "H": "\u030b",
                      "c": "\u0327", "k": "\u0328"}
@@ -221,7 +222,8 @@ def delatex(text: str) -> str:
     def repl(m: re.Match) -> str:
         cmd = m.group(0)[1]
         mark = _LATEX_ACCENT_MAP.get(cmd)
-        return unicodedata.normalize("NFC", m.group(1) + mark) if mark else m.group(1)
+        letter = m.group(1).strip()[-1]  # "\\i" accented is "i" accented
+        return unicodedata.normalize("NFC", letter + mark) if mark else letter
 
     text = _LATEX_ACCENT.sub(repl, text)
     if "\\" in text:
