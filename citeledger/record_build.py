@@ -27,9 +27,8 @@ from resolvers.model import Status
 from . import record_paper, records
 from .record_canonical import BuiltRecord, body_digest
 from .record_coverage import lanes
-from .record_evidence import evidence_value
+from .record_evidence import _SAFE, _SMALL, evidence_value
 
-_SMALL, _SAFE = 1e-4, 2.0 ** 53
 _SCALARS = frozenset({str, int, type(None)})
 _SORTED = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
 Fragment = orjson.Fragment
