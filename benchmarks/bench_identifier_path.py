@@ -35,15 +35,9 @@ sys.path.insert(0, str(REPO))
 from citeledger import pipeline, workers  # noqa: E402
 from citeledger.blocking import WORKS_ARROW, ensure_index, map_ipc  # noqa: E402
 from citeledger.catalog import CatalogStore  # noqa: E402
+from reference_forms import FORMS  # noqa: E402
 from step_timer import time_steps  # noqa: E402
 
-FORMS = [
-    "{author}. {title}. arXiv preprint arXiv:{arxiv}, {year}.",
-    "{author}, \u201c{title},\u201d CoRR, abs/{arxiv}, {year}.",
-    "{author}. {title}. {year}. URL https://arxiv.org/abs/{arxiv}v2.",
-    "{author} ({year}) {title}. doi:{doi}",
-    "{author}. {title}. {venue} {year}. https://doi.org/{doi}",
-]
 COLUMNS = ["title", "authors", "year", "venue", "doi", "arxiv_id"]
 DRAWN = 200_000  # catalog rows drawn at most; the strings cite works among the titled ones
 

@@ -11,6 +11,7 @@ import gzip
 import hashlib
 import json
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,9 @@ import pyarrow as pa
 from resolvers.identifier_batch import MIN_BATCH, extract_batch, plain_doi_strings
 from resolvers.identifiers import extract_identifiers
 from resolvers.model import ExtractedIdentifiers
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
+from reference_forms import FORMS  # noqa: E402  (the identifier path benchmark's spellings)
 
 GOLDEN = Path(__file__).parent / "golden"
 PINNED = GOLDEN / "identifier_extraction.jsonl.gz"
@@ -59,15 +63,6 @@ def shared_strings() -> list[str]:
         with opener(path, "rt") as fh:
             found += [json.loads(line).get("raw") or "" for line in fh if line.strip()]
     return found
-
-
-FORMS = [
-    "{author}. {title}. arXiv preprint arXiv:{arxiv}, {year}.",
-    "{author}, \u201c{title},\u201d CoRR, abs/{arxiv}, {year}.",
-    "{author}. {title}. {year}. URL https://arxiv.org/abs/{arxiv}v2.",
-    "{author} ({year}) {title}. doi:{doi}",
-    "{author}. {title}. {venue} {year}. https://doi.org/{doi}",
-]
 
 
 def benchmark_strings(n: int = 3000) -> list[str]:
