@@ -13,7 +13,8 @@ the rest is complete and its stamp says for which ``works.parquet``):
 - ``works.arrow`` and ``work_forms.arrow``: the works' Work columns and comparison forms, row
   aligned with ``works.parquet``, as uncompressed Arrow IPC files;
 - ``identifier_keys.arrow``, ``identifier_hashes.npy``, ``identifier_rows.npy``: DOI / arXiv id ->
-  row (``IdentifierIndex``); ``venue_locators.arrow``: venue key, volume, first page -> row, and
+  row (``IdentifierIndex``; the keys in hash order, in record batches of whole hash parts, so a
+  key is read from its batch alone); ``venue_locators.arrow``: venue key, volume, first page -> row, and
   ``venue_pages_hashes.npy``, ``venue_pages_at.npy``: volume, first page -> its entries (``venue_index``).
 
 Why memory-mapped files: a worker process's private memory then does not grow with the catalog;
@@ -49,17 +50,19 @@ from typing import Iterator, Sequence
 import duckdb
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from resolvers.candidates import Candidate, PostingsIndex, TermIds, term_hashes, term_idf
 from resolvers.model import Work
 from resolvers.verify import FORM_COLUMNS, form_columns, forms_from_columns
 
+from .hash_runs import HashRuns, npy_stream, parts_for, raw_slices
 from .index_terms import batch_terms, first_surnames
 from .atomic import atomic_stream, atomic_write_bytes, sql_literal, staged
 from . import venue_index
-from .venue_index import LOCATORS_FILE, PAGES_AT, PAGES_HASHES, locator_rows, locator_table, page_index
-from .mapped_pages import load_array, map_ipc, release_if_over
+from .venue_index import LOCATOR_SCHEMA, LOCATORS_FILE, PAGES_AT, PAGES_HASHES, locator_rows
+from .mapped_pages import load_array, map_ipc, release_if_over, take_chunked
 from .work_row import WORK_FIELDS, WORK_TYPES
 from . import work_rows
 from .work_rows import WorkReader
@@ -80,6 +83,8 @@ ID_KEYS, ID_HASHES, ID_ROWS = "identifier_keys.arrow", "identifier_hashes.npy", 
 # lookup in memory; older code reading an index with it neither minds nor rebuilds.
 INDEX_FORMAT = 6
 WORKS_FILE = "works.parquet"
+# DuckDB's memory for the identifier lookup's query (it runs beside the postings merge)
+ID_MEMORY_LIMIT = os.environ.get("CITELEDGER_INDEX_MEMORY_LIMIT", "1GB")
 
 
 def _stamp(catalog_dir: Path) -> dict:
@@ -137,13 +142,14 @@ def ensure_index(catalog_dir: str | Path) -> dict | None:
     return stats
 
 
-def _write_locators(catalog_dir: Path, chunks: list[pa.Table]) -> None:
+def _write_locators(catalog_dir: Path, locators: venue_index.LocatorRuns) -> None:
+    """The locator file from the build's sorted parts, then its page lookup."""
     with staged(catalog_dir / LOCATORS_FILE) as tmp:
-        table = locator_table(chunks)
         writer = _IpcWriter(tmp)
-        writer.write(table)
-        writer.close(table)
-    write_page_index(catalog_dir, table)
+        for table in locators.tables():
+            writer.write(table)
+        writer.close(LOCATOR_SCHEMA.empty_table())
+    write_page_index(catalog_dir, map_ipc(catalog_dir / LOCATORS_FILE))
 
 
 def write_stamp(catalog_dir: Path, stamp: dict) -> None:
@@ -156,10 +162,27 @@ def drop_file(path: Path) -> None:
 
 
 def write_page_index(catalog_dir: Path, table: pa.Table) -> None:
-    """The (volume, first page) lookup of the locator table (``venue_index.page_index``)."""
-    hashes, at = page_index(table)
-    _save(catalog_dir / PAGES_HASHES, hashes)
-    _save(catalog_dir / PAGES_AT, at)
+    """The (volume, first page) lookup of the locator table (``venue_index.page_index``): the
+    table's batches hashed into hash parts on disk, each sorted and appended (the positions of
+    one hash ascend, as ``page_index`` orders them), so memory does not grow with the table."""
+    scratch = catalog_dir / f".index-runs-pages-{os.getpid()}"  # (a killed build's: ``_runs_dir`` removes it)
+    shutil.rmtree(scratch, ignore_errors=True)
+    try:
+        pages = HashRuns(scratch, "pages", parts_for(table.num_rows), ints={"at": np.int64})
+        at = 0
+        for batch in table.to_batches():
+            if batch.num_rows:
+                pages.add(term_hashes(pc.binary_join_element_wise(batch.column("volume"), batch.column("first_page"), "\t")),
+                          {"at": np.arange(at, at + batch.num_rows, dtype=np.int64)})
+            at += batch.num_rows
+            release_if_over()
+        with npy_stream(catalog_dir / PAGES_HASHES, np.int64, pages.rows) as hashes, \
+                npy_stream(catalog_dir / PAGES_AT, np.int64, pages.rows) as positions:
+            for h, ints, _ in pages.parts_sorted():
+                hashes.write(h)
+                positions.write(ints["at"])
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     atomic_write_bytes(catalog_dir / venue_index.PAGES_STAMP, json.dumps(_stamp(catalog_dir)).encode())  # last
 
 
@@ -201,43 +224,47 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
     """Write the index files of ``<catalog_dir>/works.parquet``; returns build stats.
 
     Call it after every rewrite of works.parquet (the retriever rebuilds a stale index itself).
-    External: the works stream through in chunks of 200k rows; each chunk's (term hash, row) pairs
-    go to run files on disk, split by the top bits of the hash (``RUN_PARTS``); the runs of one
-    part at a time are then sorted and appended to the postings file. So no vocabulary and no
-    postings list is held whole, and the build's memory is bounded by a chunk and a part, not
-    the catalog. Every file is staged (``atomic.staged``) and the stamp is written last: two
-    processes rebuilding a stale index never mix bytes, and a crash leaves the old stamp (then
-    the index is rebuilt) or none."""
+    External: the works stream through in chunks of 200k rows; each chunk's (term hash, row)
+    pairs and locator entries go to part files on disk by their hashes (``hash_runs``), as do the
+    identifier keys streamed from DuckDB; each part is then sorted on its own and appended to the
+    index files. So no vocabulary, postings list or key table is held whole, and the build's
+    memory is bounded by a chunk and a part, not the catalog. Every file is staged
+    (``atomic.staged``) and the stamp is written last: two processes rebuilding a stale index
+    never mix bytes, and a crash leaves the old stamp (then the index is rebuilt) or none."""
     catalog_dir = Path(catalog_dir)
     t0 = time.perf_counter()
-    runs = _runs_dir(catalog_dir)
+    runs_dir = _runs_dir(catalog_dir)
     pf = pq.ParquetFile(catalog_dir / WORKS_FILE)
     names = pf.schema_arrow.names
     columns = ["title"] + [c for c in ("volume", "first_page") if c in names]
     rest = [c for c in WORK_FIELDS if c in names and c not in columns]
     stamp = _stamp(catalog_dir)
-    row0 = n_pairs = 0
-    locators: list[pa.Table] = []  # compact entries, sorted by hash once all are known
+    row0 = 0
     with_locators = len(columns) == 3 and "venue" in rest
+    terms = HashRuns(runs_dir, "terms", parts_for(stamp["n_works"] * TERMS_PER_WORK), ints={"row": np.int32})
+    locators = venue_index.LocatorRuns(runs_dir, stamp["n_works"])
     with staged(catalog_dir / FORMS_FILE) as forms_tmp, staged(catalog_dir / WORKS_ARROW) as works_tmp:
         forms, works = _IpcWriter(forms_tmp), _IpcWriter(works_tmp)
-        for chunk, (batch, out) in enumerate(_chunk_outputs(pf.iter_batches(batch_size=chunk_rows, columns=columns + rest),
-                                                            len(columns) == 3, with_locators)):
+        for batch, out in _chunk_outputs(pf.iter_batches(batch_size=chunk_rows, columns=columns + rest),
+                                         len(columns) == 3, with_locators):
             forms.write(out[0])
             works.write(out[1])
-            n_pairs += _write_runs(runs, chunk, *out[2])
+            terms.add(out[2][0], {"row": out[2][1]})
             if out[3] is not None:
-                locators.append(out[3])
+                locators.add(out[3])
             row0 += batch.num_rows
         empty = pa.RecordBatch.from_pydict({"title": pa.array([], pa.string())})
         forms.close(_forms_batch(empty))
         works.close(_work_columns(empty))
-    with ThreadPoolExecutor(max_workers=1) as pool:  # the identifier lookup (DuckDB, numpy) beside the merge
-        identifiers = pool.submit(_write_identifier_index, catalog_dir)
-        n_terms = _merge_runs(catalog_dir, runs, n_pairs, row0)
-        shutil.rmtree(runs, ignore_errors=True)
-        _write_locators(catalog_dir, locators)
-        identifiers.result()
+    n_pairs = terms.rows
+    try:
+        with ThreadPoolExecutor(max_workers=1) as pool:  # the identifier lookup (DuckDB, numpy) beside the merge
+            identifiers = pool.submit(_write_identifier_index, catalog_dir, runs_dir)
+            n_terms = _merge_runs(catalog_dir, terms, row0)
+            _write_locators(catalog_dir, locators)
+            identifiers.result()
+    finally:
+        shutil.rmtree(runs_dir, ignore_errors=True)
     write_work_rows(catalog_dir)
     atomic_write_bytes(catalog_dir / INDEX_FILE, json.dumps(stamp).encode())
     return {"works": row0, "tokens": n_terms, "postings": n_pairs,
@@ -273,7 +300,7 @@ def _chunk_outputs(batches: Iterator[pa.RecordBatch], with_pages: bool, with_loc
 def _runs_dir(catalog_dir: Path) -> Path:
     """A run folder of this process's own (two processes may bring one old catalog up to date at
     once); the folders of builds whose process is gone (killed) are removed first."""
-    for old in catalog_dir.glob(".index-runs-*"):
+    for old in catalog_dir.glob(".index-runs-*"):  # (and a page lookup's: ``.index-runs-pages-<pid>``)
         pid = old.name.rsplit("-", 1)[-1]
         if pid.isdigit() and not Path(f"/proc/{pid}").exists():
             shutil.rmtree(old, ignore_errors=True)
@@ -283,57 +310,39 @@ def _runs_dir(catalog_dir: Path) -> Path:
     return runs
 
 
-RUN_PARTS = 16  # run files per chunk, by the top 4 bits of the term hash (signed order)
+# (term hash, row) pairs a work gives, about (title words and the locator key; 12.8 at 10M
+# synthetic works, 13 in the shared catalog): sizes the postings' parts (``hash_runs.parts_for``)
+TERMS_PER_WORK = 14
 
 
-def _part_bounds(hashes: np.ndarray) -> np.ndarray:
-    """Where each part starts in a hash-sorted array (parts ascend with the signed hash)."""
-    return np.searchsorted(hashes >> 60, np.arange(-8, 9))
-
-
-def _write_runs(runs: Path, chunk: int, hashes: np.ndarray, rows: np.ndarray) -> int:
-    bounds = _part_bounds(hashes)
-    for part in range(RUN_PARTS):
-        a, b = bounds[part], bounds[part + 1]
-        if b > a:
-            _save(runs / f"{part:02d}-{chunk:06d}.npy", np.stack([hashes[a:b], rows[a:b]]))
-    return len(hashes)
-
-
-def _merge_runs(catalog_dir: Path, runs: Path, n_pairs: int, n_works: int) -> int:
-    """Sort each part's runs into the postings file and write the per-term arrays; returns the
-    number of terms. Term ids are positions in hash order, so the term lookup is the hashes."""
-    hashes, counts = [], []
-    at = 0
-    with staged(catalog_dir / "index_postings.npy") as tmp:
-        postings = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.int32, shape=(n_pairs,))
-        for part in range(RUN_PARTS):
-            files = sorted(runs.glob(f"{part:02d}-*.npy"))
-            if not files:
-                continue
-            h, r = _merged_runs(np.concatenate([np.load(f) for f in files], axis=1))
-            postings[at:at + len(r)] = r
-            at += len(r)
+def _merge_runs(catalog_dir: Path, terms: HashRuns, n_works: int) -> int:
+    """Sort each part of the pairs into the postings file, and write the per-term arrays; returns
+    the number of terms. Term ids are positions in hash order, so the term lookup is the hashes.
+    The per-term arrays go through raw files (their length is known at the end), a slice at a time."""
+    hashes_raw, df_raw = terms.folder / "term-hashes.raw", terms.folder / "term-df.raw"
+    n_terms = 0
+    with npy_stream(catalog_dir / "index_postings.npy", np.int32, terms.rows) as postings, \
+            open(hashes_raw, "wb") as hashes_out, open(df_raw, "wb") as df_out:
+        for h, ints, _ in terms.parts_sorted():
+            postings.write(ints["row"])
             starts = np.flatnonzero(np.concatenate(([True], h[1:] != h[:-1])))
-            hashes.append(h[starts])
-            counts.append(np.diff(np.append(starts, len(h))))
-        postings.flush()
-        del postings
-    term_hash = np.concatenate(hashes) if hashes else np.zeros(0, np.int64)
-    df = np.concatenate(counts).astype(np.int64) if counts else np.zeros(0, np.int64)
-    offsets = np.concatenate([[0], np.cumsum(df)]).astype(np.int64)
-    for name, array in (("offsets", offsets), ("df", df), ("idf", term_idf(df, n_works)),
-                        ("term_hashes", term_hash)):
-        _save(catalog_dir / f"index_{name}.npy", array)
-    return len(df)
-
-
-def _merged_runs(pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """One part's runs, concatenated in chunk order, as (hash, row) sorted: each run is sorted
-    and a later chunk's rows are all larger, so a stable sort by hash alone (which merges the
-    runs) gives the (hash, row) order; no pair is in two runs."""
-    order = np.argsort(pairs[0], kind="stable")
-    return pairs[0][order], pairs[1][order]
+            h[starts].tofile(hashes_out)
+            np.diff(np.append(starts, len(h))).astype(np.int64).tofile(df_out)
+            n_terms += len(starts)
+    with npy_stream(catalog_dir / "index_offsets.npy", np.int64, n_terms + 1) as offsets, \
+            npy_stream(catalog_dir / "index_df.npy", np.int64, n_terms) as df, \
+            npy_stream(catalog_dir / "index_idf.npy", np.float32, n_terms) as idf:
+        at = 0
+        offsets.write(np.zeros(1, np.int64))
+        for counts in raw_slices(df_raw, np.int64):
+            offsets.write(at + np.cumsum(counts))
+            at += int(counts.sum())
+            df.write(counts)
+            idf.write(term_idf(counts, n_works))
+    with npy_stream(catalog_dir / "index_term_hashes.npy", np.int64, n_terms) as out:
+        for values in raw_slices(hashes_raw, np.int64):
+            out.write(values)
+    return n_terms
 
 
 _ID_SQL = """
@@ -342,26 +351,43 @@ _ID_SQL = """
     GROUP BY i.scheme, i.value"""
 
 
-def _write_identifier_index(catalog_dir: Path) -> None:
-    """The identifier lookup files, from ``identifiers.parquet`` (none there: an empty lookup)."""
+ID_BATCH_KEYS = 1 << 21  # keys of the lookup's Arrow file a record batch holds at least (whole parts)
+
+
+def _write_identifier_index(catalog_dir: Path, runs_dir: Path) -> None:
+    """The identifier lookup files, from ``identifiers.parquet`` (none there: an empty lookup).
+    DuckDB picks each key's row within the build's memory limit (spilling beside the index
+    runs); its answer streams into hash parts, each sorted and appended to the three files."""
     ids = catalog_dir / "identifiers.parquet"
-    table = pa.table({"key": pa.array([], pa.large_string()), "row": pa.array([], pa.int64())})
+    n_ids = pq.ParquetFile(ids).metadata.num_rows if ids.exists() else 0
+    keys_runs = HashRuns(runs_dir, "identifiers", parts_for(n_ids), ints={"row": np.int64}, texts=("key",))
     if ids.exists():
-        con = duckdb.connect()
+        spill = runs_dir / "identifiers-spill"
+        con = duckdb.connect(config={"memory_limit": ID_MEMORY_LIMIT, "threads": INDEX_THREADS, "temp_directory": str(spill),
+                                     "preserve_insertion_order": False})
         try:
-            table = con.sql(_ID_SQL.format(ids=sql_literal(ids), works=sql_literal(catalog_dir / WORKS_FILE))
-                            ).to_arrow_table()
+            reader = con.sql(_ID_SQL.format(ids=sql_literal(ids), works=sql_literal(catalog_dir / WORKS_FILE))
+                             ).to_arrow_reader(1 << 18)
+            for batch in reader:
+                keys = batch.column(0)
+                keys_runs.add(term_hashes(keys), {"row": batch.column(1).to_numpy(zero_copy_only=False)}, {"key": keys})
         finally:
             con.close()
-    keys = table.column("key").combine_chunks().cast(pa.large_string())
-    hashes = term_hashes(keys)
-    order = np.argsort(hashes, kind="stable")
-    _save(catalog_dir / ID_HASHES, hashes[order])
-    _save(catalog_dir / ID_ROWS, table.column("row").to_numpy().astype(np.int64)[order])
-    with staged(catalog_dir / ID_KEYS) as tmp:
+    n = keys_runs.rows
+    with npy_stream(catalog_dir / ID_HASHES, np.int64, n) as hashes, npy_stream(catalog_dir / ID_ROWS, np.int64, n) as rows, \
+            staged(catalog_dir / ID_KEYS) as tmp:
         writer = _IpcWriter(tmp)
-        writer.write(pa.table({"key": keys.take(pa.array(order))}))
-        writer.close(pa.table({"key": keys}))
+        pending: list[pa.Array] = []
+        for h, ints, texts in keys_runs.parts_sorted():
+            hashes.write(h)
+            rows.write(ints["row"])
+            pending.append(texts["key"])
+            if sum(map(len, pending)) >= ID_BATCH_KEYS:
+                writer.write(pa.table({"key": pa.concat_arrays(pending)}))
+                pending = []
+        if pending:
+            writer.write(pa.table({"key": pa.concat_arrays(pending)}))
+        writer.close(pa.table({"key": pa.array([], pa.large_string())}))
 
 
 class IdentifierIndex:
@@ -371,7 +397,7 @@ class IdentifierIndex:
     def __init__(self, catalog_dir: Path):
         self.keys_by_hash = TermIds.from_sorted(load_array(catalog_dir / ID_HASHES, plain=False))
         self.rows = load_array(catalog_dir / ID_ROWS, plain=False)
-        self.keys = map_ipc(catalog_dir / ID_KEYS).column("key")
+        self.keys = map_ipc(catalog_dir / ID_KEYS).column("key")  # in record batches of whole hash parts
 
     def lookup(self, scheme: str, values: Sequence[str]) -> dict[str, int]:
         """The row of each value found; a hash shared by another key (checked) is a miss."""
@@ -384,7 +410,7 @@ class IdentifierIndex:
         if not len(hit):
             return {}
         at = pos[hit]
-        stored = self.keys.take(pa.array(at, pa.int64())).to_pylist()
+        stored = take_chunked(self.keys, at).to_pylist()
         rows = np.asarray(self.rows)[at].tolist()
         return {values[i]: row for i, held, row in zip(hit.tolist(), stored, rows) if held == asked[i]}
 

@@ -9,6 +9,7 @@ index that lacks it, is ``ensure_page_index``; the works' row files (``work_rows
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import pyarrow.parquet as pq
 from resolvers.errors import DiskFull, LedgerPathError
 
 from . import blocking, venue_index, work_rows
-from .venue_index import LOCATORS_FILE, locator_rows
+from .venue_index import LOCATORS_FILE, LocatorRuns, locator_rows
 
 
 def upgrade_locators(catalog_dir: Path) -> dict | None:
@@ -40,12 +41,17 @@ def _write_locators_from_works(catalog_dir: Path) -> None:
     """Format 5: the locator files from works.parquet; its Parquet copy, read by nothing now, goes."""
     pf = pq.ParquetFile(catalog_dir / blocking.WORKS_FILE)
     columns = ["venue", "volume", "first_page"]
-    chunks, row0 = [], 0
-    if set(columns) <= set(pf.schema_arrow.names):
-        for batch in pf.iter_batches(batch_size=200_000, columns=columns):
-            chunks.append(locator_rows(batch, row0))
-            row0 += batch.num_rows
-    blocking._write_locators(catalog_dir, chunks)
+    runs_dir = blocking._runs_dir(catalog_dir)
+    try:
+        locators = LocatorRuns(runs_dir, pf.metadata.num_rows)
+        row0 = 0
+        if set(columns) <= set(pf.schema_arrow.names):
+            for batch in pf.iter_batches(batch_size=200_000, columns=columns):
+                locators.add(locator_rows(batch, row0))
+                row0 += batch.num_rows
+        blocking._write_locators(catalog_dir, locators)
+    finally:
+        shutil.rmtree(runs_dir, ignore_errors=True)
     blocking.drop_file(catalog_dir / "venue_locators.parquet")
 
 

@@ -18,6 +18,7 @@ import os
 import threading
 import weakref
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -48,6 +49,32 @@ def _register(mapped: mmap.mmap) -> None:
 def map_ipc(path: Path) -> pa.Table:
     """An Arrow IPC file as a table whose buffers are the file's pages (zero copy)."""
     return pa.ipc.open_file(pa.BufferReader(pa.py_buffer(map_file(path)))).read_all()
+
+
+def take_chunked(values: pa.ChunkedArray | pa.Table, at: np.ndarray | Sequence[int]) -> pa.Array | pa.Table:
+    """The rows at positions ``at`` (in that order) of a column or table of several record
+    batches, taken batch by batch: Arrow's ``take`` of a chunked column first copies the column
+    whole into one array (a mapped file's every page, at each call)."""
+    at = np.asarray(at, np.int64)
+    chunks = values.column(0).chunks if isinstance(values, pa.Table) else values.chunks
+    if len(chunks) <= 1:
+        return values.take(pa.array(at))
+    starts = np.cumsum([0] + [len(c) for c in chunks])
+    order = np.argsort(at, kind="stable")
+    sorted_at = at[order]
+    which = np.searchsorted(starts, sorted_at, "right") - 1
+    pieces = []
+    for chunk in np.unique(which).tolist():
+        local = sorted_at[which == chunk] - starts[chunk]
+        part = values.slice(int(starts[chunk]), int(starts[chunk + 1] - starts[chunk]))
+        pieces.append(part.take(pa.array(local)))
+    if isinstance(values, pa.Table):
+        joined = pa.concat_tables(pieces).combine_chunks() if pieces else values.slice(0, 0)
+    else:
+        joined = pa.concat_arrays([p.combine_chunks() for p in pieces]) if pieces else values.chunk(0).slice(0, 0)
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(len(order))
+    return joined.take(pa.array(inverse))
 
 
 def load_array(path: Path, plain: bool = True) -> np.ndarray:

@@ -7,7 +7,10 @@ hash (``candidates.term_hashes``) of the three joined by tabs; sorted by hash, t
 ``citeledger.blocking`` writes it beside the title index (same staleness stamp) as an
 uncompressed Arrow IPC file, so every worker memory-maps it (no copy per process) and
 ``LocatorIndex`` answers a batch with a binary search, the works read from the mapped
-``works.arrow``: no query engine, no join of ``works.parquet``. A title-less reference
+``works.arrow``: no query engine, no join of ``works.parquet``. The build sorts the entries on
+disk by hash parts (``LocatorRuns``, ``hash_runs``) and writes them in record batches of whole
+parts (one batch up to 2M entries), so the entries of one hash are in one batch and the reader
+searches and takes batch by batch (an index written as one batch reads the same). A title-less reference
 (``G. Aad et al., Phys. Lett. B 716, 1 (2012)``) finds its work here.
 
 Beside it, ``venue_pages_hashes.npy`` and ``venue_pages_at.npy``: the hash of
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -34,7 +37,8 @@ from resolvers.catalog import LocatorKey
 from resolvers.journal_ref import number_key, venue_key
 from resolvers.model import Work
 
-from .mapped_pages import load_array
+from .hash_runs import HashRuns, parts_for
+from .mapped_pages import load_array, take_chunked
 
 LOCATORS_FILE = "venue_locators.arrow"
 PAGES_HASHES, PAGES_AT = "venue_pages_hashes.npy", "venue_pages_at.npy"  # (volume, first page) -> entries
@@ -73,13 +77,34 @@ def _joined(venue: Any, volume: Any, page: Any) -> pa.Array:
                                        pa.array(page, pa.string()), "\t")
 
 
-def locator_table(chunks: Sequence[pa.Table]) -> pa.Table:
-    """The index file's table from ``locator_rows`` chunks: hashed, sorted by hash then row."""
-    entries = pa.concat_tables(chunks).combine_chunks() if chunks else _ENTRY_SCHEMA.empty_table()
-    hashes = term_hashes(_joined(*(entries.column(n).combine_chunks() for n in KEY_COLUMNS)))
-    rows = entries.column("row").to_numpy()
-    order = pa.array(np.lexsort((rows, hashes)))
-    return entries.add_column(0, "hash", pa.array(hashes)).take(order).combine_chunks()
+LOCATOR_BATCH_ROWS = 1 << 21  # entries of the locator file a record batch holds at least (whole hash parts)
+
+
+class LocatorRuns:
+    """A build's locator entries (``locator_rows`` chunks), hashed and spread over hash parts on
+    disk as the works stream by (``hash_runs``); ``tables()`` gives the index file's rows, sorted
+    by hash, then row (chunks come in row order, and a part's sort keeps it among equal hashes)."""
+
+    def __init__(self, folder: Path, n_works: int):
+        self.runs = HashRuns(folder, "locators", parts_for(n_works), ints={"row": np.int64}, texts=KEY_COLUMNS)
+
+    def add(self, entries: pa.Table) -> None:
+        columns = [entries.column(n).combine_chunks() for n in KEY_COLUMNS]
+        self.runs.add(term_hashes(_joined(*columns)), {"row": entries.column("row").to_numpy()},
+                      dict(zip(KEY_COLUMNS, columns)))
+
+    def tables(self) -> Iterator[pa.Table]:
+        """The sorted entries, in tables of whole parts of ``LOCATOR_BATCH_ROWS`` or more (the last
+        may hold fewer)."""
+        pending: list[pa.Table] = []
+        for hashes, ints, texts in self.runs.parts_sorted():
+            pending.append(pa.table([pa.array(hashes), *(texts[n].cast(pa.string()) for n in KEY_COLUMNS),
+                                     pa.array(ints["row"])], schema=LOCATOR_SCHEMA))
+            if sum(t.num_rows for t in pending) >= LOCATOR_BATCH_ROWS:
+                yield pa.concat_tables(pending).combine_chunks()
+                pending = []
+        if pending:
+            yield pa.concat_tables(pending).combine_chunks()
 
 
 def page_index(table: pa.Table) -> tuple[np.ndarray, np.ndarray]:
@@ -93,6 +118,38 @@ def page_index(table: pa.Table) -> tuple[np.ndarray, np.ndarray]:
     return hashes[order], order.astype(np.int64)
 
 
+class _SortedChunks:
+    """The ascending hash column of the mapped locator file, searched chunk by chunk (no copy of
+    it into the heap): the build writes it in record batches of whole hash parts, so the entries
+    of one hash are all in one batch (``hash_runs``)."""
+
+    def __init__(self, column: pa.ChunkedArray):
+        self.chunks: list[tuple[int, np.ndarray]] = []
+        start = 0
+        for chunk in column.chunks:
+            if len(chunk):
+                self.chunks.append((start, chunk.to_numpy()))
+            start += len(chunk)
+        self.firsts = np.array([values[0] for _, values in self.chunks], np.int64)
+        self.size = start
+
+    def __len__(self) -> int:
+        return self.size
+
+    def spans(self, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The first and past-the-last positions of each hash (equal when it is absent)."""
+        lo, hi = np.zeros(len(h), np.int64), np.zeros(len(h), np.int64)
+        if not self.chunks:
+            return lo, hi
+        which = np.maximum(np.searchsorted(self.firsts, h, "right") - 1, 0)
+        for k in np.unique(which).tolist():
+            start, values = self.chunks[k]
+            mask = which == k
+            lo[mask] = np.searchsorted(values, h[mask], "left") + start
+            hi[mask] = np.searchsorted(values, h[mask], "right") + start
+        return lo, hi
+
+
 class LocatorIndex:
     """(venue key, volume, first page) -> rows of works.arrow, over the mapped index file; and
     (volume, first page) -> its entries, over the mapped ``page_index`` arrays (made here when
@@ -100,8 +157,7 @@ class LocatorIndex:
 
     def __init__(self, table: pa.Table, pages: tuple[np.ndarray, np.ndarray] | None = None):
         self.table = table
-        hashes = table.column("hash")
-        self.hashes = hashes.chunk(0).to_numpy() if hashes.num_chunks == 1 else hashes.to_numpy()
+        self.hashes = _SortedChunks(table.column("hash"))
         self.page_hashes, self.page_at = pages if pages is not None else page_index(table)
 
     def rows(self, keys: Sequence[LocatorKey]) -> dict[LocatorKey, list[int]]:
@@ -110,12 +166,12 @@ class LocatorIndex:
         if not wanted or not len(self.hashes):
             return {}
         h = term_hashes(_joined(*(list(column) for column in zip(*wanted))))
-        lo, hi = np.searchsorted(self.hashes, h, "left"), np.searchsorted(self.hashes, h, "right")
+        lo, hi = self.hashes.spans(h)
         spans = [(key, a, b) for key, a, b in zip(wanted, lo.tolist(), hi.tolist()) if b > a]
         if not spans:
             return {}
-        at = pa.array(np.concatenate([np.arange(a, b) for _, a, b in spans]))
-        stored = self.table.select([*KEY_COLUMNS, "row"]).take(at).to_pydict()
+        at = np.concatenate([np.arange(a, b) for _, a, b in spans])
+        stored = take_chunked(self.table.select([*KEY_COLUMNS, "row"]), at).to_pydict()
         found = list(zip(*(stored[n] for n in KEY_COLUMNS), stored["row"]))
         out: dict[LocatorKey, list[int]] = {}
         i = 0
@@ -141,7 +197,7 @@ class LocatorIndex:
         if not spans:
             return {}
         at = np.unique(np.concatenate(spans))  # in table order, as a scan of the table finds them
-        hits = self.table.select([*KEY_COLUMNS, "row"]).take(pa.array(at)).to_pydict()
+        hits = take_chunked(self.table.select([*KEY_COLUMNS, "row"]), at).to_pydict()
         wanted_set = set(wanted)
         out: dict[tuple[str, str], list[tuple[str, int]]] = {}
         for venue, volume, page, row in zip(*(hits[n] for n in KEY_COLUMNS), hits["row"]):

@@ -1,11 +1,13 @@
 """The index build's fast paths (``index_terms``, ``text_arrow``) give exactly what the
 straightforward versions gave: written out here as they were, run on the embedded catalog."""
 import numpy as np
+import pytest
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from citeledger import blocking, index_terms
+from citeledger import blocking, hash_runs, index_terms, venue_index
+from citeledger.hash_runs import HashRuns
 from citeledger.catalog import CatalogStore
 from resolvers import text, verify
 from resolvers.candidates import STOPWORDS, term_hashes
@@ -69,16 +71,90 @@ def test_forms_of_distinct_values_and_ascii_folding_are_those_of_the_first_versi
     assert text.fold_arrow(pa.array(ODD + [None])).to_pylist() == [text.fold(t) for t in ODD] + [""]
 
 
-def test_runs_merged_by_a_stable_sort_are_the_sorted_pairs():
+def test_hash_runs_give_each_part_sorted_by_hash_with_ties_in_the_order_added(tmp_path):
+    """The external sort of the index build: chunks added in row order, each sorted by (hash,
+    row) or not at all, come back part by part as the whole sorted by hash then row; text and
+    integer columns travel with their hash."""
     rng = np.random.default_rng(7)
-    runs = []
-    for chunk in range(5):
-        h = rng.integers(-50, 50, 400)
-        r = rng.integers(chunk * 1000, chunk * 1000 + 1000, 400)
-        order = np.lexsort((r, h))
-        pairs = np.unique(np.stack([h[order], r[order]]), axis=1)
-        runs.append(pairs[:, np.lexsort((pairs[1], pairs[0]))])
-    h, r = blocking._merged_runs(np.concatenate(runs, axis=1))
-    both = np.concatenate(runs, axis=1)
-    order = np.lexsort((both[1], both[0]))
-    assert np.array_equal(h, both[0][order]) and np.array_equal(r, both[1][order])
+    runs = HashRuns(tmp_path, "t", 32, ints={"row": np.int64}, texts=("key",))
+    added = []
+    for chunk in range(6):
+        h = rng.integers(-2**63, 2**63 - 1, 500, dtype=np.int64)
+        h[:200] = rng.choice(h[200:260], 200)  # repeated hashes, within and across chunks
+        h[:40] = rng.integers(-3, 3, 40)  # hashes about zero: the parts either side of the sign
+        rows = np.arange(chunk * 1000, chunk * 1000 + 500)
+        keys = [f"k{r}-é" if r % 7 else "" for r in rows]
+        order = np.lexsort((rows, h)) if chunk % 2 else np.arange(500)  # sorted chunks and raw ones
+        runs.add(h[order], {"row": rows[order]}, {"key": pa.array([keys[i] for i in order])})
+        added += [(int(h[i]), int(rows[i]), keys[i]) for i in order]
+    got = [(int(x), int(r), k) for h, ints, texts in runs.parts_sorted()
+           for x, r, k in zip(h, ints["row"], texts["key"].to_pylist())]
+    assert got == sorted(added, key=lambda t: (t[0], t[1]))
+    assert runs.rows == 3000 and not any(tmp_path.iterdir())  # each part's files go once it is read
+
+
+def test_a_part_holds_every_row_of_a_hash_and_parts_ascend(tmp_path):
+    runs = HashRuns(tmp_path, "t", 16, ints={"row": np.int32})
+    h = np.array([2**62, -2**62, 5, -5, 5, 2**63 - 1, -2**63], np.int64)
+    runs.add(h, {"row": np.arange(7)})
+    parts = [list(h) for h, _, _ in runs.parts_sorted()]
+    assert [x for part in parts for x in part] == sorted(h.tolist())
+    assert [5, 5] in [[x for x in part if x == 5] for part in parts]
+    assert len(parts) == 6  # by the top four bits: -2**63, -2**62, -5, (5, 5), 2**62, 2**63-1 in parts 0, 4, 7, 8, 12, 15
+    assert hash_runs.parts_for(0) == 16 and hash_runs.parts_for(16 * hash_runs.PART_ROWS + 1) == 32
+
+
+def test_an_npy_stream_writes_the_bytes_of_np_save(tmp_path):
+    for dtype in (np.int64, np.int32, np.float32):
+        values = np.arange(1001, dtype=dtype) * 3
+        np.save(tmp_path / "whole.npy", values)
+        with hash_runs.npy_stream(tmp_path / "pieces.npy", dtype, 1001) as out:
+            for piece in np.array_split(values, 4):
+                out.write(piece)
+        assert (tmp_path / "pieces.npy").read_bytes() == (tmp_path / "whole.npy").read_bytes()
+    with pytest.raises(ValueError, match="announced"):
+        with hash_runs.npy_stream(tmp_path / "short.npy", np.int64, 5) as out:
+            out.write(np.arange(4))
+    assert not (tmp_path / "short.npy").exists()
+
+
+def test_an_index_written_in_many_parts_and_batches_answers_as_one_written_whole(default_catalog, tmp_path,
+                                                                               monkeypatch):
+    """At 30M works the build sorts in hundreds of parts and writes the identifier keys and the
+    venue locators in several record batches (of whole parts); the readers search and take batch
+    by batch. Forced here on the embedded catalog: the same arrays byte for byte, the same
+    tables, and every lookup the same answer as from the index written in one piece."""
+    whole = CatalogStore(default_catalog).current()
+    parts = tmp_path / "gen"
+    parts.mkdir()
+    for name in ("works.parquet", "identifiers.parquet"):
+        (parts / name).write_bytes((whole / name).read_bytes())
+    monkeypatch.setattr(hash_runs, "PART_ROWS", 1000)
+    monkeypatch.setattr(blocking, "ID_BATCH_KEYS", 700)
+    monkeypatch.setattr(venue_index, "LOCATOR_BATCH_ROWS", 400)
+    blocking.build_index(parts)
+    for name in sorted(p.name for p in whole.glob("*.npy") if not p.name.startswith("notice_")):
+        assert (parts / name).read_bytes() == (whole / name).read_bytes(), name
+    for name in (blocking.ID_KEYS, venue_index.LOCATORS_FILE):
+        one, many = blocking.map_ipc(whole / name), blocking.map_ipc(parts / name)
+        assert many.column(0).num_chunks > 5 and one.column(0).num_chunks == 1
+        assert many.equals(one)
+
+    keys = blocking.map_ipc(whole / blocking.ID_KEYS).column("key").to_pylist()
+    by_scheme: dict[str, list[str]] = {}
+    for key in keys:
+        scheme, value = key.split("\t", 1)
+        by_scheme.setdefault(scheme, []).append(value)
+    ids_whole, ids_parts = blocking.IdentifierIndex(whole), blocking.IdentifierIndex(parts)
+    for scheme, values in by_scheme.items():
+        asked = values[::-1] + ["10.9999/absent", values[0]]
+        assert ids_parts.lookup(scheme, asked) == ids_whole.lookup(scheme, asked)
+        assert len(ids_whole.lookup(scheme, asked)) == len(set(values))
+
+    loc_whole = venue_index.load(whole, blocking.map_ipc, True)
+    loc_parts = venue_index.load(parts, blocking.map_ipc, True)
+    entries = blocking.map_ipc(whole / venue_index.LOCATORS_FILE).to_pylist()
+    wanted = [(e["venue_key"], e["volume"], e["first_page"]) for e in entries[::-3]] + [("nojournal", "1", "1")]
+    assert loc_parts.rows(wanted) == loc_whole.rows(wanted) and len(loc_whole.rows(wanted)) > 1000
+    pairs = [(e["volume"], e["first_page"]) for e in entries[::5]] + [("99999", "1")]
+    assert loc_parts.rows_at_volume_page(pairs) == loc_whole.rows_at_volume_page(pairs)

@@ -9,7 +9,7 @@ from resolvers.errors import LedgerPathError
 
 from citeledger import blocking, index_upgrade
 from citeledger.catalog import CatalogStore, ParquetCatalog
-from citeledger.venue_index import PAGES_AT, PAGES_HASHES, PAGES_STAMP, LocatorIndex, locator_rows, locator_table
+from citeledger.venue_index import PAGES_AT, PAGES_HASHES, PAGES_STAMP, LocatorIndex, LocatorRuns, locator_rows
 
 
 def _scan(table, pairs):
@@ -22,12 +22,14 @@ def _scan(table, pairs):
     return out
 
 
-def test_the_volume_page_lookup_answers_what_a_scan_of_the_locators_finds():
+def test_the_volume_page_lookup_answers_what_a_scan_of_the_locators_finds(tmp_path):
     rng = random.Random(7)
     venues = ["Phys. Rev. D", "Phys. Rev. C", "Nature", "Physica A", "J. Chem. Phys."]
     rows = [{"venue": rng.choice(venues), "volume": str(rng.randint(1, 30)), "first_page": str(rng.randint(1, 40))}
             for _ in range(3000)]
-    table = locator_table([locator_rows(pa.RecordBatch.from_pylist(rows), 0)])
+    locators = LocatorRuns(tmp_path, len(rows))
+    locators.add(locator_rows(pa.RecordBatch.from_pylist(rows), 0))
+    table = pa.concat_tables(locators.tables())
     index = LocatorIndex(table)
     pairs = [(str(rng.randint(0, 32)), str(rng.randint(0, 42))) for _ in range(300)] + [("", "5"), ("5", "")]
     found = index.rows_at_volume_page(pairs)
@@ -73,9 +75,9 @@ def test_a_generation_that_cannot_be_written_is_read_with_the_lookup_made_in_mem
     for name in (PAGES_HASHES, PAGES_AT, PAGES_STAMP):
         (gen / name).unlink()
 
-    def refused(path, array):
+    def refused(path, *args):
         raise LedgerPathError(f"cannot write {path}: Permission denied")
-    monkeypatch.setattr(blocking, "_save", refused)
+    monkeypatch.setattr(blocking, "npy_stream", refused)
     assert blocking.ensure_index(gen) is None
     assert not (gen / PAGES_HASHES).exists() and not index_upgrade.pages_current(gen)
     assert _answers(tmp_path) == {("76", "13009"): [("physrevd", "10.1/a")]}
