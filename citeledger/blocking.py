@@ -59,6 +59,7 @@ from resolvers.verify import FORM_COLUMNS, form_columns, forms_from_columns
 
 from .hash_runs import HashRuns, npy_stream, parts_for, raw_slices
 from .index_terms import batch_terms, first_surnames
+from .parquet_stream import parquet_file
 from .atomic import atomic_stream, atomic_write_bytes, sql_literal, staged
 from . import venue_index
 from .venue_index import LOCATOR_SCHEMA, LOCATORS_FILE, PAGES_AT, PAGES_HASHES, locator_rows
@@ -234,7 +235,7 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
     catalog_dir = Path(catalog_dir)
     t0 = time.perf_counter()
     runs_dir = _runs_dir(catalog_dir)
-    pf = pq.ParquetFile(catalog_dir / WORKS_FILE)
+    pf = parquet_file(catalog_dir / WORKS_FILE)
     names = pf.schema_arrow.names
     columns = ["title"] + [c for c in ("volume", "first_page") if c in names]
     rest = [c for c in WORK_FIELDS if c in names and c not in columns]

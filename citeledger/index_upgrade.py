@@ -13,11 +13,11 @@ import shutil
 import time
 from pathlib import Path
 
-import pyarrow.parquet as pq
 
 from resolvers.errors import DiskFull, LedgerPathError
 
 from . import blocking, venue_index, work_rows
+from .parquet_stream import parquet_file
 from .venue_index import LOCATORS_FILE, LocatorRuns, locator_rows
 
 
@@ -39,7 +39,7 @@ def upgrade_locators(catalog_dir: Path) -> dict | None:
 
 def _write_locators_from_works(catalog_dir: Path) -> None:
     """Format 5: the locator files from works.parquet; its Parquet copy, read by nothing now, goes."""
-    pf = pq.ParquetFile(catalog_dir / blocking.WORKS_FILE)
+    pf = parquet_file(catalog_dir / blocking.WORKS_FILE)
     columns = ["venue", "volume", "first_page"]
     runs_dir = blocking._runs_dir(catalog_dir)
     try:

@@ -329,11 +329,11 @@ def read_csv(path: Path, limits: InputLimits, name: str | None = None) -> Iterat
 
 
 def read_parquet(path: Path, limits: InputLimits, name: str | None = None) -> Iterator[Reference | InputReject]:
-    import pyarrow.parquet as pq
+    from .parquet_stream import parquet_file
 
     name = name or str(path)
     try:
-        pf = pq.ParquetFile(path)
+        pf = parquet_file(path)
     except Exception as exc:  # pyarrow raises several unrelated types for a broken file
         yield InputReject(name, None, None, f"unreadable Parquet file: {exc}")
         return

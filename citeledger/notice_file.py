@@ -21,13 +21,13 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from resolvers.candidates import TermIds, term_hashes
 from resolvers.errors import DiskFull, LedgerPathError
 
 from . import blocking
 from .mapped_pages import load_array, map_ipc
+from .parquet_stream import parquet_file
 from .work_rows import take_rows
 
 # The catalog columns the notice step reads of a work (and the DOI it writes)
@@ -71,7 +71,7 @@ def _source_flags(sources: pa.Array, n: int) -> np.ndarray:
 def write(gen_dir: Path, chunk_rows: int = 500_000) -> None:
     """Derive the notice files from works.parquet, a chunk of rows at a time (stamp last)."""
     stamp = _stamp_values(gen_dir)
-    pf = pq.ParquetFile(gen_dir / blocking.WORKS_FILE)
+    pf = parquet_file(gen_dir / blocking.WORKS_FILE)
     names = pf.schema_arrow.names
     columns = [c for c in ("work_id", "sources", "relations") if c in names]
     hashes, flags, rel_rows, rel_text, row0 = [], [], [], [], 0

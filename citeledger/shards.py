@@ -38,6 +38,7 @@ from resolvers.shard_retrieval import Shard, ShardedIndex, global_idf_of, global
 
 from . import blocking
 from .atomic import atomic_move, atomic_write_bytes, disk_errors, publish_dir, staged
+from .parquet_stream import parquet_file
 from .locking import exclusive
 
 SHARDS_DIR = "shards"
@@ -77,7 +78,7 @@ def stamp_of(gen_dir: Path) -> dict[str, Any] | None:
 def partition(gen_dir: Path, root: Path, n_shards: int, chunk_rows: int = 200_000) -> list[int]:
     """Split the generation's works.parquet into the shards' works.parquet and global_rows.npy, in
     one streamed pass (memory: a chunk); returns the works per shard."""
-    pf = pq.ParquetFile(gen_dir / blocking.WORKS_FILE)
+    pf = parquet_file(gen_dir / blocking.WORKS_FILE)
     dirs = shard_dirs(root, n_shards)
     rows: list[list[np.ndarray]] = [[] for _ in dirs]
     with ExitStack() as stack:
