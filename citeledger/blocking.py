@@ -57,7 +57,7 @@ from resolvers.candidates import Candidate, PostingsIndex, TermIds, term_hashes,
 from resolvers.model import Work
 from resolvers.verify import FORM_COLUMNS, form_columns, forms_from_columns
 
-from .hash_runs import HashRuns, npy_stream, parts_for, raw_slices
+from .hash_runs import HashRuns, append_raw, npy_stream, parts_for, raw_slices
 from .index_terms import batch_terms, first_surnames
 from .parquet_stream import parquet_file
 from .atomic import atomic_stream, atomic_write_bytes, sql_literal, staged
@@ -191,14 +191,16 @@ def write_work_rows(catalog_dir: Path) -> None:
     """The row files of the works and their forms (``work_rows``), from the two Arrow files; the
     pages the conversion maps are handed back as it goes (``mapped_pages``)."""
     stamp = _stamp(catalog_dir)
-    ends = [np.zeros(1, np.int64)]
     works, forms = map_ipc(catalog_dir / WORKS_ARROW), map_ipc(catalog_dir / FORMS_FILE)
-    with atomic_stream(catalog_dir / work_rows.ROWS_FILE) as fh:
+    with atomic_stream(catalog_dir / work_rows.ROWS_FILE) as fh, \
+            npy_stream(catalog_dir / work_rows.ROWS_OFFSETS, np.int64, works.num_rows + 1) as offsets:
+        at = 0
+        offsets.write(np.zeros(1, np.int64))
         for data, lengths in work_rows.records(works, forms):
             fh.write(data)
-            ends.append(lengths)
+            offsets.write(at + np.cumsum(lengths))
+            at += len(data)
             release_if_over()
-    _save(catalog_dir / work_rows.ROWS_OFFSETS, np.cumsum(np.concatenate(ends)))
     atomic_write_bytes(catalog_dir / work_rows.ROWS_STAMP, json.dumps(work_rows.rows_stamp(stamp)).encode())  # last
 
 
@@ -322,13 +324,12 @@ def _merge_runs(catalog_dir: Path, terms: HashRuns, n_works: int) -> int:
     The per-term arrays go through raw files (their length is known at the end), a slice at a time."""
     hashes_raw, df_raw = terms.folder / "term-hashes.raw", terms.folder / "term-df.raw"
     n_terms = 0
-    with npy_stream(catalog_dir / "index_postings.npy", np.int32, terms.rows) as postings, \
-            open(hashes_raw, "wb") as hashes_out, open(df_raw, "wb") as df_out:
+    with npy_stream(catalog_dir / "index_postings.npy", np.int32, terms.rows) as postings:
         for h, ints, _ in terms.parts_sorted():
             postings.write(ints["row"])
             starts = np.flatnonzero(np.concatenate(([True], h[1:] != h[:-1])))
-            h[starts].tofile(hashes_out)
-            np.diff(np.append(starts, len(h))).astype(np.int64).tofile(df_out)
+            append_raw(hashes_raw, h[starts])
+            append_raw(df_raw, np.diff(np.append(starts, len(h))).astype(np.int64))
             n_terms += len(starts)
     with npy_stream(catalog_dir / "index_offsets.npy", np.int64, n_terms + 1) as offsets, \
             npy_stream(catalog_dir / "index_df.npy", np.int64, n_terms) as df, \

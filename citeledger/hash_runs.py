@@ -94,13 +94,10 @@ class HashRuns:
         for p in np.flatnonzero(np.diff(bounds)).tolist():
             a, b = int(bounds[p]), int(bounds[p + 1])
             for name, values in columns.items():
-                with open(self._path(p, name), "ab") as fh:
-                    values[a:b].tofile(fh)
+                append_raw(self._path(p, name), values[a:b])
             for name, (offsets, data) in text_columns.items():
-                with open(self._path(p, name + ".len"), "ab") as fh:
-                    np.diff(offsets[a:b + 1]).tofile(fh)
-                with open(self._path(p, name + ".txt"), "ab") as fh:
-                    fh.write(data[offsets[a]:offsets[b]].data)
+                append_raw(self._path(p, name + ".len"), np.diff(offsets[a:b + 1]))
+                append_raw(self._path(p, name + ".txt"), data[offsets[a]:offsets[b]])
         self.counts += np.diff(bounds)
 
     def parts_sorted(self) -> Iterator[tuple[np.ndarray, dict[str, np.ndarray], dict[str, pa.LargeStringArray]]]:
@@ -148,9 +145,19 @@ class NpyStream:
         self.written += len(values)
 
 
+def append_raw(path: Path, values: np.ndarray) -> None:
+    """Scratch, not data: values appended to a raw array file of a run folder (read back by
+    ``np.fromfile`` or ``raw_slices``; the folder goes when the build ends)."""
+    with open(path, "ab") as fh:
+        np.ascontiguousarray(values).tofile(fh)
+
+
 def raw_slices(path: Path, dtype: type | np.dtype, step: int = 1 << 22) -> Iterator[np.ndarray]:
-    """A raw array file (``ndarray.tofile``) read back ``step`` values at a time."""
+    """A raw array file (``ndarray.tofile``) read back ``step`` values at a time (none when
+    nothing was ever appended to it: no file)."""
     dtype = np.dtype(dtype)
+    if not path.exists():
+        return
     with open(path, "rb") as fh:
         while True:
             values = np.fromfile(fh, dtype, count=step)

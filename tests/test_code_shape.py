@@ -20,10 +20,13 @@ WRITING_CALLS = {("os", "replace"), ("os", "rename"), ("shutil", "move"), ("shut
 # shards and pins.py's pins are parts of it); the
 # ledger folder: ledger.py; the nightly's own inbox and harvest state: nightly.py, remote_files.py.
 WRITERS = {"atomic", "catalog", "catalog_extract", "blocking", "shards", "pins", "ledger", "nightly", "remote_files",
-           "outcome_share"}  # outcome_share: the fuzzy outcomes a pool's workers share, in the temp folder
+           "outcome_share",  # outcome_share: the fuzzy outcomes a pool's workers share, in the temp folder
+           "hash_runs"}  # hash_runs: the index files blocking.py streams (``npy_stream``), through atomic.py
 # Scratch, not data: the input spool (a pipe copied once so it can be read twice, deleted after
-# planning) and the lock files of locking.py (empty; only their flock matters).
-SCRATCH = {"input_files": {"mkstemp", "fdopen"}, "locking": {"open"}}
+# planning), the lock files of locking.py (empty; only their flock matters) and the index build's
+# sort runs (hash_runs.py: in the build's run folder, removed when it ends or by the next build).
+SCRATCH = {"input_files": {"mkstemp", "fdopen"}, "locking": {"open"},
+           "hash_runs": {"open"}}  # the index build's sort runs, appended, read back and removed in the build
 
 
 def long_functions(tree: ast.AST) -> list[str]:
