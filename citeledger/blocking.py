@@ -430,7 +430,6 @@ def _load_index(catalog_dir: Path) -> tuple[PostingsIndex, int]:
     a = {name: load_array(catalog_dir / f"index_{name}.npy") for name in ARRAYS}
     terms = TermIds.from_sorted(a["term_hashes"])
     index = PostingsIndex(terms, a["offsets"], a["postings"], stamp["n_works"], df=a["df"], idf=a["idf"])
-    index.pages_check = release_if_over  # within a batch too (``mapped_pages``)
     return index, stamp["n_works"]
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Protocol, Sequence
+from typing import Any, Iterable, Protocol, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -85,7 +85,6 @@ class Retriever(Protocol):
 
 MAX_LOCATOR_DF = 64  # a vol:page key shared by more works than this locates nothing
 RESCORE_POOL = 200  # generated candidates per query that are re-scored with the commoner terms
-PAGES_CHECK_EVERY = 64  # queries of a batch between two calls of ``PostingsIndex.pages_check``
 RESCORE_TERMS = 12  # at most this many commoner terms per query are looked up
 
 
@@ -168,10 +167,6 @@ class PostingsIndex:
         self.idf = term_idf(self.df, self.n_docs) if idf is None else idf
         self.max_terms = max_terms
         self.postings_budget = postings_budget
-        # Called every ``PAGES_CHECK_EVERY`` queries of a batch when set: the caller's hand-back of
-        # the mapped pages a batch has touched (re-scoring binary-searches the long postings of
-        # common terms, some 64 KB of file a probe), so they do not pile up until the batch ends.
-        self.pages_check: Callable[[], object] | None = None
 
     @classmethod
     def from_token_lists(cls, docs: Iterable[Sequence[str]], **kw) -> "PostingsIndex":
@@ -237,10 +232,7 @@ class PostingsIndex:
         uq, ud, scores = generated
         first = np.searchsorted(uq, np.arange(len(queries)), side="left")
         last = np.searchsorted(uq, np.arange(len(queries)), side="right")
-        check = self.pages_check
         for qi in range(len(queries)):
-            if check is not None and qi % PAGES_CHECK_EVERY == 0:
-                check()
             a = first[qi]
             b = min(last[qi], a + (RESCORE_POOL if rest[qi] else k))
             if b <= a:

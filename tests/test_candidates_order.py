@@ -22,18 +22,3 @@ def test_generated_pairs_are_ordered_by_query_score_and_row():
     assert list(zip(uq.tolist(), ud.tolist())) == want
     assert np.allclose(scores, [pairs[qd] for qd in want])
     assert len(set(np.round(scores, 6).tolist())) < len(scores)  # ties were there to keep in row order
-
-
-def test_the_pages_check_runs_within_a_batch_and_changes_no_answer():
-    """A catalog's mapped pages are handed back while a batch is re-scored, not only after it
-    (``PostingsIndex.pages_check``, every ``PAGES_CHECK_EVERY`` queries); the answers are the same."""
-    from resolvers import candidates
-
-    docs = [[f"w{i % 7}", f"w{i % 11}", f"r{i % 97}", "common"] for i in range(3000)]
-    queries = [[f"w{q % 7}", f"r{q % 97}", "common", f"w{q % 11}"] for q in range(300)]
-    plain = PostingsIndex.from_token_lists(docs)
-    checked = PostingsIndex.from_token_lists(docs)
-    calls = []
-    checked.pages_check = lambda: calls.append(1)
-    assert checked.query_rows(queries, 5) == plain.query_rows(queries, 5)
-    assert len(calls) == -(-len(queries) // candidates.PAGES_CHECK_EVERY) == 5
