@@ -1,8 +1,10 @@
 """A pytest plugin (named in conftest.py): every citation record any test writes is checked as it
-is written: its JSON file's bytes are the exact RFC 8785 writer's (``jcs_exact``) of the whole record
-and a newline (a v1 record's, ``json.dumps(record, indent=2, ensure_ascii=False)``'s; the file is
-made by ``record_pages.render_json`` from the bytes the builder digested), and its content digest's
-and receipt's canonical bytes from the fast path (``resolvers.jcs.jcs``, orjson) are ``jcs_exact``'s."""
+is written: it validates against the JSON schema it names (v2, or v1) with its content digest
+(``records.validate_record``: the writer itself validates only some records of a write); its JSON
+file's bytes are the exact RFC 8785 writer's (``jcs_exact``) of the whole record and a newline (a v1
+record's, ``json.dumps(record, indent=2, ensure_ascii=False)``'s; the file is made by
+``record_pages.render_json`` from the bytes the builder digested), and its content digest's and
+receipt's canonical bytes from the fast path (``resolvers.jcs.jcs``, orjson) are ``jcs_exact``'s."""
 from __future__ import annotations
 
 import hashlib
@@ -11,12 +13,21 @@ import json
 import pytest
 
 from citeledger.ledger import LedgerStore
+from citeledger.records import validate_record  # bound here: a test may replace records.validate_record
 from resolvers.jcs import jcs, jcs_exact
 
 CHECKED = {"records": 0}
 
 
 def check_record_file(data: bytes) -> None:
+    """The schema and digest, then the bytes."""
+    record = json.loads(data)
+    validate_record(record)
+    check_record_bytes(data)
+
+
+def check_record_bytes(data: bytes) -> None:
+    """The file's bytes and the canonical bytes its digest and receipt are taken over."""
     record = json.loads(data)
     if record.get("schema") == "pith.paper-citation-record.v1":
         assert data == (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode()

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import json
 
+import jsonschema
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from citeledger.record_pages import render_json
-from record_writer_check import check_record_file
+from record_writer_check import check_record_bytes, check_record_file
+from citeledger.receipts import sign_record
+from test_record_v2 import expected_case
 from resolvers.errors import JCSError
 from resolvers.jcs import jcs_exact
 
@@ -52,9 +55,24 @@ def test_a_v1_record_keeps_its_indented_file():
 
 def test_the_written_record_check_refuses_other_bytes():
     record = {"schema": "x", "content_digest": "sha256:00", "score": 0.5}
-    check_record_file(jcs_exact(record) + b"\n")
+    check_record_bytes(jcs_exact(record) + b"\n")
     with pytest.raises(AssertionError):
-        check_record_file(dumped(record))
+        check_record_bytes(dumped(record))
+
+
+def test_the_written_record_check_refuses_a_record_the_schema_refuses():
+    """Every record a test writes is validated against its schema with its digest, not only the
+    few the writer validates itself (``record_files.validated``)."""
+    record = sign_record(expected_case(), None, signed_at="2026-01-01T10:00:01Z")
+    check_record_file(jcs_exact(record) + b"\n")
+    bad = json.loads(json.dumps(record))
+    bad["outbound"]["items"][0]["resolved_at"] = "2026-01-01 10:00:00+00:00"  # every time must be ISO Z
+    with pytest.raises(jsonschema.ValidationError):
+        check_record_file(jcs_exact(bad) + b"\n")
+    changed = json.loads(json.dumps(record))
+    changed["counts"]["references"] += 1
+    with pytest.raises(ValueError, match="content digest"):
+        check_record_file(jcs_exact(changed) + b"\n")
 
 
 EVIDENCE = st.recursive(
