@@ -55,8 +55,8 @@ def _text_buffers(values: pa.LargeStringArray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class HashRuns:
-    """Rows (a hash, integer columns, text columns) added chunk by chunk; ``parts()`` gives them
-    back a part at a time, sorted by hash (stable). ``ints``: name -> dtype of each integer column;
+    """Rows (a hash, integer columns, text columns) added chunk by chunk; ``parts_sorted()`` gives
+    them back a part at a time, sorted by hash (stable). ``ints``: name -> dtype of each integer column;
     ``texts``: the text columns' names."""
 
     def __init__(self, folder: Path, name: str, parts: int, ints: Mapping[str, type | np.dtype] | None = None,
@@ -132,6 +132,8 @@ def npy_stream(path: Path, dtype: type | np.dtype, length: int) -> Iterator["Npy
 
 
 class NpyStream:
+    """The open ``.npy`` file of ``npy_stream``: its header written, values appended in order."""
+
     def __init__(self, fh, dtype: np.dtype, length: int):
         self.fh, self.dtype, self.length, self.written = fh, dtype, length, 0
         header = {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": (length,)}

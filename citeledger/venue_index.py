@@ -9,7 +9,7 @@ uncompressed Arrow IPC file, so every worker memory-maps it (no copy per process
 ``LocatorIndex`` answers a batch with a binary search, the works read from the mapped
 ``works.arrow``: no query engine, no join of ``works.parquet``. The build sorts the entries on
 disk by hash parts (``LocatorRuns``, ``hash_runs``) and writes them in record batches of whole
-parts (one batch up to 2M entries), so the entries of one hash are in one batch and the reader
+parts (a batch from 2M entries up, the last one fewer), so the entries of one hash are in one batch and the reader
 searches and takes batch by batch (an index written as one batch reads the same). A title-less reference
 (``G. Aad et al., Phys. Lett. B 716, 1 (2012)``) finds its work here.
 
