@@ -57,7 +57,7 @@ from resolvers.candidates import Candidate, PostingsIndex, TermIds, term_hashes,
 from resolvers.model import Work
 from resolvers.verify import FORM_COLUMNS, form_columns, forms_from_columns
 
-from .hash_runs import HashRuns, append_raw, npy_stream, parts_for, raw_slices
+from .hash_runs import HashRuns, append_raw, npy_stream, parts_for, raw_slices, whole_parts
 from .index_terms import batch_terms, first_surnames
 from .parquet_stream import parquet_file
 from .atomic import atomic_stream, atomic_write_bytes, sql_literal, staged
@@ -166,8 +166,7 @@ def write_page_index(catalog_dir: Path, table: pa.Table) -> None:
     """The (volume, first page) lookup of the locator table (``venue_index.page_index``): the
     table's batches hashed into hash parts on disk, each sorted and appended (the positions of
     one hash ascend, as ``page_index`` orders them), so memory does not grow with the table."""
-    scratch = catalog_dir / f".index-runs-pages-{os.getpid()}"  # (a killed build's: ``_runs_dir`` removes it)
-    shutil.rmtree(scratch, ignore_errors=True)
+    scratch = _runs_dir(catalog_dir, "pages-")  # (it runs beside the build's own run folder)
     try:
         pages = HashRuns(scratch, "pages", parts_for(table.num_rows), ints={"at": np.int64})
         at = 0
@@ -300,14 +299,15 @@ def _chunk_outputs(batches: Iterator[pa.RecordBatch], with_pages: bool, with_loc
             yield done, future.result()
 
 
-def _runs_dir(catalog_dir: Path) -> Path:
+def _runs_dir(catalog_dir: Path, kind: str = "") -> Path:
     """A run folder of this process's own (two processes may bring one old catalog up to date at
-    once); the folders of builds whose process is gone (killed) are removed first."""
-    for old in catalog_dir.glob(".index-runs-*"):  # (and a page lookup's: ``.index-runs-pages-<pid>``)
+    once; ``kind`` names a second one a build makes beside its first, e.g. ``pages-``); the folders
+    of builds whose process is gone (killed) are removed first."""
+    for old in catalog_dir.glob(".index-runs-*"):
         pid = old.name.rsplit("-", 1)[-1]
         if pid.isdigit() and not Path(f"/proc/{pid}").exists():
             shutil.rmtree(old, ignore_errors=True)
-    runs = catalog_dir / f".index-runs-{os.getpid()}"
+    runs = catalog_dir / f".index-runs-{kind}{os.getpid()}"
     shutil.rmtree(runs, ignore_errors=True)
     runs.mkdir()
     return runs
@@ -378,17 +378,15 @@ def _write_identifier_index(catalog_dir: Path, runs_dir: Path) -> None:
     n = keys_runs.rows
     with npy_stream(catalog_dir / ID_HASHES, np.int64, n) as hashes, npy_stream(catalog_dir / ID_ROWS, np.int64, n) as rows, \
             staged(catalog_dir / ID_KEYS) as tmp:
+        def key_tables() -> Iterator[pa.Table]:  # each part's keys; its hashes and rows written as it goes
+            for h, ints, texts in keys_runs.parts_sorted():
+                hashes.write(h)
+                rows.write(ints["row"])
+                yield pa.table({"key": texts["key"]})
+
         writer = _IpcWriter(tmp)
-        pending: list[pa.Array] = []
-        for h, ints, texts in keys_runs.parts_sorted():
-            hashes.write(h)
-            rows.write(ints["row"])
-            pending.append(texts["key"])
-            if sum(map(len, pending)) >= ID_BATCH_KEYS:
-                writer.write(pa.table({"key": pa.concat_arrays(pending)}))
-                pending = []
-        if pending:
-            writer.write(pa.table({"key": pa.concat_arrays(pending)}))
+        for table in whole_parts(key_tables(), ID_BATCH_KEYS):
+            writer.write(table)
         writer.close(pa.table({"key": pa.array([], pa.large_string())}))
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Mapping, Sequence
+from typing import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -117,6 +117,20 @@ class HashRuns:
             for column in ("hash", *self.ints, *(t + s for t in self.texts for s in (".len", ".txt"))):
                 self._path(p, column).unlink(missing_ok=True)
             yield hashes[order], ints, texts
+
+
+def whole_parts(tables: Iterable[pa.Table], min_rows: int) -> Iterator[pa.Table]:
+    """The parts' tables (each one part, in order) joined into tables of ``min_rows`` rows or more,
+    the last one fewer: a record batch of a lookup file then never cuts a part, so it holds every
+    row of its hashes and a reader searches one batch for a hash."""
+    pending: list[pa.Table] = []
+    for table in tables:
+        pending.append(table)
+        if sum(t.num_rows for t in pending) >= min_rows:
+            yield pa.concat_tables(pending).combine_chunks()
+            pending = []
+    if pending:
+        yield pa.concat_tables(pending).combine_chunks()
 
 
 @contextmanager

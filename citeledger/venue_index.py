@@ -37,7 +37,7 @@ from resolvers.catalog import LocatorKey
 from resolvers.journal_ref import number_key, venue_key
 from resolvers.model import Work
 
-from .hash_runs import HashRuns, parts_for
+from .hash_runs import HashRuns, parts_for, whole_parts
 from .mapped_pages import load_array, take_chunked
 
 LOCATORS_FILE = "venue_locators.arrow"
@@ -96,15 +96,9 @@ class LocatorRuns:
     def tables(self) -> Iterator[pa.Table]:
         """The sorted entries, in tables of whole parts of ``LOCATOR_BATCH_ROWS`` or more (the last
         may hold fewer)."""
-        pending: list[pa.Table] = []
-        for hashes, ints, texts in self.runs.parts_sorted():
-            pending.append(pa.table([pa.array(hashes), *(texts[n].cast(pa.string()) for n in KEY_COLUMNS),
-                                     pa.array(ints["row"])], schema=LOCATOR_SCHEMA))
-            if sum(t.num_rows for t in pending) >= LOCATOR_BATCH_ROWS:
-                yield pa.concat_tables(pending).combine_chunks()
-                pending = []
-        if pending:
-            yield pa.concat_tables(pending).combine_chunks()
+        parts = (pa.table([pa.array(hashes), *(texts[n].cast(pa.string()) for n in KEY_COLUMNS), pa.array(ints["row"])],
+                          schema=LOCATOR_SCHEMA) for hashes, ints, texts in self.runs.parts_sorted())
+        return whole_parts(parts, LOCATOR_BATCH_ROWS)
 
 
 def page_index(table: pa.Table) -> tuple[np.ndarray, np.ndarray]:

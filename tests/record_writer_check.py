@@ -23,12 +23,13 @@ def check_record_file(data: bytes) -> None:
     """The schema and digest, then the bytes."""
     record = json.loads(data)
     validate_record(record)
-    check_record_bytes(data)
+    check_record_bytes(data, record)
 
 
-def check_record_bytes(data: bytes) -> None:
-    """The file's bytes and the canonical bytes its digest and receipt are taken over."""
-    record = json.loads(data)
+def check_record_bytes(data: bytes, record: dict | None = None) -> None:
+    """The file's bytes and the canonical bytes its digest and receipt are taken over (``record``:
+    the file read, when the caller has it)."""
+    record = json.loads(data) if record is None else record
     if record.get("schema") == "pith.paper-citation-record.v1":
         assert data == (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode()
     else:
