@@ -103,6 +103,8 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=5000)
     ap.add_argument("--profile", type=Path, help="write a cProfile of the timed part here and print its top")
     ap.add_argument("--steps", action="store_true", help="print the CPU microseconds a reference of each step")
+    ap.add_argument("--seed", type=int, default=7, help="draws the cited works and the strings' spellings (default 7): "
+                    "a second run with another seed cites other works, so other pages of the catalog's files")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-ids-"))
     catalog = args.catalog
@@ -115,8 +117,8 @@ def main() -> None:
     if gen is None:
         sys.exit(f"no catalog in {catalog}")
     ensure_index(gen)
-    works = cited_works(gen, args.n, random.Random(7))
-    write_refs(work / "refs.jsonl", works, args.n, random.Random(7))
+    works = cited_works(gen, args.n, random.Random(args.seed))
+    write_refs(work / "refs.jsonl", works, args.n, random.Random(args.seed))
     workers.get_fuzzy(workers.get_catalog(catalog))  # load the indexes before timing
     spent = time_steps(STEPS) if args.steps else None
     profiler = cProfile.Profile(time.process_time) if args.profile else None  # CPU time: comparable under load
