@@ -48,6 +48,28 @@ def test_rows_read_by_position_equal_the_mapped_columns(default_catalog, tmp_pat
     assert reader.works_and_forms([]) == ({}, {name: [] for name in FORM_COLUMNS})
 
 
+def test_a_batch_announces_each_row_it_reads_before_the_first_read(default_catalog, tmp_path, monkeypatch):
+    """Rows not in the page cache are fetched together: every row's byte range is handed to the
+    kernel (``posix_fadvise`` WILLNEED) before any row is read, and the rows read are the same."""
+    if work_rows._WILLNEED is None:
+        pytest.skip("no posix_fadvise on this platform")
+    gen = _generation(default_catalog, tmp_path)
+    reader = WorkReader(gen, blocking._stamp(gen))
+    rows = sorted(random.Random(5).sample(range(blocking._stamp(gen)["n_works"]), 50))
+    expected = reader.works(rows)
+    calls: list[tuple] = []
+    advise, pread = work_rows.os.posix_fadvise, work_rows.os.pread
+    monkeypatch.setattr(work_rows.os, "posix_fadvise", lambda *a: (calls.append(("advise", *a)), advise(*a))[1])
+    monkeypatch.setattr(work_rows.os, "pread", lambda *a: (calls.append(("read", *a)), pread(*a))[1])
+    assert reader.works(rows) == expected
+    offsets = reader.row_file.offsets
+    ranges = [(int(offsets[r]), int(offsets[r + 1] - offsets[r])) for r in rows]
+    advised = [(c[2], c[3]) for c in calls if c[0] == "advise"]
+    assert advised == ranges and all(c[4] == work_rows._WILLNEED for c in calls if c[0] == "advise")
+    assert [(c[3], c[2]) for c in calls if c[0] == "read"] == ranges
+    assert [c[0] for c in calls] == ["advise"] * len(rows) + ["read"] * len(rows)
+
+
 def test_an_index_without_row_files_gets_them_written_not_rebuilt(default_catalog, tmp_path):
     """Row files missing (an index made before them) or made for another index: ``ensure_index``
     writes them and nothing else; the index stays current."""
