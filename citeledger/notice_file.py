@@ -15,6 +15,7 @@ working: the notice step then joins against works.parquet (``ParquetCatalog.work
 """
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -26,6 +27,7 @@ from resolvers.candidates import TermIds, term_hashes
 from resolvers.errors import DiskFull, LedgerPathError
 
 from . import blocking
+from .hash_runs import HashRuns, npy_stream, parts_for
 from .mapped_pages import load_array, map_ipc
 from .parquet_stream import parquet_file
 from .work_rows import take_rows
@@ -69,28 +71,38 @@ def _source_flags(sources: pa.Array, n: int) -> np.ndarray:
 
 
 def write(gen_dir: Path, chunk_rows: int = 500_000) -> None:
-    """Derive the notice files from works.parquet, a chunk of rows at a time (stamp last)."""
+    """Derive the notice files from works.parquet, a chunk of rows at a time (stamp last). The
+    work id hashes are sorted on disk by hash parts (``hash_runs``, stable: a hash's rows
+    ascend) and the flags streamed to their file, so memory does not grow with the catalog
+    (in memory: a chunk, a part, and the relations of the few works that carry any)."""
     stamp = _stamp_values(gen_dir)
     pf = parquet_file(gen_dir / blocking.WORKS_FILE)
     names = pf.schema_arrow.names
+    n_works = pf.metadata.num_rows
     columns = [c for c in ("work_id", "sources", "relations") if c in names]
-    hashes, flags, rel_rows, rel_text, row0 = [], [], [], [], 0
-    for batch in pf.iter_batches(batch_size=chunk_rows, columns=columns):
-        n = batch.num_rows
-        hashes.append(term_hashes(batch.column("work_id")))
-        flags.append(_source_flags(batch.column("sources"), n) if "sources" in names else np.zeros(n, np.uint8))
-        if "relations" in names:
-            have = pc.is_valid(batch.column("relations"))
-            rel_rows.append(np.flatnonzero(have.to_numpy(zero_copy_only=False)) + row0)
-            rel_text.append(pc.filter(batch.column("relations"), have))
-        row0 += n
-    all_hashes = np.concatenate(hashes) if hashes else np.zeros(0, np.int64)
-    order = np.argsort(all_hashes, kind="stable")
+    rel_rows, rel_text, row0 = [], [], 0
+    scratch = blocking._runs_dir(gen_dir, "notices-")
+    try:
+        ids = HashRuns(scratch, "notice-ids", parts_for(n_works), ints={"row": np.int64})
+        with npy_stream(gen_dir / FLAGS, np.uint8, n_works) as flags:
+            for batch in pf.iter_batches(batch_size=chunk_rows, columns=columns):
+                n = batch.num_rows
+                ids.add(term_hashes(batch.column("work_id")), {"row": np.arange(row0, row0 + n, dtype=np.int64)})
+                flags.write(_source_flags(batch.column("sources"), n) if "sources" in names else np.zeros(n, np.uint8))
+                if "relations" in names:
+                    have = pc.is_valid(batch.column("relations"))
+                    rel_rows.append(np.flatnonzero(have.to_numpy(zero_copy_only=False)) + row0)
+                    rel_text.append(pc.filter(batch.column("relations"), have))
+                row0 += n
+        with npy_stream(gen_dir / ID_HASHES, np.int64, ids.rows) as hashes, \
+                npy_stream(gen_dir / ID_ROWS, np.int64, ids.rows) as rows:
+            for part_hashes, ints, _ in ids.parts_sorted():
+                hashes.write(part_hashes)
+                rows.write(ints["row"])
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     text = pa.concat_arrays(rel_text).cast(pa.large_string()) if rel_text else pa.array([], pa.large_string())
     save = blocking.save_array
-    save(gen_dir / FLAGS, np.concatenate(flags) if flags else np.zeros(0, np.uint8))
-    save(gen_dir / ID_HASHES, all_hashes[order])
-    save(gen_dir / ID_ROWS, order.astype(np.int64))
     save(gen_dir / REL_ROWS, np.concatenate(rel_rows).astype(np.int64) if rel_rows else np.zeros(0, np.int64))
     save(gen_dir / REL_ENDS, _string_ends(text))
     save(gen_dir / REL_TEXT, _string_bytes(text))

@@ -6,10 +6,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
-from citeledger import notice_check, notice_file
+from citeledger import hash_runs, notice_check, notice_file
 from citeledger.blocking import WORKS_ARROW
 from citeledger.catalog import CatalogStore, ParquetCatalog
 from citeledger.mapped_pages import map_ipc
@@ -71,6 +73,32 @@ def test_derived_on_first_open_of_a_generation_without_them(own_catalog):
     assert notice_file.is_current(gen) and catalog._notices is not None
     ids = _all_ids(catalog)
     assert catalog.notice_rows(ids) == _scanned(catalog, ids)
+
+
+def test_files_sorted_on_disk_equal_the_whole_sort(own_catalog, monkeypatch):
+    """The id lookup written through hash parts, in chunks of 3 rows (6 chunks, 16 parts),
+    holds what a sort of every work id's hash in memory gives: hashes ascending (signed), a
+    hash's rows in row order; the flags of every row in order; no scratch folder left behind,
+    and a killed build's one removed."""
+    gen = CatalogStore(own_catalog).current()
+    stale = gen / ".index-runs-notices-999999999"  # (no such process)
+    stale.mkdir()
+    ids = pa.array(_all_ids(ParquetCatalog(own_catalog)))
+    for name in notice_file.FILES:
+        (gen / name).unlink()
+    monkeypatch.setattr(hash_runs, "PART_ROWS", 4)  # parts_for: its least, 16 parts
+    notice_file.write(gen, chunk_rows=3)
+    hashes = notice_file.term_hashes(ids)
+    order = np.argsort(hashes, kind="stable")
+    assert np.array_equal(np.load(gen / notice_file.ID_HASHES), hashes[order])
+    assert np.array_equal(np.load(gen / notice_file.ID_ROWS), order)
+    sources = pq.read_table(gen / "works.parquet", columns=["sources"]).column("sources").combine_chunks()
+    flags = np.load(gen / notice_file.FLAGS)
+    assert np.array_equal(flags, notice_file._source_flags(sources, len(ids))) and flags.any()
+    assert notice_file.is_current(gen) and not list(gen.glob(".index-runs-*"))
+    catalog = ParquetCatalog(own_catalog)
+    every = _all_ids(catalog)
+    assert catalog.notice_rows(every) == _scanned(catalog, every)
 
 
 def test_a_stale_stamp_is_derived_again(own_catalog):
