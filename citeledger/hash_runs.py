@@ -37,6 +37,13 @@ def parts_for(expected_rows: int) -> int:
     return parts
 
 
+def part_bounds(parts: int) -> np.ndarray:
+    """The least hash of each part but the first (``HashRuns``' parts: by top bits, in signed
+    order): ``np.searchsorted`` of them in sorted hashes cuts those hashes into the parts."""
+    shift = 64 - (parts.bit_length() - 1)
+    return np.array([(p - parts // 2) << shift for p in range(1, parts)], np.int64)
+
+
 def large_text(values: pa.Array | pa.ChunkedArray) -> pa.LargeStringArray:
     """One large_string array (offsets int64) of the values; nulls become empty text."""
     if isinstance(values, pa.ChunkedArray):

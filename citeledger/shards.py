@@ -38,6 +38,7 @@ from resolvers.shard_retrieval import Shard, ShardedIndex, global_idf_of, global
 
 from . import blocking
 from .atomic import atomic_move, atomic_write_bytes, disk_errors, publish_dir, staged
+from .hash_runs import append_raw, npy_stream, part_bounds, parts_for, raw_slices
 from .parquet_stream import parquet_file
 from .locking import exclusive
 
@@ -114,15 +115,36 @@ def build_shard(shard_dir: Path) -> dict[str, Any]:
 
 def write_global_terms(root: Path, dirs: Sequence[Path], n_works: int) -> int:
     """The global term table (df summed by term hash over the shards) and each shard's global idf
-    of its own terms; returns the number of terms."""
+    of its own terms; returns the number of terms. A hash range at a time (``global_terms`` of
+    each range, ranges in hash order): the shards' tables are sorted by hash, so a range of each
+    is a slice of its mapped file, and memory holds one range however many terms there are
+    (summed whole, the shards' terms cost about 32 bytes each in one process)."""
     hashes = [np.load(d / "index_term_hashes.npy", mmap_mode="r") for d in dirs]  # (ids: positions here)
     dfs = [np.load(d / "index_df.npy", mmap_mode="r") for d in dirs]
-    table = global_terms(hashes, dfs, n_works)
-    for name, array in zip(TERMS, table):
-        blocking.save_array(root / f"terms_{name}.npy", array)
-    for d, own in zip(dirs, hashes):
-        blocking.save_array(d / GLOBAL_IDF, global_idf_of(TermIds.from_sorted(own), table[0], table[2]))
-    return len(table[0])
+    parts = parts_for(sum(len(h) for h in hashes))
+    bounds = part_bounds(parts)
+    cuts = [np.concatenate([[0], np.searchsorted(h, bounds), [len(h)]]).tolist() for h in hashes]
+    scratch = blocking._runs_dir(root, "terms-")
+    raw = {name: scratch / f"terms-{name}.raw" for name in TERMS}
+    n_terms = 0
+    try:
+        with ExitStack() as stack:
+            shard_idf = [stack.enter_context(npy_stream(d / GLOBAL_IDF, np.float32, len(h))) for d, h in zip(dirs, hashes)]
+            for p in range(parts):
+                own = [np.asarray(h[c[p]:c[p + 1]]) for h, c in zip(hashes, cuts)]
+                table = global_terms(own, [np.asarray(df[c[p]:c[p + 1]]) for df, c in zip(dfs, cuts)], n_works)
+                for name, array in zip(TERMS, table):
+                    append_raw(raw[name], array)
+                for out, own_hashes in zip(shard_idf, own):
+                    out.write(global_idf_of(TermIds.from_sorted(own_hashes), table[0], table[2]))
+                n_terms += len(table[0])
+        for name, dtype in zip(TERMS, (np.int64, np.int64, np.float32)):
+            with npy_stream(root / f"terms_{name}.npy", dtype, n_terms) as out:
+                for values in raw_slices(raw[name], dtype):
+                    out.write(values)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return n_terms
 
 
 def build_shards(gen_dir: Path, n_shards: int, mapper: Mapper | None = None) -> dict[str, Any]:

@@ -104,6 +104,22 @@ def test_a_part_holds_every_row_of_a_hash_and_parts_ascend(tmp_path):
     assert hash_runs.parts_for(0) == 16 and hash_runs.parts_for(16 * hash_runs.PART_ROWS + 1) == 32
 
 
+def test_part_bounds_cut_sorted_hashes_into_the_parts_hash_runs_makes(tmp_path):
+    """Sorted hashes cut at ``part_bounds`` fall into the parts ``HashRuns`` puts them in (the
+    extremes and each part's first and last hash included)."""
+    rng = np.random.default_rng(3)
+    for parts in (2, 16, 64):
+        shift = 64 - (parts.bit_length() - 1)
+        edges = [(p - parts // 2) << shift for p in range(parts)]
+        h = np.unique(np.concatenate([rng.integers(-2**63, 2**63 - 1, 5000, dtype=np.int64, endpoint=True),
+                                      np.array(edges + [e - 1 for e in edges[1:]] + [2**63 - 1], np.int64)]))
+        runs = HashRuns(tmp_path / f"p{parts}", "t", parts)
+        runs.add(h)
+        cuts = np.concatenate([[0], np.searchsorted(h, hash_runs.part_bounds(parts)), [len(h)]])
+        by_cut = [h[cuts[p]:cuts[p + 1]].tolist() for p in range(parts)]
+        assert [part.tolist() for part, _, _ in runs.parts_sorted()] == [c for c in by_cut if c]
+
+
 def test_an_npy_stream_writes_the_bytes_of_np_save(tmp_path):
     for dtype in (np.int64, np.int32, np.float32):
         values = np.arange(1001, dtype=dtype) * 3

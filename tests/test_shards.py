@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from citeledger import shards
+from citeledger import hash_runs, shards
 from citeledger.blocking import ParquetRetriever
 from resolvers.candidates import PostingsIndex, index_tokens, locator_tokens
 from resolvers.parsing import parse_reference
@@ -87,6 +87,31 @@ def test_sharded_catalog_gives_the_single_index_candidates(sharded_generation):
     assert sum(map(len, expected)) > len(queries)  # (the sample does reach the catalog)
     assert [[(c.work, c.row, c.blocking_score, c.forms) for c in answer] for answer in got] == \
         [[(c.work, c.row, c.blocking_score, c.forms) for c in answer] for answer in expected]
+
+
+def test_the_global_term_table_summed_by_hash_range_is_the_whole_sum(sharded_generation, tmp_path, monkeypatch):
+    """Written a hash range at a time (as many ranges as ``parts_for`` allows), the global term
+    table and each shard's global idf are what ``global_terms`` of every shard's whole table
+    gives; the range files go with the step."""
+    root = tmp_path / "shards"
+    shutil.copytree(sharded_generation / shards.SHARDS_DIR, root)
+    dirs = shards.shard_dirs(root, 3)
+    for name in shards.TERMS:
+        (root / f"terms_{name}.npy").unlink()
+    for d in dirs:
+        (d / shards.GLOBAL_IDF).unlink()
+    monkeypatch.setattr(hash_runs, "PART_ROWS", 8)  # parts_for(): 16 ranges and more
+    n_works = json.loads((root / shards.STAMP).read_text())["n_works"]
+    n_terms = shards.write_global_terms(root, dirs, n_works)
+    own = [np.load(d / "index_term_hashes.npy") for d in dirs]
+    hashes, df, idf = global_terms(own, [np.load(d / "index_df.npy") for d in dirs], n_works)
+    assert n_terms == len(hashes) > 1000 and hash_runs.parts_for(sum(map(len, own))) > 16
+    for name, expected in zip(shards.TERMS, (hashes, df, idf)):
+        got = np.load(root / f"terms_{name}.npy")
+        assert got.dtype == expected.dtype and np.array_equal(got, expected)
+    for d, h in zip(dirs, own):
+        assert np.array_equal(np.load(d / shards.GLOBAL_IDF), global_idf_of(shards.TermIds.from_sorted(h), hashes, idf))
+    assert not list(root.glob(".index-runs-*"))
 
 
 def test_a_stale_or_partial_shard_folder_is_not_used(sharded_generation, tmp_path):
