@@ -78,27 +78,37 @@ def stamp_of(gen_dir: Path) -> dict[str, Any] | None:
 
 def partition(gen_dir: Path, root: Path, n_shards: int, chunk_rows: int = 200_000) -> list[int]:
     """Split the generation's works.parquet into the shards' works.parquet and global_rows.npy, in
-    one streamed pass (memory: a chunk); returns the works per shard."""
+    one streamed pass (memory: a chunk; the global rows go through raw files until each shard's
+    count is known); returns the works per shard."""
     pf = parquet_file(gen_dir / blocking.WORKS_FILE)
     dirs = shard_dirs(root, n_shards)
-    rows: list[list[np.ndarray]] = [[] for _ in dirs]
-    with ExitStack() as stack:
-        writers = []
-        for d in dirs:
-            d.mkdir(parents=True, exist_ok=True)
-            tmp = stack.enter_context(staged(d / blocking.WORKS_FILE))
-            writers.append(stack.enter_context(pq.ParquetWriter(tmp, pf.schema_arrow, compression="zstd")))
-        row0 = 0
-        for batch in pf.iter_batches(batch_size=chunk_rows):
-            which = shard_of(batch.column(batch.schema.get_field_index("work_id")), n_shards)
-            for i, writer in enumerate(writers):
-                take = np.flatnonzero(which == i)
-                writer.write_table(pa.Table.from_batches([batch.take(pa.array(take))]))
-                rows[i].append(take + row0)
-            row0 += batch.num_rows
-    for d, parts in zip(dirs, rows):
-        blocking.save_array(d / GLOBAL_ROWS, np.concatenate(parts) if parts else np.zeros(0, np.int64))
-    return [sum(map(len, parts)) for parts in rows]
+    counts = [0] * n_shards
+    root.mkdir(parents=True, exist_ok=True)
+    scratch = blocking._runs_dir(root, "rows-")
+    raw = [scratch / f"shard-{i:03d}.rows" for i in range(n_shards)]
+    try:
+        with ExitStack() as stack:
+            writers = []
+            for d in dirs:
+                d.mkdir(parents=True, exist_ok=True)
+                tmp = stack.enter_context(staged(d / blocking.WORKS_FILE))
+                writers.append(stack.enter_context(pq.ParquetWriter(tmp, pf.schema_arrow, compression="zstd")))
+            row0 = 0
+            for batch in pf.iter_batches(batch_size=chunk_rows):
+                which = shard_of(batch.column(batch.schema.get_field_index("work_id")), n_shards)
+                for i, writer in enumerate(writers):
+                    take = np.flatnonzero(which == i)
+                    writer.write_table(pa.Table.from_batches([batch.take(pa.array(take))]))
+                    append_raw(raw[i], (take + row0).astype(np.int64))
+                    counts[i] += len(take)
+                row0 += batch.num_rows
+        for d, path, count in zip(dirs, raw, counts):
+            with npy_stream(d / GLOBAL_ROWS, np.int64, count) as out:
+                for values in raw_slices(path, np.int64):
+                    out.write(values)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return counts
 
 
 def build_shard(shard_dir: Path) -> dict[str, Any]:

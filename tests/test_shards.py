@@ -9,6 +9,7 @@ from itertools import islice
 from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 
 from citeledger import hash_runs, shards
@@ -87,6 +88,23 @@ def test_sharded_catalog_gives_the_single_index_candidates(sharded_generation):
     assert sum(map(len, expected)) > len(queries)  # (the sample does reach the catalog)
     assert [[(c.work, c.row, c.blocking_score, c.forms) for c in answer] for answer in got] == \
         [[(c.work, c.row, c.blocking_score, c.forms) for c in answer] for answer in expected]
+
+
+def test_a_partition_in_many_chunks_gives_each_shard_its_works_and_their_rows(sharded_generation, tmp_path):
+    """Chunks of 1,000 works (17 chunks): each shard's global rows are the generation's rows of
+    the works whose hash names that shard, ascending; its works.parquet holds those works in
+    that order; no scratch folder is left."""
+    root = tmp_path / "parts"
+    counts = shards.partition(sharded_generation, root, 3, chunk_rows=1000)
+    ids = pq.read_table(sharded_generation / "works.parquet", columns=["work_id"]).column("work_id")
+    which = shards.shard_of(ids, 3)
+    assert len(ids) > 16_000 and counts == [int((which == i).sum()) for i in range(3)]
+    for i, d in enumerate(shards.shard_dirs(root, 3)):
+        rows = np.load(d / shards.GLOBAL_ROWS)
+        assert np.array_equal(rows, np.flatnonzero(which == i))
+        assert pq.read_table(d / "works.parquet", columns=["work_id"]).column("work_id").to_pylist() == \
+            ids.take(rows).to_pylist()
+    assert not list(root.glob(".index-runs-*"))
 
 
 def test_the_global_term_table_summed_by_hash_range_is_the_whole_sum(sharded_generation, tmp_path, monkeypatch):
