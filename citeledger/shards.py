@@ -41,6 +41,7 @@ from .atomic import atomic_move, atomic_write_bytes, disk_errors, publish_dir, s
 from .hash_runs import append_raw, npy_stream, part_bounds, parts_for, raw_slices
 from .parquet_stream import parquet_file
 from .locking import exclusive
+from .mapped_pages import load_array, release_if_over
 
 SHARDS_DIR = "shards"
 STAMP = "shards.json"
@@ -129,8 +130,8 @@ def write_global_terms(root: Path, dirs: Sequence[Path], n_works: int) -> int:
     each range, ranges in hash order): the shards' tables are sorted by hash, so a range of each
     is a slice of its mapped file, and memory holds one range however many terms there are
     (summed whole, the shards' terms cost about 32 bytes each in one process)."""
-    hashes = [np.load(d / "index_term_hashes.npy", mmap_mode="r") for d in dirs]  # (ids: positions here)
-    dfs = [np.load(d / "index_df.npy", mmap_mode="r") for d in dirs]
+    hashes = [load_array(d / "index_term_hashes.npy") for d in dirs]  # (ids: positions here)
+    dfs = [load_array(d / "index_df.npy") for d in dirs]
     parts = parts_for(sum(len(h) for h in hashes))
     bounds = part_bounds(parts)
     cuts = [np.concatenate([[0], np.searchsorted(h, bounds), [len(h)]]).tolist() for h in hashes]
@@ -148,6 +149,7 @@ def write_global_terms(root: Path, dirs: Sequence[Path], n_works: int) -> int:
                 for out, own_hashes in zip(shard_idf, own):
                     out.write(global_idf_of(TermIds.from_sorted(own_hashes), table[0], table[2]))
                 n_terms += len(table[0])
+                release_if_over()  # (the ranges read so far: mapped pages, handed back to the page cache)
         for name, dtype in zip(TERMS, (np.int64, np.int64, np.float32)):
             with npy_stream(root / f"terms_{name}.npy", dtype, n_terms) as out:
                 for values in raw_slices(raw[name], dtype):
