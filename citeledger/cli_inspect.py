@@ -28,6 +28,12 @@ def cmd_catalog_info(args: argparse.Namespace) -> int:
     stale = "" if info["index_format"] == info["index_format_expected"] else \
         f" (expected {info['index_format_expected']}: rebuilt by the next run)"
     print(f"  {'index format':<28} {info['index_format']:>10}{stale}")
+    shards = info["shards"]
+    if shards:
+        print(f"  {'fuzzy index shards':<28} {shards['shards']:>10}  ({shards['terms']:,} terms, works per shard "
+              f"{', '.join(f'{n:,}' for n in shards['works_per_shard'])}; {shards['bytes'] / 1e6:,.1f} MB)")
+    else:
+        print(f"  {'fuzzy index shards':<28} {'none':>10}  (runs use the generation's one index)")
     return 0
 
 

@@ -40,7 +40,21 @@ def catalog_info(catalog_dir: str | Path) -> dict[str, Any]:
             "notice_events": manifest.get("notice_events", 0),
             "notice_sources": sorted(manifest.get("notice_sources", {})),
             "index_format": _index_format(gen / INDEX_FILE), "index_format_expected": INDEX_FORMAT,
+            "shards": _shards(gen),
             "bytes_on_disk": sum(p.stat().st_size for p in gen.rglob("*") if p.is_file())}
+
+
+def _shards(gen: Path) -> dict[str, Any] | None:
+    """The generation's fuzzy index shards as runs use them (``shards.stamp_of``: complete and
+    made for this works table), their works and terms; None when runs use the one index."""
+    from .shards import SHARDS_DIR, stamp_of
+
+    stamp = stamp_of(gen)
+    if stamp is None:
+        return None
+    return {"shards": stamp["n_shards"], "terms": stamp.get("terms"),
+            "works_per_shard": [s.get("works") for s in stamp.get("shards", [])],
+            "bytes": sum(p.stat().st_size for p in (gen / SHARDS_DIR).rglob("*") if p.is_file())}
 
 
 def _index_format(path: Path) -> int | None:

@@ -4,6 +4,7 @@ The shards hold no score of their own: terms are chosen and weighted by the glob
 the shards, and ties are broken by the global row, so a sharded run writes the same observations."""
 import gzip
 import json
+import re
 import shutil
 from itertools import islice
 from pathlib import Path
@@ -190,7 +191,19 @@ def test_catalog_build_with_shards_from_the_command_line(tmp_path, capsys):
     assert cli.main(["catalog", "build", "--catalog", str(catalog), *sources, "--shards", "2"]) == 0
     assert "2 shards:" in capsys.readouterr().out
     gen = catalog / (catalog / "CURRENT").read_text().strip()
-    assert shards.stamp_of(gen)["n_shards"] == 2
+    stamp = shards.stamp_of(gen)
+    assert stamp["n_shards"] == 2
+    assert cli.main(["catalog", "info", "--catalog", str(catalog), "--format", "json"]) == 0
+    info = json.loads(capsys.readouterr().out)["shards"]
+    assert info["shards"] == 2 and info["terms"] == stamp["terms"] > 0 and info["bytes"] > 0
+    assert sum(info["works_per_shard"]) == stamp["n_works"] and min(info["works_per_shard"]) > 0
+    assert cli.main(["catalog", "info", "--catalog", str(catalog)]) == 0
+    assert re.search(rf"fuzzy index shards +2 +\({stamp['terms']:,} terms, works per shard", capsys.readouterr().out)
+    (gen / shards.SHARDS_DIR / shards.STAMP).unlink()  # (a partial shard folder: runs use the one index)
+    assert cli.main(["catalog", "info", "--catalog", str(catalog), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["shards"] is None
+    assert cli.main(["catalog", "info", "--catalog", str(catalog)]) == 0
+    assert "runs use the generation's one index" in capsys.readouterr().out
     with pytest.raises(SystemExit) as exit_:  # (argparse: a usage error, exit 2)
         cli.main(["catalog", "build", "--catalog", str(catalog), *sources, "--shards", "0"])
     assert exit_.value.code == 2
