@@ -38,7 +38,7 @@ from resolvers.remote.retraction_watch import refresh_retraction_watch
 
 from papers.suffixes import PAPER_SUFFIXES
 
-from . import pipeline
+from . import pipeline, shards
 from .atomic import atomic_move, atomic_write_lines
 from .catalog import CatalogStore
 from .config import load_config
@@ -168,6 +168,7 @@ class RefreshReport:
     works_after: int = 0
     generation: str | None = None
     errors: list[str] = field(default_factory=list)
+    shards: int | None = None  # the new generation sharded as the one it replaced was
 
     @property
     def changed(self) -> bool:
@@ -176,7 +177,7 @@ class RefreshReport:
     def as_dict(self) -> dict[str, Any]:
         return {"files": self.files, "harvested": self.harvested, "works_before": self.works_before,
                 "works_after": self.works_after, "added": self.works_after - self.works_before,
-                "generation": self.generation, "errors": self.errors}
+                "generation": self.generation, "shards": self.shards, "errors": self.errors}
 
 
 @dataclass
@@ -253,10 +254,14 @@ def ingest_new_sources(catalog_dir: str | Path, catalog_inbox: str | Path | None
                     config: Any = None) -> RefreshReport:
     """Add source files dropped in ``catalog_inbox`` (moved to ``<catalog_inbox>/processed/``
     once built in) and, with ``remote``, what the configured services published since the last
-    refresh. Off by default: no inbox and no remote means no change and no network."""
+    refresh. Off by default: no inbox and no remote means no change and no network. A catalog
+    whose live generation has fuzzy index shards gets a new generation with as many (in this
+    process, ``shards.shard_generation``): a refresh does not undo a sharding nobody asked to undo."""
     report = RefreshReport()
     cat = CatalogStore(catalog_dir)
     report.works_before = int(cat.manifest().get("works", 0)) if cat.exists() else 0
+    live = cat.current() if cat.exists() else None
+    sharded = shards.stamp_of(live) if live is not None else None
     dropped = inbox_files(catalog_inbox, CATALOG_SUFFIXES) if catalog_inbox else []
     harvested: list[Path] = []
     if remote:
@@ -266,6 +271,10 @@ def ingest_new_sources(catalog_dir: str | Path, catalog_inbox: str | Path | None
     if files:
         built = cat.build(files)
         report.generation = built.generation
+        if sharded is not None:
+            now = cat.current()
+            kept = shards.stamp_of(now) if now is not None else None
+            report.shards = (kept or shards.shard_generation(catalog_dir, int(sharded["n_shards"])))["n_shards"]
         report.files = [str(p) for p in files]
         if dropped:
             processed = Path(catalog_inbox) / "processed" / built.generation

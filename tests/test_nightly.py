@@ -180,6 +180,25 @@ def test_fuzzy_links_are_rechecked_only_when_a_new_work_shares_their_tokens(site
 
 
 @pytest.mark.flow
+def test_a_refresh_shards_the_new_generation_as_the_one_it_replaces(site):
+    """A sharded catalog stays sharded across a refresh (as many shards, made for the new works
+    table); an unsharded one stays unsharded."""
+    from citeledger import shards
+
+    store = CatalogStore(site["catalog"])
+    (site["catalog-inbox"] / "one.jsonl").write_text(json.dumps(NEW_WORKS[0]) + "\n")
+    plain = nightly.ingest_new_sources(site["catalog"], site["catalog-inbox"])
+    assert plain.changed and plain.shards is None and shards.stamp_of(store.current()) is None
+    shards.shard_generation(site["catalog"], 2)
+    before = store.current()
+    (site["catalog-inbox"] / "two.jsonl").write_text(json.dumps(NEW_WORKS[1]) + "\n")
+    report = nightly.ingest_new_sources(site["catalog"], site["catalog-inbox"])
+    after = store.current()
+    assert report.generation == after.name != before.name and report.as_dict()["shards"] == 2
+    stamp = shards.stamp_of(after)
+    assert stamp is not None and stamp["n_shards"] == 2 and stamp["n_works"] == report.works_after
+
+
 def test_nightly_flow_through_prefect(site):
     from flows.nightly import nightly as nightly_flow
 
