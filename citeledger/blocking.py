@@ -57,7 +57,7 @@ from resolvers.candidates import Candidate, PostingsIndex, TermIds, term_hashes,
 from resolvers.model import Work
 from resolvers.verify import FORM_COLUMNS, form_columns, forms_from_columns
 
-from .hash_runs import HashRuns, append_raw, npy_stream, parts_for, raw_slices, whole_parts
+from .hash_runs import HashRuns, append_raw, npy_stream, parts_for, raw_slices, whole_parts, write_sorted
 from .index_terms import batch_terms, first_surnames
 from .parquet_stream import parquet_file
 from .atomic import atomic_stream, atomic_write_bytes, sql_literal, staged
@@ -176,11 +176,7 @@ def write_page_index(catalog_dir: Path, table: pa.Table) -> None:
                           {"at": np.arange(at, at + batch.num_rows, dtype=np.int64)})
             at += batch.num_rows
             release_if_over()
-        with npy_stream(catalog_dir / PAGES_HASHES, np.int64, pages.rows) as hashes, \
-                npy_stream(catalog_dir / PAGES_AT, np.int64, pages.rows) as positions:
-            for h, ints, _ in pages.parts_sorted():
-                hashes.write(h)
-                positions.write(ints["at"])
+        write_sorted(pages, catalog_dir / PAGES_HASHES, "at", catalog_dir / PAGES_AT)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     atomic_write_bytes(catalog_dir / venue_index.PAGES_STAMP, json.dumps(_stamp(catalog_dir)).encode())  # last

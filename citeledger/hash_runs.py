@@ -126,6 +126,16 @@ class HashRuns:
             yield hashes[order], ints, texts
 
 
+def write_sorted(runs: HashRuns, hashes_path: Path, column: str, column_path: Path) -> None:
+    """The runs' hashes and one of their integer columns, in hash order, streamed to two ``.npy``
+    files (a lookup: sorted hashes, and what each names)."""
+    with npy_stream(hashes_path, np.int64, runs.rows) as hashes, \
+            npy_stream(column_path, runs.ints[column], runs.rows) as values:
+        for part_hashes, ints, _ in runs.parts_sorted():
+            hashes.write(part_hashes)
+            values.write(ints[column])
+
+
 def whole_parts(tables: Iterable[pa.Table], min_rows: int) -> Iterator[pa.Table]:
     """The parts' tables (each one part, in order) joined into tables of ``min_rows`` rows or more,
     the last one fewer: a record batch of a lookup file then never cuts a part, so it holds every

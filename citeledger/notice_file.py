@@ -27,7 +27,7 @@ from resolvers.candidates import TermIds, term_hashes
 from resolvers.errors import DiskFull, LedgerPathError
 
 from . import blocking
-from .hash_runs import HashRuns, npy_stream, parts_for
+from .hash_runs import HashRuns, npy_stream, parts_for, write_sorted
 from .mapped_pages import load_array, map_ipc
 from .parquet_stream import parquet_file
 from .work_rows import take_rows
@@ -94,11 +94,7 @@ def write(gen_dir: Path, chunk_rows: int = 500_000) -> None:
                     rel_rows.append(np.flatnonzero(have.to_numpy(zero_copy_only=False)) + row0)
                     rel_text.append(pc.filter(batch.column("relations"), have))
                 row0 += n
-        with npy_stream(gen_dir / ID_HASHES, np.int64, ids.rows) as hashes, \
-                npy_stream(gen_dir / ID_ROWS, np.int64, ids.rows) as rows:
-            for part_hashes, ints, _ in ids.parts_sorted():
-                hashes.write(part_hashes)
-                rows.write(ints["row"])
+        write_sorted(ids, gen_dir / ID_HASHES, "row", gen_dir / ID_ROWS)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     text = pa.concat_arrays(rel_text).cast(pa.large_string()) if rel_text else pa.array([], pa.large_string())

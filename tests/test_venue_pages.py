@@ -7,7 +7,7 @@ import pyarrow as pa
 
 from resolvers.errors import LedgerPathError
 
-from citeledger import blocking, index_upgrade
+from citeledger import blocking, hash_runs, index_upgrade
 from citeledger.catalog import CatalogStore, ParquetCatalog
 from citeledger.venue_index import PAGES_AT, PAGES_HASHES, PAGES_STAMP, LocatorIndex, LocatorRuns, locator_rows
 
@@ -77,7 +77,7 @@ def test_a_generation_that_cannot_be_written_is_read_with_the_lookup_made_in_mem
 
     def refused(path, *args):
         raise LedgerPathError(f"cannot write {path}: Permission denied")
-    monkeypatch.setattr(blocking, "npy_stream", refused)
+    monkeypatch.setattr(hash_runs, "atomic_stream", refused)  # (every streamed .npy of the build goes through it)
     assert blocking.ensure_index(gen) is None
     assert not (gen / PAGES_HASHES).exists() and not index_upgrade.pages_current(gen)
     assert _answers(tmp_path) == {("76", "13009"): [("physrevd", "10.1/a")]}
