@@ -238,7 +238,7 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     for error in report["errors"]:
         print(f"refresh: {error}", file=sys.stderr)
     print(f"catalog {args.catalog}: {report['works_before']} -> {report['works_after']} works "
-          f"from {len(report['files'])} files")
+          f"from {len(report['files'])} files" + (f"; sharded {report['shards']} ways as before" if report["shards"] else ""))
     return 0
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 from urllib.parse import unquote
 
+from resolvers.errors import CiteledgerError
 from resolvers.model import Reference
 from resolvers.remote import make_http_client
 from resolvers.remote.arxiv import ArxivClient
@@ -168,7 +169,7 @@ class RefreshReport:
     works_after: int = 0
     generation: str | None = None
     errors: list[str] = field(default_factory=list)
-    shards: int | None = None  # the new generation sharded as the one it replaced was
+    shards: int | None = None  # the live generation sharded this refresh, as the catalog was (``_keep_shards``)
 
     @property
     def changed(self) -> bool:
@@ -255,13 +256,15 @@ def ingest_new_sources(catalog_dir: str | Path, catalog_inbox: str | Path | None
     """Add source files dropped in ``catalog_inbox`` (moved to ``<catalog_inbox>/processed/``
     once built in) and, with ``remote``, what the configured services published since the last
     refresh. Off by default: no inbox and no remote means no change and no network. A catalog
-    whose live generation has fuzzy index shards gets a new generation with as many (in this
-    process, ``shards.shard_generation``): a refresh does not undo a sharding nobody asked to undo."""
+    that was sharded (``shards.wanted_shards``) gets its live generation sharded as many ways
+    when it lacks shards (a new one, or one a failed refresh left): in this process, one shard
+    after another, a second index build (``catalog build --shards N --task-runner dask`` puts
+    the shard tasks on a cluster). A sharding that fails is a refresh error: the new generation
+    stays live without shards (same answers), and the next refresh tries again."""
     report = RefreshReport()
     cat = CatalogStore(catalog_dir)
     report.works_before = int(cat.manifest().get("works", 0)) if cat.exists() else 0
-    live = cat.current() if cat.exists() else None
-    sharded = shards.stamp_of(live) if live is not None else None
+    wanted = _wanted_shards(catalog_dir, report)  # (before the build: an old catalog's count is its live generation's)
     dropped = inbox_files(catalog_inbox, CATALOG_SUFFIXES) if catalog_inbox else []
     harvested: list[Path] = []
     if remote:
@@ -271,17 +274,34 @@ def ingest_new_sources(catalog_dir: str | Path, catalog_inbox: str | Path | None
     if files:
         built = cat.build(files)
         report.generation = built.generation
-        if sharded is not None:
-            now = cat.current()
-            kept = shards.stamp_of(now) if now is not None else None
-            report.shards = (kept or shards.shard_generation(catalog_dir, int(sharded["n_shards"])))["n_shards"]
         report.files = [str(p) for p in files]
         if dropped:
             processed = Path(catalog_inbox) / "processed" / built.generation
             for path in dropped:
                 atomic_move(path, processed / path.name)
+    if wanted is not None:
+        _keep_shards(catalog_dir, wanted, report)
     report.works_after = int(cat.manifest().get("works", 0)) if cat.exists() else 0
     return report
+
+
+def _wanted_shards(catalog_dir: str | Path, report: RefreshReport) -> int | None:
+    try:
+        return shards.wanted_shards(catalog_dir) if CatalogStore(catalog_dir).exists() else None
+    except CiteledgerError as exc:
+        report.errors.append(f"sharding: {exc}")
+        return None
+
+
+def _keep_shards(catalog_dir: str | Path, wanted: int, report: RefreshReport) -> None:
+    """Shard the live generation ``wanted`` ways when it lacks current shards."""
+    try:
+        live = CatalogStore(catalog_dir).current()
+        if live is None or shards.stamp_of(live) is not None:
+            return
+        report.shards = shards.shard_generation(catalog_dir, wanted)["n_shards"]
+    except (CiteledgerError, OSError) as exc:  # (the catalog stays as built: the same answers, no shards)
+        report.errors.append(f"sharding the catalog's live generation: {exc}")
 
 
 # --- one nightly run -------------------------------------------------------------------------

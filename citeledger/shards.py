@@ -47,6 +47,7 @@ SHARDS_DIR = "shards"
 STAMP = "shards.json"
 SHARDS_FORMAT = 1
 GLOBAL_ROWS, GLOBAL_IDF = "global_rows.npy", "global_idf.npy"
+WANTED = "sharding.json"  # in the catalog folder: {"n_shards": N}, the count it was last sharded into
 TERMS = ("hashes", "df", "idf")  # terms_<name>.npy
 Mapper = Callable[[Callable[[Path], dict[str, Any]], list[Path]], list[dict[str, Any]]]
 
@@ -194,7 +195,8 @@ def _serial(fn: Callable[[Path], dict[str, Any]], items: list[Path]) -> list[dic
 
 
 def shard_generation(catalog_dir: str | Path, n_shards: int, mapper: Mapper | None = None) -> dict[str, Any]:
-    """Shard the catalog's live generation (under the catalog's build lock)."""
+    """Shard the catalog's live generation (under the catalog's build lock), and remember the
+    count for the catalog (``WANTED``: what the nightly refresh shards its new generations into)."""
     from .catalog import CatalogStore
 
     store = CatalogStore(catalog_dir)
@@ -202,7 +204,24 @@ def shard_generation(catalog_dir: str | Path, n_shards: int, mapper: Mapper | No
         gen = store.current()
         if gen is None:
             raise ConfigError(f"no catalog in {catalog_dir}: run `citeledger catalog build --catalog {catalog_dir} FILE...`")
+        atomic_write_bytes(store.dir / WANTED, json.dumps({"n_shards": n_shards}).encode())
         return build_shards(gen, n_shards, mapper)
+
+
+def wanted_shards(catalog_dir: str | Path) -> int | None:
+    """The shard count the catalog was last sharded into (``WANTED``; for a catalog sharded before
+    that file existed, its live generation's), or None: a catalog nobody sharded."""
+    from .catalog import CatalogStore
+
+    try:
+        return int(json.loads((Path(catalog_dir) / WANTED).read_text())["n_shards"])
+    except FileNotFoundError:
+        live = CatalogStore(catalog_dir).current()
+        stamp = stamp_of(live) if live is not None else None
+        return int(stamp["n_shards"]) if stamp else None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"{Path(catalog_dir) / WANTED}: not a shard count ({exc}); remove it or shard again "
+                          "with `citeledger catalog build --shards N`") from exc
 
 
 def shard_with(catalog_dir: str | Path, n_shards: int, task_runner: str = "threads", dask_workers: int = 2,

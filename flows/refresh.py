@@ -19,9 +19,10 @@ def refresh_catalog(catalog: str = "data/catalog", catalog_inbox: str | None = "
     for error in report.errors:
         logger.warning("refresh: %s", error)
     if report.changed:
-        logger.info("catalog %s: %d -> %d works from %d files (%s%s)", catalog, report.works_before,
-                    report.works_after, len(report.files), report.generation,
-                    f", {report.shards} fuzzy index shards as before" if report.shards else "")
+        logger.info("catalog %s: %d -> %d works from %d files (%s)", catalog, report.works_before,
+                    report.works_after, len(report.files), report.generation)
+    if report.shards:
+        logger.info("catalog %s: live generation sharded %d ways, as the catalog was", catalog, report.shards)
     else:
         logger.info("catalog %s: nothing new (%d works)", catalog, report.works_after)
     return report.as_dict()

@@ -180,23 +180,48 @@ def test_fuzzy_links_are_rechecked_only_when_a_new_work_shares_their_tokens(site
 
 
 @pytest.mark.flow
-def test_a_refresh_shards_the_new_generation_as_the_one_it_replaces(site):
-    """A sharded catalog stays sharded across a refresh (as many shards, made for the new works
-    table); an unsharded one stays unsharded."""
+def test_a_refresh_shards_the_new_generation_as_the_catalog_was(site, monkeypatch):
+    """A sharded catalog stays sharded across refreshes (as many shards, made for the new works
+    table), an unsharded one stays unsharded; a sharding that fails is a refresh error that loses
+    nothing (the inbox file is built in and moved), and the next refresh shards the generation."""
     from citeledger import shards
+    from resolvers.errors import DiskFull
+
+    def drop(name: str, title: str) -> None:
+        work = {**NEW_WORKS[0], "doi": f"10.9999/{name}", "title": title}
+        (site["catalog-inbox"] / f"{name}.jsonl").write_text(json.dumps(work) + "\n")
 
     store = CatalogStore(site["catalog"])
-    (site["catalog-inbox"] / "one.jsonl").write_text(json.dumps(NEW_WORKS[0]) + "\n")
+    drop("one", "Sharding a ledger catalog by work")
     plain = nightly.ingest_new_sources(site["catalog"], site["catalog-inbox"])
     assert plain.changed and plain.shards is None and shards.stamp_of(store.current()) is None
+    assert not plain.errors and not (site["catalog"] / shards.WANTED).exists()
     shards.shard_generation(site["catalog"], 2)
     before = store.current()
-    (site["catalog-inbox"] / "two.jsonl").write_text(json.dumps(NEW_WORKS[1]) + "\n")
+    drop("two", "Refreshing a sharded catalog every night")
     report = nightly.ingest_new_sources(site["catalog"], site["catalog-inbox"])
     after = store.current()
     assert report.generation == after.name != before.name and report.as_dict()["shards"] == 2
     stamp = shards.stamp_of(after)
     assert stamp is not None and stamp["n_shards"] == 2 and stamp["n_works"] == report.works_after
+
+    def full(gen_dir, n_shards, mapper=None):
+        raise DiskFull(f"{gen_dir}: no space left on device")
+    monkeypatch.setattr(shards, "build_shards", full)
+    drop("three", "When the disk fills during sharding")
+    failed = nightly.ingest_new_sources(site["catalog"], site["catalog-inbox"])
+    assert failed.changed and failed.shards is None and shards.stamp_of(store.current()) is None
+    assert [e for e in failed.errors if "no space left" in e] and not list(site["catalog-inbox"].glob("*.jsonl"))
+    assert failed.works_after == report.works_after + 1
+    monkeypatch.undo()
+    again = nightly.ingest_new_sources(site["catalog"], site["catalog-inbox"])  # nothing new: the shards only
+    assert not again.changed and again.shards == 2 and not again.errors
+    assert shards.stamp_of(store.current())["n_shards"] == 2
+
+    (site["catalog"] / shards.WANTED).unlink()  # a catalog sharded before the count was kept: its live generation's
+    drop("four", "Catalogs sharded before the count was kept")
+    old_style = nightly.ingest_new_sources(site["catalog"], site["catalog-inbox"])
+    assert old_style.changed and old_style.shards == 2 and shards.stamp_of(store.current())["n_shards"] == 2
 
 
 def test_nightly_flow_through_prefect(site):
