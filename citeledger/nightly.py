@@ -286,6 +286,7 @@ def ingest_new_sources(catalog_dir: str | Path, catalog_inbox: str | Path | None
 
 
 def _wanted_shards(catalog_dir: str | Path, report: RefreshReport) -> int | None:
+    """``shards.wanted_shards`` of an existing catalog; a broken count file is a refresh error."""
     try:
         return shards.wanted_shards(catalog_dir) if CatalogStore(catalog_dir).exists() else None
     except CiteledgerError as exc:

@@ -21,8 +21,8 @@ def refresh_catalog(catalog: str = "data/catalog", catalog_inbox: str | None = "
     if report.changed:
         logger.info("catalog %s: %d -> %d works from %d files (%s)", catalog, report.works_before,
                     report.works_after, len(report.files), report.generation)
-    if report.shards:
-        logger.info("catalog %s: live generation sharded %d ways, as the catalog was", catalog, report.shards)
     else:
         logger.info("catalog %s: nothing new (%d works)", catalog, report.works_after)
+    if report.shards:
+        logger.info("catalog %s: live generation sharded %d ways, as the catalog was", catalog, report.shards)
     return report.as_dict()
