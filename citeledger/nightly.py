@@ -256,20 +256,20 @@ def ingest_new_sources(catalog_dir: str | Path, catalog_inbox: str | Path | None
     """Add source files dropped in ``catalog_inbox`` (moved to ``<catalog_inbox>/processed/``
     once built in) and, with ``remote``, what the configured services published since the last
     refresh. Off by default: no inbox and no remote means no change and no network. A catalog
-    that was sharded (``shards.wanted_shards``) gets its live generation sharded as many ways
-    when it lacks shards (a new one, or one a failed refresh left): in this process, one shard
-    after another, a second index build (``catalog build --shards N --task-runner dask`` puts
-    the shard tasks on a cluster). A sharding that fails is a refresh error: the new generation
-    stays live without shards (same answers), and the next refresh tries again."""
+    that was sharded (``shards.sharding_of``) gets its live generation sharded as it was when it
+    lacks shards (a new one, or one a failed refresh left): as many shards, the tasks where they
+    ran (this process, or the Dask cluster ``catalog build --shards N --task-runner dask`` named).
+    A sharding that fails is a refresh error: the new generation stays live without shards (same
+    answers), and the next refresh tries again."""
     report = RefreshReport()
     cat = CatalogStore(catalog_dir)
     report.works_before = int(cat.manifest().get("works", 0)) if cat.exists() else 0
-    wanted = _wanted_shards(catalog_dir, report)  # (before the build: an old catalog's count is its live generation's)
     dropped = inbox_files(catalog_inbox, CATALOG_SUFFIXES) if catalog_inbox else []
     harvested: list[Path] = []
     if remote:
         config = config or load_config()
         harvested, report.harvested, report.errors = harvest_remote(config, config.state_dir)
+    sharding = _sharding(catalog_dir, report)  # (before the build: an old catalog's count is its live generation's)
     files = [*dropped, *harvested]
     if files:
         built = cat.build(files)
@@ -279,28 +279,28 @@ def ingest_new_sources(catalog_dir: str | Path, catalog_inbox: str | Path | None
             processed = Path(catalog_inbox) / "processed" / built.generation
             for path in dropped:
                 atomic_move(path, processed / path.name)
-    if wanted is not None:
-        _keep_shards(catalog_dir, wanted, report)
+    if sharding is not None:
+        _keep_shards(catalog_dir, sharding, report)
     report.works_after = int(cat.manifest().get("works", 0)) if cat.exists() else 0
     return report
 
 
-def _wanted_shards(catalog_dir: str | Path, report: RefreshReport) -> int | None:
-    """``shards.wanted_shards`` of an existing catalog; a broken count file is a refresh error."""
+def _sharding(catalog_dir: str | Path, report: RefreshReport) -> dict[str, Any] | None:
+    """``shards.sharding_of`` an existing catalog; a broken sharding file is a refresh error."""
     try:
-        return shards.wanted_shards(catalog_dir) if CatalogStore(catalog_dir).exists() else None
+        return shards.sharding_of(catalog_dir) if CatalogStore(catalog_dir).exists() else None
     except CiteledgerError as exc:
         report.errors.append(f"sharding: {exc}")
         return None
 
 
-def _keep_shards(catalog_dir: str | Path, wanted: int, report: RefreshReport) -> None:
-    """Shard the live generation ``wanted`` ways when it lacks current shards."""
+def _keep_shards(catalog_dir: str | Path, sharding: dict[str, Any], report: RefreshReport) -> None:
+    """Shard the live generation as the catalog was sharded, when it lacks current shards."""
     try:
         live = CatalogStore(catalog_dir).current()
         if live is None or shards.stamp_of(live) is not None:
             return
-        report.shards = shards.shard_generation(catalog_dir, wanted)["n_shards"]
+        report.shards = shards.reshard(catalog_dir, sharding)["n_shards"]
     except (CiteledgerError, OSError) as exc:  # (the catalog stays as built: the same answers, no shards)
         report.errors.append(f"sharding the catalog's live generation: {exc}")
 

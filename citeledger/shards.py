@@ -47,7 +47,7 @@ SHARDS_DIR = "shards"
 STAMP = "shards.json"
 SHARDS_FORMAT = 1
 GLOBAL_ROWS, GLOBAL_IDF = "global_rows.npy", "global_idf.npy"
-WANTED = "sharding.json"  # in the catalog folder: {"n_shards": N}, the count it was last sharded into
+WANTED = "sharding.json"  # in the catalog folder: {"n_shards": N, ...}, how it was last sharded
 TERMS = ("hashes", "df", "idf")  # terms_<name>.npy
 Mapper = Callable[[Callable[[Path], dict[str, Any]], list[Path]], list[dict[str, Any]]]
 
@@ -194,9 +194,11 @@ def _serial(fn: Callable[[Path], dict[str, Any]], items: list[Path]) -> list[dic
     return [fn(item) for item in items]
 
 
-def shard_generation(catalog_dir: str | Path, n_shards: int, mapper: Mapper | None = None) -> dict[str, Any]:
-    """Shard the catalog's live generation (under the catalog's build lock), and remember the
-    count for the catalog (``WANTED``: what the nightly refresh shards its new generations into)."""
+def shard_generation(catalog_dir: str | Path, n_shards: int, mapper: Mapper | None = None,
+                     how: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Shard the catalog's live generation (under the catalog's build lock), and remember for the
+    catalog the count and ``how`` the shard tasks ran (``WANTED``: what the nightly refresh
+    shards its new generations into, and where)."""
     from .catalog import CatalogStore
 
     store = CatalogStore(catalog_dir)
@@ -204,23 +206,28 @@ def shard_generation(catalog_dir: str | Path, n_shards: int, mapper: Mapper | No
         gen = store.current()
         if gen is None:
             raise ConfigError(f"no catalog in {catalog_dir}: run `citeledger catalog build --catalog {catalog_dir} FILE...`")
-        atomic_write_bytes(store.dir / WANTED, json.dumps({"n_shards": n_shards}).encode())
+        atomic_write_bytes(store.dir / WANTED, json.dumps({"n_shards": n_shards, **(how or {})}, sort_keys=True).encode())
         return build_shards(gen, n_shards, mapper)
 
 
-def wanted_shards(catalog_dir: str | Path) -> int | None:
-    """The shard count the catalog was last sharded into (``WANTED``; for a catalog sharded before
-    that file existed, its live generation's), or None: a catalog nobody sharded."""
+def sharding_of(catalog_dir: str | Path) -> dict[str, Any] | None:
+    """How the catalog was last sharded (``WANTED``: ``n_shards``, and ``task_runner``,
+    ``dask_workers``, ``dask_address`` when given; for a catalog sharded before that file existed,
+    its live generation's count, in this process), or None: a catalog nobody sharded."""
     from .catalog import CatalogStore
 
+    path = Path(catalog_dir) / WANTED
     try:
-        return int(json.loads((Path(catalog_dir) / WANTED).read_text())["n_shards"])
+        wanted = json.loads(path.read_text())
+        if not isinstance(wanted, dict) or int(wanted["n_shards"]) < 1:
+            raise ValueError("n_shards must be 1 or more")
+        return wanted
     except FileNotFoundError:
         live = CatalogStore(catalog_dir).current()
         stamp = stamp_of(live) if live is not None else None
-        return int(stamp["n_shards"]) if stamp else None
+        return {"n_shards": int(stamp["n_shards"])} if stamp else None
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ConfigError(f"{Path(catalog_dir) / WANTED}: not a shard count ({exc}); remove it or shard again "
+        raise ConfigError(f"{path}: not a shard count ({exc}); remove it or shard again "
                           "with `citeledger catalog build --shards N`") from exc
 
 
@@ -228,9 +235,16 @@ def shard_with(catalog_dir: str | Path, n_shards: int, task_runner: str = "threa
                dask_address: str | None = None) -> dict[str, Any]:
     """Shard the live generation, the shard tasks in this process or on a Dask cluster."""
     if task_runner != "dask":
-        return shard_generation(catalog_dir, n_shards)
+        return shard_generation(catalog_dir, n_shards, how={"task_runner": "threads"})
+    how = {"task_runner": "dask", "dask_workers": dask_workers, "dask_address": dask_address}
     with dask_mapper(dask_workers, dask_address) as mapper:
-        return shard_generation(catalog_dir, n_shards, mapper)
+        return shard_generation(catalog_dir, n_shards, mapper, how)
+
+
+def reshard(catalog_dir: str | Path, sharding: dict[str, Any]) -> dict[str, Any]:
+    """Shard the live generation as ``sharding_of`` says the catalog was."""
+    return shard_with(catalog_dir, int(sharding["n_shards"]), str(sharding.get("task_runner") or "threads"),
+                      int(sharding.get("dask_workers") or 2), sharding.get("dask_address"))
 
 
 def print_shards(stamp: dict[str, Any]) -> None:

@@ -2,6 +2,7 @@
 and a run with nothing new that changes nothing. Driven through the plain functions the flow
 calls (no Prefect), plus one run of the real flow through Prefect."""
 import json
+from contextlib import contextmanager
 import os
 import shutil
 from pathlib import Path
@@ -196,17 +197,29 @@ def test_a_refresh_shards_the_new_generation_as_the_catalog_was(site, monkeypatc
     plain = nightly.ingest_new_sources(site["catalog"], site["catalog-inbox"])
     assert plain.changed and plain.shards is None and shards.stamp_of(store.current()) is None
     assert not plain.errors and not (site["catalog"] / shards.WANTED).exists()
-    shards.shard_generation(site["catalog"], 2)
+    clusters = []  # the shard tasks' cluster, as `catalog build --shards 2 --task-runner dask` names it
+
+    @contextmanager
+    def cluster(workers, address):
+        clusters.append((workers, address))
+        yield lambda fn, items: [fn(item) for item in items]
+    monkeypatch.setattr(shards, "dask_mapper", cluster)
+    shards.shard_with(site["catalog"], 2, "dask", 3, "tcp://scheduler:8786")
+    assert shards.sharding_of(site["catalog"]) == {"n_shards": 2, "task_runner": "dask", "dask_workers": 3,
+                                                   "dask_address": "tcp://scheduler:8786"}
     before = store.current()
     drop("two", "Refreshing a sharded catalog every night")
     report = nightly.ingest_new_sources(site["catalog"], site["catalog-inbox"])
     after = store.current()
     assert report.generation == after.name != before.name and report.as_dict()["shards"] == 2
+    assert clusters == [(3, "tcp://scheduler:8786")] * 2  # the refresh's shard tasks went where the first ones did
     stamp = shards.stamp_of(after)
     assert stamp is not None and stamp["n_shards"] == 2 and stamp["n_works"] == report.works_after
 
     def full(gen_dir, n_shards, mapper=None):
         raise DiskFull(f"{gen_dir}: no space left on device")
+    monkeypatch.undo()
+    shards.shard_with(site["catalog"], 2)  # (in this process from here on)
     monkeypatch.setattr(shards, "build_shards", full)
     drop("three", "When the disk fills during sharding")
     failed = nightly.ingest_new_sources(site["catalog"], site["catalog-inbox"])
@@ -222,6 +235,11 @@ def test_a_refresh_shards_the_new_generation_as_the_catalog_was(site, monkeypatc
     drop("four", "Catalogs sharded before the count was kept")
     old_style = nightly.ingest_new_sources(site["catalog"], site["catalog-inbox"])
     assert old_style.changed and old_style.shards == 2 and shards.stamp_of(store.current())["n_shards"] == 2
+
+    (site["catalog"] / shards.WANTED).write_text('{"n_shards": 0}')  # (a hand-edited file: said, not guessed)
+    drop("five", "A sharding file edited by hand")
+    broken = nightly.ingest_new_sources(site["catalog"], site["catalog-inbox"])
+    assert broken.changed and broken.shards is None and [e for e in broken.errors if "not a shard count" in e]
 
 
 def test_nightly_flow_through_prefect(site):
