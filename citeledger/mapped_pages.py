@@ -62,12 +62,9 @@ def take_chunked(values: pa.ChunkedArray | pa.Table, at: np.ndarray | Sequence[i
     starts = np.cumsum([0] + [len(c) for c in chunks])
     order = np.argsort(at, kind="stable")
     sorted_at = at[order]
-    which = np.searchsorted(starts, sorted_at, "right") - 1
-    pieces = []
-    for chunk in np.unique(which).tolist():
-        local = sorted_at[which == chunk] - starts[chunk]
-        part = values.slice(int(starts[chunk]), int(starts[chunk + 1] - starts[chunk]))
-        pieces.append(part.take(pa.array(local)))
+    cuts = np.searchsorted(sorted_at, starts)  # chunk k's asked positions: sorted_at[cuts[k]:cuts[k + 1]]
+    pieces = [values.slice(int(starts[k]), int(starts[k + 1] - starts[k])).take(pa.array(sorted_at[cuts[k]:cuts[k + 1]] - starts[k]))
+              for k in range(len(chunks)) if cuts[k + 1] > cuts[k]]
     if isinstance(values, pa.Table):
         joined = pa.concat_tables(pieces).combine_chunks() if pieces else values.slice(0, 0)
     else:

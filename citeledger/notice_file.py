@@ -28,9 +28,8 @@ from resolvers.errors import DiskFull, LedgerPathError
 
 from . import blocking
 from .hash_runs import HashRuns, npy_stream, parts_for, write_sorted
-from .mapped_pages import load_array, map_ipc
+from .mapped_pages import load_array, map_ipc, take_chunked
 from .parquet_stream import parquet_file
-from .work_rows import take_rows
 
 # The catalog columns the notice step reads of a work (and the DOI it writes)
 NOTICE_COLUMNS = ("doi", "arxiv_id", "alt_dois", "withdrawn", "sources", "relations")
@@ -180,7 +179,7 @@ def notice_rows(notices: NoticeFile, work_ids: Sequence[str],
     rows = sorted(set(found.values()))
     if not rows:
         return {}
-    taken = take_rows(notices.works(), rows)
+    taken = take_chunked(notices.works(), rows)
     values = dict(zip(rows, zip(*(taken.column(c).to_pylist() for c in WORK_COLUMNS), notices.sources(rows))))
     relations = notices.relations(rows)
     get = relations.get

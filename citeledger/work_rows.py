@@ -28,7 +28,7 @@ import pyarrow as pa
 from resolvers.model import Work
 from resolvers.verify import FORM_COLUMNS
 
-from .mapped_pages import load_array, map_ipc
+from .mapped_pages import load_array, map_ipc, take_chunked
 from .work_row import WORK_FIELDS, WORK_TYPES, works_from_columns
 
 ROWS_FILE = "work_rows.bin"
@@ -135,30 +135,11 @@ class RowFile:
         self.close()
 
 
-def take_rows(table: pa.Table, rows: Sequence[int]) -> pa.Table:
-    """``table.take(rows)`` for a mapped table of many record batches, taken batch by batch:
-    Arrow's take on a chunked string or list column first concatenates its chunks, a copy of the
-    whole column per call (at 10M works about 0.7 s and gigabytes of touched pages per batch)."""
-    batches = table.to_batches()
-    if len(batches) <= 1:
-        return table.take(pa.array(rows, pa.int64()))
-    bounds = np.cumsum([0] + [b.num_rows for b in batches])
-    at = np.asarray(rows, dtype=np.int64)
-    which = np.searchsorted(bounds, at, side="right") - 1
-    order = np.argsort(which, kind="stable")
-    cuts = np.searchsorted(which[order], np.arange(len(batches) + 1))
-    parts = [batches[b].take(pa.array(at[order[cuts[b]:cuts[b + 1]]] - bounds[b]))
-             for b in range(len(batches)) if cuts[b + 1] > cuts[b]]
-    inverse = np.empty_like(order)
-    inverse[order] = np.arange(len(order))
-    return pa.Table.from_batches(parts, schema=table.schema).take(pa.array(inverse))
-
-
 def works_at(table: pa.Table, rows: Sequence[int]) -> dict[int, Work]:
     """The works at these rows of a (mapped) works table, as Work records."""
     if not rows:
         return {}
-    taken = take_rows(table, rows)
+    taken = take_chunked(table, rows)
     cols = {name: taken.column(name).to_pylist() for name in taken.column_names}  # columnar: faster than rows
     none = [None] * len(rows)
     return dict(zip(rows, works_from_columns([cols.get(name, none) for name in WORK_FIELDS])))
@@ -190,5 +171,5 @@ class WorkReader:
         if self.row_file is not None:
             return self.row_file.works_and_forms(rows)
         works = works_at(self.tables()[0], rows)
-        taken = take_rows(self.tables()[1], rows) if rows else None
+        taken = take_chunked(self.tables()[1], rows) if rows else None
         return works, {name: taken.column(name).to_pylist() if taken is not None else [] for name in FORM_COLUMNS}

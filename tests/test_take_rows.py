@@ -1,14 +1,14 @@
-"""``work_rows.take_rows`` takes rows of a many-batch mapped table batch by batch (Arrow's own take
+"""``mapped_pages.take_chunked`` takes rows of a many-batch mapped table batch by batch (Arrow's own take
 concatenates every chunk first); it must give exactly ``Table.take``'s rows, in the asked order."""
 import random
 
 import pyarrow as pa
 
 from citeledger.mapped_pages import map_ipc
-from citeledger.work_rows import take_rows
+from citeledger.mapped_pages import take_chunked
 
 
-def test_take_rows_equals_arrow_take_on_a_mapped_table_of_many_batches(tmp_path):
+def test_take_chunked_equals_arrow_take_on_a_mapped_table_of_many_batches(tmp_path):
     path = tmp_path / "t.arrow"
     schema = pa.schema([("title", pa.string()), ("authors", pa.list_(pa.string())), ("year", pa.int64())])
     with pa.ipc.new_file(str(path), schema) as writer:
@@ -21,4 +21,4 @@ def test_take_rows_equals_arrow_take_on_a_mapped_table_of_many_batches(tmp_path)
     assert len(table.to_batches()) == 7
     rng = random.Random(3)
     for rows in ([0], [39], [39, 0, 5, 5, 6, 18, 17, 1], [rng.randrange(40) for _ in range(200)]):
-        assert take_rows(table, rows).to_pylist() == table.take(pa.array(rows, pa.int64())).to_pylist()
+        assert take_chunked(table, rows).to_pylist() == table.take(pa.array(rows, pa.int64())).to_pylist()
