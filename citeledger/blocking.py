@@ -57,7 +57,7 @@ from resolvers.candidates import Candidate, PostingsIndex, TermIds, term_hashes,
 from resolvers.model import Work
 from resolvers.verify import FORM_COLUMNS, form_columns, forms_from_columns
 
-from .hash_runs import HashRuns, append_raw, npy_stream, parts_for, raw_slices, whole_parts, write_sorted
+from .hash_runs import HashRuns, append_raw, npy_stream, parts_for, raw_slices, raw_to_npy, whole_parts, write_sorted
 from .index_terms import batch_terms, first_surnames
 from .parquet_stream import parquet_file
 from .atomic import atomic_stream, atomic_write_bytes, sql_literal, staged
@@ -337,9 +337,7 @@ def _merge_runs(catalog_dir: Path, terms: HashRuns, n_works: int) -> int:
             at += int(counts.sum())
             df.write(counts)
             idf.write(term_idf(counts, n_works))
-    with npy_stream(catalog_dir / "index_term_hashes.npy", np.int64, n_terms) as out:
-        for values in raw_slices(hashes_raw, np.int64):
-            out.write(values)
+    raw_to_npy(hashes_raw, catalog_dir / "index_term_hashes.npy", np.int64, n_terms)
     return n_terms
 
 

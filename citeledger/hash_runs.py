@@ -185,6 +185,14 @@ def append_raw(path: Path, values: np.ndarray) -> None:
         np.ascontiguousarray(values).tofile(fh)
 
 
+def raw_to_npy(raw: Path, path: Path, dtype: type | np.dtype, length: int) -> None:
+    """A raw array file (``append_raw``) as a ``.npy`` file of its ``length`` values, copied a
+    slice at a time (``npy_stream``: the count is checked)."""
+    with npy_stream(path, dtype, length) as out:
+        for values in raw_slices(raw, dtype):
+            out.write(values)
+
+
 def raw_slices(path: Path, dtype: type | np.dtype, step: int = 1 << 22) -> Iterator[np.ndarray]:
     """A raw array file (``ndarray.tofile``) read back ``step`` values at a time (none when
     nothing was ever appended to it: no file)."""

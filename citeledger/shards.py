@@ -38,7 +38,7 @@ from resolvers.shard_retrieval import Shard, ShardedIndex, global_idf_of, global
 
 from . import blocking
 from .atomic import atomic_move, atomic_write_bytes, disk_errors, publish_dir, staged
-from .hash_runs import append_raw, npy_stream, part_bounds, parts_for, raw_slices
+from .hash_runs import append_raw, npy_stream, part_bounds, parts_for, raw_to_npy
 from .parquet_stream import parquet_file
 from .locking import exclusive
 from .mapped_pages import load_array, release_if_over
@@ -105,9 +105,7 @@ def partition(gen_dir: Path, root: Path, n_shards: int, chunk_rows: int = 200_00
                     counts[i] += len(take)
                 row0 += batch.num_rows
         for d, path, count in zip(dirs, raw, counts):
-            with npy_stream(d / GLOBAL_ROWS, np.int64, count) as out:
-                for values in raw_slices(path, np.int64):
-                    out.write(values)
+            raw_to_npy(path, d / GLOBAL_ROWS, np.int64, count)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return counts
@@ -152,9 +150,7 @@ def write_global_terms(root: Path, dirs: Sequence[Path], n_works: int) -> int:
                 n_terms += len(table[0])
                 release_if_over()  # (the ranges read so far: mapped pages, handed back to the page cache)
         for name, dtype in zip(TERMS, (np.int64, np.int64, np.float32)):
-            with npy_stream(root / f"terms_{name}.npy", dtype, n_terms) as out:
-                for values in raw_slices(raw[name], dtype):
-                    out.write(values)
+            raw_to_npy(raw[name], root / f"terms_{name}.npy", dtype, n_terms)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return n_terms
