@@ -16,7 +16,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from citeledger.inputs import InputLimits, read_references  # noqa: E402
+from citeledger.inputs.rows import InputLimits, read_references  # noqa: E402
 
 
 def bib_text(n: int) -> str:

@@ -23,8 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from citeledger import catalog  # noqa: E402
 from bench_flow import tree_rss_mb  # noqa: E402
+
+from citeledger.catalog import store as catalog
 
 
 def _status(key: str) -> int:

@@ -78,7 +78,7 @@ class PeakPss:
 
 
 def make_catalog(args: argparse.Namespace, catalog: Path) -> None:
-    from citeledger.catalog import CatalogStore
+    from citeledger.catalog.store import CatalogStore
 
     t = time.perf_counter()
     if args.catalog_from:
@@ -92,7 +92,7 @@ def make_catalog(args: argparse.Namespace, catalog: Path) -> None:
 def rebuild_index(gen: Path) -> None:
     """The unsharded index built again in a child process: its wall time and peak RSS."""
     t = time.perf_counter()
-    code = f"from citeledger import blocking; print(blocking.build_index({str(gen)!r}))"
+    code = f"from citeledger.index import fuzzy_index; print(fuzzy_index.build_index({str(gen)!r}))"
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(REPO)}).stdout.strip()
     rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
@@ -100,7 +100,7 @@ def rebuild_index(gen: Path) -> None:
 
 
 def shard(catalog: Path, n: int, workers: int) -> dict:
-    from citeledger import shards
+    from citeledger.index import shards
 
     t = time.perf_counter()
     with PeakPss() as mem, shards.dask_mapper(workers) as mapper:
@@ -112,7 +112,7 @@ def shard(catalog: Path, n: int, workers: int) -> dict:
 
 
 def run(label: str, inputs: str, catalog: Path, ledger: Path, batch_size: int, **runner) -> dict:
-    from citeledger.workers import clear_caches
+    from citeledger.engine.process_cache import clear_caches
     from flows.resolve import resolve_references
 
     clear_caches()  # (a threads run must not reuse the index an earlier run loaded in this process)

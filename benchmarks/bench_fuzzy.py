@@ -34,8 +34,9 @@ from rapidfuzz import fuzz, process
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT)); sys.path.insert(0, str(ROOT / "benchmarks"))
-from citeledger.evaluate import evaluate  # noqa: E402
 from synthetic_catalog import SHARED, generate, load_shared_works, write  # noqa: E402
+
+from citeledger.evaluation.links import evaluate  # noqa: E402
 
 DEV = SHARED / "refs/glutton_dev.jsonl.gz"
 
@@ -70,10 +71,10 @@ def fit_weights(l2: float = 0.1, iterations: int = 40) -> dict:
     but noise). Newton's method with an L2 penalty. The year weight is not identifiable here
     (glutton works carry no year): keep the prior in verify.py.
     """
-    from resolvers.candidates import InMemoryRetriever, index_tokens, locator_tokens
-    from resolvers.parsing import parse_reference
-    from resolvers.quality import parse_uncertain_reason
-    from resolvers.verify import WEIGHTS, RefView, feature_vector, features
+    from resolvers.candidates.retrieval import InMemoryRetriever, index_tokens, locator_tokens
+    from resolvers.parsing.fields import parse_reference
+    from resolvers.parsing.quality import parse_uncertain_reason
+    from resolvers.verification.verify import WEIGHTS, RefView, feature_vector, features
 
     retriever = InMemoryRetriever(load_shared_works())
     rows = [json.loads(line) for line in gzip.open(DEV, "rt")]
@@ -141,8 +142,8 @@ BATCH = 2000
 def _resolve_chunk(args):
     """Worker: resolve one batch through the whole chain with the process's cached catalog."""
     catalog_dir, raws = args
-    from citeledger.pipeline import resolve_batch_references
-    from citeledger.workers import get_catalog
+    from citeledger.engine.process_cache import get_catalog
+    from citeledger.run.pipeline import resolve_batch_references
     from resolvers.model import Reference
 
     catalog = get_catalog(catalog_dir)
@@ -152,7 +153,7 @@ def _resolve_chunk(args):
 
 def _warm(catalog_dir: str) -> None:
     """Worker initializer: load the catalog and its blocking index once per process."""
-    from citeledger.workers import get_catalog, get_fuzzy
+    from citeledger.engine.process_cache import get_catalog, get_fuzzy
 
     get_fuzzy(get_catalog(catalog_dir))
 
@@ -224,11 +225,11 @@ def cora_check() -> dict:
 
     from rapidfuzz import fuzz as rf
 
-    from resolvers.candidates import InMemoryRetriever
-    from resolvers.fuzzy import FuzzyResolver
-    from resolvers.resolution import fuzzy_verdicts
+    from resolvers.candidates.fuzzy import FuzzyResolver
+    from resolvers.candidates.retrieval import InMemoryRetriever
     from resolvers.model import Work
-    from resolvers.parsing import _surnames, norm_text
+    from resolvers.parsing.fields import _surnames, norm_text
+    from resolvers.resolution import fuzzy_verdicts
 
     rows = [json.loads(line) for line in open(CORA)]
     by_entity: dict[int, list[dict]] = {}
@@ -290,8 +291,8 @@ def direct(n: int, root: str, batch: int = BATCH) -> dict:
     to ``works.parquet``, the blocking index built on it, and glutton_dev resolved on the fuzzy path
     alone (``FuzzyResolver``, one process). For catalogs whose store build does not fit in memory
     here (10M): it measures how the *matcher* scales, not the store."""
-    from citeledger.blocking import ParquetRetriever, build_index
-    from resolvers.fuzzy import FuzzyResolver
+    from citeledger.index.fuzzy_index import ParquetRetriever, build_index
+    from resolvers.candidates.fuzzy import FuzzyResolver
     from resolvers.resolution import fuzzy_verdicts
 
     out = Path(root) / f"direct{n}"
@@ -308,7 +309,7 @@ def direct(n: int, root: str, batch: int = BATCH) -> dict:
     fuzzy = FuzzyResolver(retriever)
     verdicts = []
     t4 = time.perf_counter()
-    from citeledger.pipeline import gc_paused
+    from citeledger.run.pipeline import gc_paused
 
     for i in range(0, len(rows), batch):
         with gc_paused():  # as the pipeline resolves a batch
@@ -330,10 +331,10 @@ def absent_check(share: int = 10) -> dict:
     (a duplicate of the removed work), which is counted apart."""
     from rapidfuzz import fuzz as rf
 
-    from resolvers.candidates import InMemoryRetriever
-    from resolvers.fuzzy import FuzzyResolver
+    from resolvers.candidates.fuzzy import FuzzyResolver
+    from resolvers.candidates.retrieval import InMemoryRetriever
+    from resolvers.parsing.fields import norm_text
     from resolvers.resolution import fuzzy_verdicts
-    from resolvers.parsing import norm_text
 
     rows = [json.loads(line) for line in gzip.open(DEV, "rt")]
     works = load_shared_works()
@@ -382,8 +383,8 @@ def main(argv=None) -> dict:
     args = ap.parse_args(argv)
     import shutil
 
-    from citeledger.workers import get_catalog, get_fuzzy
-    from citeledger.catalog import CatalogStore
+    from citeledger.catalog.store import CatalogStore
+    from citeledger.engine.process_cache import get_catalog, get_fuzzy
 
     out = Path(args.dir) / f"n{args.n}"
     shutil.rmtree(out, ignore_errors=True)

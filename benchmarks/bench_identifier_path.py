@@ -32,11 +32,13 @@ import pyarrow as pa
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from citeledger import pipeline, workers  # noqa: E402
-from citeledger.blocking import WORKS_ARROW, ensure_index, map_ipc  # noqa: E402
-from citeledger.catalog import CatalogStore  # noqa: E402
 from reference_forms import FORMS  # noqa: E402
 from step_timer import time_steps  # noqa: E402
+
+from citeledger.catalog.store import CatalogStore  # noqa: E402
+from citeledger.engine import process_cache as workers
+from citeledger.index.fuzzy_index import WORKS_ARROW, ensure_index, map_ipc  # noqa: E402
+from citeledger.run import pipeline
 
 COLUMNS = ["title", "authors", "year", "venue", "doi", "arxiv_id"]
 DRAWN = 200_000  # catalog rows drawn at most; the strings cite works among the titled ones
@@ -66,18 +68,18 @@ def write_refs(path: Path, works: list[tuple], n: int, rng: random.Random) -> No
 # (module, attribute) of each timed step, as the path looks it up (a function imported by name is
 # wrapped where it is called from); nested steps are indented under the one they run in.
 STEPS = [
-    ("citeledger.pipeline", "plan_run"), ("citeledger.pipeline", "run_batch"),
-    ("citeledger.pipeline", "resolve_batch_references"), ("resolvers.resolution", "extract_identifiers"),
+    ("citeledger.run.pipeline", "plan_run"), ("citeledger.run.pipeline", "run_batch"),
+    ("citeledger.run.pipeline", "resolve_batch_references"), ("resolvers.resolution", "extract_identifiers"),
     ("resolvers.resolution", "extract_batch"),
-    ("resolvers.resolution", "_parsed"), ("citeledger.catalog", "ParquetCatalog.works_by_arxiv_id"),
-    ("citeledger.catalog", "ParquetCatalog.works_by_doi"), ("resolvers.resolution", "rule_identifier"),
+    ("resolvers.resolution", "_parsed"), ("citeledger.catalog.store", "ParquetCatalog.works_by_arxiv_id"),
+    ("citeledger.catalog.store", "ParquetCatalog.works_by_doi"), ("resolvers.resolution", "rule_identifier"),
     ("resolvers.resolution", "check_agreement"), ("resolvers.resolution", "decide"),
-    ("citeledger.pipeline", "observation_columns"), ("citeledger.ledger", "LedgerStore.write_observation_columns"),
-    ("citeledger.pipeline", "finish_run"), ("citeledger.pipeline", "write_run_notices"),
-    ("citeledger.ledger", "LedgerStore.linked_work_ids"), ("citeledger.notice_check", "work_notice_rows"),
-    ("citeledger.catalog", "ParquetCatalog.notice_rows"), ("citeledger.notice_check", "cited_doi_notice_rows"),
-    ("citeledger.ledger", "LedgerStore.write_notices"), ("citeledger.pipeline", "_summarise"),
-    ("citeledger.ledger", "LedgerStore.finish_run"), ("citeledger.pipeline", "_complete_run"),
+    ("citeledger.run.pipeline", "observation_columns"), ("citeledger.ledger.store", "LedgerStore.write_observation_columns"),
+    ("citeledger.run.pipeline", "finish_run"), ("citeledger.run.pipeline", "write_run_notices"),
+    ("citeledger.ledger.store", "LedgerStore.linked_work_ids"), ("citeledger.run.notice_check", "work_notice_rows"),
+    ("citeledger.catalog.store", "ParquetCatalog.notice_rows"), ("citeledger.run.notice_check", "cited_doi_notice_rows"),
+    ("citeledger.ledger.store", "LedgerStore.write_notices"), ("citeledger.run.pipeline", "_summarise"),
+    ("citeledger.ledger.store", "LedgerStore.finish_run"), ("citeledger.run.pipeline", "_complete_run"),
 ]
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from resolvers.identifiers import extract_identifiers  # noqa: E402
+from resolvers.identifiers.extract import extract_identifiers  # noqa: E402
 
 # ../shared/data seen from the repository or from a worktree below it (/work/wt/NAME)
 SHARED = next((p / "shared" / "data" for p in REPO.parents if (p / "shared" / "data" / "refs").is_dir()),

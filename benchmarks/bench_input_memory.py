@@ -34,7 +34,7 @@ def write_input(path: Path, n: int) -> None:
 
 def child(work: Path) -> None:
     """Runs in its own process so the peak RSS is the planning's alone."""
-    from citeledger import pipeline
+    from citeledger.run import pipeline
 
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t0 = time.perf_counter()
@@ -52,7 +52,7 @@ def main() -> None:
         child(Path(sys.argv[2]))
         return
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
-    from citeledger.catalog import CatalogStore
+    from citeledger.catalog.store import CatalogStore
 
     work = Path(tempfile.mkdtemp(prefix="bench-input-mem-"))
     CatalogStore(work / "catalog").build(sorted((REPO / "tests" / "fixtures" / "catalog").glob("*.jsonl")))

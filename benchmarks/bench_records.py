@@ -16,9 +16,12 @@ import json
 import time
 from typing import Any
 
-from citeledger import receipts, record_files, records
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from resolvers.notices import EventType, NoticeEvent, standing_notice
+
+from citeledger.records import files as record_files
+from citeledger.records import receipts
+from citeledger.records import record as records
+from resolvers.notices.standing import EventType, NoticeEvent, standing_notice
 
 WHEN = "2026-12-01T05:00:00.000000Z"
 STATES = ["verified_exact", "verified_fuzzy", "unresolved", "parse_uncertain", "metadata_mismatch"]

@@ -26,12 +26,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import duckdb
-
-from citeledger import notice_check, pipeline, receipts, record_files
-from citeledger.catalog import CatalogStore
-from citeledger.ledger import LedgerStore
-from citeledger.ledger_reads import citing_papers
 from step_timer import time_steps
+
+from citeledger.catalog.store import CatalogStore
+from citeledger.ledger.store import LedgerStore
+from citeledger.records import files as record_files
+from citeledger.records import receipts
+from citeledger.records.ledger_reads import citing_papers
+from citeledger.run import notice_check, pipeline
 
 REPO = Path(__file__).resolve().parents[1]
 RUN = "run-bench"
@@ -97,11 +99,11 @@ def make_ledger(work: Path, papers: int, refs: int) -> tuple[Path, Path]:
 
 # (module, attribute, depth) of each timed step of the write, where the writer looks it up
 STEPS = [
-    ("citeledger.record_files", "pass_rows", 0), ("citeledger.ledger_reads", "PassRows.observed", 0),
-    ("citeledger.records", "build_record", 0), ("citeledger.record_build", "_entries", 1),
-    ("citeledger.record_build", "_record", 1), ("citeledger.receipts", "sign_record", 0),
-    ("citeledger.records", "validate_record", 0), ("citeledger.page_files", "render_page_files", 0),
-    ("citeledger.record_pages", "render_json", 0), ("citeledger.ledger", "LedgerStore.write_records_batch", 0),
+    ("citeledger.records.files", "pass_rows", 0), ("citeledger.records.ledger_reads", "PassRows.observed", 0),
+    ("citeledger.records.record", "build_record", 0), ("citeledger.records.fast_build", "_entries", 1),
+    ("citeledger.records.fast_build", "_record", 1), ("citeledger.records.receipts", "sign_record", 0),
+    ("citeledger.records.record", "validate_record", 0), ("citeledger.records.fast_pages", "render_page_files", 0),
+    ("citeledger.records.pages", "render_json", 0), ("citeledger.ledger.store", "LedgerStore.write_records_batch", 0),
 ]
 
 

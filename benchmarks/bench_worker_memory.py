@@ -1,9 +1,9 @@
 """How much memory does each resolving worker hold of its own, and does it grow with the catalog?
 
-The fuzzy index is memory-mapped from files of the catalog generation (``citeledger.blocking``),
-its touched pages handed back to the page cache past a budget (``citeledger.mapped_pages``); the
+The fuzzy index is memory-mapped from files of the catalog generation (``citeledger.index.fuzzy_index``),
+its touched pages handed back to the page cache past a budget (``citeledger.storage.mapped_files``); the
 works and their comparison forms are read by positional reads of the row files
-(``citeledger.work_rows``). So worker processes share the catalog's pages through the OS page
+(``citeledger.works.row_reader``). So worker processes share the catalog's pages through the OS page
 cache and a worker's RSS stays about its own heap plus that budget. This starts N worker processes on a built catalog, has each load the matcher and resolve
 a share of real reference strings on the fuzzy path, and prints per worker (from
 ``/proc/PID/smaps_rollup``):
@@ -46,7 +46,7 @@ def smaps() -> dict[str, int]:
 
 def _load(catalog_dir: str) -> None:
     global _RESOLVER
-    from citeledger import workers
+    from citeledger.engine import process_cache as workers
 
     t0 = time.perf_counter()
     _RESOLVER = workers.get_fuzzy(workers.get_catalog(catalog_dir))
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
     with ProcessPoolExecutor(args.workers, initializer=_load, initargs=(args.catalog,)) as pool:
         results = list(pool.map(_resolve, shares))
     wall = time.perf_counter() - t0
-    from citeledger.catalog import CatalogStore
+    from citeledger.catalog.store import CatalogStore
 
     gen = CatalogStore(args.catalog).current()
     mapped = sum(p.stat().st_size for p in gen.glob("*") if p.suffix in (".npy", ".arrow")) // 2**20

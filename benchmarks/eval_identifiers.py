@@ -41,8 +41,7 @@ from typing import Callable, Iterable
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from resolvers.identifiers import (  # noqa: E402
-    OLD_STYLE_ARCHIVES, canonical_arxiv_id, extract_identifiers, normalize_doi)
+from resolvers.identifiers.extract import OLD_STYLE_ARCHIVES, canonical_arxiv_id, extract_identifiers, normalize_doi  # noqa: E402
 
 Extractor = Callable[[str], tuple[set[str], set[str]]]  # raw -> (dois, arxiv ids)
 SEED = 20261201

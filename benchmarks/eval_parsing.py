@@ -1,4 +1,4 @@
-"""Title and first-author extraction accuracy of ``resolvers.parsing`` on AnyStyle's tagged gold.
+"""Title and first-author extraction accuracy of ``resolvers.parsing.fields`` on AnyStyle's tagged gold.
 
 Exact = equal after normalisation (case, accents, punctuation); fuzzy = rapidfuzz ratio >= 90 on
 the normalised strings. First author = the predicted first surname is a word of the gold first
@@ -15,7 +15,7 @@ from pathlib import Path
 from rapidfuzz import fuzz
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from resolvers.parsing import norm_text, parse_reference  # noqa: E402
+from resolvers.parsing.fields import norm_text, parse_reference  # noqa: E402
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared/data/refs/anystyle_tagged.jsonl"
 

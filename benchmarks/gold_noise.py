@@ -42,9 +42,9 @@ sys.path.insert(0, str(ROOT))
 
 from rapidfuzz import fuzz  # noqa: E402
 
-from citeledger.evaluate import _gold, _is_correct, read_rows  # noqa: E402
-from resolvers.identifiers import extract_identifiers  # noqa: E402
-from resolvers.parsing import norm_text  # noqa: E402
+from citeledger.evaluation.links import _gold, _is_correct, read_rows  # noqa: E402
+from resolvers.identifiers.extract import extract_identifiers  # noqa: E402
+from resolvers.parsing.fields import norm_text  # noqa: E402
 
 DEV = ROOT.parent / "shared/data/refs/glutton_dev.jsonl.gz"
 CLASSES = ["same_raw_other_gold", "string_carries_linked_id", "all_fields_agree", "gold_title_absent",
@@ -60,8 +60,8 @@ def _present(title: str | None, raw: str) -> float:
 
 
 def run_chain(rows: list[dict], catalog_dir: str, batch: int = 2000):
-    from citeledger.pipeline import resolve_batch_references
-    from citeledger.workers import get_catalog
+    from citeledger.engine.process_cache import get_catalog
+    from citeledger.run.pipeline import resolve_batch_references
     from resolvers.model import Reference
 
     catalog = get_catalog(catalog_dir)

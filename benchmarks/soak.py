@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 os.environ.setdefault("PREFECT_HOME", tempfile.mkdtemp(prefix="soak-prefect-"))
 
-from citeledger.inputs import InputLimits, InputReject, read_references  # noqa: E402
+from citeledger.inputs.rows import InputLimits, InputReject, read_references  # noqa: E402
 from resolvers.model import Reference  # noqa: E402
 
 FRAGMENTS = ["10.", "10.1234/", "doi:", "https://doi.org/", "arXiv:", "abs/", "hep-th/", "9901001", "1706.03762",
@@ -160,13 +160,14 @@ def kill_case(rng: random.Random, tmp: Path, tally: Tally, catalog: Path, inp: P
 
 def fault_case(tally: Tally, tmp: Path, fixture_catalog: Path) -> None:
     """The remote-fault scenario: every failed service call is unavailable with its reason."""
-    from pytest_httpserver import HTTPServer
+    import re
 
     import test_remote_faults as faults
-    from citeledger import pipeline, workers
-    from citeledger.ledger import run_query
+    from pytest_httpserver import HTTPServer
 
-    import re
+    from citeledger.engine import process_cache as workers
+    from citeledger.ledger.store import run_query
+    from citeledger.run import pipeline
 
     work = Path(tempfile.mkdtemp(dir=tmp))
     srv = HTTPServer(host="127.0.0.1", threaded=True)
@@ -226,8 +227,8 @@ def main() -> int:
     seed = args.seed if args.seed is not None else int(time.time())
     rng = random.Random(seed)
     tmp = Path(tempfile.mkdtemp(prefix="citeledger-soak-"))
-    from citeledger import workers
-    from citeledger.catalog import CatalogStore
+    from citeledger.catalog.store import CatalogStore
+    from citeledger.engine import process_cache as workers
 
     default_catalog, fixture_catalog = tmp / "default-catalog", tmp / "fixture-catalog"
     CatalogStore(default_catalog).build(sorted((REPO / "data" / "sources").glob("*")))

@@ -15,16 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from citeledger.options import at_least
 from papers import PaperLimits
 from resolvers.errors import ConfigError
-
-from .options import at_least
 from resolvers.remote.settings import (  # noqa: F401 (re-exported: the types config files fill)
     ARXIV_DEFAULTS,
     CROSSREF_DEFAULTS,
     CROSSREF_POLITE_INTERVAL,
-    OPENALEX_DEFAULTS,
     GROBID_DEFAULTS,
+    OPENALEX_DEFAULTS,
     RETRACTION_WATCH_DEFAULTS,
     Endpoints,
     RemoteSettings,

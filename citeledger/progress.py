@@ -43,8 +43,14 @@ def track(total: int, unit: str, log: Callable[[str], None] | None = None) -> It
 
 @contextmanager
 def _bar(total: int, unit: str) -> Iterator[Callable[[int], None]]:
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn,
-                               TimeRemainingColumn)
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeRemainingColumn,
+    )
 
     columns = [TextColumn(unit), BarColumn(), MofNCompleteColumn(), TaskProgressColumn(),
                TextColumn("{task.fields[rate]}"), TimeRemainingColumn()]

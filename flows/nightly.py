@@ -4,7 +4,7 @@ change, re-check notices, rebuild the records of the papers affected.
 Inbox: reference files (JSONL, CSV, Parquet, ``.bbl``, ``.bib``) dropped into ``inbox``; a
 ``.bbl``/``.bib`` file's citing paper is its file name without the extension (percent-escapes
 decoded: ``hep-th%2F9901001.bib``). A file moves to ``<processed>/<run_id>/`` only once the run
-that read it has finished. Which references are re-resolved: see ``citeledger.nightly``.
+that read it has finished. Which references are re-resolved: see ``citeledger.nightly.steps``.
 A second run with nothing new writes nothing to the ledger.
 """
 from __future__ import annotations
@@ -16,13 +16,14 @@ from typing import Any
 from prefect import flow, get_run_logger
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from citeledger import nightly as steps
-from citeledger import orchestrate, record_files
-from citeledger.inputs import InputLimits
-from citeledger.nightly import NightlySummary
-from citeledger.pipeline import DEFAULT_BATCH_SIZE
+from citeledger.inputs.rows import InputLimits
+from citeledger.nightly import steps
+from citeledger.nightly.steps import NightlySummary
+from citeledger.records import files as record_files
+from citeledger.run import orchestrate
+from citeledger.run.orchestrate import BATCHES_IN_FLIGHT
+from citeledger.run.pipeline import DEFAULT_BATCH_SIZE
 from flows.refresh import refresh_catalog
-from citeledger.orchestrate import BATCHES_IN_FLIGHT
 from flows.resolve import resolve_batches, summary_markdown
 
 

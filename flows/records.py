@@ -5,7 +5,7 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger
 
-from citeledger import orchestrate
+from citeledger.run import orchestrate
 
 
 @flow(name="build-records")

@@ -7,7 +7,7 @@ from typing import Any
 
 from prefect import flow, get_run_logger
 
-from citeledger import nightly
+from citeledger.nightly import steps as nightly
 
 
 @flow(name="refresh-catalog")

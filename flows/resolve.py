@@ -1,7 +1,7 @@
 """The resolve flow: read inputs, map a task over batches of thousands of references, write the ledger.
 
 Only orchestration lives here (batching, retries, progress logs, the run artifact); every step
-is a function of ``citeledger.pipeline`` that the CLI and tests can call without Prefect.
+is a function of ``citeledger.run.pipeline`` that the CLI and tests can call without Prefect.
 """
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from prefect.cache_policies import NO_CACHE
 from prefect.futures import as_completed
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from citeledger import orchestrate, pipeline
-from citeledger.orchestrate import BATCHES_IN_FLIGHT
-from citeledger.run_summary import RunSummary
-from citeledger.runners import choose_task_runner, make_task_runner, workers_report_here
+from citeledger.run import orchestrate, pipeline
+from citeledger.run.orchestrate import BATCHES_IN_FLIGHT
+from citeledger.run.summary import RunSummary
+from citeledger.run.task_runners import choose_task_runner, make_task_runner, workers_report_here
 from resolvers.errors import TransientError
 
 
@@ -68,7 +68,7 @@ def _collect(futures: list, plan: pipeline.RunPlan, logger: Any) -> list[str]:
 def resolve_batches(plan: pipeline.RunPlan, task_runner: str = "auto", dask_address: str | None = None,
                     dask_workers: int = 2) -> list[str]:
     """Map the batch task over the plan's pending batches on the chosen task runner (see
-    ``citeledger.runners``); returns the errors of failed batches."""
+    ``citeledger.run.task_runners``); returns the errors of failed batches."""
     logger = get_run_logger()
     if not plan.pending:
         return []
@@ -90,7 +90,7 @@ def resolve_references(inputs: list[str], catalog: str = "data/catalog", ledger:
                        dask_workers: int = 2) -> dict[str, Any]:
     """Resolve reference files into the ledger. Given the id of an interrupted run, completes it.
     ``task_runner``: ``auto`` (default: ``processes`` for large runs on several cores, see
-    ``citeledger.runners``), ``threads``, ``processes`` (``dask_workers`` of them) or ``dask``
+    ``citeledger.run.task_runners``), ``threads``, ``processes`` (``dask_workers`` of them) or ``dask``
     (``dask_address`` of a scheduler, else a local cluster of ``dask_workers`` processes)."""
     logger = get_run_logger()
     summary = orchestrate.resolve_run(

@@ -6,11 +6,11 @@ from __future__ import annotations
 import posixpath
 import tarfile
 import zlib
-from typing import IO
 from dataclasses import dataclass, field
+from typing import IO
 
-from .model import PaperLimits, PaperReject
-from .suffixes import TEXT_SUFFIXES
+from papers.model import PaperLimits, PaperReject
+from papers.suffixes import TEXT_SUFFIXES
 
 CHUNK = 1 << 16
 

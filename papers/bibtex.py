@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-
 _HEAD = re.compile(r"@\s*([A-Za-z]+)\s*([{(])")
 _NAME = re.compile(r"\s*([A-Za-z0-9_:.+/\-]+)\s*")
 _FIELD = re.compile(r"[\s,]*([A-Za-z][\w\-:.+]*)\s*=")

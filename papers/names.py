@@ -1,14 +1,13 @@
 """The citing paper's arXiv id from a file or folder name, or why the name gives none: a name is
 read, never guessed from (``paper.tar.gz`` gives no id). Whether the id is well formed is the
-resolvers' one rule (``resolvers.identifiers.check_arxiv_id``), so a name gives an id exactly
+resolvers' one rule (``resolvers.identifiers.extract.check_arxiv_id``), so a name gives an id exactly
 when arXiv could have issued it."""
 from __future__ import annotations
 
 import re
 
-from resolvers.identifiers import check_arxiv_id
-
-from .suffixes import PAPER_SUFFIXES
+from papers.suffixes import PAPER_SUFFIXES
+from resolvers.identifiers.extract import check_arxiv_id
 
 # ``arXiv:``/``arxiv_``/``arxiv-`` before the id; an old-style id's "/" written "_" or left out
 _PREFIX = re.compile(r"arxiv[:_-]?", re.IGNORECASE)

@@ -6,12 +6,12 @@ import io
 import posixpath
 from typing import Mapping
 
-from .archive import ArchiveProblem, Tree, gunzip, is_gzip, is_tar, read_tar
-from .model import PaperLimits, PaperReferences, PaperReject
-from .names import citing_paper_from_name, strip_suffix
-from .sources import choose
-from .suffixes import KINDS
-from .tree import decode
+from papers.archive import ArchiveProblem, Tree, gunzip, is_gzip, is_tar, read_tar
+from papers.model import PaperLimits, PaperReferences, PaperReject
+from papers.names import citing_paper_from_name, strip_suffix
+from papers.sources import choose
+from papers.suffixes import KINDS
+from papers.tree import decode
 
 ARCHIVE_FORMS = ("tar", "gzip_tex")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .text import latex_to_text
+from papers.text import latex_to_text
 
 _VENUE_FIELDS = ("journal", "journaltitle", "booktitle", "school", "institution", "organization",
                  "publisher", "howpublished")

@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import bisect
 import posixpath
-
 import re
 
-from .bibitems import Bibitem, bibliography_items
-from .bibtex import BibEntry, parse_bib
-from .macros import Expander, definitions
-from .model import ExtractedReference, PaperLimits, PaperReject
-from .suffixes import KINDS
-from .render import UNSORTED_STYLES, fields_text, render, sort_key
-from .text import latex_to_text
-from .tree import Expanded, bib_names, newline_offsets, cited_keys, expand, main_files, strip_comments_keep_lines
+from papers.bibitems import Bibitem, bibliography_items
+from papers.bibtex import BibEntry, parse_bib
+from papers.macros import Expander, definitions
+from papers.model import ExtractedReference, PaperLimits, PaperReject
+from papers.render import UNSORTED_STYLES, fields_text, render, sort_key
+from papers.suffixes import KINDS
+from papers.text import latex_to_text
+from papers.tree import Expanded, bib_names, cited_keys, expand, main_files, newline_offsets, strip_comments_keep_lines
 
 _STYLE = re.compile(r"\\bibliographystyle\s*\{([^{}]*)\}")
 

@@ -8,8 +8,8 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from .model import PaperLimits, PaperReject
-from .text import strip_comments
+from papers.model import PaperLimits, PaperReject
+from papers.text import strip_comments
 
 _NEWLINE = re.compile("\n")
 _CONTROL = bytes(b for b in range(32) if b not in (9, 10, 11, 12, 13))

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Iterable, Protocol, Sequence
 
-from .journal_ref import number_key, venue_key
-from .model import Work
+from resolvers.identifiers.journal_ref import number_key, venue_key
+from resolvers.model import Work
 
-LocatorKey = tuple[str, str, str]  # (venue key, volume, first page): ``resolvers.journal_ref``
+LocatorKey = tuple[str, str, str]  # (venue key, volume, first page): ``resolvers.identifiers.journal_ref``
 
 
 class CatalogLookup(Protocol):

@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from .errors import JCSError
+from resolvers.errors import JCSError
 
 __all__ = ["JCSError", "es_number", "jcs", "jcs_exact", "jcs_plain", "jcs_sha256", "names_out_of_order",
            "orjson_text_is_jcs"]

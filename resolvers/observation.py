@@ -16,9 +16,9 @@ from typing import Any, Sequence
 
 import orjson
 
-from .canonical import canonical_json
-from .model import Reference
-from .resolution import Resolution
+from resolvers.canonical import canonical_json
+from resolvers.model import Reference
+from resolvers.resolution import Resolution
 
 try:
     CODE_VERSION = "citeledger-" + metadata.version("citeledger")

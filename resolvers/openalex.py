@@ -1,5 +1,5 @@
 """An OpenAlex work object as a catalog work: the one conversion both the catalog reader
-(``citeledger.readers.openalex``, snapshot files) and the OpenAlex search client
+(``citeledger.sources.openalex``, snapshot files) and the OpenAlex search client
 (``resolvers.remote.search_clients``) use, so a work found by a search is the work the catalog
 would hold: same id (an arXiv DataCite DOI or an arXiv location gives the arXiv id), same DOI
 form, same author names (display names, whose surname the verifier takes itself).
@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .identifiers import canonical_arxiv_id, normalize_doi
-from .model import Work
-from .work_fields import arxiv_doi, clean_text, content_work_id, first_page, int_year
+from resolvers.identifiers.extract import canonical_arxiv_id, normalize_doi
+from resolvers.model import Work
+from resolvers.work_fields import arxiv_doi, clean_text, content_work_id, first_page, int_year
 
 OPENALEX_PREFIX = "https://openalex.org/"
 _ARXIV_URL = re.compile(r"arxiv\.org/(?:abs|pdf)/(.+?)(?:\.pdf)?$", re.I)

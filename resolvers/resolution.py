@@ -19,19 +19,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
-from .agreement import check_agreement
-from .catalog import CatalogLookup
-from .errors import RemoteBatchUnavailable, RemoteUnavailable
-from .fuzzy import RESOLVER_SOURCE as FUZZY_SOURCE
-from .fuzzy import FuzzyOutcome
-from .identifier_batch import extract_batch
-from .lazy_parse import lazy_parse
-from .locator_match import (LocatorOutcome, lookup_keys, match_locators, ocr_found, page_variants,
-                            string_locators, string_ocr_locators)
-from .model import ExtractedIdentifiers, Reason, Reference, Status, Verdict, Work
-from .parsing import ParsedReference, apply_fields, parse_reference
-from .quality import parse_uncertain_reason
-from .search_step import SearchStep, run_search_step
+from resolvers.candidates.fuzzy import RESOLVER_SOURCE as FUZZY_SOURCE
+from resolvers.candidates.fuzzy import FuzzyOutcome
+from resolvers.candidates.locator_match import (
+    LocatorOutcome,
+    lookup_keys,
+    match_locators,
+    ocr_found,
+    page_variants,
+    string_locators,
+    string_ocr_locators,
+)
+from resolvers.candidates.search_step import SearchStep, run_search_step
+from resolvers.catalog import CatalogLookup
+from resolvers.errors import RemoteBatchUnavailable, RemoteUnavailable
+from resolvers.identifiers.batch import extract_batch
+from resolvers.model import ExtractedIdentifiers, Reason, Reference, Status, Verdict, Work
+from resolvers.parsing.fields import ParsedReference, apply_fields, parse_reference
+from resolvers.parsing.lazy import lazy_parse
+from resolvers.parsing.quality import parse_uncertain_reason
+from resolvers.verification.agreement import check_agreement
 
 
 class FuzzyMatcher(Protocol):

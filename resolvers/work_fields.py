@@ -9,8 +9,6 @@ import json
 import re
 from typing import Any
 
-
-
 # A JATS/HTML/MathML tag: "<", a name (after "/", "!" or "?"), up to ">"; "p < 0.05 and q > 2" is no tag
 _TAG = re.compile(r"<[/!?]?[A-Za-z][^<>]{0,200}>")
 

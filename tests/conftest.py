@@ -10,9 +10,8 @@ os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
 os.environ["DO_NOT_TRACK"] = "1"
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 
-from pathlib import Path  # noqa: E402
-
 import threading  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
@@ -26,7 +25,7 @@ REPO = Path(__file__).parent.parent
 @pytest.fixture(scope="session")
 def fixture_catalog(tmp_path_factory) -> Path:
     """A small catalog built once from the fixture files of every work format."""
-    from citeledger.catalog import CatalogStore
+    from citeledger.catalog.store import CatalogStore
 
     directory = tmp_path_factory.mktemp("catalog")
     CatalogStore(directory).build(sorted((FIXTURES / "catalog").glob("*.jsonl")))
@@ -36,7 +35,7 @@ def fixture_catalog(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def default_catalog(tmp_path_factory) -> Path:
     """The embedded default catalog of data/sources, built into a temporary folder."""
-    from citeledger.catalog import CatalogStore
+    from citeledger.catalog.store import CatalogStore
 
     directory = tmp_path_factory.mktemp("default-catalog")
     CatalogStore(directory).build(sorted((REPO / "data" / "sources").glob("*")))
@@ -54,7 +53,7 @@ def pytest_collection_finish(session) -> None:
         return
     from prefect.server.api.server import SubprocessASGIServer
 
-    from citeledger.prefect_env import watch_parent
+    from citeledger.cli.prefect_env import watch_parent
 
     watch_parent()  # the server dies with this process, as a CLI flow run's does
     starter = threading.Thread(target=lambda: SubprocessASGIServer().start(), daemon=True,

@@ -2,10 +2,10 @@
 same as made each time, and the same agreement whichever way they were made."""
 from __future__ import annotations
 
-from resolvers import agreement
-from resolvers.lazy_parse import lazy_parse
 from resolvers.model import Work
-from resolvers.text import clean_raw, norm_text
+from resolvers.parsing.lazy import lazy_parse
+from resolvers.parsing.text import clean_raw, norm_text
+from resolvers.verification import agreement
 
 TITLES = ["Deep learning", "Über die Elektrodynamik bewegter Körper", "Attention is all you\nneed",
           "Photon- \nproduction at the LHC", "  ", "ﬁnite ﬁelds ß"]

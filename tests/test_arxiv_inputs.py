@@ -9,12 +9,12 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from archives import tar_bytes
+from remote_server import server  # noqa: F401
 from werkzeug import Request, Response
 
-from citeledger import cli
-from citeledger.pdf_papers import forget_clients
-from remote_server import server  # noqa: F401
-from archives import tar_bytes
+from citeledger.cli import main as cli
+from citeledger.inputs.pdf_papers import forget_clients
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EPRINT = (FIXTURES / "papers" / "1911.13021.tar.gz").read_bytes()  # .bbl of 19 entries
@@ -143,8 +143,8 @@ def test_eprint_downloads_and_arxiv_lookups_share_one_polite_client(arxiv_env):
     """Before: pdf_papers built a second client for arXiv, so e-print downloads and the API's
     lookups kept two rate gates, two circuit breakers: arXiv asked twice as often as its
     three seconds allow."""
-    from citeledger.pdf_papers import arxiv_files
-    from citeledger.workers import get_remote
+    from citeledger.engine.process_cache import get_remote
+    from citeledger.inputs.pdf_papers import arxiv_files
 
     remote = get_remote(True)
     assert remote.arxiv is not None and arxiv_files().http is remote.arxiv.http

@@ -5,7 +5,7 @@ import stat
 
 import pytest
 
-from citeledger import atomic
+from citeledger.storage import atomic
 from resolvers.errors import DiskFull
 
 

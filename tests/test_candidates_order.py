@@ -2,7 +2,7 @@
 then summed idf (best first), then row; the batch's sort must keep it exactly (ties included)."""
 import numpy as np
 
-from resolvers.candidates import PostingsIndex
+from resolvers.candidates.retrieval import PostingsIndex
 
 
 def test_generated_pairs_are_ordered_by_query_score_and_row():

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from citeledger import records
+from citeledger.records import record as records
 from resolvers import canonical, observation
 
 

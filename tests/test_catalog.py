@@ -9,8 +9,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from citeledger.sources import SourceFormat, sniff_format
-from citeledger.catalog import CatalogStore, ParquetCatalog
+from citeledger.catalog.store import CatalogStore, ParquetCatalog
+from citeledger.sources.formats import SourceFormat, sniff_format
 from resolvers.errors import CatalogSourceError
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -151,7 +151,7 @@ def test_bad_rows_are_reported_not_fatal(tmp_path):
 def test_killed_build_leaves_the_previous_catalog(tmp_path, monkeypatch):
     store = CatalogStore(tmp_path / "c")
     first = store.build([CAT / "works.jsonl"])
-    import citeledger.catalog as catalog_module
+    import citeledger.catalog.store as catalog_module
 
     def boom(*args, **kwargs):
         raise KeyboardInterrupt("killed")
@@ -213,7 +213,7 @@ def test_in_memory_catalog_answers_as_the_parquet_one(tmp_path):
     parquet = ParquetCatalog(tmp_path / "c")
     gen = CatalogStore(tmp_path / "c").current()
     rows = duckdb.sql(f"select * from read_parquet('{gen / 'works.parquet'}')").to_arrow_table().to_pylist()
-    from citeledger.work_row import work_from_row
+    from citeledger.works.row_schema import work_from_row
 
     memory = InMemoryCatalog([work_from_row(r) for r in rows])
     ids = duckdb.sql(f"select scheme, value from read_parquet('{gen / 'identifiers.parquet'}')").fetchall()
@@ -230,7 +230,7 @@ def test_in_memory_catalog_answers_as_the_parquet_one(tmp_path):
 # --- the build's steps, each alone ---------------------------------------------------------
 
 def test_extract_of_one_file_gives_its_rows_and_rejects(tmp_path):
-    from citeledger.catalog import extract
+    from citeledger.catalog.store import extract
 
     src = tmp_path / "works.jsonl"
     src.write_text(json.dumps({"doi": "10.1000/A", "title": "A"}) + "\n{broken\n"
@@ -249,7 +249,7 @@ def test_extract_of_one_file_gives_its_rows_and_rejects(tmp_path):
 
 
 def test_extract_of_a_notice_file_gives_events_not_works():
-    from citeledger.catalog import extract
+    from citeledger.catalog.store import extract
 
     out = extract([FIXTURES / "notices" / "retraction_watch_doi_nature_excerpt.csv"], None, seq=0)
     assert out.works.num_rows == 0 and out.ingested_seq == 0
@@ -258,7 +258,7 @@ def test_extract_of_a_notice_file_gives_events_not_works():
 
 
 def test_merge_of_the_same_rows_twice_adds_nothing(tmp_path):
-    from citeledger.catalog import extract, merge
+    from citeledger.catalog.store import extract, merge
 
     new = extract([CAT / "works.jsonl", CAT / "arxiv_snapshot.jsonl"], None, seq=0)
     first, second = tmp_path / "g1", tmp_path / "g2"
@@ -274,8 +274,8 @@ def test_merge_of_the_same_rows_twice_adds_nothing(tmp_path):
 
 
 def test_index_alone_builds_the_fuzzy_index_of_a_generation(tmp_path):
-    from citeledger import blocking
-    from citeledger.catalog import extract, index, merge
+    from citeledger.catalog.store import extract, index, merge
+    from citeledger.index import fuzzy_index as blocking
 
     gen = tmp_path / "g"
     gen.mkdir()
@@ -287,8 +287,8 @@ def test_index_alone_builds_the_fuzzy_index_of_a_generation(tmp_path):
 
 
 def test_publish_that_dies_before_the_pointer_swap_leaves_the_previous_generation(tmp_path, monkeypatch):
-    import citeledger.catalog as catalog_module
-    from citeledger.catalog import extract, index, merge, publish, start_build
+    import citeledger.catalog.store as catalog_module
+    from citeledger.catalog.store import extract, index, merge, publish, start_build
 
     store = CatalogStore(tmp_path / "c")
     first = store.build([CAT / "works.jsonl"])
@@ -320,7 +320,7 @@ def test_works_schema_is_the_work_fields_then_the_catalog_columns(tmp_path):
 
     import pyarrow.parquet as pq
 
-    from citeledger.work_row import CATALOG_TYPES, WORKS_SCHEMA
+    from citeledger.works.row_schema import CATALOG_TYPES, WORKS_SCHEMA
     from resolvers.model import Work
 
     assert WORKS_SCHEMA.names == [f.name for f in dataclasses.fields(Work)] + list(CATALOG_TYPES)
@@ -330,8 +330,8 @@ def test_works_schema_is_the_work_fields_then_the_catalog_columns(tmp_path):
 
 
 def test_a_work_survives_its_row_and_a_source_row_is_a_work():
-    from citeledger.sources import SourceRow
-    from citeledger.work_row import work_from_row, work_row
+    from citeledger.sources.formats import SourceRow
+    from citeledger.works.row_schema import work_from_row, work_row
     from resolvers.model import Work
 
     work = Work("arxiv:0704.0001", doi="10.1/x", arxiv_id="0704.0001", title="T", authors=("A", "B"),
@@ -351,7 +351,7 @@ def test_a_work_survives_its_row_and_a_source_row_is_a_work():
           withdrawn=True), "10.1/x"),
 ])
 def test_a_fetched_work_is_kept_as_a_works_jsonl_row(work_args, doi):
-    from citeledger.work_row import works_jsonl_row
+    from citeledger.works.row_schema import works_jsonl_row
     from resolvers.model import Work
 
     work = Work(**work_args)
@@ -365,8 +365,8 @@ def test_a_fetched_work_is_kept_as_a_works_jsonl_row(work_args, doi):
 
 def test_extract_in_byte_ranges_by_worker_processes_gives_the_same_catalog(tmp_path, monkeypatch):
     """A big works file is read in ranges by two processes: same works bytes, same reject lines."""
-    from citeledger import catalog_extract
-    from citeledger.catalog import extract
+    from citeledger.catalog import extract as catalog_extract
+    from citeledger.catalog.store import extract
 
     lines = []
     for i in range(400):
@@ -397,10 +397,10 @@ def test_extract_in_byte_ranges_by_worker_processes_gives_the_same_catalog(tmp_p
 
 def test_merge_of_works_with_one_row_skips_the_grouping_and_gives_the_grouped_rows(tmp_path, monkeypatch):
     """The merge groups only works several rows describe; its rows equal grouping every work."""
-    import citeledger.catalog as catalog_module
-    from citeledger.catalog import extract, merge
-    from citeledger.merge_sql import MERGED_GROUPED_SQL
-    from citeledger.work_row import WORKS_SCHEMA
+    import citeledger.catalog.store as catalog_module
+    from citeledger.catalog.merge_sql import MERGED_GROUPED_SQL
+    from citeledger.catalog.store import extract, merge
+    from citeledger.works.row_schema import WORKS_SCHEMA
 
     edge = tmp_path / "edge.jsonl"
     edge.write_text("\n".join(json.dumps(r) for r in [
@@ -433,7 +433,7 @@ def test_merge_of_works_with_one_row_skips_the_grouping_and_gives_the_grouped_ro
 def test_a_build_naming_unchanged_files_again_reuses_their_extract_and_gives_the_same_catalog(tmp_path, monkeypatch):
     """Incremental: the second build reads only the new file (the others' parts are cached by
     digest) and writes the same bytes as a build that reads every file again."""
-    from citeledger import catalog_extract
+    from citeledger.catalog import extract as catalog_extract
 
     first = [CAT / "works.jsonl", CAT / "arxiv_snapshot.jsonl"]
     files = [*first, CAT / "crossref_messages.jsonl"]
@@ -456,7 +456,7 @@ def test_a_build_naming_unchanged_files_again_reuses_their_extract_and_gives_the
 def test_the_extract_cache_is_not_reused_by_other_reader_code(tmp_path, monkeypatch):
     """An entry made by other code of the readers is read again, not served (a changed reader
     must not go on giving the rows its old self made), and the old entry is dropped."""
-    from citeledger import catalog_extract
+    from citeledger.catalog import extract as catalog_extract
 
     store = CatalogStore(tmp_path / "c")
     store.build([CAT / "works.jsonl"])

@@ -1,16 +1,20 @@
 """The index build's fast paths (``index_terms``, ``text_arrow``) give exactly what the
 straightforward versions gave: written out here as they were, run on the embedded catalog."""
 import numpy as np
-import pytest
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+import pytest
 
-from citeledger import blocking, hash_runs, index_terms, venue_index
-from citeledger.hash_runs import HashRuns
-from citeledger.catalog import CatalogStore
-from resolvers import text, verify
-from resolvers.candidates import STOPWORDS, term_hashes
+from citeledger.catalog.store import CatalogStore
+from citeledger.index import fuzzy_index as blocking
+from citeledger.index import terms as index_terms
+from citeledger.index import venues as venue_index
+from citeledger.storage import external_sort as hash_runs
+from citeledger.storage.external_sort import HashRuns
+from resolvers.candidates.retrieval import STOPWORDS, term_hashes
+from resolvers.parsing import text
+from resolvers.verification import verify
 
 ODD = ["", " ", "Ærø ß café", "A--b  (2001)", "ﬁ ligature", "x", "-a-", "Ω-κ 12 ½", "Über  Straße", "tab\there"]
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from citeledger.catalog import CatalogStore
-from citeledger.readers.openalex import work_from_openalex
-from citeledger.sources import SourceFormat, iter_work_rows, sniff_format, split_arxiv_authors
+from citeledger.catalog.store import CatalogStore
+from citeledger.sources.formats import SourceFormat, iter_work_rows, sniff_format, split_arxiv_authors
+from citeledger.sources.openalex import work_from_openalex
 from resolvers.errors import CatalogSourceError
 
 CAT = Path(__file__).parent / "fixtures" / "catalog"
@@ -90,8 +90,8 @@ def test_openalex_snapshot_folder_newest_updated_date_wins(tmp_path):
 
 
 def test_openalex_is_retracted_is_a_notice_source(tmp_path):
-    from citeledger.notice_check import work_notice
-    from resolvers.notices import NoticeIndex
+    from citeledger.run.notice_check import work_notice
+    from resolvers.notices.standing import NoticeIndex
 
     rec = dict(openalex_records()[0], is_retracted=True)
     CatalogStore(tmp_path / "c").build([write_jsonl_gz(tmp_path / "part_000.gz", [rec])])
@@ -303,7 +303,7 @@ def test_arxiv_oai_arxiv_format_and_deleted_records(tmp_path):
 
 
 def test_cli_forcing_works_jsonl_on_an_openalex_part_is_one_line_exit_2(tmp_path, capsys):
-    from citeledger import cli
+    from citeledger.cli import main as cli
 
     code = cli.main(["catalog", "build", "--catalog", str(tmp_path / "c"), "--format", "works_jsonl", str(NEW_PART)])
     err = capsys.readouterr().err.strip().splitlines()

@@ -12,7 +12,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from citeledger import cli, progress
+from citeledger import progress
+from citeledger.cli import main as cli
 
 REPO = Path(__file__).parent.parent
 BERT = ("J. Devlin, M. Chang, K. Lee, K. Toutanova. BERT: Pre-training of deep bidirectional transformers "
@@ -91,7 +92,7 @@ def test_user_errors_come_before_any_work_as_one_line(tmp_path, refs, default_ca
 
 
 def test_a_held_ledger_is_reported_before_the_run(tmp_path, refs, default_catalog, capsys, monkeypatch):
-    from citeledger import locking
+    from citeledger.storage import locking
 
     monkeypatch.setattr(locking, "DEFAULT_TIMEOUT", 0.2)
     ledger = tmp_path / "ledger"
@@ -105,7 +106,7 @@ def test_a_held_ledger_is_reported_before_the_run(tmp_path, refs, default_catalo
 
 
 def test_internal_error_is_one_line_unless_debug(tmp_path, refs, default_catalog, capsys, monkeypatch):
-    from citeledger import orchestrate
+    from citeledger.run import orchestrate
 
     def broken(*args, **kwargs):
         raise KeyError("boom")
@@ -144,7 +145,7 @@ def argparse_subparsers():
 
 
 def test_catalog_info_runs_and_unknown_record(tmp_path, refs, default_catalog, capsys):
-    from citeledger import pipeline
+    from citeledger.run import pipeline
 
     ledger = tmp_path / "ledger"
     assert cli.main(["resolve", str(refs), "--catalog", str(default_catalog), "--ledger", str(ledger)]) == 0
@@ -233,6 +234,6 @@ def test_the_shipped_record_schema_is_a_valid_schema():
     run); this test does instead."""
     import jsonschema
 
-    from citeledger import records
+    from citeledger.records import record as records
 
     jsonschema.Draft202012Validator.check_schema(records.load_schema())

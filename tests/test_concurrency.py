@@ -11,10 +11,9 @@ import threading
 import time
 
 import pytest
-
-from citeledger.ledger import run_query
-
 from test_crash import BATCH, DRIVER, INPUT_ROWS, REPO, env, ledger_rows, setup  # noqa: F401
+
+from citeledger.ledger.store import run_query
 
 
 def start(args, **extra):
@@ -88,7 +87,7 @@ def test_batches_in_threads_share_the_collector_pause():
     import gc
     import threading
 
-    from citeledger.pipeline import gc_paused
+    from citeledger.run.pipeline import gc_paused
 
     assert gc.isenabled()
     first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()

@@ -26,7 +26,8 @@ BATCH = 8  # 8 batches: kills land between, inside and after them
 DRIVER = r'''
 import os, sys, time, types
 from pathlib import Path
-from citeledger import atomic, pipeline
+from citeledger.storage import atomic
+from citeledger.run import pipeline
 
 point, ready = os.environ.get("CRASH_POINT", ""), Path(os.environ.get("CRASH_READY", "/nonexistent"))
 
@@ -71,7 +72,7 @@ print("DONE", summary.resumed, sum(summary.states.values()))
 BUILD_DRIVER = r'''
 import os, sys, time
 from pathlib import Path
-from citeledger import catalog
+from citeledger.catalog import store as catalog
 
 point, ready = os.environ.get("CRASH_POINT", ""), Path(os.environ.get("CRASH_READY", "/nonexistent"))
 
@@ -199,7 +200,7 @@ MORE = sorted((REPO / "data" / "sources").glob("*.jsonl.gz"))[:1]
 def clean_fingerprint(tmp_path_factory) -> str:
     """The fingerprint of the catalog two uninterrupted builds give (SOURCES, then MORE), built
     once for every kill point."""
-    from citeledger.catalog import CatalogStore, ParquetCatalog
+    from citeledger.catalog.store import CatalogStore, ParquetCatalog
 
     clean = tmp_path_factory.mktemp("clean") / "clean"
     CatalogStore(clean).build(SOURCES)
@@ -211,7 +212,7 @@ def clean_fingerprint(tmp_path_factory) -> str:
 def test_killed_catalog_build_leaves_the_previous_catalog_and_rebuilds(tmp_path, clean_fingerprint, point):
     """A build killed at any point leaves ``CURRENT`` on the previous, intact generation; the next
     build clears the debris and gives the catalog an uninterrupted build gives."""
-    from citeledger.catalog import CatalogStore, ParquetCatalog
+    from citeledger.catalog.store import CatalogStore, ParquetCatalog
 
     more = MORE
     crashed = tmp_path / "crashed"

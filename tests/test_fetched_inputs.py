@@ -8,14 +8,14 @@ import gzip
 from pathlib import Path
 
 import pytest
-
-from citeledger import paper_fetch
-from citeledger.input_files import prepare_inputs
-from citeledger.inputs import InputLimits, InputReject, read_references
-from citeledger.pdf_papers import pdf_service
-from citeledger.unique_inputs import iter_unique
-from citeledger.remote_files import paper_cache
 from archives import tar_bytes
+
+from citeledger.inputs import arxiv_fetch as paper_fetch
+from citeledger.inputs.dedupe import iter_unique
+from citeledger.inputs.files import prepare_inputs
+from citeledger.inputs.pdf_papers import pdf_service
+from citeledger.inputs.rows import InputLimits, InputReject, read_references
+from citeledger.storage.remote_state import paper_cache
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EPRINT = (FIXTURES / "papers" / "1911.13021.tar.gz").read_bytes()  # .bbl of 19 entries
@@ -101,8 +101,8 @@ def test_two_arxiv_id_inputs_of_one_paper_are_still_settled_as_duplicates(ledger
 def test_two_arxiv_id_inputs_of_one_paper_are_both_checked_for_duplicates(ids):
     """The duplicates pass sees two ``arXiv:ID`` inputs of one paper as sharing its id; an
     old-style id (``hep-th/9901001``) gave none before, so its rows were never compared."""
-    from citeledger.input_files import ARXIV_ID_KIND, InputSource
-    from citeledger.unique_inputs import _may_repeat
+    from citeledger.inputs.dedupe import _may_repeat
+    from citeledger.inputs.files import ARXIV_ID_KIND, InputSource
 
     sources = [InputSource(name, Path(name), "", ARXIV_ID_KIND) for name in ids]
     assert _may_repeat(sources, None) == sources

@@ -5,7 +5,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from citeledger.cli import main
+from citeledger.cli.main import main
 
 pytestmark = pytest.mark.flow
 
@@ -64,7 +64,7 @@ def test_process_pool_workers_use_the_flows_api():
 
     from prefect import flow, task
 
-    from citeledger.runners import flow_api_url, make_task_runner, workers_report_here
+    from citeledger.run.task_runners import flow_api_url, make_task_runner, workers_report_here
 
     probe = task(_worker_api, name="probe")
 
@@ -111,7 +111,7 @@ def test_process_pool_workers_report_to_the_flows_api_and_match_the_thread_runne
 
 
 def test_auto_runner_takes_processes_for_large_runs_on_several_cores():
-    from citeledger.runners import AUTO_PROCESSES_FROM, choose_task_runner
+    from citeledger.run.task_runners import AUTO_PROCESSES_FROM, choose_task_runner
 
     assert choose_task_runner("auto", AUTO_PROCESSES_FROM, cpus=2) == "processes"
     assert choose_task_runner("auto", AUTO_PROCESSES_FROM - 1, cpus=8) == "threads"

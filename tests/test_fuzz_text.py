@@ -15,12 +15,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from resolvers.identifiers import canonical_arxiv_id, extract_identifiers, normalize_doi
+from resolvers.identifiers.extract import canonical_arxiv_id, extract_identifiers, normalize_doi
 from resolvers.model import Reference, Status
-from resolvers.parsing import parse_reference
-from resolvers.quality import parse_uncertain_reason
+from resolvers.parsing.fields import parse_reference
+from resolvers.parsing.quality import parse_uncertain_reason
+from resolvers.parsing.text import LIGATURES, fold
 from resolvers.resolution import apply_rule_chain
-from resolvers.text import LIGATURES, fold
 
 # Pieces that identifier and name patterns key on, so random strings reach the interesting paths.
 FRAGMENTS = ["10.", "10.1234/", "doi:", "DOI ", "https://doi.org/", "arXiv:", "arxiv.org/abs/", "abs/",
@@ -60,7 +60,7 @@ def test_parse_reference_and_quality_never_raise(raw):
 
 @pytest.fixture(scope="module")
 def fixture_lookup(fixture_catalog):
-    from citeledger import workers
+    from citeledger.engine import process_cache as workers
 
     catalog = workers.get_catalog(fixture_catalog)
     return catalog, workers.get_fuzzy(catalog)

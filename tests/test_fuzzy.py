@@ -6,14 +6,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from citeledger.blocking import INDEX_FILE, ParquetRetriever, build_index
-from citeledger.evaluate import evaluate
-from resolvers.candidates import InMemoryRetriever, index_tokens
-from resolvers.fuzzy import FuzzyResolver
-from resolvers.resolution import fuzzy_verdicts
+from citeledger.evaluation.links import evaluate
+from citeledger.index.fuzzy_index import INDEX_FILE, ParquetRetriever, build_index
+from resolvers.candidates.fuzzy import FuzzyResolver
+from resolvers.candidates.retrieval import InMemoryRetriever, index_tokens
 from resolvers.model import Reason, Status, Work
-from resolvers.parsing import parse_reference
-from resolvers.quality import parse_uncertain_reason
+from resolvers.parsing.fields import parse_reference
+from resolvers.parsing.quality import parse_uncertain_reason
+from resolvers.resolution import fuzzy_verdicts
 
 GOLDEN = Path(__file__).parent / "golden/fuzzy"
 
@@ -67,7 +67,7 @@ def test_parquet_retriever_matches_in_memory(tmp_path):
     assert (tmp_path / INDEX_FILE).exists() and stats["works"] == len(rows)
     retriever = ParquetRetriever(tmp_path)
     memory = InMemoryRetriever(list(works.values()))
-    from resolvers.candidates import locator_tokens
+    from resolvers.candidates.retrieval import locator_tokens
 
     parsed = [parse_reference(c["raw"]) for c in cases]
     queries = [index_tokens(p.title) + locator_tokens(p.text) for p in parsed]  # as the resolver asks
@@ -104,7 +104,7 @@ def test_evaluate_reads_a_gold_doi_as_the_catalog_reads_a_doi_field():
 
 
 def test_locator_keys_retrieve_a_work_whose_title_the_string_lacks(tmp_path):
-    from resolvers.candidates import locator_token, locator_tokens
+    from resolvers.candidates.retrieval import locator_token, locator_tokens
 
     assert "46:1535" in locator_tokens("Maggiora GM (2006) J Chem Inf Model 46:1535")
     assert "74:34503" in locator_tokens("Phys. Rev. D 74, 034503 (2006)")
@@ -125,7 +125,7 @@ def test_locator_keys_retrieve_a_work_whose_title_the_string_lacks(tmp_path):
 
 
 def test_batch_forms_equal_one_by_one():
-    from resolvers import verify
+    from resolvers.verification import verify
 
     titles = ["Über eine hyperkinetische Erkrankung", "The histamine H", "Courtship behavior in ",
               "Correction to: Genetic structure", "Barking foxes,", "Plain complete title"]
@@ -141,7 +141,7 @@ def test_stored_forms_equal_forms_made_one_by_one(default_catalog):
     """The comparison forms the catalog stores for every work (built with Arrow kernels at index
     time) are exactly those ``work_forms`` makes from the work itself: cut-short titles, notices,
     non-ASCII names and venues included."""
-    from resolvers import verify
+    from resolvers.verification import verify
 
     gen = next(p for p in Path(default_catalog).iterdir() if p.name.startswith("gen-"))
     retriever = ParquetRetriever(gen)
@@ -159,9 +159,9 @@ def test_planning_a_run_brings_an_older_index_up_to_date_once(tmp_path):
     planned, before any batch or worker process needs it; a current one is left as it is."""
     import json as _json
 
-    from citeledger import pipeline
-    from citeledger.blocking import FORMS_FILE, ensure_index
-    from citeledger.catalog import CatalogStore
+    from citeledger.catalog.store import CatalogStore
+    from citeledger.index.fuzzy_index import FORMS_FILE, ensure_index
+    from citeledger.run import pipeline
 
     catalog = tmp_path / "catalog"
     CatalogStore(catalog).build(sorted((Path(__file__).parent / "fixtures" / "catalog").glob("*.jsonl")))
@@ -182,8 +182,8 @@ def test_the_matcher_returns_outcomes_and_decides_no_state():
     import ast
     from pathlib import Path
 
-    import resolvers.fuzzy as fuzzy_module
-    from resolvers.fuzzy import FuzzyOutcome
+    import resolvers.candidates.fuzzy as fuzzy_module
+    from resolvers.candidates.fuzzy import FuzzyOutcome
 
     tree = ast.parse(Path(fuzzy_module.__file__).read_text(encoding="utf-8"))
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
@@ -227,9 +227,9 @@ def test_term_hashes_are_the_same_in_every_process():
     import subprocess
     import sys
 
-    from resolvers.candidates import term_hashes
+    from resolvers.candidates.retrieval import term_hashes
 
-    code = "from resolvers.candidates import term_hashes; print(term_hashes(['quantum', 'été', '74:034503']).tolist())"
+    code = "from resolvers.candidates.retrieval import term_hashes; print(term_hashes(['quantum', 'été', '74:034503']).tolist())"
     env = {**os.environ, "PYTHONHASHSEED": "12345", "PYTHONPATH": str(Path(__file__).parent.parent)}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert json.loads(out) == term_hashes(["quantum", "été", "74:034503"]).tolist()
@@ -242,7 +242,7 @@ def test_external_build_in_small_chunks_equals_one_chunk(tmp_path):
     holding every work; the run folder is gone afterwards, and a killed build's is removed."""
     import numpy as np
 
-    from citeledger.blocking import ARRAYS
+    from citeledger.index.fuzzy_index import ARRAYS
 
     works = [_work(d) for c in MATCH for d in c["catalog"]]
     rows = [{"work_id": f"w{i}", "doi": w.doi, "title": w.title, "authors": list(w.authors), "year": w.year,

@@ -2,11 +2,11 @@
 outcomes as matching every string, for repeats within a batch and across batches."""
 import dataclasses
 
-from resolvers import fuzzy
-from resolvers.candidates import InMemoryRetriever
-from resolvers.fuzzy import FuzzyResolver
+from resolvers.candidates import fuzzy
+from resolvers.candidates.fuzzy import FuzzyResolver
+from resolvers.candidates.retrieval import InMemoryRetriever
 from resolvers.model import Reason, Work
-from resolvers.parsing import parse_reference
+from resolvers.parsing.fields import parse_reference
 
 WORKS = [Work("doi:10.1/a", doi="10.1/a", title="Attention is all you need", authors=("Ashish Vaswani",), year=2017),
          Work("doi:10.1/b", doi="10.1/b", title="Deep residual learning for image recognition",
@@ -64,7 +64,7 @@ def test_the_outcome_cache_size_comes_from_the_environment(monkeypatch):
     measures distinct ones); a value that is not a count is a configuration error."""
     import pytest
 
-    from citeledger.workers import outcome_cache_size
+    from citeledger.engine.process_cache import outcome_cache_size
     from resolvers.errors import ConfigError
 
     monkeypatch.delenv("CITELEDGER_OUTCOME_CACHE", raising=False)

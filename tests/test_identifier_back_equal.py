@@ -15,20 +15,22 @@ import random
 import re
 from pathlib import Path
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-import orjson
 from rapidfuzz import fuzz
 
-from resolvers import agreement, contradiction, lazy_parse, observation
+from resolvers import observation
 from resolvers.canonical import canonical_json
-from resolvers.lazy_parse import _VOL_PAGES_ANYWHERE
 from resolvers.model import Work
-from resolvers.parsing import _VOL_PAGES, parse_reference
-from resolvers.text import clean_raw
-from resolvers.title_signs import title_cut_short
-from resolvers.verify import YEAR_TOKEN
+from resolvers.parsing import lazy as lazy_parse
+from resolvers.parsing.fields import _VOL_PAGES, parse_reference
+from resolvers.parsing.lazy import _VOL_PAGES_ANYWHERE
+from resolvers.parsing.text import clean_raw
+from resolvers.parsing.title_signs import title_cut_short
+from resolvers.verification import agreement, contradiction
+from resolvers.verification.verify import YEAR_TOKEN
 
 GOLDEN = Path(__file__).parent / "golden"
 SHARED = Path("/work/shared/data")

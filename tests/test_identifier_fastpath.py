@@ -1,5 +1,5 @@
 """The faster identifier extraction (session 9: cheap exact gates before each pass, plain DOIs
-judged by one regex, and the batch gate in ``resolvers.identifier_batch``) gives exactly what the
+judged by one regex, and the batch gate in ``resolvers.identifiers.batch``) gives exactly what the
 session-8 extraction gave: its answers are pinned in ``golden/identifier_extraction.jsonl.gz``
 (15,132 strings: the golden strings, strings in the identifier path benchmark's spellings, the
 tricky cases below, seeded strings of identifier fragments, DOI shapes and odd text) and, as a
@@ -14,14 +14,13 @@ import random
 import sys
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import pyarrow as pa
-
-from resolvers.identifier_batch import MIN_BATCH, extract_batch, plain_doi_strings
-from resolvers.identifiers import extract_identifiers
+from resolvers.identifiers.batch import MIN_BATCH, extract_batch, plain_doi_strings
+from resolvers.identifiers.extract import extract_identifiers
 from resolvers.model import ExtractedIdentifiers
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))

@@ -6,12 +6,14 @@ from datetime import datetime
 
 import pytest
 
-from citeledger import notice_check, notice_file, pipeline, unique_inputs
-from citeledger.blocking import WORKS_ARROW, map_ipc
-from citeledger.catalog import CatalogStore
-from citeledger.inputs import InputLimits
-from citeledger.workers import get_catalog, get_notice_index
-from resolvers.notices import notice_row
+from citeledger.catalog.store import CatalogStore
+from citeledger.engine.process_cache import get_catalog, get_notice_index
+from citeledger.index import notice_files as notice_file
+from citeledger.index.fuzzy_index import WORKS_ARROW, map_ipc
+from citeledger.inputs import dedupe as unique_inputs
+from citeledger.inputs.rows import InputLimits
+from citeledger.run import notice_check, pipeline
+from resolvers.notices.standing import notice_row
 
 
 def _rows(path, rows):

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from resolvers.identifiers import canonical_arxiv_id, extract_identifiers, normalize_doi
+from resolvers.identifiers.extract import canonical_arxiv_id, extract_identifiers, normalize_doi
 
 GOLDEN = Path(__file__).parent / "golden"
 DELIM = "#---8<--- payload below ---8<---\n"

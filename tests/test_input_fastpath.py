@@ -10,8 +10,8 @@ import zlib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from citeledger.batch_payload import MAGIC, pack_references, unpack_references
-from citeledger.inputs import InputLimits, plain_row, read_jsonl, validate_row
+from citeledger.inputs.rows import InputLimits, plain_row, read_jsonl, validate_row
+from citeledger.run.batch_codec import MAGIC, pack_references, unpack_references
 from resolvers.model import Reference
 
 FIELDS = ["citing_paper", "reference_index", "raw", "source", "extra"]

@@ -6,8 +6,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from citeledger.inputs import InputLimits, InputReject, read_references
-from citeledger.unique_inputs import read_inputs
+from citeledger.inputs.dedupe import read_inputs
+from citeledger.inputs.rows import InputLimits, InputReject, read_references
 from resolvers.model import Reference
 
 

@@ -17,8 +17,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from citeledger import locking, pipeline
-from citeledger.inputs import MAX_REFERENCE_INDEX, InputLimits, InputReject, read_references
+from citeledger.inputs.rows import MAX_REFERENCE_INDEX, InputLimits, InputReject, read_references
+from citeledger.run import pipeline
+from citeledger.storage import locking
 from resolvers.errors import CiteledgerError, InputError
 from resolvers.model import Reference
 
@@ -107,7 +108,7 @@ def test_the_command_line_waiting_on_a_named_pipe_leaves_the_ledger_free(tmp_pat
     fifo, ledger = tmp_path / "refs.jsonl", tmp_path / "l"
     os.mkfifo(fifo)
     repo = Path(__file__).parent.parent
-    proc = subprocess.Popen([sys.executable, "-m", "citeledger.cli", "resolve", str(fifo), "--catalog",
+    proc = subprocess.Popen([sys.executable, "-m", "citeledger.cli.main", "resolve", str(fifo), "--catalog",
                              str(fixture_catalog), "--ledger", str(ledger)], cwd=repo,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

@@ -8,16 +8,19 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from citeledger import atomic, cli, config, locking, options, pipeline, record_files
-from citeledger import catalog as catalog_module
-from citeledger import pins as pins_module
-from citeledger import ledger as ledger_module
-from citeledger.catalog import CatalogStore
-from citeledger.ledger import LedgerStore
-from resolvers.errors import CiteledgerError, ConfigError, DiskFull, LedgerPathError
-
 from conftest import FIXTURES
+
+from citeledger import config, options
+from citeledger.catalog import generation_pins as pins_module
+from citeledger.catalog import store as catalog_module
+from citeledger.catalog.store import CatalogStore
+from citeledger.cli import main as cli
+from citeledger.ledger import store as ledger_module
+from citeledger.ledger.store import LedgerStore
+from citeledger.records import files as record_files
+from citeledger.run import pipeline
+from citeledger.storage import atomic, locking
+from resolvers.errors import CiteledgerError, ConfigError, DiskFull, LedgerPathError
 
 ROWS = [{"citing_paper": "paper-a", "reference_index": i,
          "raw": f"Nobody {i}. Not in any catalog. J Nowhere 1999;{i}:1."} for i in range(1, 5)]
@@ -337,7 +340,7 @@ def launch_resolve(tmp_path: Path, catalog: Path, home: Path) -> subprocess.Pope
                PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="240")
     env.pop("PREFECT_API_URL", None)
     # files, not pipes: a server that outlives the command would hold a pipe open
-    return subprocess.Popen([sys.executable, "-m", "citeledger.cli", "resolve", str(GLUTTON), "--catalog",
+    return subprocess.Popen([sys.executable, "-m", "citeledger.cli.main", "resolve", str(GLUTTON), "--catalog",
                              str(catalog), "--ledger", str(tmp_path / "ledger"), "--run-id", "r-sig",
                              "--task-runner", "threads", "--flow"], cwd=REPO, env=env,
                             stdout=open(tmp_path / "stdout", "w"), stderr=open(tmp_path / "stderr", "w"))

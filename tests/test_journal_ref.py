@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from resolvers.journal_ref import parse_journal_ref, reference_locators, venue_key
+from resolvers.identifiers.journal_ref import parse_journal_ref, reference_locators, venue_key
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -65,8 +65,8 @@ OCR_CASES = [json.loads(line) for line in (GOLDEN / "venue_ocr_keys.jsonl").open
 @pytest.mark.parametrize("case", OCR_CASES, ids=[c["printed"] for c in OCR_CASES])
 def test_a_venue_misread_by_ocr_meets_its_key_by_skeleton(case):
     """The catalog side is the skeleton of its stored key; the string side ``ocr_venue_key``."""
-    from resolvers.journal_ref import ocr_venue_key
-    from resolvers.text import ocr_skeleton
+    from resolvers.identifiers.journal_ref import ocr_venue_key
+    from resolvers.parsing.text import ocr_skeleton
 
     skeleton = ocr_skeleton(venue_key(case["venue"]))
     assert ocr_venue_key(case["printed"]) == skeleton and ocr_skeleton(skeleton) == skeleton
@@ -74,7 +74,7 @@ def test_a_venue_misread_by_ocr_meets_its_key_by_skeleton(case):
 
 
 def test_ocr_skeletons_keep_different_venues_apart():
-    from resolvers.journal_ref import ocr_venue_key
+    from resolvers.identifiers.journal_ref import ocr_venue_key
 
     keys = {ocr_venue_key(v) for v in ("Phys. Rev. D", "Phys. Rev. B", "Phys. Lett. B", "Nature", "Science",
                                        "Nucl. Phys. B", "JHEP", "Astrophys. J.")}
@@ -82,8 +82,8 @@ def test_ocr_skeletons_keep_different_venues_apart():
 
 
 def test_an_ocr_misread_venue_locator_is_read_past_digits_inside_words():
-    from resolvers.journal_ref import ocr_venue_key
-    from resolvers.text import ocr_skeleton
+    from resolvers.identifiers.journal_ref import ocr_venue_key
+    from resolvers.parsing.text import ocr_skeleton
 
     (loc,) = reference_locators("A. B. Smith, Physica1 Rcview E 12, 345 (2001).", ocr_venue_key)
     assert ocr_skeleton("physreve") in loc.keys and (loc.volume, loc.first_page) == ("12", "345")

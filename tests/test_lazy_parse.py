@@ -1,14 +1,14 @@
 """The identifier path's lazy parse and scan shortcuts answer exactly as the full parser and the
-plain regex scans do (resolvers/lazy_parse.py, parsing.mask_identifiers, identifiers' passes)."""
+plain regex scans do (resolvers/parsing/lazy.py, parsing.mask_identifiers, identifiers' passes)."""
 import json
 import random
 from pathlib import Path
 
 import pytest
 
-from resolvers.identifiers import extract_identifiers
-from resolvers.lazy_parse import LazyParsed, lazy_parse
-from resolvers.parsing import _IDENTIFIER_SPAN, ParsedReference, mask_identifiers, parse_reference
+from resolvers.identifiers.extract import extract_identifiers
+from resolvers.parsing.fields import _IDENTIFIER_SPAN, ParsedReference, mask_identifiers, parse_reference
+from resolvers.parsing.lazy import LazyParsed, lazy_parse
 
 REPO = Path(__file__).parent.parent
 QUICK = ("year", "volume", "first_page", "pages", "title_lead")

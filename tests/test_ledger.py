@@ -5,8 +5,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from citeledger import pipeline
-from citeledger.ledger import LedgerStore, run_query
+from citeledger.ledger.store import LedgerStore, run_query
+from citeledger.run import pipeline
 from resolvers.errors import ConfigError, QueryRefused
 
 CONTRACT_COLUMNS = {"observation_id", "observation_digest", "run_id", "observed_at", "citing_paper",
@@ -160,7 +160,7 @@ def test_ledger_files_are_never_left_half_written(tmp_path, fixture_catalog, mon
     """A write that dies mid-way leaves no part file and no staging debris that a reader sees."""
     src = refs_file(tmp_path)
     plan = pipeline.plan_run([src], fixture_catalog, tmp_path / "l", run_id="r", batch_size=7)
-    import citeledger.atomic as atomic
+    import citeledger.storage.atomic as atomic
 
     real_replace = atomic.os.replace
 
@@ -181,7 +181,7 @@ def test_ledger_files_are_never_left_half_written(tmp_path, fixture_catalog, mon
 def test_resume_keeps_the_options_the_run_started_with(tmp_path, fixture_catalog):
     """A different max_raw_chars on resume would move rows between rejects and batches (and
     duplicate them): the resumed run reads its inputs with the limits it started with."""
-    from citeledger.inputs import InputLimits
+    from citeledger.inputs.rows import InputLimits
 
     src = refs_file(tmp_path)
     plan = pipeline.plan_run([src], fixture_catalog, tmp_path / "l", run_id="r", batch_size=7,
@@ -199,7 +199,7 @@ def test_a_run_resolves_against_the_generation_it_was_planned_on(tmp_path, fixtu
     would otherwise carry the planned catalog's fingerprint but another catalog's answers."""
     import shutil
 
-    from citeledger.catalog import CatalogStore
+    from citeledger.catalog.store import CatalogStore
 
     catalog = tmp_path / "catalog"
     shutil.copytree(fixture_catalog, catalog)

@@ -4,8 +4,11 @@ import shutil
 
 import pytest
 
-from citeledger import pipeline, record_files, record_pages, records
-from citeledger.ledger import run_query
+from citeledger.ledger.store import run_query
+from citeledger.records import files as record_files
+from citeledger.records import pages as record_pages
+from citeledger.records import record as records
+from citeledger.run import pipeline
 
 
 def resolve(tmp_path, catalog, rows, run_id="r1"):

@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 import shutil
 
-from citeledger import blocking
-from citeledger.work_rows import WorkReader, works_by_field
+from citeledger.index import fuzzy_index as blocking
+from citeledger.works.row_reader import WorkReader, works_by_field
 from resolvers.model import Work
 
 ROWS = [["w1", "10.1/a", None, "T\u00eftle", ["A", "B"], 2001, None, "3", "5", None, "journal-article", [], None],

@@ -2,17 +2,18 @@
 and a run with nothing new that changes nothing. Driven through the plain functions the flow
 calls (no Prefect), plus one run of the real flow through Prefect."""
 import json
-from contextlib import contextmanager
 import os
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from citeledger import nightly, pipeline
-from citeledger.catalog import CatalogStore
-from citeledger.ledger import run_query
+from citeledger.catalog.store import CatalogStore
+from citeledger.ledger.store import run_query
+from citeledger.nightly import steps as nightly
+from citeledger.run import pipeline
 
 FIXTURES = Path(__file__).parent / "fixtures" / "catalog"
 
@@ -185,7 +186,7 @@ def test_a_refresh_shards_the_new_generation_as_the_catalog_was(site, monkeypatc
     """A sharded catalog stays sharded across refreshes (as many shards, made for the new works
     table), an unsharded one stays unsharded; a sharding that fails is a refresh error that loses
     nothing (the inbox file is built in and moved), and the next refresh shards the generation."""
-    from citeledger import shards
+    from citeledger.index import shards
     from resolvers.errors import DiskFull
 
     def drop(name: str, title: str) -> None:
@@ -259,7 +260,7 @@ def test_inbox_moves_are_staged_across_file_systems(tmp_path, monkeypatch):
     cannot cross file systems (EXDEV) it is copied staged, renamed into place, then removed."""
     import errno
 
-    from citeledger import atomic
+    from citeledger.storage import atomic
 
     inbox = tmp_path / "inbox"
     inbox.mkdir()

@@ -6,13 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from werkzeug import Request, Response
-
-from citeledger import nightly, pipeline
-from citeledger.catalog import CatalogStore
-from citeledger.pdf_papers import forget_clients
 from remote_server import server  # noqa: F401
 from test_pdf_papers import rows
+from werkzeug import Request, Response
+
+from citeledger.catalog.store import CatalogStore
+from citeledger.inputs.pdf_papers import forget_clients
+from citeledger.nightly import steps as nightly
+from citeledger.run import pipeline
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PDF = (FIXTURES / "grobid" / "N18-3011.pdf").read_bytes()

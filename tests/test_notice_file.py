@@ -1,4 +1,4 @@
-"""The notice step's files (``citeledger.notice_file``): the same notice columns, and so the same
+"""The notice step's files (``citeledger.index.notice_files``): the same notice columns, and so the same
 notice rows, as the join against works.parquet they replace; derived on first open of a
 generation made without them; and the join again where they are missing or a hash is shared."""
 from __future__ import annotations
@@ -11,11 +11,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from citeledger import hash_runs, notice_check, notice_file
-from citeledger.blocking import WORKS_ARROW
-from citeledger.catalog import CatalogStore, ParquetCatalog
-from citeledger.mapped_pages import map_ipc
-from citeledger.workers import get_catalog
+from citeledger.catalog.store import CatalogStore, ParquetCatalog
+from citeledger.engine.process_cache import get_catalog
+from citeledger.index import notice_files as notice_file
+from citeledger.index.fuzzy_index import WORKS_ARROW
+from citeledger.run import notice_check
+from citeledger.storage import external_sort as hash_runs
+from citeledger.storage.mapped_files import map_ipc
 
 FIXTURES = Path(__file__).parent / "fixtures" / "catalog"
 

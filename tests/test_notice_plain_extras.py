@@ -6,8 +6,8 @@ import itertools
 import json
 from typing import Any
 
-from citeledger.notice_check import _plain_extras, _work_extras
-from resolvers.notices import NoticeIndex
+from citeledger.run.notice_check import _plain_extras, _work_extras
+from resolvers.notices.standing import NoticeIndex
 
 
 def test_plain_extras_agree_with_work_extras_or_step_aside():

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from resolvers.notice_sources import (
+from resolvers.notices.sources import (
     events_from_arxiv_withdrawal,
     events_from_crossref_relations,
     is_doi_nature_csv,
@@ -21,7 +21,7 @@ from resolvers.notice_sources import (
     read_retraction_watch_csv,
     sniff_notice_format,
 )
-from resolvers.notices import (
+from resolvers.notices.standing import (
     EventType,
     NoticeEvent,
     NoticeIndex,

@@ -1,4 +1,4 @@
-"""Fuzzy outcomes shared by the workers of one pool (``citeledger.outcome_share``): a string one
+"""Fuzzy outcomes shared by the workers of one pool (``citeledger.engine.fuzzy_outcomes``): a string one
 worker matched is not matched again by another, with the same outcome; files are private,
 bounded, and the folders of gone pools are removed."""
 import dataclasses
@@ -7,13 +7,13 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 
 import pytest
-
-from citeledger import outcome_share
-from citeledger.outcome_share import OutcomeShare, pool_owner, remove_stale, start_time
-from resolvers.candidates import InMemoryRetriever
-from resolvers.fuzzy import FuzzyResolver
-from resolvers.parsing import parse_reference
 from test_fuzzy_cache import RAWS, WORKS, _counting_retrievals
+
+from citeledger.engine import fuzzy_outcomes as outcome_share
+from citeledger.engine.fuzzy_outcomes import OutcomeShare, pool_owner, remove_stale, start_time
+from resolvers.candidates.fuzzy import FuzzyResolver
+from resolvers.candidates.retrieval import InMemoryRetriever
+from resolvers.parsing.fields import parse_reference
 
 
 def _matcher(folder):

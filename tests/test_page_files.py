@@ -9,10 +9,10 @@ import copy
 import random
 
 import pytest
-
-from citeledger import page_files
-from citeledger.record_pages import render_ledger_html, render_ledger_text
 from test_records import WORK_A, WORK_B, record_of
+
+from citeledger.records import fast_pages as page_files
+from citeledger.records.pages import render_ledger_html, render_ledger_text
 
 TEXTS = ["A. Author, Title. J. Things 1 (2001) 1-10.", "<i>x</i> & 'q' \"r\"", "  spaced \t out\n twice  ",
          "word " * 300, "esc \x1b[31m red", "c1 \x85 and \x9f", "nul \x00 inside", "é ü \u2028 \u00a0 \U0001f600",

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import duckdb
 import pytest
-
 from test_crash import DRIVER, assert_no_partial_files, ledger_rows, run_driver
 
 from papers import read_paper

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import duckdb
 import pytest
-
-from citeledger import cli
-from citeledger.input_files import prepare_inputs
-from citeledger.inputs import read_references
-from resolvers.errors import InputError
 from archives import tar_bytes
+
+from citeledger.cli import main as cli
+from citeledger.inputs.files import prepare_inputs
+from citeledger.inputs.rows import read_references
+from resolvers.errors import InputError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "papers"
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text())
@@ -135,7 +135,7 @@ def test_the_papers_limits_come_from_the_configuration(tmp_path):
 
 def test_a_run_reads_papers_within_the_configured_limits_and_keeps_them_for_a_resume(tmp_path, fixture_catalog,
                                                                                    monkeypatch):
-    from citeledger import pipeline
+    from citeledger.run import pipeline
 
     (tmp_path / "citeledger.toml").write_text("[papers]\nmax_member_bytes = 1000\n")
     monkeypatch.chdir(tmp_path)
@@ -152,9 +152,9 @@ def test_a_run_reads_papers_within_the_configured_limits_and_keeps_them_for_a_re
 
 
 def test_two_versions_of_one_paper_are_settled_as_duplicates_and_other_papers_read_once(tmp_path, monkeypatch):
-    from citeledger import paper_inputs
-    from citeledger.unique_inputs import read_inputs
-    from citeledger.inputs import InputLimits
+    from citeledger.inputs import papers as paper_inputs
+    from citeledger.inputs.dedupe import read_inputs
+    from citeledger.inputs.rows import InputLimits
 
     papers = tmp_path / "papers"
     papers.mkdir()
@@ -181,8 +181,8 @@ def test_two_versions_of_one_paper_are_settled_as_duplicates_and_other_papers_re
 
 def test_reading_a_directory_of_papers_shows_a_progress_line(tmp_path, monkeypatch, capsys):
     from citeledger import progress
-    from citeledger.inputs import InputLimits
-    from citeledger.unique_inputs import read_inputs
+    from citeledger.inputs.dedupe import read_inputs
+    from citeledger.inputs.rows import InputLimits
 
     papers = tmp_path / "papers"
     papers.mkdir()

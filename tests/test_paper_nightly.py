@@ -8,8 +8,9 @@ import shutil
 import tarfile
 from pathlib import Path
 
-from citeledger import nightly, pipeline
-from citeledger.catalog import CatalogStore
+from citeledger.catalog.store import CatalogStore
+from citeledger.nightly import steps as nightly
+from citeledger.run import pipeline
 
 CATALOG = Path(__file__).parent / "fixtures" / "catalog"
 PAPERS = Path(__file__).parent / "fixtures" / "papers"

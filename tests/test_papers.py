@@ -5,11 +5,11 @@ from __future__ import annotations
 import gzip
 
 import pytest
+from archives import tar_bytes
 
 from papers import PaperLimits, citing_paper_from_name, read_paper, read_tree
-from resolvers.quality import parse_uncertain_reason
 from resolvers.model import Reason
-from archives import tar_bytes
+from resolvers.parsing.quality import parse_uncertain_reason
 
 MAIN = rb"""\documentclass{article}
 \begin{document}

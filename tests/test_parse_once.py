@@ -3,9 +3,10 @@
 own, and at most ``PARSES_KEPT`` parses kept."""
 import dataclasses
 
-from resolvers import lazy_parse
-from resolvers.lazy_parse import lazy_parse as lazy, parse_once
-from resolvers.parsing import parse_reference
+from resolvers.parsing import lazy as lazy_parse
+from resolvers.parsing.fields import parse_reference
+from resolvers.parsing.lazy import lazy_parse as lazy
+from resolvers.parsing.lazy import parse_once
 
 RAW = "Vaswani A, Shazeer N. Attention is all you need. Adv Neural Inf Process Syst. 2017;30:5998-6008."
 

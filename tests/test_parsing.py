@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from resolvers.parsing import clean_raw, norm_text, parse_reference
+from resolvers.parsing.fields import clean_raw, norm_text, parse_reference
 
 CASES = [json.loads(l) for l in (Path(__file__).parent / "golden/fuzzy/parse_cases.jsonl").open() if l.strip()]
 

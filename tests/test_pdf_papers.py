@@ -8,15 +8,17 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from remote_server import (
+    fast,
+    server,  # noqa: F401
+)
 from werkzeug import Request, Response
 
-from citeledger import cli
+from citeledger.cli import main as cli
+from citeledger.inputs.pdf_papers import PdfService, forget_clients, read_pdf
 from papers import ExtractedReference, PaperReferences
-from citeledger.pdf_papers import PdfService, forget_clients, read_pdf
-from remote_server import server  # noqa: F401
 from resolvers.remote.grobid import GrobidClient
 from resolvers.remote.http import PoliteClient
-from remote_server import fast
 
 GROBID = Path(__file__).parent / "fixtures" / "grobid"
 PDF = (GROBID / "N18-3011.pdf").read_bytes()
@@ -145,9 +147,9 @@ def test_pdf_references_link_and_grobids_fields_reach_the_verifier(server, grobi
 
 
 def test_fields_survive_the_batch_payload_and_win_over_the_parse():
-    from citeledger.pipeline import BatchJob, pack_references
+    from citeledger.run.pipeline import BatchJob, pack_references
     from resolvers.model import Reference
-    from resolvers.parsing import apply_fields, parse_reference
+    from resolvers.parsing.fields import apply_fields, parse_reference
 
     raw = "Hal Daumé. 2007. Frustratingly easy domain adapta- tion. In ACL."
     fields = (("author", "Daumé"), ("journal", "ACL"), ("title", "Frustratingly easy domain adaptation"),

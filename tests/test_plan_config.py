@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 import citeledger.config as config_module
-from citeledger import pipeline
-from citeledger.catalog import CatalogStore
-from citeledger.pdf_papers import forget_clients
+from citeledger.catalog.store import CatalogStore
+from citeledger.inputs.pdf_papers import forget_clients
+from citeledger.run import pipeline
 
 REPO = Path(__file__).parent.parent
 

@@ -6,7 +6,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from resolvers.verify import PLATT, WEIGHTS, Features, feature_vector, probability
+from resolvers.verification.verify import PLATT, WEIGHTS, Features, feature_vector, probability
 
 # title similarities near the hinges (0.9, 0.97) as well as anywhere in [0, 1]
 titles = st.one_of(st.floats(0.0, 1.0), st.sampled_from([0.0, 0.9, 0.97, 1.0]),

@@ -13,10 +13,12 @@ import subprocess
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
-from citeledger import receipts, record_files, records
-from citeledger.cli import main
 from test_ledger_records import RETRACTED, resolve
+
+from citeledger.cli.main import main
+from citeledger.records import files as record_files
+from citeledger.records import receipts
+from citeledger.records import record as records
 
 PAPERS = ["paper-x", "0704.0002"]
 ROWS = RETRACTED + [

@@ -13,16 +13,18 @@ import orjson
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-
-from citeledger import receipts, record_files, records
-from citeledger.ledger_reads import papers_observations
-from citeledger.record_canonical import BuiltRecord
-from citeledger.record_pages import render_json
-from resolvers.errors import JCSError
-from resolvers.jcs import es_number, jcs_exact
-from resolvers.notices import NoticeEvent, EventType, notice_row, standing_notice
 from test_ledger_records import RETRACTED, resolve
 from test_records import GENERATED, WORK_A, WORK_B, obs
+
+from citeledger.records import files as record_files
+from citeledger.records import receipts
+from citeledger.records import record as records
+from citeledger.records.canonical import BuiltRecord
+from citeledger.records.ledger_reads import papers_observations
+from citeledger.records.pages import render_json
+from resolvers.errors import JCSError
+from resolvers.jcs import es_number, jcs_exact
+from resolvers.notices.standing import EventType, NoticeEvent, notice_row, standing_notice
 
 ODD_TEXT = ["plain", "", "Café Zürich — 東京", "ctl \x00\x01\x1b[31m\x7f\x85 end", "quote \" and \\ slash",
             "tab\there\nnew", "\ue000 private", "emoji 😀", "x: 1.0, y", "1e-5", "<b>&amp;</b>", "  spaced  "]

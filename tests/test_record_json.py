@@ -11,11 +11,11 @@ import jsonschema
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-
-from citeledger.record_pages import render_json
 from record_writer_check import check_record_bytes, check_record_file
-from citeledger.receipts import sign_record
 from test_record_v2 import expected_case
+
+from citeledger.records.pages import render_json
+from citeledger.records.receipts import sign_record
 from resolvers.errors import JCSError
 from resolvers.jcs import jcs_exact
 
@@ -88,7 +88,7 @@ EVIDENCE = st.recursive(
 def test_evidence_read_by_orjson_is_what_json_loads_read(value):
     """``records._evidence`` reads a reference's evidence JSON with orjson (NaN, infinities and
     integers beyond 2**64 through json.loads): the record values are those json.loads gave."""
-    from citeledger.records import _evidence, _json_number
+    from citeledger.records.record import _evidence, _json_number
 
     text = json.dumps(value)
     expected = json.loads(text, parse_float=_json_number, parse_constant=lambda _: None)

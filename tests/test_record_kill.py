@@ -12,10 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from citeledger import receipts, record_files
-from citeledger.cli import main
 from test_ledger_records import RETRACTED, resolve
+
+from citeledger.cli.main import main
+from citeledger.records import files as record_files
+from citeledger.records import receipts
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -23,7 +24,8 @@ REPO = Path(__file__).resolve().parents[1]
 # KILL_AT (a batch is three files; the batch before is published once the next one is staged).
 CHILD = """
 import os, signal, sys
-from citeledger import atomic, record_files
+from citeledger.storage import atomic
+from citeledger.records import files as record_files
 record_files.RECORDS_PER_WRITE = 1
 real, calls = os.write, []
 def write(fd, data):

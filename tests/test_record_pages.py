@@ -7,10 +7,10 @@ import copy
 import sys
 
 import pytest
-
-from citeledger.page_files import PageCache, render_page_files
-from citeledger.record_pages import _CONTROLS, render_ledger_html, render_ledger_text, visible_controls
 from test_records import WORK_A, record_of
+
+from citeledger.records.fast_pages import PageCache, render_page_files
+from citeledger.records.pages import _CONTROLS, render_ledger_html, render_ledger_text, visible_controls
 
 
 def test_both_pages_at_once_are_the_pages_made_one_by_one():
@@ -43,7 +43,7 @@ def test_the_byte_scan_is_what_skips_the_regex(monkeypatch):
             calls.append(args)
             return _CONTROLS.sub(*args)
 
-    monkeypatch.setattr(sys.modules["citeledger.record_pages"], "_CONTROLS", Counting())
+    monkeypatch.setattr(sys.modules["citeledger.records.pages"], "_CONTROLS", Counting())
     assert visible_controls("plain text, é, \U0001f600\n") == "plain text, é, \U0001f600\n"
     assert calls == []  # no control byte: the regex is not run
     assert visible_controls("\u00a7 and \x1b") == "\u00a7 and \\x1b" and len(calls) == 1
@@ -82,7 +82,7 @@ def test_shared_lines_give_the_same_pages_and_are_made_once(monkeypatch):
     """A writer's cache of the cited works' and notices' lines (``render_page_files(record, cache)``)
     gives the pages made without it, HTML-special text and NULs included, and makes the line of a
     resolved view or notice the records share once, not once per reference citing it."""
-    from citeledger import page_files
+    from citeledger.records import fast_pages as page_files
 
     record = record_of("arXiv:0704.0001", WORK_A)
     odd = copy.deepcopy(record)

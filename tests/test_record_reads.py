@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from citeledger.ledger import LedgerStore
-from citeledger.ledger_reads import papers_observations
-from citeledger.records import _plain, _sorted_rows
+from citeledger.ledger.store import LedgerStore
+from citeledger.records.ledger_reads import papers_observations
+from citeledger.records.record import _plain, _sorted_rows
 
 FIRST = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=timezone.utc)
 LATER = datetime(2026, 2, 3, 4, 5, 6, 7, tzinfo=timezone(timedelta(hours=5, minutes=30)))  # not UTC
@@ -67,7 +67,7 @@ def test_pass_rows_are_the_current_views_rows_with_first_reads(tmp_path):
                                           row("r2", times[2], "paper-a", 5, "String 5, changed.", "w-b")])
     store.write_observations("r3", "p0", [row("r3", times[3], "paper-a", 5, "String 5.", "w-b")])
     (outbound, inbound, _), = papers_observations(tmp_path, None, [(["paper-a"], "w-a")])
-    from citeledger.ledger import connect_views
+    from citeledger.ledger.store import connect_views
 
     con = connect_views(tmp_path, None)
     current = con.sql("SELECT citing_paper, reference_index, observation_id FROM current ORDER BY 1, 2").fetchall()
@@ -82,7 +82,7 @@ def test_text_list_columns_read_as_pyarrow_reads_them():
     ``to_pylist`` for chunks that are slices of a longer array, empty lists, nulls and null items."""
     import pyarrow as pa
 
-    from citeledger.ledger_reads import _arrow_rows
+    from citeledger.records.ledger_reads import _arrow_rows
 
     whole = pa.array([["10.1/a", "10.1/b"], [], ["x"], ["d", None, "f"], []], pa.list_(pa.string()))
     lists = pa.chunked_array([whole.slice(1, 3), whole.slice(3, 2), whole,
@@ -96,7 +96,7 @@ def test_float_columns_read_as_records_write_them():
     integer, NaN and the infinities as None (``records._plain`` of each value)."""
     import pyarrow as pa
 
-    from citeledger.ledger_reads import _arrow_rows
+    from citeledger.records.ledger_reads import _arrow_rows
 
     scores = [None, 0.93, 1.0, -0.0, float("nan"), float("inf"), -float("inf"), 2.0 ** 60, 1e-300, -3.5]
     got = [r["score"] for r in _arrow_rows(pa.table({"score": pa.array(scores, pa.float64())}))]

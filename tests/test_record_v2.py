@@ -8,13 +8,13 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
-from citeledger import records
-from citeledger.cli import main
-from citeledger.receipts import sign_record
-from citeledger.record_pages import render_ledger_html, render_ledger_text
-from resolvers.notices import standing_notice
 from test_ledger_records import RETRACTED, resolve
+
+from citeledger.cli.main import main
+from citeledger.records import record as records
+from citeledger.records.pages import render_ledger_html, render_ledger_text
+from citeledger.records.receipts import sign_record
+from resolvers.notices.standing import standing_notice
 
 EXPECTED = Path(__file__).parent / "golden" / "record_v2_expected.json"
 WHEN = "2026-01-01T10:00:00.000000Z"

@@ -5,8 +5,11 @@ from __future__ import annotations
 from concurrent.futures import Future
 from pathlib import Path
 
-from citeledger import record_files, record_workers, records
 from test_ledger_records import RETRACTED, resolve
+
+from citeledger.records import files as record_files
+from citeledger.records import record as records
+from citeledger.records import workers as record_workers
 
 
 def test_validation_is_counted_over_the_whole_write(tmp_path, default_catalog, monkeypatch):

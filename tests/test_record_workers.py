@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 
-from citeledger import receipts, record_files, record_workers
-from citeledger.cli import main
 from test_ledger_records import RETRACTED, resolve
+
+from citeledger.cli.main import main
+from citeledger.records import files as record_files
+from citeledger.records import receipts
+from citeledger.records import workers as record_workers
 
 
 def test_blocks_cover_every_paper_in_order_in_a_multiple_of_the_workers():

@@ -9,16 +9,16 @@ from datetime import datetime, timezone
 import jsonschema
 import pytest
 
-from citeledger.records import (
+from citeledger.records.pages import render_ledger_html, render_ledger_text
+from citeledger.records.receipts import sign_record
+from citeledger.records.record import (
     STATES,
     build_record,
     content_digest,
     select_rows,
     validate_record,
 )
-from citeledger.receipts import sign_record
-from citeledger.record_pages import render_ledger_html, render_ledger_text
-from resolvers.notices import NoticeEvent, EventType, notice_row, standing_notice
+from resolvers.notices.standing import EventType, NoticeEvent, notice_row, standing_notice
 
 RUN = "run-2026-01-01"
 WHEN = "2026-01-01T10:00:00.000000Z"
@@ -234,7 +234,7 @@ def test_documented_queries_run_and_find_the_retracted_citation():
     import re
     from pathlib import Path
 
-    from resolvers.notices import notice_from_dict
+    from resolvers.notices.standing import notice_from_dict
 
     duckdb = pytest.importorskip("duckdb")
     doc = Path(__file__).parent.parent / "docs" / "queries-notices.md"

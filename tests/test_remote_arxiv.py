@@ -1,16 +1,14 @@
 """arXiv API lookups and the OAI-PMH harvest, against a local server replaying recorded payloads."""
 from __future__ import annotations
 
-
 import pytest
+from remote_server import FakeClock, fast, fixture_bytes, server, test_config  # noqa: F401
 from werkzeug import Response
 
 from resolvers.errors import ArxivQueryError, RateLimited, RemoteUnavailable
 from resolvers.remote import build_remote
-from resolvers.remote.checkpoint import MemoryCheckpoint
 from resolvers.remote.arxiv import parse_feed, split_arxiv_id
-
-from remote_server import FakeClock, fast, fixture_bytes, server, test_config  # noqa: F401
+from resolvers.remote.checkpoint import MemoryCheckpoint
 
 ATOM = "application/atom+xml; charset=utf-8"
 MISSING_BATCH = ["2201.13455", "2201.13452", "2201.13453", "2201.13454"]

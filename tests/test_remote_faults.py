@@ -14,12 +14,12 @@ import time
 from collections import Counter
 
 import pytest
+from remote_server import fixture_bytes, server  # noqa: F401
 from werkzeug.wrappers import Response
 
-from citeledger import pipeline, workers
-from citeledger.ledger import run_query
-
-from remote_server import fixture_bytes, server  # noqa: F401
+from citeledger.engine import process_cache as workers
+from citeledger.ledger.store import run_query
+from citeledger.run import pipeline
 
 CROSSREF_FAULTS = ("e500", "e502", "e503", "e429", "slow", "truncated", "html", "badjson", "garbled", "nomessage")
 ARXIV_FAULTS = {"2301.00001": "e503", "2301.00002": "html", "2301.00003": "truncated", "2301.00004": "e400garbage",

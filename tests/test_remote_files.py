@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from citeledger.remote_files import FileCheckpoint, FileCopy
+from citeledger.storage.remote_state import FileCheckpoint, FileCopy
 from resolvers.remote.checkpoint import MemoryCheckpoint
 
 RESOLVERS = Path(__file__).resolve().parent.parent / "resolvers"

@@ -7,9 +7,9 @@ import time
 from pathlib import Path
 
 import pytest
+from remote_server import FakeClock, ResetServer, fast, server  # noqa: F401
 from werkzeug import Request, Response
 
-from remote_server import FakeClock, ResetServer, fast, server  # noqa: F401
 from resolvers.errors import PdfUnreadable, RateLimited, RemoteUnavailable
 from resolvers.remote.grobid import GrobidClient, parse_tei
 from resolvers.remote.http import PoliteClient

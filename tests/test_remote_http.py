@@ -8,12 +8,11 @@ from email.utils import format_datetime
 
 import httpx
 import pytest
+from remote_server import FakeClock, ResetServer, fast, fixture_bytes, http_response, server  # noqa: F401
 from werkzeug import Response
 
 from resolvers.errors import RateLimited, RemoteUnavailable
 from resolvers.remote.http import PoliteClient, parse_retry_after, user_agent
-
-from remote_server import FakeClock, ResetServer, fast, fixture_bytes, http_response, server  # noqa: F401
 
 RATE_BODY = fixture_bytes("arxiv/api_rate_exceeded_429_body.txt")
 

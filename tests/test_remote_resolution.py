@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from citeledger import pipeline, workers
-from citeledger.catalog import ParquetCatalog
-from citeledger.ledger import run_query
-
 from remote_server import fixture_bytes, fixture_json, server  # noqa: F401
+
+from citeledger.catalog.store import ParquetCatalog
+from citeledger.engine import process_cache as workers
+from citeledger.ledger.store import run_query
+from citeledger.run import pipeline
 
 ATOM = "application/atom+xml; charset=utf-8"
 REFS = [

@@ -4,14 +4,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from remote_server import FakeClock, ResetServer, fast, fixture_bytes, http_response, server  # noqa: F401
 from werkzeug import Response
 
+from citeledger.storage.remote_state import retraction_watch_files, validators_path
 from resolvers.errors import RemoteUnavailable
 from resolvers.remote.http import PoliteClient
-from citeledger.remote_files import retraction_watch_files, validators_path
 from resolvers.remote.retraction_watch import refresh_retraction_watch
-
-from remote_server import FakeClock, ResetServer, fast, fixture_bytes, http_response, server  # noqa: F401
 
 CSV = fixture_bytes("retraction_watch/retraction_watch_2026-09_sample.csv")
 ETAG = '"rw-2026-09-25"'

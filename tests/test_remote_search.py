@@ -9,22 +9,21 @@ import json
 import time
 
 import pytest
+from remote_server import ResetServer, fast, fixture_bytes, fixture_json, http_response, server, test_config  # noqa: F401
 from werkzeug import Response
 
-from citeledger import pipeline
-from citeledger.remote_files import SearchCacheDir
-from citeledger.runners import choose_task_runner
+from citeledger.run import pipeline
+from citeledger.run.task_runners import choose_task_runner
+from citeledger.storage.remote_state import SearchCacheDir
+from resolvers.candidates.fuzzy import FuzzyResolver
+from resolvers.candidates.retrieval import InMemoryRetriever
+from resolvers.candidates.search_step import SearchStep
 from resolvers.catalog import InMemoryCatalog
-from resolvers.candidates import InMemoryRetriever
 from resolvers.errors import ConfigError
-from resolvers.fuzzy import FuzzyResolver
 from resolvers.model import Reference, Work
 from resolvers.remote import build_remote
 from resolvers.remote.settings import SearchSettings
 from resolvers.resolution import apply_rule_chain
-from resolvers.search_step import SearchStep
-
-from remote_server import ResetServer, fast, fixture_bytes, fixture_json, http_response, server, test_config  # noqa: F401
 
 CRISPR = ("Kantor A, McClements ME, MacLaren RE. CRISPR-Mediated Base Editing Tools: A Genome Editing "
           "Technique to Induce Targeted Base Substitution. J Vis Exp. 2026.")
@@ -205,9 +204,9 @@ def test_a_searched_work_joins_the_catalog_and_the_next_run_asks_nobody(server, 
                                                                        fixture_catalog):
     import shutil
 
-    from citeledger import workers
-    from citeledger.catalog import ParquetCatalog
-    from citeledger.ledger import run_query
+    from citeledger.catalog.store import ParquetCatalog
+    from citeledger.engine import process_cache as workers
+    from citeledger.ledger.store import run_query
 
     config = tmp_path / "citeledger.toml"
     config.write_text(f"""state_dir = "{tmp_path / 'state'}"
@@ -256,7 +255,7 @@ services = ["crossref"]
 
 
 def test_nightly_searches_new_references_and_retries_within_its_budget(tmp_path, monkeypatch):
-    from citeledger import nightly
+    from citeledger.nightly import steps as nightly
 
     monkeypatch.setenv("CITELEDGER_SEARCH_NIGHTLY_REQUEST_BUDGET", "7")
     selection = nightly.RerunSelection()

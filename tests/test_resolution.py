@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from citeledger.catalog import ParquetCatalog
-from resolvers.candidates import InMemoryRetriever
+from citeledger.catalog.store import ParquetCatalog
+from resolvers.candidates.fuzzy import FuzzyResolver
+from resolvers.candidates.retrieval import InMemoryRetriever
 from resolvers.catalog import InMemoryCatalog
-from resolvers.fuzzy import FuzzyResolver
 from resolvers.model import Reference, Status, Work
 from resolvers.resolution import apply_rule_chain
 
@@ -22,7 +22,7 @@ def catalog(fixture_catalog):
 
 @pytest.fixture(scope="module")
 def fuzzy(fixture_catalog):
-    from citeledger import workers
+    from citeledger.engine import process_cache as workers
 
     return workers.get_fuzzy(workers.get_catalog(fixture_catalog))
 
@@ -80,7 +80,7 @@ def test_batch_answers_in_input_order(catalog, fuzzy):
 ])
 def test_venue_forms(work_venue, string_venue, verdict):
     """Abbreviations and acronyms of a venue agree or say nothing; another venue contradicts."""
-    from resolvers.contradiction import _venue_verdict
+    from resolvers.verification.contradiction import _venue_verdict
 
     assert _venue_verdict(work_venue, f"A. Author, {string_venue} 12, 345 (2001)", string_venue) == verdict
 
@@ -89,8 +89,8 @@ def test_contradiction_compares_numbers_years_and_names_with_the_verifiers_funct
     """One definition each (review debt): the exact path's field test uses the verifier's number,
     year and surname comparisons, with its own tolerances (leading zeros aside, later years free
     for books and preprints)."""
-    from resolvers import contradiction, verify
-    from resolvers.journal_ref import number_key
+    from resolvers.identifiers.journal_ref import number_key
+    from resolvers.verification import contradiction, verify
 
     assert contradiction.number_agreement is verify.number_agreement
     assert contradiction.year_agreement is verify.year_agreement and contradiction.surname is verify.surname

@@ -24,13 +24,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from citeledger import pipeline, record_files
-from citeledger.inputs import InputLimits, InputReject, read_references
+from citeledger.catalog.store import CatalogStore
 from citeledger.config import QueryLimits, load_config
-from citeledger.query import check_read_only, sandbox, user_query
-from citeledger.catalog import CatalogStore
-from citeledger.ledger import LEDGER_PARTS, WORKS_VIEW_SCHEMA, run_query
+from citeledger.inputs.rows import InputLimits, InputReject, read_references
+from citeledger.ledger.query import check_read_only, sandbox, user_query
+from citeledger.ledger.store import LEDGER_PARTS, WORKS_VIEW_SCHEMA, run_query
 from citeledger.options import check_run_id
+from citeledger.records import files as record_files
+from citeledger.run import pipeline
 from resolvers.errors import ConfigError, QueryFailed, QueryRefused
 
 REPO = Path(__file__).parent.parent
@@ -159,17 +160,17 @@ def test_configured_file_size_limit_reaches_the_pipeline(tmp_path, fixture_catal
 def cli(*argv: str, env: dict | None = None) -> subprocess.CompletedProcess:
     import os
 
-    return subprocess.run([sys.executable, "-m", "citeledger.cli", *argv], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "citeledger.cli.main", *argv], capture_output=True, text=True,
                           cwd=REPO, timeout=120, env={**os.environ, **(env or {})})
 
 
 def cli_here(capfd, *argv: str) -> subprocess.CompletedProcess:
     """``cli`` run in this process, for the further commands of a test whose first runs as its own
-    process: the same exit status (``python -m citeledger.cli`` exits with ``main``'s return) and
+    process: the same exit status (``python -m citeledger.cli.main`` exits with ``main``'s return) and
     what reaches file descriptors 1 and 2, without 1.5 s of interpreter and import start-up each."""
     import contextlib
 
-    from citeledger.cli import main
+    from citeledger.cli.main import main
 
     capfd.readouterr()
     with contextlib.chdir(REPO):
@@ -377,7 +378,7 @@ def test_control_characters_of_the_input_never_reach_the_terminal_raw(hostile, a
 
 def test_csv_lines_end_with_a_newline_only(site):
     sql = "select citing_paper, reference_index from observations order by 2"
-    out = subprocess.run([sys.executable, "-m", "citeledger.cli", "query", sql, "--format", "csv", "--ledger",
+    out = subprocess.run([sys.executable, "-m", "citeledger.cli.main", "query", sql, "--format", "csv", "--ledger",
                           str(site["ledger"]), "--catalog", str(site["catalog"])], capture_output=True, cwd=REPO,
                          timeout=120)
     assert out.returncode == 0 and b"\r" not in out.stdout and out.stdout.count(b"\n") == 3

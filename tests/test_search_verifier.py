@@ -12,20 +12,19 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import httpx
+from remote_server import fast
 
-from citeledger.readers.openalex import work_from_openalex
-from resolvers.candidates import InMemoryRetriever
-from resolvers.fuzzy import FuzzyResolver
+from citeledger.sources.openalex import work_from_openalex
+from resolvers.candidates.fuzzy import FuzzyResolver
+from resolvers.candidates.retrieval import InMemoryRetriever
+from resolvers.candidates.search_step import SearchStep, search_one
 from resolvers.model import Work
-from resolvers.parsing import parse_reference
+from resolvers.parsing.fields import parse_reference
 from resolvers.remote.http import PoliteClient
 from resolvers.remote.search import SearchAnswer, SearchResolver
 from resolvers.remote.search_clients import search_openalex
 from resolvers.remote.settings import SearchSettings
-from resolvers.search_step import SearchStep, search_one
-from resolvers.verify import surname
-
-from remote_server import fast
+from resolvers.verification.verify import surname
 
 OPENALEX_PART = Path(__file__).parent / "fixtures" / "catalog" / "openalex" / "works" / "updated_date=2025-06-11" / \
     "part_000.gz"

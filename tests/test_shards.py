@@ -13,11 +13,12 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from citeledger import hash_runs, shards
-from citeledger.blocking import ParquetRetriever
-from resolvers.candidates import PostingsIndex, index_tokens, locator_tokens
-from resolvers.parsing import parse_reference
-from resolvers.shard_retrieval import Shard, ShardedIndex, global_idf_of, global_terms, term_table
+from citeledger.index import shards
+from citeledger.index.fuzzy_index import ParquetRetriever
+from citeledger.storage import external_sort as hash_runs
+from resolvers.candidates.retrieval import PostingsIndex, index_tokens, locator_tokens
+from resolvers.candidates.shard_retrieval import Shard, ShardedIndex, global_idf_of, global_terms, term_table
+from resolvers.parsing.fields import parse_reference
 
 REPO = Path(__file__).parent.parent
 GLUTTON = Path("/work/shared/data/refs/glutton_dev.jsonl.gz")
@@ -184,7 +185,7 @@ def test_shards_built_on_a_dask_cluster_are_the_same_files(sharded_generation, t
 
 def test_catalog_build_with_shards_from_the_command_line(tmp_path, capsys):
     """``catalog build --shards 2``: the live generation gets current shards; 0 shards is a usage error."""
-    from citeledger import cli
+    from citeledger.cli import main as cli
 
     catalog = tmp_path / "catalog"
     sources = [str(p) for p in sorted((REPO / "tests" / "fixtures" / "catalog").glob("*.jsonl"))]
@@ -212,7 +213,8 @@ def test_catalog_build_with_shards_from_the_command_line(tmp_path, capsys):
 def test_a_run_on_the_shards_writes_the_observations_of_the_single_index(default_catalog, tmp_path):
     """The repo's sample references resolved before and after the catalog is sharded: the same
     observation ids, digests, states and works."""
-    from citeledger import cli, workers
+    from citeledger.cli import main as cli
+    from citeledger.engine import process_cache as workers
 
     catalog = tmp_path / "catalog"
     shutil.copytree(default_catalog, catalog, ignore=shutil.ignore_patterns(".lock", ".pins"))

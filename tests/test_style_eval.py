@@ -5,9 +5,9 @@ import random
 
 import pytest
 
-from citeledger import style_eval
+from citeledger.evaluation import styles as style_eval
 from resolvers.model import Reason, Status, Verdict, Work
-from resolvers.text import clean_raw
+from resolvers.parsing.text import clean_raw
 
 WORK = Work("doi:10.1016/j.physletb.2012.08.020", doi="10.1016/j.physletb.2012.08.020",
             title="Observation of a new particle in the search for the Standard Model Higgs boson",
@@ -84,7 +84,7 @@ def test_a_small_style_run_resolves_the_catalogs_own_works(fixture_catalog):
 
 
 def test_eval_without_gold_or_styles_is_a_usage_error(capsys):
-    from citeledger.cli import main
+    from citeledger.cli.main import main
 
     assert main(["eval"]) == 2
     assert "--styles" in capsys.readouterr().err

@@ -4,8 +4,7 @@ import random
 
 import pyarrow as pa
 
-from citeledger.mapped_pages import map_ipc
-from citeledger.mapped_pages import take_chunked
+from citeledger.storage.mapped_files import map_ipc, take_chunked
 
 
 def test_take_chunked_equals_arrow_take_on_a_mapped_table_of_many_batches(tmp_path):

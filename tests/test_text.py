@@ -1,18 +1,21 @@
-"""One text folding (resolvers/text.py) for parser, verifier, index and nightly re-runs."""
+"""One text folding (resolvers/parsing/text.py) for parser, verifier, index and nightly re-runs."""
 from __future__ import annotations
 
 import gzip
 import json
+import re
+import unicodedata
 from pathlib import Path
 
 import pyarrow as pa
 
-from citeledger import index_terms, rerun_selection
-import re
-import unicodedata
-
-from resolvers import agreement, candidates, parsing, text, verify
+from citeledger.index import terms as index_terms
+from citeledger.nightly import rerun_selection
+from resolvers.candidates import retrieval as candidates
 from resolvers.model import Work
+from resolvers.parsing import fields as parsing
+from resolvers.parsing import text
+from resolvers.verification import agreement, verify
 
 SOURCES = Path(__file__).resolve().parent.parent / "data" / "sources"
 AWKWARD = ["Müller–Schrödinger: ﬁbre Æther", "Łódź straße œuvre", "İstanbul ﬂow", "naïve  Bayes,  2nd ed.",

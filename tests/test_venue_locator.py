@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from citeledger.catalog import CatalogStore, ParquetCatalog
-from citeledger.sources import work_from_arxiv_snapshot
-from resolvers.candidates import InMemoryRetriever
+from citeledger.catalog.store import CatalogStore, ParquetCatalog
+from citeledger.sources.formats import work_from_arxiv_snapshot
+from resolvers.candidates.fuzzy import FuzzyResolver
+from resolvers.candidates.retrieval import InMemoryRetriever
 from resolvers.catalog import InMemoryCatalog
-from resolvers.fuzzy import FuzzyResolver
 from resolvers.model import Reason, Reference, Status, Work
 from resolvers.resolution import apply_rule_chain
 
@@ -63,8 +63,8 @@ def test_a_preprint_and_its_journal_version_are_one_work():
                     alt_dois=("10.48550/arxiv.1207.7214",))
     v = resolve("G. Aad et al., Phys. Lett. B 716, 1 (2012)", [HIGGS, preprint])
     assert v.status is Status.VERIFIED_FUZZY and v.work in (HIGGS, preprint)
-    from resolvers.locator_match import match_locators
-    from resolvers.parsing import parse_reference
+    from resolvers.candidates.locator_match import match_locators
+    from resolvers.parsing.fields import parse_reference
     key = ("physlettb", "716", "1")
     outcome = match_locators(parse_reference("G. Aad et al., Phys. Lett. B 716, 1 (2012)"), [key], {key: [preprint, HIGGS]})
     assert outcome.work == HIGGS  # the journal version before its preprint
@@ -93,7 +93,7 @@ def test_the_parquet_catalog_finds_an_arxiv_work_by_its_journal_ref(tmp_path):
     found = catalog.works_by_locator([("physrevd", "76", "13009"), ("physrevd", "76", "1")])
     assert [w.work_id for w in found[("physrevd", "76", "13009")]] == ["arxiv:0704.0001"]
     assert ("physrevd", "76", "1") not in found
-    from citeledger.pipeline import resolve_batch_references
+    from citeledger.run.pipeline import resolve_batch_references
     v = resolve_batch_references([Reference("p", 1, "C. Balazs et al., Physical Review D 76, 013009 (2007)")],
                                  catalog)[0].verdict
     assert (v.status, v.work.work_id if v.work else None) == (Status.VERIFIED_FUZZY, "arxiv:0704.0001")
@@ -151,7 +151,7 @@ def work_of(row, i):
 def test_an_index_of_format_5_gets_only_its_locator_file(tmp_path):
     """A catalog indexed before the locators were a mapped file (format 5: everything else the
     same) is brought up to date by writing venue_locators.arrow alone, not by a whole rebuild."""
-    from citeledger import blocking
+    from citeledger.index import fuzzy_index as blocking
     src = tmp_path / "works.jsonl"
     src.write_text(json.dumps({"doi": "10.1/a", "title": "A work", "venue": "Phys. Rev. D", "volume": "76",
                                "first_page": "013009"}) + "\n")
@@ -175,8 +175,8 @@ def test_locator_rows_keep_the_works_with_venue_volume_and_page_keyed_one_by_one
     """The Arrow form of the locator rows equals keying each work alone (empty keys dropped)."""
     import pyarrow as pa
 
-    from citeledger.venue_index import locator_rows
-    from resolvers.journal_ref import number_key, venue_key
+    from citeledger.index.venues import locator_rows
+    from resolvers.identifiers.journal_ref import number_key, venue_key
 
     rows = [("w1", "Phys. Rev. Lett.", "007", "0012"), ("w2", "", "1", "2"), ("w3", "Nature", None, "5"),
             ("w4", "Nature", "0", "00"), ("w5", None, "3", "4"), ("w6", "Phys Rev Lett", "7", "12"),

@@ -5,11 +5,12 @@ import random
 
 import pyarrow as pa
 
+from citeledger.catalog.store import CatalogStore, ParquetCatalog
+from citeledger.index import fuzzy_index as blocking
+from citeledger.index import upgrade as index_upgrade
+from citeledger.index.venues import PAGES_AT, PAGES_HASHES, PAGES_STAMP, LocatorIndex, LocatorRuns, locator_rows
+from citeledger.storage import external_sort as hash_runs
 from resolvers.errors import LedgerPathError
-
-from citeledger import blocking, hash_runs, index_upgrade
-from citeledger.catalog import CatalogStore, ParquetCatalog
-from citeledger.venue_index import PAGES_AT, PAGES_HASHES, PAGES_STAMP, LocatorIndex, LocatorRuns, locator_rows
 
 
 def _scan(table, pairs):

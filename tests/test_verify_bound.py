@@ -1,5 +1,5 @@
 """The fuzzy matcher compares in full only the candidates that can decide its outcome
-(``resolvers.verify_bound``): the same outcomes and evidence as comparing every candidate, on
+(``resolvers.verification.verify_bound``): the same outcomes and evidence as comparing every candidate, on
 glutton dev strings against the shared works."""
 import dataclasses
 import gzip
@@ -11,14 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rapidfuzz import fuzz
 
-from resolvers import fuzzy, verify
-from resolvers.candidates import InMemoryRetriever
-from resolvers.fuzzy import FuzzyResolver
-from resolvers.parsing import parse_reference
-from resolvers.quality import parse_uncertain_reason
-from resolvers.verify import RefView, features, probability
-from resolvers.verify_bound import TITLE_PEAK, Bound, _align_most, cheap_bound, is_notice, refined_bound
+from resolvers.candidates import fuzzy
+from resolvers.candidates.fuzzy import FuzzyResolver
+from resolvers.candidates.retrieval import InMemoryRetriever
 from resolvers.model import Work
+from resolvers.parsing.fields import parse_reference
+from resolvers.parsing.quality import parse_uncertain_reason
+from resolvers.verification import verify
+from resolvers.verification.verify import RefView, features, probability
+from resolvers.verification.verify_bound import TITLE_PEAK, Bound, _align_most, cheap_bound, is_notice, refined_bound
 
 SOURCES = Path(__file__).resolve().parent.parent / "data" / "sources"
 GLUTTON_DEV = Path("/work/shared/data/refs/glutton_dev.jsonl.gz")

@@ -7,9 +7,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from citeledger import catalog_extract as ce
-from citeledger import works_columnar
-from citeledger.sources import SourceFormat
+from citeledger.catalog import extract as ce
+from citeledger.sources import works_columnar
+from citeledger.sources.formats import SourceFormat
 
 SOURCES = Path(__file__).parent.parent / "data" / "sources"
 

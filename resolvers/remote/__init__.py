@@ -20,13 +20,12 @@ import httpx
 
 from resolvers.errors import ArxivQueryError, RemoteBatchUnavailable, RemoteUnavailable
 from resolvers.model import Work
-
-from .arxiv import ArxivClient, split_arxiv_id
-from .crossref import CrossrefClient, message_to_work
-from .eprint import ArxivFiles
-from .http import PoliteClient
-from .search import SearchCache, SearchResolver
-from .settings import RemoteSettings, SearchSettings, ServiceSettings
+from resolvers.remote.arxiv import ArxivClient, split_arxiv_id
+from resolvers.remote.crossref import CrossrefClient, message_to_work
+from resolvers.remote.eprint import ArxivFiles
+from resolvers.remote.http import PoliteClient
+from resolvers.remote.search import SearchCache, SearchResolver
+from resolvers.remote.settings import RemoteSettings, SearchSettings, ServiceSettings
 
 __all__ = [
     "RemoteResolver",

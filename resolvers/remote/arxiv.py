@@ -13,13 +13,11 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
-
 from resolvers.errors import ArxivQueryError, RemoteUnavailable
-from resolvers.identifiers import canonical_arxiv_id
+from resolvers.identifiers.extract import canonical_arxiv_id
 from resolvers.model import Work
-
-from .checkpoint import Checkpoint, read_state, write_state
-from .http import PoliteClient
+from resolvers.remote.checkpoint import Checkpoint, read_state, write_state
+from resolvers.remote.http import PoliteClient
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 ARXIV = "{http://arxiv.org/schemas/atom}"
@@ -37,7 +35,7 @@ _WITHDRAWN = re.compile(r"\bwithdrawn\b", re.I)
 
 def split_arxiv_id(token: str) -> tuple[str, int | None] | None:
     """``(canonical id without version, version or None)``, or None when not well formed:
-    ``resolvers.identifiers``' one rule (``math.GT/0309136`` -> ``math/0309136``; months, the
+    ``resolvers.identifiers.extract``' one rule (``math.GT/0309136`` -> ``math/0309136``; months, the
     four/five-digit eras, the old-style archives and dates). Whether it exists is the API's
     business."""
     ident = canonical_arxiv_id(token)

@@ -2,7 +2,7 @@
 
 The harvest writes its state after each page's records have been handed over, so a harvest that
 fails resumes at the page that failed (records of that page may be seen twice; catalog loading is
-idempotent). Where the state lives is the caller's choice: ``citeledger.remote_files.FileCheckpoint``
+idempotent). Where the state lives is the caller's choice: ``citeledger.storage.remote_state.FileCheckpoint``
 (a JSON file, replaced atomically) or ``MemoryCheckpoint`` (tests).
 """
 from __future__ import annotations

@@ -14,9 +14,8 @@ import httpx
 
 from resolvers.errors import RemoteUnavailable
 from resolvers.model import Work
-
-from .checkpoint import Checkpoint, read_state, write_state
-from .http import PoliteClient
+from resolvers.remote.checkpoint import Checkpoint, read_state, write_state
+from resolvers.remote.http import PoliteClient
 
 SERVICE = "crossref"
 DATE_FIELDS = ("issued", "published", "published-print", "published-online", "created")

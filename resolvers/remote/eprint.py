@@ -4,7 +4,7 @@ The e-print endpoint answers with whatever the author submitted: a gzipped tar, 
 ``.tex``, or a PDF (PDF-only submissions); the caller tells them apart by their bytes. Requests go
 through the ``arxiv`` service's polite client (one at a time, three seconds apart, a User-Agent
 with the configured contact). This module returns bytes and writes nothing: the caller caches
-them (``citeledger/paper_fetch.py``).
+them (``citeledger/inputs/arxiv_fetch.py``).
 """
 from __future__ import annotations
 
@@ -14,9 +14,8 @@ from typing import Any
 import httpx
 
 from resolvers.errors import InputTooLarge, RemoteUnavailable
-
-from .arxiv import split_arxiv_id
-from .http import PoliteClient
+from resolvers.remote.arxiv import split_arxiv_id
+from resolvers.remote.http import PoliteClient
 
 SERVICE = "arxiv"
 

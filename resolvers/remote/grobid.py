@@ -25,10 +25,9 @@ from typing import Any
 from lxml import etree
 
 from resolvers.errors import PdfUnreadable, RemoteUnavailable
-
-from .arxiv import split_arxiv_id
-from .http import PoliteClient
-from .settings import RemoteSettings
+from resolvers.remote.arxiv import split_arxiv_id
+from resolvers.remote.http import PoliteClient
+from resolvers.remote.settings import RemoteSettings
 
 SERVICE = "grobid"
 PATH = "/api/processReferences"

@@ -22,8 +22,7 @@ from typing import Any, Callable, Mapping
 import httpx
 
 from resolvers.errors import RateLimited, RemoteUnavailable
-
-from .settings import ServiceSettings
+from resolvers.remote.settings import ServiceSettings
 
 try:  # the installed distribution's version, so the User-Agent tells the truth
     from importlib.metadata import version as _dist_version

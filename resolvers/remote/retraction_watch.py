@@ -3,7 +3,7 @@
 Resolvers write no file: the caller gives the copy (``CsvCopy``: ``replace()`` stages a new copy
 that takes the old one's place only when complete, so a failure leaves the previous copy intact)
 and a ``Checkpoint`` for the ``ETag`` and ``Last-Modified`` of that copy, sent back on the next
-refresh, so an unchanged export costs one 304. ``citeledger.remote_files`` has the file versions.
+refresh, so an unchanged export costs one 304. ``citeledger.storage.remote_state`` has the file versions.
 """
 from __future__ import annotations
 
@@ -14,9 +14,8 @@ from typing import BinaryIO, ContextManager, Protocol
 import httpx
 
 from resolvers.errors import RemoteUnavailable
-
-from .checkpoint import Checkpoint
-from .http import PoliteClient
+from resolvers.remote.checkpoint import Checkpoint
+from resolvers.remote.http import PoliteClient
 
 SERVICE = "retraction_watch"
 

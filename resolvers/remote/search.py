@@ -3,7 +3,7 @@
 ``SearchResolver.ask(service, query, budget)`` returns a ``SearchAnswer`` (the works a service
 offers for one query), from, in turn: this process's memory (one request per distinct query per
 run, even when two threads ask at once), the on-disk cache the caller hands in (``SearchCache``;
-resolvers write no file: ``citeledger.remote_files.SearchCacheDir``), or the service itself
+resolvers write no file: ``citeledger.storage.remote_state.SearchCacheDir``), or the service itself
 through its polite client (rate limit, Retry-After, circuit breaker). A request needs a unit of
 the run's ``RequestBudget``; a budget spent, like a service that cannot answer, raises
 ``RemoteUnavailable``: the reference is ``unavailable`` and is asked again on the next run.
@@ -21,12 +21,11 @@ from typing import Any, Callable, Protocol
 
 from resolvers.errors import RemoteUnavailable
 from resolvers.model import Work
-from resolvers.parsing import ParsedReference
-from resolvers.text import STOPWORDS, clean_raw, fold, index_tokens
-
-from .http import PoliteClient
-from .search_clients import SEARCHERS
-from .settings import SearchSettings
+from resolvers.parsing.fields import ParsedReference
+from resolvers.parsing.text import STOPWORDS, clean_raw, fold, index_tokens
+from resolvers.remote.http import PoliteClient
+from resolvers.remote.search_clients import SEARCHERS
+from resolvers.remote.settings import SearchSettings
 
 # ``resolver_source`` of a link made from a service's search answer
 SEARCH_SOURCES = {"crossref": "crossref_search", "openalex": "openalex_search", "arxiv": "arxiv_search"}

@@ -18,10 +18,9 @@ import httpx
 from resolvers.errors import RemoteUnavailable
 from resolvers.model import Work
 from resolvers.openalex import openalex_work
-
-from .arxiv import entries_to_work, parse_feed
-from .crossref import CrossrefClient, message_to_work
-from .http import PoliteClient
+from resolvers.remote.arxiv import entries_to_work, parse_feed
+from resolvers.remote.crossref import CrossrefClient, message_to_work
+from resolvers.remote.http import PoliteClient
 
 # Crossref's ``select``: only what verification and the catalog row need (a smaller answer)
 CROSSREF_SELECT = ("DOI", "title", "author", "issued", "published-print", "published-online", "created",

@@ -1,0 +1,476 @@
+"""``citeledger``: a thin map from the command line onto the pipeline and the flows."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+from citeledger.cli.inspect import cmd_catalog_info, cmd_runs
+from citeledger.cli.preflight import check_catalog, check_inputs, check_ledger, prefect_defaults, use_flow, use_grobid
+from citeledger.cli.shards import shard_catalog, shard_options
+from citeledger.options import non_negative_int, positive_int
+from citeledger.run.summary import RunSummary
+from citeledger.storage import locking
+from resolvers.errors import CiteledgerError, DiskFull, NotFound, UsageError
+
+DEFAULT_CATALOG = "data/catalog"
+DEFAULT_LEDGER = "data/ledger"
+
+
+def cmd_catalog_build(args: argparse.Namespace) -> int:
+    from citeledger import progress
+    from citeledger.catalog.store import CatalogStore
+    from citeledger.sources.formats import SourceFormat
+
+    check_inputs(args.files)
+    fmt = SourceFormat(args.format) if args.format else None
+    with progress.track(sum(map(_bytes, args.files)), "bytes") as advance:
+        report = CatalogStore(args.catalog).build(args.files, fmt, lambda path: advance(_bytes(path)))
+    for f in report.files:
+        skipped = sum(f.get("skipped", {}).values())
+        print(f"{f['file']}: {f['format']}, {f['rows']} rows, {f['rejects']} rejected"
+              + (f", {skipped} not works (skipped)" if skipped else ""))
+        for example in f.get("reject_examples", []):
+            print(f"  rejected {example}")
+    print(f"catalog {args.catalog}: {report.works} works ({report.added:+d}), {report.notice_events} notice events, "
+          f"{report.generation}, {report.seconds:.1f} s")
+    return shard_catalog(args) if args.shards else 0
+
+
+def _bytes(path: Path) -> int:
+    """Size of a source file, or of the files under a folder (the catalog build's progress)."""
+    path = Path(path)
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return path.stat().st_size if path.exists() else 0
+
+
+def print_summary(summary: RunSummary | dict) -> None:
+    """The run's counts on stdout; a flow run's summary comes back as ``RunSummary.as_dict()``."""
+    if isinstance(summary, dict):
+        summary = RunSummary.from_dict(summary)
+    print(f"run {summary.run_id}{' (resumed)' if summary.resumed else ''}: "
+          f"{summary.references} references, {summary.rejects} rejected rows")
+    width = max(len(s) for s in summary.states)
+    for state, count in summary.states.items():
+        print(f"  {state:<{width}}  {count:>8}")
+    print(f"  {'links':<{width}}  {summary.links:>8}")
+    print(f"{summary.seconds} s, {summary.references_per_second} references/s")
+    if summary.search:
+        print(f"search requests: {summary.search.get('total', 0)} {summary.search.get('requests', {})}, "
+              f"cache hits {summary.search.get('cache_hits', {})}")
+    for message in summary.reject_messages[:10]:
+        print(f"rejected {message}")
+
+
+def cmd_resolve(args: argparse.Namespace) -> int:
+    use_grobid(args.grobid)
+    check_inputs(args.inputs)
+    check_catalog(args.catalog)
+    check_ledger(args.ledger)
+    try:
+        summary = run_resolve(args)
+    finally:
+        locking.release_ledger(args.ledger)  # a no-op once the run has finished or given up
+    print_summary(summary)
+    return 0
+
+
+def run_resolve(args: argparse.Namespace) -> RunSummary | dict:
+    """The run as a flow run (``use_flow``) or directly; the same options either way."""
+    from citeledger.config import load_config
+
+    limits = load_config().limits  # [limits] of citeledger.toml / CITELEDGER_* (docs/configuration.md)
+    options = dict(run_id=args.run_id, remote=args.remote, citing_paper=args.citing_paper,
+                   batch_size=args.batch_size or limits.batch_size, max_raw_chars=limits.max_raw_chars)
+    inputs = [str(p) for p in args.inputs]
+    if not use_flow(args):
+        return resolve_direct(inputs, args, options)
+    prefect_defaults()
+    from flows.resolve import resolve_references
+
+    return resolve_references(inputs=inputs, catalog=args.catalog, ledger=args.ledger, task_runner=args.task_runner,
+                              dask_address=args.dask_address, dask_workers=args.dask_workers, **options)
+
+
+def resolve_direct(inputs: list[str], args: argparse.Namespace, options: dict) -> RunSummary:
+    """The resolve run without Prefect: the flow's own orchestration, batches in threads or a pool."""
+    import logging
+
+    from citeledger.run import orchestrate
+
+    logger = logging.getLogger("citeledger.run")
+    if not logging.getLogger().handlers and not logger.handlers:
+        logger.addHandler(logging.NullHandler())  # the summary prints the rejects; no second copy
+    return orchestrate.resolve_run(
+        inputs, args.catalog, args.ledger,
+        lambda plan: orchestrate.direct_batches(plan, args.task_runner, args.dask_workers), logger,
+        orchestrate.records_of_run, **options)
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    from citeledger.config import load_config
+    from citeledger.ledger.query import user_query
+    from citeledger.records.pages import json_visible
+
+    with user_query(args.sql, args.ledger, args.catalog, load_config().query) as result:
+        if args.format == "table":
+            sys.stdout.write(result.table(args.max_rows))
+            return 0
+        columns, rows = result.rows()
+        if args.format == "json":
+            for row in rows:
+                print(json_visible(json.dumps(dict(zip(columns, row)), default=str, ensure_ascii=False)))
+        else:
+            import csv
+
+            writer = csv.writer(sys.stdout, lineterminator="\n")
+            writer.writerow(columns)
+            writer.writerows(rows)
+    return 0
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    from citeledger.ledger.store import require_ledger
+    from citeledger.records import record as records
+    from citeledger.records.files import citation_record
+
+    require_ledger(args.ledger)
+    record = citation_record(args.id, args.ledger, args.catalog, page_cap=args.page_cap)
+    check_known(record, args)
+    records.validate_record(record)
+    if args.format == "json":
+        print(records.json_visible(json.dumps(record, indent=2, ensure_ascii=False)))
+    elif args.format == "html":
+        print(records.render_ledger_html(record))
+    else:
+        print(records.render_ledger_text(record))
+    return 0
+
+
+def check_known(record: dict, args: argparse.Namespace) -> None:
+    """A paper with no reference and no citation in the ledger is not known to it: an error
+    naming the nearest citing papers the ledger does know."""
+    if record["counts"]["references"] or record["counts"]["inbound"]:
+        return
+    from citeledger.ledger.inspect import near_ids
+    from citeledger.records.ledger_reads import citing_papers
+
+    near = near_ids(args.id, citing_papers(args.ledger, args.catalog, None))
+    hint = f"; near ids: {', '.join(near)}" if near else "; `citeledger query \"select distinct citing_paper from current\"` lists them"
+    raise NotFound(f"the ledger {args.ledger} does not know the paper {args.id!r}{hint}")
+
+
+def cmd_records(args: argparse.Namespace) -> int:
+    check_catalog(args.catalog)
+    from citeledger.ledger.store import require_ledger
+
+    require_ledger(args.ledger)  # an existing folder that holds no ledger is a mistyped --ledger too
+    if args.run_id:
+        from citeledger.records.files import check_run
+
+        check_run(args.ledger, args.run_id)  # before any server starts
+    if use_flow(args):
+        prefect_defaults()
+        from flows.records import build_records
+
+        written = build_records(ledger=args.ledger, catalog=args.catalog, run_id=args.run_id, papers=args.papers)
+    else:
+        from citeledger.run import orchestrate
+
+        written = orchestrate.build_records(args.ledger, args.catalog, args.run_id, args.papers)
+    print(f"{len(written)} citation records written under {Path(args.ledger) / 'records'}")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    if args.styles or not args.gold:
+        return _eval_styles(args)
+    from citeledger.evaluation import links as evaluate
+
+    check_inputs(args.gold)
+    check_catalog(args.catalog)
+    metrics = evaluate.run_eval(args.gold, args.catalog, worst=args.worst)
+    print(json.dumps(metrics, indent=1, default=str) if args.json else "\n".join(evaluate.report_lines(metrics)))
+    return 0
+
+
+def _eval_styles(args: argparse.Namespace) -> int:
+    """``eval --styles``: the catalog's own works through real citation styles (style_eval)."""
+    if not args.styles:
+        raise UsageError("eval: give gold files, or --styles")
+    check_catalog(args.catalog)
+    from citeledger.evaluation import styles as style_eval
+
+    result = style_eval.run(args.catalog, args.per_source, args.seed, progress=lambda s: print(s, file=sys.stderr))
+    print("\n".join(style_eval.report_lines(result, examples=bool(args.worst))))
+    return 0
+
+
+def cmd_nightly(args: argparse.Namespace) -> int:
+    use_grobid(args.grobid)
+    prefect_defaults()
+    from flows.nightly import nightly
+
+    summary = nightly(inbox=args.inbox, processed=args.processed, catalog=args.catalog, ledger=args.ledger,
+                      catalog_inbox=args.catalog_inbox, remote=args.remote, batch_size=args.batch_size,
+                      task_runner=args.task_runner, dask_address=args.dask_address, dask_workers=args.dask_workers)
+    refresh = summary["refresh"]
+    print(f"catalog: {refresh['works_before']} -> {refresh['works_after']} works from {len(refresh['files'])} files")
+    if not summary["changed"]:
+        print("nothing to do: the ledger is unchanged")
+        return 0
+    print_summary(summary)
+    print(f"{summary['transitions']} transitions, re-resolved {summary['rerun']}, "
+          f"{summary['notices_changed']} notices changed, {summary.get('records', 0)} records")
+    return 0
+
+
+def cmd_refresh(args: argparse.Namespace) -> int:
+    prefect_defaults()
+    from flows.refresh import refresh_catalog
+
+    report = refresh_catalog(catalog=args.catalog, catalog_inbox=args.catalog_inbox, remote=args.remote)
+    for error in report["errors"]:
+        print(f"refresh: {error}", file=sys.stderr)
+    print(f"catalog {args.catalog}: {report['works_before']} -> {report['works_after']} works "
+          f"from {len(report['files'])} files" + (f"; sharded {report['shards']} ways as before" if report["shards"] else ""))
+    return 0
+
+
+def _runner_options(p: argparse.ArgumentParser) -> None:
+    from citeledger.run.task_runners import TASK_RUNNERS
+
+    p.add_argument("--task-runner", choices=TASK_RUNNERS, default="auto",
+                   help="auto: processes for 20,000 references or more on 2+ cores, else threads; "
+                        "threads (one process), processes (a pool on this machine) or dask (a cluster, a flow run)")
+    p.add_argument("--dask-address", help="scheduler of an existing Dask cluster (default: a local one)")
+    p.add_argument("--dask-workers", type=positive_int, default=2,
+                   help="worker processes of --task-runner processes, or of a local Dask cluster")
+
+
+def _flow_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--flow", action="store_true",
+                   help="run as a Prefect flow run even without PREFECT_API_URL (starts a temporary Prefect "
+                        "server); with PREFECT_API_URL set it is always a flow run reported to that API")
+
+
+def _store_options(parser: argparse.ArgumentParser, ledger: bool = True) -> None:
+    if ledger:
+        parser.add_argument("--ledger", default=DEFAULT_LEDGER, help="the ledger folder")
+    parser.add_argument("--catalog", default=DEFAULT_CATALOG, help="the catalog folder")
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows each option's default, unless its help already says it or it is an off switch."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default in (None, False) or "default" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
+_VIEWS_EPILOG = "(the views and their columns)"
+
+
+class _QueryHelpFormatter(argparse.RawDescriptionHelpFormatter, HelpFormatter):
+    """``query --help`` lists the views with their columns, generated from the ledger's schemas
+    only when help is asked for (building it needs duckdb, which ``--help`` alone must not load)."""
+
+    def add_text(self, text: str | None) -> None:
+        if text == _VIEWS_EPILOG:
+            from citeledger.ledger.query import views_help
+
+            text = views_help()
+        super().add_text(text)
+
+
+def _sub(sub: Any, name: str, help: str, **kwargs: Any) -> argparse.ArgumentParser:
+    """A subcommand whose help shows every default, with --debug."""
+    p = sub.add_parser(name, help=help, description=kwargs.pop("description", help),
+                       formatter_class=kwargs.pop("formatter_class", HelpFormatter), **kwargs)
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                   help="show the traceback of an internal error")
+    return p
+
+
+def _catalog_parsers(sub: Any) -> None:
+    catalog = _sub(sub, "catalog", "manage the local catalog")
+    catalog_sub = catalog.add_subparsers(dest="catalog_command", required=True)
+    build = _sub(catalog_sub, "build", "add works and notices from source files to the catalog")
+    build.add_argument("files", nargs="+", type=Path, help="source files or folders (works JSONL, arXiv snapshot, "
+                       "Crossref, Retraction Watch CSV, OpenAlex, DBLP, arXiv OAI-PMH); the format is recognised by content")
+    build.add_argument("--catalog", default=DEFAULT_CATALOG, help="the catalog folder (created if missing)")
+    build.add_argument("--format", choices=["works_jsonl", "arxiv_snapshot", "crossref", "retraction_watch_csv",
+                                            "doi_nature_csv", "openalex", "dblp", "arxiv_oai"],
+                       help="force a format where the content does not say (default: recognised by content; "
+                            "a file whose content is another format is an error)")
+    shard_options(build)
+    build.set_defaults(func=cmd_catalog_build)
+    _inspect(catalog_sub, "info", "what a catalog holds: generation, works per source, identifiers, notices",
+             "--catalog", DEFAULT_CATALOG, cmd_catalog_info)
+
+
+def _inspect(sub: Any, name: str, help: str, folder_option: str, default: str, func: Any) -> None:
+    """An inspection command (``catalog info``, ``runs``): one folder, a table or JSON."""
+    p = _sub(sub, name, help)
+    p.add_argument(folder_option, default=default, help=f"the {folder_option[2:]} folder")
+    p.add_argument("--format", choices=["table", "json"], default="table", help="output format")
+    p.set_defaults(func=func)
+
+
+def _resolve_parser(sub: Any) -> None:
+    resolve = _sub(sub, "resolve", "resolve reference files into the ledger")
+    resolve.add_argument("inputs", nargs="+", type=Path,
+                         help="reference files: JSON Lines (.gz), CSV, Parquet, .bbl/.bib (with --citing-paper), "
+                         "PDFs (with --grobid), arXiv:ID (with --remote)")
+    _store_options(resolve)
+    resolve.add_argument("--run-id", help="id of this run (default: a new one); the id of an interrupted run "
+                         "completes it")
+    resolve.add_argument("--citing-paper", help="the citing paper of a .bbl or .bib input (default: from an arXiv-style file name)")
+    resolve.add_argument("--remote", action="store_true", help="use the remote resolvers configured; "
+                         "fetch arXiv:ID inputs from arXiv")
+    resolve.add_argument("--grobid", metavar="URL", help="read PDF inputs through this GROBID service "
+                         "(default: endpoints.grobid of the configuration; none: PDFs are rejected)")
+    resolve.add_argument("--batch-size", type=positive_int, default=None,
+                         help="references per batch (default: limits.batch_size of the configuration)")
+    _runner_options(resolve)
+    _flow_option(resolve)
+    resolve.set_defaults(func=cmd_resolve)
+
+
+def _ledger_parsers(sub: Any) -> None:
+    query = _sub(sub, "query", "run read-only SQL over the ledger views",
+                 description="Run read-only SQL (SELECT, EXPLAIN) over the ledger's views. The query\n"
+                             "cannot write: its connection has no file access at all. Time and memory\n"
+                             "limits: [query] in the configuration (docs/configuration.md).",
+                 epilog=_VIEWS_EPILOG, formatter_class=_QueryHelpFormatter)
+    query.add_argument("sql", help="the query, e.g. \"select status, count(*) from current group by 1\"")
+    query.add_argument("--ledger", default=DEFAULT_LEDGER, help="the ledger folder, needed by every view but works")
+    query.add_argument("--catalog", default=DEFAULT_CATALOG, help="the catalog folder, needed by the works view")
+    query.add_argument("--format", choices=["table", "json", "csv"], default="table",
+                       help="table, json (one object a line) or csv")
+    query.add_argument("--max-rows", type=positive_int, default=100, help="rows a table shows")
+    query.set_defaults(func=cmd_query)
+
+    record = _sub(sub, "record", "the citation record of one paper (arXiv id, DOI or citing_paper id)")
+    record.add_argument("id", help="the paper: arXiv:ID, IDvN, 10.48550/arXiv.ID, a DOI or a citing_paper id")
+    _store_options(record)
+    record.add_argument("--format", choices=["json", "ledger", "html"], default="ledger",
+                        help="ledger (a text page), json or html")
+    record.add_argument("--page-cap", type=positive_int, default=None, help="list at most this many entries per list "
+                        "(default: the records' own cap)")
+    record.set_defaults(func=cmd_record)
+
+    recs = _sub(sub, "records", "write the records of the papers a run touched")
+    _store_options(recs)
+    recs.add_argument("--run-id", help="the run whose papers to write (default: the latest run)")
+    recs.add_argument("--papers", nargs="*", help="write these papers' records instead (default: the run's papers)")
+    _flow_option(recs)
+    recs.set_defaults(func=cmd_records)
+
+    from citeledger.cli.keys import keys_parsers
+
+    keys_parsers(sub, _sub, DEFAULT_LEDGER)
+
+    _inspect(sub, "runs", "the runs a ledger has: id, started, finished, counts, state",
+             "--ledger", DEFAULT_LEDGER, cmd_runs)
+
+
+def _flow_parsers(sub: Any) -> None:
+    night = _sub(sub, "nightly", "one nightly run: refresh, inbox, re-resolve, notices (runs the nightly flow)")
+    night.add_argument("--inbox", default="data/inbox", help="folder of new reference files")
+    night.add_argument("--processed", default="data/processed", help="where inbox files go once resolved")
+    night.add_argument("--catalog-inbox", default="data/catalog-inbox", help="folder of new catalog source files")
+    _store_options(night)
+    night.add_argument("--remote", action="store_true", help="harvest and resolve with the configured services")
+    night.add_argument("--grobid", metavar="URL", help="read PDFs dropped in the inbox through this GROBID service")
+    night.add_argument("--batch-size", type=positive_int, default=5000, help="references per batch")
+    _runner_options(night)
+    night.set_defaults(func=cmd_nightly)
+
+    refresh = _sub(sub, "refresh", "grow the catalog from the catalog inbox (runs the refresh-catalog flow)")
+    refresh.add_argument("--catalog", default=DEFAULT_CATALOG, help="the catalog folder")
+    refresh.add_argument("--catalog-inbox", default="data/catalog-inbox", help="folder of new catalog source files")
+    refresh.add_argument("--remote", action="store_true", help="also harvest the configured services")
+    refresh.set_defaults(func=cmd_refresh)
+
+    ev = _sub(sub, "eval", "link precision/recall of the resolution chain on files with gold_doi/gold_arxiv_id")
+    ev.add_argument("gold", nargs="*", type=Path, help="JSON Lines (.gz) rows with raw and gold_doi/gold_arxiv_id "
+                    "(both null: the reference must not be linked)")
+    ev.add_argument("--styles", action="store_true", help="instead of gold files: the catalog's own works rendered in "
+                    "real citation styles and degraded; precision/recall per style and degradation (citeproc-py)")
+    ev.add_argument("--per-source", type=positive_int, default=50, help="with --styles: works per source format")
+    ev.add_argument("--seed", type=int, default=12, help="with --styles: the sample's and degradations' seed")
+    ev.add_argument("--catalog", default=DEFAULT_CATALOG, help="the catalog folder")
+    ev.add_argument("--worst", type=non_negative_int, default=10, help="how many worst errors and misses to print")
+    ev.add_argument("--json", action="store_true", help="print the whole metrics dict as JSON")
+    ev.set_defaults(func=cmd_eval)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="citeledger", formatter_class=HelpFormatter,
+                                     description="Resolve reference strings into an auditable citation ledger.")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an internal error")
+    sub = parser.add_subparsers(dest="command", required=True)
+    _catalog_parsers(sub)
+    _resolve_parser(sub)
+    _ledger_parsers(sub)
+    _flow_parsers(sub)
+    return parser
+
+
+def _rerun_hint() -> str:
+    """How to finish the run this process left unfinished, if it started one."""
+    pipeline = sys.modules.get("citeledger.run.pipeline")
+    run_id = pipeline.interrupted_run() if pipeline else None
+    return f"; re-run with --run-id {run_id} to finish" if run_id else ""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """A usage error is one line (``citeledger resolve: error: ...``), exit 2; ``--help`` shows usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # `citeledger record ... | head`: the reader has all it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 0
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (prefect_env.Terminated)
+        print(f"citeledger: interrupted{_rerun_hint()}", file=sys.stderr)
+        return 128 + getattr(exc, "signum", 2)
+    except NotFound as exc:
+        print(f"citeledger: {exc}", file=sys.stderr)
+        return 1
+    except CiteledgerError as exc:
+        print(f"citeledger: {exc}{_rerun_hint() if isinstance(exc, DiskFull) else ''}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - sorted below: a rejected query, else an internal error
+        return report_error(exc, args)
+
+
+def report_error(exc: Exception, args: argparse.Namespace) -> int:
+    """A query DuckDB rejects is the user's (its message, exit 2); anything else is internal:
+    one line, and the traceback only with ``--debug``."""
+    duckdb = sys.modules.get("duckdb")
+    if args.command == "query" and duckdb is not None and isinstance(exc, duckdb.Error):
+        print(f"citeledger: query failed: {exc}", file=sys.stderr)
+        return 2
+    if getattr(args, "debug", False):
+        raise exc
+    first = (str(exc).splitlines() or [""])[0][:300]
+    print(f"citeledger: internal error ({type(exc).__name__}: {first}); run again with --debug for the "
+          "traceback and report it", file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

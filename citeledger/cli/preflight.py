@@ -1,0 +1,79 @@
+"""Checks made before a command does any work, and the choice between a flow run and a direct one.
+
+Inputs, catalog and ledger are checked first, so a run fails in one line before it begins; none of
+this imports the catalog or ledger modules, DuckDB or Prefect (``citeledger --help`` and these checks stay fast).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from citeledger.storage import locking
+from resolvers.errors import LockTimeout, UsageError
+
+
+def prefect_defaults() -> None:
+    """Settings that keep Prefect's temporary API server from timing out on small machines."""
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+    from citeledger.cli.prefect_env import prepare_cli_process
+
+    prepare_cli_process()  # SIGTERM ends cleanly; the temporary server dies with this process
+
+
+def use_flow(args: argparse.Namespace) -> bool:
+    """The CLI runs a Prefect flow only when it can report to an API (``PREFECT_API_URL`` set), when
+    asked to (``--flow``) or for a Dask cluster; otherwise it calls the same pipeline functions
+    directly, without starting a temporary Prefect server (see the README, "Flow runs or direct")."""
+    return bool(getattr(args, "flow", False) or os.environ.get("PREFECT_API_URL")
+                or getattr(args, "task_runner", None) == "dask")
+
+
+def check_catalog(catalog: str) -> None:
+    """A catalog must be built before a run (checked without importing the catalog module)."""
+    pointer = Path(catalog) / "CURRENT"
+    if not pointer.is_file() or not (Path(catalog) / pointer.read_text().strip() / "manifest.json").is_file():
+        raise UsageError(f"no catalog in {catalog}: build one with `citeledger catalog build --catalog {catalog} FILE...`"
+                         " or give --catalog DIR")
+
+
+def check_inputs(inputs: list[Path]) -> None:
+    """Every input exists and is readable (``-`` is standard input)."""
+    for path in inputs:
+        if str(path) == "-" or (str(path).lower().startswith("arxiv:") and not path.exists()):
+            continue  # stdin; an arXiv:ID input (input_files.is_arxiv_input), fetched, not read
+        if not path.exists():
+            raise UsageError(f"input {path} does not exist: check the path")
+        if not os.access(path, os.R_OK | (os.X_OK if path.is_dir() else 0)):
+            raise UsageError(f"input {path} is not readable: check its permissions")
+
+
+def check_ledger(ledger: str) -> None:
+    """The ledger is a folder we can write, and no other run holds it (else wait, saying so). The
+    lock is only probed here: ``plan_run`` takes it once the inputs are read, so a pipe waiting
+    for its writer never holds the ledger."""
+    path = Path(ledger)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--ledger {ledger} is a file, not a folder: give a folder (created if missing)")
+    parent = next((p for p in (path, *path.parents) if p.exists()), Path("."))
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"--ledger {ledger}: {parent} is not writable: give a ledger folder you can write")
+    try:
+        locking.acquire_ledger(ledger, timeout=0)
+    except LockTimeout:
+        print(f"citeledger: ledger {ledger} is in use by another run; waiting for it", file=sys.stderr)
+        locking.acquire_ledger(ledger)
+    locking.release_ledger(ledger)
+
+
+def use_grobid(url: str | None) -> None:
+    """``--grobid URL`` is ``CITELEDGER_GROBID_URL=URL`` for this command, so a flow run, a worker
+    process and the configuration all see the same service."""
+    if url:
+        from citeledger.inputs.pdf_papers import forget_clients
+
+        os.environ["CITELEDGER_GROBID_URL"] = url
+        forget_clients()

@@ -1,0 +1,274 @@
+"""Inputs as the user gives them: files, pipes, FIFOs and stdin (``-``).
+
+A pipe or stdin is spooled once to a file and hashed on the way, so it can be read (and a resumed
+run compared) like any file; a FIFO nobody writes to is refused after a timeout instead of hanging
+the run. The reader of a file is chosen by its name, else by a look at its first bytes.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import os
+import re
+import stat
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from citeledger.inputs.papers import (
+    FOLDER_KIND,
+    PAPER_KIND,
+    directory_entries,
+    folder_sha256,
+    input_sha256,
+    is_one_paper_folder,
+)
+from citeledger.storage.atomic import file_sha256
+from papers import citing_paper_from_name
+from papers.archive import is_tar
+from papers.suffixes import PAPER_SUFFIXES
+from resolvers.errors import InputError, InputTooLarge
+
+STDIN_NAME = "<stdin>"
+PIPE_OPEN_TIMEOUT = 60.0  # seconds to wait for a named pipe's writer
+CHUNK = 1 << 20
+
+
+class _CountedRaw(io.RawIOBase):
+    """A decompressing stream that counts the bytes it hands out and stops past ``limit``."""
+
+    def __init__(self, inner: Any, limit: int | None):
+        self.inner, self.limit, self.count = inner, limit, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.inner.read1(len(buffer))  # read1: what came before a truncated end is kept
+        n = len(data)
+        buffer[:n] = data
+        self.count += n
+        if self.limit is not None and self.count > self.limit:
+            raise InputTooLarge(f"decompressed data exceeds the limit of {self.limit:,} bytes "
+                                "(max_file_bytes, limits.max_input_bytes); the rest is not read")
+        return n
+
+    def close(self) -> None:
+        self.inner.close()
+        super().close()
+
+
+def open_binary(path: Path, max_bytes: int | None = None) -> io.BufferedIOBase:
+    with open(path, "rb") as fh:
+        magic = fh.read(2)
+    if magic == b"\x1f\x8b":
+        return io.BufferedReader(_CountedRaw(gzip.open(path, "rb"), max_bytes), CHUNK)
+    return open(path, "rb")
+
+
+_EXTENSIONS = ((".jsonl.gz", "jsonl"), (".jsonl", "jsonl"), (".ndjson", "jsonl"), (".json.gz", "jsonl"),
+               (".csv.gz", "csv"), (".csv", "csv"), (".parquet", "parquet"),
+               *((suffix, PAPER_KIND) for suffix in PAPER_SUFFIXES if suffix != ".gz"))
+ARXIV_ID_KIND = "arxiv_id"  # an ``arXiv:ID`` input: the paper is fetched (with --remote), not read from a file
+ARXIV_IDS_KIND = "arxiv_ids"  # a file of ``arXiv:ID`` lines: each paper fetched (with --remote)
+FETCHED_KINDS = (ARXIV_ID_KIND, ARXIV_IDS_KIND)
+# a file whose first lines are all arXiv:ID (the last one possibly cut by the 512-byte look)
+_ARXIV_LINES = re.compile(r"(?:\s*arxiv:\s*\S+[ \t]*(?:\r?\n|$))+\s*(?:arxiv:\S*)?\s*", re.I)
+
+
+def kind_by_name(name: str) -> str | None:
+    lowered = name.lower()
+    return next((kind for ext, kind in _EXTENSIONS if lowered.endswith(ext)), None)
+
+
+def detect_kind(path: Path, name: str | None = None) -> str:
+    """The reader for a file: by the extension of ``name`` (the path as given), then by a look at
+    its first bytes (a pipe has no useful name): ``{`` is JSON Lines, ``PAR1`` Parquet; a tar
+    header, a PDF, LaTeX (``%`` or ``\\`` first) or BibTeX (``@`` first) is a paper; else CSV."""
+    if path.is_dir():
+        return FOLDER_KIND
+    kind = kind_by_name(name or path.name)
+    if kind:
+        return kind
+    with open_binary(path) as fh:
+        head = fh.read(512)
+    if is_tar(head) or head.startswith(b"%PDF-"):
+        return PAPER_KIND
+    head = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    if _ARXIV_LINES.fullmatch(head.decode("latin-1")) and (len(head) < 512 or b"\n" in head):
+        return ARXIV_IDS_KIND
+    if head.startswith(b"{"):
+        return "jsonl"
+    if head.startswith((b"\\", b"%", b"@")) or b"\\bibitem" in head or b"thebibliography" in head:
+        return PAPER_KIND
+    return "csv"
+
+
+
+
+@dataclass(frozen=True, slots=True)
+class InputSource:
+    """One input of a run: ``name`` as the user gave it (the manifest and rejects say it),
+    ``path`` what is read (the file, or a pipe's spooled copy), ``sha256`` of those bytes."""
+
+    name: str
+    path: Path
+    sha256: str
+    kind: str
+    spooled: bool = False
+    in_directory: bool = False  # one paper of a directory of papers: no id is a reject, not an error
+
+
+def _is_stream(path: Path) -> bool:
+    mode = path.stat().st_mode
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def check_input(given: str | Path) -> None:
+    """Refuse an input that cannot be read at all, with one line saying what to pass instead."""
+    if str(given) == "-" or is_arxiv_input(given):
+        return
+    path = Path(given)
+    if not path.exists():
+        raise InputError(f"{given}: no such input file")
+    if not os.access(path, os.R_OK | (os.X_OK if path.is_dir() else 0)):
+        raise InputError(f"{given}: not readable (permission denied)")
+
+
+def _open_stream(given: str, timeout: float) -> Any:
+    """stdin, or a pipe opened in a thread: a named pipe nobody writes to is refused after
+    ``timeout`` seconds instead of blocking the run forever."""
+    if given == "-":
+        return sys.stdin.buffer
+    opened: dict[str, Any] = {}
+    opener = threading.Thread(target=lambda: opened.setdefault("fh", open(given, "rb")), daemon=True)
+    opener.start()
+    opener.join(timeout)
+    if opener.is_alive():
+        try:  # be the writer it waits for, so the thread ends
+            os.close(os.open(given, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            pass
+        opener.join(1.0)
+        if "fh" in opened:
+            opened["fh"].close()
+        raise InputError(f"{given}: no writer opened this pipe within {timeout:g} s")
+    if "fh" not in opened:
+        raise InputError(f"{given}: cannot be opened")
+    return opened["fh"]
+
+
+def _spool(given: str, spool_dir: Path | None, max_bytes: int | None, timeout: float) -> tuple[Path, str]:
+    """Copy a stream once to a file, hashing the same bytes: it can then be read (and re-read)
+    like any file, and a resumed run compares its hash."""
+    source = _open_stream(given, timeout)
+    if spool_dir is not None:
+        spool_dir.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=spool_dir, prefix="input-", suffix=".spool")
+    digest, size = hashlib.sha256(), 0
+    try:
+        with os.fdopen(fd, "wb") as out:
+            while chunk := source.read(CHUNK):
+                size += len(chunk)
+                if max_bytes is not None and size > max_bytes:
+                    raise InputError(f"{given}: more than {max_bytes:,} bytes (limits.max_input_bytes)")
+                digest.update(chunk)
+                out.write(chunk)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    finally:
+        if source is not sys.stdin.buffer:
+            source.close()
+    return Path(tmp), digest.hexdigest()
+
+
+def prepare_inputs(inputs: Sequence[str | Path], spool_dir: Path | None = None, max_bytes: int | None = None,
+                   citing_paper: str | Mapping[str, str] | None = None,
+                   timeout: float = PIPE_OPEN_TIMEOUT) -> list[InputSource]:
+    """Check, hash and (for pipes and ``-``) spool every input, before any lock is taken or run
+    begun: a missing file, a directory, a .bib/.bbl without a citing paper or a silent pipe is an
+    ``InputError`` and no run starts."""
+    for given in inputs:
+        check_input(given)
+    sources: list[InputSource] = []
+    try:
+        for given in inputs:
+            if str(given) != "-" and Path(given).is_dir():
+                sources += _directory(Path(given), citing_paper)
+                continue
+            sources.append(_prepare_one(given, spool_dir, max_bytes, timeout))
+            _check_citing_paper(sources[-1], citing_paper)
+    except BaseException:
+        discard_spools(sources)
+        raise
+    return sources
+
+
+def is_arxiv_input(given: str | Path) -> bool:
+    """``arXiv:ID`` given as an input (and no file of that name): a paper to fetch from arXiv."""
+    return str(given).lower().startswith("arxiv:") and not Path(given).exists()
+
+
+def _arxiv_source(given: str) -> InputSource:
+    """An ``arXiv:ID`` input: nothing to read yet; its hash is the id's, so a resumed run checks it."""
+    from citeledger.inputs.arxiv_fetch import arxiv_input
+
+    try:
+        arxiv_id = arxiv_input(given)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    name = f"arXiv:{arxiv_id}"
+    return InputSource(name, Path(name), hashlib.sha256(name.encode()).hexdigest(), ARXIV_ID_KIND)
+
+
+def _prepare_one(given: str | Path, spool_dir: Path | None, max_bytes: int | None, timeout: float) -> InputSource:
+    if is_arxiv_input(given):
+        return _arxiv_source(str(given))
+    name = STDIN_NAME if str(given) == "-" else str(Path(given))
+    if str(given) != "-" and not _is_stream(Path(given)):
+        path = Path(given)
+        return InputSource(name, path, file_sha256(path), detect_kind(path, name))
+    path, digest = _spool(str(given), spool_dir, max_bytes, timeout)
+    try:
+        return InputSource(name, path, digest, detect_kind(path, name), spooled=True)
+    except BaseException:
+        path.unlink()
+        raise
+
+
+def _directory(path: Path, citing_paper: str | Mapping[str, str] | None) -> list[InputSource]:
+    """A folder: one paper's source tree (named by ``--citing-paper`` or by its own arXiv-style
+    name), or a directory of papers, one file or sub-folder each (``paper_inputs``)."""
+    name = str(path)
+    one = citing_paper if isinstance(citing_paper, str) else None
+    if is_one_paper_folder(path, one):
+        return [InputSource(name, path, folder_sha256(path), FOLDER_KIND)]
+    entries = directory_entries(path)
+    if not entries:
+        raise InputError(f"{name}: an empty directory; give papers (files or folders) in it, or files")
+    return [InputSource(str(entry), entry, input_sha256(entry),
+                        detect_kind(entry, str(entry)), in_directory=True) for entry in entries]
+
+
+def _check_citing_paper(source: InputSource, citing_paper: str | Mapping[str, str] | None) -> None:
+    """A paper given on its own needs an id: ``--citing-paper`` or an arXiv-style name. With a
+    mapping per input (the nightly inbox), one without is a reject row and the run goes on."""
+    if source.kind in (PAPER_KIND, FOLDER_KIND) and not source.in_directory and not isinstance(citing_paper, Mapping):
+        paper = citing_paper.get(source.name) if isinstance(citing_paper, Mapping) else citing_paper
+        if not paper:
+            ident, why = citing_paper_from_name(source.name if not source.spooled else "")
+            if ident is None:
+                raise InputError(f"{source.name}: {why}")
+
+
+def discard_spools(sources: Sequence[InputSource]) -> None:
+    for source in sources:
+        if source.spooled:
+            source.path.unlink(missing_ok=True)

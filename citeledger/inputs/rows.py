@@ -1,0 +1,407 @@
+"""Reference input readers: JSON Lines (optionally gzipped), CSV, Parquet, and papers (arXiv e-prints,
+``.tex``, ``.bbl``, ``.bib``, folders: read by ``papers/`` through ``paper_inputs``).
+
+Every input row ends either as a ``Reference`` or as an ``InputReject`` naming the file, line and
+field: nothing is dropped silently. Lines are read with a size bound, so one enormous line cannot
+exhaust memory; lines end with ``\n``, ``\r\n`` or ``\r``. Pipes and stdin are made files first
+(``input_files.prepare_inputs``).
+"""
+from __future__ import annotations
+
+import csv
+import dataclasses
+import gzip
+import io
+import json
+import re
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import orjson
+
+from citeledger.inputs.files import ARXIV_ID_KIND, ARXIV_IDS_KIND, CHUNK, detect_kind, open_binary
+from citeledger.inputs.papers import FOLDER_KIND, PAPER_KIND, paper_rows, read_paper_input
+from papers import PaperLimits, PaperReferences
+from resolvers.errors import InputTooLarge, RowTooLong
+from resolvers.model import Reference
+from resolvers.parsing.text import unicode_problem
+
+DEFAULT_MAX_RAW_CHARS = 100_000
+EXCERPT_CHARS = 200
+# the ledger stores reference_index as int64: larger values are rejected when read, never later
+MAX_REFERENCE_INDEX = 2**63 - 1
+# a CSV record spanning more physical lines than this is an unclosed quote, not a reference
+MAX_CSV_ROW_LINES = 100
+
+
+@dataclass(frozen=True, slots=True)
+class InputReject:
+    file: str
+    line: int | None
+    field: str | None
+    reason: str
+    excerpt: str = ""
+
+    @property
+    def message(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        what = f" field {self.field!r}:" if self.field else ""
+        return f"{where}:{what} {self.reason}"
+
+
+@dataclass(frozen=True, slots=True)
+class InputLimits:
+    max_raw_chars: int = DEFAULT_MAX_RAW_CHARS
+    max_file_bytes: int | None = None
+    papers: PaperLimits | None = None  # [papers] of the configuration (a run fills it): archive bombs, \input depth
+
+    @property
+    def max_line_bytes(self) -> int:
+        # a JSON line may escape every character (\u0000 is 6 bytes) and carry other fields; up
+        # to 16 MiB a line is parsed, so an oversized ``raw`` is reported as such, field named
+        return max(self.max_raw_chars * 6 + 64_000, 16 << 20)
+
+
+def _excerpt(text: str | bytes) -> str:
+    if isinstance(text, bytes):
+        text = text[: EXCERPT_CHARS * 4].decode("utf-8", errors="replace")
+    # stored in the rejects table (Parquet, UTF-8): undecodable bytes and lone surrogates as escapes
+    return text[:EXCERPT_CHARS].encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+
+def iter_bounded_lines(fh: io.BufferedIOBase, limit: int) -> Iterator[tuple[int, bytes | None]]:
+    """Yield (line number, bytes) — or (line number, None) for a line longer than ``limit``.
+    A line ends with ``\\n``, ``\\r\\n`` or a lone ``\\r`` (old Mac files)."""
+    lineno, pending, size = 0, [], 0  # the start of a line not ended yet
+    skipping = after_cr = False  # inside an over-long line; the last chunk ended with \r
+    while chunk := fh.read1(CHUNK):  # read1: the rows before a truncated gzip end are kept
+        if after_cr and chunk[:1] == b"\n":
+            chunk = chunk[1:]  # the \n of a \r\n split between chunks
+        after_cr = chunk.endswith(b"\r")
+        for part in chunk.splitlines(keepends=True):
+            ended = part.endswith((b"\n", b"\r"))
+            if skipping:
+                skipping = not ended
+                continue
+            pending.append(part)
+            size += len(part)
+            if size - (len(part) - len(part.rstrip(b"\r\n"))) > limit:
+                lineno += 1
+                yield lineno, None
+                pending, size, skipping = [], 0, not ended
+            elif ended:
+                lineno += 1
+                yield lineno, b"".join(pending)
+                pending, size = [], 0
+    if pending:
+        yield lineno + 1, b"".join(pending)
+
+
+def validate_row(obj: Any, file: str, line: int | None, limits: InputLimits, lenient_types: bool = False,
+                 defaults: dict[str, Any] | None = None) -> Reference | InputReject:
+    """Check one row against the contract's input fields. ``lenient_types`` for CSV (all text)."""
+    if not isinstance(obj, dict):
+        return InputReject(file, line, None, "row is not an object", _excerpt(json.dumps(obj)[:EXCERPT_CHARS]))
+    row = {**(defaults or {}), **{k: v for k, v in obj.items() if v is not None and v != ""}} if lenient_types \
+        else {**(defaults or {}), **obj}
+    excerpt = _excerpt(str(obj.get("raw", ""))) if isinstance(obj.get("raw"), str) else ""
+
+    citing = row.get("citing_paper")
+    if citing is None:
+        return InputReject(file, line, "citing_paper", "missing required field", excerpt)
+    if not isinstance(citing, str) or not citing.strip():
+        return InputReject(file, line, "citing_paper", f"must be a non-empty string, got {type(citing).__name__}", excerpt)
+
+    index = row.get("reference_index")
+    if index is None:
+        return InputReject(file, line, "reference_index", "missing required field", excerpt)
+    if lenient_types and isinstance(index, str) and re.fullmatch(r"\s*\d+\s*", index):
+        index = int(index) if len(index.strip()) <= 30 else MAX_REFERENCE_INDEX + 1  # int() of 5,000 digits raises
+    if isinstance(index, bool) or not isinstance(index, int):
+        return InputReject(file, line, "reference_index", f"must be an integer >= 1, got {index!r:.40}", excerpt)
+    if index < 1:
+        return InputReject(file, line, "reference_index", f"must be an integer >= 1, got {index}", excerpt)
+    if index > MAX_REFERENCE_INDEX:
+        got = str(index) if index.bit_length() <= 128 else f"a {index.bit_length()}-bit number"
+        return InputReject(file, line, "reference_index", f"must be at most 2^63-1 = {MAX_REFERENCE_INDEX}, "
+                           f"got {got:.45}", excerpt)
+
+    raw = row.get("raw")
+    if raw is None:
+        if lenient_types and "raw" in obj:
+            raw = ""
+        else:
+            return InputReject(file, line, "raw", "missing required field", excerpt)
+    if not isinstance(raw, str):
+        return InputReject(file, line, "raw", f"must be a string, got {type(raw).__name__}", excerpt)
+    if len(raw) > limits.max_raw_chars:
+        return InputReject(file, line, "raw", f"string of {len(raw):,} characters exceeds the limit of "
+                           f"{limits.max_raw_chars:,} (max_raw_chars)", _excerpt(raw))
+
+    source = row.get("source", "unknown")
+    if source is None or source == "":
+        source = "unknown"
+    if not isinstance(source, str):
+        return InputReject(file, line, "source", f"must be a string, got {type(source).__name__}", excerpt)
+    for name, value in (("citing_paper", citing), ("raw", raw), ("source", source)):
+        problem = unicode_problem(value)
+        if problem:
+            return InputReject(file, line, name, problem, _excerpt(raw))
+    return Reference(citing_paper=citing.strip(), reference_index=index, raw=raw, source=source,
+                     file=file, line=line)
+
+
+_ROW_FIELDS = frozenset({"citing_paper", "reference_index", "raw", "source"})
+
+
+def plain_row(line: bytes, file: str, lineno: int, max_raw_chars: int) -> Reference | None:
+    """The reference of a JSON line that is a row of the contract's fields alone, every one of
+    them valid, or None (then the line takes ``read_jsonl``'s full path, which names what is
+    wrong). Read by orjson: what it decodes, ``json.loads`` decodes to the same values for such a
+    row (orjson refuses the rest: NaN, lone surrogates, invalid UTF-8; a number it would make a
+    float is not a valid field), and its strings are valid Unicode (no ``unicode_problem``)."""
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    if type(obj) is not dict or not obj.keys() <= _ROW_FIELDS:
+        return None
+    citing, index, raw = obj.get("citing_paper"), obj.get("reference_index"), obj.get("raw")
+    source = obj.get("source")
+    if source is None or source == "":
+        source = "unknown"
+    if type(citing) is not str or type(index) is not int or type(raw) is not str or type(source) is not str:
+        return None
+    citing = citing.strip()
+    if not citing or not 1 <= index <= MAX_REFERENCE_INDEX or len(raw) > max_raw_chars:
+        return None
+    return Reference(citing, index, raw, source, file, lineno)
+
+
+def read_jsonl(path: Path, limits: InputLimits, name: str | None = None) -> Iterator[Reference | InputReject]:
+    name = name or str(path)
+    with open_binary(path, limits.max_file_bytes) as fh:
+        for lineno, line in iter_bounded_lines(fh, limits.max_line_bytes):
+            if line is None:
+                yield InputReject(name, lineno, None, f"line longer than {limits.max_line_bytes:,} bytes")
+                continue
+            if lineno == 1 and line.startswith(b"\xef\xbb\xbf"):
+                line = line[3:]  # a UTF-8 byte order mark, as CSV strips it
+            if not line.strip():
+                continue
+            plain = plain_row(line, name, lineno, limits.max_raw_chars)
+            if plain is not None:
+                yield plain
+                continue
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield InputReject(name, lineno, None, f"invalid UTF-8 at byte {exc.start}", _excerpt(line))
+                continue
+            try:
+                obj = json.loads(text)
+            except (ValueError, RecursionError) as exc:  # ValueError: an integer of over 4,300 digits
+                msg = f"bad JSON: {exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) \
+                    else "bad JSON: nested too deeply" if isinstance(exc, RecursionError) else f"bad JSON: {exc}"
+                yield InputReject(name, lineno, None, msg, _excerpt(text))
+                continue
+            yield validate_row(obj, name, lineno, limits)
+
+
+class _PhysicalLines:
+    """The numbered physical lines csv.reader consumes, with push-back: the lines a record with an
+    unclosed quote swallowed are read again as rows of their own."""
+
+    def __init__(self, lines: Iterable[str]):
+        self._lines = iter(lines)
+        self._back: deque[tuple[int, str]] = deque()
+        self.lineno = 0
+        self.taken: list[tuple[int, str]] = []
+
+    def __iter__(self) -> "_PhysicalLines":
+        return self
+
+    def __next__(self) -> str:
+        if self._back:
+            item = self._back.popleft()
+        else:
+            item = (self.lineno + 1, next(self._lines))
+            self.lineno += 1
+        self.taken.append(item)
+        if len(self.taken) > MAX_CSV_ROW_LINES:
+            raise RowTooLong
+        return item[1]
+
+    def push_back(self, items: list[tuple[int, str]]) -> None:
+        self._back.extendleft(reversed(items))
+
+
+def _looks_like_row(text: str, width: int, index_column: int) -> bool:
+    """A physical line that would be a whole row of this CSV on its own."""
+    fields = next(csv.reader([text]), [])
+    return len(fields) == width and fields[index_column].strip().isdigit()
+
+
+def _swallowed(taken: list[tuple[int, str]], header: list[str]) -> str | None:
+    """Why a record spanning several lines is an unclosed quote, or None for a genuine quoted
+    line break: lines wholly inside its quoted field (not the first, not the one where the quote
+    closes) read as whole rows of their own."""
+    index_column = header.index("reference_index")
+    # a line wholly inside a quoted field holds no lone quote (a quote there is doubled): one that
+    # does closes the field and opens another (``0","0","``), so it is part of a genuine record
+    rows = [n for n, text in taken[1:-1]
+            if '"' not in text.replace('""', '') and _looks_like_row(text, len(header), index_column)]
+    if not rows:
+        return None
+    return (f"unclosed quote: the quoted field runs on over lines {taken[1][0]}-{taken[-1][0]}, "
+            f"{len(rows)} of which look like rows; those lines are read again as rows")
+
+
+def _quoted_field(text: str, header: list[str]) -> str | None:
+    """The column whose quote opens on this line and never closes on it."""
+    fields = next(csv.reader([text]), [])
+    return header[len(fields) - 1] if 0 < len(fields) <= len(header) else None
+
+
+def _csv_header(reader: Any, name: str) -> tuple[list[str] | None, InputReject | None]:
+    try:
+        header = next(reader)
+    except StopIteration:
+        return None, None
+    except (UnicodeDecodeError, csv.Error, RowTooLong) as exc:
+        return None, InputReject(name, 1, None, f"unreadable header: {exc or 'an unclosed quote'}")
+    header = [h.strip().lstrip("\ufeff") for h in header]
+    missing = [f for f in ("citing_paper", "reference_index", "raw") if f not in header]
+    if missing:
+        return None, InputReject(name, 1, missing[0], f"CSV header lacks required column(s) {missing}")
+    return header, None
+
+
+def read_csv(path: Path, limits: InputLimits, name: str | None = None) -> Iterator[Reference | InputReject]:
+    name = name or str(path)
+    csv.field_size_limit(limits.max_line_bytes)
+    with open_binary(path, limits.max_file_bytes) as fb:
+        # surrogateescape, not strict: undecodable bytes stay in their row (which validate_row
+        # rejects, naming the field) instead of ending the file, so no later row is lost
+        lines = _PhysicalLines(io.TextIOWrapper(fb, encoding="utf-8", errors="surrogateescape", newline=""))
+        reader = csv.reader(lines)
+        header, reject = _csv_header(reader, name)
+        if reject:
+            yield reject
+        if header is None:
+            return
+        while True:
+            lines.taken = []
+            try:
+                values, why = next(reader), None
+            except StopIteration:
+                return
+            except UnicodeDecodeError as exc:
+                yield InputReject(name, lines.lineno, None, f"invalid UTF-8: {exc.reason}")
+                return  # the decoder cannot resynchronise safely
+            except csv.Error as exc:
+                values, why = None, f"bad CSV: {exc}"
+            except RowTooLong:
+                values, why = None, (f"unclosed quote: the quoted field runs on over more than {MAX_CSV_ROW_LINES} "
+                                     "lines; those lines are read again as rows")
+            taken = lines.taken
+            start_line = taken[0][0] if taken else lines.lineno
+            if values is not None and len(taken) > 1:
+                why = _swallowed(taken, header)
+            if why or values is None:
+                yield InputReject(name, start_line, _quoted_field(taken[0][1], header) if len(taken) > 1 else None,
+                                  why or "unreadable row", _excerpt(taken[0][1] if taken else ""))
+                lines.push_back(taken[1:])
+                continue
+            if not any(v.strip() for v in values):
+                continue
+            if len(values) != len(header):
+                yield InputReject(name, start_line, None,
+                                  f"ragged row: {len(values)} fields for {len(header)} columns",
+                                  _excerpt(",".join(values)))
+                continue
+            yield validate_row(dict(zip(header, values)), name, start_line, limits, lenient_types=True)
+
+
+def read_parquet(path: Path, limits: InputLimits, name: str | None = None) -> Iterator[Reference | InputReject]:
+    from citeledger.storage.parquet_batches import parquet_file
+
+    name = name or str(path)
+    try:
+        pf = parquet_file(path)
+    except Exception as exc:  # pyarrow raises several unrelated types for a broken file
+        yield InputReject(name, None, None, f"unreadable Parquet file: {exc}")
+        return
+    rowno = 0
+    for batch in pf.iter_batches(batch_size=10_000):
+        for obj in batch.to_pylist():
+            rowno += 1
+            yield validate_row(obj, name, rowno, limits)
+
+
+def read_paper_rows(path: Path, limits: InputLimits, citing_paper: str | None, name: str,
+                    kind: str) -> Iterator[Reference | InputReject]:
+    """One paper (``papers/``) as rows: its references, checked like any row, and its rejects
+    (``file`` is ``name!member`` for a member inside the paper)."""
+    yield from paper_input_rows(read_paper_input(path, name, kind, limits.papers or PaperLimits(), citing_paper),
+                                limits)
+
+
+def paper_input_rows(paper: PaperReferences, limits: InputLimits) -> Iterator[Reference | InputReject]:
+    """A paper already read (``papers.model.PaperReferences``, from a file, a folder, GROBID or
+    arXiv) as rows: every paper input names its rejects' file, line and field alike."""
+    for where, row, line, reason in paper_rows(paper):
+        if row is None:
+            yield InputReject(where, line, "citing_paper" if reason.startswith("no_citing_paper") else None, reason)
+        else:
+            ref = validate_row(row, where, line, limits)
+            # the source's fields (a .bib entry's, GROBID's) go with the reference to the parser
+            yield dataclasses.replace(ref, fields=tuple(sorted(row["fields"].items()))) \
+                if isinstance(ref, Reference) and row.get("fields") else ref
+
+
+def read_references(path: str | Path, limits: InputLimits | None = None, citing_paper: str | None = None,
+                    name: str | None = None, kind: str | None = None) -> Iterator[Reference | InputReject]:
+    """Every row of one input file, as a reference or a reject. ``name`` is the input as the user
+    gave it (rejects name it), ``path`` what is read (for a pipe, its spooled copy)."""
+    path = Path(path)
+    limits = limits or InputLimits()
+    name = name or str(path)
+    if kind == ARXIV_ID_KIND:
+        from citeledger.inputs.arxiv_ids import read_fetched_paper
+
+        yield from read_fetched_paper(path, limits, citing_paper, name, kind)
+        return
+    if kind == FOLDER_KIND or (kind is None and path.is_dir()):
+        yield from read_paper_rows(path, limits, citing_paper, name, FOLDER_KIND)
+        return
+    if not path.exists() or path.is_dir():
+        yield InputReject(name, None, None, "is a directory" if path.is_dir() else "no such file")
+        return
+    size = path.stat().st_size
+    if limits.max_file_bytes is not None and size > limits.max_file_bytes:
+        yield InputReject(name, None, None, f"file of {size:,} bytes exceeds the limit of {limits.max_file_bytes:,} (max_file_bytes)")
+        return
+    kind = kind or detect_kind(path, name)
+    if kind == ARXIV_IDS_KIND:
+        from citeledger.inputs.arxiv_ids import read_fetched_paper  # arXiv: loaded only when needed
+
+        yield from read_fetched_paper(path, limits, citing_paper, name, kind)
+        return
+    if kind == PAPER_KIND:
+        yield from read_paper_rows(path, limits, citing_paper, name, kind)
+        return
+    try:
+        if kind == "jsonl":
+            yield from read_jsonl(path, limits, name)
+        elif kind == "csv":
+            yield from read_csv(path, limits, name)
+        else:
+            yield from read_parquet(path, limits, name)
+    except InputTooLarge as exc:
+        yield InputReject(name, None, None, str(exc))
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        yield InputReject(name, None, None, f"file could not be read to the end: {exc}")

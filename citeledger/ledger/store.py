@@ -1,0 +1,466 @@
+"""The ledger: observations, rejects, notices and runs as Parquet part files, the run manifests,
+the views over them (for ``citeledger query``, ``ledger.duckdb`` and the records), and the
+queries the pipeline asks of them.
+
+A batch is staged in ``<ledger>/.staging`` and renamed into place; its observations file is
+written last and is the batch's completion mark, so a re-run of the same run id skips exactly the
+batches that finished.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Sequence
+
+import duckdb
+import pyarrow as pa
+
+from citeledger.catalog.store import CatalogStore, _dict_rows
+from citeledger.options import check_run_id
+from citeledger.storage.atomic import (
+    SyncedBatches,
+    atomic_write_bytes,
+    atomic_write_files,
+    disk_errors,
+    remove_leftovers,
+    sql_literal,
+    staged,
+    write_arrow_parquet,
+    write_parquet,
+)
+from citeledger.works.row_schema import VERSION_TYPE, WORKS_SCHEMA
+from resolvers.errors import ConfigError, LedgerPathError
+
+OBSERVATION_SCHEMA = pa.schema([
+    ("observation_id", pa.string()), ("observation_digest", pa.string()), ("run_id", pa.string()),
+    ("observed_at", pa.timestamp("us", tz="UTC")), ("citing_paper", pa.string()),
+    ("reference_index", pa.int64()), ("raw", pa.string()), ("source", pa.string()),
+    ("status", pa.string()), ("reason", pa.string()), ("resolver_source", pa.string()),
+    ("work_id", pa.string()), ("doi", pa.string()), ("arxiv_id", pa.string()),
+    ("extracted_dois", pa.list_(pa.string())), ("extracted_arxiv_ids", pa.list_(pa.string())),
+    ("score", pa.float64()), ("evidence", pa.string()),
+])
+
+REJECT_SCHEMA = pa.schema([
+    ("run_id", pa.string()), ("file", pa.string()), ("line", pa.int64()), ("field", pa.string()),
+    ("reason", pa.string()), ("excerpt", pa.string()),
+])
+
+NOTICE_SCHEMA = pa.schema([
+    ("run_id", pa.string()), ("work_id", pa.string()), ("doi", pa.string()), ("state", pa.string()),
+    ("reason", pa.string()), ("standing", pa.string()), ("events", pa.string()),
+    ("sources_checked", pa.list_(pa.string())), ("checked_at", pa.timestamp("us", tz="UTC")),
+])
+
+RUN_SCHEMA = pa.schema([
+    ("run_id", pa.string()), ("started_at", pa.timestamp("us", tz="UTC")),
+    ("finished_at", pa.timestamp("us", tz="UTC")), ("inputs", pa.list_(pa.string())),
+    ("catalog_fingerprint", pa.string()), ("references", pa.int64()), ("rejects", pa.int64()),
+    ("state_counts", pa.string()), ("seconds", pa.float64()), ("errors", pa.string()),
+    # since the nightly issue (older run files lack these; the views read them with union_by_name)
+    ("trigger", pa.string()),  # resolve | nightly
+    ("catalog_seq", pa.int64()),  # the catalog's ingested_seq when the run resolved: works above it are newer
+    ("transitions", pa.int64()),  # state or work changes this run recorded (see the transitions view)
+    ("notices_changed", pa.int64()),  # notices re-checked by this run that differ from the previous ones
+    ("timings", pa.string()),  # JSON: seconds per step
+    ("reason_counts", pa.string()),  # JSON: the rules' reasons -> count (issue 11; older rows lack it)
+])
+
+
+def check_ledger_dir(ledger_dir: str | Path, write: bool = True) -> Path:
+    """The ledger folder, or a one-line error when it cannot be one: a file given as ``--ledger``,
+    a folder this process may not write (for commands that write)."""
+    path = Path(ledger_dir)
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent  # the nearest folder that exists decides whether we can create it
+    if probe.exists() and not probe.is_dir():
+        raise LedgerPathError(f"ledger {path}: {probe} is a file, not a folder (give --ledger a folder)")
+    if write and not os.access(probe, os.W_OK | os.X_OK):
+        raise LedgerPathError(f"ledger {path}: {probe} is not writable by this user")
+    return path
+
+
+@dataclass
+class RunManifest:
+    run_id: str
+    started_at: str
+    inputs: list[dict[str, Any]]
+    catalog_fingerprint: str
+    options: dict[str, Any]
+
+    @property
+    def observed_at(self) -> datetime:
+        return datetime.fromisoformat(self.started_at)
+
+
+LEDGER_MARKS = ("_runs", "observations", "runs", "ledger.duckdb")  # what a run leaves in its ledger
+
+
+def ledger_problem(directory: str | Path) -> str | None:
+    """Why ``directory`` is not a ledger (a mistyped ``--ledger`` must not read as an empty one), or None."""
+    path = Path(directory)
+    if path.is_dir() and any((path / mark).exists() for mark in LEDGER_MARKS):
+        return None
+    what = "is a file" if path.exists() and not path.is_dir() else \
+        "does not exist" if not path.exists() else "holds no ledger (no observations/, runs/ or ledger.duckdb)"
+    return f"ledger {path} {what}: give --ledger the folder `citeledger resolve` wrote"
+
+
+def require_ledger(directory: str | Path) -> Path:
+    problem = ledger_problem(directory)
+    if problem:
+        raise ConfigError(problem)
+    return Path(directory)
+
+
+class LedgerStore:
+    """A ledger folder: observations, rejects, runs and notices as Parquet part files."""
+
+    def __init__(self, directory: str | Path):
+        self.dir = Path(directory)
+        self.staging = self.dir / ".staging"
+
+    def _run_dir(self, kind: str, run_id: str) -> Path:
+        return self.dir / kind / check_run_id(run_id)
+
+    def begin_run(self, run_id: str, inputs: list[dict[str, Any]], catalog_fingerprint: str,
+                  options: dict[str, Any]) -> tuple[RunManifest, bool]:
+        """Start a run, or pick up an interrupted one with the same id. Returns (manifest, resumed).
+
+        A resumed run keeps its first start time, so its rows equal an uninterrupted run's.
+        """
+        # half-written files of a killed writer; only called under the ledger lock (locking.py)
+        shutil.rmtree(self.staging, ignore_errors=True)
+        remove_leftovers(self.dir)  # a killed ledger.duckdb write
+        self.remove_record_leftovers()  # a killed records writer
+        path = self._run_dir("_runs", run_id) / "manifest.json"
+        if path.exists():
+            data = json.loads(path.read_text())
+            manifest = RunManifest(**data)
+            if [i["sha256"] for i in manifest.inputs] != [i["sha256"] for i in inputs]:
+                raise ConfigError(f"run {run_id} was started with other input files; use a new run id")
+            # a finished run may have grown the catalog itself (remotely fetched works)
+            if manifest.catalog_fingerprint != catalog_fingerprint and not self.run_finished(run_id):
+                raise ConfigError(f"run {run_id} was started against another catalog; use a new run id")
+            return manifest, True
+        manifest = RunManifest(run_id=run_id,
+                               started_at=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
+                               inputs=inputs, catalog_fingerprint=catalog_fingerprint, options=options)
+        atomic_write_bytes(path, json.dumps(manifest.__dict__, indent=2, sort_keys=True).encode())
+        return manifest, False
+
+    def part_path(self, kind: str, run_id: str, part: str) -> Path:
+        if not re.match(r"^[A-Za-z0-9._-]{1,200}$", part):
+            raise ValueError(f"bad part name {part!r}")
+        return self._run_dir(kind, run_id) / f"{part}.parquet"
+
+    def batch_done(self, run_id: str, part: str) -> bool:
+        return self.part_path("observations", run_id, part).exists()
+
+    def write_rejects(self, run_id: str, part: str, rejects: list[dict[str, Any]]) -> None:
+        if rejects:
+            write_parquet(pa.Table.from_pylist(rejects, schema=REJECT_SCHEMA),
+                          self.part_path("rejects", run_id, part), self.staging)
+
+    def write_observations(self, run_id: str, part: str, rows: list[dict[str, Any]]) -> None:
+        """Written last for a batch: its presence marks the batch complete."""
+        self._write_observation_table(run_id, part, pa.Table.from_pylist(rows, schema=OBSERVATION_SCHEMA))
+
+    def write_observation_columns(self, run_id: str, part: str, columns: dict[str, list[Any]]) -> None:
+        """``write_observations`` given the rows as columns (``observation.observation_columns``):
+        the table is built column by column, not from a dict per row."""
+        table = pa.table([pa.array(columns[f.name], f.type) for f in OBSERVATION_SCHEMA], schema=OBSERVATION_SCHEMA)
+        self._write_observation_table(run_id, part, table)
+
+    def _write_observation_table(self, run_id: str, part: str, table: pa.Table) -> None:
+        """Every observation part by one writer (Arrow's), however its rows were given."""
+        write_arrow_parquet(table, self.part_path("observations", run_id, part), self.staging)
+
+    def write_fetched_works(self, run_id: str, part: str, rows: list[dict[str, Any]]) -> None:
+        """Works fetched by remote resolvers, as works JSONL, for the catalog to take in."""
+        text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
+        atomic_write_bytes(self._run_dir("fetched", run_id) / f"{part}.jsonl", text.encode())
+
+    def record_batches(self) -> SyncedBatches:
+        """Record batches whose disk syncs run while the writer builds the next (``write_records_batch``)."""
+        return SyncedBatches()
+
+    def write_records_batch(self, pages: Sequence[tuple[str, dict[str, bytes]]],
+                            batches: SyncedBatches | None = None) -> list[Path]:
+        """Several papers' record files (each: stem, suffix -> bytes) written in one batch, with
+        one disk sync for the batch (``atomic_write_files``), or handed to ``batches`` (published
+        at its next batch or its close, the sync run meanwhile); returns the JSON files' paths."""
+        out = self.dir / "records"
+        folder = os.fspath(out)  # names as text: a Path a file cost more than its system calls
+        files = [(f"{folder}/{stem}.{suffix}", data) for stem, files in pages for suffix, data in files.items()]
+        if batches is None:
+            atomic_write_files(files)
+        else:
+            batches.add(files)
+        return [out / f"{stem}.json" for stem, _ in pages]
+
+    def write_signing_key(self, key_id: str, public_doc: bytes, private_pem: bytes, retire: str | None) -> None:
+        """A new ed25519 key pair under ``keys/`` (the private key 0600 from its first byte: the
+        staged temp is private too), then ``ACTIVE`` names it; the retired key's private half goes,
+        its public half stays (records it signed must still verify)."""
+        keys = self.dir / "keys"
+        stem = key_id.replace(":", "-")
+        atomic_write_bytes(keys / f"{stem}.pub.json", public_doc)
+        atomic_write_bytes(keys / f"{stem}.private.pem", private_pem, mode=0o600)
+        atomic_write_bytes(keys / "ACTIVE", (key_id + "\n").encode())
+        if retire and retire != key_id:
+            (keys / f"{retire.replace(':', '-')}.private.pem").unlink(missing_ok=True)
+
+    def remove_record_leftovers(self) -> int:
+        """Staged record files a killed writer left (only under the ledger's writer lock)."""
+        return remove_leftovers(self.dir / "records")
+
+    def write_rerun_input(self, run_id: str, rows: list[dict[str, Any]], suffix: str = "") -> Path:
+        """A nightly run's re-resolved references as its JSONL input under ``_rerun/`` (``suffix``
+        ``-retry``: those a remote service could not answer, which may be searched again)."""
+        path = self.dir / "_rerun" / f"{check_run_id(run_id)}{suffix}.jsonl"
+        atomic_write_bytes(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode())
+        return path
+
+    def fetched_work_files(self, run_id: str) -> list[Path]:
+        return sorted(self._run_dir("fetched", run_id).glob("*.jsonl"))
+
+    def write_notices(self, run_id: str, rows: list[dict[str, Any]], part: str = "notices") -> None:
+        write_parquet(pa.Table.from_pylist(rows, schema=NOTICE_SCHEMA),
+                      self.part_path("notices", run_id, part), self.staging)
+
+    def unfinished_runs(self, prefix: str = "") -> list[RunManifest]:
+        """Runs begun but never finished (no runs row), oldest first: candidates to resume."""
+        out = []
+        for path in sorted((self.dir / "_runs").glob(f"{prefix}*/manifest.json")):
+            if not self.run_finished(path.parent.name):
+                out.append(RunManifest(**json.loads(path.read_text())))
+        return sorted(out, key=lambda m: m.started_at)
+
+    def linked_work_ids(self, run_id: str) -> list[str]:
+        """Every work a reference of this run links to (the works whose notices it checks)."""
+        glob = self._run_dir("observations", run_id) / "*.parquet"
+        if not any(glob.parent.glob("*.parquet")):
+            return []
+        con = duckdb.connect()
+        try:
+            return [r[0] for r in con.execute(f"SELECT DISTINCT work_id FROM read_parquet({sql_literal(glob)}) "
+                                              "WHERE work_id IS NOT NULL ORDER BY 1").fetchall()]
+        finally:
+            con.close()
+
+    def unlinked_cited_dois(self, run_id: str) -> list[str]:
+        """Every DOI a reference of this run cites that names no catalog work (the reference has
+        no work): its notice is checked by DOI alone (``notice_check.cited_doi_notice_rows``)."""
+        glob = self._run_dir("observations", run_id) / "*.parquet"
+        if not any(glob.parent.glob("*.parquet")):
+            return []
+        con = duckdb.connect()
+        try:
+            return [r[0] for r in con.execute(
+                f"SELECT DISTINCT unnest(extracted_dois) AS doi FROM read_parquet({sql_literal(glob)}) "
+                "WHERE work_id IS NULL ORDER BY 1").fetchall() if r[0]]
+        finally:
+            con.close()
+
+    def finish_run(self, row: dict[str, Any]) -> None:
+        write_parquet(pa.Table.from_pylist([row], schema=RUN_SCHEMA),
+                      self.part_path("runs", row["run_id"], "run"), self.staging)
+
+    def run_finished(self, run_id: str) -> bool:
+        return self.part_path("runs", run_id, "run").exists()
+
+    def run_complete(self, run_id: str) -> bool:
+        """Whether every finishing step after the run row (``pipeline._complete_run``) happened."""
+        return (self._run_dir("_runs", run_id) / "complete").exists()
+
+    def mark_complete(self, run_id: str) -> None:
+        atomic_write_bytes(self._run_dir("_runs", run_id) / "complete", b"")
+
+    def known_run(self, run_id: str) -> bool:
+        """A run this ledger has begun (finished or not)."""
+        return (self._run_dir("_runs", run_id) / "manifest.json").exists() or self.run_finished(run_id)
+
+    def read_run_counts(self, run_id: str, column: str = "status") -> dict[str, int]:
+        """The run's observations counted by ``status`` or by ``reason``."""
+        if column not in ("status", "reason"):
+            raise ValueError(f"read_run_counts: no count by {column!r}")
+        glob = self._run_dir("observations", run_id) / "*.parquet"
+        con = duckdb.connect()
+        try:
+            return dict(con.execute(f"SELECT {column}, count(*) FROM read_parquet({sql_literal(glob)}) GROUP BY 1").fetchall())
+        finally:
+            con.close()
+
+
+# --- views and queries ---------------------------------------------------------------------
+
+VIEW_NAMES = ("observations", "current", "transitions", "works", "notices", "notices_history", "rejects", "runs")
+
+# A state change of one reference between two consecutive observations of it (same order as
+# ``current``): a new status, or the same status now pointing at another work. ``changed_at`` is
+# the later observation's time (``at`` is a reserved word in DuckDB 2).
+TRANSITIONS_SQL = """
+SELECT citing_paper, reference_index, from_status, to_status, from_work_id, to_work_id, from_run, to_run, changed_at
+FROM (SELECT citing_paper, reference_index,
+             lag(status) OVER w AS from_status, status AS to_status,
+             lag(work_id) OVER w AS from_work_id, work_id AS to_work_id,
+             lag(run_id) OVER w AS from_run, run_id AS to_run, observed_at AS changed_at
+      FROM observations
+      WINDOW w AS (PARTITION BY citing_paper, reference_index ORDER BY observed_at, run_id))
+WHERE from_run IS NOT NULL
+  AND (from_status IS DISTINCT FROM to_status OR from_work_id IS DISTINCT FROM to_work_id)"""
+
+
+def _empty_select(schema: pa.Schema) -> str:
+    duck = {pa.string(): "VARCHAR", pa.int64(): "BIGINT", pa.int32(): "INTEGER", pa.float64(): "DOUBLE",
+            pa.bool_(): "BOOLEAN", pa.timestamp("us", tz="UTC"): "TIMESTAMPTZ",
+            pa.list_(pa.string()): "VARCHAR[]", pa.list_(VERSION_TYPE): "STRUCT(version VARCHAR, created VARCHAR)[]"}
+    cols = ", ".join(f"NULL::{duck[f.type]} AS {f.name}" for f in schema)
+    return f"SELECT {cols} WHERE false"
+
+
+def _source(glob: Path, schema: pa.Schema) -> str:
+    """A parquet glob when files exist, else an empty relation of the right shape."""
+    parent = Path(str(glob).split("*", 1)[0])
+    if parent.exists() and any(parent.rglob("*.parquet")):
+        return f"SELECT * FROM read_parquet({sql_literal(glob)}, union_by_name=true)"
+    return _empty_select(schema)
+
+
+# the views over part files: name -> (folder under the ledger, schema of its files)
+LEDGER_PARTS = {"observations": ("observations", OBSERVATION_SCHEMA), "rejects": ("rejects", REJECT_SCHEMA),
+                "runs": ("runs", RUN_SCHEMA), "notices_history": ("notices", NOTICE_SCHEMA)}
+CURRENT_SQL = ("SELECT * EXCLUDE (rn) FROM (SELECT *, row_number() OVER (PARTITION BY citing_paper, "
+               "reference_index ORDER BY observed_at DESC, run_id DESC) AS rn FROM observations) WHERE rn = 1")
+NOTICES_SQL = ("SELECT * EXCLUDE (rn) FROM (SELECT *, row_number() OVER (PARTITION BY work_id "
+               "ORDER BY checked_at DESC, run_id DESC) AS rn FROM notices_history) WHERE rn = 1")
+# the views over other views, in an order in which each one's sources exist before it
+DERIVED_VIEWS = {"current": CURRENT_SQL, "transitions": TRANSITIONS_SQL, "notices": NOTICES_SQL}
+WORKS_VIEW_SCHEMA = pa.schema([f for f in WORKS_SCHEMA if f.name not in ("precedence", "ingested_seq")])
+
+
+def view_definitions(ledger_dir: str | Path, catalog_dir: str | Path | None) -> dict[str, str]:
+    """SQL for every view of the contract, over absolute paths."""
+    ledger = Path(ledger_dir).resolve()
+    views = {name: _source(ledger / folder / "**" / "*.parquet", schema)
+             for name, (folder, schema) in LEDGER_PARTS.items()}
+    gen = CatalogStore(catalog_dir).current() if catalog_dir else None
+    if gen is not None:
+        views["works"] = (f"SELECT * EXCLUDE (precedence, ingested_seq) FROM "
+                          f"read_parquet({sql_literal((gen / 'works.parquet').resolve())})")
+    else:
+        views["works"] = _empty_select(WORKS_VIEW_SCHEMA)
+    return views | DERIVED_VIEWS
+
+
+def connect_views(ledger_dir: str | Path, catalog_dir: str | Path | None) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect()
+    for name, sql in view_definitions(ledger_dir, catalog_dir).items():
+        con.execute(f"CREATE VIEW {name} AS {sql}")
+    return con
+
+
+LEDGER_DB = "ledger.duckdb"
+
+
+def write_ledger_database(ledger_dir: str | Path, catalog_dir: str | Path | None) -> Path:
+    """``<ledger>/ledger.duckdb``: the views of ``citeledger query`` stored in a DuckDB file, for
+    the duckdb shell and notebooks. The views hold absolute paths (so the file works from any
+    directory on this machine) and are fixed when written: a later catalog generation or a kind
+    of part file that did not exist yet appears once the file is written again, which every run
+    does. Written beside, then renamed over the old file, so a reader never sees half a file."""
+    ledger = Path(ledger_dir)
+    ledger.mkdir(parents=True, exist_ok=True)
+    target = ledger / LEDGER_DB
+    with disk_errors(target):
+        _write_database_file(ledger, catalog_dir, target)
+    return target
+
+
+def _write_database_file(ledger: Path, catalog_dir: str | Path | None, target: Path) -> None:
+    with staged(target) as tmp:
+        tmp.unlink()  # duckdb creates the file itself
+        try:
+            # an older storage format, so the duckdb shell of the `duckdb-cli` package (1.5) opens it too
+            con = duckdb.connect(str(tmp), config={"storage_compatibility_version": "v1.0.0"})
+            try:
+                for name, sql in view_definitions(ledger, catalog_dir).items():
+                    con.execute(f"CREATE VIEW {name} AS {sql}")
+                con.execute("CHECKPOINT")
+            finally:
+                con.close()
+        finally:
+            Path(f"{tmp}.wal").unlink(missing_ok=True)
+
+
+def run_transitions(ledger_dir: str | Path, run_id: str) -> int:
+    """How many transitions the observations of ``run_id`` recorded."""
+    con = connect_views(ledger_dir, None)
+    try:
+        return con.execute("SELECT count(*) FROM transitions WHERE to_run = ?", [run_id]).fetchone()[0]
+    finally:
+        con.close()
+
+
+def current_rows(ledger_dir: str | Path, statuses: Sequence[str]) -> list[dict[str, Any]]:
+    """Current observations in ``statuses``, with the catalog_seq of the run that made them
+    (null for runs written before runs carried it)."""
+    con = connect_views(ledger_dir, None)
+    try:
+        con.register("wanted", pa.table({"status": pa.array(sorted(set(statuses)), pa.string())}))
+        cols = {r[0] for r in con.execute("DESCRIBE runs").fetchall()}
+        seq = "r.catalog_seq" if "catalog_seq" in cols else "NULL::BIGINT"
+        con.execute(f"""SELECT c.citing_paper, c.reference_index, c.raw, c.source, c.status, c.work_id,
+                              c.extracted_dois, c.extracted_arxiv_ids, c.observation_id, c.run_id,
+                              {seq} AS catalog_seq
+                       FROM current c LEFT JOIN runs r USING (run_id)
+                       WHERE c.status IN (SELECT status FROM wanted)
+                       ORDER BY c.citing_paper, c.reference_index""")
+        return _dict_rows(con)
+    finally:
+        con.close()
+
+
+def current_links_and_notices(ledger_dir: str | Path) -> tuple[list[str], dict[str, dict[str, Any]], list[str]]:
+    """Every work a current observation links to, the latest notice of each work (and of each
+    cited DOI with no work), and the DOIs current observations with no work cite."""
+    con = connect_views(ledger_dir, None)
+    try:
+        works = [r[0] for r in con.execute("SELECT DISTINCT work_id FROM current WHERE work_id IS NOT NULL "
+                                           "ORDER BY 1").fetchall()]
+        dois = [r[0] for r in con.execute("SELECT DISTINCT unnest(extracted_dois) FROM current "
+                                          "WHERE work_id IS NULL ORDER BY 1").fetchall() if r[0]]
+        con.execute("SELECT * FROM notices")
+        return works, {r["work_id"]: r for r in _dict_rows(con)}, dois
+    finally:
+        con.close()
+
+
+def citing_papers_of_works(ledger_dir: str | Path, work_ids: Sequence[str]) -> list[str]:
+    """Citing papers whose current observations link to any of ``work_ids``."""
+    if not work_ids:
+        return []
+    con = connect_views(ledger_dir, None)
+    try:
+        con.register("wanted", pa.table({"work_id": pa.array(sorted(set(work_ids)), pa.string())}))
+        # a cited DOI with no work has its notice under "doi:<doi>" (notice_check.cited_doi_notice_rows)
+        return [r[0] for r in con.execute(
+            "SELECT DISTINCT citing_paper FROM current WHERE work_id IN (SELECT work_id FROM wanted) OR (work_id IS "
+            "NULL AND list_has_any(extracted_dois, (SELECT list(work_id[5:]) FROM wanted WHERE work_id LIKE 'doi:%'))) "
+            "ORDER BY 1").fetchall()]
+    finally:
+        con.close()
+
+
+def run_query(sql: str, ledger_dir: str | Path, catalog_dir: str | Path | None) -> duckdb.DuckDBPyRelation:
+    """The user's SQL over the views, on a connection that cannot write (see ``query.py``)."""
+    from citeledger.ledger.query import run_query as run
+
+    return run(sql, ledger_dir, catalog_dir)

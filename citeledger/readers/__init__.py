@@ -1,2 +1,0 @@
-"""Catalog readers of the big public snapshots (OpenAlex, DBLP, arXiv OAI-PMH) and the details
-the arXiv formats carry; ``citeledger.sources`` recognises each format and dispatches here."""

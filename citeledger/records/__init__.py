@@ -1,0 +1,7 @@
+"""Citation records: one paper's record (``record``, built fast with its canonical bytes by
+``fast_build``), its parts (``paper``, ``coverage``, ``evidence``, ``canonical``), its pages
+(``pages``, ``fast_pages``), the files a records pass writes (``files``, ``workers``), the signed
+receipts (``receipts``) and the ledger reads they need (``ledger_reads``).
+
+May import: ``ledger`` and the packages below it, and ``resolvers``.
+"""

@@ -1,0 +1,92 @@
+"""What a citation record (schema v2) claims and what it does not: one coverage lane per part of
+the record, each with a state (``measured``: all of it; ``partial``: some; ``not_measured``:
+none) beside its counts, and a receipt per notice source saying when it was checked and what it
+said. Pure functions of the record's entries."""
+from __future__ import annotations
+
+import functools
+from typing import Any, Mapping
+
+from citeledger.records.paper import iso_z, metadata_lane
+from resolvers.model import Status
+
+NOTICE_FAMILIES = (("crossref", "Crossref"), ("retraction_watch", "Retraction Watch"), ("openalex", "OpenAlex"))
+
+
+@functools.lru_cache(maxsize=256)
+def family(source: str) -> str:
+    """The organisation a notice source's data comes from (``retraction_watch_csv`` -> Retraction Watch)."""
+    low = source.lower()
+    return next((name for prefix, name in NOTICE_FAMILIES if low.startswith(prefix)), source)
+
+
+def notice_receipts(notice: Mapping[str, Any], source_times: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One receipt per source checked: which source, when the check ran, how fresh the source was
+    (when the catalog took it in), and what it said about this work."""
+    receipts = []
+    for source in notice.get("sources_checked") or []:
+        said = [e for e in notice.get("events") or [] if source in (e.get("sources") or [e.get("source")])]
+        words = "; ".join(f"{e['type']} {e.get('date') or 'undated'}" for e in said)
+        receipts.append({
+            "source": source, "family": family(source), "checked_at": iso_z(notice.get("checked_at")),
+            "source_as_of": iso_z(source_times.get(source)), "events": len(said),
+            "said": words or "no notice for this work",
+        })
+    return receipts
+
+
+def lane_state(observed: int, denominator: int | None) -> str:
+    if not denominator or not observed:
+        return "not_measured"
+    return "measured" if observed >= denominator else "partial"
+
+
+def _names(tables: Mapping[str, Any], *wanted: str) -> list[str]:
+    return [t for t in wanted if t in tables] or list(wanted[:1])
+
+
+def coverage_lanes(out_items: list[dict], linked: list[dict], inbound_page: Mapping[str, Any],
+                   tables: Mapping[str, Any], as_of: Any, paper_work: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Resolution, notices, inbound, external citations and the paper's metadata: what each covers,
+    out of what, from which tables, as of when, and whether it was measured."""
+    decided = sum(1 for i in out_items if i["status"] != Status.UNAVAILABLE.value)
+    return lanes(len(out_items), decided, [i["notice"] for i in linked], inbound_page, tables, as_of, paper_work)
+
+
+def lanes(references: int, decided: int, linked_notices: list[Mapping[str, Any]], inbound_page: Mapping[str, Any],
+          tables: Mapping[str, Any], as_of: Any, paper_work: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``coverage_lanes`` from its counts: the references, those decided, the notice of each linked one."""
+    measured = sum(1 for n in linked_notices if n["state"] == "measured")
+    distinct = {id(n): n for n in linked_notices}.values()  # the records of a pass share a work's notice
+    checked = sorted({s for n in distinct for s in n.get("sources_checked") or []})
+    times = sorted({n["checked_at"] for n in distinct if n["checked_at"]})
+    families = {family(s) for s in checked}
+    return {
+        "resolution": {
+            "state": lane_state(decided, references), "observed": decided, "denominator": references,
+            "means": "references with a decided state (not 'unavailable') out of the paper's references in the ledger",
+            "sources": _names(tables, "current", "observations"), "as_of": as_of,
+        },
+        "notices": {
+            "state": lane_state(measured, len(linked_notices)), "observed": measured,
+            "denominator": len(linked_notices),
+            "means": "linked references whose cited work's notices were checked, out of all linked references; "
+                     "sources checked: " + (", ".join(checked) or "none") + "; not checked: " +
+                     (", ".join(n for _, n in NOTICE_FAMILIES if n not in families) or "none"),
+            "sources": _names(tables, "notices"), "as_of": times[-1] if times else None,
+        },
+        "inbound": {
+            "state": "partial" if inbound_page["total"] else "not_measured",
+            "observed": inbound_page["listed"], "denominator": inbound_page["total"],
+            "means": "citing references listed out of those in this ledger resolved to this work; only papers "
+                     "whose references are in this ledger are examined, so this is never the whole of them",
+            "sources": _names(tables, "current", "observations"), "as_of": as_of,
+        },
+        "external_citations": {
+            "state": "not_measured", "observed": 0, "denominator": None,
+            "means": "citations of this paper from outside this ledger (other papers, citation indexes) are "
+                     "not measured: this record claims nothing about them, and zero here means unknown",
+            "sources": [], "as_of": None,
+        },
+        "paper_metadata": {**metadata_lane(paper_work), "sources": _names(tables, "works"), "as_of": as_of},
+    }

@@ -1,0 +1,301 @@
+"""The citation-record side of the ledger: which papers a run touched, each paper's record
+gathered from the ledger's current observations and notices, and the record files (JSON, text,
+HTML) written under ``<ledger>/records/``."""
+from __future__ import annotations
+
+import gc
+import hashlib
+import json
+import math
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+from urllib.parse import quote
+
+from citeledger.catalog.store import ParquetCatalog
+from citeledger.engine.process_cache import get_catalog
+from citeledger.ledger.store import LedgerStore, SyncedBatches, check_ledger_dir
+from citeledger.options import at_least, check_run_id
+from citeledger.records import fast_pages as page_files
+from citeledger.records import pages as record_pages
+from citeledger.records import receipts
+from citeledger.records import record as records
+from citeledger.records import workers as record_workers
+from citeledger.records.ledger_reads import citing_papers, pass_rows
+from citeledger.records.paper import HANDLE_RE, arxiv_of
+from citeledger.storage import locking
+from resolvers.errors import NotFound, UnknownRun, UsageError
+from resolvers.identifiers.extract import canonical_arxiv_id, normalize_doi
+
+
+def find_paper_work(catalog: ParquetCatalog, paper_id: str) -> dict[str, Any] | None:
+    """The catalog row of a paper named by arXiv id (``arXiv:X``, ``XvN``, ``10.48550/arXiv.X``),
+    DOI or work id, if the catalog has it."""
+    return find_papers_works(catalog, [paper_id])[0]
+
+
+def find_papers_works(catalog: ParquetCatalog, paper_ids: Sequence[str]) -> list[dict[str, Any] | None]:
+    """``find_paper_work`` of many papers with one lookup per kind of id and one read of the rows
+    (a record run looks its papers up once, not paper by paper)."""
+    texts = [p.strip() for p in paper_ids]
+    by_id = catalog.works_by_id(sorted({t for t in texts if t.startswith(("arxiv:", "doi:", "cl:"))}))
+    arxiv = {t: arxiv_of(t) or canonical_arxiv_id(t) for t in texts}
+    by_arxiv = catalog.works_by_arxiv_id(sorted({a for a in arxiv.values() if a}))
+    doi = {t: normalize_doi(t) for t in texts}
+    by_doi = catalog.works_by_doi(sorted({d for d in doi.values() if d}))
+    hits = [by_id.get(t) or by_arxiv.get(arxiv[t] or "") or by_doi.get(doi[t] or "") for t in texts]
+    rows = catalog.work_rows([h.work_id for h in hits if h])
+    return [rows[h.work_id] if h else None for h in hits]
+
+
+def citation_record(paper_id: str, ledger_dir: str | Path, catalog_dir: str | Path,
+                    page_cap: int | None = None) -> dict[str, Any]:
+    """The citation record of one paper, from the ledger's current observations and notices, with
+    its receipt (``paper_id``: any alias, the paper's handle too)."""
+    if not paper_id.strip():
+        raise UsageError("record: the paper id is empty (give an arXiv id, a DOI or a citing_paper id)")
+    paper_id = ledger_paper_id(paper_id.strip(), ledger_dir, catalog_dir)
+    record = next(citation_records([paper_id], ledger_dir, catalog_dir, page_cap))
+    return receipts.sign_record(record, receipts.active_key(ledger_dir))  # unsigned, saying so, without a key
+
+
+def ledger_paper_id(alias: str, ledger_dir: str | Path, catalog_dir: str | Path) -> str:
+    """The ledger's own id of the paper an alias names (``arXiv:X``, ``XvN``, ``10.48550/arXiv.X``, a
+    DOI, its handle), so every alias gives the same record; an alias of a paper that cites nothing in
+    the ledger stays as given (its canonical arXiv id for arXiv forms)."""
+    if HANDLE_RE.match(alias.lower()):
+        return paper_of_handle(alias.lower(), ledger_dir, catalog_dir)
+    forms = records.paper_forms(alias, find_paper_work(get_catalog(catalog_dir), alias))
+    hits = [p for p in citing_papers(ledger_dir, catalog_dir, None) if records.id_forms(p) & forms]
+    return hits[0] if len(hits) == 1 else arxiv_of(alias) or alias
+
+
+def paper_of_handle(handle: str, ledger_dir: str | Path, catalog_dir: str | Path) -> str:
+    """The ledger paper whose handle (or a longer prefix of its identity digest) is ``handle``;
+    unknown is ``NotFound``, two papers sharing it an error naming both (see ``record_paper``)."""
+    from citeledger.records.paper import HANDLE_PREFIX, identity, identity_digest
+
+    catalog = get_catalog(catalog_dir)
+    wanted = handle[len(HANDLE_PREFIX):]
+    papers = citing_papers(ledger_dir, catalog_dir, None)
+    hits = [p for p, work in zip(papers, find_papers_works(catalog, papers))
+            if identity_digest(identity(p, work)).startswith(wanted)]
+    if not hits:
+        raise NotFound(f"the ledger {ledger_dir} has no paper with handle {handle!r}")
+    if len(hits) > 1:
+        raise NotFound(f"handle {handle!r} is shared by {', '.join(hits[:5])}: give a longer prefix of "
+                       "paper.identity_digest, or an arXiv id or DOI")
+    return hits[0]
+
+
+def provenance_of(ledger_dir: str | Path, catalog: ParquetCatalog, run_ids: set[str]) -> dict[str, Any]:
+    """What the records take from outside the observation rows: each run's catalog fingerprint (its
+    manifest), the build time of every catalog generation still on disk, the notice sources' times."""
+    run_catalog = {}
+    for run_id in sorted(r for r in run_ids if r):
+        manifest = Path(ledger_dir) / "_runs" / run_id / "manifest.json"
+        if manifest.exists():
+            run_catalog[run_id] = records._plain(json.loads(manifest.read_text()).get("catalog_fingerprint"))
+    built = {}
+    for gen in sorted(catalog.store.dir.glob("gen-*/manifest.json")):
+        m = json.loads(gen.read_text())
+        built[m.get("fingerprint")] = m.get("built_at")
+    return {"run_catalog": run_catalog, "catalog_built_at": built,
+            "notice_sources": dict(catalog.manifest.get("notice_sources") or {})}
+
+
+# Papers whose ledger rows are gathered in one pass: each pass finds the latest observation of
+# every reference of the ledger once (about 0.4 CPU s a pass over a ledger of 400,000 references,
+# growing with the ledger), and holds the pass's rows (about 100 MB for 5,000 papers of 40
+# references): a write of 10,000 papers in two processes is two passes, not six.
+RECORDS_PER_PASS = 5000
+PASS_SLACK = 1.05  # a pass may hold 5 % more papers rather than add one (a worker's share with its head start)
+ROWS_AT_ONCE = 200  # papers whose rows are made into dicts at once (``PassRows.observed``)
+
+
+def citation_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
+                     page_cap: int | None = None) -> Iterator[dict[str, Any]]:
+    """The citation records of many papers, in order; one pass over the ledger per ``RECORDS_PER_PASS`` papers."""
+    if page_cap is not None:
+        at_least("page_cap", page_cap, 1)
+    catalog = get_catalog(catalog_dir)
+    generated_from = {"tables": {"current": "ledger view current (latest observation per reference)",
+                                 "notices": "ledger view notices (latest notice per cited work)",
+                                 "works": "catalog works"},
+                      "catalog_fingerprint": catalog.fingerprint}
+    paper_ids = list(paper_ids)
+    size = max(1, math.ceil(len(paper_ids) / max(1, math.ceil(len(paper_ids) / (RECORDS_PER_PASS * PASS_SLACK)))))
+    for start in range(0, len(paper_ids), size):  # near-equal passes, none for a few papers alone
+        chunk = paper_ids[start:start + size]
+        works = find_papers_works(catalog, chunk)
+        passed = pass_rows(ledger_dir, catalog_dir, [
+            (sorted(records.paper_forms(paper_id, work)), work["work_id"] if work else None)
+            for paper_id, work in zip(chunk, works)])
+        cited_rows = catalog.work_rows(passed.outbound_work_ids())  # one catalog lookup per pass
+        provenance = provenance_of(ledger_dir, catalog, passed.run_ids())
+        provenance["citing_titles"] = citing_titles(catalog, passed.inbound_citing())
+        provenance["notice_cache"] = {}  # each notice row made into a record's notice once a pass
+        provenance["resolved_cache"] = {}  # and each cited work's resolved view (records._resolved)
+        provenance["rows_plain"] = True  # ledger_reads: the latest rows, values plain
+        for group in range(0, len(chunk), ROWS_AT_ONCE):  # the rows of a few hundred papers as dicts at once
+            observed = passed.observed(passed.plans[group:group + ROWS_AT_ONCE])
+            for paper_id, paper_work, (outbound, inbound, notice_rows) in zip(
+                    chunk[group:group + ROWS_AT_ONCE], works[group:group + ROWS_AT_ONCE], observed):
+                cited = {r["work_id"]: cited_rows[r["work_id"]] for r in outbound if r.get("work_id") in cited_rows}
+                yield records.build_record(paper_id, paper_work, outbound, inbound,
+                                           {r["work_id"]: r for r in notice_rows}, generated_from,
+                                           page_cap=page_cap or records.DEFAULT_PAGE_CAP, works=cited,
+                                           provenance=provenance)
+
+
+def citing_titles(catalog: ParquetCatalog, citing: list[str]) -> dict[str, str]:
+    """The catalog title of each citing paper of the inbound rows (those the catalog knows)."""
+    papers = sorted(set(citing))
+    return {paper: str(work["title"]) for paper, work in zip(papers, find_papers_works(catalog, papers))
+            if work and work.get("title")}
+
+
+RECORD_STEM_MAX = 120
+
+
+def record_file_stem(paper_id: str) -> str:
+    """The record file name of a paper id: distinct ids always get distinct names.
+
+    An id whose percent-escape (``quote``, keeping ``-_.``) is a plain name (not empty, no
+    leading dot, no upper-case letter, at most 120 bytes) is its own name: ``2301.00001``,
+    ``hep-th%2F9901001``, ``10.1000%2Fxyz``; escaping is reversible, so these never meet. Any
+    other id gets the escape's first 100 bytes, ``+`` and 16 hex digits of the id's SHA-256
+    (``hidden+1f0c...`` for ``.hidden``, ``PhysRev...+...`` for a DOI with capitals, so two ids
+    differing only in case stay apart on a case-blind file system). ``+`` never occurs in a
+    plain name (``quote`` escapes it), so the two kinds cannot meet either."""
+    escaped = quote(paper_id, safe="-_.")
+    plain = escaped.lstrip(".")
+    if plain == escaped and plain and len(plain) <= RECORD_STEM_MAX and not any("A" <= c <= "Z" for c in paper_id):
+        return plain
+    digest = hashlib.sha256(paper_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return plain[:100] + "+" + digest
+
+
+def write_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
+                  progress: Callable[[int], None] | None = None, workers: int | None = None) -> list[Path]:
+    """Write each paper's record as JSON, text and HTML under ``<ledger>/records/``, under the
+    ledger's writer lock; first removing what a killed writer of records left staged there.
+    ``progress(n)`` after each ``n`` papers written (the CLI's progress bar). ``workers``: processes
+    building the records (default: two for 2,000 papers or more, see ``record_workers``)."""
+    check_ledger_dir(ledger_dir)
+    held_before = locking.holds_ledger(ledger_dir)  # a caller's run holds it: leave it held
+    locking.acquire_ledger(ledger_dir)
+    try:
+        LedgerStore(ledger_dir).remove_record_leftovers()
+        processes = record_workers.worker_count(len(paper_ids), workers)
+        if processes > 1:
+            return record_workers.write_in_workers(paper_ids, ledger_dir, catalog_dir, progress, processes,
+                                                   RECORDS_PER_PASS)
+        return _write_record_files(paper_ids, ledger_dir, catalog_dir, progress)
+    finally:
+        if not held_before:
+            locking.release_ledger(ledger_dir)
+
+
+# Schema validation (jsonschema, 50-90 ms a 40-reference record) checks the builder's code, which is
+# the same for every record: the first 5 records of a write are validated, then every 2,500th,
+# counted over the whole write, not per worker block (8 records of 10,000: 0.05 ms a record; every
+# 500th was 40 records, 0.3 ms a record). The records tests validate what they write
+# (tests/test_receipts.py, test_ledger_records.py, test_records.py), and ``make run``'s sample has 5 papers.
+VALIDATE_ALL_UP_TO = 5
+VALIDATE_EVERY = 2500
+RECORDS_PER_WRITE = 100  # records whose files are published with one disk sync (atomic.SyncedBatches)
+
+
+def record_pages_of(record: dict[str, Any], lines: page_files.PageCache | None = None) -> dict[str, bytes]:
+    """A record's files: its JSON (the record's JCS and a newline, ``record_canonical``), text and HTML pages
+    (``lines``: the writer's cache of shared parts' page lines, see ``page_files.render_page_files``)."""
+    text, page = page_files.render_page_files(record, lines)
+    return {"json": record_pages.render_json(record), "txt": text, "html": page}
+
+
+def write_block(paper_ids: Sequence[str], ledger_dir: str, catalog_dir: str, first: int = 0,
+                progress: Callable[[int], None] | None = None) -> list[Path]:
+    """One block of a write by one of its processes (``record_workers``): the caller holds the lock.
+    ``first``: the position of the block's first paper in the whole write (which records are validated)."""
+    return _write_record_files(paper_ids, ledger_dir, catalog_dir, progress, first)
+
+
+def _write_record_files(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
+                        progress: Callable[[int], None] | None, first: int = 0) -> list[Path]:
+    ledger = LedgerStore(ledger_dir)
+    collecting = gc.isenabled()
+    gc.disable()  # records are trees freed as they go; the cycle collector walked every row held
+    try:
+        return _write_batches(paper_ids, ledger_dir, catalog_dir, progress, ledger, first)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def validated(n: int) -> bool:
+    """Whether the ``n``-th record of a write (counted over the whole write, whichever process builds
+    it) is checked against the schema: the first ``VALIDATE_ALL_UP_TO``, then every ``VALIDATE_EVERY``-th."""
+    return n < VALIDATE_ALL_UP_TO or n % VALIDATE_EVERY == 0
+
+
+def _write_batches(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
+                   progress: Callable[[int], None] | None, ledger: LedgerStore, first: int) -> list[Path]:
+    written: list[Path] = []
+    batch: list[tuple[str, dict[str, bytes]]] = []
+    key = receipts.active_key(ledger_dir)  # None: the records say they are unsigned (receipts.py)
+    records_of = citation_records(paper_ids, ledger_dir, catalog_dir)
+    lines = page_files.PageCache()  # page lines of the cited works, notices and times the records share
+    batches = ledger.record_batches()  # each batch's disk sync runs while the next batch is built
+    try:
+        for n, (paper_id, record) in enumerate(zip(paper_ids, records_of), start=first):
+            receipts.sign_record(record, key)
+            if validated(n):
+                records.validate_record(record)
+            batch.append((record_file_stem(paper_id), record_pages_of(record, lines)))
+            if len(batch) == RECORDS_PER_WRITE:
+                written += _publish(ledger, batch, progress, batches)
+                batch = []
+        if batch:
+            written += _publish(ledger, batch, progress, batches)
+        batches.close()
+    except BaseException:
+        batches.abort()
+        raise
+    return written
+
+
+def _publish(ledger: LedgerStore, batch: list[tuple[str, dict[str, bytes]]],
+             progress: Callable[[int], None] | None, batches: SyncedBatches) -> list[Path]:
+    """One batch staged in this thread, its sync started (``atomic.SyncedBatches``), the batch
+    before renamed into place: publishing whole batches from a background thread while the next
+    was built was slower (measured: the two threads traded the GIL at every file's syscalls)."""
+    written = ledger.write_records_batch(batch, batches)
+    if progress is not None:
+        progress(len(batch))
+    return written
+
+
+def check_run(ledger_dir: str | Path, run_id: str) -> str:
+    """``run_id`` if the ledger has begun that run, else a one-line error naming the latest runs."""
+    ledger = LedgerStore(ledger_dir)
+    if ledger.known_run(check_run_id(run_id)):
+        return run_id
+    runs = sorted((p.parent for p in (Path(ledger_dir) / "_runs").glob("*/manifest.json")),
+                  key=lambda p: p.stat().st_mtime, reverse=True)
+    latest = ", ".join(p.name for p in runs[:3])
+    raise UnknownRun(f"ledger {ledger_dir} has no run {run_id!r}"
+                     + (f"; latest runs: {latest}" if latest else "; it has no runs yet"))
+
+
+def papers_touched(run_id: str, ledger_dir: str | Path, catalog_dir: str | Path) -> list[str]:
+    """Papers whose record a run changed: its citing papers, and ledger papers it now cites."""
+    ledger = LedgerStore(ledger_dir)
+    catalog = get_catalog(catalog_dir)
+    own = citing_papers(ledger_dir, catalog_dir, run_id)
+    linked = set(ledger.linked_work_ids(run_id))
+    touched = set(own)
+    papers = citing_papers(ledger_dir, catalog_dir, None)
+    for paper, work in zip(papers, find_papers_works(catalog, papers)):
+        if work and work["work_id"] in linked:
+            touched.add(paper)
+    return sorted(touched)

@@ -1,0 +1,426 @@
+"""The resolve pipeline as plain functions: plan a run, resolve and write one batch, finish a run.
+
+The Prefect flow (``flows/resolve.py``) and the CLI call exactly these; the flow adds batching
+over tasks, retries, logging and artifacts.
+"""
+from __future__ import annotations
+
+import dataclasses
+import gc
+import hashlib
+import json
+import secrets
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+from citeledger.catalog.generation_pins import pin_generation, pinned_generation, unpin_generation
+from citeledger.catalog.store import CatalogStore, ParquetCatalog
+from citeledger.config import Config, load_config
+from citeledger.engine.process_cache import get_catalog, get_fuzzy, get_remote
+from citeledger.index.fuzzy_index import ensure_index
+from citeledger.inputs.dedupe import OnePass, iter_unique
+from citeledger.inputs.files import FETCHED_KINDS, PIPE_OPEN_TIMEOUT, InputSource, discard_spools, prepare_inputs
+from citeledger.inputs.pdf_papers import pdf_service
+from citeledger.inputs.rows import InputLimits, InputReject
+from citeledger.ledger.store import LedgerStore, check_ledger_dir, run_transitions, write_ledger_database
+from citeledger.options import at_least, check_run_id
+from citeledger.run.batch_codec import pack_references, unpack_references
+from citeledger.run.notice_check import write_run_notices
+from citeledger.run.summary import RunSummary
+from citeledger.storage import locking
+from citeledger.works.row_schema import works_jsonl_row
+from papers import PaperLimits
+from resolvers.candidates.search_step import SearchStep
+from resolvers.errors import DiskFull, InputError
+from resolvers.model import STATE_ORDER, Reason, Reference
+from resolvers.observation import observation_columns
+from resolvers.remote.search import SEARCH_SOURCES
+from resolvers.resolution import apply_rule_chain
+
+DEFAULT_BATCH_SIZE = 5000
+
+
+_GC_LOCK = threading.Lock()
+_GC_PAUSES = 0
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Resolve a batch without the cyclic garbage collector: a batch makes hundreds of thousands
+    of small objects that live until it ends (candidates, comparison forms, evidence), and the
+    collector rescanning them is a fifth of the time (1M-work catalog: 588 -> 718 references/s in
+    one process, same peak memory: reference counting still frees everything, and the few cycles
+    wait for the next collection). Batches in threads share the pause; the last one resumes it."""
+    global _GC_PAUSES
+    with _GC_LOCK:
+        _GC_PAUSES += 1
+        if _GC_PAUSES == 1:
+            gc.disable()
+    try:
+        yield
+    finally:
+        with _GC_LOCK:
+            _GC_PAUSES -= 1
+            if _GC_PAUSES == 0:
+                gc.enable()
+
+
+def resolve_batch_references(references: Sequence[Reference], catalog: Any, remote: Any = None,
+                             search: SearchStep | None = None) -> list:
+    """The resolution chain over one batch, with this process's fuzzy matcher and the collector
+    paused: what ``run_batch``, ``citeledger eval`` and the benchmarks all run."""
+    with gc_paused():
+        return apply_rule_chain(references, catalog, get_fuzzy(catalog), remote, search)
+
+
+def search_step(remote: Any, run_id: str, budget: int | None = None, skip_files: Sequence[str] = ()) -> SearchStep | None:
+    """The batch's search step (issue 14) when a search service is on: the run's request budget
+    (``budget`` None: the configured ``search.max_requests_per_run``), and no search for the
+    references read from ``skip_files`` (a nightly run's local re-runs)."""
+    search = getattr(remote, "search", None) if remote is not None else None
+    if search is None:
+        return None
+    skip = frozenset(skip_files)
+    return SearchStep(search, search.budget(run_id, budget), lambda r: r.file not in skip)
+
+
+def search_report(run_id: str, remote: bool) -> dict[str, Any]:
+    """What the run's search step spent in this process (requests per service, cache hits)."""
+    search = getattr(get_remote(True), "search", None) if remote else None
+    return search.budget(run_id).report() if search is not None else {}
+
+
+def new_run_id() -> str:
+    return "run-" + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+@dataclass(frozen=True)
+class BatchJob:
+    """One unit of work for a task: a slice of the run's references and where it goes. The
+    references are held compressed (``payload``, see ``batch_payload``): a 3M-reference run plans in tens of MB."""
+
+    run_id: str
+    part: str
+    catalog_dir: str
+    ledger_dir: str
+    observed_at: datetime
+    catalog_fingerprint: str
+    payload: bytes
+    size: int
+    remote: bool = False
+    catalog_generation: str | None = None  # the generation planned on; every batch uses it
+    search_budget: int | None = None  # the run's search requests (None: the configured default)
+    search_skip_files: tuple[str, ...] = ()  # inputs whose references are not searched (nightly re-runs)
+
+    @property
+    def references(self) -> tuple[Reference, ...]:
+        return unpack_references(self.payload)
+
+
+@dataclass
+class RunPlan:
+    run_id: str
+    catalog_dir: str
+    ledger_dir: str
+    inputs: list[dict[str, Any]]
+    observed_at: datetime
+    catalog_fingerprint: str
+    jobs: list[BatchJob]
+    pending: list[BatchJob]
+    rejects: list[InputReject]
+    resumed: bool
+    references: int
+    started: float = field(default_factory=time.monotonic)
+    catalog_seq: int = 0  # the catalog's ingested_seq when planned (see runs.catalog_seq)
+
+
+def _resumed_options(ledger_dir: str | Path, run_id: str) -> dict[str, Any]:
+    """The options an interrupted run was started with (read before any lock: only to check
+    the inputs; the run itself is picked up under the lock)."""
+    path = Path(ledger_dir) / "_runs" / run_id / "manifest.json"
+    try:
+        return json.loads(path.read_text()).get("options", {})
+    except (OSError, ValueError):
+        return {}
+
+
+def plan_run(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_dir: str | Path,
+             run_id: str | None = None, batch_size: int = DEFAULT_BATCH_SIZE, limits: InputLimits | None = None,
+             citing_paper: str | Mapping[str, str] | None = None, remote: bool = False,
+             open_timeout: float = PIPE_OPEN_TIMEOUT, search: Mapping[str, Any] | None = None) -> RunPlan:
+    """Check and hash the inputs (pipes spooled once), then take the ledger lock, fix the
+    batches, and start (or pick up) the run in the ledger. An input that cannot be read at all
+    raises ``InputError`` before the lock: no run begins."""
+    batch_size = at_least("batch_size", batch_size, 1)
+    check_ledger_dir(ledger_dir)
+    limits = limits or InputLimits()
+    config = load_config()  # once: the limits below, GROBID and arXiv's clients (pdf_service)
+    if limits.max_file_bytes is None:  # the configuration's limits.max_input_bytes (clear reject when over)
+        limits = dataclasses.replace(limits, max_file_bytes=config.limits.max_input_bytes)
+    if limits.papers is None:  # the configuration's [papers] bounds on one paper
+        limits = dataclasses.replace(limits, papers=config.papers)
+    run_id = check_run_id(new_run_id() if run_id is None else run_id)
+    sources = prepare_inputs(inputs, Path(ledger_dir) / ".input-spool", limits.max_file_bytes,
+                             _resumed_options(ledger_dir, run_id).get("citing_paper") or citing_paper, open_timeout)
+    try:
+        locking.acquire_ledger(ledger_dir)  # one writer per ledger; released by finish_run or death
+        _UNFINISHED[str(ledger_dir)] = run_id  # what an interrupt tells the user to re-run
+        try:
+            return _plan_locked(sources, catalog_dir, ledger_dir, run_id, batch_size, limits, citing_paper, remote,
+                                dict(search or {}), config)
+        except BaseException as exc:
+            locking.release_ledger(ledger_dir)
+            _forget_unbegun(exc, catalog_dir, ledger_dir, run_id)
+            raise
+    finally:
+        discard_spools(sources)
+
+
+def _forget_unbegun(exc: BaseException, catalog_dir: str | Path, ledger_dir: str | Path, run_id: str) -> None:
+    """A plan that failed (not a full disk or an interrupt: the same id finishes those) leaves no
+    run to re-run and, if the run never began, no pinned catalog generation."""
+    if isinstance(exc, Exception) and not isinstance(exc, DiskFull):
+        _UNFINISHED.pop(str(ledger_dir), None)
+        if not LedgerStore(ledger_dir).known_run(run_id):
+            unpin_generation(catalog_dir, ledger_dir, run_id)  # a run that never began pins nothing
+
+
+def _plan_locked(sources: Sequence[InputSource], catalog_dir: str | Path, ledger_dir: str | Path, run_id: str,
+                 batch_size: int, limits: InputLimits, citing_paper: str | Mapping[str, str] | None,
+                 remote: bool, search: dict[str, Any], config: Config | None = None) -> RunPlan:
+    catalog = planned_catalog(catalog_dir, ledger_dir, run_id)
+    ensure_index(catalog.generation_dir)  # once here, not in every worker process
+    input_info = [{"path": s.name, "sha256": s.sha256} for s in sources]
+    ledger = LedgerStore(ledger_dir)
+    if isinstance(citing_paper, Mapping):
+        citing_paper = dict(citing_paper)
+    manifest, resumed = ledger.begin_run(run_id, input_info, catalog.fingerprint,
+                                         {"batch_size": batch_size, "citing_paper": citing_paper, "remote": remote,
+                                          "max_raw_chars": limits.max_raw_chars,
+                                          "max_file_bytes": limits.max_file_bytes, **_search_option(search),
+                                          "papers": dataclasses.asdict(limits.papers) if limits.papers else None})
+    if resumed:  # an interrupted run goes on as it started: same rejects, same batches, same rows
+        opts = manifest.options
+        batch_size = opts.get("batch_size", batch_size)
+        citing_paper = opts.get("citing_paper", citing_paper)
+        remote = opts.get("remote", remote)
+        search = opts.get("search", search)
+        limits = dataclasses.replace(limits, max_raw_chars=opts.get("max_raw_chars", limits.max_raw_chars),
+                                     max_file_bytes=opts.get("max_file_bytes", limits.max_file_bytes))
+        if opts.get("papers"):  # the bounds the run started with, so it reads each paper the same
+            limits = dataclasses.replace(limits, papers=PaperLimits(**opts["papers"]))
+    made = dict(run_id=run_id, catalog_dir=str(catalog_dir), ledger_dir=str(ledger_dir),
+                observed_at=manifest.observed_at, catalog_fingerprint=catalog.fingerprint, remote=remote,
+                catalog_generation=catalog.generation_dir.name, search_budget=search.get("budget"),
+                search_skip_files=tuple(search.get("skip_files", ())))
+    if not remote and any(s.kind in FETCHED_KINDS for s in sources):
+        raise InputError(f"{next(s.name for s in sources if s.kind in FETCHED_KINDS)}: arXiv:ID inputs are "
+                         "fetched from arXiv, which needs --remote")
+    with pdf_service(None, ledger_dir, remote, config):  # PDFs to the configured GROBID, fetches cached in the ledger
+        jobs, rejects, count = _read_batches(sources, limits, citing_paper, batch_size, made)
+    ledger.write_rejects(run_id, "input-rejects", [
+        {"run_id": run_id, "file": r.file, "line": r.line, "field": r.field, "reason": r.reason,
+         "excerpt": r.excerpt} for r in rejects])
+    pending = [j for j in jobs if not ledger.batch_done(run_id, j.part)]
+    return RunPlan(run_id, str(catalog_dir), str(ledger_dir), input_info, manifest.observed_at,
+                   catalog.fingerprint, jobs, pending, rejects, resumed, count,
+                   catalog_seq=catalog.ingested_seq)
+
+
+def _read_batches(sources: Sequence[InputSource], limits: InputLimits, citing_paper: str | Mapping[str, str] | None,
+                  batch_size: int, made: dict[str, Any]) -> tuple[list[BatchJob], list[InputReject], int]:
+    """The run's batches from one read of its inputs when no reference repeats (the usual case),
+    else from ``iter_unique``, which settles the repeats: the same batches either way."""
+    once = OnePass(sources, limits, citing_paper)
+    if once.usable:
+        cut = _cut_batches(once.items(), batch_size, made)
+        if not once.repeats:
+            return cut
+    return _cut_batches(iter_unique(sources, limits, citing_paper), batch_size, made)
+
+
+def _search_option(search: dict[str, Any]) -> dict[str, Any]:
+    """The run's search scope, kept in its manifest only when set (a resumed run keeps it; the
+    manifests of runs without one stay as they were)."""
+    return {"search": search} if search else {}
+
+
+def _cut_batches(items: Iterator[Reference | InputReject], batch_size: int, made: dict[str, Any]
+                 ) -> tuple[list[BatchJob], list[InputReject], int]:
+    """Batches of ``batch_size`` references cut as the rows stream by (only one batch's
+    references are ever held as objects); the part name carries a digest of its references."""
+    jobs: list[BatchJob] = []
+    rejects: list[InputReject] = []
+    chunk: list[Reference] = []
+    count = 0
+
+    def cut() -> None:
+        digest = hashlib.sha256(json.dumps([[r.citing_paper, r.reference_index, r.raw] for r in chunk])
+                                .encode("utf-8", errors="surrogatepass")).hexdigest()[:12]
+        jobs.append(BatchJob(part=f"part-{len(jobs):06d}-{digest}", payload=pack_references(chunk),
+                             size=len(chunk), **made))
+        chunk.clear()
+
+    for item in items:
+        if isinstance(item, InputReject):
+            rejects.append(item)
+            continue
+        chunk.append(item)
+        count += 1
+        if len(chunk) == batch_size:
+            cut()
+    if chunk:
+        cut()
+    return jobs, rejects, count
+
+
+# Runs this process planned and has not finished, by ledger: the run id an interrupted command
+# names in its "re-run with --run-id" line.
+_UNFINISHED: dict[str, str] = {}
+
+
+def interrupted_run() -> str | None:
+    """The run this process was working on when it was stopped, if it did not finish."""
+    return next(reversed(_UNFINISHED.values()), None)
+
+
+def planned_catalog(catalog_dir: str | Path, ledger_dir: str | Path, run_id: str) -> ParquetCatalog:
+    """The generation a run works on, pinned for it: the one it was first planned on when that
+    run is being resumed (later builds keep it, see ``catalog.pinned_generations``), else the live
+    one. Pinned before it is checked, so a build that swaps generations meanwhile cannot take it."""
+    pinned = pinned_generation(catalog_dir, ledger_dir, run_id)
+    if pinned and (Path(catalog_dir) / pinned / "manifest.json").exists():
+        catalog = get_catalog(catalog_dir, pinned)
+        pin_generation(catalog_dir, ledger_dir, run_id, pinned)  # now held by this process
+        return catalog
+    for _ in range(5):
+        live = CatalogStore(catalog_dir).current()
+        if live is None:
+            return get_catalog(catalog_dir)  # raises the one-line "no catalog" error
+        pin_generation(catalog_dir, ledger_dir, run_id, live.name)
+        if (live / "manifest.json").exists():  # still there once pinned: no build can remove it now
+            return get_catalog(catalog_dir, live.name)
+    return get_catalog(catalog_dir)
+
+
+def run_batch(job: BatchJob) -> dict[str, int]:
+    """Resolve one batch and write its observations. Skips a batch already written (resume)."""
+    ledger = LedgerStore(job.ledger_dir)
+    if ledger.batch_done(job.run_id, job.part):
+        return {"skipped": job.size}
+    catalog = get_catalog(job.catalog_dir, job.catalog_generation)
+    remote = get_remote(job.remote)
+    resolutions = resolve_batch_references(job.references, catalog, remote,
+                                           search_step(remote, job.run_id, job.search_budget, job.search_skip_files))
+    with gc_paused():  # (thousands of short-lived dicts and strings: no cycles worth a collection of the heap)
+        columns = observation_columns(resolutions, job.run_id, job.observed_at, job.catalog_fingerprint)
+    fetched = fetched_work_rows(resolutions)
+    if fetched:  # kept before the batch is marked done, so a crash cannot lose them
+        ledger.write_fetched_works(job.run_id, job.part, fetched)
+    ledger.write_observation_columns(job.run_id, job.part, columns)
+    counts: dict[str, int] = {}
+    for status in columns["status"]:
+        counts[status] = counts.get(status, 0) + 1
+    return counts
+
+
+REMOTE_SOURCES = ("arxiv_api", "crossref_api", *SEARCH_SOURCES.values())
+
+
+def fetched_work_rows(resolutions: Sequence[Any]) -> list[dict[str, Any]]:
+    """The works remote services gave the batch's links, as works-JSONL rows for the catalog. A
+    work a search found carries its provenance (``fetched_from``: service, query, time), which the
+    fetched file keeps for audit and the catalog build ignores."""
+    rows: dict[str, dict[str, Any]] = {}
+    for r in resolutions:
+        work, source = r.verdict.work, r.verdict.resolver_source
+        if work is None or source not in REMOTE_SOURCES or work.work_id in rows:
+            continue
+        row = works_jsonl_row(work)
+        search = (r.verdict.evidence or {}).get("search") or []
+        if search:
+            last = search[-1]
+            row["fetched_from"] = {"resolver_source": source, "service": last.get("service"),
+                                   "query": last.get("query"), "fetched_at": last.get("fetched_at")}
+        rows[work.work_id] = row
+    return [rows[k] for k in sorted(rows)]
+
+
+def abandon_run(plan: RunPlan) -> None:
+    """Give up a run without finishing it: release the ledger's writer lock (what was written
+    stays; a re-run with the same run id completes it, so its catalog generation stays pinned)."""
+    locking.release_ledger(plan.ledger_dir)
+
+
+def _complete_run(plan: RunPlan, ledger: LedgerStore) -> None:
+    """The finishing steps after the run row, each safe to repeat, then the mark that they all
+    happened: a run stopped among them (a full disk writing ``ledger.duckdb``) does them again
+    when resumed, instead of reporting a finished run that never wrote its database."""
+    # Works the remote resolvers fetched join the catalog for the next run. After the run row:
+    # a crash here leaves a finished run (fetched again on resume; the build adds nothing twice),
+    # never one that cannot be resumed because its catalog changed under it.
+    fetched = ledger.fetched_work_files(plan.run_id)
+    if fetched:
+        CatalogStore(plan.catalog_dir).build(fetched)
+    write_ledger_database(plan.ledger_dir, plan.catalog_dir)
+    ledger.mark_complete(plan.run_id)
+
+
+def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "resolve",
+               timings: dict[str, float] | None = None, recheck_notices: list[dict[str, Any]] | None = None
+               ) -> RunSummary:
+    """Write the run's notices (and ``recheck_notices``, the changed notices of works linked by
+    earlier runs) and its row (counts from the ledger itself, so a resumed run counts
+    everything), then refresh ``<ledger>/ledger.duckdb``."""
+    ledger = LedgerStore(plan.ledger_dir)
+    finished = ledger.run_finished(plan.run_id)
+    if not finished:  # a finished run given again changes nothing
+        with gc_paused():  # (a row per linked work: allocation, no cycles)
+            write_run_notices(plan.ledger_dir, plan.catalog_dir, plan.run_id)
+        if recheck_notices:
+            ledger.write_notices(plan.run_id, recheck_notices, part="recheck")
+    summary = _summarise(plan, ledger, errors or [], timings or {})
+    if not finished:
+        ledger.finish_run(_run_row(plan, summary, trigger, len(recheck_notices or [])))
+    if not ledger.run_complete(plan.run_id):
+        _complete_run(plan, ledger)
+    unpin_generation(plan.catalog_dir, plan.ledger_dir, plan.run_id)  # its catalog may go now
+    locking.release_ledger(plan.ledger_dir)
+    if _UNFINISHED.get(str(plan.ledger_dir)) == plan.run_id:
+        del _UNFINISHED[str(plan.ledger_dir)]
+    return summary
+
+
+def _summarise(plan: RunPlan, ledger: LedgerStore, errors: list[str], timings: dict[str, float]) -> RunSummary:
+    """The run's counts as the ledger holds them (states in deciding order, reasons in enum order)."""
+    states = ledger.read_run_counts(plan.run_id) if plan.jobs else {}
+    reasons = ledger.read_run_counts(plan.run_id, "reason") if plan.jobs else {}
+    known = [r.value for r in Reason]
+    seconds = time.monotonic() - plan.started
+    resolved_now = sum(j.size for j in plan.pending)
+    return RunSummary(
+        run_id=plan.run_id, references=plan.references, rejects=len(plan.rejects),
+        states={s.value: int(states.get(s.value, 0)) for s in STATE_ORDER},
+        reasons={r: int(reasons[r]) for r in [*known, *sorted(set(reasons) - set(known))] if reasons.get(r)},
+        seconds=round(seconds, 3), resumed=plan.resumed,
+        references_per_second=round(resolved_now / seconds, 1) if seconds > 0 else None,
+        transitions=run_transitions(plan.ledger_dir, plan.run_id) if plan.jobs else 0,
+        inputs=[i["path"] for i in plan.inputs], timings={k: round(v, 3) for k, v in sorted(timings.items())},
+        errors=list(errors), reject_messages=[r.message for r in plan.rejects[:20]],
+        search=search_report(plan.run_id, any(j.remote for j in plan.jobs)))
+
+
+def _run_row(plan: RunPlan, summary: RunSummary, trigger: str, notices_changed: int) -> dict[str, Any]:
+    """The run's row in ``runs/`` (see ``ledger.RUN_SCHEMA``)."""
+    return {"run_id": plan.run_id, "started_at": plan.observed_at, "finished_at": datetime.now(timezone.utc),
+            "inputs": summary.inputs, "catalog_fingerprint": plan.catalog_fingerprint,
+            "references": plan.references, "rejects": len(plan.rejects),
+            "state_counts": json.dumps(summary.states), "seconds": summary.seconds,
+            "errors": json.dumps(summary.errors), "trigger": trigger, "catalog_seq": plan.catalog_seq,
+            "transitions": summary.transitions, "notices_changed": notices_changed,
+            "timings": json.dumps(summary.timings, sort_keys=True), "reason_counts": json.dumps(summary.reasons)}

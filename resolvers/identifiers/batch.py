@@ -1,0 +1,101 @@
+"""``extract_identifiers`` over a batch of strings, with one pass of RE2 (Arrow's kernels, in C++)
+telling which strings cannot hold any identifier: most strings of a reference list carry none,
+and each of those otherwise costs the per-string scan's Python (some 30 µs here).
+
+The gate is a necessary condition of every pass of ``identifiers.extract_identifiers`` finding
+anything, read on the raw string (so a superset of what the passes can see after they rejoin
+PDF-split URLs and ids):
+
+* ``10.`` (DOIs by shape; a 10.48550 DOI's arXiv id); ``doi`` in the lower-case text (DOIs by
+  context; ``İ`` lower-cases to ``i`` + a combining dot); ``arxiv`` likewise (``arXiv:`` tokens);
+* a digit, up to two spaces, ``.``, up to two spaces, a digit (new-style numbers, also split
+  ones: ``1207 .7214``);
+* ``/`` then a digit within two characters (old-style ids, also ``hep-th/ 9901001``);
+* a backslash (LaTeX escapes are undone first: such strings take the full scan).
+
+Digits are Python's ``\\d`` (Unicode decimal digits), written out as ranges from this Python's
+Unicode tables, so RE2's own tables cannot disagree with ``re``.
+
+A string of the most common DOI shape, a reference ending ``doi:10.NNNN/suffix`` or
+``https://doi.org/10.NNNN/suffix`` (``PLAIN_DOI_STRING``) where nothing else can be read as an
+identifier (``plain_doi_strings``), is answered by that DOI lower-cased, again without its scan.
+"""
+from __future__ import annotations
+
+import unicodedata
+from typing import Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from resolvers.identifiers.extract import _MAX_TOKEN, _NONE, extract_identifiers
+from resolvers.model import ExtractedIdentifiers
+
+__all__ = ["extract_batch"]
+
+
+def _digit_class() -> str:
+    """An RE2 class of every character Python's ``re`` reads as ``\\d`` (category Nd)."""
+    codes = [c for c in range(0x110000) if unicodedata.category(chr(c)) == "Nd"]
+    ranges: list[list[int]] = []
+    for c in codes:
+        if ranges and ranges[-1][1] == c - 1:
+            ranges[-1][1] = c
+        else:
+            ranges.append([c, c])
+    return "[" + "".join(f"\\x{{{a:x}}}-\\x{{{b:x}}}" for a, b in ranges) + "]"
+
+
+_D = _digit_class()
+_WS = "[" + "".join(f"\\x{{{c:x}}}" for c in range(0x110000) if chr(c).isspace()) + "]"  # Python's \s
+GATE = ("(?s)" + "|".join([
+    r"10\.", "[dD][oO][iI\u0130]", "[aA][rR][xX][iI\u0130][vV]",
+    _D + r"[ \t\r\n]{0,2}\.[ \t\r\n]{0,2}" + _D, "/.{0,2}" + _D, r"\\",
+]))
+MIN_BATCH = 64  # below this, the Arrow calls cost more than they save
+
+# The DOI (``PLAIN_DOI``'s shape: a 4-9 digit registrant, a suffix of letters, digits and "-._"
+# not ending with ".", running to the end of the string) after ``doi:`` or a doi.org URL.
+PLAIN_DOI_STRING = r"(?:[dD][oO][iI]: ?|https?://(?:dx\.)?doi\.org/)10\.[0-9]{4,9}/[-._0-9A-Za-z]*[-_0-9A-Za-z]$"
+# Why each pass of the scan finds only that DOI in such a string: no backslash (LaTeX), no split
+# URL, no "arx" (no ``arXiv:`` token, no arXiv word before a number). Before the DOI: no "/"
+# followed by a digit (no old-style id, split or not), no "10." (no other DOI by shape), no "doi"
+# (none by context; the one before the DOI ends where the DOI starts), no "ddd.ddd" and no
+# PDF-split number (so no new-style number at all). In the DOI: no "doi" (a context inside it),
+# no second "/"; a number in it stands after a DOI character (never after "[", ",", ";", an
+# archive's "/", an arXiv word or "abs/"), before DOI characters or the end (never a category),
+# so it is no id. (The text before the DOI is what is left when the leftmost match is cut off;
+# a second "doi" anywhere, in the DOI too, is loud.)
+_LOUD_TEXT = (r"\\|[aA][rR][xX]|[:.]" + _WS + r"{1,3}(?://|[oO][rR][gG])"
+              r"|[dD][oO][iI](?s:.*)[dD][oO][iI]")
+_LOUD_PREFIX = ("/(?s:.{0,2})" + _D + "|10\\.|[dD][oO][iI\u0130\u0131]|" + _D + r"{3}\." + _D + "{3}|" + _D
+                + r"{4}[ \t\r\n]{1,2}\.|" + _D + r"{4}\.[ \t\r\n]{1,2}" + _D)
+
+
+def plain_doi_strings(raws: pa.Array) -> list[str | None]:
+    """For each string, its DOI when it is a plain DOI string (see above), else None. (RE2 finds
+    where a match is without Python; a capture group would cost it ten times more.)"""
+    shaped = pc.match_substring_regex(raws, PLAIN_DOI_STRING)
+    prefix = pc.replace_substring_regex(raws, PLAIN_DOI_STRING, "", max_replacements=1)
+    quiet = pc.and_not(shaped, pc.or_(pc.match_substring_regex(raws, _LOUD_TEXT),
+                                      pc.match_substring_regex(prefix, _LOUD_PREFIX)))
+    out: list[str | None] = []
+    for raw, before, ok in zip(raws.to_pylist(), prefix.to_pylist(), quiet.to_pylist()):
+        doi = raw[raw.index("10.", len(before)):] if ok else None  # (what follows "doi:" / doi.org/)
+        out.append(doi if doi is None or len(doi) <= _MAX_TOKEN else None)
+    return out
+
+
+def extract_batch(raws: Sequence[str]) -> list[ExtractedIdentifiers]:
+    """``[extract_identifiers(r) for r in raws]``: plain DOI strings and the strings that cannot
+    hold an identifier answered without their scan."""
+    if len(raws) < MIN_BATCH or not all(type(r) is str for r in raws):
+        return [extract_identifiers(r) for r in raws]
+    try:
+        column = pa.array(raws, pa.large_string())
+    except UnicodeEncodeError:  # a lone surrogate (no input route should let one in): Arrow holds UTF-8 only
+        return [extract_identifiers(r) for r in raws]
+    maybe = pc.match_substring_regex(column, GATE).to_pylist()
+    plain = plain_doi_strings(column)
+    return [(ExtractedIdentifiers((d.lower(),)) if d is not None else extract_identifiers(r)) if m else _NONE
+            for r, m, d in zip(raws, maybe, plain)]

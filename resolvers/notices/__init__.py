@@ -1,0 +1,5 @@
+"""Standing notices of works (retracted, corrected, withdrawn...): their kinds and precedence
+(``standing``) and the events each notice source gives (``sources``).
+
+May import: ``resolvers.model`` and ``resolvers.errors``.
+"""

@@ -1,0 +1,6 @@
+"""A reference string read into fields: text normal forms (``text``, ``text_arrow``), the field
+parser (``fields``, ``lazy``), title forms (``title_parts``, ``title_order``, ``title_signs``) and
+the parse's quality (``quality``).
+
+May import: ``resolvers.identifiers``, ``resolvers.model`` and ``resolvers.errors``.
+"""
