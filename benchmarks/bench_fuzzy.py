@@ -74,7 +74,8 @@ def fit_weights(l2: float = 0.1, iterations: int = 40) -> dict:
     from resolvers.candidates.retrieval import InMemoryRetriever, index_tokens, locator_tokens
     from resolvers.parsing.fields import parse_reference
     from resolvers.parsing.quality import parse_uncertain_reason
-    from resolvers.verification.verify import WEIGHTS, RefView, feature_vector, features
+    from resolvers.verification.forms import RefView
+    from resolvers.verification.verify import WEIGHTS, feature_vector, features
 
     retriever = InMemoryRetriever(load_shared_works())
     rows = [json.loads(line) for line in gzip.open(DEV, "rt")]

@@ -29,7 +29,7 @@ def main() -> None:
     parser.add_argument("--catalog", required=True)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    from citeledger.ledger.store import run_query
+    from citeledger.ledger.query import run_query
 
     for name, sql in QUERIES.items():
         best, rows = float("inf"), None

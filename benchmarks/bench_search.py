@@ -45,7 +45,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from resolvers.candidates.fuzzy import FuzzyResolver  # noqa: E402
 from resolvers.candidates.retrieval import InMemoryRetriever  # noqa: E402
-from resolvers.candidates.search_step import SearchStep  # noqa: E402
 from resolvers.catalog import InMemoryCatalog  # noqa: E402
 from resolvers.model import Reference, Work  # noqa: E402
 from resolvers.remote import build_remote  # noqa: E402
@@ -60,7 +59,8 @@ from resolvers.remote.settings import (  # noqa: E402
     SearchSettings,
     ServiceSettings,
 )
-from resolvers.resolution import apply_rule_chain  # noqa: E402
+from resolvers.resolution import apply_rule_chain
+from resolvers.search_step import SearchStep  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 if not SHARED.exists():

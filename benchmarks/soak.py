@@ -166,7 +166,7 @@ def fault_case(tally: Tally, tmp: Path, fixture_catalog: Path) -> None:
     from pytest_httpserver import HTTPServer
 
     from citeledger.engine import process_cache as workers
-    from citeledger.ledger.store import run_query
+    from citeledger.ledger.query import run_query
     from citeledger.run import pipeline
 
     work = Path(tempfile.mkdtemp(dir=tmp))

@@ -16,13 +16,12 @@ then each reference runs through the rules. The fuzzy matcher is a seam: any obj
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, Sequence
 
 from resolvers.candidates.fuzzy import RESOLVER_SOURCE as FUZZY_SOURCE
 from resolvers.candidates.fuzzy import FuzzyOutcome
 from resolvers.candidates.locator_match import (
-    LocatorOutcome,
     lookup_keys,
     match_locators,
     ocr_found,
@@ -30,14 +29,15 @@ from resolvers.candidates.locator_match import (
     string_locators,
     string_ocr_locators,
 )
-from resolvers.candidates.search_step import SearchStep, run_search_step
 from resolvers.catalog import CatalogLookup
+from resolvers.context import BatchContext, ReferenceContext, Rule
 from resolvers.errors import RemoteBatchUnavailable, RemoteUnavailable
 from resolvers.identifiers.batch import extract_batch
 from resolvers.model import ExtractedIdentifiers, Reason, Reference, Status, Verdict, Work
 from resolvers.parsing.fields import ParsedReference, apply_fields, parse_reference
 from resolvers.parsing.lazy import lazy_parse
 from resolvers.parsing.quality import parse_uncertain_reason
+from resolvers.search_step import SearchStep, run_search_step
 from resolvers.verification.agreement import check_agreement
 
 
@@ -67,34 +67,6 @@ def remote_name(scheme: str, identifier: str) -> str:
 
 
 # --- the batch context ---------------------------------------------------------------------
-
-
-@dataclass
-class ReferenceContext:
-    reference: Reference
-    ids: ExtractedIdentifiers
-    parsed: ParsedReference
-    uncertain_reason: Reason | None = None
-    fuzzy: FuzzyOutcome | None = None
-    notes: dict[str, Any] = field(default_factory=dict)
-    locator: LocatorOutcome | None = None
-    # the identifier rule's verdict, once the batch's lookups are in (``identify``): the chain
-    # runs that rule, with its agreement checks, once per reference
-    identified: Verdict | None = None
-    identifier_tried: bool = False
-
-
-@dataclass
-class BatchContext:
-    """What the rules may consult: catalog and remote answers gathered for the whole batch."""
-
-    by_arxiv: dict[str, Work]
-    by_doi: dict[str, Work]
-    remote_failed: dict[str, str]  # identifier -> why the remote could not answer
-    remote_found: dict[str, str] = field(default_factory=dict)  # identifier -> service that found it
-
-
-Rule = Callable[[ReferenceContext, BatchContext], Verdict | None]
 
 
 def _work_evidence(work: Work) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from archives import tar_bytes
 from remote_server import server  # noqa: F401
 from werkzeug import Request, Response
 
-from citeledger.cli import main as cli
+from citeledger import cli
 from citeledger.inputs.pdf_papers import forget_clients
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -10,7 +10,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from citeledger.catalog.store import CatalogStore, ParquetCatalog
-from citeledger.sources.formats import SourceFormat, sniff_format
+from citeledger.index import upgrade as index_upgrade
+from citeledger.sources.formats import sniff_format
+from citeledger.sources.rows import SourceFormat
 from resolvers.errors import CatalogSourceError
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -283,7 +285,7 @@ def test_index_alone_builds_the_fuzzy_index_of_a_generation(tmp_path):
     stats = index(gen)
     assert stats["works"] == merged.works
     assert (gen / blocking.INDEX_FILE).exists() and (gen / blocking.FORMS_FILE).exists()
-    assert blocking.ensure_index(gen) is None  # current: nothing to rebuild
+    assert index_upgrade.ensure_index(gen) is None  # current: nothing to rebuild
 
 
 def test_publish_that_dies_before_the_pointer_swap_leaves_the_previous_generation(tmp_path, monkeypatch):
@@ -330,7 +332,7 @@ def test_works_schema_is_the_work_fields_then_the_catalog_columns(tmp_path):
 
 
 def test_a_work_survives_its_row_and_a_source_row_is_a_work():
-    from citeledger.sources.formats import SourceRow
+    from citeledger.sources.rows import SourceRow
     from citeledger.works.row_schema import work_from_row, work_row
     from resolvers.model import Work
 

@@ -11,8 +11,9 @@ import duckdb
 import pytest
 
 from citeledger.catalog.store import CatalogStore
-from citeledger.sources.formats import SourceFormat, iter_work_rows, sniff_format, split_arxiv_authors
+from citeledger.sources.formats import iter_work_rows, sniff_format
 from citeledger.sources.openalex import work_from_openalex
+from citeledger.sources.rows import SourceFormat, split_arxiv_authors
 from resolvers.errors import CatalogSourceError
 
 CAT = Path(__file__).parent / "fixtures" / "catalog"
@@ -303,7 +304,7 @@ def test_arxiv_oai_arxiv_format_and_deleted_records(tmp_path):
 
 
 def test_cli_forcing_works_jsonl_on_an_openalex_part_is_one_line_exit_2(tmp_path, capsys):
-    from citeledger.cli import main as cli
+    from citeledger import cli
 
     code = cli.main(["catalog", "build", "--catalog", str(tmp_path / "c"), "--format", "works_jsonl", str(NEW_PART)])
     err = capsys.readouterr().err.strip().splitlines()

@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from citeledger.cli import main as cli
+from citeledger import cli
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RETRACTED_DOI = "10.1016/j.micpro.2020.103053"  # Retraction Watch: expression of concern, then retraction

@@ -12,8 +12,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from citeledger import progress
-from citeledger.cli import main as cli
+from citeledger import cli, progress
 
 REPO = Path(__file__).parent.parent
 BERT = ("J. Devlin, M. Chang, K. Lee, K. Toutanova. BERT: Pre-training of deep bidirectional transformers "

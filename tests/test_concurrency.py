@@ -13,7 +13,7 @@ import time
 import pytest
 from test_crash import BATCH, DRIVER, INPUT_ROWS, REPO, env, ledger_rows, setup  # noqa: F401
 
-from citeledger.ledger.store import run_query
+from citeledger.ledger.query import run_query
 
 
 def start(args, **extra):

@@ -8,8 +8,10 @@ import pytest
 
 from citeledger.evaluation.links import evaluate
 from citeledger.index.fuzzy_index import INDEX_FILE, ParquetRetriever, build_index
+from citeledger.index.upgrade import ensure_index
 from resolvers.candidates.fuzzy import FuzzyResolver
 from resolvers.candidates.retrieval import InMemoryRetriever, index_tokens
+from resolvers.errors import ConfigError
 from resolvers.model import Reason, Status, Work
 from resolvers.parsing.fields import parse_reference
 from resolvers.parsing.quality import parse_uncertain_reason
@@ -76,8 +78,12 @@ def test_parquet_retriever_matches_in_memory(tmp_path):
     assert got == want and all(got)
     verdicts = fuzzy_verdicts(FuzzyResolver(retriever), [c["raw"] for c in cases])
     assert [v.work.work_id for v in verdicts] == [c["work_id"] for c in cases]
-    # a rewritten works.parquet makes the index stale: the retriever rebuilds it
+    # a rewritten works.parquet makes the index stale: opening refuses it (a reader never writes),
+    # and the upgrade a run's plan makes rebuilds it
     pq.write_table(pa.Table.from_pylist(rows[:1]), tmp_path / "works.parquet")
+    with pytest.raises(ConfigError, match="older format"):
+        ParquetRetriever(tmp_path)
+    ensure_index(tmp_path)
     assert ParquetRetriever(tmp_path).n_works == 1
 
 
@@ -120,6 +126,7 @@ def test_locator_keys_retrieve_a_work_whose_title_the_string_lacks(tmp_path):
              "venue": None, "volume": w.volume, "first_page": w.first_page, "pmid": None, "type": None,
              "alt_dois": [], "withdrawn": False} for w in works]
     pq.write_table(pa.Table.from_pylist(rows), tmp_path / "works.parquet")
+    ensure_index(tmp_path)
     [cands] = ParquetRetriever(tmp_path).candidates_batch([query], k=5)
     assert [c.work.work_id for c in cands] == ["doi:10.1/a"]
 
@@ -160,7 +167,8 @@ def test_planning_a_run_brings_an_older_index_up_to_date_once(tmp_path):
     import json as _json
 
     from citeledger.catalog.store import CatalogStore
-    from citeledger.index.fuzzy_index import FORMS_FILE, ensure_index
+    from citeledger.index.fuzzy_index import FORMS_FILE
+    from citeledger.index.upgrade import ensure_index
     from citeledger.run import pipeline
 
     catalog = tmp_path / "catalog"

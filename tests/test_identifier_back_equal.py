@@ -30,7 +30,7 @@ from resolvers.parsing.lazy import _VOL_PAGES_ANYWHERE
 from resolvers.parsing.text import clean_raw
 from resolvers.parsing.title_signs import title_cut_short
 from resolvers.verification import agreement, contradiction
-from resolvers.verification.verify import YEAR_TOKEN
+from resolvers.verification.forms import YEAR_TOKEN
 
 GOLDEN = Path(__file__).parent / "golden"
 SHARED = Path("/work/shared/data")

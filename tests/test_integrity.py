@@ -10,11 +10,10 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES
 
-from citeledger import config, options
+from citeledger import cli, config, options
 from citeledger.catalog import generation_pins as pins_module
 from citeledger.catalog import store as catalog_module
 from citeledger.catalog.store import CatalogStore
-from citeledger.cli import main as cli
 from citeledger.ledger import store as ledger_module
 from citeledger.ledger.store import LedgerStore
 from citeledger.records import files as record_files

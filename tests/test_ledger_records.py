@@ -4,7 +4,7 @@ import shutil
 
 import pytest
 
-from citeledger.ledger.store import run_query
+from citeledger.ledger.query import run_query
 from citeledger.records import files as record_files
 from citeledger.records import pages as record_pages
 from citeledger.records import record as records

@@ -32,7 +32,7 @@ def test_works_by_field_are_the_works_init_makes():
 def test_row_file_works_equal_the_mapped_columns(default_catalog, tmp_path):
     gen = next(p for p in default_catalog.iterdir() if p.name.startswith("gen-"))
     gen = shutil.copytree(gen, tmp_path / gen.name)
-    reader, mapped = WorkReader(gen, blocking._stamp(gen)), WorkReader(gen, {"no": "stamp"})
+    reader, mapped = WorkReader(gen, blocking.index_stamp(gen)), WorkReader(gen, {"no": "stamp"})
     assert reader.row_file is not None and mapped.row_file is None
-    rows = random.Random(5).choices(range(blocking._stamp(gen)["n_works"]), k=300)
+    rows = random.Random(5).choices(range(blocking.index_stamp(gen)["n_works"]), k=300)
     assert reader.works(rows) == mapped.works(rows) == reader.works_and_forms(rows)[0]

@@ -11,7 +11,7 @@ import duckdb
 import pytest
 
 from citeledger.catalog.store import CatalogStore
-from citeledger.ledger.store import run_query
+from citeledger.ledger.query import run_query
 from citeledger.nightly import steps as nightly
 from citeledger.run import pipeline
 

@@ -16,6 +16,7 @@ from citeledger.engine.process_cache import get_catalog
 from citeledger.index import notice_files as notice_file
 from citeledger.index.fuzzy_index import WORKS_ARROW
 from citeledger.run import notice_check
+from citeledger.run.pipeline import bring_up_to_date
 from citeledger.storage import external_sort as hash_runs
 from citeledger.storage.mapped_files import map_ipc
 
@@ -66,11 +67,14 @@ def test_notice_rows_are_those_of_the_scan(fixture_catalog, monkeypatch):
     assert any(r["standing"] != "none" for r in from_file)
 
 
-def test_derived_on_first_open_of_a_generation_without_them(own_catalog):
+def test_opening_a_generation_without_them_writes_nothing_and_a_plan_derives_them(own_catalog):
     gen = CatalogStore(own_catalog).current()
     for name in notice_file.FILES:
         (gen / name).unlink()
     assert not notice_file.is_current(gen)
+    assert ParquetCatalog(own_catalog)._notices is None and not notice_file.is_current(gen)  # a reader reads
+    assert _scanned(ParquetCatalog(own_catalog), _all_ids(ParquetCatalog(own_catalog)))
+    bring_up_to_date(own_catalog, gen.name)
     catalog = ParquetCatalog(own_catalog)
     assert notice_file.is_current(gen) and catalog._notices is not None
     ids = _all_ids(catalog)

@@ -13,7 +13,7 @@ import duckdb
 import pytest
 from archives import tar_bytes
 
-from citeledger.cli import main as cli
+from citeledger import cli
 from citeledger.inputs.files import prepare_inputs
 from citeledger.inputs.rows import read_references
 from resolvers.errors import InputError

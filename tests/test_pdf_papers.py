@@ -14,7 +14,7 @@ from remote_server import (
 )
 from werkzeug import Request, Response
 
-from citeledger.cli import main as cli
+from citeledger import cli
 from citeledger.inputs.pdf_papers import PdfService, forget_clients, read_pdf
 from papers import ExtractedReference, PaperReferences
 from resolvers.remote.grobid import GrobidClient

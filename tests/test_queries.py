@@ -8,7 +8,7 @@ import duckdb
 import pytest
 from test_nightly import NEW_WORKS, built_catalog, night, site  # noqa: F401 - site and built_catalog are fixtures
 
-from citeledger.ledger.store import run_query
+from citeledger.ledger.query import run_query
 
 DOC = Path(__file__).parent.parent / "docs" / "queries.md"
 QUERIES = re.findall(r"^## (.+?)\n.*?```sql\n(.*?)```", DOC.read_text(), flags=re.S | re.M)

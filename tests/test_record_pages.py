@@ -9,8 +9,9 @@ import sys
 import pytest
 from test_records import WORK_A, record_of
 
+from citeledger.display import _CONTROLS, visible_controls
 from citeledger.records.fast_pages import PageCache, render_page_files
-from citeledger.records.pages import _CONTROLS, render_ledger_html, render_ledger_text, visible_controls
+from citeledger.records.pages import render_ledger_html, render_ledger_text
 
 
 def test_both_pages_at_once_are_the_pages_made_one_by_one():
@@ -43,7 +44,7 @@ def test_the_byte_scan_is_what_skips_the_regex(monkeypatch):
             calls.append(args)
             return _CONTROLS.sub(*args)
 
-    monkeypatch.setattr(sys.modules["citeledger.records.pages"], "_CONTROLS", Counting())
+    monkeypatch.setattr(sys.modules["citeledger.display"], "_CONTROLS", Counting())
     assert visible_controls("plain text, é, \U0001f600\n") == "plain text, é, \U0001f600\n"
     assert calls == []  # no control byte: the regex is not run
     assert visible_controls("\u00a7 and \x1b") == "\u00a7 and \\x1b" and len(calls) == 1
@@ -92,8 +93,8 @@ def test_shared_lines_give_the_same_pages_and_are_made_once(monkeypatch):
     for item in items[1:]:  # every reference shares the first one's resolved view and notice
         item["resolved"], item["notice"] = items[0]["resolved"], items[0]["notice"]
     made = []
-    work_line = page_files._work_line
-    monkeypatch.setattr(page_files, "_work_line", lambda resolved: made.append(1) or work_line(resolved))
+    work_line = page_files.work_line
+    monkeypatch.setattr(page_files, "work_line", lambda resolved: made.append(1) or work_line(resolved))
     cache = PageCache()
     for pages in (record, odd, odd):
         assert render_page_files(pages, cache) == render_page_files(pages)

@@ -18,7 +18,7 @@ from remote_server import fixture_bytes, server  # noqa: F401
 from werkzeug.wrappers import Response
 
 from citeledger.engine import process_cache as workers
-from citeledger.ledger.store import run_query
+from citeledger.ledger.query import run_query
 from citeledger.run import pipeline
 
 CROSSREF_FAULTS = ("e500", "e502", "e503", "e429", "slow", "truncated", "html", "badjson", "garbled", "nomessage")

@@ -10,7 +10,7 @@ from remote_server import fixture_bytes, fixture_json, server  # noqa: F401
 
 from citeledger.catalog.store import ParquetCatalog
 from citeledger.engine import process_cache as workers
-from citeledger.ledger.store import run_query
+from citeledger.ledger.query import run_query
 from citeledger.run import pipeline
 
 ATOM = "application/atom+xml; charset=utf-8"

@@ -17,13 +17,13 @@ from citeledger.run.task_runners import choose_task_runner
 from citeledger.storage.remote_state import SearchCacheDir
 from resolvers.candidates.fuzzy import FuzzyResolver
 from resolvers.candidates.retrieval import InMemoryRetriever
-from resolvers.candidates.search_step import SearchStep
 from resolvers.catalog import InMemoryCatalog
 from resolvers.errors import ConfigError
 from resolvers.model import Reference, Work
 from resolvers.remote import build_remote
 from resolvers.remote.settings import SearchSettings
 from resolvers.resolution import apply_rule_chain
+from resolvers.search_step import SearchStep
 
 CRISPR = ("Kantor A, McClements ME, MacLaren RE. CRISPR-Mediated Base Editing Tools: A Genome Editing "
           "Technique to Induce Targeted Base Substitution. J Vis Exp. 2026.")
@@ -206,7 +206,7 @@ def test_a_searched_work_joins_the_catalog_and_the_next_run_asks_nobody(server, 
 
     from citeledger.catalog.store import ParquetCatalog
     from citeledger.engine import process_cache as workers
-    from citeledger.ledger.store import run_query
+    from citeledger.ledger.query import run_query
 
     config = tmp_path / "citeledger.toml"
     config.write_text(f"""state_dir = "{tmp_path / 'state'}"

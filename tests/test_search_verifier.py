@@ -17,13 +17,13 @@ from remote_server import fast
 from citeledger.sources.openalex import work_from_openalex
 from resolvers.candidates.fuzzy import FuzzyResolver
 from resolvers.candidates.retrieval import InMemoryRetriever
-from resolvers.candidates.search_step import SearchStep, search_one
 from resolvers.model import Work
 from resolvers.parsing.fields import parse_reference
 from resolvers.remote.http import PoliteClient
 from resolvers.remote.search import SearchAnswer, SearchResolver
 from resolvers.remote.search_clients import search_openalex
 from resolvers.remote.settings import SearchSettings
+from resolvers.search_step import SearchStep, search_one
 from resolvers.verification.verify import surname
 
 OPENALEX_PART = Path(__file__).parent / "fixtures" / "catalog" / "openalex" / "works" / "updated_date=2025-06-11" / \

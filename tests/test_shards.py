@@ -185,7 +185,7 @@ def test_shards_built_on_a_dask_cluster_are_the_same_files(sharded_generation, t
 
 def test_catalog_build_with_shards_from_the_command_line(tmp_path, capsys):
     """``catalog build --shards 2``: the live generation gets current shards; 0 shards is a usage error."""
-    from citeledger.cli import main as cli
+    from citeledger import cli
 
     catalog = tmp_path / "catalog"
     sources = [str(p) for p in sorted((REPO / "tests" / "fixtures" / "catalog").glob("*.jsonl"))]
@@ -213,7 +213,7 @@ def test_catalog_build_with_shards_from_the_command_line(tmp_path, capsys):
 def test_a_run_on_the_shards_writes_the_observations_of_the_single_index(default_catalog, tmp_path):
     """The repo's sample references resolved before and after the catalog is sharded: the same
     observation ids, digests, states and works."""
-    from citeledger.cli import main as cli
+    from citeledger import cli
     from citeledger.engine import process_cache as workers
 
     catalog = tmp_path / "catalog"

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from citeledger.catalog.store import CatalogStore, ParquetCatalog
-from citeledger.sources.formats import work_from_arxiv_snapshot
+from citeledger.index import upgrade as index_upgrade
+from citeledger.sources.rows import work_from_arxiv_snapshot
 from resolvers.candidates.fuzzy import FuzzyResolver
 from resolvers.candidates.retrieval import InMemoryRetriever
 from resolvers.catalog import InMemoryCatalog
@@ -151,7 +152,6 @@ def work_of(row, i):
 def test_an_index_of_format_5_gets_only_its_locator_file(tmp_path):
     """A catalog indexed before the locators were a mapped file (format 5: everything else the
     same) is brought up to date by writing venue_locators.arrow alone, not by a whole rebuild."""
-    from citeledger.index import fuzzy_index as blocking
     src = tmp_path / "works.jsonl"
     src.write_text(json.dumps({"doi": "10.1/a", "title": "A work", "venue": "Phys. Rev. D", "volume": "76",
                                "first_page": "013009"}) + "\n")
@@ -162,11 +162,11 @@ def test_an_index_of_format_5_gets_only_its_locator_file(tmp_path):
     (gen / "venue_locators.arrow").unlink()
     (gen / "venue_locators.parquet").write_bytes(b"format 5's file")
     postings = (gen / "index_postings.npy").stat()
-    done = blocking.ensure_index(gen)
+    done = index_upgrade.ensure_index(gen)
     assert done is not None and done["upgraded_from_format"] == 5
     assert (gen / "index_postings.npy").stat().st_mtime_ns == postings.st_mtime_ns  # not rebuilt
     assert not (gen / "venue_locators.parquet").exists()
-    assert json.loads((gen / "index.json").read_text()) == stamp and blocking.ensure_index(gen) is None
+    assert json.loads((gen / "index.json").read_text()) == stamp and index_upgrade.ensure_index(gen) is None
     assert [w.doi for w in ParquetCatalog(tmp_path / "c").works_by_locator([("physrevd", "76", "13009")])[
         ("physrevd", "76", "13009")]] == ["10.1/a"]
 

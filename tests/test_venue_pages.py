@@ -63,7 +63,7 @@ def test_an_index_without_its_page_lookup_gets_it_written_not_rebuilt(tmp_path):
     (gen / PAGES_STAMP).write_text(json.dumps({**stamp, "n_works": 2}))  # made for another index
     kept = {name: (gen / name).stat().st_mtime_ns for name in ("index.json", "index_postings.npy",
                                                                "venue_locators.arrow")}
-    assert blocking.ensure_index(gen) is None  # the index itself is current
+    assert index_upgrade.ensure_index(gen) is None  # the index itself is current
     assert {name: (gen / name).stat().st_mtime_ns for name in kept} == kept  # not rebuilt
     assert json.loads((gen / PAGES_STAMP).read_text()) == stamp and index_upgrade.pages_current(gen)
     assert _answers(tmp_path) == {("76", "13009"): [("physrevd", "10.1/a")]}
@@ -79,6 +79,6 @@ def test_a_generation_that_cannot_be_written_is_read_with_the_lookup_made_in_mem
     def refused(path, *args):
         raise LedgerPathError(f"cannot write {path}: Permission denied")
     monkeypatch.setattr(hash_runs, "atomic_stream", refused)  # (every streamed .npy of the build goes through it)
-    assert blocking.ensure_index(gen) is None
+    assert index_upgrade.ensure_index(gen) is None
     assert not (gen / PAGES_HASHES).exists() and not index_upgrade.pages_current(gen)
     assert _answers(tmp_path) == {("76", "13009"): [("physrevd", "10.1/a")]}

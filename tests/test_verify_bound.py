@@ -18,7 +18,8 @@ from resolvers.model import Work
 from resolvers.parsing.fields import parse_reference
 from resolvers.parsing.quality import parse_uncertain_reason
 from resolvers.verification import verify
-from resolvers.verification.verify import RefView, features, probability
+from resolvers.verification.forms import RefView
+from resolvers.verification.verify import features, probability
 from resolvers.verification.verify_bound import TITLE_PEAK, Bound, _align_most, cheap_bound, is_notice, refined_bound
 
 SOURCES = Path(__file__).resolve().parent.parent / "data" / "sources"

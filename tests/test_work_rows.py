@@ -37,9 +37,9 @@ def test_rows_read_by_position_equal_the_mapped_columns(default_catalog, tmp_pat
     """Every work and stored form read from the row file equals what the Arrow files hold, for
     rows in any order and repeated (non-ASCII titles, empty author lists and nulls included)."""
     gen = _generation(default_catalog, tmp_path)
-    reader = WorkReader(gen, blocking._stamp(gen))
+    reader = WorkReader(gen, blocking.index_stamp(gen))
     assert reader.row_file is not None
-    n = blocking._stamp(gen)["n_works"]
+    n = blocking.index_stamp(gen)["n_works"]
     rows = list(range(n))
     assert reader.works_and_forms(rows) == _mapped_answers(gen, rows)
     shuffled = random.Random(3).choices(rows, k=200)
@@ -56,8 +56,8 @@ def test_a_batch_announces_each_row_it_reads_before_the_first_read(default_catal
     if work_rows._WILLNEED is None:
         pytest.skip("no posix_fadvise on this platform")
     gen = _generation(default_catalog, tmp_path)
-    reader = WorkReader(gen, blocking._stamp(gen))
-    rows = sorted(random.Random(5).sample(range(blocking._stamp(gen)["n_works"]), 50))
+    reader = WorkReader(gen, blocking.index_stamp(gen))
+    rows = sorted(random.Random(5).sample(range(blocking.index_stamp(gen)["n_works"]), 50))
     expected = reader.works(rows)
     calls: list[tuple] = []
     advise, pread = work_rows.os.posix_fadvise, work_rows.os.pread
@@ -81,7 +81,7 @@ def test_an_index_without_row_files_gets_them_written_not_rebuilt(default_catalo
     (gen / work_rows.ROWS_STAMP).write_text(json.dumps(work_rows.rows_stamp({**stamp, "n_works": 2})))
     kept = {p.name: p.stat().st_mtime_ns for p in gen.iterdir() if not p.name.startswith("work_rows")}
     assert not work_rows.rows_current(gen, stamp)
-    assert blocking.ensure_index(gen) is None
+    assert index_upgrade.ensure_index(gen) is None
     assert {name: (gen / name).stat().st_mtime_ns for name in kept} == kept
     assert work_rows.rows_current(gen, stamp)
     rows = list(range(stamp["n_works"]))
@@ -100,7 +100,7 @@ def test_a_generation_that_cannot_be_written_reads_the_mapped_columns(default_ca
     def refused(path):
         raise LedgerPathError(f"cannot write {path}: Permission denied")
     monkeypatch.setattr(blocking, "atomic_stream", refused)
-    assert blocking.ensure_index(gen) is None and not index_upgrade.ensure_work_rows(gen)
+    assert index_upgrade.ensure_index(gen) is None and not index_upgrade.ensure_work_rows(gen)
     retriever = ParquetRetriever(gen)
     assert retriever.reader.row_file is None
     assert retriever.candidates_batch(query, k=3) == before and before[0]

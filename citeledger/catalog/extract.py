@@ -30,6 +30,7 @@ import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
 
 from citeledger.sources import formats as src
+from citeledger.sources import rows as source_rows
 from citeledger.sources import works_columnar
 from citeledger.storage.atomic import atomic_write_bytes, file_sha256, publish_dir, staged
 from citeledger.works.row_schema import SOURCE_FIELDS, WORKS_SCHEMA
@@ -40,8 +41,8 @@ PART_ROWS = 50_000  # rows per row group of a part file (and per Arrow conversio
 RANGE_BYTES = 64 << 20  # a plain JSON-lines works file is read in byte ranges of about this size
 PARALLEL_BYTES = 128 << 20  # below this many bytes of works files, no worker processes are started
 WORKERS = min(os.cpu_count() or 1, 4)
-_RANGED = {src.SourceFormat.WORKS_JSONL, src.SourceFormat.ARXIV_SNAPSHOT, src.SourceFormat.OPENALEX,
-           src.SourceFormat.CROSSREF}
+_RANGED = {source_rows.SourceFormat.WORKS_JSONL, source_rows.SourceFormat.ARXIV_SNAPSHOT, source_rows.SourceFormat.OPENALEX,
+           source_rows.SourceFormat.CROSSREF}
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ class Task:
 
     number: int
     path: Path
-    fmt: src.SourceFormat
+    fmt: source_rows.SourceFormat
     start: int = 0
     end: int | None = None
 
@@ -68,11 +69,11 @@ class TaskResult:
     skipped: dict[str, int] = field(default_factory=dict)
 
 
-def plan(path: Path, fmt: src.SourceFormat, first: int) -> list[Task]:
+def plan(path: Path, fmt: source_rows.SourceFormat, first: int) -> list[Task]:
     """The tasks of one works file: byte ranges of a big plain JSON-lines file, else the file."""
     size, range_bytes = path.stat().st_size, RANGE_BYTES
     if fmt not in _RANGED or size <= range_bytes or _is_gzip(path) or \
-            (fmt is src.SourceFormat.CROSSREF and src._is_items_file(path)):
+            (fmt is source_rows.SourceFormat.CROSSREF and src.is_items_file(path)):
         return [Task(first, path, fmt)]
     bounds = [0]
     with open(path, "rb") as fh:
@@ -125,7 +126,7 @@ def run(task: Task, out_dir: str) -> TaskResult:
                 chunk.clear()
 
         for item in _columnar_items(task) if columnar(task) else _items(task):
-            if isinstance(item, src.SourceRow):
+            if isinstance(item, source_rows.SourceRow):
                 chunk.append(_VALUES(item))
                 if len(chunk) >= PART_ROWS:
                     flush()
@@ -148,7 +149,7 @@ COLUMNAR = os.environ.get("CITELEDGER_COLUMNAR_EXTRACT", "1") != "0"  # "0": eve
 
 def columnar(task: Task) -> bool:
     """Is the task read by the columnar reader (a plain, not gzipped, works JSONL file)?"""
-    return COLUMNAR and task.fmt is src.SourceFormat.WORKS_JSONL and not _is_gzip(task.path)
+    return COLUMNAR and task.fmt is source_rows.SourceFormat.WORKS_JSONL and not _is_gzip(task.path)
 
 
 def _columnar_items(task: Task) -> Iterator[Any]:
@@ -168,7 +169,7 @@ def _columnar_items(task: Task) -> Iterator[Any]:
             continue
         rows, rejects = works_columnar.convert(table)
         for i in rejects.tolist():
-            yield src.CatalogReject(name, line0 + i + 1, "doi/arxiv_id/title", "no identifier and no title")
+            yield source_rows.CatalogReject(name, line0 + i + 1, "doi/arxiv_id/title", "no identifier and no title")
         if rows.num_rows:
             yield rows
         line0 += works_columnar.line_count(block)
@@ -176,11 +177,11 @@ def _columnar_items(task: Task) -> Iterator[Any]:
         yield _Lines(line0)
 
 
-def _numbered(rows: pa.Table, fmt: src.SourceFormat, before: int) -> pa.Table:
+def _numbered(rows: pa.Table, fmt: source_rows.SourceFormat, before: int) -> pa.Table:
     """Source rows (``SOURCE_FIELDS`` columns) as a WORKS_SCHEMA table numbered on from ``before`` + 1."""
     n = rows.num_rows
     rows = rows.append_column("sources", pa.array([[fmt.value]] * n, pa.list_(pa.string())))
-    rows = rows.append_column("precedence", pa.array(np.full(n, src.SOURCE_PRECEDENCE[fmt], np.int32)))
+    rows = rows.append_column("precedence", pa.array(np.full(n, source_rows.SOURCE_PRECEDENCE[fmt], np.int32)))
     rows = rows.append_column("ingested_seq", pa.array(np.arange(before + 1, before + n + 1, dtype=np.int64)))
     return rows.select(WORKS_SCHEMA.names).cast(WORKS_SCHEMA)
 
@@ -188,22 +189,22 @@ def _numbered(rows: pa.Table, fmt: src.SourceFormat, before: int) -> pa.Table:
 _VALUES = operator.attrgetter(*SOURCE_FIELDS)  # a source row's values, in SOURCE_FIELDS order
 
 
-def _table(rows: list[tuple], fmt: src.SourceFormat, before: int) -> pa.Table:
+def _table(rows: list[tuple], fmt: source_rows.SourceFormat, before: int) -> pa.Table:
     """Rows (``_VALUES`` tuples) as a WORKS_SCHEMA table, column by column, numbered on from
     ``before`` + 1 (cheaper than one dict per row)."""
     n = len(rows)
     cols: dict[str, Any] = dict(zip(SOURCE_FIELDS, zip(*rows)))
-    cols.update(sources=[[fmt.value]] * n, precedence=[src.SOURCE_PRECEDENCE[fmt]] * n,
+    cols.update(sources=[[fmt.value]] * n, precedence=[source_rows.SOURCE_PRECEDENCE[fmt]] * n,
                 ingested_seq=range(before + 1, before + n + 1))
     return pa.Table.from_arrays([pa.array(cols[f.name], f.type) for f in WORKS_SCHEMA], schema=WORKS_SCHEMA)
 
 
 def _count(result: TaskResult, item: Any) -> None:
-    if isinstance(item, src.CatalogReject):
+    if isinstance(item, source_rows.CatalogReject):
         result.rejects += 1
         if len(result.examples) < 5:
             result.examples.append((item.line, f"{item.field}: {item.reason}" if item.field else item.reason))
-    elif isinstance(item, src.CatalogSkip):
+    elif isinstance(item, source_rows.CatalogSkip):
         result.skipped[item.reason] = result.skipped.get(item.reason, 0) + 1
     elif isinstance(item, _Lines):
         result.lines = item.count
@@ -234,7 +235,7 @@ class FileWorks:
     results: list[TaskResult]
 
 
-def file_report(path: Path, fmt: src.SourceFormat, results: list[TaskResult], sha256: str) -> dict[str, Any]:
+def file_report(path: Path, fmt: source_rows.SourceFormat, results: list[TaskResult], sha256: str) -> dict[str, Any]:
     """A works file's build report: rows, rejects (the first five with their file line), skips."""
     report: dict[str, Any] = {"file": str(path), "sha256": sha256, "format": fmt.value}
     examples: list[str] = []
@@ -302,7 +303,7 @@ def cache_key(sha256: str, fmt: str) -> str:
     return f"{sha256}-{fmt}-v{EXTRACT_VERSION}-{reader_fingerprint()}"
 
 
-def extract(files: Sequence[Path], fmt: src.SourceFormat | None, seq: int,
+def extract(files: Sequence[Path], fmt: source_rows.SourceFormat | None, seq: int,
             file_done: Callable[[Path], None] | None = None, staging: Path | None = None,
             workers: int = WORKERS, cache: Path | None = None) -> Extracted:
     """Read every source file: works into part files numbered on from ``seq``, notice events, a
@@ -314,12 +315,12 @@ def extract(files: Sequence[Path], fmt: src.SourceFormat | None, seq: int,
         out = Path(scratch.name)
     else:
         out = Path(tempfile.mkdtemp(dir=staging, prefix="extract-"))
-    plans: list[tuple[Path, src.SourceFormat, str, list[Task] | list[TaskResult] | None]] = []
+    plans: list[tuple[Path, source_rows.SourceFormat, str, list[Task] | list[TaskResult] | None]] = []
     for path in map(Path, files):
         if not path.exists():
             raise CatalogSourceError(f"{path}: no such file")
         this_fmt = src.check_format(path, fmt)
-        if this_fmt in src.NOTICE_FORMATS:
+        if this_fmt in source_rows.NOTICE_FORMATS:
             plans.append((path, this_fmt, "", None))
             continue
         key = cache_key(file_sha256(path), this_fmt.value)
@@ -382,9 +383,9 @@ def keep_cache(cache: Path, extracted: Extracted, builds: list[list[dict[str, An
             shutil.rmtree(old, ignore_errors=True)
 
 
-def _notice_file(path: Path, fmt: src.SourceFormat, events: list[dict[str, Any]]) -> dict[str, Any]:
+def _notice_file(path: Path, fmt: source_rows.SourceFormat, events: list[dict[str, Any]]) -> dict[str, Any]:
     """Read a notice source (Retraction Watch CSV) into ``events``; returns its file report."""
-    reader = notice_sources.read_retraction_watch_csv if fmt is src.SourceFormat.RETRACTION_WATCH_CSV \
+    reader = notice_sources.read_retraction_watch_csv if fmt is source_rows.SourceFormat.RETRACTION_WATCH_CSV \
         else notice_sources.read_doi_nature_csv
     new_events, all_rejects = reader(path)
     rejects = [r for r in all_rejects if not r.kept]

@@ -37,7 +37,7 @@ from citeledger.index import fuzzy_index as blocking
 from citeledger.index import notice_files as notice_file
 from citeledger.index import upgrade as index_upgrade
 from citeledger.index import venues as venue_index
-from citeledger.sources import formats as src
+from citeledger.sources import rows as source_rows
 from citeledger.storage.atomic import atomic_write_bytes, disk_errors, file_sha256, publish_dir, sql_literal
 from citeledger.storage.locking import exclusive
 from citeledger.storage.mapped_files import release_if_over
@@ -93,7 +93,7 @@ class CatalogStore:
     def exists(self) -> bool:
         return self.current() is not None
 
-    def build(self, files: Sequence[str | Path], fmt: src.SourceFormat | None = None,
+    def build(self, files: Sequence[str | Path], fmt: source_rows.SourceFormat | None = None,
               file_done: Callable[[Path], None] | None = None) -> CatalogBuildReport:
         """Add the works (and notices) of ``files`` to the catalog, merging with what is there
         (``file_done(path)`` after each file has been read: the CLI's progress).
@@ -107,7 +107,7 @@ class CatalogStore:
         with exclusive(self.dir), disk_errors(self.dir, access=False):  # one builder at a time
             return self._build(files, fmt, file_done)  # (the lock dies with its holder; staging goes on error)
 
-    def _build(self, files: Sequence[Path], fmt: src.SourceFormat | None = None,
+    def _build(self, files: Sequence[Path], fmt: source_rows.SourceFormat | None = None,
                file_done: Callable[[Path], None] | None = None) -> CatalogBuildReport:
         """Extract, merge, index, publish: each a step of its own (tested alone)."""
         started = time.monotonic()
@@ -324,11 +324,11 @@ class ParquetCatalog:
         self._con = duckdb.connect()
         self._lock = threading.Lock()
         self._con.execute(f"CREATE VIEW works AS SELECT * FROM read_parquet({sql_literal(gen / 'works.parquet')})")
-        blocking.ensure_index(gen)  # once per generation (a catalog of an older index format is brought up to date)
+        blocking.require_current(gen)  # reads only: a run's plan brings an older index up to date
         self._identifiers = blocking.IdentifierIndex(gen)
-        self._works = WorkReader(gen, blocking._stamp(gen))  # positional reads of the row files
+        self._works = WorkReader(gen, blocking.index_stamp(gen))  # positional reads of the row files
         self._locators = venue_index.load(gen, blocking.map_ipc, index_upgrade.pages_current(gen))
-        self._notices = notice_file.open_current(gen)  # derived once for a generation made without it
+        self._notices = notice_file.open_current(gen)  # None for a generation made without them
 
     @staticmethod
     def generation_of(directory: str | Path) -> Path | None:

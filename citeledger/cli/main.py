@@ -23,7 +23,7 @@ DEFAULT_LEDGER = "data/ledger"
 def cmd_catalog_build(args: argparse.Namespace) -> int:
     from citeledger import progress
     from citeledger.catalog.store import CatalogStore
-    from citeledger.sources.formats import SourceFormat
+    from citeledger.sources.rows import SourceFormat
 
     check_inputs(args.files)
     fmt = SourceFormat(args.format) if args.format else None
@@ -113,8 +113,8 @@ def resolve_direct(inputs: list[str], args: argparse.Namespace, options: dict) -
 
 def cmd_query(args: argparse.Namespace) -> int:
     from citeledger.config import load_config
+    from citeledger.display import json_visible
     from citeledger.ledger.query import user_query
-    from citeledger.records.pages import json_visible
 
     with user_query(args.sql, args.ledger, args.catalog, load_config().query) as result:
         if args.format == "table":
@@ -134,20 +134,22 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 
 def cmd_record(args: argparse.Namespace) -> int:
+    from citeledger.display import json_visible
     from citeledger.ledger.store import require_ledger
     from citeledger.records import record as records
     from citeledger.records.files import citation_record
+    from citeledger.records.pages import render_ledger_html, render_ledger_text
 
     require_ledger(args.ledger)
     record = citation_record(args.id, args.ledger, args.catalog, page_cap=args.page_cap)
     check_known(record, args)
     records.validate_record(record)
     if args.format == "json":
-        print(records.json_visible(json.dumps(record, indent=2, ensure_ascii=False)))
+        print(json_visible(json.dumps(record, indent=2, ensure_ascii=False)))
     elif args.format == "html":
-        print(records.render_ledger_html(record))
+        print(render_ledger_html(record))
     else:
-        print(records.render_ledger_text(record))
+        print(render_ledger_text(record))
     return 0
 
 

@@ -73,6 +73,7 @@ from citeledger.works import row_reader as work_rows
 from citeledger.works.row_reader import WorkReader
 from citeledger.works.row_schema import WORK_FIELDS, WORK_TYPES
 from resolvers.candidates.retrieval import Candidate, PostingsIndex, TermIds, term_hashes, term_idf
+from resolvers.errors import ConfigError
 from resolvers.model import Work
 from resolvers.verification.verify import FORM_COLUMNS, form_columns, forms_from_columns
 
@@ -96,7 +97,7 @@ WORKS_FILE = "works.parquet"
 ID_MEMORY_LIMIT = os.environ.get("CITELEDGER_INDEX_MEMORY_LIMIT", "1GB")
 
 
-def _stamp(catalog_dir: Path) -> dict:
+def index_stamp(catalog_dir: Path) -> dict:
     works = catalog_dir / WORKS_FILE
     return {"n_works": pq.ParquetFile(works).metadata.num_rows, "works_bytes": works.stat().st_size,
             "format": INDEX_FORMAT}
@@ -120,13 +121,13 @@ def _work_columns(batch: pa.RecordBatch) -> pa.Table:
                     schema=pa.schema([(name, WORK_TYPES[name]) for name in WORK_FIELDS]))
 
 
-def _is_current(catalog_dir: Path) -> bool:
+def is_current(catalog_dir: Path) -> bool:
     """Were the index files written for the catalog folder's works.parquet, in this format?"""
     path = catalog_dir / INDEX_FILE
     if not all(p.exists() for p in (path, *index_files(catalog_dir))):
         return False
     try:
-        return json.loads(path.read_text()) == _stamp(catalog_dir)
+        return json.loads(path.read_text()) == index_stamp(catalog_dir)
     except ValueError:
         return False
 
@@ -137,25 +138,17 @@ def index_files(catalog_dir: Path) -> list[Path]:
             catalog_dir / ID_KEYS, catalog_dir / ID_HASHES, catalog_dir / ID_ROWS, catalog_dir / LOCATORS_FILE]
 
 
-def ensure_index(catalog_dir: str | Path) -> dict | None:
-    """Build the blocking index and the work files of a catalog folder unless they are current
-    (reads the stamp); returns the build stats, or None. A run calls it when it is planned, so a
-    catalog from an earlier index format is brought up to date once, before worker processes that
-    would each rebuild it start."""
-    catalog_dir = Path(catalog_dir)
-    from citeledger.index.upgrade import (  # they write through this module's helpers
-        ensure_page_index,
-        ensure_work_rows,
-        upgrade_locators,
-    )
-
-    stats = None if _is_current(catalog_dir) else (upgrade_locators(catalog_dir) or build_index(catalog_dir))
-    ensure_page_index(catalog_dir)
-    ensure_work_rows(catalog_dir)
-    return stats
+def require_current(catalog_dir: Path) -> None:
+    """Refuse a catalog folder whose index is missing or of an older format. Opening a catalog
+    reads only: the index is brought up to date where a build or a run is planned
+    (``upgrade.ensure_index``, under the catalog's lock), never by a reader."""
+    if not is_current(catalog_dir):
+        raise ConfigError(f"the catalog index in {catalog_dir} is missing or of an older format: "
+                          "`citeledger resolve` brings it up to date when it plans a run, "
+                          "or rebuild it with `citeledger catalog build`")
 
 
-def _write_locators(catalog_dir: Path, locators: venue_index.LocatorRuns) -> None:
+def write_locators(catalog_dir: Path, locators: venue_index.LocatorRuns) -> None:
     """The locator file from the build's sorted parts, then its page lookup."""
     with staged(catalog_dir / LOCATORS_FILE) as tmp:
         writer = _IpcWriter(tmp)
@@ -178,7 +171,7 @@ def write_page_index(catalog_dir: Path, table: pa.Table) -> None:
     """The (volume, first page) lookup of the locator table (``venue_index.page_index``): the
     table's batches hashed into hash parts on disk, each sorted and appended (the positions of
     one hash ascend, as ``page_index`` orders them), so memory does not grow with the table."""
-    scratch = _runs_dir(catalog_dir, "pages-")  # (it runs beside the build's own run folder)
+    scratch = scratch_dir(catalog_dir, "pages-")  # (it runs beside the build's own run folder)
     try:
         pages = HashRuns(scratch, "pages", parts_for(table.num_rows), ints={"at": np.int64})
         at = 0
@@ -191,13 +184,13 @@ def write_page_index(catalog_dir: Path, table: pa.Table) -> None:
         write_sorted(pages, catalog_dir / PAGES_HASHES, "at", catalog_dir / PAGES_AT)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    atomic_write_bytes(catalog_dir / venue_index.PAGES_STAMP, json.dumps(_stamp(catalog_dir)).encode())  # last
+    atomic_write_bytes(catalog_dir / venue_index.PAGES_STAMP, json.dumps(index_stamp(catalog_dir)).encode())  # last
 
 
 def write_work_rows(catalog_dir: Path) -> None:
     """The row files of the works and their forms (``work_rows``), from the two Arrow files; the
     pages the conversion maps are handed back as it goes (``mapped_pages``)."""
-    stamp = _stamp(catalog_dir)
+    stamp = index_stamp(catalog_dir)
     works, forms = map_ipc(catalog_dir / WORKS_ARROW), map_ipc(catalog_dir / FORMS_FILE)
     with atomic_stream(catalog_dir / work_rows.ROWS_FILE) as fh, \
             npy_stream(catalog_dir / work_rows.ROWS_OFFSETS, np.int64, works.num_rows + 1) as offsets:
@@ -243,12 +236,12 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
     never mix bytes, and a crash leaves the old stamp (then the index is rebuilt) or none."""
     catalog_dir = Path(catalog_dir)
     t0 = time.perf_counter()
-    runs_dir = _runs_dir(catalog_dir)
+    runs_dir = scratch_dir(catalog_dir)
     pf = parquet_file(catalog_dir / WORKS_FILE)
     names = pf.schema_arrow.names
     columns = ["title"] + [c for c in ("volume", "first_page") if c in names]
     rest = [c for c in WORK_FIELDS if c in names and c not in columns]
-    stamp = _stamp(catalog_dir)
+    stamp = index_stamp(catalog_dir)
     row0 = 0
     with_locators = len(columns) == 3 and "venue" in rest
     terms = HashRuns(runs_dir, "terms", parts_for(stamp["n_works"] * TERMS_PER_WORK), ints={"row": np.int32})
@@ -271,7 +264,7 @@ def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
         with ThreadPoolExecutor(max_workers=1) as pool:  # the identifier lookup (DuckDB, numpy) beside the merge
             identifiers = pool.submit(_write_identifier_index, catalog_dir, runs_dir)
             n_terms = _merge_runs(catalog_dir, terms, row0)
-            _write_locators(catalog_dir, locators)
+            write_locators(catalog_dir, locators)
             identifiers.result()
     finally:
         shutil.rmtree(runs_dir, ignore_errors=True)
@@ -307,7 +300,7 @@ def _chunk_outputs(batches: Iterator[pa.RecordBatch], with_pages: bool, with_loc
             yield done, future.result()
 
 
-def _runs_dir(catalog_dir: Path, kind: str = "") -> Path:
+def scratch_dir(catalog_dir: Path, kind: str = "") -> Path:
     """A run folder of this process's own (two processes may bring one old catalog up to date at
     once; ``kind`` names a second one a build makes beside its first, e.g. ``pages-``); the folders
     of builds whose process is gone (killed) are removed first."""
@@ -447,9 +440,9 @@ class ParquetRetriever:
 
     def __init__(self, catalog_dir: str | Path, **index_options):
         self.catalog_dir = Path(catalog_dir)
-        ensure_index(self.catalog_dir)
+        require_current(self.catalog_dir)
         self.index, self.n_works = _load_index(self.catalog_dir)
-        self.reader = WorkReader(self.catalog_dir, _stamp(self.catalog_dir))
+        self.reader = WorkReader(self.catalog_dir, index_stamp(self.catalog_dir))
         for k, v in index_options.items():
             setattr(self.index, k, v)
 

@@ -44,7 +44,7 @@ NAMES = (*WORK_COLUMNS, "sources", "relations")  # the sources whose holding a w
 
 
 def _stamp_values(gen_dir: Path) -> np.ndarray:
-    stamp = blocking._stamp(gen_dir)
+    stamp = blocking.index_stamp(gen_dir)
     return np.array([stamp["n_works"], stamp["works_bytes"], stamp["format"], NOTICE_FORMAT], np.int64)
 
 
@@ -79,7 +79,7 @@ def write(gen_dir: Path, chunk_rows: int = 500_000) -> None:
     n_works = pf.metadata.num_rows
     columns = [c for c in ("work_id", "sources", "relations") if c in names]
     rel_rows, rel_text, row0 = [], [], 0
-    scratch = blocking._runs_dir(gen_dir, "notices-")
+    scratch = blocking.scratch_dir(gen_dir, "notices-")
     try:
         ids = HashRuns(scratch, "notice-ids", parts_for(n_works), ints={"row": np.int64})
         with npy_stream(gen_dir / FLAGS, np.uint8, n_works) as flags:
@@ -126,8 +126,9 @@ def ensure(gen_dir: Path) -> bool:
 
 
 def open_current(gen_dir: Path) -> "NoticeFile | None":
-    """The generation's notice files (derived first if missing), or None when they cannot be."""
-    return NoticeFile(gen_dir) if ensure(gen_dir) else None
+    """The generation's notice files, or None when it has none (the notice step then reads
+    works.parquet). Reads only: ``ensure`` writes them where a run is planned."""
+    return NoticeFile(gen_dir) if is_current(gen_dir) else None
 
 
 class NoticeFile:

@@ -85,7 +85,7 @@ def partition(gen_dir: Path, root: Path, n_shards: int, chunk_rows: int = 200_00
     dirs = shard_dirs(root, n_shards)
     counts = [0] * n_shards
     root.mkdir(parents=True, exist_ok=True)
-    scratch = blocking._runs_dir(root, "rows-")
+    scratch = blocking.scratch_dir(root, "rows-")
     raw = [scratch / f"shard-{i:03d}.rows" for i in range(n_shards)]
     try:
         with ExitStack() as stack:
@@ -133,7 +133,7 @@ def write_global_terms(root: Path, dirs: Sequence[Path], n_works: int) -> int:
     parts = parts_for(sum(len(h) for h in hashes))
     bounds = part_bounds(parts)
     cuts = [np.concatenate([[0], np.searchsorted(h, bounds), [len(h)]]).tolist() for h in hashes]
-    scratch = blocking._runs_dir(root, "terms-")
+    scratch = blocking.scratch_dir(root, "terms-")
     raw = {name: scratch / f"terms-{name}.raw" for name in TERMS}
     n_terms = 0
     try:

@@ -30,8 +30,8 @@ import pyarrow.dataset as ds
 
 from citeledger.catalog.store import CatalogStore
 from citeledger.config import QueryLimits
+from citeledger.display import visible_controls
 from citeledger.ledger.store import DERIVED_VIEWS, LEDGER_PARTS, VIEW_NAMES, WORKS_VIEW_SCHEMA, ledger_problem
-from citeledger.records.pages import visible_controls
 from citeledger.storage.atomic import sql_literal
 from resolvers.errors import ConfigError, QueryFailed, QueryRefused
 

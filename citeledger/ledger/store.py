@@ -457,10 +457,3 @@ def citing_papers_of_works(ledger_dir: str | Path, work_ids: Sequence[str]) -> l
             "ORDER BY 1").fetchall()]
     finally:
         con.close()
-
-
-def run_query(sql: str, ledger_dir: str | Path, catalog_dir: str | Path | None) -> duckdb.DuckDBPyRelation:
-    """The user's SQL over the views, on a connection that cannot write (see ``query.py``)."""
-    from citeledger.ledger.query import run_query as run
-
-    return run(sql, ledger_dir, catalog_dir)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from citeledger.display import visible_utf8
 from citeledger.records import pages as rp
-from citeledger.records.pages import _ALARM, _e, _e_word, _notice_line, _snapshot, _work_line
+from citeledger.records.pages import ALARM, escape_html, escape_word, notice_line, snapshot_line, work_line
 
 _TEXT_WORDS = (str, type(None))  # values a shared "when" line may be keyed by (1 == 1.0 == True)
 
@@ -39,12 +40,12 @@ class PageCache:
         values (1, 1.0 and True are one key but not one page)."""
         index, status, source, standing = key
         via = f" via {source}" if source else ""
-        marker = _ALARM.get(standing)
-        index_h = _e_word(index)
+        marker = ALARM.get(standing)
+        index_h = escape_word(index)
         made = (f"[{index}] {status}{via}",
-                f'<div class="ref {_e_word(standing)}" id="ref-{index_h}">\n<p><b>[{index_h}]</b> '
-                f'<span class="state">{_e_word(status)}</span>' + (f" via {_e_word(source)}" if source else "")
-                + (f' <span class="marker">{_e_word(marker)}</span>' if marker else "") + '</p>\n<p class="raw">')
+                f'<div class="ref {escape_word(standing)}" id="ref-{index_h}">\n<p><b>[{index_h}]</b> '
+                f'<span class="state">{escape_word(status)}</span>' + (f" via {escape_word(source)}" if source else "")
+                + (f' <span class="marker">{escape_word(marker)}</span>' if marker else "") + '</p>\n<p class="raw">')
         if (type(index) is int and type(status) is str and type(standing) is str and type(source) in _TEXT_WORDS
                 and len(self.heads) < self.MOST):
             self.heads[key] = made
@@ -67,12 +68,12 @@ class PageCache:
             self.tails.clear()
             self.lines.clear()
             self.whens.clear()
-        work, work_h = self._line(resolved, _work_line)
-        notice_line, notice_h = self._line(notice, _notice_line)
+        work, work_h = self._line(resolved, work_line)
+        notice_text, notice_h = self._line(notice, notice_line)
         when = self.whens.get(key[2:])
         if when is None:
             when = self.whens[key[2:]] = _when(item)
-        made = (f"\n    resolved to: {work}\n    notice: {notice_line}{when[0]}",
+        made = (f"\n    resolved to: {work}\n    notice: {notice_text}{when[0]}",
                 f"<p>resolved to: {work_h}</p>\n<p>notice: {notice_h}</p>\n{when[1]}")
         self.tails[key] = (resolved, notice, made)
         return made
@@ -82,7 +83,7 @@ class PageCache:
         got = self.lines.get(id(part))
         if got is None or got[0] is not part:
             line = make(part)
-            got = self.lines[id(part)] = (part, line, _e(line))
+            got = self.lines[id(part)] = (part, line, escape_html(line))
         return got[1], got[2]
 
     def score(self, score: Any) -> str:
@@ -100,18 +101,18 @@ class PageCache:
 def _tail(item: Mapping[str, Any]) -> tuple[str, str]:
     """A v2 reference's lines after its cited string, as ``record_pages`` writes them on each page
     (escaped part by part: ``html.escape`` maps each character on its own; a None is "" in HTML)."""
-    work, notice = _work_line(item["resolved"]), _notice_line(item["notice"])
+    work, notice = work_line(item["resolved"]), notice_line(item["notice"])
     when = _when(item)
     return (f"\n    resolved to: {work}\n    notice: {notice}{when[0]}",
-            f"<p>resolved to: {_e(work)}</p>\n<p>notice: {_e(notice)}</p>\n{when[1]}")
+            f"<p>resolved to: {escape_html(work)}</p>\n<p>notice: {escape_html(notice)}</p>\n{when[1]}")
 
 
 def _when(item: Mapping[str, Any]) -> tuple[str, str]:
     """A v2 reference's "read ... resolved" line on each page."""
-    read, source, resolved_at, snapshot = item["source_observed_at"], item["source"], item["resolved_at"], _snapshot(item)
+    read, source, resolved_at, snapshot = item["source_observed_at"], item["source"], item["resolved_at"], snapshot_line(item)
     return (f"\n    read {read} from {source}; judged against catalog {snapshot}; resolved {resolved_at}",
-            f"<p class=\"when\">read {_e(read)} from {_e(source)}; judged against catalog {_e(snapshot)}; "
-            f"resolved {_e(resolved_at)}</p>\n")
+            f"<p class=\"when\">read {escape_html(read)} from {escape_html(source)}; judged against catalog {escape_html(snapshot)}; "
+            f"resolved {escape_html(resolved_at)}</p>\n")
 
 
 _HTML_SPECIAL = ("&", "<", ">", '"', "'")
@@ -135,9 +136,9 @@ def _references(items: list[dict[str, Any]], cache: PageCache) -> tuple[list[str
             text_tail, html_tail = cache.tail(item)
             made = heads.get(head)
         except (KeyError, TypeError):  # a field missing, a value that is no key: the reference's own code
-            got = rp._Item(item)
-            texts.append(rp._text_reference(item, got))
-            pages.append(rp._html_reference(item, got))
+            got = rp.ReferenceItem(item)
+            texts.append(rp.text_reference(item, got))
+            pages.append(rp.html_reference(item, got))
             continue
         if not (raw.isprintable() and "  " not in raw and raw[:1] != " " and raw[-1:] != " "):
             raw = " ".join(raw.split())  # printable: no whitespace but the space (tests/test_page_files.py)
@@ -146,7 +147,7 @@ def _references(items: list[dict[str, Any]], cache: PageCache) -> tuple[list[str
         score_text = (scores.get(score) or cache.score(score)) if isinstance(score, (int, float)) else ""
         texts.append(f"{made[0]}{score_text}\n    cited as: {raw if len(raw) <= 300 else raw[:299] + '…'}{text_tail}")
         raw = raw if len(raw) <= 1000 else raw[:999] + "…"
-        pages.append(f"{made[1]}{_e(raw) if escape else raw}</p>\n{html_tail}</div>")
+        pages.append(f"{made[1]}{escape_html(raw) if escape else raw}</p>\n{html_tail}</div>")
     return texts, pages
 
 
@@ -165,9 +166,9 @@ def render_page_files(record: Mapping[str, Any], cache: PageCache | None = None)
     them: ``render_ledger_text(record).encode()`` and ``render_ledger_html(record).encode()``.
     ``cache``: the writer's ``PageCache`` over the records it writes (a fresh one without)."""
     cache = PageCache() if cache is None else cache
-    header = rp._header_lines(record)
+    header = rp.header_lines(record)
     texts, pages = _references(record["outbound"]["items"], cache)
-    parts: rp._Parts = {}  # (the listed notices' lines, made as the reference's own code makes them)
+    parts: rp.PageParts = {}  # (the listed notices' lines, made as the reference's own code makes them)
     text = rp.text_page(record, header, texts, parts)
     page = rp.html_page(record, header, pages, parts)
-    return rp._visible_utf8(text), rp._visible_utf8(page)
+    return visible_utf8(text), visible_utf8(page)

@@ -4,31 +4,10 @@ Pure functions of a record built by ``records.build_record``; they add nothing t
 from __future__ import annotations
 
 import html
-import re
 from typing import Any, Mapping
 
+from citeledger.display import visible_controls
 from citeledger.records import canonical as record_canonical
-
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 but tab and newline, DEL, C1
-
-
-# Every byte but those of the controls above in UTF-8 (C0 but tab and newline, DEL, and 0xC2, the
-# lead byte of C1 and of U+00A0-U+00BF): a page whose bytes hold none of them has no control.
-_NOT_CONTROL_BYTES = bytes(b for b in range(256) if not (b < 9 or 10 < b < 32 or b == 0x7F or b == 0xC2))
-
-
-def visible_controls(text: str) -> str:
-    r"""``\x1b`` for ESC and the like: input strings must not drive the reader's terminal. The
-    regex runs only when the text's UTF-8 may hold a control (``bytes.translate`` scans a page in a
-    tenth of the regex's time)."""
-    if not text.encode("utf-8", "surrogatepass").translate(None, _NOT_CONTROL_BYTES):
-        return text
-    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-
-
-def json_visible(text: str) -> str:
-    """JSON text with DEL and C1 escaped too (``json.dumps`` leaves them raw); the values are unchanged."""
-    return re.sub("[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def render_json(record: Mapping[str, Any]) -> bytes:
@@ -37,11 +16,11 @@ def render_json(record: Mapping[str, Any]) -> bytes:
     return record_canonical.file_bytes(record)
 
 
-_ALARM = {"retracted": "!! RETRACTED", "withdrawn": "!! WITHDRAWN",
+ALARM = {"retracted": "!! RETRACTED", "withdrawn": "!! WITHDRAWN",
           "expression_of_concern": "! EXPRESSION OF CONCERN"}
 
 
-def _work_line(resolved: Mapping[str, Any] | None) -> str:
+def work_line(resolved: Mapping[str, Any] | None) -> str:
     if not resolved:
         return "nothing"
     bits = [str(resolved.get("work_id"))]
@@ -56,14 +35,14 @@ def _work_line(resolved: Mapping[str, Any] | None) -> str:
     return text
 
 
-def _snapshot(item: Mapping[str, Any]) -> str:
+def snapshot_line(item: Mapping[str, Any]) -> str:
     fingerprint = item.get("snapshot_fingerprint")
     if not fingerprint:
         return "unknown"
     return f"{fingerprint[:19]}… built {item.get('snapshot_observed_at') or 'at an unknown time'}"
 
 
-def _notice_line(notice: Mapping[str, Any]) -> str:
+def notice_line(notice: Mapping[str, Any]) -> str:
     if notice["state"] != "measured":
         return f"notice not measured ({notice.get('reason')})"
     standing = notice["standing"]
@@ -78,7 +57,7 @@ def _notice_line(notice: Mapping[str, Any]) -> str:
         + f" [{', '.join(e.get('sources') or [])}]"
         for e in notice["events"]
     )
-    head = _ALARM.get(standing, standing)
+    head = ALARM.get(standing, standing)
     return f"{head}: {events}"
 
 
@@ -129,7 +108,7 @@ def _receipt_line(record: Mapping[str, Any]) -> str:
     return f"  unsigned ({receipt['why_unsigned']}); built {receipt['signed_at']} by {receipt['builder']}"
 
 
-def _header_lines(record: Mapping[str, Any]) -> list[str]:
+def header_lines(record: Mapping[str, Any]) -> list[str]:
     paper = record["paper"]
     work = paper.get("work") or {}
     counts = record["counts"]
@@ -158,19 +137,19 @@ def _page_heading(title: str, page: Mapping[str, Any]) -> str:
     return f"{title} ({page['listed']} of {page['total']} listed{cut})"
 
 
-class _Item:
+class ReferenceItem:
     """What the text and the HTML page both show of one reference, worked out once for both."""
 
     __slots__ = ("work", "notice", "raw", "when", "_html")
 
     def __init__(self, item: Mapping[str, Any]):
-        self.work, self.notice = _work_line(item.get("resolved")), _notice_line(item["notice"])
+        self.work, self.notice = work_line(item.get("resolved")), notice_line(item["notice"])
         self.raw = " ".join((item["cited_as"]["raw"] or "").split())  # ``_short`` cuts it per page
         self.when = None
         self._html: tuple[str, ...] | None = None
         if "source_observed_at" in item:
             self.when = (f"read {item['source_observed_at']} from {item['source']}; judged against catalog "
-                         f"{_snapshot(item)}; resolved {item['resolved_at']}")
+                         f"{snapshot_line(item)}; resolved {item['resolved_at']}")
 
     def html(self) -> tuple[str, ...]:
         """The cited string (cut at 1000), work line, notice line and time line escaped for HTML:
@@ -180,21 +159,21 @@ class _Item:
         if self._html is None:
             parts = (_cut(self.raw, 1000), self.work, self.notice, self.when or "")
             joined = "\x00".join(parts)
-            self._html = tuple(_e(joined).split("\x00")) if joined.count("\x00") == 3 else tuple(map(_e, parts))
+            self._html = tuple(escape_html(joined).split("\x00")) if joined.count("\x00") == 3 else tuple(map(escape_html, parts))
         return self._html
 
     @staticmethod
-    def of(parts: _Parts, item: Mapping[str, Any]) -> "_Item":
+    def of(parts: PageParts, item: Mapping[str, Any]) -> "ReferenceItem":
         """The parts of ``item``, made on first use (a record's listed notices are also references)."""
         got = parts.get(id(item))
         if got is None:
-            got = parts[id(item)] = _Item(item)
+            got = parts[id(item)] = ReferenceItem(item)
         return got
 
 
-# A page's ``_Item`` of each reference, by the item's id (a record's listed notices are also
+# A page's ``ReferenceItem`` of each reference, by the item's id (a record's listed notices are also
 # references: worked out once for both).
-_Parts = dict[int, _Item]
+PageParts = dict[int, ReferenceItem]
 
 
 def _cut(words: str, limit: int) -> str:
@@ -202,24 +181,15 @@ def _cut(words: str, limit: int) -> str:
     return words if len(words) <= limit else words[: limit - 1] + "…"
 
 
-def _visible_utf8(text: str) -> bytes:
-    """``visible_controls(text).encode()`` (strict UTF-8, as the file is written: a lone surrogate
-    raises here as it did there; the controls' regex leaves surrogates as they are)."""
-    data = text.encode()
-    if not data.translate(None, _NOT_CONTROL_BYTES):
-        return data
-    return visible_controls(text).encode()
-
-
 def render_ledger_text(record: Mapping[str, Any]) -> str:
     """The record as plain text: header, each reference with its state, link and notice,
     then the inbound list. Retracted cited works carry a ``!! RETRACTED`` marker."""
-    parts: _Parts = {}
-    references = [_text_reference(item, _Item.of(parts, item)) for item in record["outbound"]["items"]]
-    return visible_controls(text_page(record, _header_lines(record), references, parts))
+    parts: PageParts = {}
+    references = [text_reference(item, ReferenceItem.of(parts, item)) for item in record["outbound"]["items"]]
+    return visible_controls(text_page(record, header_lines(record), references, parts))
 
 
-def _text_reference(item: Mapping[str, Any], got: _Item) -> str:
+def text_reference(item: Mapping[str, Any], got: ReferenceItem) -> str:
     """One reference's lines, in one string (the page joins its lines by newlines anyway)."""
     score = f" score {item['score']:.2f}" if isinstance(item.get("score"), (int, float)) else ""
     via = f" via {item['resolver_source']}" if item.get("resolver_source") else ""
@@ -227,14 +197,14 @@ def _text_reference(item: Mapping[str, Any], got: _Item) -> str:
             f"    resolved to: {got.work}\n    notice: {got.notice}" + (f"\n    {got.when}" if got.when is not None else ""))
 
 
-def text_page(record: Mapping[str, Any], header: list[str], references: list[str], parts: _Parts) -> str:
+def text_page(record: Mapping[str, Any], header: list[str], references: list[str], parts: PageParts) -> str:
     """The text page around its references' lines (made already: here or by ``page_files``)."""
     lines = [header[1], "", header[0], *header[2:]]  # the page opens with the "As of ..." sentence
     if record["with_notices"]:
         lines.append("")
         lines.append(f"Cited works with notices ({len(record['with_notices'])}, all listed):")
         for item in record["with_notices"]:
-            got = _Item.of(parts, item)
+            got = ReferenceItem.of(parts, item)
             lines.append(f"[{item['reference_index']}] {got.work}")
             lines.append(f"    {got.notice}")
     lines += ["", _page_heading("References", record["outbound"]) + ":", *references]
@@ -261,21 +231,21 @@ body{font-family:system-ui,sans-serif;max-width:60em;margin:2em auto;line-height
 """
 
 
-def _e(value: Any) -> str:
+def escape_html(value: Any) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
 _WORDS: dict[Any, str] = {}  # escaped states, standings, resolver sources, markers, reference numbers
 
 
-def _e_word(value: Any) -> str:
-    """``_e`` of a value from a small set that recurs on every page, escaped once a process (text
+def escape_word(value: Any) -> str:
+    """``escape_html`` of a value from a small set that recurs on every page, escaped once a process (text
     and integers only: ``True`` and ``1.0`` would find ``1``'s entry)."""
     if type(value) not in (str, int):
-        return _e(value)
+        return escape_html(value)
     got = _WORDS.get(value)
     if got is None:
-        got = _e(value)
+        got = escape_html(value)
         if len(_WORDS) < 10_000:
             _WORDS[value] = got
     return got
@@ -284,14 +254,14 @@ def _e_word(value: Any) -> str:
 def render_ledger_html(record: Mapping[str, Any]) -> str:
     """The record as one self-contained HTML page. Every value from the data is escaped;
     retracted and withdrawn cited works get the ``retracted``/``withdrawn`` class and a marker."""
-    parts: _Parts = {}
-    references = [_html_reference(item, _Item.of(parts, item)) for item in record["outbound"]["items"]]
-    return visible_controls(html_page(record, _header_lines(record), references, parts))
+    parts: PageParts = {}
+    references = [html_reference(item, ReferenceItem.of(parts, item)) for item in record["outbound"]["items"]]
+    return visible_controls(html_page(record, header_lines(record), references, parts))
 
 
-def html_page(record: Mapping[str, Any], header: list[str], references: list[str], parts: _Parts) -> str:
+def html_page(record: Mapping[str, Any], header: list[str], references: list[str], parts: PageParts) -> str:
     """The HTML page around its references' blocks (made already: here or by ``page_files``)."""
-    e = _e
+    e = escape_html
     page = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
             f"<title>{e(header[0])}</title><style>{_CSS}</style></head><body>",
             f"<h1>{e(header[0])}</h1>", f'<p class="as-of">{e(header[1])}</p>', "<ul class=\"summary\">"]
@@ -300,8 +270,8 @@ def html_page(record: Mapping[str, Any], header: list[str], references: list[str
     if record["with_notices"]:
         page.append(f"<h2>Cited works with notices ({len(record['with_notices'])}, all listed)</h2>")
         for item in record["with_notices"]:
-            standing, got, index = item["notice"]["standing"], _Item.of(parts, item), e(item["reference_index"])
-            marker = _ALARM.get(standing)
+            standing, got, index = item["notice"]["standing"], ReferenceItem.of(parts, item), e(item["reference_index"])
+            marker = ALARM.get(standing)
             page.append(f'<div class="ref {e(standing)}"><p><a href="#ref-{index}">[{index}]</a> {got.html()[1]}'
                         + (f' <span class="marker">{e(marker)}</span>' if marker else "") + "</p>"
                         f"<p>{got.html()[2]}</p></div>")
@@ -319,13 +289,13 @@ def html_page(record: Mapping[str, Any], header: list[str], references: list[str
     return "\n".join(page) + "\n"
 
 
-def _html_reference(item: Mapping[str, Any], got: _Item) -> str:
+def html_reference(item: Mapping[str, Any], got: ReferenceItem) -> str:
     """One reference's block, its lines in one string (the page joins its parts by newlines).
     html.escape maps each character on its own, so a line of text is escaped whole
     (``e(a + b) == e(a) + e(b)``) where its parts are text, never None."""
-    e, word = _e, _e_word
+    e, word = escape_html, escape_word
     standing, index = item["notice"]["standing"], word(item["reference_index"])
-    marker = _ALARM.get(standing)
+    marker = ALARM.get(standing)
     raw, work, notice, when = got.html()
     block = (f'<div class="ref {word(standing)}" id="ref-{index}">\n'
              f'<p><b>[{index}]</b> <span class="state">{word(item["status"])}</span>'
@@ -335,7 +305,7 @@ def _html_reference(item: Mapping[str, Any], got: _Item) -> str:
     if got.when is not None:
         if None in (item["source_observed_at"], item["source"], item["resolved_at"]):  # the text page says None
             block += (f'<p class="when">read {e(item["source_observed_at"])} from {e(item["source"])}; judged '
-                      f'against catalog {e(_snapshot(item))}; resolved {e(item["resolved_at"])}</p>\n')
+                      f'against catalog {e(snapshot_line(item))}; resolved {e(item["resolved_at"])}</p>\n')
         else:
             block += f'<p class="when">{when}</p>\n'
     return block + "</div>"

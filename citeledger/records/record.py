@@ -18,7 +18,6 @@ from typing import Any, Iterable, Mapping, Sequence
 from citeledger.records import paper as record_paper
 from citeledger.records.coverage import coverage_lanes, notice_receipts
 from citeledger.records.evidence import _json_number, parse_evidence, plain_float  # noqa: F401 - tests take _json_number from here
-from citeledger.records.pages import json_visible, render_ledger_html, render_ledger_text  # noqa: F401 - cli.py's record command takes them from here
 from resolvers.canonical import canonical_json
 from resolvers.jcs import jcs_plain, jcs_sha256
 from resolvers.model import STATE_ORDER, Status

@@ -9,6 +9,7 @@ import dataclasses
 import gc
 import hashlib
 import json
+import logging
 import secrets
 import threading
 import time
@@ -22,7 +23,7 @@ from citeledger.catalog.generation_pins import pin_generation, pinned_generation
 from citeledger.catalog.store import CatalogStore, ParquetCatalog
 from citeledger.config import Config, load_config
 from citeledger.engine.process_cache import get_catalog, get_fuzzy, get_remote
-from citeledger.index.fuzzy_index import ensure_index
+from citeledger.index import upgrade as index_upgrade
 from citeledger.inputs.dedupe import OnePass, iter_unique
 from citeledger.inputs.files import FETCHED_KINDS, PIPE_OPEN_TIMEOUT, InputSource, discard_spools, prepare_inputs
 from citeledger.inputs.pdf_papers import pdf_service
@@ -33,14 +34,15 @@ from citeledger.run.batch_codec import pack_references, unpack_references
 from citeledger.run.notice_check import write_run_notices
 from citeledger.run.summary import RunSummary
 from citeledger.storage import locking
+from citeledger.storage.locking import exclusive
 from citeledger.works.row_schema import works_jsonl_row
 from papers import PaperLimits
-from resolvers.candidates.search_step import SearchStep
 from resolvers.errors import DiskFull, InputError
 from resolvers.model import STATE_ORDER, Reason, Reference
 from resolvers.observation import observation_columns
 from resolvers.remote.search import SEARCH_SOURCES
 from resolvers.resolution import apply_rule_chain
+from resolvers.search_step import SearchStep
 
 DEFAULT_BATCH_SIZE = 5000
 
@@ -194,7 +196,6 @@ def _plan_locked(sources: Sequence[InputSource], catalog_dir: str | Path, ledger
                  batch_size: int, limits: InputLimits, citing_paper: str | Mapping[str, str] | None,
                  remote: bool, search: dict[str, Any], config: Config | None = None) -> RunPlan:
     catalog = planned_catalog(catalog_dir, ledger_dir, run_id)
-    ensure_index(catalog.generation_dir)  # once here, not in every worker process
     input_info = [{"path": s.name, "sha256": s.sha256} for s in sources]
     ledger = LedgerStore(ledger_dir)
     if isinstance(citing_paper, Mapping):
@@ -295,6 +296,7 @@ def planned_catalog(catalog_dir: str | Path, ledger_dir: str | Path, run_id: str
     one. Pinned before it is checked, so a build that swaps generations meanwhile cannot take it."""
     pinned = pinned_generation(catalog_dir, ledger_dir, run_id)
     if pinned and (Path(catalog_dir) / pinned / "manifest.json").exists():
+        bring_up_to_date(catalog_dir, pinned)
         catalog = get_catalog(catalog_dir, pinned)
         pin_generation(catalog_dir, ledger_dir, run_id, pinned)  # now held by this process
         return catalog
@@ -304,8 +306,21 @@ def planned_catalog(catalog_dir: str | Path, ledger_dir: str | Path, run_id: str
             return get_catalog(catalog_dir)  # raises the one-line "no catalog" error
         pin_generation(catalog_dir, ledger_dir, run_id, live.name)
         if (live / "manifest.json").exists():  # still there once pinned: no build can remove it now
+            bring_up_to_date(catalog_dir, live.name)
             return get_catalog(catalog_dir, live.name)
     return get_catalog(catalog_dir)
+
+
+def bring_up_to_date(catalog_dir: str | Path, generation: str) -> None:
+    """A generation whose lookup files are of an older format is brought up to date here, once, under
+    the catalog's lock and before any worker process opens it (opening a catalog never writes)."""
+    gen_dir = Path(catalog_dir) / generation
+    if index_upgrade.up_to_date(gen_dir):
+        return
+    with exclusive(catalog_dir):
+        stats = index_upgrade.ensure_index(gen_dir)
+    logging.getLogger(__name__).info("catalog generation %s: lookup files brought up to date%s", generation,
+                                     f" (index: {stats})" if stats else "")
 
 
 def run_batch(job: BatchJob) -> dict[str, int]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from citeledger.sources.formats import SourceRow
+from citeledger.sources.rows import SourceRow
 from resolvers.model import Work
 from resolvers.openalex import openalex_work
 

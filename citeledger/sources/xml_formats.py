@@ -17,20 +17,17 @@ from typing import IO, Any, Callable, Iterator
 
 from lxml import etree
 
-from citeledger.sources.formats import (
+from citeledger.sources.rows import (
     READABLE,
     CatalogReject,
     CatalogSkip,
     SourceFormat,
     SourceRow,
-    _first_page,
-    _int_year,
-    arxiv_doi,
-    clean_text,
     work_from_arxiv_snapshot,
 )
 from resolvers.errors import CatalogSourceError
 from resolvers.identifiers.extract import canonical_arxiv_id, normalize_doi
+from resolvers.work_fields import arxiv_doi, clean_text, first_page, int_year
 
 PUBLICATIONS = ("article", "inproceedings", "proceedings", "book", "incollection", "phdthesis", "mastersthesis")
 NOT_WORKS = {"www": "person page (www), not a work", "data": "research data record, not a work"}
@@ -182,9 +179,9 @@ def _dblp_record(name: str, elem: Any) -> SourceRow | CatalogReject | CatalogSki
     return SourceRow(
         work_id=work_id, doi=doi, arxiv_id=arxiv_id, title=title,
         authors=tuple(_HOMONYM.sub("", p) if p[-1:].isdigit() else p for p in people),
-        year=_int_year(_one(fields, "year")),
+        year=int_year(_one(fields, "year")),
         venue=journal or _one(fields, "booktitle") or _one(fields, "series"),
-        volume=_one(fields, "volume"), first_page=_first_page(_one(fields, "pages")),
+        volume=_one(fields, "volume"), first_page=first_page(_one(fields, "pages")),
         type="preprint" if journal == "CoRR" else elem.tag, alt_dois=(arxiv_doi(arxiv_id),) if arxiv_id else (),
         issue=_one(fields, "number"), source_ids=(f"dblp:{key}",) if key else (),
     )

@@ -28,12 +28,12 @@ from typing import Any, Hashable, Mapping, Sequence
 from resolvers.candidates.retrieval import Candidate, Retriever, index_tokens, locator_tokens
 from resolvers.model import Reason, Work
 from resolvers.parsing.fields import ParsedReference
+from resolvers.verification.forms import RefView
 from resolvers.verification.verify import (
     LINK_THRESHOLD,
     LOGIT_MARGIN,
     MARGIN,
     Features,
-    RefView,
     clear_margin,
     features,
     prepare_forms,

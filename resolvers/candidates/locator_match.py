@@ -22,7 +22,8 @@ from resolvers.identifiers.journal_ref import Locator, ocr_skeleton, ocr_venue_k
 from resolvers.model import Reason, Work
 from resolvers.parsing.fields import ParsedReference
 from resolvers.parsing.text import STOPWORDS, normalise_text
-from resolvers.verification.verify import Features, RefView, features, probability
+from resolvers.verification.forms import RefView
+from resolvers.verification.verify import Features, features, probability
 
 RULE = "venue_volume_page"
 # The string's own title contradicts the work as on the identifier path (``resolution``): a title

@@ -36,7 +36,8 @@ from resolvers.model import Work
 from resolvers.parsing.fields import ParsedReference, lead_is_title
 from resolvers.parsing.lazy import masked_text
 from resolvers.parsing.text import compact, fold
-from resolvers.verification.verify import AUTHOR_SIMILAR_AT, NUMBER_TOKEN, number_agreement, surname, year_agreement
+from resolvers.verification.forms import NUMBER_TOKEN
+from resolvers.verification.verify import AUTHOR_SIMILAR_AT, number_agreement, surname, year_agreement
 
 MIN_CONTRADICTIONS = 2
 MIN_CONTRADICTIONS_WITH_TITLE = 3

@@ -18,7 +18,7 @@ from rapidfuzz import fuzz
 from resolvers.parsing.title_order import SORTED_MIN_WORDS, SORTED_SCALE, window_sorted_score
 
 if TYPE_CHECKING:
-    from resolvers.verification.verify import RefView, WorkForms
+    from resolvers.verification.forms import RefView, WorkForms
 
 MIN_ALIGN_CHARS = 25  # a title aligned inside the raw string must be at least this long
 MIN_ALIGN_TOKENS = 4

@@ -23,6 +23,7 @@ from rapidfuzz.distance import LCSseq
 
 from resolvers.model import Work
 from resolvers.parsing.title_order import SORTED_SCALE
+from resolvers.verification.forms import RefView, WorkForms
 from resolvers.verification.title_score import (
     TitleScores,
     align_possible,
@@ -34,8 +35,6 @@ from resolvers.verification.title_score import (
 from resolvers.verification.verify import (
     PREPRINT_TYPES,
     PREPRINT_YEARS_LATER,
-    RefView,
-    WorkForms,
     _author_agreement,
     number_agreement,
     probability_of,

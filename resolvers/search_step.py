@@ -23,7 +23,7 @@ from resolvers.parsing.fields import ParsedReference
 from resolvers.remote.search import SEARCH_SOURCES, RequestBudget, SearchAnswer, SearchResolver
 
 if TYPE_CHECKING:
-    from resolvers.resolution import ReferenceContext
+    from resolvers.context import ReferenceContext
 
 # the local outcomes a search may change: nothing found, nothing good enough, or only a notice
 SEARCHABLE = frozenset({Reason.NO_CANDIDATES, Reason.BELOW_THRESHOLD, Reason.NOTICE_NOT_WORK})
