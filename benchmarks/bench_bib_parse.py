@@ -16,7 +16,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from citeledger.inputs.rows import InputLimits, read_references  # noqa: E402
+from citeledger.inputs.read import read_references
+from citeledger.inputs.rows import InputLimits
 
 
 def bib_text(n: int) -> str:

@@ -100,11 +100,12 @@ def rebuild_index(gen: Path) -> None:
 
 
 def shard(catalog: Path, n: int, workers: int) -> dict:
+    from citeledger.catalog import sharding
     from citeledger.index import shards
 
     t = time.perf_counter()
     with PeakPss() as mem, shards.dask_mapper(workers) as mapper:
-        stamp = shards.shard_generation(catalog, n, mapper)
+        stamp = sharding.shard_generation(catalog, n, mapper)
     print(f"sharded into {n} on a local Dask cluster of {workers} workers: {time.perf_counter() - t:.1f} s wall "
           f"(cluster start included), peak PSS of the tree {mem.peak:.0f} MB")
     shards.print_shards(stamp)

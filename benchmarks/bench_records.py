@@ -18,8 +18,8 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from citeledger.records import fast_build, receipts
 from citeledger.records import files as record_files
-from citeledger.records import receipts
 from citeledger.records import record as records
 from resolvers.notices.standing import EventType, NoticeEvent, standing_notice
 
@@ -27,7 +27,7 @@ WHEN = "2026-12-01T05:00:00.000000Z"
 STATES = ["verified_exact", "verified_fuzzy", "unresolved", "parse_uncertain", "metadata_mismatch"]
 
 
-def _evidence(i: int) -> str:
+def evidence_value(i: int) -> str:
     features = {"aligned": i % 2, "author": 0.5 + (i % 7) / 20, "page": 1, "title": 0.3636 + (i % 13) / 100,
                 "title_len": 1.609, "venue": 0.0, "volume": 1, "year": 1.0}
     return json.dumps({"rule": "fuzzy", "fuzzy": {"best": {"features": features, "score": 0.91 + (i % 5) / 100,
@@ -47,7 +47,7 @@ def paper_rows(p: int, refs: int) -> list[dict[str, Any]]:
             "source": "arxiv_source", "status": status, "resolver_source": "raw_fallback" if linked else None,
             "work_id": f"doi:10.1000/w{i}" if linked else None, "doi": f"10.1000/w{i}" if linked else None,
             "arxiv_id": None, "extracted_dois": [], "extracted_arxiv_ids": [], "score": 0.93 if linked else None,
-            "evidence": _evidence(i)})
+            "evidence": evidence_value(i)})
     return rows
 
 
@@ -76,7 +76,7 @@ def main() -> None:
     private = Ed25519PrivateKey.generate()
     key = receipts.SigningKey(receipts.key_id(private.public_key()), private)
     generated = {"tables": {"current": "current", "notices": "notices", "works": "works"}, "as_of": WHEN}
-    records.validate_record(receipts.sign_record(records.build_record(
+    records.validate_record(receipts.sign_record(fast_build.build_record(
         "warm-up", None, paper_rows(0, args.refs), [], notices, generated, works=works, provenance=provenance), key))
     spent = {"build (rows -> record, JCS digest)": 0.0, "sign (ed25519 receipt)": 0.0,
              "validate (schema + digest)": 0.0, "serialise (JSON, text, HTML)": 0.0}
@@ -85,7 +85,7 @@ def main() -> None:
     for p in range(args.papers):
         rows = paper_rows(p, args.refs)
         t0 = time.process_time()
-        record = records.build_record(f"2501.{p:05d}", None, rows, [], notices, generated, works=works,
+        record = fast_build.build_record(f"2501.{p:05d}", None, rows, [], notices, generated, works=works,
                                       provenance=provenance)
         t1 = time.process_time()
         receipts.sign_record(record, key, signed_at="2026-12-01T05:00:00Z")

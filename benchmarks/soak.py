@@ -26,7 +26,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 os.environ.setdefault("PREFECT_HOME", tempfile.mkdtemp(prefix="soak-prefect-"))
 
-from citeledger.inputs.rows import InputLimits, InputReject, read_references  # noqa: E402
+from citeledger.inputs.read import read_references
+from citeledger.inputs.rows import InputLimits, InputReject
 from resolvers.model import Reference  # noqa: E402
 
 FRAGMENTS = ["10.", "10.1234/", "doi:", "https://doi.org/", "arXiv:", "abs/", "hep-th/", "9901001", "1706.03762",

@@ -13,7 +13,7 @@ import json
 import pytest
 
 from citeledger.ledger.store import LedgerStore
-from citeledger.records.record import validate_record  # bound here: a test may replace records.validate_record
+from citeledger.records.record import validate_record
 from resolvers.jcs import jcs, jcs_exact
 
 CHECKED = {"records": 0}

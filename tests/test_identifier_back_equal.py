@@ -25,7 +25,7 @@ from resolvers import observation
 from resolvers.canonical import canonical_json
 from resolvers.model import Work
 from resolvers.parsing import lazy as lazy_parse
-from resolvers.parsing.fields import _VOL_PAGES, parse_reference
+from resolvers.parsing.fields import VOL_PAGES, parse_reference
 from resolvers.parsing.lazy import _VOL_PAGES_ANYWHERE
 from resolvers.parsing.text import clean_raw
 from resolvers.parsing.title_signs import title_cut_short
@@ -232,7 +232,7 @@ def test_year_tokens_are_verifys(text):
                                       "2004", "."]), max_size=14).map("".join))
 def test_volume_page_shapes_match_as_before(body):
     """``\\d\\d*`` in place of the parser's ``\\d+``: the same matches, spans and groups."""
-    assert len(_VOL_PAGES_ANYWHERE) == len(_VOL_PAGES)
+    assert len(_VOL_PAGES_ANYWHERE) == len(VOL_PAGES)
     for new in _VOL_PAGES_ANYWHERE:
         old = re.compile(new.pattern.replace(r"(?P<vol>\d\d*)", r"(?P<vol>\d+)"), new.flags)
         m, n = new.search(body), old.search(body)

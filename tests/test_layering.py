@@ -1,66 +1,121 @@
-"""``resolvers/`` is the bottom floor: it imports nothing from the application (``citeledger``),
-the flows or Prefect, so the resolution core can be used and tested on its own. ``papers/`` (a
-paper in, its references out) is a floor of its own beside it: it imports nothing from the
-application, the flows or Prefect, and of the resolvers only the identifier grammar
-(``resolvers.identifiers.extract``: pure functions), so a paper's name gives an arXiv id by the same rule
-as a reference string."""
+"""The product's layers, computed from the source with ``ast`` (lazy imports inside functions and
+``TYPE_CHECKING`` imports included; ``tests/import_graph.py``):
+
+- no import circle, between modules or between rooms (a room is a subpackage, or a module at the
+  top of ``citeledger`` or ``resolvers``);
+- no import from a lower room up: every import goes down ``LAYERS`` or stays in its room;
+- no private name (``_name``) imported or used across modules;
+- no product folder of more than ``MOST_MODULES`` modules.
+
+``resolvers/`` is the bottom: it imports nothing of the application, the flows or Prefect, so the
+resolution core can be used and tested on its own. ``papers/`` (a paper in, its references out)
+stands beside it and may import only the identifier grammar (``resolvers.identifiers``) of it, so
+a paper's name gives an arXiv id by the same rule as a reference string. The flows build on the
+library; the command line loads a flow by its entrypoint, as a Prefect worker does."""
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
+from import_graph import ROOT, cycles, product_graph, room, room_edges
 
-ROOT = Path(__file__).resolve().parent.parent
-BANNED = ("citeledger", "flows", "prefect")
+# bottom first; a room may import the rooms before it
+LAYERS = [
+    "resolvers.model", "resolvers.errors", "resolvers.jcs", "resolvers.canonical", "resolvers.work_fields",
+    "resolvers.notices", "resolvers.parsing", "resolvers.identifiers", "resolvers.catalog", "resolvers.openalex",
+    "resolvers.verification", "resolvers.remote", "resolvers.candidates", "resolvers.context",
+    "resolvers.search_step", "resolvers.resolution", "resolvers.observation", "resolvers",
+    "papers",
+    "citeledger.options", "citeledger.progress", "citeledger.display", "citeledger.config", "citeledger.storage",
+    "citeledger.works", "citeledger.sources", "citeledger.index", "citeledger.catalog", "citeledger.engine",
+    "citeledger.inputs", "citeledger.ledger", "citeledger.records", "citeledger.pith", "citeledger.run",
+    "citeledger.nightly", "citeledger.evaluation", "citeledger.site", "citeledger", "flows", "citeledger.cli",
+]
+MOST_MODULES = 15
+GRAPH = product_graph()
 
 
-def banned_imports(source: str, banned: tuple[str, ...] = BANNED) -> list[tuple[int, str]]:
-    """(line, module) of every import of a banned package, at any depth of the module."""
-    found = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names = [node.module]
-        else:
-            continue
-        found += [(node.lineno, n) for n in names if n.split(".")[0] in banned]
-    return found
+def test_every_room_has_a_layer():
+    rooms = {room(m) for m in GRAPH.modules}
+    assert sorted(rooms - set(LAYERS)) == []
 
 
-def package_offenders(package: str, at_least: int, banned: tuple[str, ...] = BANNED) -> list[str]:
-    """Every banned import in a package's modules (the walk must find ``at_least`` of them)."""
-    modules = sorted((ROOT / package).rglob("*.py"))
-    assert len(modules) > at_least  # the walk found the package
-    return [f"{path.relative_to(ROOT)}:{line}: imports {name}"
-            for path in modules for line, name in banned_imports(path.read_text(encoding="utf-8"), banned)]
+def test_no_import_circle_between_modules_or_rooms():
+    assert cycles(GRAPH.edges) == []
+    assert cycles(room_edges(GRAPH)) == []
+
+
+def test_every_import_goes_down_the_layers():
+    rank = {name: i for i, name in enumerate(LAYERS)}
+    upward = [f"{here} imports {there}" for here, theirs in room_edges(GRAPH).items() for there in theirs
+              if rank[there] > rank[here]]
+    assert upward == []
+
+
+def test_no_private_name_crosses_a_module():
+    assert GRAPH.private == []
+
+
+def test_no_product_folder_holds_more_than_fifteen_modules():
+    folders: dict[Path, int] = {}
+    for path in GRAPH.modules.values():
+        if path.name != "__init__.py":
+            folders[path.parent] = folders.get(path.parent, 0) + 1
+    assert {str(f.relative_to(ROOT)): n for f, n in folders.items() if n > MOST_MODULES} == {}
+
+
+def test_every_package_says_what_it_owns_and_may_import():
+    packages = [p for p in GRAPH.modules.values() if p.name == "__init__.py" and len(p.relative_to(ROOT).parts) > 2]
+    unsaid = [str(p.relative_to(ROOT)) for p in packages if "May import" not in p.read_text(encoding="utf-8")]
+    assert packages and unsaid == []
 
 
 def test_resolvers_import_nothing_from_the_app():
-    assert package_offenders("resolvers", 10) == []
+    bad = [f"{m} imports {t}" for m, ts in GRAPH.edges.items() if m.startswith("resolvers") for t in ts
+           if t.split(".")[0] in ("citeledger", "flows", "papers")]
+    assert bad == [] and not _third_party_imports("resolvers", ("prefect",))
 
 
-PAPERS_MAY_IMPORT = ("resolvers.identifiers.extract",)
+def test_papers_import_of_the_resolvers_only_the_identifiers():
+    bad = [f"{m} imports {t}" for m, ts in GRAPH.edges.items() if m.startswith("papers") for t in ts
+           if t.split(".")[0] in ("citeledger", "flows") or (t.startswith("resolvers")
+                                                             and not t.startswith("resolvers.identifiers"))]
+    assert bad == [] and not _third_party_imports("papers", ("prefect",))
 
 
-def test_papers_import_nothing_from_the_app_and_of_the_resolvers_only_the_identifiers():
-    offenders = package_offenders("papers", 5, BANNED + ("resolvers",))
-    assert [o for o in offenders if not o.endswith(PAPERS_MAY_IMPORT)] == []
+def test_the_library_never_imports_the_flows():
+    assert [f"{m} imports {t}" for m, ts in GRAPH.edges.items() if m.startswith("citeledger") for t in ts
+            if t.startswith("flows")] == []
 
 
-@pytest.mark.parametrize(
-    "source",
-    [
-        "from citeledger.config import Config",
-        "import prefect",
-        "def f():\n    import flows.resolve\n",
-        "from prefect.tasks import task as t",
-    ],
-)
-def test_the_check_catches_an_app_import(source):
-    assert banned_imports(source)
+def _third_party_imports(package: str, names: tuple[str, ...]) -> list[str]:
+    import ast
+
+    found = []
+    for module, path in GRAPH.modules.items():
+        if not module.startswith(package):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            found += [f"{module} imports {m}" for m in mods if m.split(".")[0] in names]
+    return found
 
 
-def test_the_check_leaves_the_floor_alone():
-    assert banned_imports("from resolvers.errors import ConfigError\nfrom . import model\nimport httpx") == []
+@pytest.mark.parametrize("source, circle", [
+    ({"a": {"b"}, "b": {"a"}}, [["a", "b"]]),
+    ({"a": {"b"}, "b": {"c"}, "c": set()}, []),
+    ({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}, [["a", "b", "c"]]),
+])
+def test_the_circle_check_finds_circles(source, circle):
+    assert cycles(source) == circle
+
+
+def test_the_graph_sees_lazy_and_private_imports(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "a.py").write_text("def f():\n    from pkg.b import _hidden\n")
+    (tmp_path / "pkg" / "b.py").write_text("from pkg import a\n_hidden = 1\ndef g():\n    return a._x\n")
+    graph = product_graph(tmp_path, ("pkg",))
+    assert cycles(graph.edges) == [["pkg.a", "pkg.b"]]
+    assert sorted(graph.private) == ["pkg.a imports pkg.b._hidden", "pkg.b uses pkg.a._x"]

@@ -10,6 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from citeledger.catalog import sharding
 from citeledger.catalog.store import CatalogStore
 from citeledger.ledger.query import run_query
 from citeledger.nightly import steps as nightly
@@ -205,8 +206,8 @@ def test_a_refresh_shards_the_new_generation_as_the_catalog_was(site, monkeypatc
         clusters.append((workers, address))
         yield lambda fn, items: [fn(item) for item in items]
     monkeypatch.setattr(shards, "dask_mapper", cluster)
-    shards.shard_with(site["catalog"], 2, "dask", 3, "tcp://scheduler:8786")
-    assert shards.sharding_of(site["catalog"]) == {"n_shards": 2, "task_runner": "dask", "dask_workers": 3,
+    sharding.shard_with(site["catalog"], 2, "dask", 3, "tcp://scheduler:8786")
+    assert sharding.sharding_of(site["catalog"]) == {"n_shards": 2, "task_runner": "dask", "dask_workers": 3,
                                                    "dask_address": "tcp://scheduler:8786"}
     before = store.current()
     drop("two", "Refreshing a sharded catalog every night")
@@ -220,7 +221,7 @@ def test_a_refresh_shards_the_new_generation_as_the_catalog_was(site, monkeypatc
     def full(gen_dir, n_shards, mapper=None):
         raise DiskFull(f"{gen_dir}: no space left on device")
     monkeypatch.undo()
-    shards.shard_with(site["catalog"], 2)  # (in this process from here on)
+    sharding.shard_with(site["catalog"], 2)  # (in this process from here on)
     monkeypatch.setattr(shards, "build_shards", full)
     drop("three", "When the disk fills during sharding")
     failed = nightly.ingest_new_sources(site["catalog"], site["catalog-inbox"])

@@ -15,7 +15,7 @@ from archives import tar_bytes
 
 from citeledger import cli
 from citeledger.inputs.files import prepare_inputs
-from citeledger.inputs.rows import read_references
+from citeledger.inputs.read import read_references
 from resolvers.errors import InputError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "papers"

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from test_ledger_records import RETRACTED, resolve
 from test_records import GENERATED, WORK_A, WORK_B, obs
 
+from citeledger.records import fast_build, receipts
 from citeledger.records import files as record_files
-from citeledger.records import receipts
 from citeledger.records import record as records
 from citeledger.records.canonical import BuiltRecord
 from citeledger.records.ledger_reads import papers_observations
@@ -109,7 +109,7 @@ def test_the_built_path_builds_ordinary_records_and_falls_back_for_the_rest():
     """Plain rows give a ``BuiltRecord`` (its bytes kept); a row the path does not take (a float as
     a text column) gives the per-row record, the same record as before."""
     row = obs("p", 1, "A. Author. A title. 2001.", "verified_exact", "w-b", "10.1/b", score=0.5)
-    assert isinstance(records.build_record("p", None, [row], [], notices(), GENERATED, works=WORKS), BuiltRecord)
+    assert isinstance(fast_build.build_record("p", None, [row], [], notices(), GENERATED, works=WORKS), BuiltRecord)
     odd = dict(row, observation_id=1.5)
     built, per_row = both("p", None, [odd], [], dict)
     assert not isinstance(built, BuiltRecord)
@@ -177,7 +177,7 @@ def test_the_rows_of_a_ledger_pass_give_the_per_row_records(tmp_path, default_ca
 def test_a_built_record_changed_after_building_is_written_as_it_now_is():
     """The kept bytes are used only while the record holds what they encode."""
     row = obs("p", 1, "A. Author. A title. 2001.", "verified_exact", "w-b", "10.1/b", score=0.5)
-    record = receipts.sign_record(records.build_record("p", None, [row], [], notices(), GENERATED, works=WORKS),
+    record = receipts.sign_record(fast_build.build_record("p", None, [row], [], notices(), GENERATED, works=WORKS),
                                   None, "2026-01-01T00:00:00Z")
     record["paper"] = dict(record["paper"], id="q")
     assert render_json(record) == jcs_exact(record) + b"\n"

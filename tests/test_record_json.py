@@ -86,11 +86,11 @@ EVIDENCE = st.recursive(
 @example({"a": -9999999999999999999})  # 19 digits below -2**63: orjson gives -1e+19 (independent review)
 @example([-(2 ** 63) - 1, 2 ** 64 - 1, 2 ** 64])
 def test_evidence_read_by_orjson_is_what_json_loads_read(value):
-    """``records._evidence`` reads a reference's evidence JSON with orjson (NaN, infinities and
+    """``records.evidence_value`` reads a reference's evidence JSON with orjson (NaN, infinities and
     integers beyond 2**64 through json.loads): the record values are those json.loads gave."""
-    from citeledger.records.record import _evidence, _json_number
+    from citeledger.records.record import _json_number, evidence_value
 
     text = json.dumps(value)
     expected = json.loads(text, parse_float=_json_number, parse_constant=lambda _: None)
-    assert _evidence(text) == expected
-    assert json.dumps(_evidence(text)) == json.dumps(expected)  # 1 and 1.0, 0 and -0.0 told apart
+    assert evidence_value(text) == expected
+    assert json.dumps(evidence_value(text)) == json.dumps(expected)  # 1 and 1.0, 0 and -0.0 told apart

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 from citeledger.ledger.store import LedgerStore
 from citeledger.records.ledger_reads import papers_observations
-from citeledger.records.record import _plain, _sorted_rows
+from citeledger.records.record import plain_value, sorted_rows
 
 FIRST = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=timezone.utc)
 LATER = datetime(2026, 2, 3, 4, 5, 6, 7, tzinfo=timezone(timedelta(hours=5, minutes=30)))  # not UTC
@@ -32,23 +32,23 @@ def test_latest_rows_first_reads_and_times_as_records_write_them(tmp_path):
     assert [(r["reference_index"], r["run_id"], r["raw"]) for r in outbound] == [
         (1, "r2", "Same string."), (2, "r2", "New string.")]
     assert inbound == []  # paper-b's latest observation of its reference no longer links to w-a
-    assert [r["observed_at"] for r in outbound] == [_plain(LATER)] * 2 == ["2026-02-02T22:35:06.000007Z"] * 2
+    assert [r["observed_at"] for r in outbound] == [plain_value(LATER)] * 2 == ["2026-02-02T22:35:06.000007Z"] * 2
     # the string of reference 1 was first read in r1; reference 2's string changed in r2
-    assert [r["source_observed_at"] for r in outbound] == [_plain(FIRST), _plain(LATER)]
+    assert [r["source_observed_at"] for r in outbound] == [plain_value(FIRST), plain_value(LATER)]
     (_, inbound, _), = papers_observations(tmp_path, None, [(["paper-z"], "w-x")])
     assert [(r["citing_paper"], r["reference_index"]) for r in inbound] == [("paper-a", 1)]
 
 
 def test_pass_rows_are_what_the_builder_would_make_of_them(tmp_path):
     """``rows_plain``: the builder takes the pass's rows as they are (no copy); they must be what its
-    own ``_latest_per_reference`` makes of them: the latest of each reference, values plain
+    own ``latest_per_reference`` makes of them: the latest of each reference, values plain
     (``score`` 1.0 as 1, as JCS writes it)."""
     store = LedgerStore(tmp_path)
     store.write_observations("r1", "p0", [row("r1", FIRST, "paper-a", i, f"String {i}.", "w-a" if i % 2 else None)
                                           for i in range(1, 6)])
     (outbound, _, _), = papers_observations(tmp_path, None, [(["paper-a"], None)])
     assert [r["score"] for r in outbound] == [1, None, 1, None, 1] and type(outbound[0]["score"]) is int
-    assert _sorted_rows(outbound, True, plain=True) == _sorted_rows(outbound, True)
+    assert sorted_rows(outbound, True, plain=True) == sorted_rows(outbound, True)
 
 
 def test_pass_rows_are_the_current_views_rows_with_first_reads(tmp_path):
@@ -73,8 +73,8 @@ def test_pass_rows_are_the_current_views_rows_with_first_reads(tmp_path):
     current = con.sql("SELECT citing_paper, reference_index, observation_id FROM current ORDER BY 1, 2").fetchall()
     assert [(r["citing_paper"], r["reference_index"], r["observation_id"]) for r in outbound + inbound] == current
     seen = {r["reference_index"]: r["source_observed_at"] for r in outbound}
-    assert seen == {1: _plain(times[1]), 2: _plain(times[0]), 3: _plain(times[1]), 4: None,
-                    5: _plain(times[1]), 6: _plain(times[1])}
+    assert seen == {1: plain_value(times[1]), 2: plain_value(times[0]), 3: plain_value(times[1]), 4: None,
+                    5: plain_value(times[1]), 6: plain_value(times[1])}
 
 
 def test_text_list_columns_read_as_pyarrow_reads_them():
@@ -93,7 +93,7 @@ def test_text_list_columns_read_as_pyarrow_reads_them():
 
 def test_float_columns_read_as_records_write_them():
     """A double column (the score) of a pass: a finite fraction as is, an integral float as the
-    integer, NaN and the infinities as None (``records._plain`` of each value)."""
+    integer, NaN and the infinities as None (``records.plain_value`` of each value)."""
     import pyarrow as pa
 
     from citeledger.records.ledger_reads import _arrow_rows
@@ -101,4 +101,4 @@ def test_float_columns_read_as_records_write_them():
     scores = [None, 0.93, 1.0, -0.0, float("nan"), float("inf"), -float("inf"), 2.0 ** 60, 1e-300, -3.5]
     got = [r["score"] for r in _arrow_rows(pa.table({"score": pa.array(scores, pa.float64())}))]
     assert got == [None, 0.93, 1, 0, None, None, None, 2 ** 60, 1e-300, -3.5]
-    assert [type(v) for v in got] == [type(_plain(v)) for v in scores]
+    assert [type(v) for v in got] == [type(plain_value(v)) for v in scores]

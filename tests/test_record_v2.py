@@ -11,6 +11,7 @@ import pytest
 from test_ledger_records import RETRACTED, resolve
 
 from citeledger.cli.main import main
+from citeledger.records import fast_build
 from citeledger.records import record as records
 from citeledger.records.pages import render_ledger_html, render_ledger_text
 from citeledger.records.receipts import sign_record
@@ -54,7 +55,7 @@ def expected_case() -> dict:
                   "citing_titles": {"paper-z": "Paper Z"}}
     generated = {"tables": {"current": "ledger view current", "notices": "ledger view notices",
                             "works": "catalog works"}, "as_of": WHEN}
-    return records.build_record("arXiv:0704.0001v2", PAPER, outbound, inbound, notices, generated, works=works,
+    return fast_build.build_record("arXiv:0704.0001v2", PAPER, outbound, inbound, notices, generated, works=works,
                                 provenance=provenance)
 
 

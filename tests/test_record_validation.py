@@ -44,9 +44,10 @@ def test_worker_blocks_know_where_they_start(monkeypatch):
 
     monkeypatch.setattr(record_workers, "ProcessPoolExecutor", InProcess)
     caller = []  # the blocks the caller writes itself (every second one, from the first)
-    monkeypatch.setattr(record_files, "write_block", lambda part, ledger_dir, catalog_dir, first, progress:
-                        caller.append((part, first)) or [Path(p) for p in part])
+    def write_block(part, ledger_dir, catalog_dir, first, progress):
+        return caller.append((part, first)) or [Path(p) for p in part]
+
     papers = [f"p{i}" for i in range(10)]
-    written = record_workers.write_in_workers(papers, "ledger", "catalog", None, 2, 3)
+    written = record_workers.write_in_workers(papers, "ledger", "catalog", None, 2, 3, write_block)
     assert [first for _, first in caller] == [0, 6] and [first for _, first in submitted] == [3, 9]
     assert [p.name for p in written] == papers

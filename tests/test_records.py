@@ -9,15 +9,10 @@ from datetime import datetime, timezone
 import jsonschema
 import pytest
 
+from citeledger.records.fast_build import build_record
 from citeledger.records.pages import render_ledger_html, render_ledger_text
 from citeledger.records.receipts import sign_record
-from citeledger.records.record import (
-    STATES,
-    build_record,
-    content_digest,
-    select_rows,
-    validate_record,
-)
+from citeledger.records.record import STATES, content_digest, select_rows, validate_record
 from resolvers.notices.standing import EventType, NoticeEvent, notice_row, standing_notice
 
 RUN = "run-2026-01-01"

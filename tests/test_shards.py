@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from citeledger.catalog import sharding
 from citeledger.index import shards
 from citeledger.index.fuzzy_index import ParquetRetriever
 from citeledger.storage import external_sort as hash_runs
@@ -220,7 +221,7 @@ def test_a_run_on_the_shards_writes_the_observations_of_the_single_index(default
     shutil.copytree(default_catalog, catalog, ignore=shutil.ignore_patterns(".lock", ".pins"))
     common = ["resolve", str(SAMPLE), "--catalog", str(catalog), "--run-id", "r1"]
     assert cli.main([*common, "--ledger", str(tmp_path / "one")]) == 0
-    shards.shard_generation(catalog, 3)
+    sharding.shard_generation(catalog, 3)
     workers.clear_caches()  # (this process loaded the single index for the first run)
     assert cli.main([*common, "--ledger", str(tmp_path / "sharded")]) == 0
     fuzzy = [v for k, v in workers._CACHE.items() if k.kind == "fuzzy"]

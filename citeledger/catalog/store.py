@@ -298,7 +298,7 @@ def duckdb_name(column: str) -> str:
     return '"' + column.replace('"', '""') + '"'
 
 
-def _dict_rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+def dict_rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     names = [d[0] for d in cur.description]
     return [dict(zip(names, row)) for row in cur.fetchall()]
 
@@ -395,7 +395,7 @@ class ParquetCatalog:
         with self._cursor() as cur:
             cur.register("wanted", pa.table({"work_id": pa.array(ids, pa.string())}))
             cur.execute(f"SELECT {wanted} FROM works w JOIN wanted USING (work_id)")
-            return {rec["work_id"]: rec for rec in _dict_rows(cur)}
+            return {rec["work_id"]: rec for rec in dict_rows(cur)}
 
     def notice_rows(self, work_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The notice step's columns (``notice_file.NOTICE_COLUMNS``) of works by id: by row from
@@ -418,13 +418,13 @@ class ParquetCatalog:
         with self._cursor() as cur:
             cur.execute("SELECT work_id, doi, arxiv_id, alt_dois, title FROM works WHERE ingested_seq > ? "
                         "ORDER BY work_id", [seq])
-            return _dict_rows(cur)
+            return dict_rows(cur)
 
     def notice_events(self) -> list[dict[str, Any]]:
         """Every notice event the catalog's notice sources hold (Retraction Watch files)."""
         with self._cursor() as cur:
             cur.execute(f"SELECT * FROM read_parquet({sql_literal(self.generation_dir / 'notice_events.parquet')})")
-            return _dict_rows(cur)
+            return dict_rows(cur)
 
     def close(self) -> None:
         self._con.close()

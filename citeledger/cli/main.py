@@ -1,4 +1,5 @@
-"""``citeledger``: a thin map from the command line onto the pipeline and the flows."""
+"""``citeledger``: a thin map from the command line onto the library, and onto the flows (loaded by
+their entrypoints) when a run reports to Prefect."""
 from __future__ import annotations
 
 import argparse
@@ -9,6 +10,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from citeledger.cli.inspect import cmd_catalog_info, cmd_runs
+from citeledger.cli.prefect_env import load_flow
 from citeledger.cli.preflight import check_catalog, check_inputs, check_ledger, prefect_defaults, use_flow, use_grobid
 from citeledger.cli.shards import shard_catalog, shard_options
 from citeledger.options import non_negative_int, positive_int
@@ -90,9 +92,7 @@ def run_resolve(args: argparse.Namespace) -> RunSummary | dict:
     if not use_flow(args):
         return resolve_direct(inputs, args, options)
     prefect_defaults()
-    from flows.resolve import resolve_references
-
-    return resolve_references(inputs=inputs, catalog=args.catalog, ledger=args.ledger, task_runner=args.task_runner,
+    return load_flow("resolve")(inputs=inputs, catalog=args.catalog, ledger=args.ledger, task_runner=args.task_runner,
                               dask_address=args.dask_address, dask_workers=args.dask_workers, **options)
 
 
@@ -177,9 +177,7 @@ def cmd_records(args: argparse.Namespace) -> int:
         check_run(args.ledger, args.run_id)  # before any server starts
     if use_flow(args):
         prefect_defaults()
-        from flows.records import build_records
-
-        written = build_records(ledger=args.ledger, catalog=args.catalog, run_id=args.run_id, papers=args.papers)
+        written = load_flow("records")(ledger=args.ledger, catalog=args.catalog, run_id=args.run_id, papers=args.papers)
     else:
         from citeledger.run import orchestrate
 
@@ -215,9 +213,7 @@ def _eval_styles(args: argparse.Namespace) -> int:
 def cmd_nightly(args: argparse.Namespace) -> int:
     use_grobid(args.grobid)
     prefect_defaults()
-    from flows.nightly import nightly
-
-    summary = nightly(inbox=args.inbox, processed=args.processed, catalog=args.catalog, ledger=args.ledger,
+    summary = load_flow("nightly")(inbox=args.inbox, processed=args.processed, catalog=args.catalog, ledger=args.ledger,
                       catalog_inbox=args.catalog_inbox, remote=args.remote, batch_size=args.batch_size,
                       task_runner=args.task_runner, dask_address=args.dask_address, dask_workers=args.dask_workers)
     refresh = summary["refresh"]
@@ -233,9 +229,7 @@ def cmd_nightly(args: argparse.Namespace) -> int:
 
 def cmd_refresh(args: argparse.Namespace) -> int:
     prefect_defaults()
-    from flows.refresh import refresh_catalog
-
-    report = refresh_catalog(catalog=args.catalog, catalog_inbox=args.catalog_inbox, remote=args.remote)
+    report = load_flow("refresh")(catalog=args.catalog, catalog_inbox=args.catalog_inbox, remote=args.remote)
     for error in report["errors"]:
         print(f"refresh: {error}", file=sys.stderr)
     print(f"catalog {args.catalog}: {report['works_before']} -> {report['works_after']} works "

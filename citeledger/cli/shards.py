@@ -19,7 +19,8 @@ def shard_options(build: argparse.ArgumentParser) -> None:
 
 def shard_catalog(args: argparse.Namespace) -> int:
     """Shard the generation the build just published and print the figures per shard."""
-    from citeledger.index.shards import print_shards, shard_with
+    from citeledger.catalog.sharding import shard_with
+    from citeledger.index.shards import print_shards
 
     print_shards(shard_with(args.catalog, args.shards, args.task_runner, args.dask_workers, args.dask_address))
     return 0

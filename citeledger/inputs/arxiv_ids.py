@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Iterator
 
 from citeledger.inputs.files import ARXIV_ID_KIND, ARXIV_IDS_KIND, open_binary
-from citeledger.inputs.rows import InputLimits, InputReject, _excerpt, iter_bounded_lines, paper_input_rows
+from citeledger.inputs.rows import InputLimits, InputReject, excerpt_of, iter_bounded_lines, paper_input_rows
 from resolvers.errors import InputTooLarge
 from resolvers.model import Reference
 
@@ -61,14 +61,14 @@ def _id_lines(path: Path, limits: InputLimits, name: str) -> Iterator[str | Inpu
             try:
                 line = raw.decode("utf-8").strip()
             except UnicodeDecodeError as exc:
-                yield InputReject(name, lineno, None, f"invalid UTF-8 at byte {exc.start}", _excerpt(raw))
+                yield InputReject(name, lineno, None, f"invalid UTF-8 at byte {exc.start}", excerpt_of(raw))
                 continue
             if not line:
                 continue
             try:
                 arxiv_id = arxiv_input(line)
             except ValueError as exc:
-                yield InputReject(name, lineno, None, str(exc), _excerpt(line))
+                yield InputReject(name, lineno, None, str(exc), excerpt_of(line))
                 continue
             yield (f"arXiv:{arxiv_id}" if arxiv_id is not None else
-                   InputReject(name, lineno, None, "not an arXiv:ID line", _excerpt(line)))
+                   InputReject(name, lineno, None, "not an arXiv:ID line", excerpt_of(line)))

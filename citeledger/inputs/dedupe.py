@@ -15,7 +15,8 @@ import numpy as np
 
 from citeledger.inputs.files import ARXIV_ID_KIND, InputSource, discard_spools, prepare_inputs
 from citeledger.inputs.papers import FOLDER_KIND, PAPER_KIND
-from citeledger.inputs.rows import InputLimits, InputReject, read_references
+from citeledger.inputs.read import read_references
+from citeledger.inputs.rows import InputLimits, InputReject
 from citeledger.progress import track
 from papers import citing_paper_from_name
 from resolvers.model import Reference

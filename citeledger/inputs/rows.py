@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import gzip
 import io
 import json
 import re
@@ -21,10 +20,10 @@ from typing import Any, Iterable, Iterator
 
 import orjson
 
-from citeledger.inputs.files import ARXIV_ID_KIND, ARXIV_IDS_KIND, CHUNK, detect_kind, open_binary
-from citeledger.inputs.papers import FOLDER_KIND, PAPER_KIND, paper_rows, read_paper_input
+from citeledger.inputs.files import CHUNK, open_binary
+from citeledger.inputs.papers import paper_rows, read_paper_input
 from papers import PaperLimits, PaperReferences
-from resolvers.errors import InputTooLarge, RowTooLong
+from resolvers.errors import RowTooLong
 from resolvers.model import Reference
 from resolvers.parsing.text import unicode_problem
 
@@ -64,12 +63,11 @@ class InputLimits:
         return max(self.max_raw_chars * 6 + 64_000, 16 << 20)
 
 
-def _excerpt(text: str | bytes) -> str:
+def excerpt_of(text: str | bytes) -> str:
     if isinstance(text, bytes):
         text = text[: EXCERPT_CHARS * 4].decode("utf-8", errors="replace")
     # stored in the rejects table (Parquet, UTF-8): undecodable bytes and lone surrogates as escapes
     return text[:EXCERPT_CHARS].encode("utf-8", "backslashreplace").decode("utf-8")
-
 
 
 def iter_bounded_lines(fh: io.BufferedIOBase, limit: int) -> Iterator[tuple[int, bytes | None]]:
@@ -104,10 +102,10 @@ def validate_row(obj: Any, file: str, line: int | None, limits: InputLimits, len
                  defaults: dict[str, Any] | None = None) -> Reference | InputReject:
     """Check one row against the contract's input fields. ``lenient_types`` for CSV (all text)."""
     if not isinstance(obj, dict):
-        return InputReject(file, line, None, "row is not an object", _excerpt(json.dumps(obj)[:EXCERPT_CHARS]))
+        return InputReject(file, line, None, "row is not an object", excerpt_of(json.dumps(obj)[:EXCERPT_CHARS]))
     row = {**(defaults or {}), **{k: v for k, v in obj.items() if v is not None and v != ""}} if lenient_types \
         else {**(defaults or {}), **obj}
-    excerpt = _excerpt(str(obj.get("raw", ""))) if isinstance(obj.get("raw"), str) else ""
+    excerpt = excerpt_of(str(obj.get("raw", ""))) if isinstance(obj.get("raw"), str) else ""
 
     citing = row.get("citing_paper")
     if citing is None:
@@ -139,7 +137,7 @@ def validate_row(obj: Any, file: str, line: int | None, limits: InputLimits, len
         return InputReject(file, line, "raw", f"must be a string, got {type(raw).__name__}", excerpt)
     if len(raw) > limits.max_raw_chars:
         return InputReject(file, line, "raw", f"string of {len(raw):,} characters exceeds the limit of "
-                           f"{limits.max_raw_chars:,} (max_raw_chars)", _excerpt(raw))
+                           f"{limits.max_raw_chars:,} (max_raw_chars)", excerpt_of(raw))
 
     source = row.get("source", "unknown")
     if source is None or source == "":
@@ -149,7 +147,7 @@ def validate_row(obj: Any, file: str, line: int | None, limits: InputLimits, len
     for name, value in (("citing_paper", citing), ("raw", raw), ("source", source)):
         problem = unicode_problem(value)
         if problem:
-            return InputReject(file, line, name, problem, _excerpt(raw))
+            return InputReject(file, line, name, problem, excerpt_of(raw))
     return Reference(citing_paper=citing.strip(), reference_index=index, raw=raw, source=source,
                      file=file, line=line)
 
@@ -199,14 +197,14 @@ def read_jsonl(path: Path, limits: InputLimits, name: str | None = None) -> Iter
             try:
                 text = line.decode("utf-8")
             except UnicodeDecodeError as exc:
-                yield InputReject(name, lineno, None, f"invalid UTF-8 at byte {exc.start}", _excerpt(line))
+                yield InputReject(name, lineno, None, f"invalid UTF-8 at byte {exc.start}", excerpt_of(line))
                 continue
             try:
                 obj = json.loads(text)
             except (ValueError, RecursionError) as exc:  # ValueError: an integer of over 4,300 digits
                 msg = f"bad JSON: {exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) \
                     else "bad JSON: nested too deeply" if isinstance(exc, RecursionError) else f"bad JSON: {exc}"
-                yield InputReject(name, lineno, None, msg, _excerpt(text))
+                yield InputReject(name, lineno, None, msg, excerpt_of(text))
                 continue
             yield validate_row(obj, name, lineno, limits)
 
@@ -313,7 +311,7 @@ def read_csv(path: Path, limits: InputLimits, name: str | None = None) -> Iterat
                 why = _swallowed(taken, header)
             if why or values is None:
                 yield InputReject(name, start_line, _quoted_field(taken[0][1], header) if len(taken) > 1 else None,
-                                  why or "unreadable row", _excerpt(taken[0][1] if taken else ""))
+                                  why or "unreadable row", excerpt_of(taken[0][1] if taken else ""))
                 lines.push_back(taken[1:])
                 continue
             if not any(v.strip() for v in values):
@@ -321,7 +319,7 @@ def read_csv(path: Path, limits: InputLimits, name: str | None = None) -> Iterat
             if len(values) != len(header):
                 yield InputReject(name, start_line, None,
                                   f"ragged row: {len(values)} fields for {len(header)} columns",
-                                  _excerpt(",".join(values)))
+                                  excerpt_of(",".join(values)))
                 continue
             yield validate_row(dict(zip(header, values)), name, start_line, limits, lenient_types=True)
 
@@ -363,45 +361,3 @@ def paper_input_rows(paper: PaperReferences, limits: InputLimits) -> Iterator[Re
                 if isinstance(ref, Reference) and row.get("fields") else ref
 
 
-def read_references(path: str | Path, limits: InputLimits | None = None, citing_paper: str | None = None,
-                    name: str | None = None, kind: str | None = None) -> Iterator[Reference | InputReject]:
-    """Every row of one input file, as a reference or a reject. ``name`` is the input as the user
-    gave it (rejects name it), ``path`` what is read (for a pipe, its spooled copy)."""
-    path = Path(path)
-    limits = limits or InputLimits()
-    name = name or str(path)
-    if kind == ARXIV_ID_KIND:
-        from citeledger.inputs.arxiv_ids import read_fetched_paper
-
-        yield from read_fetched_paper(path, limits, citing_paper, name, kind)
-        return
-    if kind == FOLDER_KIND or (kind is None and path.is_dir()):
-        yield from read_paper_rows(path, limits, citing_paper, name, FOLDER_KIND)
-        return
-    if not path.exists() or path.is_dir():
-        yield InputReject(name, None, None, "is a directory" if path.is_dir() else "no such file")
-        return
-    size = path.stat().st_size
-    if limits.max_file_bytes is not None and size > limits.max_file_bytes:
-        yield InputReject(name, None, None, f"file of {size:,} bytes exceeds the limit of {limits.max_file_bytes:,} (max_file_bytes)")
-        return
-    kind = kind or detect_kind(path, name)
-    if kind == ARXIV_IDS_KIND:
-        from citeledger.inputs.arxiv_ids import read_fetched_paper  # arXiv: loaded only when needed
-
-        yield from read_fetched_paper(path, limits, citing_paper, name, kind)
-        return
-    if kind == PAPER_KIND:
-        yield from read_paper_rows(path, limits, citing_paper, name, kind)
-        return
-    try:
-        if kind == "jsonl":
-            yield from read_jsonl(path, limits, name)
-        elif kind == "csv":
-            yield from read_csv(path, limits, name)
-        else:
-            yield from read_parquet(path, limits, name)
-    except InputTooLarge as exc:
-        yield InputReject(name, None, None, str(exc))
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        yield InputReject(name, None, None, f"file could not be read to the end: {exc}")

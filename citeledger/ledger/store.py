@@ -20,7 +20,7 @@ from typing import Any, Sequence
 import duckdb
 import pyarrow as pa
 
-from citeledger.catalog.store import CatalogStore, _dict_rows
+from citeledger.catalog.store import CatalogStore, dict_rows
 from citeledger.options import check_run_id
 from citeledger.storage.atomic import (
     SyncedBatches,
@@ -423,7 +423,7 @@ def current_rows(ledger_dir: str | Path, statuses: Sequence[str]) -> list[dict[s
                        FROM current c LEFT JOIN runs r USING (run_id)
                        WHERE c.status IN (SELECT status FROM wanted)
                        ORDER BY c.citing_paper, c.reference_index""")
-        return _dict_rows(con)
+        return dict_rows(con)
     finally:
         con.close()
 
@@ -438,7 +438,7 @@ def current_links_and_notices(ledger_dir: str | Path) -> tuple[list[str], dict[s
         dois = [r[0] for r in con.execute("SELECT DISTINCT unnest(extracted_dois) FROM current "
                                           "WHERE work_id IS NULL ORDER BY 1").fetchall() if r[0]]
         con.execute("SELECT * FROM notices")
-        return works, {r["work_id"]: r for r in _dict_rows(con)}, dois
+        return works, {r["work_id"]: r for r in dict_rows(con)}, dois
     finally:
         con.close()
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 from urllib.parse import unquote
 
+from citeledger.catalog import sharding as catalog_sharding
 from citeledger.catalog.store import CatalogStore
 from citeledger.config import load_config
 from citeledger.engine.process_cache import get_catalog
@@ -261,7 +262,7 @@ def ingest_new_sources(catalog_dir: str | Path, catalog_inbox: str | Path | None
     """Add source files dropped in ``catalog_inbox`` (moved to ``<catalog_inbox>/processed/``
     once built in) and, with ``remote``, what the configured services published since the last
     refresh. Off by default: no inbox and no remote means no change and no network. A catalog
-    that was sharded (``shards.sharding_of``) gets its live generation sharded as it was when it
+    that was sharded (``sharding.sharding_of``) gets its live generation sharded as it was when it
     lacks shards (a new one, or one a failed refresh left): as many shards, the tasks where they
     ran (this process, or the Dask cluster ``catalog build --shards N --task-runner dask`` named).
     A sharding that fails is a refresh error: the new generation stays live without shards (same
@@ -291,9 +292,9 @@ def ingest_new_sources(catalog_dir: str | Path, catalog_inbox: str | Path | None
 
 
 def _sharding(catalog_dir: str | Path, report: RefreshReport) -> dict[str, Any] | None:
-    """``shards.sharding_of`` an existing catalog; a broken sharding file is a refresh error."""
+    """``sharding.sharding_of`` an existing catalog; a broken sharding file is a refresh error."""
     try:
-        return shards.sharding_of(catalog_dir) if CatalogStore(catalog_dir).exists() else None
+        return catalog_sharding.sharding_of(catalog_dir) if CatalogStore(catalog_dir).exists() else None
     except CiteledgerError as exc:
         report.errors.append(f"sharding: {exc}")
         return None
@@ -305,7 +306,7 @@ def _keep_shards(catalog_dir: str | Path, sharding: dict[str, Any], report: Refr
         live = CatalogStore(catalog_dir).current()
         if live is None or shards.stamp_of(live) is not None:
             return
-        report.shards = shards.reshard(catalog_dir, sharding)["n_shards"]
+        report.shards = catalog_sharding.reshard(catalog_dir, sharding)["n_shards"]
     except (CiteledgerError, OSError) as exc:  # (the catalog stays as built: the same answers, no shards)
         report.errors.append(f"sharding the catalog's live generation: {exc}")
 

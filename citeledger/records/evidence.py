@@ -11,17 +11,17 @@ import orjson
 
 from resolvers.jcs import names_out_of_order
 
-_SAFE = 2 ** 53
+SAFE_INTEGER = 2 ** 53
 
 
 def plain_float(value: float) -> float | int | None:
     """A float as a record holds it: NaN and infinities as None, an integral one below 2**53 as the integer."""
     if math.isnan(value) or math.isinf(value):
         return None
-    return int(value) if value.is_integer() and abs(value) < _SAFE else value
+    return int(value) if value.is_integer() and abs(value) < SAFE_INTEGER else value
 
 
-def _json_number(text: str) -> float | int | None:
+def json_number(text: str) -> float | int | None:
     return plain_float(float(text))
 
 
@@ -39,7 +39,7 @@ def parse_evidence(text: str) -> Any:
     except orjson.JSONDecodeError:
         pass
     try:
-        return json.loads(text, parse_float=_json_number, parse_constant=lambda _: None)
+        return json.loads(text, parse_float=json_number, parse_constant=lambda _: None)
     except ValueError:
         return {"unparsed": text}
 
@@ -69,7 +69,7 @@ def evidence_value(text: str) -> tuple[Any, bytes | None]:
     return value, None if names_out_of_order(out) else out
 
 
-_SMALL = 1e-4  # below it orjson may write an exponent (1e-6), where JCS writes the digits
+EXPONENT_BELOW = 1e-4  # below it orjson may write an exponent (1e-6), where JCS writes the digits
 
 
 def _plain_parsed(value: Any) -> Any:
@@ -79,17 +79,17 @@ def _plain_parsed(value: Any) -> Any:
     ``_BEYOND_DOUBLE`` (it may have been a longer integer in the text: a 19-digit scan of every
     evidence string found these before, 1.2 us of its 7.6). A float as the whole value is the caller's."""
     if type(value) is not dict and type(value) is not list:
-        return _BEYOND_DOUBLE if type(value) is float and value.is_integer() and not -_SAFE < value < _SAFE else True
+        return _BEYOND_DOUBLE if type(value) is float and value.is_integer() and not -SAFE_INTEGER < value < SAFE_INTEGER else True
     todo, safe = [value], True
     for node in todo:
         for key, item in (node.items() if type(node) is dict else enumerate(node)):
             kind = type(item)
             if kind is float:
                 if item.is_integer():
-                    if not -_SAFE < item < _SAFE:
+                    if not -SAFE_INTEGER < item < SAFE_INTEGER:
                         return _BEYOND_DOUBLE
                     node[key] = int(item)
-                elif -_SMALL < item < _SMALL:
+                elif -EXPONENT_BELOW < item < EXPONENT_BELOW:
                     safe = False
             elif kind is dict or kind is list:
                 todo.append(item)

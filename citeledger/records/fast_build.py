@@ -24,10 +24,20 @@ from citeledger.records import paper as record_paper
 from citeledger.records import record as records
 from citeledger.records.canonical import BuiltRecord, body_digest
 from citeledger.records.coverage import lanes
-from citeledger.records.evidence import _SAFE, _SMALL, evidence_value
+from citeledger.records.evidence import (  # noqa: F401 - tests take json_number from here
+    EXPONENT_BELOW,
+    SAFE_INTEGER,
+    evidence_value,
+    json_number,
+    parse_evidence,
+    plain_float,
+)
 from resolvers.errors import JCSError
 from resolvers.jcs import jcs_exact, jcs_plain, names_out_of_order, orjson_text_is_jcs
 from resolvers.model import Status
+from resolvers.notices.standing import (
+    StandingNotice,
+)
 
 _SCALARS = frozenset({str, int, type(None)})
 _SORTED = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
@@ -35,7 +45,7 @@ Fragment = orjson.Fragment
 _OUT_ORDER, _IN_ORDER = itemgetter("reference_index", "citing_paper"), itemgetter("citing_paper", "reference_index")
 _NO_NOTICE = ("none", "unknown")
 _UNAVAILABLE = Status.UNAVAILABLE.value
-_EMPTY_MEANS_JCS = jcs_plain(dict(records._EMPTY_MEANS))
+_EMPTY_MEANS_JCS = jcs_plain(dict(records.EMPTY_MEANS))
 _SCHEMA_JCS = jcs_exact(records.RECORD_SCHEMA)
 
 
@@ -52,10 +62,10 @@ _TEXTS_OF, _OTHERS_OF = itemgetter(*_TEXTS), itemgetter(*_OTHERS)
 
 
 def _sorted(rows: Sequence[Mapping[str, Any]], outbound: bool, plain: bool) -> list[Mapping[str, Any]] | None:
-    """``records._sorted_rows``' order when every row's index is an int and its citing paper text
+    """``records.sorted_rows``' order when every row's index is an int and its citing paper text
     (then its key is the row's own pair); None otherwise."""
     if not plain:
-        rows = [{**_ROW_DEFAULTS, **r} for r in records._latest_per_reference(rows)]
+        rows = [{**_ROW_DEFAULTS, **r} for r in records.latest_per_reference(rows)]
     try:
         kept = sorted(rows, key=_OUT_ORDER if outbound else _IN_ORDER)
     except (KeyError, TypeError):
@@ -91,7 +101,7 @@ class _Pass:
 
     def cited(self, row: Mapping[str, Any], work_id: Any, status: str) -> tuple:
         """(catalog row, notice row, resolved, its JCS, notice, its JCS) of a reference, as
-        ``records._resolved`` and ``records._reference_notice`` make them: one lookup a reference
+        ``records.resolved_entry`` and ``records.reference_notice`` make them: one lookup a reference
         (kept in ``notice_cache`` by work, ids and linkedness)."""
         if not work_id:
             return (None, None, None, None, *self.notice(row))
@@ -105,7 +115,7 @@ class _Pass:
         return hit
 
     def notice(self, row: Mapping[str, Any]) -> tuple[dict, Any]:
-        """``records._reference_notice`` of a reference with no work: a cited DOI's notice, if any."""
+        """``records.reference_notice`` of a reference with no work: a cited DOI's notice, if any."""
         notices = self.notices
         for doi in row["extracted_dois"] or ():
             if f"doi:{doi}" in notices:
@@ -113,22 +123,22 @@ class _Pass:
         return self._notice(None, False)
 
     def _notice(self, notice: Any, linked: bool) -> tuple[dict, Any]:
-        key = (id(notice), linked)  # ``records._shared_notice``'s entry: (row, notice, its JCS or None)
+        key = (id(notice), linked)  # ``records.shared_notice``'s entry: (row, notice, its JCS or None)
         hit = self.notice_cache.get(key)
         if hit is None or hit[0] is not notice:  # the cache holds the row, so its id is not reused
-            made = records._notice_dict(notice, linked=linked, source_times=self.source_times)
+            made = records.notice_dict(notice, linked=linked, source_times=self.source_times)
             hit = self.notice_cache[key] = (notice, made, _fragment(made))
         elif hit[2] is None:
             hit = self.notice_cache[key] = (notice, hit[1], _fragment(hit[1]))
         return hit[1], hit[2]
 
     def resolved(self, row: Mapping[str, Any], work_id: Any) -> tuple[dict | None, Any]:
-        """``records._resolved``: the cited work's view, and its JCS."""
+        """``records.resolved_entry``: the cited work's view, and its JCS."""
         catalog_row = self.works.get(work_id)
-        key = (work_id, row["doi"], row["arxiv_id"], id(catalog_row))  # as ``records._resolved``
+        key = (work_id, row["doi"], row["arxiv_id"], id(catalog_row))  # as ``records.resolved_entry``
         hit = self.resolved_cache.get(key)
         if hit is None or hit[0] is not catalog_row:
-            view = records._resolved_view(row, self.works)
+            view = records.resolved_view(row, self.works)
             hit = self.resolved_cache[key] = (catalog_row, view, _fragment(view))
         elif hit[2] is None:
             hit = self.resolved_cache[key] = (catalog_row, hit[1], _fragment(hit[1]))
@@ -146,7 +156,7 @@ def _fragment(value: Any) -> Any:
 
 
 def _entry(row: Mapping[str, Any], ctx: _Pass) -> tuple[dict, dict | None] | None:
-    """``records._outbound_entry`` of one row, and the same entry for its JCS (members in JCS order,
+    """``records.outbound_entry`` of one row, and the same entry for its JCS (members in JCS order,
     the shared parts and the evidence as their JCS), or None for that when a number in it may be
     one orjson writes otherwise; None when a value is not one this path takes."""
     status, work_id, score, dois, arxiv_ids, text, index = _OTHERS_OF(row)
@@ -163,7 +173,7 @@ def _entry(row: Mapping[str, Any], ctx: _Pass) -> tuple[dict, dict | None] | Non
         return None
     fingerprint, snapshot_at = snapshot
     _, _, resolved, resolved_jcs, notice, notice_jcs = ctx.cited(row, work_id, status)
-    evidence, evidence_jcs = evidence_value(text) if type(text) is str and text else (records._evidence(text), None)
+    evidence, evidence_jcs = evidence_value(text) if type(text) is str and text else (records.evidence_value(text), None)
     item = {"reference_index": index, "observation_id": oid, "observation_digest": odigest, "run_id": run_id,
             "source": source, "source_observed_at": seen, "snapshot_fingerprint": fingerprint,
             "snapshot_observed_at": snapshot_at, "cited_as": {"raw": raw, "dois": dois, "arxiv_ids": arxiv_ids},
@@ -182,14 +192,14 @@ def _score_vouched(score: Any) -> bool:
     """Whether orjson writes the score as JCS does: text, an integer, or a fraction from 1e-4 up in
     magnitude (``record_evidence``)."""
     if type(score) is float:
-        return _SMALL <= abs(score) < _SAFE and not score.is_integer()
+        return EXPONENT_BELOW <= abs(score) < SAFE_INTEGER and not score.is_integer()
     return True
 
 
 class _Entries:
     """A record's entries as ``_entries`` tallies them: the entries, their JCS forms (None when
     one is missing), the linked and noticed ones, the counts by status and standing
-    (``records._counts``) and what coverage counts (``record_coverage.lanes``)."""
+    (``records.state_counts``) and what coverage counts (``record_coverage.lanes``)."""
 
     __slots__ = ("items", "canon", "linked", "linked_notices", "noticed", "noticed_canon", "by_status",
                  "by_standing", "decided")
@@ -269,7 +279,7 @@ def _items_jcs(canon: list[dict | None]) -> bytes | None:
 
 
 def _listed_jcs(page: dict[str, Any], canon: list[dict | None] | None) -> bytes:
-    """The JCS of ``records._page`` of the entries; by the checked writer when ``_items_jcs`` cannot."""
+    """The JCS of ``records.paged`` of the entries; by the checked writer when ``_items_jcs`` cannot."""
     items = None if canon is None else _items_jcs(canon[:len(page["items"])])
     if items is None:
         return jcs_plain(page)
@@ -282,21 +292,21 @@ def _record(paper_id: str, paper_work: Mapping[str, Any] | None, out_rows: list[
             in_rows: list[Mapping[str, Any]], got: _Entries, generated_from: Mapping[str, Any], page_cap: int | None,
             provenance: Mapping[str, Any]) -> BuiltRecord:
     titles = provenance.get("citing_titles") or {}
-    in_items = [records._inbound_entry(r, titles) for r in in_rows]
+    in_items = [records.inbound_entry(r, titles) for r in in_rows]
     counts = {"references": len(got.items), "by_status": got.by_status, "linked": len(got.linked),
               "cited_works_by_standing": got.by_standing, "inbound": len(in_items)}
-    gen = records._plain(dict(generated_from))
+    gen = records.plain_value(dict(generated_from))
     times = [t for t in (r.get("observed_at") for r in out_rows + in_rows) if t]
     as_of = gen.get("as_of") or (max(times) if times else None)
-    inbound_page, outbound_page = records._page(in_items, page_cap), records._page(got.items, page_cap)
+    inbound_page, outbound_page = records.paged(in_items, page_cap), records.paged(got.items, page_cap)
     citing_ids = sorted({r["citing_paper"] for r in out_rows})
-    paper = record_paper.paper_section(paper_id, records._plain(paper_work), records._work_view(paper_work), citing_ids)
+    paper = record_paper.paper_section(paper_id, records.plain_value(paper_work), records.work_view(paper_work), citing_ids)
     coverage = lanes(len(got.items), got.decided, got.linked_notices, inbound_page, gen.get("tables") or {}, as_of,
                      paper_work)
     page_caps = {"outbound": page_cap, "inbound": page_cap}
     record = BuiltRecord(schema=records.RECORD_SCHEMA, as_of=as_of, paper=paper, counts=counts, outbound=outbound_page,
                          with_notices=got.noticed, inbound=inbound_page, coverage=coverage, page_caps=page_caps,
-                         empty_means=dict(records._EMPTY_MEANS), generated_from=gen)
+                         empty_means=dict(records.EMPTY_MEANS), generated_from=gen)
     record.members = (
         ("as_of", as_of, _value_jcs(as_of)), ("counts", counts, jcs_plain(counts)),
         ("coverage", coverage, jcs_plain(coverage)), ("empty_means", record["empty_means"], _EMPTY_MEANS_JCS),
@@ -306,3 +316,32 @@ def _record(paper_id: str, paper_work: Mapping[str, Any] | None, out_rows: list[
         ("schema", records.RECORD_SCHEMA, _SCHEMA_JCS), ("with_notices", got.noticed, _items_jcs(got.noticed_canon) or jcs_plain(got.noticed)))
     record.digest = record[records.DIGEST_FIELD] = body_digest(record.members)
     return record
+
+
+def build_record(paper_id: str, paper_work: Mapping[str, Any] | None, outbound: Sequence[Mapping[str, Any]],
+                 inbound: Sequence[Mapping[str, Any]], notices: Mapping[str, StandingNotice | Mapping[str, Any]],
+                 generated_from: Mapping[str, Any], page_cap: int | None = records.DEFAULT_PAGE_CAP,
+                 works: Mapping[str, Mapping[str, Any]] | None = None,
+                 provenance: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The citation record (schema v2) of ``paper_id`` from its outbound and inbound observation rows.
+
+    ``notices`` maps a cited work_id to its ``StandingNotice`` (or a ``notices`` view row);
+    ``works`` (optional) maps work_id to catalog rows so resolved entries carry titles.
+    ``generated_from`` names the source tables (``tables``: name -> location) and their time
+    (``as_of``); when ``as_of`` is missing the latest ``observed_at`` of the rows stands in.
+    ``provenance`` (optional): ``run_catalog`` (run id -> catalog fingerprint), ``catalog_built_at``
+    (fingerprint -> build time), ``notice_sources`` (source -> when the catalog took it in),
+    ``citing_titles`` (citing paper id -> title), ``notice_cache`` and ``resolved_cache`` (dicts
+    kept for one pass of many records over the same notice and catalog rows), ``rows_plain`` (the
+    rows are the latest of each reference, their values plain already: ``ledger_reads`` makes them). Nothing here reads the clock: same inputs, same digest.
+    Counts and coverage are taken over every row; only the listed items are capped.
+    Built with its members' canonical bytes by ``record_build`` (the record file is made of them);
+    inputs that path does not vouch for go through ``build_record_per_row``, the reference.
+    """
+    works, provenance = works or {}, provenance or {}
+    built = build(paper_id, paper_work, outbound, inbound, notices, generated_from, page_cap, works,
+                               provenance)
+    if built is not None:
+        return built
+    return records.build_record_per_row(paper_id, paper_work, outbound, inbound, notices, generated_from, page_cap, works,
+                                provenance)

@@ -15,9 +15,9 @@ from citeledger.catalog.store import ParquetCatalog
 from citeledger.engine.process_cache import get_catalog
 from citeledger.ledger.store import LedgerStore, SyncedBatches, check_ledger_dir
 from citeledger.options import at_least, check_run_id
+from citeledger.records import fast_build, receipts
 from citeledger.records import fast_pages as page_files
 from citeledger.records import pages as record_pages
-from citeledger.records import receipts
 from citeledger.records import record as records
 from citeledger.records import workers as record_workers
 from citeledger.records.ledger_reads import citing_papers, pass_rows
@@ -94,7 +94,7 @@ def provenance_of(ledger_dir: str | Path, catalog: ParquetCatalog, run_ids: set[
     for run_id in sorted(r for r in run_ids if r):
         manifest = Path(ledger_dir) / "_runs" / run_id / "manifest.json"
         if manifest.exists():
-            run_catalog[run_id] = records._plain(json.loads(manifest.read_text()).get("catalog_fingerprint"))
+            run_catalog[run_id] = records.plain_value(json.loads(manifest.read_text()).get("catalog_fingerprint"))
     built = {}
     for gen in sorted(catalog.store.dir.glob("gen-*/manifest.json")):
         m = json.loads(gen.read_text())
@@ -134,14 +134,14 @@ def citation_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_d
         provenance = provenance_of(ledger_dir, catalog, passed.run_ids())
         provenance["citing_titles"] = citing_titles(catalog, passed.inbound_citing())
         provenance["notice_cache"] = {}  # each notice row made into a record's notice once a pass
-        provenance["resolved_cache"] = {}  # and each cited work's resolved view (records._resolved)
+        provenance["resolved_cache"] = {}  # and each cited work's resolved view (records.resolved_entry)
         provenance["rows_plain"] = True  # ledger_reads: the latest rows, values plain
         for group in range(0, len(chunk), ROWS_AT_ONCE):  # the rows of a few hundred papers as dicts at once
             observed = passed.observed(passed.plans[group:group + ROWS_AT_ONCE])
             for paper_id, paper_work, (outbound, inbound, notice_rows) in zip(
                     chunk[group:group + ROWS_AT_ONCE], works[group:group + ROWS_AT_ONCE], observed):
                 cited = {r["work_id"]: cited_rows[r["work_id"]] for r in outbound if r.get("work_id") in cited_rows}
-                yield records.build_record(paper_id, paper_work, outbound, inbound,
+                yield fast_build.build_record(paper_id, paper_work, outbound, inbound,
                                            {r["work_id"]: r for r in notice_rows}, generated_from,
                                            page_cap=page_cap or records.DEFAULT_PAGE_CAP, works=cited,
                                            provenance=provenance)
@@ -189,7 +189,7 @@ def write_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir:
         processes = record_workers.worker_count(len(paper_ids), workers)
         if processes > 1:
             return record_workers.write_in_workers(paper_ids, ledger_dir, catalog_dir, progress, processes,
-                                                   RECORDS_PER_PASS)
+                                                   RECORDS_PER_PASS, write_block)
         return _write_record_files(paper_ids, ledger_dir, catalog_dir, progress)
     finally:
         if not held_before:

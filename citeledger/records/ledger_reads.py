@@ -10,12 +10,12 @@ from typing import Any, Sequence
 import pyarrow as pa
 
 from citeledger.ledger.store import connect_views
-from citeledger.records.record import _plain
+from citeledger.records.record import plain_value
 
 Observed = tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]
 
 
-# A time as the records write it (``records._plain`` of a UTC datetime), made by DuckDB: turning
+# A time as the records write it (``records.plain_value`` of a UTC datetime), made by DuckDB: turning
 # 90,000 rows' times into Python datetimes (with their zone) and back into text cost more than
 # the query itself.
 ISO_Z = "strftime({} AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ')"
@@ -85,7 +85,7 @@ def pass_rows(ledger_dir: str | Path, catalog_dir: str | Path,
 
 def _arrow_rows(table: pa.Table) -> list[dict[str, Any]]:
     """Rows as dicts, made column by column (half the cost of DuckDB's row-by-row fetch), their
-    values plain as records write them (``records._plain``: an integral float as the integer, NaN
+    values plain as records write them (``records.plain_value``: an integral float as the integer, NaN
     as None), so the record builder need not copy them (``rows_plain``)."""
     names = table.column_names
     return [dict(zip(names, values)) for values in zip(*_plain_columns(table))]
@@ -98,10 +98,10 @@ def _plain_columns(table: pa.Table) -> list[list[Any]]:
         kind = column.type
         values = column.to_pylist()
         if pa.types.is_floating(kind):  # a finite fraction is plain already: no call for most scores
-            values = [v if v is None or (v - v == 0 and not v.is_integer()) else _plain(v) for v in values]
+            values = [v if v is None or (v - v == 0 and not v.is_integer()) else plain_value(v) for v in values]
         elif not (pa.types.is_string(kind) or pa.types.is_integer(kind) or pa.types.is_boolean(kind)
                   or (pa.types.is_list(kind) and pa.types.is_string(kind.value_type)) or pa.types.is_null(kind)):
-            values = [v if v is None else _plain(v) for v in values]
+            values = [v if v is None else plain_value(v) for v in values]
         columns.append(values)
     return columns
 

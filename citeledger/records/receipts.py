@@ -27,7 +27,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from citeledger.records.record import content_digest  # the one definition: v2 over JCS without digest and receipt
+from citeledger.records.record import content_digest
 from resolvers.errors import ConfigError
 from resolvers.jcs import jcs
 

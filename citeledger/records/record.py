@@ -17,7 +17,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from citeledger.records import paper as record_paper
 from citeledger.records.coverage import coverage_lanes, notice_receipts
-from citeledger.records.evidence import _json_number, parse_evidence, plain_float  # noqa: F401 - tests take _json_number from here
+from citeledger.records.evidence import json_number, parse_evidence, plain_float  # noqa: F401 - tests take json_number from here
 from resolvers.canonical import canonical_json
 from resolvers.jcs import jcs_plain, jcs_sha256
 from resolvers.model import STATE_ORDER, Status
@@ -36,7 +36,6 @@ __all__ = [
     "canonical_json",
     "content_digest",
     "select_rows",
-    "build_record",
     "load_schema",
     "RECORD_SCHEMA_V1",
     "validate_record",
@@ -51,7 +50,7 @@ STANDINGS = ("retracted", "withdrawn", "expression_of_concern", "reinstated", "c
 DEFAULT_PAGE_CAP = 1000
 DIGEST_FIELD = "content_digest"
 
-_EMPTY_MEANS = {
+EMPTY_MEANS = {
     "outbound": "no reference of this paper is in the ledger's current observations",
     "inbound": "no paper in the ledger has a reference resolved to this paper's work; papers "
                "outside the ledger are not examined",
@@ -66,22 +65,22 @@ _EMPTY_MEANS = {
 _SIMPLE = frozenset({str, bool, int, type(None)})
 
 
-def _plain(value: Any) -> Any:
+def plain_value(value: Any) -> Any:
     """DuckDB/pyarrow/numpy values -> JSON values (times as UTC ISO strings, NaN as null; an
     integral float as the integer JCS writes anyway, so ``1.0`` reads back as what was digested)."""
     kind = type(value)
     if kind in _SIMPLE:
         return value
     if kind is dict:
-        return {k if type(k) is str else str(k): v if type(v) in _SIMPLE else _plain(v) for k, v in value.items()}
+        return {k if type(k) is str else str(k): v if type(v) in _SIMPLE else plain_value(v) for k, v in value.items()}
     if kind is list:
-        return [v if type(v) in _SIMPLE else _plain(v) for v in value]
+        return [v if type(v) in _SIMPLE else plain_value(v) for v in value]
     if kind is float:
         return plain_float(value)
     if value is None or isinstance(value, (str, bool, int)):
         return value
     if isinstance(value, float):
-        return _plain(float(value))
+        return plain_value(float(value))
     if isinstance(value, datetime):
         if value.tzinfo is not None:
             value = value.astimezone(timezone.utc).replace(tzinfo=None)
@@ -89,11 +88,11 @@ def _plain(value: Any) -> Any:
     if isinstance(value, date):
         return value.isoformat()
     if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): plain_value(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
-        return [_plain(v) for v in value]
+        return [plain_value(v) for v in value]
     if hasattr(value, "tolist"):  # numpy arrays and scalars
-        return _plain(value.tolist())
+        return plain_value(value.tolist())
     if hasattr(value, "value") and isinstance(value.value, str):  # enums
         return value.value
     return str(value)
@@ -110,7 +109,7 @@ def content_digest(record: Mapping[str, Any]) -> str:
 
 def _built_digest(record: Mapping[str, Any]) -> str:
     """``content_digest`` of a record ``build_record`` has just made: every value in it is a JSON
-    value (made by ``_plain``, or text and counts of its own), so its JCS needs no read-back
+    value (made by ``plain_value``, or text and counts of its own), so its JCS needs no read-back
     (``resolvers.jcs.jcs_plain``)."""
     body = {k: v for k, v in record.items() if k not in (DIGEST_FIELD, "receipt")}
     return "sha256:" + hashlib.sha256(jcs_plain(body)).hexdigest()
@@ -168,13 +167,13 @@ def select_rows(paper_id: str, paper_work: Mapping[str, Any] | None,
     return outbound, inbound
 
 
-def _latest_per_reference(rows: Iterable[Mapping[str, Any]]) -> list[dict]:
+def latest_per_reference(rows: Iterable[Mapping[str, Any]]) -> list[dict]:
     """Keep the latest observation of each (citing paper, reference index): callers may pass
     ``observations`` rather than ``current``."""
     best: dict[tuple[str, int], dict] = {}
     simple = _SIMPLE
-    for row in rows:  # most values are plain already: _plain is called for the others only
-        r = {k: v if type(v) in simple else _plain(v) for k, v in row.items()}
+    for row in rows:  # most values are plain already: plain_value is called for the others only
+        r = {k: v if type(v) in simple else plain_value(v) for k, v in row.items()}
         key = (str(r.get("citing_paper")), int(r.get("reference_index") or 0))
         old = best.get(key)
         if old is None or (str(r.get("observed_at") or ""), str(r.get("observation_id") or "")) > (
@@ -188,7 +187,7 @@ def _latest_per_reference(rows: Iterable[Mapping[str, Any]]) -> list[dict]:
 # Building the record
 
 
-def _notice_dict(notice: StandingNotice | Mapping[str, Any] | None, *, linked: bool,
+def notice_dict(notice: StandingNotice | Mapping[str, Any] | None, *, linked: bool,
                  source_times: Mapping[str, Any]) -> dict[str, Any]:
     if not linked:
         notice = unavailable_notice(UnavailableReason.NO_CANONICAL_WORK)
@@ -196,66 +195,66 @@ def _notice_dict(notice: StandingNotice | Mapping[str, Any] | None, *, linked: b
         notice = unavailable_notice(UnavailableReason.NOT_CHECKED)
     elif not isinstance(notice, StandingNotice):
         notice = notice_from_dict(notice)
-    out = _plain(notice_to_dict(notice))
+    out = plain_value(notice_to_dict(notice))
     out["checked_at"] = record_paper.iso_z(out["checked_at"])
     out["receipts"] = notice_receipts(out, source_times)
     return out
 
 
-def _evidence(value: Any) -> Any:
+def evidence_value(value: Any) -> Any:
     if value is None or value == "":
         return {}
     if isinstance(value, str):
         return parse_evidence(value)
-    return _plain(value)
+    return plain_value(value)
 
 
 _WORK_KEYS = ("work_id", "doi", "arxiv_id", "title", "authors", "year", "venue", "volume", "first_page", "pmid", "type")
 
 
-def _work_view(work: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def work_view(work: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if not work:
         return None
-    out = {k: _plain(work.get(k)) for k in _WORK_KEYS if work.get(k) is not None}
+    out = {k: plain_value(work.get(k)) for k in _WORK_KEYS if work.get(k) is not None}
     if "authors" in out and not isinstance(out["authors"], list):
         out["authors"] = [out["authors"]]
     return out
 
 
-def _resolved(row: Mapping[str, Any], works: Mapping[str, Mapping[str, Any]],
+def resolved_entry(row: Mapping[str, Any], works: Mapping[str, Mapping[str, Any]],
               provenance: Mapping[str, Any]) -> dict[str, Any] | None:
     """The cited work as the record shows it: ids, the catalog's title etc., and which catalog
     sources gave that metadata (``metadata_source``: null when the catalog row is not at hand).
     Made once a pass per cited work and its ids when the caller keeps a
     ``provenance["resolved_cache"]``: the records of the pass share the dict, which nothing
-    changes after it is built (as ``_shared_notice``)."""
+    changes after it is built (as ``shared_notice``)."""
     work_id = row.get("work_id")
     if not work_id:
         return None
     cache = provenance.get("resolved_cache")
     if cache is None:
-        return _resolved_view(row, works)
+        return resolved_view(row, works)
     catalog_row = works.get(work_id)
     key = (work_id, row.get("doi"), row.get("arxiv_id"), id(catalog_row))
     hit = cache.get(key)
     if hit is None or hit[0] is not catalog_row:  # the cache holds the row, so its id is not reused
-        hit = cache[key] = (catalog_row, _resolved_view(row, works), None)  # None: its JCS, made by record_build
+        hit = cache[key] = (catalog_row, resolved_view(row, works), None)  # None: its JCS, made by record_build
     return hit[1]
 
 
-def _resolved_view(row: Mapping[str, Any], works: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+def resolved_view(row: Mapping[str, Any], works: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     work_id = row["work_id"]
     resolved = {"work_id": work_id, "doi": row.get("doi"), "arxiv_id": row.get("arxiv_id")}
     catalog_row = works.get(work_id)
-    known = _work_view(catalog_row) or {}
+    known = work_view(catalog_row) or {}
     for k in ("title", "authors", "year", "venue"):
         if k in known:
             resolved[k] = known[k]
-    resolved["metadata_source"] = list(_plain((catalog_row or {}).get("sources")) or []) or None
+    resolved["metadata_source"] = list(plain_value((catalog_row or {}).get("sources")) or []) or None
     return resolved
 
 
-def _outbound_entry(row: Mapping[str, Any], notices: Mapping[str, Any], works: Mapping[str, Mapping[str, Any]],
+def outbound_entry(row: Mapping[str, Any], notices: Mapping[str, Any], works: Mapping[str, Mapping[str, Any]],
                     provenance: Mapping[str, Any]) -> dict[str, Any]:
     status = str(row.get("status"))
     work_id = row.get("work_id")
@@ -276,48 +275,48 @@ def _outbound_entry(row: Mapping[str, Any], notices: Mapping[str, Any], works: M
             "arxiv_ids": list(row.get("extracted_arxiv_ids") or []),
         },
         "status": status,
-        "resolved": _resolved(row, works, provenance),
+        "resolved": resolved_entry(row, works, provenance),
         "resolver_source": row.get("resolver_source"),
         "resolved_at": row.get("observed_at"),
         "score": row.get("score"),
-        "evidence": _evidence(row.get("evidence")),
-        "notice": _reference_notice(row, work_id, linked, notices, provenance),
+        "evidence": evidence_value(row.get("evidence")),
+        "notice": reference_notice(row, work_id, linked, notices, provenance),
     }
 
 
-def _reference_notice(row: Mapping[str, Any], work_id: str | None, linked: bool,
+def reference_notice(row: Mapping[str, Any], work_id: str | None, linked: bool,
                       notices: Mapping[str, Any], provenance: Mapping[str, Any]) -> dict[str, Any]:
     """The notice of the cited work; for a reference with no work, the notice of a DOI it cites
     that a notice source lists (``notice_check.cited_doi_notice_rows``), if any."""
     if not work_id:
         for doi in row.get("extracted_dois") or ():
             if f"doi:{doi}" in notices:
-                return _shared_notice(notices[f"doi:{doi}"], True, provenance)
-    return _shared_notice(notices.get(work_id) if work_id else None, linked, provenance)
+                return shared_notice(notices[f"doi:{doi}"], True, provenance)
+    return shared_notice(notices.get(work_id) if work_id else None, linked, provenance)
 
 
-def _shared_notice(notice: Any, linked: bool, provenance: Mapping[str, Any]) -> dict[str, Any]:
-    """``_notice_dict``, made once per notice row of a pass when the caller keeps a
+def shared_notice(notice: Any, linked: bool, provenance: Mapping[str, Any]) -> dict[str, Any]:
+    """``notice_dict``, made once per notice row of a pass when the caller keeps a
     ``provenance["notice_cache"]`` (a work cited by many papers has one notice; the records of
     the pass share the dict, which nothing changes after it is built)."""
     source_times = provenance.get("notice_sources") or {}
     cache = provenance.get("notice_cache")
     if cache is None:
-        return _notice_dict(notice, linked=linked, source_times=source_times)
+        return notice_dict(notice, linked=linked, source_times=source_times)
     hit = cache.get((id(notice), linked))
     if hit is None or hit[0] is not notice:  # the cache holds the row, so its id is not reused
-        hit = cache[(id(notice), linked)] = (notice, _notice_dict(notice, linked=linked, source_times=source_times),
+        hit = cache[(id(notice), linked)] = (notice, notice_dict(notice, linked=linked, source_times=source_times),
                                              None)  # None: its JCS, made by record_build
     return hit[1]
 
 
-def _page(items: list[dict], cap: int | None) -> dict[str, Any]:
+def paged(items: list[dict], cap: int | None) -> dict[str, Any]:
     listed = items if cap is None else items[:cap]
     return {"total": len(items), "listed": len(listed), "cap": cap, "truncated": len(listed) < len(items),
             "items": listed}
 
 
-def _inbound_entry(row: Mapping[str, Any], titles: Mapping[str, str]) -> dict[str, Any]:
+def inbound_entry(row: Mapping[str, Any], titles: Mapping[str, str]) -> dict[str, Any]:
     citing = str(row.get("citing_paper"))
     return {
         "citing_paper": citing,
@@ -332,7 +331,7 @@ def _inbound_entry(row: Mapping[str, Any], titles: Mapping[str, str]) -> dict[st
     }
 
 
-def _counts(out_items: list[dict], in_items: list[dict]) -> tuple[dict[str, Any], list[dict]]:
+def state_counts(out_items: list[dict], in_items: list[dict]) -> tuple[dict[str, Any], list[dict]]:
     """The record's ``counts`` and its linked items (those the counts by standing are taken over)."""
     by_status = {s: 0 for s in STATES}
     for item in out_items:
@@ -347,44 +346,13 @@ def _counts(out_items: list[dict], in_items: list[dict]) -> tuple[dict[str, Any]
             "cited_works_by_standing": by_standing, "inbound": len(in_items)}, linked
 
 
-def _sorted_rows(rows: Sequence[Mapping[str, Any]], outbound: bool, plain: bool = False) -> list[dict]:
-    """The latest row of each reference, plain (``_plain``), in page order; ``plain``: the caller's
+def sorted_rows(rows: Sequence[Mapping[str, Any]], outbound: bool, plain: bool = False) -> list[dict]:
+    """The latest row of each reference, plain (``plain_value``), in page order; ``plain``: the caller's
     rows are that already (``ledger_reads.papers_observations``), so they are only sorted."""
     def key(r: Mapping[str, Any]) -> tuple:
         idx, paper = int(r.get("reference_index") or 0), str(r.get("citing_paper"))
         return (idx, paper) if outbound else (paper, idx)
-    return sorted(rows if plain else _latest_per_reference(rows), key=key)  # type: ignore[arg-type]
-
-
-def build_record(paper_id: str, paper_work: Mapping[str, Any] | None, outbound: Sequence[Mapping[str, Any]],
-                 inbound: Sequence[Mapping[str, Any]], notices: Mapping[str, StandingNotice | Mapping[str, Any]],
-                 generated_from: Mapping[str, Any], page_cap: int | None = DEFAULT_PAGE_CAP,
-                 works: Mapping[str, Mapping[str, Any]] | None = None,
-                 provenance: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The citation record (schema v2) of ``paper_id`` from its outbound and inbound observation rows.
-
-    ``notices`` maps a cited work_id to its ``StandingNotice`` (or a ``notices`` view row);
-    ``works`` (optional) maps work_id to catalog rows so resolved entries carry titles.
-    ``generated_from`` names the source tables (``tables``: name -> location) and their time
-    (``as_of``); when ``as_of`` is missing the latest ``observed_at`` of the rows stands in.
-    ``provenance`` (optional): ``run_catalog`` (run id -> catalog fingerprint), ``catalog_built_at``
-    (fingerprint -> build time), ``notice_sources`` (source -> when the catalog took it in),
-    ``citing_titles`` (citing paper id -> title), ``notice_cache`` and ``resolved_cache`` (dicts
-    kept for one pass of many records over the same notice and catalog rows), ``rows_plain`` (the
-    rows are the latest of each reference, their values plain already: ``ledger_reads`` makes them). Nothing here reads the clock: same inputs, same digest.
-    Counts and coverage are taken over every row; only the listed items are capped.
-    Built with its members' canonical bytes by ``record_build`` (the record file is made of them);
-    inputs that path does not vouch for go through ``build_record_per_row``, the reference.
-    """
-    from citeledger.records import fast_build as record_build
-
-    works, provenance = works or {}, provenance or {}
-    built = record_build.build(paper_id, paper_work, outbound, inbound, notices, generated_from, page_cap, works,
-                               provenance)
-    if built is not None:
-        return built
-    return build_record_per_row(paper_id, paper_work, outbound, inbound, notices, generated_from, page_cap, works,
-                                provenance)
+    return sorted(rows if plain else latest_per_reference(rows), key=key)  # type: ignore[arg-type]
 
 
 def build_record_per_row(paper_id: str, paper_work: Mapping[str, Any] | None, outbound: Sequence[Mapping[str, Any]],
@@ -396,26 +364,26 @@ def build_record_per_row(paper_id: str, paper_work: Mapping[str, Any] | None, ou
     compared with (tests/test_record_build.py), and its fallback."""
     works, provenance = works or {}, provenance or {}
     plain = bool(provenance.get("rows_plain"))
-    out_rows, in_rows = _sorted_rows(outbound, True, plain), _sorted_rows(inbound, False, plain)
-    out_items = [_outbound_entry(r, notices, works, provenance) for r in out_rows]
-    in_items = [_inbound_entry(r, provenance.get("citing_titles") or {}) for r in in_rows]
-    counts, linked = _counts(out_items, in_items)
-    gen = _plain(dict(generated_from))
+    out_rows, in_rows = sorted_rows(outbound, True, plain), sorted_rows(inbound, False, plain)
+    out_items = [outbound_entry(r, notices, works, provenance) for r in out_rows]
+    in_items = [inbound_entry(r, provenance.get("citing_titles") or {}) for r in in_rows]
+    counts, linked = state_counts(out_items, in_items)
+    gen = plain_value(dict(generated_from))
     times = [t for t in (r.get("observed_at") for r in out_rows + in_rows) if t]
     as_of = gen.get("as_of") or (max(times) if times else None)
-    inbound_page = _page(in_items, page_cap)
+    inbound_page = paged(in_items, page_cap)
     citing_ids = sorted({str(r.get("citing_paper")) for r in out_rows})
     record: dict[str, Any] = {
         "schema": RECORD_SCHEMA,
         "as_of": as_of,
-        "paper": record_paper.paper_section(paper_id, _plain(paper_work), _work_view(paper_work), citing_ids),
+        "paper": record_paper.paper_section(paper_id, plain_value(paper_work), work_view(paper_work), citing_ids),
         "counts": counts,
-        "outbound": _page(out_items, page_cap),
+        "outbound": paged(out_items, page_cap),
         "with_notices": [i for i in out_items if i["notice"]["standing"] not in ("none", "unknown")],
         "inbound": inbound_page,
         "coverage": coverage_lanes(out_items, linked, inbound_page, gen.get("tables") or {}, as_of, paper_work),
         "page_caps": {"outbound": page_cap, "inbound": page_cap},
-        "empty_means": dict(_EMPTY_MEANS),
+        "empty_means": dict(EMPTY_MEANS),
         "generated_from": gen,
     }
     record[DIGEST_FIELD] = _built_digest(record)

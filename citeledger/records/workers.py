@@ -43,22 +43,25 @@ def blocks(paper_ids: Sequence[str], workers: int, most: int, head_start: int = 
     return [list(paper_ids[:first])] + [list(paper_ids[i:i + rest]) for i in range(first, len(paper_ids), rest)]
 
 
+BlockWriter = Callable[..., list[Path]]  # (paper ids, ledger, catalog, first index[, progress]) -> paths
+
+
 def write_in_workers(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
-                     progress: Callable[[int], None] | None, workers: int, most: int) -> list[Path]:
+                     progress: Callable[[int], None] | None, workers: int, most: int,
+                     write_block: BlockWriter) -> list[Path]:
     """Every paper's record files written by ``workers`` processes, the caller one of them: every
     ``workers``-th block (the first among them) built here, the others by spawned processes, block by
-    block; the paths in ``paper_ids``' order."""
-    from citeledger.records import files as record_files
-
+    block; the paths in ``paper_ids``' order. ``write_block`` (a module-level function, so a spawned
+    process can load it by name) writes one block."""
     parts = blocks(paper_ids, workers, most, HEAD_START)
     starts = [sum(map(len, parts[:i])) for i in range(len(parts))]  # each block's place in the write
     mine = set(range(0, len(parts), workers))
     done: dict[int, list[Path]] = {}
     with ProcessPoolExecutor(workers - 1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {i: pool.submit(record_files.write_block, part, str(ledger_dir), str(catalog_dir), first)
+        futures = {i: pool.submit(write_block, part, str(ledger_dir), str(catalog_dir), first)
                    for i, (part, first) in enumerate(zip(parts, starts)) if i not in mine}
         for i in sorted(mine):
-            done[i] = record_files.write_block(parts[i], str(ledger_dir), str(catalog_dir), starts[i], progress)
+            done[i] = write_block(parts[i], str(ledger_dir), str(catalog_dir), starts[i], progress)
         for i, future in futures.items():
             done[i] = future.result()
             if progress is not None:

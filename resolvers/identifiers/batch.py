@@ -28,7 +28,7 @@ from typing import Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from resolvers.identifiers.extract import _MAX_TOKEN, _NONE, extract_identifiers
+from resolvers.identifiers.extract import MAX_TOKEN, NO_IDENTIFIERS, extract_identifiers
 from resolvers.model import ExtractedIdentifiers
 
 __all__ = ["extract_batch"]
@@ -82,7 +82,7 @@ def plain_doi_strings(raws: pa.Array) -> list[str | None]:
     out: list[str | None] = []
     for raw, before, ok in zip(raws.to_pylist(), prefix.to_pylist(), quiet.to_pylist()):
         doi = raw[raw.index("10.", len(before)):] if ok else None  # (what follows "doi:" / doi.org/)
-        out.append(doi if doi is None or len(doi) <= _MAX_TOKEN else None)
+        out.append(doi if doi is None or len(doi) <= MAX_TOKEN else None)
     return out
 
 
@@ -97,5 +97,5 @@ def extract_batch(raws: Sequence[str]) -> list[ExtractedIdentifiers]:
         return [extract_identifiers(r) for r in raws]
     maybe = pc.match_substring_regex(column, GATE).to_pylist()
     plain = plain_doi_strings(column)
-    return [(ExtractedIdentifiers((d.lower(),)) if d is not None else extract_identifiers(r)) if m else _NONE
+    return [(ExtractedIdentifiers((d.lower(),)) if d is not None else extract_identifiers(r)) if m else NO_IDENTIFIERS
             for r, m, d in zip(raws, maybe, plain)]

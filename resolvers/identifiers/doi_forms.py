@@ -9,24 +9,24 @@ import re
 
 __all__ = ["normalize_doi"]
 
-_MAX_TOKEN = 1000  # longer "identifiers" are junk; reported malformed, never normalised
+MAX_TOKEN = 1000  # longer "identifiers" are junk; reported malformed, never normalised
 # Characters a DOI suffix may carry in running text. Crossref's advice covers [-._;()/:A-Z0-9];
 # we also keep <> (SICI), [] + # * & % (entities, percent-encoding; decoded afterwards) and stop
 # at whitespace, quotes, braces, backslash, comma and anything outside printable ASCII.
 _DOI_CHAR_SET = frozenset(chr(c) for c in range(0x21, 0x7F)) - set("\"'{}\\|^`,")
 _DOI_CHAR = "[" + "".join(re.escape(c) for c in sorted(_DOI_CHAR_SET)) + "]"
-_DOI_RE = re.compile(
+DOI_RE = re.compile(
     r"(?:(?<=doi)|(?<![0-9A-Za-z.]))10\.\d{4,9}(?:\.\d{1,9}){0,4}(?:/|%2[fF])"
     + _DOI_CHAR + r"*", re.I)
 # Words that announce a DOI; what follows them is a DOI or a malformed one.
-_DOI_CONTEXT = re.compile(
+DOI_CONTEXT = re.compile(
     r"(?<![a-z0-9])(?:doi\s{0,3}[:=]\s{0,3}\{?\s{0,3}|doi(?=10\.)|doi\s{1,3}(?=10\.)"
     r"|(?:dx\.)?doi\.org/\s{0,3})", re.I)
 # bounded: "doi:doi:doi:..." must not rescan the rest of the string at every "doi:"
-_DOI_CONTEXT_TOKEN = re.compile(_DOI_CHAR + "{0,%d}" % (_MAX_TOKEN + 1))
+DOI_CONTEXT_TOKEN = re.compile(_DOI_CHAR + "{0,%d}" % (MAX_TOKEN + 1))
 # DOI Handbook syntax: "10." registrant code (digits, optionally subdivided by dots) "/" suffix.
 _VALID_DOI = re.compile(r"10\.\d{1,9}(?:\.\d{1,9})*/" + _DOI_CHAR + r"+")
-_ARXIV_DOI = "10.48550/arxiv."
+ARXIV_DOI_PREFIX = "10.48550/arxiv."
 _DOI_PREFIX = re.compile(
     r"^(?:(?:https?://)?(?:dx\.|www\.)?doi\.org/|info:doi/|urn:doi:|doi\s*[:=]?\s*)", re.I)
 _PERCENT = re.compile(r"%([0-9A-Fa-f]{2})")
@@ -36,7 +36,7 @@ _PAIRS = {")": "(", "]": "[", ">": "<", "}": "{"}
 _GLUED_NEXT = re.compile(r"[;,](?=doi|https?:|10\.\d)", re.I)
 _LT_NOT_SICI = re.compile(r"<(?!\d|::)")  # "<441::aid-", and "<::aid-" with no start page
 _SPACE_AFTER_PREFIX = re.compile(r"^(10\.\d{4,9})/\s+(?=\S)")
-_LATEX_ESCAPE = re.compile(r"\{\\([_%&#])\}|\\([_%&#])|\\textunderscore(?:\{\})?")
+LATEX_ESCAPE = re.compile(r"\{\\([_%&#])\}|\\([_%&#])|\\textunderscore(?:\{\})?")
 
 
 def _decode_percent(m: re.Match[str]) -> str:
@@ -49,7 +49,7 @@ def _decode_entity(m: re.Match[str]) -> str:
     return c if len(c) == 1 and c in _DOI_CHAR_SET else m.group(0)
 
 
-def _unlatex(m: re.Match[str]) -> str:
+def unlatex(m: re.Match[str]) -> str:
     return m.group(1) or m.group(2) or "_"
 
 
@@ -66,7 +66,7 @@ def _bracket_after(s: str) -> int:
     return opened[0] if opened else len(s)
 
 
-def _clean_doi(token: str) -> str:
+def clean_doi(token: str) -> str:
     """Decode and trim one DOI candidate (no prefix) to its canonical lower-case form.
 
     The steps run to a fixpoint so that cleaning a cleaned DOI changes nothing."""
@@ -74,7 +74,7 @@ def _clean_doi(token: str) -> str:
     while True:
         before = s
         if "\\" in s:
-            s = _LATEX_ESCAPE.sub(_unlatex, s)
+            s = LATEX_ESCAPE.sub(unlatex, s)
         if "%" in s:
             s = _PERCENT.sub(_decode_percent, s)
         if "&" in s:
@@ -102,9 +102,9 @@ def _clean_doi(token: str) -> str:
             return s
 
 
-def _doi_why(token: str) -> str | None:
+def doi_problem(token: str) -> str | None:
     """Why a cleaned DOI candidate is not well formed, or None when it is."""
-    if len(token) > _MAX_TOKEN:
+    if len(token) > MAX_TOKEN:
         return "too long for a DOI"
     if _VALID_DOI.fullmatch(token):
         return None
@@ -127,10 +127,10 @@ def normalize_doi(text: str) -> str | None:
     if not isinstance(text, str):
         return None
     s = text.strip()
-    if len(s) > _MAX_TOKEN * 2:
+    if len(s) > MAX_TOKEN * 2:
         return None
     s = _DOI_PREFIX.sub("", s, count=1).strip()
     if "/" in s:  # "10.3389/ neuro.01.002.2008": a line break after the prefix, kept by a PDF's metadata
         s = _SPACE_AFTER_PREFIX.sub(r"\1/", s, count=1)
-    s = _clean_doi(s)
-    return s if _doi_why(s) is None else None
+    s = clean_doi(s)
+    return s if doi_problem(s) is None else None

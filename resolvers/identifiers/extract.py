@@ -32,16 +32,16 @@ from resolvers.identifiers.arxiv_forms import (
     rejoin_splits,
 )
 from resolvers.identifiers.doi_forms import (
-    _ARXIV_DOI,
-    _DOI_CONTEXT,
-    _DOI_CONTEXT_TOKEN,
-    _DOI_RE,
-    _LATEX_ESCAPE,
-    _MAX_TOKEN,
-    _clean_doi,
-    _doi_why,
-    _unlatex,
+    ARXIV_DOI_PREFIX,
+    DOI_CONTEXT,
+    DOI_CONTEXT_TOKEN,
+    DOI_RE,
+    LATEX_ESCAPE,
+    MAX_TOKEN,
+    clean_doi,
+    doi_problem,
     normalize_doi,
+    unlatex,
 )
 from resolvers.model import ExtractedIdentifiers, MalformedToken
 
@@ -174,7 +174,7 @@ def _arxiv_context(text: str, start: int, end: int, mentions_arxiv: bool) -> boo
 # extraction
 # ---------------------------------------------------------------------------------------------
 _BREAK = re.compile(r"[ \t\r\n]{1,4}")
-# A DOI candidate that ``_clean_doi`` only lower-cases and ``_doi_why`` passes: ASCII letters,
+# A DOI candidate that ``clean_doi`` only lower-cases and ``doi_problem`` passes: ASCII letters,
 # digits and ``-._/`` (nothing to decode, cut or trim: it does not end with ".").
 _PLAIN_DOI = re.compile(r"10\.[0-9]{1,9}(?:\.[0-9]{1,9})*/[-./0-9A-Z_a-z]*[-/0-9A-Z_a-z]")
 _CUT_10 = re.compile(r"10\.?")
@@ -195,7 +195,7 @@ def _join_break(text: str, token: str, end: int) -> tuple[str, int]:
         ws = _BREAK.match(text, end)
         if ws is None:
             break
-        nxt_m = _DOI_CONTEXT_TOKEN.match(text, ws.end())
+        nxt_m = DOI_CONTEXT_TOKEN.match(text, ws.end())
         nxt = nxt_m.group(0) if nxt_m else ""
         if not nxt or _NOT_A_CONTINUATION.match(nxt):
             break  # the next token is an identifier of its own
@@ -211,7 +211,7 @@ def _join_break(text: str, token: str, end: int) -> tuple[str, int]:
             ok = nxt[0].islower()
         else:
             ok = False
-        if not ok or len(token) + len(nxt) > _MAX_TOKEN:
+        if not ok or len(token) + len(nxt) > MAX_TOKEN:
             break
         token, end = token + nxt, nxt_m.end()
     return token, end
@@ -225,20 +225,20 @@ def _join_split_urls(m: re.Match[str]) -> str:
     return f"{m.group(1)}://" if m.group(1) else f"{m.group(2)}.{m.group(3)}"
 
 
-_NONE = ExtractedIdentifiers()  # (frozen: one shared empty result)
+NO_IDENTIFIERS = ExtractedIdentifiers()  # (frozen: one shared empty result)
 
 
 def extract_identifiers(raw: str) -> ExtractedIdentifiers:
     """Every well-formed DOI and arXiv id in ``raw`` (normalised, deduplicated, in order of first
     appearance) and every identifier-like token that is not well formed."""
     if not isinstance(raw, str) or not raw:
-        return _NONE
+        return NO_IDENTIFIERS
     text = raw
     lower = raw.lower()
     if ("//" in text or "org" in lower) and _SPLIT_URL_HINT.search(text):
         text = _SPLIT_URL.sub(_join_split_urls, text)  # PDF extraction splits URLs: "http: //arxiv.\norg/abs/"
     if "\\" in text:  # LaTeX escapes (10.1162/tacl\_a\_00276) would cut a DOI short
-        text = _LATEX_ESCAPE.sub(_unlatex, text)
+        text = LATEX_ESCAPE.sub(unlatex, text)
     scan = _Scan(text, lower if text is raw else text.lower())
     if "10." in text:
         scan.dois_by_shape()
@@ -250,7 +250,7 @@ def extract_identifiers(raw: str) -> ExtractedIdentifiers:
         scan.arxiv_prefixed()
     dois, arxiv, bad = scan.dois, scan.arxiv, scan.bad
     if not (dois or arxiv or bad):
-        return _NONE
+        return NO_IDENTIFIERS
     return ExtractedIdentifiers(_ordered_unique(dois), _ordered_unique(arxiv), _ordered_unique(bad))
 
 
@@ -276,22 +276,22 @@ class _Scan:
     def add_doi(self, pos: int, token: str, end: int) -> None:
         """Judge one DOI candidate (at ``pos:end`` of the text); a 10.48550/arXiv.X DOI also names
         the arXiv id X."""
-        if len(token) <= _MAX_TOKEN and _PLAIN_DOI.fullmatch(token):
-            cleaned, why = token.lower(), None  # (what _clean_doi and _doi_why make of it: see _PLAIN_DOI)
+        if len(token) <= MAX_TOKEN and _PLAIN_DOI.fullmatch(token):
+            cleaned, why = token.lower(), None  # (what clean_doi and doi_problem make of it: see _PLAIN_DOI)
         else:
-            cleaned = _clean_doi(token) if len(token) <= _MAX_TOKEN else token
-            why = _doi_why(cleaned)
+            cleaned = clean_doi(token) if len(token) <= MAX_TOKEN else token
+            why = doi_problem(cleaned)
         if why is not None:
             self.bad.append((pos, MalformedToken("doi", token[:80], why)))
             return
         self.dois.append((pos, cleaned))
         self.doi_spans.append((pos, end))
-        if cleaned.startswith(_ARXIV_DOI):
-            aid, awhy = _check_arxiv(cleaned[len(_ARXIV_DOI):])
+        if cleaned.startswith(ARXIV_DOI_PREFIX):
+            aid, awhy = _check_arxiv(cleaned[len(ARXIV_DOI_PREFIX):])
             if aid:
                 self.arxiv.append((pos, aid))
             else:
-                self.bad.append((pos, MalformedToken("arxiv", cleaned[len(_ARXIV_DOI):][:80], awhy or "")))
+                self.bad.append((pos, MalformedToken("arxiv", cleaned[len(ARXIV_DOI_PREFIX):][:80], awhy or "")))
 
     def bad_arxiv(self, pos: int, token: str, why: str | None) -> None:
         """Report a malformed arXiv token, unless it is part of a well-formed DOI's suffix
@@ -305,7 +305,7 @@ class _Scan:
         """Every 10.NNNN/ token (4-9 digit registrant, Crossref's heuristic for running text)."""
         text = self.text
         consumed = 0
-        for m in _DOI_RE.finditer(text, text.find("10.")):  # (each match starts at "10.")
+        for m in DOI_RE.finditer(text, text.find("10.")):  # (each match starts at "10.")
             if m.start() < consumed:
                 continue  # inside a DOI rejoined across a line break
             self.doi_starts.add(m.start())
@@ -319,13 +319,13 @@ class _Scan:
     def dois_by_context(self) -> None:
         """Whatever "doi:", "DOI" or doi.org announces (any registrant the DOI Handbook allows)."""
         text, starts = self.text, self.doi_starts
-        for m in _DOI_CONTEXT.finditer(text, _first_doi(text, self.lower)):
+        for m in DOI_CONTEXT.finditer(text, _first_doi(text, self.lower)):
             at = m.end()
             # "doi: N/A" (no digit) is not a DOI-like token. (The token's first character is this
             # one when it is a DOI character: printable ASCII, so its only digits are 0-9.)
             if at in starts or not "0" <= text[at:at + 1] <= "9":
                 continue
-            t = _DOI_CONTEXT_TOKEN.match(text, at)
+            t = DOI_CONTEXT_TOKEN.match(text, at)
             assert t is not None  # (a digit is a DOI character)
             joined, end = _join_break(text, t.group(0), t.end())
             self.add_doi(at, joined, end)
@@ -386,13 +386,13 @@ class _Scan:
             i = bisect.bisect_left(starts, s)
             if len(token) < 5 or (i < len(starts) and starts[i] < e):
                 continue  # "arXiv: 2017" is a year; shaped tokens were judged above
-            if token.startswith("10.48550/") or _DOI_RE.match(text, s):
+            if token.startswith("10.48550/") or DOI_RE.match(text, s):
                 continue
             self.bad_arxiv(s, token, _check_arxiv(token)[1])
 
 
 def _first_doi(text: str, lower: str) -> int:
-    """Where a "doi" word can first start (``dx.`` before it included): every _DOI_CONTEXT match
+    """Where a "doi" word can first start (``dx.`` before it included): every DOI_CONTEXT match
     holds "doi" in any case, "ı" for "i" too (the regex's case folding); 0 when the lower-case
     copy does not align with the text."""
     if len(lower) != len(text):

@@ -53,7 +53,7 @@ _TITLE_LEAD = re.compile(r"(?!.*\b(?:and|et al)\b)[^\s,;&]{2,}(?: [^\s,;&]+){0,2
 
 YEAR = r"(?:1[5-9]\d\d|20[0-4]\d)"
 # the year first, then what stands before it (a year is 4 characters): scanned from its digits
-_YEAR_RE = re.compile(rf"({YEAR})(?<![\d/.-][\s\S]{{4}})[a-z]?(?![\d/])")
+YEAR_RE = re.compile(rf"({YEAR})(?<![\d/.-][\s\S]{{4}})[a-z]?(?![\d/])")
 _NUMBERING = re.compile(r"^\s*(?:\[\s*\d+\s*\]|\(\s*\d+\s*\)|\d{1,4}\s*[.)]|\d{1,4}(?=\s+[A-Z]))\s*")
 # titles are bounded ({6,600}): an unclosed quote must not make every later quote rescan the rest
 _QUOTED = re.compile(r"[\"“”„«»]\s*(.{6,600}?)\s*[,.;]?\s*[\"“”»]")
@@ -109,7 +109,7 @@ _ABBREV_END = {"vs", "eg", "e.g", "ie", "i.e", "al", "st", "dr", "mr", "mrs", "n
                "cf", "var", "subsp", "ca", "approx", "fig", "jr", "inc", "ltd", "co", "vol", "ed",
                "eds"}
 _VENUE_LIKE = re.compile(r"^(?:[A-Z][A-Za-z&]{0,9}\.?[\s,:]*){1,6}(?<=[\s,.:])\d")
-_VOL_PAGES = [
+VOL_PAGES = [
     # 2004;127(5):1291-9   /  1974;99:496-7
     re.compile(r";\s*(?P<vol>\d+)\s*(?:\([^)]{0,40}\))?\s*:\s*(?P<fp>[A-Za-z]?\d+)(?:\s*[-–]\s*(?P<lp>[A-Za-z]?\d+))?"),
     # 2000, 97:519-523 / 298:2381-2385 / 24(5):643-660
@@ -292,9 +292,9 @@ def _bibtex(text: str, parsed: ParsedReference) -> ParsedReference:
 
 
 def _numbers(parsed: ParsedReference, rest: str) -> None:
-    for pattern in _VOL_PAGES:
+    for pattern in VOL_PAGES:
         m = pattern.search(rest)
-        if m and not _YEAR_ONLY.fullmatch(m.group("vol")) or (m and pattern is _VOL_PAGES[0]):
+        if m and not _YEAR_ONLY.fullmatch(m.group("vol")) or (m and pattern is VOL_PAGES[0]):
             parsed.volume = m.group("vol")
             parsed.first_page = m.group("fp")
             lp = m.groupdict().get("lp")
@@ -326,7 +326,7 @@ def parse_reference(raw: str) -> ParsedReference:
     if not body:
         parsed.kind = "identifiers_only"
         return parsed
-    years = [(m.start(), int(m.group(1))) for m in _YEAR_RE.finditer(body)]
+    years = [(m.start(), int(m.group(1))) for m in YEAR_RE.finditer(body)]
     rest = body
     start = 0
     q = _QUOTED.search(body) or _QUOTED_SINGLE.search(body)

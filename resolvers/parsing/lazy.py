@@ -20,8 +20,8 @@ from collections import OrderedDict
 from typing import Any, Callable
 
 from resolvers.parsing.fields import (
-    _VOL_PAGES,
-    _YEAR_RE,
+    VOL_PAGES,
+    YEAR_RE,
     ParsedReference,
     mask_identifiers,
     parse_reference,
@@ -65,11 +65,11 @@ def _anywhere(pattern: re.Pattern[str]) -> re.Pattern[str]:
     # (the same digits as ``\d+``, but a pattern that starts with one digit is searched by
     # skipping to the digits of the body, not by trying the pattern at every character)
     text = text.replace(r"(?P<vol>\d+)", r"(?P<vol>\d\d*)")
-    assert "(?<" not in text and "$|,|" not in text, "parsing._VOL_PAGES changed: revisit lazy_parse"
+    assert "(?<" not in text and "$|,|" not in text, "parsing.VOL_PAGES changed: revisit lazy_parse"
     return re.compile(text, pattern.flags)
 
 
-_VOL_PAGES_ANYWHERE = tuple(_anywhere(p) for p in _VOL_PAGES)
+_VOL_PAGES_ANYWHERE = tuple(_anywhere(p) for p in VOL_PAGES)
 
 
 def _may_hold_numbers(body: str) -> bool:
@@ -108,7 +108,7 @@ class LazyParsed(ParsedReference):
         return body
 
     def _year(self) -> int | None:
-        years = {int(m.group(1)) for m in _YEAR_RE.finditer(self._body())}
+        years = {int(m.group(1)) for m in YEAR_RE.finditer(self._body())}
         if len(years) > 1:  # which one is the year depends on where the title starts
             return self.materialise().year
         return years.pop() if years else None

@@ -45,8 +45,8 @@ LIGATURES = {"ß": "ss", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O", "œ": "oe
 _LIGATURES = str.maketrans(LIGATURES)
 _NON_ALNUM_RE2 = r"[^a-z0-9]+"
 # Every ASCII character outside [a-z0-9] to a space (``norm_text``'s fast path)
-_ASCII_NON_ALNUM_TO_SPACE = {c: " " for c in range(128) if not re.fullmatch("[a-z0-9]", chr(c))}
-_ASCII_NON_ALNUM_DROPPED = dict.fromkeys(_ASCII_NON_ALNUM_TO_SPACE)  # (``compact``'s)
+ASCII_NON_ALNUM_TO_SPACE = {c: " " for c in range(128) if not re.fullmatch("[a-z0-9]", chr(c))}
+_ASCII_NON_ALNUM_DROPPED = dict.fromkeys(ASCII_NON_ALNUM_TO_SPACE)  # (``compact``'s)
 
 
 def clean_raw(raw: str) -> str:
@@ -87,7 +87,7 @@ def norm_text(text: str) -> str:
     text, the usual case, by a translation table: the same result, several times faster)."""
     folded = fold(text)
     if folded.isascii():
-        return " ".join(folded.translate(_ASCII_NON_ALNUM_TO_SPACE).split())
+        return " ".join(folded.translate(ASCII_NON_ALNUM_TO_SPACE).split())
     return _NON_ALNUM.sub(" ", folded).strip()
 
 

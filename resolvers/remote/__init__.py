@@ -9,6 +9,10 @@ never creates a client, let alone opens a connection. Results:
 * id absent: no enabled service can check it (e.g. a DataCite DOI that is not arXiv's);
 * ``RemoteBatchUnavailable`` (a ``RemoteUnavailable``): a needed service could not answer; it
   carries the answers obtained before the failure so nothing already fetched is lost.
+
+Every request goes through ``http`` (one client per service: contact address, rate limit,
+retries, bounds). May import: ``resolvers.identifiers``, ``resolvers.parsing``, ``resolvers.openalex``,
+``resolvers.model`` and ``resolvers.errors``; nothing that writes a file.
 """
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from rapidfuzz import fuzz
 from resolvers.model import Reason, Work
 from resolvers.parsing.fields import ParsedReference
 from resolvers.parsing.text import (
-    _ASCII_NON_ALNUM_TO_SPACE,
+    ASCII_NON_ALNUM_TO_SPACE,
     STOPWORDS,
     clean_raw,
     content_words,
@@ -154,7 +154,7 @@ def _title_forms(title: str) -> tuple[str, str, str]:
     clean_title = clean_raw(title)
     low_title = clean_title.lower()
     if clean_title.isascii():
-        return clean_title, low_title, " ".join(low_title.translate(_ASCII_NON_ALNUM_TO_SPACE).split())
+        return clean_title, low_title, " ".join(low_title.translate(ASCII_NON_ALNUM_TO_SPACE).split())
     return clean_title, low_title, norm_text(clean_title) if clean_title else ""
 
 

@@ -242,7 +242,7 @@ def features(ref: RefView, work: Work, forms: WorkForms | None = None,
         detail.update(title[2])
     if names_another_part(work.title, ref.parsed.text):
         detail["names_another_part"] = True  # "... corals. IV." for a string citing "... corals. III."
-    author = _author_agreement(ref, w.surname)
+    author = author_agreement(ref, w.surname)
     # a preprint is often cited by the year of its journal version, a few years on
     year = year_agreement(work.year, ref.years, PREPRINT_YEARS_LATER if work.type in PREPRINT_TYPES else 1)
     volume = number_agreement(w.volume, ref.numbers, ref.parsed.volume)
@@ -262,7 +262,7 @@ def features(ref: RefView, work: Work, forms: WorkForms | None = None,
     return Features(t, title_len, author, year, volume, page, venue, aligned, notice, detail)
 
 
-def _author_agreement(ref: RefView, sur: str) -> int:
+def author_agreement(ref: RefView, sur: str) -> int:
     """1: the work's first-author surname is in the author zone as printed; -1: the string's first
     authors are known and none is near it (nor its ``ocr_skeleton``); 0: nothing to say."""
     author = 0

@@ -35,7 +35,7 @@ from resolvers.verification.title_score import (
 from resolvers.verification.verify import (
     PREPRINT_TYPES,
     PREPRINT_YEARS_LATER,
-    _author_agreement,
+    author_agreement,
     number_agreement,
     probability_of,
     year_agreement,
@@ -74,7 +74,7 @@ def _others(view: RefView, work: Work, w: WorkForms) -> tuple[int, int, int, int
     """The features but the title's, as ``verify.features`` makes them (the venue at its best)."""
     parsed = view.parsed
     year = year_agreement(work.year, view.years, PREPRINT_YEARS_LATER if work.type in PREPRINT_TYPES else 1)
-    return (_author_agreement(view, w.surname), year, number_agreement(w.volume, view.numbers, parsed.volume),
+    return (author_agreement(view, w.surname), year, number_agreement(w.volume, view.numbers, parsed.volume),
             number_agreement(w.page, view.numbers, parsed.first_page), _venue_bound(view, w))
 
 
