@@ -146,13 +146,16 @@ def to_pith_record(record: Mapping[str, Any], *, measurements: Iterable[Mapping[
     out_page = record.get("outbound") or {}
     label = f"arXiv:{head['arxiv_id']}" if head["arxiv_id"] else paper_id
     as_of = record.get("as_of")
-    pith = {
+    record_links: dict[str, str | None] = {key: (links or {}).get(key) for key in LINK_KEYS}
+    if record_links["paper"] is None:
+        record_links["paper"] = page_of(paper_id)
+    pith: dict[str, Any] = {
         "as_of": as_of,
         "caps": {"database_statements": None, "inbound": caps.get("inbound"), "outbound": caps.get("outbound")},
         "coverage": _coverage(record, outbound, inbound, found),
         "external_citation_measurements": found,
         "inbound": inbound,
-        "links": {key: (links or {}).get(key) for key in LINK_KEYS},
+        "links": record_links,
         "outbound": outbound,
         "paper": head,
         "reference_resolution": {"displayed": len(outbound), "state_counts": _state_counts(record),
@@ -162,6 +165,4 @@ def to_pith_record(record: Mapping[str, Any], *, measurements: Iterable[Mapping[
         "standing_sources": parts.standing_sources(o["standing_notice"] for o in outbound + inbound),
         "thesis": parts.thesis(as_of, len(outbound), int(out_page.get("total", len(outbound))), len(inbound), label),
     }
-    if pith["links"]["paper"] is None:
-        pith["links"]["paper"] = page_of(paper_id)
     return with_digests(pith)

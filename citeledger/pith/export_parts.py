@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 from urllib.parse import quote
 
 from .states import pith_reason
@@ -138,7 +138,7 @@ def cited_paper(resolved: Mapping[str, Any] | None, snapshot: str | None) -> dic
             "submitted_at": None, "title": resolved.get("title"), "version": None}
 
 
-def notice_sentence(checked_at: str | None, events: list[Mapping[str, Any]]) -> str:
+def notice_sentence(checked_at: str | None, events: Sequence[Mapping[str, Any]]) -> str:
     when = checked_at or "an unrecorded time"
     if not events:
         return f"No event found in the named queried sources as of {when}."
