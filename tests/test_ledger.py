@@ -5,7 +5,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from citeledger.ledger.store import LedgerStore, run_query
+from citeledger.ledger.query import run_query
+from citeledger.ledger.store import LedgerStore
 from citeledger.run import pipeline
 from resolvers.errors import ConfigError, QueryRefused
 

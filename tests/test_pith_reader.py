@@ -3,7 +3,7 @@ names mapped, bad input named by its path."""
 import pytest
 from pith_fixtures import citation_record, number_record
 
-from citeledger.ledger import OBSERVATION_SCHEMA
+from citeledger.ledger.store import OBSERVATION_SCHEMA
 from citeledger.pith import reader, states
 from citeledger.pith.schema import RecordKind
 from resolvers.errors import InputError

@@ -6,9 +6,9 @@ import jsonschema
 import pytest
 from pith_fixtures import citation_record, number_record
 
-from citeledger import records
 from citeledger.pith import schema
 from citeledger.pith.schema import RecordKind, record_kind
+from citeledger.records import record as records
 
 
 def test_the_schema_is_valid_draft_2020_12_and_the_published_record_fits():

@@ -14,7 +14,7 @@ What this package owns:
 * ``reader`` and ``states``: Pith records in -> rows shaped like the ledger's observation rows,
   Pith's state names -> citeledger's, and the two sides paired for a comparison.
 
-What it may import: the standard library, ``resolvers.jcs`` (the RFC 8785 bytes), ``cryptography``
+May import: the standard library, ``resolvers.jcs`` (the RFC 8785 bytes), ``cryptography``
 (ed25519) and ``jsonschema``. Nothing else of citeledger: a citeledger record is read as a dict and
 ledger rows are plain dicts, so the package stays put while the rest of citeledger moves. Every
 function here is pure (no clock, no files except the shipped schema, no network).
