@@ -30,7 +30,8 @@ from flows.resolve import resolve_batches, summary_markdown
 def nightly_markdown(summary: NightlySummary) -> str:
     refresh = summary.refresh or {}
     head = [f"catalog: {refresh.get('works_before')} -> {refresh.get('works_after')} works"
-            f" from {len(refresh.get('files', []))} source files" + (f"; errors: {refresh['errors']}" if refresh.get("errors") else "")]
+            f" from {len(refresh.get('files', []))} source files"
+            + (f"; errors: {refresh['errors']}" if refresh.get("errors") else "")]
     if summary.run is None:
         return "\n".join(["# citeledger nightly: nothing to do", "", *head,
                           f"inbox files already read by earlier runs: {len(summary.already_processed)}"])

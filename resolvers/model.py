@@ -51,7 +51,8 @@ class Reason(str, Enum):
     DOI_MATCH = "doi_match"
     TITLE_CONTRADICTS = "title_contradicts"
     YEAR_CONTRADICTS = "year_contradicts"
-    FIELDS_CONTRADICT = "fields_contradict"  # venue, volume, first page, year, first author: resolvers/verification/contradiction.py
+    # venue, volume, first page, year, first author: resolvers/verification/contradiction.py
+    FIELDS_CONTRADICT = "fields_contradict"
     # verified_fuzzy
     FUZZY_MATCH = "fuzzy_match"
     VENUE_VOLUME_PAGE = "venue_volume_page"  # a title-less string's venue, volume and first page

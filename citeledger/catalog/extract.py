@@ -41,8 +41,12 @@ PART_ROWS = 50_000  # rows per row group of a part file (and per Arrow conversio
 RANGE_BYTES = 64 << 20  # a plain JSON-lines works file is read in byte ranges of about this size
 PARALLEL_BYTES = 128 << 20  # below this many bytes of works files, no worker processes are started
 WORKERS = min(os.cpu_count() or 1, 4)
-_RANGED = {source_rows.SourceFormat.WORKS_JSONL, source_rows.SourceFormat.ARXIV_SNAPSHOT, source_rows.SourceFormat.OPENALEX,
-           source_rows.SourceFormat.CROSSREF}
+_RANGED = {
+    source_rows.SourceFormat.WORKS_JSONL,
+    source_rows.SourceFormat.ARXIV_SNAPSHOT,
+    source_rows.SourceFormat.OPENALEX,
+    source_rows.SourceFormat.CROSSREF,
+}
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,10 @@ def shard_generation(catalog_dir: str | Path, n_shards: int, mapper: Mapper | No
     with exclusive(store.dir), disk_errors(store.dir, access=False):
         gen = store.current()
         if gen is None:
-            raise ConfigError(f"no catalog in {catalog_dir}: run `citeledger catalog build --catalog {catalog_dir} FILE...`")
-        atomic_write_bytes(store.dir / WANTED, json.dumps({"n_shards": n_shards, **(how or {})}, sort_keys=True).encode())
+            raise ConfigError(f"no catalog in {catalog_dir}: run "
+                              f"`citeledger catalog build --catalog {catalog_dir} FILE...`")
+        wanted = json.dumps({"n_shards": n_shards, **(how or {})}, sort_keys=True).encode()
+        atomic_write_bytes(store.dir / WANTED, wanted)
         return build_shards(gen, n_shards, mapper)
 
 def sharding_of(catalog_dir: str | Path) -> dict[str, Any] | None:

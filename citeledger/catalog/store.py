@@ -315,7 +315,8 @@ class ParquetCatalog:
         self.store = CatalogStore(directory)
         gen = self.store.current() if generation is None else self.store.dir / Path(generation).name
         if gen is None:
-            raise ConfigError(f"no catalog in {directory}: run `citeledger catalog build --catalog {directory} FILE...`")
+            raise ConfigError(f"no catalog in {directory}: run "
+                              f"`citeledger catalog build --catalog {directory} FILE...`")
         if not (gen / "manifest.json").exists():
             raise ConfigError(f"catalog generation {gen} is gone (a later build replaced it); "
                               "re-run with a new run id")

@@ -24,7 +24,8 @@ def cmd_catalog_info(args: argparse.Namespace) -> int:
         print(f"  {'  from ' + source:<28} {n:>10,}")
     for scheme, n in info["identifiers"].items():
         print(f"  {'identifiers: ' + scheme:<28} {n:>10,}")
-    print(f"  {'notice events':<28} {info['notice_events']:>10,}  ({', '.join(info['notice_sources']) or 'no notice source'})")
+    sources = ", ".join(info["notice_sources"]) or "no notice source"
+    print(f"  {'notice events':<28} {info['notice_events']:>10,}  ({sources})")
     stale = "" if info["index_format"] == info["index_format_expected"] else \
         f" (expected {info['index_format_expected']}: rebuilt by the next run)"
     print(f"  {'index format':<28} {info['index_format']:>10}{stale}")

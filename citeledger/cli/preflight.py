@@ -36,7 +36,8 @@ def check_catalog(catalog: str) -> None:
     """A catalog must be built before a run (checked without importing the catalog module)."""
     pointer = Path(catalog) / "CURRENT"
     if not pointer.is_file() or not (Path(catalog) / pointer.read_text().strip() / "manifest.json").is_file():
-        raise UsageError(f"no catalog in {catalog}: build one with `citeledger catalog build --catalog {catalog} FILE...`"
+        raise UsageError(f"no catalog in {catalog}: build one with "
+                         f"`citeledger catalog build --catalog {catalog} FILE...`"
                          " or give --catalog DIR")
 
 

@@ -14,7 +14,8 @@ def shard_options(build: argparse.ArgumentParser) -> None:
     build.add_argument("--task-runner", choices=["threads", "dask"], default="threads",
                        help="where the shard tasks run: threads (this process, one after another) or dask (a cluster)")
     build.add_argument("--dask-address", help="scheduler of an existing Dask cluster (default: a local one)")
-    build.add_argument("--dask-workers", type=positive_int, default=2, help="worker processes of the local Dask cluster")
+    build.add_argument("--dask-workers", type=positive_int, default=2,
+                       help="worker processes of the local Dask cluster")
 
 
 def shard_catalog(args: argparse.Namespace) -> int:

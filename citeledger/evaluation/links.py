@@ -87,7 +87,8 @@ def evaluate(rows_with_gold: Sequence[dict], verdicts: Sequence[Verdict], worst:
     for row, v in zip(rows_with_gold, verdicts):
         gdoi, garx = _gold(row)
         verdict_of = judge(row, v, universe)
-        by_state.setdefault(v.status.value, Counter()).update(["rows", verdict_of] + (["gold_positive"] if gdoi or garx else []))
+        counted = ["rows", verdict_of] + (["gold_positive"] if gdoi or garx else [])
+        by_state.setdefault(v.status.value, Counter()).update(counted)
         reasons[f"{v.status.value}/{v.reason.value}"] += 1
         if verdict_of == "wrong":
             wrong.append({"raw": row.get("raw"), "gold_doi": gdoi, "gold_arxiv_id": garx,

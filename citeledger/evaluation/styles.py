@@ -317,8 +317,9 @@ def score(strings: Sequence[tuple[str, str, Work, str]], verdicts: Sequence[Verd
             if is_correct(v, work):
                 cell.correct += 1
             elif len(cell.wrong_examples) < examples:
-                cell.wrong_examples.append({"raw": text, "gold": work.work_id, "linked": v.work.work_id if v.work
-                                            else None, "reason": v.reason.value, "score": v.score, "evidence": v.evidence})
+                cell.wrong_examples.append({"raw": text, "gold": work.work_id,
+                                            "linked": v.work.work_id if v.work else None, "reason": v.reason.value,
+                                            "score": v.score, "evidence": v.evidence})
         elif len(cell.missed_examples) < examples:
             cell.missed_examples.append({"raw": text, "gold": work.work_id, "status": v.status.value,
                                          "reason": v.reason.value, "evidence": v.evidence})
@@ -334,7 +335,8 @@ def render_sample(catalog_dir: str | Path, per_source: int = 200, seed: int = 12
     gen = CatalogStore(catalog_dir).current()
     if gen is None:
         from resolvers.errors import ConfigError
-        raise ConfigError(f"no catalog in {catalog_dir}: run `citeledger catalog build --catalog {catalog_dir} FILE...`")
+        raise ConfigError(f"no catalog in {catalog_dir}: run "
+                          f"`citeledger catalog build --catalog {catalog_dir} FILE...`")
     works = sample_works(gen / "works.parquet", per_source, seed)
     return works, make_strings(works, styles, degradations, seed)
 

@@ -34,7 +34,8 @@ batch cost proportional to the postings of its *selected* tokens only, which ``P
 bounds by a budget.
 
 Tokens are computed with Arrow compute kernels (NFKD, drop combining marks, lower, non
-alphanumerics to spaces), the same folding as ``resolvers.parsing.text.fold`` on the query side (``resolvers.parsing.text.tokens_arrow``).
+alphanumerics to spaces), the same folding as ``resolvers.parsing.text.fold`` on the query side
+(``resolvers.parsing.text.tokens_arrow``).
 """
 from __future__ import annotations
 
@@ -177,7 +178,8 @@ def write_page_index(catalog_dir: Path, table: pa.Table) -> None:
         at = 0
         for batch in table.to_batches():
             if batch.num_rows:
-                pages.add(term_hashes(pc.binary_join_element_wise(batch.column("volume"), batch.column("first_page"), "\t")),
+                keys = pc.binary_join_element_wise(batch.column("volume"), batch.column("first_page"), "\t")
+                pages.add(term_hashes(keys),
                           {"at": np.arange(at, at + batch.num_rows, dtype=np.int64)})
             at += batch.num_rows
             release_if_over()
@@ -364,7 +366,8 @@ def _write_identifier_index(catalog_dir: Path, runs_dir: Path) -> None:
     keys_runs = HashRuns(runs_dir, "identifiers", parts_for(n_ids), ints={"row": np.int64}, texts=("key",))
     if ids.exists():
         spill = runs_dir / "identifiers-spill"
-        con = duckdb.connect(config={"memory_limit": ID_MEMORY_LIMIT, "threads": INDEX_THREADS, "temp_directory": str(spill),
+        con = duckdb.connect(config={"memory_limit": ID_MEMORY_LIMIT, "threads": INDEX_THREADS,
+                                     "temp_directory": str(spill),
                                      "preserve_insertion_order": False})
         try:
             reader = con.sql(_ID_SQL.format(ids=sql_literal(ids), works=sql_literal(catalog_dir / WORKS_FILE))
@@ -375,7 +378,8 @@ def _write_identifier_index(catalog_dir: Path, runs_dir: Path) -> None:
         finally:
             con.close()
     n = keys_runs.rows
-    with npy_stream(catalog_dir / ID_HASHES, np.int64, n) as hashes, npy_stream(catalog_dir / ID_ROWS, np.int64, n) as rows, \
+    with npy_stream(catalog_dir / ID_HASHES, np.int64, n) as hashes, \
+            npy_stream(catalog_dir / ID_ROWS, np.int64, n) as rows, \
             staged(catalog_dir / ID_KEYS) as tmp:
         def key_tables() -> Iterator[pa.Table]:  # each part's keys; its hashes and rows written as it goes
             for h, ints, texts in keys_runs.parts_sorted():

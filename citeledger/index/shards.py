@@ -137,7 +137,8 @@ def write_global_terms(root: Path, dirs: Sequence[Path], n_works: int) -> int:
     n_terms = 0
     try:
         with ExitStack() as stack:
-            shard_idf = [stack.enter_context(npy_stream(d / GLOBAL_IDF, np.float32, len(h))) for d, h in zip(dirs, hashes)]
+            shard_idf = [stack.enter_context(npy_stream(d / GLOBAL_IDF, np.float32, len(h)))
+                         for d, h in zip(dirs, hashes)]
             for p in range(parts):
                 own = [np.asarray(h[c[p]:c[p + 1]]) for h, c in zip(hashes, cuts)]
                 table = global_terms(own, [np.asarray(df[c[p]:c[p + 1]]) for df, c in zip(dfs, cuts)], n_works)
@@ -204,7 +205,8 @@ def dask_mapper(workers: int = 2, address: str | None = None) -> Iterator[Mapper
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError as exc:
-        raise ConfigError("--task-runner dask needs Dask: install the `dask` extra (pip install 'citeledger[dask]')") from exc
+        raise ConfigError("--task-runner dask needs Dask: install the `dask` extra "
+                          "(pip install 'citeledger[dask]')") from exc
 
     with ExitStack() as stack:
         if address:

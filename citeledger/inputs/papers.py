@@ -64,7 +64,8 @@ def folder_sha256(path: Path) -> str:
             full = Path(root) / name
             if full.is_symlink():
                 continue
-            digest.update(f"{full.relative_to(path).as_posix()}\0{full.stat().st_size}\0".encode("utf-8", "surrogateescape"))
+            entry = f"{full.relative_to(path).as_posix()}\0{full.stat().st_size}\0"
+            digest.update(entry.encode("utf-8", "surrogateescape"))
             with open(full, "rb") as fh:
                 for chunk in iter(lambda: fh.read(1 << 20), b""):
                     digest.update(chunk)

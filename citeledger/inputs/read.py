@@ -33,7 +33,8 @@ def read_references(path: str | Path, limits: InputLimits | None = None, citing_
         return
     size = path.stat().st_size
     if limits.max_file_bytes is not None and size > limits.max_file_bytes:
-        yield InputReject(name, None, None, f"file of {size:,} bytes exceeds the limit of {limits.max_file_bytes:,} (max_file_bytes)")
+        yield InputReject(name, None, None, f"file of {size:,} bytes exceeds the limit of "
+                                            f"{limits.max_file_bytes:,} (max_file_bytes)")
         return
     kind = kind or detect_kind(path, name)
     if kind == ARXIV_IDS_KIND:

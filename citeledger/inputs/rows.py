@@ -111,7 +111,8 @@ def validate_row(obj: Any, file: str, line: int | None, limits: InputLimits, len
     if citing is None:
         return InputReject(file, line, "citing_paper", "missing required field", excerpt)
     if not isinstance(citing, str) or not citing.strip():
-        return InputReject(file, line, "citing_paper", f"must be a non-empty string, got {type(citing).__name__}", excerpt)
+        return InputReject(file, line, "citing_paper", f"must be a non-empty string, got {type(citing).__name__}",
+                           excerpt)
 
     index = row.get("reference_index")
     if index is None:

@@ -27,7 +27,8 @@ def catalog_info(catalog_dir: str | Path) -> dict[str, Any]:
     con = duckdb.connect()
     try:
         per_source: dict[str, int] = dict(con.execute(
-            f"SELECT s, count(*) FROM (SELECT unnest(sources) AS s FROM read_parquet({sql_literal(gen / 'works.parquet')}))"
+            "SELECT s, count(*) FROM (SELECT unnest(sources) AS s "
+            f"FROM read_parquet({sql_literal(gen / 'works.parquet')}))"
             " GROUP BY 1 ORDER BY 1").fetchall())
         identifiers: dict[str, int] = dict(con.execute(
             f"SELECT scheme, count(*) FROM read_parquet({sql_literal(gen / 'identifiers.parquet')}) GROUP BY 1 "
@@ -79,7 +80,8 @@ def ledger_runs(ledger_dir: str | Path) -> list[dict[str, Any]]:
     if run_files:
         con = duckdb.connect()
         try:
-            cur = con.execute(f"SELECT * FROM read_parquet({sql_literal(Path(ledger_dir) / 'runs' / '*' / 'run.parquet')},"
+            runs = sql_literal(Path(ledger_dir) / "runs" / "*" / "run.parquet")
+            cur = con.execute(f"SELECT * FROM read_parquet({runs},"
                               " union_by_name=true)")
             cols = [d[0] for d in cur.description]
             finished = {row["run_id"]: row for row in (dict(zip(cols, r)) for r in cur.fetchall())}

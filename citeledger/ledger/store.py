@@ -294,7 +294,8 @@ class LedgerStore:
         glob = self._run_dir("observations", run_id) / "*.parquet"
         con = duckdb.connect()
         try:
-            return dict(con.execute(f"SELECT {column}, count(*) FROM read_parquet({sql_literal(glob)}) GROUP BY 1").fetchall())
+            sql = f"SELECT {column}, count(*) FROM read_parquet({sql_literal(glob)}) GROUP BY 1"
+            return dict(con.execute(sql).fetchall())
         finally:
             con.close()
 

@@ -215,7 +215,8 @@ class _Harvest:
             close()
 
 
-def harvest_remote(config: Any, state_dir: str | Path, today: date | None = None) -> tuple[list[Path], dict[str, int], list[str]]:
+def harvest_remote(config: Any, state_dir: str | Path, today: date | None = None
+                   ) -> tuple[list[Path], dict[str, int], list[str]]:
     """Fetch what the configured services published since the last harvest into JSONL files the
     catalog build reads. arXiv (OAI-PMH) and Crossref (cursor) keep checkpoints under
     ``state_dir``, so a failed harvest resumes where it stopped; the first harvest starts from

@@ -79,7 +79,8 @@ def _plain_parsed(value: Any) -> Any:
     ``_BEYOND_DOUBLE`` (it may have been a longer integer in the text: a 19-digit scan of every
     evidence string found these before, 1.2 us of its 7.6). A float as the whole value is the caller's."""
     if type(value) is not dict and type(value) is not list:
-        return _BEYOND_DOUBLE if type(value) is float and value.is_integer() and not -SAFE_INTEGER < value < SAFE_INTEGER else True
+        beyond = type(value) is float and value.is_integer() and not -SAFE_INTEGER < value < SAFE_INTEGER
+        return _BEYOND_DOUBLE if beyond else True
     todo, safe = [value], True
     for node in todo:
         for key, item in (node.items() if type(node) is dict else enumerate(node)):

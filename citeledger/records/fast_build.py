@@ -166,14 +166,18 @@ def _entry(row: Mapping[str, Any], ctx: _Pass) -> tuple[dict, dict | None] | Non
     run_id, observed_at, raw, oid, odigest, source, seen, via = texts
     raw, source, seen, dois, arxiv_ids = raw or "", source or "unknown", seen or observed_at, list(dois or ()), \
         list(arxiv_ids or ())
-    if (dois and not _SCALARS.issuperset(map(type, dois))) or (arxiv_ids and not _SCALARS.issuperset(map(type, arxiv_ids))):
+    if (dois and not _SCALARS.issuperset(map(type, dois))) or \
+            (arxiv_ids and not _SCALARS.issuperset(map(type, arxiv_ids))):
         return None
     snapshot = ctx.snapshots.get(run_id) or ctx.snapshot(run_id)
     if snapshot is None:
         return None
     fingerprint, snapshot_at = snapshot
     _, _, resolved, resolved_jcs, notice, notice_jcs = ctx.cited(row, work_id, status)
-    evidence, evidence_jcs = evidence_value(text) if type(text) is str and text else (records.evidence_value(text), None)
+    if type(text) is str and text:
+        evidence, evidence_jcs = evidence_value(text)
+    else:
+        evidence, evidence_jcs = records.evidence_value(text), None
     item = {"reference_index": index, "observation_id": oid, "observation_digest": odigest, "run_id": run_id,
             "source": source, "source_observed_at": seen, "snapshot_fingerprint": fingerprint,
             "snapshot_observed_at": snapshot_at, "cited_as": {"raw": raw, "dois": dois, "arxiv_ids": arxiv_ids},
@@ -283,8 +287,9 @@ def _listed_jcs(page: dict[str, Any], canon: list[dict | None] | None) -> bytes:
     items = None if canon is None else _items_jcs(canon[:len(page["items"])])
     if items is None:
         return jcs_plain(page)
-    return b"".join((b'{"cap":', _value_jcs(page["cap"]), b',"items":', items, b',"listed":', _value_jcs(page["listed"]),
-                     b',"total":', _value_jcs(page["total"]), b',"truncated":', b"true" if page["truncated"] else b"false",
+    return b"".join((b'{"cap":', _value_jcs(page["cap"]), b',"items":', items,
+                     b',"listed":', _value_jcs(page["listed"]), b',"total":', _value_jcs(page["total"]),
+                     b',"truncated":', b"true" if page["truncated"] else b"false",
                      b"}"))  # one copy of the entries' text, not one per piece
 
 
@@ -300,7 +305,8 @@ def _record(paper_id: str, paper_work: Mapping[str, Any] | None, out_rows: list[
     as_of = gen.get("as_of") or (max(times) if times else None)
     inbound_page, outbound_page = records.paged(in_items, page_cap), records.paged(got.items, page_cap)
     citing_ids = sorted({r["citing_paper"] for r in out_rows})
-    paper = record_paper.paper_section(paper_id, records.plain_value(paper_work), records.work_view(paper_work), citing_ids)
+    paper = record_paper.paper_section(paper_id, records.plain_value(paper_work), records.work_view(paper_work),
+                                       citing_ids)
     coverage = lanes(len(got.items), got.decided, got.linked_notices, inbound_page, gen.get("tables") or {}, as_of,
                      paper_work)
     page_caps = {"outbound": page_cap, "inbound": page_cap}
@@ -313,7 +319,8 @@ def _record(paper_id: str, paper_work: Mapping[str, Any] | None, out_rows: list[
         ("generated_from", gen, jcs_plain(gen)), ("inbound", inbound_page, jcs_plain(inbound_page)),
         ("outbound", outbound_page, _listed_jcs(outbound_page, got.canon)),
         ("page_caps", page_caps, jcs_plain(page_caps)), ("paper", paper, jcs_plain(paper)),
-        ("schema", records.RECORD_SCHEMA, _SCHEMA_JCS), ("with_notices", got.noticed, _items_jcs(got.noticed_canon) or jcs_plain(got.noticed)))
+        ("schema", records.RECORD_SCHEMA, _SCHEMA_JCS),
+        ("with_notices", got.noticed, _items_jcs(got.noticed_canon) or jcs_plain(got.noticed)))
     record.digest = record[records.DIGEST_FIELD] = body_digest(record.members)
     return record
 
@@ -333,7 +340,8 @@ def build_record(paper_id: str, paper_work: Mapping[str, Any] | None, outbound: 
     (fingerprint -> build time), ``notice_sources`` (source -> when the catalog took it in),
     ``citing_titles`` (citing paper id -> title), ``notice_cache`` and ``resolved_cache`` (dicts
     kept for one pass of many records over the same notice and catalog rows), ``rows_plain`` (the
-    rows are the latest of each reference, their values plain already: ``ledger_reads`` makes them). Nothing here reads the clock: same inputs, same digest.
+    rows are the latest of each reference, their values plain already: ``ledger_reads`` makes them).
+    Nothing here reads the clock: same inputs, same digest.
     Counts and coverage are taken over every row; only the listed items are capped.
     Built with its members' canonical bytes by ``record_build`` (the record file is made of them);
     inputs that path does not vouch for go through ``build_record_per_row``, the reference.
@@ -343,5 +351,6 @@ def build_record(paper_id: str, paper_work: Mapping[str, Any] | None, outbound: 
                                provenance)
     if built is not None:
         return built
-    return records.build_record_per_row(paper_id, paper_work, outbound, inbound, notices, generated_from, page_cap, works,
+    return records.build_record_per_row(paper_id, paper_work, outbound, inbound, notices, generated_from, page_cap,
+                                        works,
                                 provenance)

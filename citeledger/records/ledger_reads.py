@@ -29,24 +29,30 @@ ISO_Z = "strftime({} AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ')"
 # same string (``first_seen``). No ORDER BY: ``_PassRows`` and the builder sort what they keep.
 PASS_ROWS_SQL = f"""
 WITH grouped AS (SELECT citing_paper, reference_index, count(*) AS n, any_value(observed_at) AS observed_at,
-         any_value(run_id) AS run_id, any_value(work_id) AS work_id, any_value(doi) AS doi, any_value(arxiv_id) AS arxiv_id
+         any_value(run_id) AS run_id, any_value(work_id) AS work_id, any_value(doi) AS doi,
+         any_value(arxiv_id) AS arxiv_id
        FROM observations GROUP BY citing_paper, reference_index),
-  multi AS (SELECT o.citing_paper, o.reference_index, o.observed_at, o.run_id, o.work_id, o.doi, o.arxiv_id FROM observations o
+  multi AS (SELECT o.citing_paper, o.reference_index, o.observed_at, o.run_id, o.work_id, o.doi, o.arxiv_id
+       FROM observations o
        SEMI JOIN (SELECT citing_paper, reference_index FROM grouped WHERE n > 1) USING (citing_paper, reference_index)
-       QUALIFY row_number() OVER (PARTITION BY citing_paper, reference_index ORDER BY observed_at DESC, run_id DESC) = 1),
+       QUALIFY row_number() OVER (PARTITION BY citing_paper, reference_index
+                                  ORDER BY observed_at DESC, run_id DESC) = 1),
   keys AS (SELECT citing_paper, reference_index, n, observed_at, run_id, work_id, doi, arxiv_id FROM grouped WHERE n = 1
        UNION ALL SELECT m.citing_paper, m.reference_index, g.n, m.observed_at, m.run_id, m.work_id, m.doi, m.arxiv_id
        FROM multi m JOIN grouped g USING (citing_paper, reference_index)),
   wanted AS (SELECT citing_paper, reference_index, n, observed_at AS latest_at, run_id AS latest_run FROM keys
        WHERE lower(citing_paper) IN (SELECT form FROM every_form) OR work_id IN (SELECT work_id FROM every_work)
           OR doi IN (SELECT form FROM every_form) OR arxiv_id IN (SELECT form FROM every_form)),
-  mine AS (SELECT o.*, w.n, w.latest_at, w.latest_run FROM observations o JOIN wanted w USING (citing_paper, reference_index)),
-  first_seen AS (SELECT citing_paper, reference_index, raw, min(observed_at) AS seen FROM mine WHERE n > 1 GROUP BY ALL),
+  mine AS (SELECT o.*, w.n, w.latest_at, w.latest_run
+       FROM observations o JOIN wanted w USING (citing_paper, reference_index)),
+  first_seen AS (SELECT citing_paper, reference_index, raw, min(observed_at) AS seen
+       FROM mine WHERE n > 1 GROUP BY ALL),
   picked AS (SELECT * FROM mine WHERE n = 1 AND observed_at = latest_at AND run_id = latest_run
        UNION ALL (SELECT * FROM mine WHERE n > 1 AND observed_at = latest_at AND run_id = latest_run
                   QUALIFY row_number() OVER (PARTITION BY citing_paper, reference_index) = 1))
 SELECT p.* EXCLUDE (n, latest_at, latest_run) REPLACE ({ISO_Z.format("p.observed_at")} AS observed_at),
-  {ISO_Z.format("(CASE WHEN p.raw IS NULL THEN NULL WHEN p.n = 1 THEN p.observed_at ELSE f.seen END)")} AS source_observed_at
+  {ISO_Z.format("(CASE WHEN p.raw IS NULL THEN NULL WHEN p.n = 1 THEN p.observed_at ELSE f.seen END)")}
+    AS source_observed_at
 FROM picked p LEFT JOIN first_seen f USING (citing_paper, reference_index, raw)"""
 
 

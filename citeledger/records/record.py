@@ -43,7 +43,8 @@ __all__ = [
 
 RECORD_SCHEMA = "citeledger.paper-citation-record.v2"
 RECORD_SCHEMA_V1 = "pith.paper-citation-record.v1"
-SCHEMA_FILES = {RECORD_SCHEMA: "paper-citation-record.v2.json", RECORD_SCHEMA_V1: "citeledger.paper-citation-record.v1.json"}
+SCHEMA_FILES = {RECORD_SCHEMA: "paper-citation-record.v2.json",
+                RECORD_SCHEMA_V1: "citeledger.paper-citation-record.v1.json"}
 STATES: tuple[str, ...] = tuple(s.value for s in STATE_ORDER)
 LINK_STATES = frozenset(s.value for s in Status if s.names_work)
 STANDINGS = ("retracted", "withdrawn", "expression_of_concern", "reinstated", "corrected", "none", "unknown")

@@ -80,7 +80,8 @@ def resolve_batch_references(references: Sequence[Reference], catalog: Any, remo
         return apply_rule_chain(references, catalog, get_fuzzy(catalog), remote, search)
 
 
-def search_step(remote: Any, run_id: str, budget: int | None = None, skip_files: Sequence[str] = ()) -> SearchStep | None:
+def search_step(remote: Any, run_id: str, budget: int | None = None,
+                skip_files: Sequence[str] = ()) -> SearchStep | None:
     """The batch's search step (issue 14) when a search service is on: the run's request budget
     (``budget`` None: the configured ``search.max_requests_per_run``), and no search for the
     references read from ``skip_files`` (a nightly run's local re-runs)."""

@@ -3,8 +3,8 @@
 Formats (contract section 3): works JSONL, the arXiv metadata snapshot (OAI/Kaggle shape),
 Crossref REST ``message`` objects (JSONL, envelopes, or the public data file's ``{"items": [...]}``),
 the two Retraction Watch CSVs (which carry notices, not works), OpenAlex works snapshot files, DBLP
-XML and arXiv OAI-PMH XML (``xml_formats``, ``openalex``). The rows themselves and their converters live in ``rows``. Pure:
-the store decides where rows go.
+XML and arXiv OAI-PMH XML (``xml_formats``, ``openalex``). The rows themselves and their converters
+live in ``rows``. Pure: the store decides where rows go.
 """
 from __future__ import annotations
 

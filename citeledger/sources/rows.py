@@ -98,7 +98,8 @@ def open_text(path: str | Path) -> io.TextIOBase:
 
 _WS = re.compile(r"\s+")
 
-# an accent over a letter, or over a dotless \\i or \\j (``Garc\\'{\\i}a``, ``Mart\\'\\i nez``: the space a command word eats)
+# an accent over a letter, or over a dotless \\i or \\j (``Garc\\'{\\i}a``, ``Mart\\'\\i nez``: the space a
+# command word eats)
 _LATEX_ACCENT = re.compile(r"\\[`'^\"~=.uvHtcdbk]\{?(\\[ij](?![A-Za-z]) ?|[A-Za-z])\}?")
 
 _LATEX_ACCENT_MAP = {"`": "\u0300", "'": "\u0301", "^": "\u0302", '"': "\u0308", "~": "\u0303",
@@ -204,7 +205,8 @@ def work_from_arxiv_snapshot(obj: dict) -> SourceRow | None:
     journal_ref = clean_text(obj.get("journal-ref"))
     ref = parse_journal_ref(journal_ref)  # venue, volume and first page of the journal version
     return SourceRow(
-        work_id=f"arxiv:{arxiv_id}", doi=journal_doi or arxiv_doi(arxiv_id), arxiv_id=arxiv_id, title=clean_text(obj.get("title")),
+        work_id=f"arxiv:{arxiv_id}", doi=journal_doi or arxiv_doi(arxiv_id), arxiv_id=arxiv_id,
+        title=clean_text(obj.get("title")),
         authors=tuple(split_arxiv_authors(obj.get("authors"))), year=year, type="preprint",
         venue=(ref.venue if ref and ref.venue else journal_ref), volume=ref.volume if ref else None,
         first_page=ref.first_page if ref else None,

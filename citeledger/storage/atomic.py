@@ -117,7 +117,8 @@ def _stage_files(files: Sequence[tuple[Path | str, bytes]], mode: int = 0o644) -
             target = os.fspath(path)
             folder, name = os.path.split(target)
             with disk_errors(Path(target)):
-                tmp = f"{folder}/.{name}{suffix}{next(_STAGED)}.tmp" if folder else f".{name}{suffix}{next(_STAGED)}.tmp"
+                hidden = f".{name}{suffix}{next(_STAGED)}.tmp"
+                tmp = f"{folder}/{hidden}" if folder else hidden
                 fd = os.open(tmp, flags, mode if kept else 0o600)
                 staged_files.append((tmp, target))
                 try:

@@ -63,7 +63,8 @@ def take_chunked(values: pa.ChunkedArray | pa.Table, at: np.ndarray | Sequence[i
     order = np.argsort(at, kind="stable")
     sorted_at = at[order]
     cuts = np.searchsorted(sorted_at, starts)  # chunk k's asked positions: sorted_at[cuts[k]:cuts[k + 1]]
-    pieces = [values.slice(int(starts[k]), int(starts[k + 1] - starts[k])).take(pa.array(sorted_at[cuts[k]:cuts[k + 1]] - starts[k]))
+    pieces = [values.slice(int(starts[k]), int(starts[k + 1] - starts[k]))
+              .take(pa.array(sorted_at[cuts[k]:cuts[k + 1]] - starts[k]))
               for k in range(len(chunks)) if cuts[k + 1] > cuts[k]]
     if isinstance(values, pa.Table):
         joined = pa.concat_tables(pieces).combine_chunks() if pieces else values.slice(0, 0)
