@@ -57,7 +57,8 @@ def _read_all(sources: Sequence[InputSource], limits: InputLimits, citing_paper:
 def _may_repeat(sources: Sequence[InputSource], citing_paper: str | Mapping[str, str] | None) -> list[InputSource]:
     """The sources whose rows could repeat another's: all of them when any is a row file (or a
     file of ``arXiv:ID`` lines); of papers alone (files, folders, ``arXiv:ID`` inputs), those sharing
-    their id with another paper (a paper numbers its references once, so one with an id of its own repeats nothing, and a paper without an id has no rows).
+    their id with another paper (a paper numbers its references once, so one with an id of its own
+    repeats nothing, and a paper without an id has no rows).
     A directory of papers, or an ``arXiv:ID``, is then read once, not twice."""
     if any(s.kind not in ONE_PAPER_KINDS for s in sources):
         return list(sources)
