@@ -5,8 +5,9 @@ caller is one of these processes: it builds the first share of the papers itself
 spawned, start (each spawned process imports the app, opens the catalog and builds the schema
 validator: about 2 CPU s, a quarter of a millisecond a record of a 10,000-record write). The caller
 (``files.write_records``) holds the ledger's writer lock for the whole write; the workers only read
-the ledger and write their papers' record files. Each worker loads the ledger's active key itself (the private key never crosses a pipe). Processes are spawned, not
-forked: DuckDB and the caller's threads must not be copied mid-flight."""
+the ledger and write their papers' record files. Each worker loads the ledger's active key itself
+(the private key never crosses a pipe). Processes are spawned, not forked: DuckDB and the caller's
+threads must not be copied mid-flight."""
 from __future__ import annotations
 
 import math
