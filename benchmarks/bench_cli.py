@@ -1,4 +1,4 @@
-"""Wall time of the command line as a user meets it (issue 17): ``citeledger --help``, a
+"""Wall time of the command line as a user meets it: ``citeledger --help``, a
 one-reference ``citeledger resolve`` with the embedded catalog, and a resolve against a missing
 catalog (its exit code and how many lines it printed on stderr).
 

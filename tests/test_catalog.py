@@ -95,7 +95,7 @@ def test_crosswalks_journal_doi_and_arxiv_doi(fixture_catalog):
 
 
 def test_identifier_lookups_are_memory_mapped_and_check_the_key(fixture_catalog):
-    """The identifier lookup (#16) keeps no per-identifier heap and never trusts a hash alone:
+    """The identifier lookup keeps no per-identifier heap and never trusts a hash alone:
     a stored key that differs from the asked one (a hash collision) is a miss, not that work."""
     import numpy as np
     import pyarrow as pa

@@ -1,5 +1,5 @@
 """A cited DOI that Retraction Watch lists shows its notice even when the works table lacks it
-(issue 12): through the command line, from catalog build to the citation record."""
+through the command line, from catalog build to the citation record."""
 import json
 from pathlib import Path
 

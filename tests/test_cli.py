@@ -1,4 +1,4 @@
-"""The command line (issue 17): the direct path and the flow write the same ledger, errors come
+"""The command line: the direct path and the flow write the same ledger, errors come
 before work as one line, inspection commands, progress, and eval's gold-null rule."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The shape the code keeps (issue 11). Long modules and functions were where concerns fused (a
+"""The shape the code keeps. Long modules and functions were where concerns fused (a
 148-line catalog build doing extract, merge, index and publish at once), and hand-written
 temp-then-rename code was where a write lost its fsync: so no product module over 500 lines, no
 function over 60, and no file written anywhere but through ``citeledger/storage/atomic.py``."""

@@ -204,7 +204,7 @@ def test_the_matcher_returns_outcomes_and_decides_no_state():
 
 
 def test_stored_index_is_memory_mapped_not_copied(tmp_path):
-    """A worker's private memory must not grow with the catalog (#16): the postings, the term
+    """A worker's private memory must not grow with the catalog: the postings, the term
     lookup and the work columns are the catalog files' pages, not heap copies."""
     import numpy as np
 

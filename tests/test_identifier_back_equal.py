@@ -1,4 +1,4 @@
-"""The identifier path's back made faster in session 9 gives exactly session 8's answers: the
+"""The identifier path's back's fast form gives exactly the plain form's answers: the
 agreement check (verdict, reason and every evidence value), the parse and the title forms, pinned
 in ``golden/agreement_answers.jsonl.gz`` (made by main 5d9ea9f's code over the golden strings and
 1,500 seeded generated ones, each against a work made from the string and a catalog work) and, as a
@@ -35,7 +35,7 @@ from resolvers.verification.forms import YEAR_TOKEN
 GOLDEN = Path(__file__).parent / "golden"
 SHARED = Path("/work/shared/data")
 PINNED = GOLDEN / "agreement_answers.jsonl.gz"
-# sha256 of session 8's answers over the shared sample (``_shared_answers``)
+# sha256 of the plain form's answers over the shared sample (``_shared_answers``)
 SHARED_DIGEST = "cd2d37d469a50bcafc0ace5348fae16ef047badf0ae893603a4ce7578316893a"
 
 
@@ -144,7 +144,7 @@ def _no_parse_memory(monkeypatch):
     monkeypatch.setattr(lazy_parse, "PARSES_KEPT", 0)  # each parse made afresh: nothing carried over
 
 
-def test_agreement_is_session_8s_on_pinned_pairs():
+def test_agreement_is_the_plain_forms_on_pinned_pairs():
     rows = pinned("check")
     assert len(rows) > 3000
     for row in rows:
@@ -158,7 +158,7 @@ def test_agreement_is_session_8s_on_pinned_pairs():
 
 
 @pytest.mark.skipif(not (SHARED / "catalog" / "glutton_works.jsonl.gz").exists(), reason="shared data not here")
-def test_agreement_and_parse_are_session_8s_on_shared_strings():
+def test_agreement_and_parse_are_the_plain_forms_on_shared_strings():
     answers = _checks(_shared_strings(), random.Random(17), _catalog_works())
     answers += [dataclasses.asdict(parse_reference(r)) for r in _shared_strings(60)]
     assert hashlib.sha256(json.dumps(answers, sort_keys=True).encode()).hexdigest() == SHARED_DIGEST
@@ -239,7 +239,7 @@ def test_volume_page_shapes_match_as_before(body):
         assert (m and (m.span(), m.groupdict())) == (n and (n.span(), n.groupdict()))
 
 
-def test_title_forms_are_session_8s():
+def test_title_forms_are_the_plain_forms():
     rows = pinned("title_forms")
     assert len(rows) > 250
     for row in rows:
@@ -272,7 +272,7 @@ def test_values_orjson_writes_otherwise_are_not_plain():
         assert observation._plain(value), value
 
 
-def test_parse_is_session_8s():
+def test_parse_is_the_plain_forms():
     """``parse_reference`` scans for BibTeX only in strings with an "@" or "=": the same parse."""
     rows = pinned("parse")
     assert len(rows) > 700

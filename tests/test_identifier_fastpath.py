@@ -1,4 +1,4 @@
-"""The faster identifier extraction (session 9: cheap exact gates before each pass, plain DOIs
+"""The faster identifier extraction (cheap exact gates before each pass, plain DOIs
 judged by one regex, and the batch gate in ``resolvers.identifiers.batch``) gives exactly what the
 session-8 extraction gave: its answers are pinned in ``golden/identifier_extraction.jsonl.gz``
 (15,132 strings: the golden strings, strings in the identifier path benchmark's spellings, the
@@ -29,8 +29,8 @@ from reference_forms import FORMS  # noqa: E402  (the identifier path benchmark'
 GOLDEN = Path(__file__).parent / "golden"
 PINNED = GOLDEN / "identifier_extraction.jsonl.gz"
 SHARED_REFS = Path("/work/shared/data/refs")
-# sha256 of the answers over the shared reference strings (``_answers`` of them, in file order): session
-# 8's, but for session 10's DOI ending at a "[" that is not a SICI's (7 strings of glutton_unlabeled)
+# sha256 of the answers over the shared reference strings (``_answers`` of them, in file order), with a DOI
+# ending at a "[" that is not a SICI's ended there (7 strings of glutton_unlabeled)
 SHARED_DIGEST = "e15345497266f1d4a1804e406b1fb66a5c5d77fd05be5a3a6fff3378c1d2732a"
 
 

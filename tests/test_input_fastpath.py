@@ -1,4 +1,4 @@
-"""The input side's fast paths (session 9) give what the full path gives: a JSON line read by
+"""The input side's fast paths give what the full path gives: a JSON line read by
 orjson as a plain row (``inputs.plain_row``) is the reference ``validate_row`` makes of
 ``json.loads`` of it, and a batch's payload (``batch_payload``) unpacks to the references packed,
 whatever they hold (lone surrogates, a paper's fields), also from the earlier zlib payloads."""

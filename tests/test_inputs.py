@@ -113,7 +113,7 @@ def test_bbl_and_bib_need_a_citing_paper(tmp_path):
                    "@article{broken, title = {unbalanced\n@book{c, title = {Fine}}\n")
     refs, rejects = split(list(read_references(bib, citing_paper="p")))
     assert [r.reference_index for r in refs] == [1, 3]
-    # the entry rendered as a reference (issue 13), not its BibTeX source
+    # the entry rendered as a reference, not its BibTeX source
     assert refs[0].raw == "A B title. 2001. arXiv:1706.03762."
     assert rejects[0].line == 3 and "unbalanced" in rejects[0].reason
 

@@ -1,4 +1,4 @@
-"""Hostile input found by the independent probe of issue 17: pipes and stdin, inputs that cannot be
+"""Hostile input found by an independent probe: pipes and stdin, inputs that cannot be
 read at all, out-of-range indexes, unclosed CSV quotes, byte order marks and old line endings,
 gzip bombs, large .bib/.bbl files, and duplicates across files. Each ends as a reject or as a
 one-line ``InputError`` before any run begins; nothing is lost silently."""

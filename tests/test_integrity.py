@@ -1,4 +1,4 @@
-"""Run integrity and one-line errors (issue 17, probe items 3, 5, 6, 7, 8, 11 and 16)."""
+"""Run integrity and one-line errors."""
 from __future__ import annotations
 
 import errno

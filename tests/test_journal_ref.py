@@ -1,4 +1,4 @@
-"""Journal references and venue keys (issue 12): golden cases in data files.
+"""Journal references and venue keys: golden cases in data files.
 
 ``tests/golden/journal_refs.jsonl``: real arXiv journal-refs (``../shared/data/catalog/
 arxiv_metadata_sample.jsonl.gz``) and the issue's examples, with the venue, key, volume, first

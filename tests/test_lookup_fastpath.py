@@ -1,4 +1,4 @@
-"""The batch lookup's Works (session 9): made a field at a time by their slots
+"""The batch lookup's Works: made a field at a time by their slots
 (``work_rows.works_by_field``), they are the Works ``Work(*values)`` makes: equal, hashed
 alike, same fields; and the row file's ``works`` equal the mapped Arrow columns' works."""
 from __future__ import annotations

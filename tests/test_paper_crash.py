@@ -1,4 +1,4 @@
-"""A directory of papers is resumable after SIGKILL like any run (issue 13): killed while
+"""A directory of papers is resumable after SIGKILL like any run: killed while
 resolving, the same run id completes it and the ledger equals an uninterrupted run's, every
 paper accounted for. Follows tests/test_crash.py (its driver and helpers)."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Papers as run inputs (issue 13): a directory of papers, each file or sub-folder one paper,
+"""Papers as run inputs: a directory of papers, each file or sub-folder one paper,
 through ``citeledger resolve``; bad papers are reject rows naming file, member and reason, and
 the run goes on; nothing is written outside the ledger."""
 from __future__ import annotations

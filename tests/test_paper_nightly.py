@@ -1,4 +1,4 @@
-"""The nightly inbox takes papers (issue 13): an e-print tarball, a paper's folder and a folder of
+"""The nightly inbox takes papers: an e-print tarball, a paper's folder and a folder of
 papers dropped in it are resolved, moved to processed once their observations are written, and
 a second night reads none of them again. Driven through the functions the flow calls."""
 from __future__ import annotations

@@ -29,7 +29,7 @@ def test_file_then_environment(tmp_path):
     config = load_config(env={}, cwd=tmp_path)
     assert config.remote == {"arxiv"} and config.mailto == "file@example.org"
     assert config.arxiv.min_interval_seconds == 5.0 and config.arxiv.retries == 1
-    assert config.crossref.min_interval_seconds == 0.2  # 5/s with a mailto (issue 14)
+    assert config.crossref.min_interval_seconds == 0.2  # 5/s with a mailto
     assert config.limits.max_raw_chars == 5000 and config.source.endswith("citeledger.toml")
     env = {"CITELEDGER_REMOTE": "arxiv,crossref", "CITELEDGER_MAILTO": "env@example.org",
            "CITELEDGER_ARXIV_URL": "http://127.0.0.1:2/api/query", "CITELEDGER_ARXIV_RETRIES": "4",

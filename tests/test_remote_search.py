@@ -1,4 +1,4 @@
-"""Search-based matching (issue 14) against a real local server replaying recorded search answers
+"""Search-based matching against a real local server replaying recorded search answers
 (``fixtures/http/search``, see PROVENANCE.md): a found work links, a near-miss list is too close to
 call, a notice twin is never linked, faults are ``unavailable`` (and asked again), answers are
 cached on disk, strings likely to fail are not sent, the run's budget holds."""

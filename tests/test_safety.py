@@ -155,7 +155,7 @@ def test_configured_file_size_limit_reaches_the_pipeline(tmp_path, fixture_catal
     assert plan.references == 0 and len(plan.rejects) == 1 and "max_file_bytes" in plan.rejects[0].reason
 
 
-# --- a query can never write (issue 17, probe item 1) ----------------------------------------
+# --- a query can never write ----------------------------------------
 
 
 def cli(*argv: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -309,7 +309,7 @@ def test_old_part_files_lacking_newer_columns_still_read(tmp_path, fixture_catal
                      fixture_catalog).fetchall() == [("old", 3, None, None)]
 
 
-# --- limits (probe item 12) ------------------------------------------------------------------
+# --- limits ------------------------------------------------------------------
 
 
 def test_a_runaway_query_stops_at_its_time_limit_with_one_line(site):
@@ -337,7 +337,7 @@ def test_query_limits_are_configured_in_the_file_and_the_environment(tmp_path):
             load_config(cwd=tmp_path, env=bad)
 
 
-# --- what reaches the terminal (probe item 15) -----------------------------------------------
+# --- what reaches the terminal -----------------------------------------------
 
 ESCAPES = "\x1b]0;pwned\x07\x1b[2J\x9b31m\x7f"
 
@@ -385,7 +385,7 @@ def test_csv_lines_end_with_a_newline_only(site):
     assert out.returncode == 0 and b"\r" not in out.stdout and out.stdout.count(b"\n") == 3
 
 
-# --- a mistyped --ledger or --catalog (probe item 8) -----------------------------------------
+# --- a mistyped --ledger or --catalog -----------------------------------------
 
 
 def test_a_query_needs_the_ledger_or_catalog_it_reads_and_no_other(site, tmp_path, capfd):

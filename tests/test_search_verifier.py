@@ -1,4 +1,4 @@
-"""The search step (issue 14) sees works and verifies them as the local chain does: an OpenAlex
+"""The search step sees works and verifies them as the local chain does: an OpenAlex
 hit is the work the OpenAlex catalog reader makes of the same record (id, DOI, author names), the
 local candidates are retrieved by the local chain's own queries (``Name: subtitle`` lead
 included), and once per reference however many services answer."""

@@ -1,5 +1,5 @@
 """A catalog's fuzzy index split into shards answers what the single index answers: the same
-candidates (works, rows), the same scores bit for bit, in the same order (issue 16, build item 3).
+candidates (works, rows), the same scores bit for bit, in the same order.
 The shards hold no score of their own: terms are chosen and weighted by the global df summed over
 the shards, and ties are broken by the global row, so a sharded run writes the same observations."""
 import gzip

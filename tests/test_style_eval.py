@@ -1,4 +1,4 @@
-"""The style-robustness evaluation's own parts (issue 12): renderings, seeded degradations,
+"""The style-robustness evaluation's own parts: renderings, seeded degradations,
 scoring. The benchmark itself (benchmarks/bench_styles.py) prints figures; these check that
 what it measures is what it says."""
 import random

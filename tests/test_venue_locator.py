@@ -1,4 +1,4 @@
-"""Title-less references resolved by venue + volume + first page (issue 12).
+"""Title-less references resolved by venue + volume + first page.
 
 The rule links only one work whose venue key, volume and first page the string prints and that
 nothing in the string contradicts; two works on one locator are too close to call."""

@@ -1,7 +1,7 @@
-"""The works' row files (``work_rows``) and the release of mapped pages (``mapped_pages``): a
+"""The works' row files (``row_reader``) and the release of mapped pages (``mapped_files``): a
 resolving process reads the rows it needs by positional reads and hands back the mapped pages it
 touched, so the catalog's pages live in the OS page cache, not in each process's resident set
-(#16: tree RSS <= 4 GB at 10M works)."""
+(the target: a process tree under 4 GB at 10M works)."""
 import json
 import random
 import shutil

@@ -7,7 +7,7 @@ in the gold's universe (the gold names it as the answer of some other row, so th
 and still said null); a link to a work the gold never mentions cannot be judged and is counted
 apart as ``unjudged`` (the gold files leave many cited works out of their universe).
 precision = correct links / judged links; recall = correct links / rows with a gold identifier.
-``precision_all_links`` (correct / every link) is the rule before issue 17, for comparison.
+``precision_all_links`` (correct / every link) is the stricter rule, kept for comparison.
 
 ``citeledger eval GOLD... --catalog DIR [--worst N]`` (or ``python -m citeledger.evaluation.links``) runs the
 whole resolution chain (identifiers, then the fuzzy matcher) on every row, as ``resolve`` does,

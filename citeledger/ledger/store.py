@@ -68,7 +68,7 @@ RUN_SCHEMA = pa.schema([
     ("transitions", pa.int64()),  # state or work changes this run recorded (see the transitions view)
     ("notices_changed", pa.int64()),  # notices re-checked by this run that differ from the previous ones
     ("timings", pa.string()),  # JSON: seconds per step
-    ("reason_counts", pa.string()),  # JSON: the rules' reasons -> count (issue 11; older rows lack it)
+    ("reason_counts", pa.string()),  # JSON: the rules' reasons -> count (older rows lack it)
 ])
 
 

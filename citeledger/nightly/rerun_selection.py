@@ -35,7 +35,7 @@ class RerunSelection:
 
     def split(self) -> tuple[list[Reference], list[Reference]]:
         """(re-runs for the local chain only, re-runs a remote service could not answer): only
-        the second may be searched again (issue 14: the search step sends new references)."""
+        the second may be searched again (the search step sends new references)."""
         local = [r for r, why in zip(self.references, self.reasons) if why != "retry_unavailable"]
         retry = [r for r, why in zip(self.references, self.reasons) if why == "retry_unavailable"]
         return local, retry

@@ -82,7 +82,7 @@ def resolve_batch_references(references: Sequence[Reference], catalog: Any, remo
 
 def search_step(remote: Any, run_id: str, budget: int | None = None,
                 skip_files: Sequence[str] = ()) -> SearchStep | None:
-    """The batch's search step (issue 14) when a search service is on: the run's request budget
+    """The batch's search step when a search service is on: the run's request budget
     (``budget`` None: the configured ``search.max_requests_per_run``), and no search for the
     references read from ``skip_files`` (a nightly run's local re-runs)."""
     search = getattr(remote, "search", None) if remote is not None else None

@@ -25,7 +25,7 @@ class RunSummary:
     errors: list[str] = field(default_factory=list)
     reject_messages: list[str] = field(default_factory=list)  # the first 20
     records: int | None = None  # citation records rebuilt after the run, when asked for
-    search: dict[str, Any] = field(default_factory=dict)  # what the search step spent (issue 14), when on
+    search: dict[str, Any] = field(default_factory=dict)  # what the search step spent, when on
 
     @property
     def links(self) -> int:

@@ -306,7 +306,7 @@ class SyncedBatches:
     with each batch's disk sync run by a background thread while the caller makes the next batch:
     ``os.sync`` waits for the disk (and for every other writer's dirty data), and the builder no
     longer waits with it. Staging and renaming stay in the caller's thread (a background thread
-    taking the GIL back at every file's syscall was slower, measured in session 7): a batch is
+    taking the GIL back at every file's syscall was slower, as measured): a batch is
     renamed into place at the next ``add`` or at ``close``, once its sync has returned, so every
     published file is on the disk. ``abort`` (on an error) removes what is staged, unpublished."""
 

@@ -49,7 +49,7 @@ def retraction_watch_files(dest: str | Path) -> tuple[FileCopy, FileCheckpoint]:
 
 
 class SearchCacheDir:
-    """The search services' answers (issue 14), one small JSON file per service and query under
+    """The search services' answers, one small JSON file per service and query under
     ``<state_dir>/search-cache/<service>/``, named by a digest of the query; each entry holds the
     service, the query, when it answered and the works. A damaged file is a miss (asked again)."""
 

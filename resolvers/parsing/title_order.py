@@ -1,5 +1,5 @@
 """Title scores for titles the parser could not isolate: a title whose words a string prints in
-another order (a scrambled or re-ordered title, issue 12's style benchmark), and a short title
+another order (a scrambled or re-ordered title, the style benchmark), and a short title
 printed as a segment of its own (``title_segments``). Kept a little below an identical title
 (``SORTED_SCALE``) so an order-free match never counts as one; ``verify`` takes the best of these
 and its in-order scores.

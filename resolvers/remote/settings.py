@@ -45,7 +45,7 @@ class Endpoints:
 # arXiv's API terms: no more than one request every three seconds, one connection at a time.
 ARXIV_DEFAULTS = ServiceSettings(min_interval_seconds=3.0, max_concurrency=1, timeout_seconds=30.0)
 # Crossref allows about 5 requests/s without a key (10 in the polite pool): we stay at 5 with a mailto.
-CROSSREF_POLITE_INTERVAL = 0.2  # 5 requests/s: the rate Crossref asks of tools (issue 14)
+CROSSREF_POLITE_INTERVAL = 0.2  # 5 requests/s: the rate Crossref asks of tools
 CROSSREF_DEFAULTS = ServiceSettings(
     min_interval_seconds=CROSSREF_POLITE_INTERVAL, max_concurrency=3, timeout_seconds=20.0
 )
@@ -63,7 +63,7 @@ GROBID_DEFAULTS = ServiceSettings(
 
 @dataclass(frozen=True)
 class SearchSettings:
-    """Search-based matching (issue 14): which services are asked, in which order, and how much.
+    """Search-based matching: which services are asked, in which order, and how much.
 
     A reference is sent only when it is usable, carries no well-formed identifier, the local chain
     left it without a link, and it has a title-like span of ``min_title_words`` words and at least

@@ -1,0 +1,77 @@
+"""The project speaks of itself only: no issue or session numbers, probe items or work-log headings
+in any tracked file (README, docs, docstrings, comments, test names, data files). What the code does
+and why is said where it is; the story of how it got there is in the version history.
+
+Third-party material (``tests/fixtures/``: real papers, payloads and catalogs as published) is left
+as its authors wrote it."""
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+# (case matters: "Issue 9," is a journal's issue in a reference string)
+WORKLOG = re.compile(
+    r"\b[Ii]ssues? #\d+|\(issues? \d+|\bissues? \d+(?:'s|[:;,)])|\b[Ss]essions? \d+\b|\(#\d+\)"
+    r"|\bprobe items? \d+|\bgh-\d+\b")
+HEADING = re.compile(r"^#{1,6} .*(\bsession\b|\bwork ?log\b|\bbranch\b|\bcommit [0-9a-f]{7,40}\b|\bsprint\b)", re.I | re.M)
+THIRD_PARTY = ("tests/fixtures/",)
+
+
+def tracked_text_files() -> list[Path]:
+    try:
+        names = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout")
+    files = []
+    for name in names.splitlines():
+        path = ROOT / name
+        if name.startswith(THIRD_PARTY) or not path.is_file() or path.stat().st_size > 5_000_000:
+            continue
+        files.append(path)
+    return files
+
+
+def offenders(path: Path) -> list[str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (UnicodeDecodeError, OSError):
+        return []
+    found = [f"{path.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)}"
+             for m in WORKLOG.finditer(text)]
+    if path.suffix == ".md":
+        found += [f"{path.relative_to(ROOT)}: heading {m.group(0)!r}" for m in HEADING.finditer(text)]
+    return found
+
+
+def test_no_tracked_file_tells_the_work_log():
+    assert [o for path in tracked_text_files() for o in offenders(path)] == []
+
+
+@pytest.mark.parametrize("text", ["(issue 14)", "see issue #3", "issue 12's benchmark", "in session 9",
+                                  "(#16)", "probe item 4", "## Session 11: the index"])
+def test_the_scan_catches_a_work_log_mention(tmp_path, text):
+    path = tmp_path / "x.md"
+    path.write_text(f"intro\n{text}\n")
+    global ROOT
+    saved, ROOT = ROOT, tmp_path
+    try:
+        assert offenders(path)
+    finally:
+        ROOT = saved
+
+
+@pytest.mark.parametrize("text", ["Phys. Lett. B 716, Issue 2 (2012)", "Volume 86, Issue 9, 2007",
+                                  "## Sessions of the nightly flow", "#include <x.h>"])
+def test_the_scan_leaves_journal_issues_alone(tmp_path, text):
+    path = tmp_path / "x.md"
+    path.write_text(f"intro\n{text}\n")
+    global ROOT
+    saved, ROOT = ROOT, tmp_path
+    try:
+        assert offenders(path) == []
+    finally:
+        ROOT = saved
