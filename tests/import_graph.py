@@ -131,3 +131,56 @@ def room_edges(graph: Graph) -> dict[str, set[str]]:
         here = room(module)
         rooms.setdefault(here, set()).update(room(t) for t in targets if room(t) != here)
     return rooms
+
+
+def _reduced(edges: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The transitive reduction of an acyclic graph: an arrow implied by a longer path is left out."""
+    def reach(node: str, seen: set[str]) -> set[str]:
+        for nxt in edges.get(node, ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                reach(nxt, seen)
+        return seen
+
+    return {n: {t for t in ts if not any(t in reach(o, set()) for o in ts - {t})} for n, ts in edges.items()}
+
+
+def mermaid(graph: Graph) -> str:
+    """The rooms of the product and their imports as a Mermaid flowchart (top: what imports more),
+    ``resolvers`` drawn as one box in the application's picture and on its own in a second one."""
+    def box(name: str) -> str:
+        return name.replace(".", "_")
+
+    rooms = room_edges(graph)
+    app: dict[str, set[str]] = {}
+    for here, theirs in rooms.items():
+        if not here.startswith("resolvers"):
+            app.setdefault(here, set()).update("resolvers" if t.startswith("resolvers") else t for t in theirs)
+    core = {h: {t for t in ts if t.startswith("resolvers")} for h, ts in rooms.items() if h.startswith("resolvers")}
+    parts = []
+    for title, edges in (("application", app), ("resolvers", core)):
+        lines = [f"%% {title}: an arrow is a direct import; one implied by a longer path is left out", "flowchart TD"]
+        for here, theirs in sorted(_reduced(edges).items()):
+            lines += [f"    {box(here)}[{here}] --> {box(t)}[{t}]" for t in sorted(theirs)]
+            if not theirs:
+                lines.append(f"    {box(here)}[{here}]")
+        parts.append("```mermaid\n" + "\n".join(lines) + "\n```")
+    return "\n\n".join(parts)
+
+
+BEGIN, END = "<!-- import graph: begin (python tests/import_graph.py --write) -->", "<!-- import graph: end -->"
+
+
+def with_picture(doc: str, graph: Graph) -> str:
+    head, rest = doc.split(BEGIN, 1)
+    return f"{head}{BEGIN}\n{mermaid(graph)}\n{END}{rest.split(END, 1)[1]}"
+
+
+if __name__ == "__main__":
+    import sys
+
+    page = ROOT / "docs" / "architecture.md"
+    if "--write" in sys.argv:
+        page.write_text(with_picture(page.read_text(encoding="utf-8"), product_graph()), encoding="utf-8")
+    else:
+        print(mermaid(product_graph()))
