@@ -117,7 +117,8 @@ def rule_identifier(ref: ReferenceContext, batch: BatchContext) -> Verdict | Non
             reason = Reason.ARXIV_ID_MATCH if source == "arxiv_id" else Reason.DOI_MATCH
             return Verdict(Status.VERIFIED_EXACT, reason, work, resolver, 1.0, evidence)
         if mismatch is None:
-            mismatch = Verdict(Status.METADATA_MISMATCH, agreement.reason, work, resolver, 0.5, evidence)
+            why = agreement.reason or Reason.FIELDS_CONTRADICT  # (a contradiction always names its reason)
+            mismatch = Verdict(Status.METADATA_MISMATCH, why, work, resolver, 0.5, evidence)
     return mismatch
 
 

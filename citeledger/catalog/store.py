@@ -38,9 +38,10 @@ from citeledger.index import notice_files as notice_file
 from citeledger.index import upgrade as index_upgrade
 from citeledger.index import venues as venue_index
 from citeledger.sources import rows as source_rows
-from citeledger.storage.atomic import atomic_write_bytes, disk_errors, file_sha256, publish_dir, sql_literal
+from citeledger.storage.atomic import atomic_write_bytes, disk_errors, file_sha256, publish_dir
 from citeledger.storage.locking import exclusive
 from citeledger.storage.mapped_files import release_if_over
+from citeledger.storage.sql import scalar, sql_literal
 from citeledger.works.row_reader import WorkReader
 from citeledger.works.row_schema import WORKS_SCHEMA, work_from_row
 from resolvers.errors import CatalogSourceError, ConfigError
@@ -196,12 +197,12 @@ def merge(previous: Path | None, new: Extracted, gen_dir: Path) -> Merged:
         con.execute(NEW_LATEST_SQL)
         con.execute(ALL_ROWS_SQL)
         con.execute(SHARED_IDS_SQL)
-        before = con.execute("SELECT count(*) FROM old_works").fetchone()[0]
+        before = scalar(con, "SELECT count(*) FROM old_works")
         con.execute(f"CREATE TABLE merged AS {MERGED_SQL}")
         con.execute(KEEP_SEQ_SQL)
         con.execute(f"COPY (SELECT * FROM merged ORDER BY work_id) TO {sql_literal(gen_dir / 'works.parquet')} "
                     "(FORMAT parquet, COMPRESSION zstd)")
-        n_works = con.execute("SELECT count(*) FROM merged").fetchone()[0]
+        n_works = scalar(con, "SELECT count(*) FROM merged")
         con.execute(f"COPY ({IDENTIFIERS_SQL}) TO {sql_literal(gen_dir / 'identifiers.parquet')} "
                     "(FORMAT parquet, COMPRESSION zstd)")
         n_events = _write_notice_events(con, previous, new.notice_events, gen_dir)
@@ -290,7 +291,7 @@ def _write_notice_events(con: duckdb.DuckDBPyConnection, previous: Path | None,
     out = gen_dir / "notice_events.parquet"
     con.execute(f"COPY (SELECT DISTINCT {cols} FROM (SELECT {cols} FROM old_events UNION ALL "
                 f"SELECT {cols} FROM new_events) ORDER BY ALL) TO {sql_literal(out)} (FORMAT parquet)")
-    return con.execute(f"SELECT count(*) FROM read_parquet({sql_literal(out)})").fetchone()[0]
+    return scalar(con, f"SELECT count(*) FROM read_parquet({sql_literal(out)})")
 
 
 def duckdb_name(column: str) -> str:

@@ -57,7 +57,7 @@ import pyarrow.parquet as pq
 from citeledger.index import venues as venue_index
 from citeledger.index.terms import batch_terms, first_surnames
 from citeledger.index.venues import LOCATOR_SCHEMA, LOCATORS_FILE, PAGES_AT, PAGES_HASHES, locator_rows
-from citeledger.storage.atomic import atomic_stream, atomic_write_bytes, sql_literal, staged
+from citeledger.storage.atomic import atomic_stream, atomic_write_bytes, staged
 from citeledger.storage.external_sort import (
     HashRuns,
     append_raw,
@@ -70,6 +70,7 @@ from citeledger.storage.external_sort import (
 )
 from citeledger.storage.mapped_files import load_array, map_ipc, release_if_over, take_chunked
 from citeledger.storage.parquet_batches import parquet_file
+from citeledger.storage.sql import sql_literal
 from citeledger.works import row_reader as work_rows
 from citeledger.works.row_reader import WorkReader
 from citeledger.works.row_schema import WORK_FIELDS, WORK_TYPES

@@ -16,7 +16,7 @@ def catalog_info(catalog_dir: str | Path) -> dict[str, Any]:
 
     from citeledger.catalog.store import CatalogStore
     from citeledger.index.fuzzy_index import INDEX_FILE, INDEX_FORMAT
-    from citeledger.storage.atomic import sql_literal
+    from citeledger.storage.sql import sql_literal
 
     store = CatalogStore(catalog_dir)
     gen = store.current()
@@ -71,7 +71,7 @@ def ledger_runs(ledger_dir: str | Path) -> list[dict[str, Any]]:
     import duckdb
 
     from citeledger.ledger.store import LedgerStore
-    from citeledger.storage.atomic import sql_literal
+    from citeledger.storage.sql import sql_literal
 
     ledger = LedgerStore(ledger_dir)
     manifests = sorted((Path(ledger_dir) / "_runs").glob("*/manifest.json"))

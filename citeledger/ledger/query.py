@@ -32,7 +32,7 @@ from citeledger.catalog.store import CatalogStore
 from citeledger.config import QueryLimits
 from citeledger.display import visible_controls
 from citeledger.ledger.store import DERIVED_VIEWS, LEDGER_PARTS, VIEW_NAMES, WORKS_VIEW_SCHEMA, ledger_problem
-from citeledger.storage.atomic import sql_literal
+from citeledger.storage.sql import sql_literal
 from resolvers.errors import ConfigError, QueryFailed, QueryRefused
 
 # --- the first line: statement types -------------------------------------------------------

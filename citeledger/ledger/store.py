@@ -28,11 +28,11 @@ from citeledger.storage.atomic import (
     atomic_write_files,
     disk_errors,
     remove_leftovers,
-    sql_literal,
     staged,
     write_arrow_parquet,
     write_parquet,
 )
+from citeledger.storage.sql import scalar, sql_literal
 from citeledger.works.row_schema import VERSION_TYPE, WORKS_SCHEMA
 from resolvers.errors import ConfigError, LedgerPathError
 
@@ -405,7 +405,7 @@ def run_transitions(ledger_dir: str | Path, run_id: str) -> int:
     """How many transitions the observations of ``run_id`` recorded."""
     con = connect_views(ledger_dir, None)
     try:
-        return con.execute("SELECT count(*) FROM transitions WHERE to_run = ?", [run_id]).fetchone()[0]
+        return scalar(con, "SELECT count(*) FROM transitions WHERE to_run = ?", [run_id])
     finally:
         con.close()
 

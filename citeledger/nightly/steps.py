@@ -282,7 +282,7 @@ def ingest_new_sources(catalog_dir: str | Path, catalog_inbox: str | Path | None
         built = cat.build(files)
         report.generation = built.generation
         report.files = [str(p) for p in files]
-        if dropped:
+        if dropped and catalog_inbox:  # (files are dropped only from an inbox)
             processed = Path(catalog_inbox) / "processed" / built.generation
             for path in dropped:
                 atomic_move(path, processed / path.name)

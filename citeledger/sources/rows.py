@@ -167,7 +167,7 @@ def work_from_works_jsonl(obj: dict) -> SourceRow | None:
     doi = normalize_doi(obj["doi"]) if obj.get("doi") else None
     arxiv_id = canonical_arxiv_id(obj["arxiv_id"]) if obj.get("arxiv_id") else None
     title = clean_text(obj.get("title"))
-    authors = [clean_text(a) for a in (obj.get("authors") or []) if clean_text(a)]
+    authors = [name for name in map(clean_text, obj.get("authors") or []) if name]
     year = _int_year(obj.get("year"))
     if not (doi or arxiv_id or title):
         return None
@@ -225,13 +225,14 @@ def work_from_crossref(message: dict) -> SourceRow | None:
     doi = normalize_doi(message.get("DOI") or "")
     if not doi:
         return None
-    authors = []
+    authors: list[str] = []
     for a in message.get("author") or []:
         name = a.get("family") or a.get("name") or a.get("literal")
         if a.get("family") and a.get("given"):
             name = f"{a['given']} {a['family']}"
-        if clean_text(name):
-            authors.append(clean_text(name))
+        cleaned = clean_text(name)
+        if cleaned:
+            authors.append(cleaned)
     titles = message.get("title") or []
     venue = (message.get("container-title") or [None])[0] or (message.get("short-container-title") or [None])[0]
     relations = {k: message[k] for k in ("update-to", "updated-by") if message.get(k)}

@@ -24,13 +24,8 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from citeledger.storage.sql import sql_literal
 from resolvers.errors import DiskFull, LedgerPathError
-
-
-def sql_literal(value: str | Path) -> str:
-    """Quote a string for SQL. Only paths we build ever pass through here, never user input."""
-    return "'" + str(value).replace("'", "''") + "'"
-
 
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 

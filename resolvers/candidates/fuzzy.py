@@ -179,7 +179,7 @@ class FuzzyResolver:
         bounds: dict[int, dict] = {i: {} for i in title_q}
         for i, cands in self._retrieve({**title_q, **raw_q}).items():
             outcomes[i] = self._decide(views[i], cands, "title" if i in title_q else "string", bounds.get(i))
-        retry = {i: string_q[i] for i in title_q if not outcomes[i].clear}
+        retry = {i: string_q[i] for i in title_q if not (o := outcomes[i]) or not o.clear}
         for i, cands in self._retrieve(retry).items():
             second = self._decide(views[i], cands, "string", bounds[i])
             if second.clear or second.reason is Reason.TOO_CLOSE_TO_CALL:
@@ -277,7 +277,7 @@ class FuzzyResolver:
         if not cands:
             return FuzzyOutcome(Reason.NO_CANDIDATES, {"query": query, "candidates": 0, "thresholds": thresholds})
         scored, notices = self._score(ref, cands, memo)
-        base = {"query": query, "candidates": len(cands), "thresholds": thresholds,
+        base: dict[str, Any] = {"query": query, "candidates": len(cands), "thresholds": thresholds,
                 "parsed_title": ref.parsed.title}
         if notices:
             base["notices_set_aside"] = notices[:3]

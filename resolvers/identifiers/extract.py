@@ -213,7 +213,7 @@ def _join_break(text: str, token: str, end: int) -> tuple[str, int]:
             ok = False
         if not ok or len(token) + len(nxt) > MAX_TOKEN:
             break
-        token, end = token + nxt, nxt_m.end()
+        token, end = token + nxt, ws.end() + len(nxt)
     return token, end
 
 

@@ -192,6 +192,12 @@ _WORD_BEFORE = re.compile(r"([\w.]+)$")
 _SPACES = re.compile(r"\s*")
 
 
+def _after_spaces(text: str, at: int) -> int:
+    """Where the run of white space at ``at`` ends (``at`` itself when there is none)."""
+    spaces = _SPACES.match(text, at)
+    return spaces.end() if spaces else at
+
+
 def _author_end(text: str) -> tuple[int, int] | None:
     """(end of the author block, start of what follows) or None when no author block leads."""
     i = 0
@@ -234,7 +240,7 @@ def _sentence_end(text: str) -> int:
         w = word.group(1).lower() if word else ""
         if w.rstrip(".") in _ABBREV_END:
             continue
-        j = _SPACES.match(text, m.end()).end()
+        j = _after_spaces(text, m.end())
         after = text[j:j + 3]
         if word and len(word.group(1)) == 1 and word.group(1).isupper() and after[:1].islower():
             continue  # "E. coli"
@@ -273,7 +279,8 @@ def _bibtex(text: str, parsed: ParsedReference) -> ParsedReference:
                 k += 1
             value = text[j + 1:k]
         else:
-            value = _BARE_VALUE.match(text, j, j + MAX_BIB_FIELD).group(0)
+            bare = _BARE_VALUE.match(text, j, j + MAX_BIB_FIELD)
+            value = bare.group(0) if bare else ""
         fields.setdefault(name, re.sub(r"[{}]", "", value).strip())
     parsed.kind = "bibtex"
     parsed.title = fields.get("title") or None
