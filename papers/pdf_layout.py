@@ -1,0 +1,212 @@
+"""Pages of positioned text lines (poppler's ``pdftotext -bbox-layout`` XHTML) in reading order.
+
+Poppler gives every word its box; its own reading order can interleave the two columns of a
+reference list, so the order is rebuilt here from the coordinates: per page, a gutter (an x that
+almost no word covers, in the middle of the page) splits the lines into columns; lines that run
+across it (a title, a wide figure) cut the page into bands; a band is read left column, then
+right column. Running headers and footers (the same text, digits aside, at the top or bottom of
+two pages or more) and bare page numbers are dropped. Plain data and pure functions: no I/O."""
+from __future__ import annotations
+
+import io
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from lxml import etree
+
+XHTML = "{http://www.w3.org/1999/xhtml}"
+SPAN = -1  # the column of a line that runs across the gutter
+GUTTER_ZONE = (0.3, 0.7)  # where a column gutter may lie, as fractions of the page width
+GUTTER_MAX_COVER = 0.1  # the share of a page's lines that may cross its gutter (titles, wide floats)
+GUTTER_MIN_LINES = 4  # lines needed on each side before a page counts as two columns
+EDGE_LINES = 3  # lines looked at, at the top and at the bottom of a page, for headers and footers
+_DIGITS = re.compile(r"\d+")
+_PAGE_NUMBER = re.compile(r"(?:page\s*)?\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    x0: float
+    x1: float
+    text: str
+
+
+@dataclass(slots=True)
+class Line:
+    """One printed line: its page (0-based), column (0 left or only, 1 right, ``SPAN`` across),
+    box, and words left to right."""
+
+    page: int
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    words: list[Word] = field(default_factory=list)
+    column: int = 0
+    left: float = 0.0  # the left edge of the line's column on its page
+
+    @property
+    def text(self) -> str:
+        return " ".join(w.text for w in self.words)
+
+    @property
+    def indent(self) -> float:
+        return self.x0 - self.left
+
+
+@dataclass(slots=True)
+class Page:
+    number: int
+    width: float
+    lines: list[Line]
+
+
+def parse_pages(xhtml: bytes) -> Iterator[Page]:
+    """The pages of ``pdftotext -bbox-layout`` output, one at a time (each page's elements are
+    freed once read, so a long document is never held as one tree)."""
+    context = etree.iterparse(io.BytesIO(xhtml), events=("end",), tag=f"{XHTML}page", recover=True,
+                              resolve_entities=False, no_network=True, huge_tree=False)
+    for number, (_, element) in enumerate(context):
+        lines = []
+        for line_el in element.iter(f"{XHTML}line"):
+            words = [Word(float(w.get("xMin", 0)), float(w.get("xMax", 0)), w.text or "")
+                     for w in line_el.iter(f"{XHTML}word") if (w.text or "").strip()]
+            if words:
+                lines.append(Line(number, float(line_el.get("xMin", 0)), float(line_el.get("yMin", 0)),
+                                  float(line_el.get("xMax", 0)), float(line_el.get("yMax", 0)), words))
+        yield Page(number, float(element.get("width", 0) or 0), lines)
+        element.clear()
+        while element.getprevious() is not None:
+            del element.getparent()[0]
+
+
+def edge_key(line: Line) -> str:
+    """A header or footer's text with its numbers blanked: ``Journal 12 (2019) 345`` recurs."""
+    return _DIGITS.sub("#", " ".join(line.text.split())).lower()
+
+
+def drop_headers(pages: list[Page]) -> None:
+    """Drop running headers and footers (the same text, numbers aside, among the first or last
+    ``EDGE_LINES`` lines of two pages or more) and bare page numbers at a page's top or bottom."""
+    def edges(page: Page) -> list[Line]:
+        ordered = sorted(page.lines, key=lambda ln: ln.y0)
+        return ordered[:EDGE_LINES] + ordered[-EDGE_LINES:]
+
+    seen = Counter(key for page in pages for key in {edge_key(ln) for ln in edges(page)})
+    for page in pages:
+        drop = {id(ln) for ln in edges(page)
+                if seen[edge_key(ln)] >= 2 or _PAGE_NUMBER.fullmatch(ln.text.strip())}
+        page.lines = [ln for ln in page.lines if id(ln) not in drop]
+
+
+def find_gutter(page: Page) -> float | None:
+    """The x between two columns: the point of the page's middle that the fewest words cover,
+    when at most ``GUTTER_MAX_COVER`` of the lines cross it and both sides hold lines."""
+    width = int(page.width) or int(max((ln.x1 for ln in page.lines), default=0)) + 1
+    if width <= 0 or not page.lines:
+        return None
+    cover = [0] * (width + 2)
+    for line in page.lines:
+        for word in line.words:
+            a, b = max(0, int(word.x0)), min(width + 1, int(word.x1) + 1)
+            if a < b:
+                cover[a] += 1
+                cover[b] -= 1
+    running, counts = 0, []
+    for step in cover[:width + 1]:
+        running += step
+        counts.append(running)
+    lo, hi = int(width * GUTTER_ZONE[0]), int(width * GUTTER_ZONE[1])
+    if hi <= lo:
+        return None
+    best = min(counts[lo:hi])
+    if best > GUTTER_MAX_COVER * len(page.lines):
+        return None
+    # the middle of the longest run of least-covered points
+    runs, start = [], None
+    for x in range(lo, hi + 1):
+        low = x < hi and counts[x] == best
+        if low and start is None:
+            start = x
+        elif not low and start is not None:
+            runs.append((x - start, start, x))
+            start = None
+    _, a, b = max(runs)
+    gutter = (a + b) / 2
+    left = sum(1 for ln in page.lines if ln.x1 <= gutter)
+    right = sum(1 for ln in page.lines if ln.x0 >= gutter)
+    return gutter if left >= GUTTER_MIN_LINES and right >= GUTTER_MIN_LINES else None
+
+
+def split_columns(page: Page, gutter: float) -> list[Line]:
+    """Each line cut at the gutter when its words fall on both sides; a line with a word across
+    the gutter that reaches well into both columns is ``SPAN``, else it joins the column holding
+    most of it."""
+    out: list[Line] = []
+    for line in page.lines:
+        left = [w for w in line.words if w.x1 <= gutter]
+        right = [w for w in line.words if w.x0 >= gutter]
+        if len(left) + len(right) == len(line.words):
+            for column, words in ((0, left), (1, right)):
+                if words:
+                    out.append(Line(line.page, words[0].x0, line.y0, words[-1].x1, line.y1, words, column))
+            continue
+        margin = 0.15 * page.width
+        if line.x0 < gutter - margin and line.x1 > gutter + margin:
+            line.column = SPAN
+        else:
+            line.column = 0 if gutter - line.x0 > line.x1 - gutter else 1
+        out.append(line)
+    return out
+
+
+def merge_rows(lines: list[Line]) -> list[Line]:
+    """Lines of one column that sit on the same row (a ``[12]`` label apart from its text, a
+    line poppler cut in two) become one line, words left to right."""
+    out: list[Line] = []
+    for line in sorted(lines, key=lambda ln: (ln.y1, ln.x0)):
+        prev = out[-1] if out else None
+        height = min(line.y1 - line.y0, prev.y1 - prev.y0) if prev else 0.0
+        if prev and abs(prev.y1 - line.y1) < 0.35 * height and (line.x0 >= prev.x1 or line.x1 <= prev.x0):
+            words = sorted(prev.words + line.words, key=lambda w: w.x0)
+            out[-1] = Line(prev.page, min(prev.x0, line.x0), min(prev.y0, line.y0), max(prev.x1, line.x1),
+                           max(prev.y1, line.y1), words, prev.column)
+        else:
+            out.append(line)
+    return out
+
+
+def page_order(page: Page) -> list[Line]:
+    """The page's lines in reading order: bands cut by ``SPAN`` lines, each band's left column
+    then its right column, top to bottom; every line knows its column's left edge."""
+    gutter = find_gutter(page)
+    lines = split_columns(page, gutter) if gutter is not None else list(page.lines)
+    by_column: dict[int, list[Line]] = {}
+    for line in lines:
+        by_column.setdefault(line.column, []).append(line)
+    merged = [ln for col in by_column.values() for ln in merge_rows(col)]
+    for column, group in by_column.items():
+        edge = min(ln.x0 for ln in group)
+        for line in merged:
+            if line.column == column:
+                line.left = edge
+    spans = sorted((ln for ln in merged if ln.column == SPAN), key=lambda ln: ln.y0)
+    cuts = [ln.y0 for ln in spans] + [float("inf")]
+    ordered: list[Line] = []
+    top = float("-inf")
+    for cut, span in zip(cuts, spans + [None]):
+        band = [ln for ln in merged if ln.column != SPAN and top <= ln.y0 < cut]
+        ordered += sorted(band, key=lambda ln: (ln.column, ln.y0, ln.x0))
+        if span is not None:
+            ordered.append(span)
+        top = cut
+    return ordered
+
+
+def reading_order(xhtml: bytes) -> list[Line]:
+    """Every line of the document in reading order, running headers and page numbers dropped."""
+    pages = list(parse_pages(xhtml))
+    drop_headers(pages)
+    return [line for page in pages for line in page_order(page)]

@@ -1,0 +1,249 @@
+"""A PDF's reference list from its lines in reading order (``pdf_layout``): the section, its
+entries, and each entry as one string.
+
+* The section starts at the last heading line ``References``, ``Bibliography``, ``Literature
+  Cited``, ``Works Cited`` (any case, numbered ``7``, ``VII.``, ``A.``, a colon after) and ends at
+  the first later heading of an appendix, supplementary material, acknowledgements, author
+  contributions or the like, or at the end of the text.
+* Entries are numbered (``[n]``, ``n.``, ``n)`` or a bare ``n``: a line starts an entry only when
+  it carries the next number of the list, so volumes, pages and years at a line's start are not
+  read as labels) or, without such a run of numbers, cut where a line starts at its column's edge
+  when the list hangs its continuation lines, else where the gap between lines widens.
+* Lines are joined with a space, a word hyphenated at a line end is joined back (the hyphen kept
+  when the document prints the word hyphenated elsewhere or the next part starts with a capital
+  or digit), and an identifier cut by a line break or a space is joined back only when the
+  resolvers' own identifier reading (``resolvers.identifiers``) of the broken text already gives
+  the joined identifier: no identifier is made up here."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from statistics import median
+
+from resolvers.identifiers import extract_identifiers
+
+from .pdf_layout import Line
+
+HEADING = re.compile(
+    r"(?:(?:\d{1,2}|[IVXL]{1,5}|[A-Z])\.?\s{0,3})?"
+    r"(?:references(?:\s+and\s+notes)?|bibliography|literature\s+cited|works\s+cited|cited\s+literature"
+    r"|reference\s+list)\s{0,2}:?", re.I)
+END_HEADING = re.compile(
+    r"(?:(?:\d{1,2}|[IVXL]{1,5}|[A-Z])\.?\s{0,3})?"
+    r"(?:appendix|appendices|supplementary|supplemental|supporting\s+information|acknowledge?ments?"
+    r"|author\s+contributions|competing\s+interests|conflicts?\s+of\s+interest|declaration\s+of"
+    r"|funding|abbreviations|about\s+the\s+authors?|biograph(?:y|ies)|figure\s+legends?)\b", re.I)
+END_HEADING_MAX_WORDS = 8  # a heading is short: a sentence starting "Supplementary data show ..." is not one
+LABELS = (re.compile(r"\[(\d{1,4})\]"), re.compile(r"(\d{1,4})\.(?=\s|$)"), re.compile(r"(\d{1,4})\)(?=\s|$)"),
+          re.compile(r"(\d{1,4})(?=\s+\S)"))
+MIN_CHAIN = 3  # a numbering style needs this many consecutive labels (1, 2, 3 ...) to be believed
+HANG_MIN = 3.0  # points: continuation lines indented at least this much make a hanging list
+ID_WINDOW = 80  # characters each side of a break that the identifier check reads
+_ID_HINT = re.compile(r"10\.\d|arxiv|abs/|doi|https?:|www\.", re.I)
+_GAP = re.compile(r"(?<=[\d./:_-]) {1,2}(?=[\d./])|(?<=/) {1,2}(?=\S)")
+UNHYPHEN = "\x00"  # the separator that also drops the hyphen before it
+_WORD_PART = re.compile(r"[^\W\d_]+-\Z")
+
+
+@dataclass(slots=True)
+class Entry:
+    """One reference: its lines in order and its label's number (None for author-year lists)."""
+
+    lines: list[Line] = field(default_factory=list)
+    number: int | None = None
+
+
+def find_section(lines: list[Line]) -> list[Line] | None:
+    """The lines of the reference list (without its heading), or None when no heading is found.
+    The last heading wins (a table of contents or a sentence comes before the real one)."""
+    starts = [i for i, line in enumerate(lines) if HEADING.fullmatch(line.text.strip())]
+    if not starts:
+        return None
+    body = lines[starts[-1] + 1:]
+    for i, line in enumerate(body):
+        text = line.text.strip()
+        if END_HEADING.match(text) and len(text.split()) <= END_HEADING_MAX_WORDS and not text.endswith(","):
+            return body[:i]
+    return body
+
+
+def _chain(lines: list[Line], label: re.Pattern[str]) -> list[int]:
+    """Indexes of the lines that carry the next number of a list labelled by ``label``, the list
+    starting at 1 (or at the first number seen, when the list's start is on a page not read)."""
+    found: list[int] = []
+    expected: int | None = None
+    for i, line in enumerate(lines):
+        m = label.match(line.text.lstrip())
+        if m is None:
+            continue
+        n = int(m.group(1))
+        if (expected is None and n <= 1) or n == expected:
+            found.append(i)
+            expected = n + 1
+    return found
+
+
+def split_numbered(lines: list[Line]) -> list[Entry] | None:
+    """Entries cut at the labels of the longest run of numbers, when one style makes a run."""
+    best: list[int] = []
+    best_label = LABELS[0]
+    for label in LABELS:
+        found = _chain(lines, label)
+        if len(found) > len(best):
+            best, best_label = found, label
+    if len(best) < MIN_CHAIN:
+        return None
+    entries = []
+    for n, (a, b) in enumerate(zip(best, best[1:] + [len(lines)]), 1):
+        first = lines[a]
+        m = best_label.match(first.text.lstrip())
+        assert m is not None
+        label_words = len(m.group(0).split())
+        stripped = Line(first.page, first.x0, first.y0, first.x1, first.y1, first.words[label_words:],
+                        first.column, first.left)
+        entries.append(Entry([stripped] + lines[a + 1:b], n))
+    return entries
+
+
+def _hang(lines: list[Line]) -> float | None:
+    """The indent of continuation lines when the list hangs them (a good share of lines indented
+    by about the same amount past their column's edge), else None."""
+    indents = [ln.indent for ln in lines]
+    deep = [i for i in indents if i >= HANG_MIN]
+    if len(deep) < max(2, len(indents) // 5) or len(deep) == len(indents):
+        return None
+    return median(deep)
+
+
+def split_unnumbered(lines: list[Line]) -> list[Entry]:
+    """Author-year entries: cut where a line starts at its column's edge in a hanging list, else
+    where the gap above a line is wider than the list's usual line spacing."""
+    hang = _hang(lines)
+    if hang is not None:
+        starts = [i for i, ln in enumerate(lines) if ln.indent < hang / 2]
+    else:
+        starts = [i for i, ln in enumerate(lines) if i == 0 or _wide_gap(lines, i)]
+    if not starts or starts[0] != 0:
+        starts = [0] + starts
+    return [Entry(lines[a:b]) for a, b in zip(starts, starts[1:] + [len(lines)])]
+
+
+def _wide_gap(lines: list[Line], i: int) -> bool:
+    """A line whose gap to the line above (same page and column) is well over the spacing that
+    lines of one entry keep; the first line of a column counts as a start only if capitalised."""
+    prev, line = lines[i - 1], lines[i]
+    if (prev.page, prev.column) != (line.page, line.column):
+        return line.text[:1].isupper()
+    spacing = _spacing(lines)
+    return spacing is not None and line.y0 - prev.y0 > spacing * 1.3
+
+
+def _spacing(lines: list[Line]) -> float | None:
+    steps = sorted(b.y0 - a.y0 for a, b in zip(lines, lines[1:])
+                   if (a.page, a.column) == (b.page, b.column) and b.y0 > a.y0)
+    return steps[len(steps) // 4] if steps else None
+
+
+def split_entries(lines: list[Line]) -> list[Entry]:
+    body = [ln for ln in lines if ln.text.strip()]
+    if not body:
+        return []
+    return split_numbered(body) or split_unnumbered(body)
+
+
+def hyphenated_words(lines: list[Line]) -> set[str]:
+    """Every hyphenated word printed whole on a line (``semi-supervised``), lower-cased."""
+    return {w.text.strip(".,;:()").lower() for ln in lines for w in ln.words if "-" in w.text.strip("-")}
+
+
+def join_lines(texts: list[str], keep_hyphen: set[str]) -> str:
+    """One string from an entry's lines: a space between lines, a hyphenated word joined back,
+    an identifier cut by the line break joined back (``_id_break``)."""
+    out = ""
+    for text in texts:
+        text = " ".join(text.split())
+        if not text:
+            continue
+        if not out:
+            out = text
+            continue
+        sep = _separator(out, text, keep_hyphen)
+        out = out[:-1] + text if sep == UNHYPHEN else out + sep + text
+    return _join_id_gaps(out)
+
+
+def _separator(before: str, after: str, keep_hyphen: set[str]) -> str:
+    """What goes between two lines: "" for an identifier across the break, ``UNHYPHEN`` for a
+    word cut at it, else a space."""
+    if _id_break(before, after):
+        return ""
+    tail = before.rsplit(" ", 1)[-1]
+    head = after.split(" ", 1)[0]
+    if before.endswith(("-", "\u2010")) and _WORD_PART.search(tail) and head[:1].isalpha():
+        whole = (tail + head).strip(".,;:()").lower()
+        if head[:1].islower() and whole not in keep_hyphen:
+            return UNHYPHEN
+        return ""
+    if before.endswith(("\u2013", "/")):
+        return ""
+    return " "
+
+
+def _id_break(before: str, after: str) -> bool:
+    """True when the resolvers read an identifier across the line break that neither side holds
+    alone, and the two sides joined without a space print that same identifier."""
+    a, b = before[-ID_WINDOW:], after[:ID_WINDOW]
+    if not (_ID_HINT.search(a) or _ID_HINT.search(b)):
+        return False
+    broken = extract_identifiers(a + "\n" + b)
+    alone = extract_identifiers(a), extract_identifiers(b)
+    new = {i for i in broken.dois + broken.arxiv_ids
+           if all(i not in side.dois + side.arxiv_ids for side in alone)}
+    if not new:
+        return False
+    joined = extract_identifiers(a + b)
+    return new <= set(joined.dois + joined.arxiv_ids)
+
+
+def _join_id_gaps(text: str) -> str:
+    """Remove a space PDF extraction put inside an identifier (``arXiv:1402. 1517``,
+    ``10.1103/ PhysRevD...``) when the resolvers already read the spaced text as the joined id."""
+    if not _ID_HINT.search(text) and "." not in text:
+        return text
+    for _ in range(8):  # a bounded number of repairs per entry
+        ids = extract_identifiers(text)
+        have = set(ids.dois + ids.arxiv_ids)
+        for m in _GAP.finditer(text):
+            candidate = text[:m.start()] + text[m.end():]
+            if _shows_more(candidate, text, have):
+                text = candidate
+                break
+        else:
+            return text
+    return text
+
+
+def _shows_more(candidate: str, text: str, have: set[str]) -> bool:
+    """The joined text prints an id (literally) the spaced text does not, and reads no id the
+    spaced text was not already read as."""
+    joined = extract_identifiers(candidate)
+    got = set(joined.dois + joined.arxiv_ids)
+    if not got or not got <= have:
+        return False
+    lower, spaced = candidate.lower(), text.lower()
+    return any(i.lower() in lower and i.lower() not in spaced for i in got)
+
+
+def entry_text(entry: Entry, keep_hyphen: set[str]) -> str:
+    return join_lines([ln.text for ln in entry.lines], keep_hyphen).strip()
+
+
+def reference_strings(lines: list[Line]) -> list[str]:
+    """The reference strings of a document's lines in reading order, in the list's order; an
+    empty list when there is no reference section or it holds nothing that reads as an entry."""
+    section = find_section(lines)
+    if not section:
+        return []
+    keep = hyphenated_words(lines)
+    texts = [entry_text(e, keep) for e in split_entries(section)]
+    return [t for t in texts if any(c.isalpha() for c in t)]
