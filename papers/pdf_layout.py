@@ -22,6 +22,9 @@ GUTTER_ZONE = (0.3, 0.7)  # where a column gutter may lie, as fractions of the p
 GUTTER_MAX_COVER = 0.1  # the share of a page's lines that may cross its gutter (titles, wide floats)
 GUTTER_MIN_LINES = 4  # lines needed on each side before a page counts as two columns
 EDGE_LINES = 3  # lines looked at, at the top and at the bottom of a page, for headers and footers
+GLUE_GAP = 0.06  # a gap narrower than this share of the line height is no space (a word space is ~0.25)
+LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
+                           "\ufb05": "st", "\ufb06": "st"})
 _DIGITS = re.compile(r"\d+")
 _PAGE_NUMBER = re.compile(r"(?:page\s*)?\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?", re.I)
 
@@ -71,8 +74,9 @@ def parse_pages(xhtml: bytes) -> Iterator[Page]:
     for number, (_, element) in enumerate(context):
         lines = []
         for line_el in element.iter(f"{XHTML}line"):
-            words = [Word(float(w.get("xMin", 0)), float(w.get("xMax", 0)), w.text or "")
-                     for w in line_el.iter(f"{XHTML}word") if (w.text or "").strip()]
+            words = join_glued([Word(float(w.get("xMin", 0)), float(w.get("xMax", 0)), _unligature(w.text or ""))
+                                for w in line_el.iter(f"{XHTML}word") if (w.text or "").strip()],
+                               float(line_el.get("yMax", 0)) - float(line_el.get("yMin", 0)))
             if words:
                 lines.append(Line(number, float(line_el.get("xMin", 0)), float(line_el.get("yMin", 0)),
                                   float(line_el.get("xMax", 0)), float(line_el.get("yMax", 0)), words))
@@ -80,6 +84,24 @@ def parse_pages(xhtml: bytes) -> Iterator[Page]:
         element.clear()
         while element.getprevious() is not None:
             del element.getparent()[0]
+
+
+def _unligature(text: str) -> str:
+    """Typographic ligatures (U+FB00-FB06: ``ﬁ``, ``ﬃ`` ...) as their letters, so ``Oﬃce`` reads
+    ``Office`` for matching; nothing else of the text is normalised."""
+    return text.translate(LIGATURES) if any("\ufb00" <= c <= "\ufb06" for c in text) else text
+
+
+def join_glued(words: list[Word], height: float) -> list[Word]:
+    """Words poppler cut at a change of font with no space between (small capitals: ``A BADI``
+    printed as ``ABADI``) joined back: a gap under ``GLUE_GAP`` of the line's height."""
+    out: list[Word] = []
+    for word in words:
+        if out and 0 <= word.x0 - out[-1].x1 < GLUE_GAP * height:
+            out[-1] = Word(out[-1].x0, word.x1, out[-1].text + word.text)
+        else:
+            out.append(word)
+    return out
 
 
 def edge_key(line: Line) -> str:
@@ -97,8 +119,14 @@ def drop_headers(pages: list[Page]) -> None:
     seen = Counter(key for page in pages for key in {edge_key(ln) for ln in edges(page)})
     for page in pages:
         drop = {id(ln) for ln in edges(page)
-                if seen[edge_key(ln)] >= 2 or _PAGE_NUMBER.fullmatch(ln.text.strip())}
+                if seen[edge_key(ln)] >= 2 or (_PAGE_NUMBER.fullmatch(ln.text.strip()) and _alone(ln, page))}
         page.lines = [ln for ln in page.lines if id(ln) not in drop]
+
+
+def _alone(line: Line, page: Page) -> bool:
+    """No other line shares the line's row (a page number does; a list's label ``4`` has its
+    entry's text beside it)."""
+    return not any(other is not line and other.y0 < line.y1 and line.y0 < other.y1 for other in page.lines)
 
 
 def find_gutter(page: Page) -> float | None:

@@ -33,15 +33,21 @@ END_HEADING = re.compile(
     r"(?:appendix|appendices|supplementary|supplemental|supporting\s+information|acknowledge?ments?"
     r"|author\s+contributions|competing\s+interests|conflicts?\s+of\s+interest|declaration\s+of"
     r"|funding|abbreviations|about\s+the\s+authors?|biograph(?:y|ies)|figure\s+legends?)\b", re.I)
+SUPPLEMENT_HEADING = re.compile(
+    r"(?:(?:\d{1,2}|[IVXL]{1,5}|[A-Z])\.?\s{0,3})?(?:appendix|appendices|supplementary|supplemental"
+    r"|supporting\s+information)\b", re.I)
 END_HEADING_MAX_WORDS = 8  # a heading is short: a sentence starting "Supplementary data show ..." is not one
 LABELS = (re.compile(r"\[(\d{1,4})\]"), re.compile(r"(\d{1,4})\.(?=\s|$)"), re.compile(r"(\d{1,4})\)(?=\s|$)"),
           re.compile(r"(\d{1,4})(?=\s+\S)"))
+MAX_SKIP = 1  # one label may be lost (printed as a glyph the text layer lacks) without ending the list
 MIN_CHAIN = 3  # a numbering style needs this many consecutive labels (1, 2, 3 ...) to be believed
 HANG_MIN = 3.0  # points: continuation lines indented at least this much make a hanging list
 ID_WINDOW = 80  # characters each side of a break that the identifier check reads
 _ID_HINT = re.compile(r"10\.\d|arxiv|abs/|doi|https?:|www\.", re.I)
 _GAP = re.compile(r"(?<=[\d./:_-]) {1,2}(?=[\d./])|(?<=/) {1,2}(?=\S)")
 UNHYPHEN = "\x00"  # the separator that also drops the hyphen before it
+_URL = re.compile(r"(?:https?://|www\.)\S", re.I)
+_URL_BREAKS = ("/", ".", "-", "_", "=", "?", "&", "#", "~")
 _WORD_PART = re.compile(r"[^\W\d_]+-\Z")
 
 
@@ -53,23 +59,33 @@ class Entry:
     number: int | None = None
 
 
-def find_section(lines: list[Line]) -> list[Line] | None:
-    """The lines of the reference list (without its heading), or None when no heading is found.
-    The last heading wins (a table of contents or a sentence comes before the real one)."""
-    starts = [i for i, line in enumerate(lines) if HEADING.fullmatch(line.text.strip())]
-    if not starts:
-        return None
-    body = lines[starts[-1] + 1:]
-    for i, line in enumerate(body):
+def find_sections(lines: list[Line]) -> list[tuple[bool, list[Line]]]:
+    """Each reference list's lines (without its heading), from a heading to the next heading of
+    a list, an appendix or the like (``END_HEADING``), or the end of the text; with whether it
+    comes after an appendix or supplement heading (a supplement's own list)."""
+    sections: list[tuple[bool, list[Line]]] = []
+    current: list[Line] | None = None
+    supplement = False
+    for line in lines:
         text = line.text.strip()
-        if END_HEADING.match(text) and len(text.split()) <= END_HEADING_MAX_WORDS and not text.endswith(","):
-            return body[:i]
-    return body
+        if HEADING.fullmatch(text):
+            current = []
+            sections.append((supplement, current))
+        elif _ends(text):
+            current = None
+            supplement = supplement or bool(SUPPLEMENT_HEADING.match(text))
+        elif current is not None:
+            current.append(line)
+    return sections
+
+
+def _ends(text: str) -> bool:
+    return bool(END_HEADING.match(text)) and len(text.split()) <= END_HEADING_MAX_WORDS and not text.endswith(",")
 
 
 def _chain(lines: list[Line], label: re.Pattern[str]) -> list[int]:
     """Indexes of the lines that carry the next number of a list labelled by ``label``, the list
-    starting at 1 (or at the first number seen, when the list's start is on a page not read)."""
+    starting at 0 or 1; one number may be missing (``MAX_SKIP``)."""
     found: list[int] = []
     expected: int | None = None
     for i, line in enumerate(lines):
@@ -77,7 +93,7 @@ def _chain(lines: list[Line], label: re.Pattern[str]) -> list[int]:
         if m is None:
             continue
         n = int(m.group(1))
-        if (expected is None and n <= 1) or n == expected:
+        if (expected is None and n <= 1) or (expected is not None and expected <= n <= expected + MAX_SKIP):
             found.append(i)
             expected = n + 1
     return found
@@ -94,10 +110,11 @@ def split_numbered(lines: list[Line]) -> list[Entry] | None:
     if len(best) < MIN_CHAIN:
         return None
     entries = []
-    for n, (a, b) in enumerate(zip(best, best[1:] + [len(lines)]), 1):
+    for a, b in zip(best, best[1:] + [len(lines)]):
         first = lines[a]
         m = best_label.match(first.text.lstrip())
         assert m is not None
+        n = int(m.group(1))
         label_words = len(m.group(0).split())
         stripped = Line(first.page, first.x0, first.y0, first.x1, first.y1, first.words[label_words:],
                         first.column, first.left)
@@ -173,20 +190,29 @@ def join_lines(texts: list[str], keep_hyphen: set[str]) -> str:
 
 
 def _separator(before: str, after: str, keep_hyphen: set[str]) -> str:
-    """What goes between two lines: "" for an identifier across the break, ``UNHYPHEN`` for a
-    word cut at it, else a space."""
+    """What goes between two lines: "" for an identifier or a URL across the break and after a
+    hyphen or dash (``317-`` + ``day``, ``Valenzuela-`` + ``Escarcega``), ``UNHYPHEN`` for a word
+    cut at its syllables (``inter-`` + ``ventions``), else a space."""
     if _id_break(before, after):
         return ""
     tail = before.rsplit(" ", 1)[-1]
     head = after.split(" ", 1)[0]
-    if before.endswith(("-", "\u2010")) and _WORD_PART.search(tail) and head[:1].isalpha():
-        whole = (tail + head).strip(".,;:()").lower()
-        if head[:1].islower() and whole not in keep_hyphen:
-            return UNHYPHEN
+    if _URL.search(tail) and tail.endswith(_URL_BREAKS) and _url_goes_on(tail, head):
         return ""
-    if before.endswith(("\u2013", "/")):
+    if tail.endswith(("-", "\u2010")) and len(tail) > 1 and tail[-2].isalnum():
+        hyphenated = (tail + head).strip(".,;:()").lower()
+        cut_word = bool(_WORD_PART.search(tail)) and head[:1].islower() and hyphenated not in keep_hyphen
+        return UNHYPHEN if cut_word else ""
+    if tail.endswith("\u2013") and head[:1].isdigit():
         return ""
     return " "
+
+
+def _url_goes_on(tail: str, head: str) -> bool:
+    """A URL cut after ``/``, ``-`` ... goes on with a letter or digit; after a full stop only
+    with a lower-case letter or digit (a capital starts the next sentence)."""
+    first = head[:1]
+    return first.isalnum() and (not tail.endswith(".") or first.islower() or first.isdigit())
 
 
 def _id_break(before: str, after: str) -> bool:
@@ -240,10 +266,17 @@ def entry_text(entry: Entry, keep_hyphen: set[str]) -> str:
 
 def reference_strings(lines: list[Line]) -> list[str]:
     """The reference strings of a document's lines in reading order, in the list's order; an
-    empty list when there is no reference section or it holds nothing that reads as an entry."""
-    section = find_section(lines)
-    if not section:
-        return []
+    empty list when there is no reference section or it holds nothing that reads as an entry.
+    Of several sections the paper's list is the last one with entries before any appendix or
+    supplement heading (a supplement's own list comes after), else the last one with entries."""
+    main: list[Entry] = []
+    other: list[Entry] = []
+    for supplement, section in find_sections(lines):
+        entries = split_entries(section)
+        if entries and not supplement:
+            main = entries
+        elif entries:
+            other = entries
     keep = hyphenated_words(lines)
-    texts = [entry_text(e, keep) for e in split_entries(section)]
+    texts = [entry_text(e, keep) for e in (main or other)]
     return [t for t in texts if any(c.isalpha() for c in t)]
