@@ -20,7 +20,9 @@ XHTML = "{http://www.w3.org/1999/xhtml}"
 SPAN = -1  # the column of a line that runs across the gutter
 GUTTER_ZONE = (0.3, 0.7)  # where a column gutter may lie, as fractions of the page width
 GUTTER_MAX_COVER = 0.1  # the share of a page's lines that may cross its gutter (titles, wide floats)
+GUTTER_SLACK = 0.02  # share of the lines that may cross a gutter point and leave it in the gutter's run
 GUTTER_MIN_LINES = 4  # lines needed on each side before a page counts as two columns
+MARGIN_GAP = 2.0  # a gap (in line heights) no word space or justified line reaches
 EDGE_LINES = 3  # lines looked at, at the top and at the bottom of a page, for headers and footers
 GLUE_GAP = 0.06  # a gap narrower than this share of the line height is no space (a word space is ~0.25)
 LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
@@ -119,13 +121,23 @@ def drop_headers(pages: list[Page]) -> None:
     seen = Counter(key for page in pages for key in {edge_key(ln) for ln in edges(page)})
     for page in pages:
         drop = {id(ln) for ln in edges(page)
-                if seen[edge_key(ln)] >= 2 or (_PAGE_NUMBER.fullmatch(ln.text.strip()) and _alone(ln, page))}
+                if _running(edge_key(ln), seen) or (_PAGE_NUMBER.fullmatch(ln.text.strip()) and _outside(ln, page))}
         page.lines = [ln for ln in page.lines if id(ln) not in drop]
 
 
-def _alone(line: Line, page: Page) -> bool:
-    """No other line shares the line's row (a page number does; a list's label ``4`` has its
-    entry's text beside it)."""
+def _running(key: str, seen: Counter[str]) -> bool:
+    """A running header or footer: text (a letter at least: a bare number is a page number or a
+    list's label, told apart by ``_outside``) seen at the edge of two pages or more."""
+    return seen[key] >= 2 and any(c.isalpha() for c in key)
+
+
+def _outside(line: Line, page: Page) -> bool:
+    """A bare number outside the text: alone on its row, or on the page's first or last row (a
+    list's label ``4`` has its entry's text beside it, inside the page)."""
+    top = min(ln.y1 for ln in page.lines)
+    bottom = max(ln.y0 for ln in page.lines)
+    if line.y0 < top or line.y1 > bottom:
+        return True
     return not any(other is not line and other.y0 < line.y1 and line.y0 < other.y1 for other in page.lines)
 
 
@@ -152,10 +164,12 @@ def find_gutter(page: Page) -> float | None:
     best = min(counts[lo:hi])
     if best > GUTTER_MAX_COVER * len(page.lines):
         return None
-    # the middle of the longest run of least-covered points
+    # the middle of the longest run of (nearly) least-covered points: a line or two across the
+    # gutter (a note under both columns) must not cut it into pieces narrower than a list's labels
+    near = best + max(1, int(GUTTER_SLACK * len(page.lines)))
     runs, start = [], None
     for x in range(lo, hi + 1):
-        low = x < hi and counts[x] == best
+        low = x < hi and counts[x] <= near
         if low and start is None:
             start = x
         elif not low and start is not None:
@@ -206,6 +220,16 @@ def merge_rows(lines: list[Line]) -> list[Line]:
     return out
 
 
+def drop_margin_number(line: Line) -> Line:
+    """A line without the bare number printed far to its right (a manuscript's line numbers in
+    the margin or gutter): digits after a gap of over ``MARGIN_GAP`` line heights."""
+    words = line.words
+    if len(words) >= 2 and words[-1].text.isdigit() and \
+            words[-1].x0 - words[-2].x1 > MARGIN_GAP * (line.y1 - line.y0):
+        return Line(line.page, line.x0, line.y0, words[-2].x1, line.y1, words[:-1], line.column, line.left)
+    return line
+
+
 def page_order(page: Page) -> list[Line]:
     """The page's lines in reading order: bands cut by ``SPAN`` lines, each band's left column
     then its right column, top to bottom; every line knows its column's left edge."""
@@ -214,7 +238,7 @@ def page_order(page: Page) -> list[Line]:
     by_column: dict[int, list[Line]] = {}
     for line in lines:
         by_column.setdefault(line.column, []).append(line)
-    merged = [ln for col in by_column.values() for ln in merge_rows(col)]
+    merged = [drop_margin_number(ln) for col in by_column.values() for ln in merge_rows(col)]
     for column, group in by_column.items():
         edge = min(ln.x0 for ln in group)
         for line in merged:
