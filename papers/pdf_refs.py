@@ -37,10 +37,12 @@ SUPPLEMENT_HEADING = re.compile(
     r"(?:(?:\d{1,2}|[IVXL]{1,5}|[A-Z])\.?\s{0,3})?(?:appendix|appendices|supplementary|supplemental"
     r"|supporting\s+information)\b", re.I)
 END_HEADING_MAX_WORDS = 8  # a heading is short: a sentence starting "Supplementary data show ..." is not one
-LABELS = (re.compile(r"\[(\d{1,4})\]"), re.compile(r"(\d{1,4})\.(?=\s|$)"), re.compile(r"(\d{1,4})\)(?=\s|$)"),
-          re.compile(r"(\d{1,4})(?=\s+\S)"))
+# Labels of numbered lists, each with the run of numbers (1, 2, 3 ...) it needs to be believed:
+# a bracketed label is plain from two entries on; a bare number or ``n.`` may start a line of an
+# author-year list by chance (a volume, a page), so those need three.
+LABELS = ((re.compile(r"\[(\d{1,4})\]"), 2), (re.compile(r"(\d{1,4})\.(?=\s|$)"), 3),
+          (re.compile(r"(\d{1,4})\)(?=\s|$)"), 3), (re.compile(r"(\d{1,4})(?=\s+\S)"), 3))
 MAX_SKIP = 1  # one label may be lost (printed as a glyph the text layer lacks) without ending the list
-MIN_CHAIN = 3  # a numbering style needs this many consecutive labels (1, 2, 3 ...) to be believed
 HANG_MIN = 3.0  # points: continuation lines indented at least this much make a hanging list
 ID_WINDOW = 80  # characters each side of a break that the identifier check reads
 _ID_HINT = re.compile(r"10\.\d|arxiv|abs/|doi|https?:|www\.", re.I)
@@ -102,12 +104,12 @@ def _chain(lines: list[Line], label: re.Pattern[str]) -> list[int]:
 def split_numbered(lines: list[Line]) -> list[Entry] | None:
     """Entries cut at the labels of the longest run of numbers, when one style makes a run."""
     best: list[int] = []
-    best_label = LABELS[0]
-    for label in LABELS:
+    best_label = LABELS[0][0]
+    for label, at_least in LABELS:
         found = _chain(lines, label)
-        if len(found) > len(best):
+        if len(found) >= at_least and len(found) > len(best):
             best, best_label = found, label
-    if len(best) < MIN_CHAIN:
+    if not best:
         return None
     entries = []
     for a, b in zip(best, best[1:] + [len(lines)]):

@@ -2,23 +2,22 @@
 (``source`` ``pdf_text``).
 
 The text and every word's position come from poppler's ``pdftotext -bbox-layout`` (Debian
-package ``poppler-utils``), run as a separate process on a temporary copy of the PDF, so a
+package ``poppler-utils``), run as a separate process that reads the PDF on its standard input, so a
 hostile PDF meets four bounds, each a reject, never a hang: its size (``max_pdf_bytes``), the
 pages read (``max_pages``, passed to pdftotext as ``-l``), the wall-clock time of the extraction
 (``seconds``: the process is killed) and the bytes of text it may write (``max_layout_bytes``:
 read in chunks, the process killed past it). The reading order, the reference section and its
-entries are rebuilt from the word boxes (``pdf_layout``, ``pdf_refs``). Writes only the
-temporary copy; nothing leaves the machine."""
+entries are rebuilt from the word boxes (``pdf_layout``, ``pdf_refs``). Writes no file;
+nothing leaves the machine."""
 from __future__ import annotations
 
 import os
 import selectors
 import shutil
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass
-from pathlib import Path
+from typing import IO
 
 from .model import MiB, ExtractedReference, PaperReferences, PaperReject
 from .names import citing_paper_from_name
@@ -42,6 +41,9 @@ EXTRACT_SECONDS = 60.0
 # MAX_PAGES such pages and stops a page of millions of invisible glyphs from filling memory.
 MAX_LAYOUT_BYTES = 64 * MiB
 _CHUNK = 1 << 16
+# pdftotext's exit statuses (poppler's man page)
+EXIT_REASONS = {1: "error opening the PDF: damaged or not a PDF", 3: "the PDF's permissions forbid copying its text",
+                99: "error reading the PDF"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +72,8 @@ def pdftotext_path(binary: str = PDFTOTEXT) -> str | None:
 def layout_xhtml(data: bytes, limits: PdfTextLimits | None = None, binary: str = PDFTOTEXT) -> bytes:
     """pdftotext's ``-bbox-layout`` XHTML of the PDF's first ``max_pages`` pages, within the
     limits; raises ``PdfTextProblem`` (``too_large``, ``pdf_text_unavailable``,
-    ``pdf_unreadable``, ``timeout``) otherwise."""
+    ``pdf_unreadable``, ``timeout``) otherwise. The PDF goes in on standard input, so no file is
+    written."""
     limits = limits or PdfTextLimits()
     if len(data) > limits.max_pdf_bytes:
         raise PdfTextProblem("too_large", f"a PDF of {len(data):,} bytes exceeds the limit of "
@@ -79,52 +82,65 @@ def layout_xhtml(data: bytes, limits: PdfTextLimits | None = None, binary: str =
     if program is None:
         raise PdfTextProblem("pdf_text_unavailable", f"{binary} (poppler-utils) is not installed, so this PDF "
                              "was not read: install poppler-utils or configure a GROBID service")
-    with tempfile.TemporaryDirectory(prefix="citeledger-pdf-") as tmp:
-        pdf = Path(tmp) / "paper.pdf"
-        pdf.write_bytes(data)
-        errors = Path(tmp) / "stderr.txt"
-        with open(errors, "wb") as err:
-            command = [program, "-q", "-bbox-layout", "-enc", "UTF-8", "-f", "1", "-l", str(limits.max_pages),
-                       str(pdf), "-"]
-            proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err)
-            try:
-                out = _read_bounded(proc, limits)
-                code = proc.wait(timeout=max(0.1, limits.seconds))
-            finally:
-                if proc.poll() is None:
-                    proc.kill()
-                    proc.wait()
-                assert proc.stdout is not None
-                proc.stdout.close()
-        if code != 0:
-            why = errors.read_bytes()[:300].decode("utf-8", "replace").strip() or f"exit status {code}"
-            raise PdfTextProblem("pdf_unreadable", f"pdftotext could not read this PDF ({why})")
+    command = [program, "-q", "-bbox-layout", "-enc", "UTF-8", "-f", "1", "-l", str(limits.max_pages), "-", "-"]
+    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        out = _exchange(proc, data, limits)
+        code = proc.wait(timeout=max(0.1, limits.seconds))
+    except subprocess.TimeoutExpired:
+        raise PdfTextProblem("timeout", f"pdftotext did not end within {limits.seconds:g} s") from None
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None and not pipe.closed:
+                pipe.close()
+    if code != 0:
+        why = EXIT_REASONS.get(code, f"exit status {code}")
+        raise PdfTextProblem("pdf_unreadable", f"pdftotext could not read this PDF ({why})")
     return out
 
 
-def _read_bounded(proc: subprocess.Popen[bytes], limits: PdfTextLimits) -> bytes:
-    """The process's standard output, read in chunks until it ends; past ``seconds`` or
-    ``max_layout_bytes`` the reading stops with a ``PdfTextProblem`` (the caller kills it)."""
-    assert proc.stdout is not None
+def _exchange(proc: subprocess.Popen[bytes], data: bytes, limits: PdfTextLimits) -> bytes:
+    """Write ``data`` to the process and read its output, both in chunks, until the output ends;
+    past ``seconds`` or ``max_layout_bytes`` a ``PdfTextProblem`` (the caller kills the process)."""
+    assert proc.stdin is not None and proc.stdout is not None
     deadline = time.monotonic() + limits.seconds
     chunks: list[bytes] = []
-    total = 0
+    total, sent = 0, 0
+    view = memoryview(data)
     with selectors.DefaultSelector() as selector:
         selector.register(proc.stdout, selectors.EVENT_READ)
+        selector.register(proc.stdin, selectors.EVENT_WRITE)
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise PdfTextProblem("timeout", f"reading the PDF's text took longer than {limits.seconds:g} s")
-            if not selector.select(left):
-                continue
-            chunk = os.read(proc.stdout.fileno(), _CHUNK)
-            if not chunk:
-                return b"".join(chunks)
-            total += len(chunk)
-            if total > limits.max_layout_bytes:
-                raise PdfTextProblem("too_large", f"the PDF's text passes {limits.max_layout_bytes:,} bytes "
-                                     f"in its first {limits.max_pages} pages")
-            chunks.append(chunk)
+            for key, _ in selector.select(left):
+                if key.fileobj is proc.stdin:
+                    sent += _send(proc.stdin, view[sent:sent + _CHUNK])
+                    if sent >= len(data):
+                        selector.unregister(proc.stdin)
+                        proc.stdin.close()
+                    continue
+                chunk = os.read(proc.stdout.fileno(), _CHUNK)
+                if not chunk:
+                    return b"".join(chunks)
+                total += len(chunk)
+                if total > limits.max_layout_bytes:
+                    raise PdfTextProblem("too_large", f"the PDF's text passes {limits.max_layout_bytes:,} bytes "
+                                         f"in its first {limits.max_pages} pages")
+                chunks.append(chunk)
+
+
+def _send(pipe: IO[bytes], chunk: memoryview) -> int:
+    """Bytes written to the process's input; a process that stopped reading takes them all (it
+    answers by its exit status)."""
+    try:
+        return os.write(pipe.fileno(), chunk)
+    except BrokenPipeError:
+        return len(chunk)
 
 
 def pdf_reference_strings(data: bytes, limits: PdfTextLimits | None = None, binary: str = PDFTOTEXT) -> list[str]:
