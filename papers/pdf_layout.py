@@ -21,12 +21,18 @@ SPAN = -1  # the column of a line that runs across the gutter
 GUTTER_ZONE = (0.3, 0.7)  # where a column gutter may lie, as fractions of the page width
 GUTTER_MAX_COVER = 0.1  # the share of a page's lines that may cross its gutter (titles, wide floats)
 GUTTER_SLACK = 0.02  # share of the lines that may cross a gutter point and leave it in the gutter's run
-GUTTER_MIN_LINES = 4  # lines needed on each side before a page counts as two columns
+GUTTER_MIN_LINES = 4
+SHORT = 0.4  # a line narrower than this share of the page may be a heading over a two-column part
+MAX_CUT_TRIES = 24  # short lines tried as the top of a two-column part, per page (bounds the work)
+CENTRED = 0.05  # a line whose middle is this close to the gutter (share of the page width) spans both columns  # lines needed on each side before a page counts as two columns
 MARGIN_GAP = 2.0  # a gap (in line heights) no word space or justified line reaches
 EDGE_LINES = 3  # lines looked at, at the top and at the bottom of a page, for headers and footers
 GLUE_GAP = 0.06  # a gap narrower than this share of the line height is no space (a word space is ~0.25)
 LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
                            "\ufb05": "st", "\ufb06": "st"})
+# ASCII control codes XML 1.0 forbids (all but tab, line feed, carriage return); a parser in
+# recovery mode would drop the text around them
+_CONTROL = bytes(c for c in range(32) if c not in (9, 10, 13))
 _DIGITS = re.compile(r"\d+")
 _PAGE_NUMBER = re.compile(r"(?:page\s*)?\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?", re.I)
 
@@ -70,7 +76,9 @@ class Page:
 
 def parse_pages(xhtml: bytes) -> Iterator[Page]:
     """The pages of ``pdftotext -bbox-layout`` output, one at a time (each page's elements are
-    freed once read, so a long document is never held as one tree)."""
+    freed once read, so a long document is never held as one tree). Control codes are dropped
+    first: poppler passes them through from a PDF's text, and XML forbids them."""
+    xhtml = xhtml.translate(None, _CONTROL)  # poppler writes a glyph's control code as is: no XML
     context = etree.iterparse(io.BytesIO(xhtml), events=("end",), tag=f"{XHTML}page", recover=True,
                               resolve_entities=False, no_network=True, huge_tree=False)
     for number, (_, element) in enumerate(context):
@@ -184,8 +192,8 @@ def find_gutter(page: Page) -> float | None:
 
 def split_columns(page: Page, gutter: float) -> list[Line]:
     """Each line cut at the gutter when its words fall on both sides; a line with a word across
-    the gutter that reaches well into both columns is ``SPAN``, else it joins the column holding
-    most of it."""
+    the gutter that is centred on it (a heading over both columns) or reaches well into both
+    columns is ``SPAN``, else it joins the column holding most of it (a long URL run over)."""
     out: list[Line] = []
     for line in page.lines:
         left = [w for w in line.words if w.x1 <= gutter]
@@ -196,7 +204,8 @@ def split_columns(page: Page, gutter: float) -> list[Line]:
                     out.append(Line(line.page, words[0].x0, line.y0, words[-1].x1, line.y1, words, column))
             continue
         margin = 0.15 * page.width
-        if line.x0 < gutter - margin and line.x1 > gutter + margin:
+        centred = abs((line.x0 + line.x1) / 2 - gutter) < CENTRED * page.width
+        if centred or (line.x0 < gutter - margin and line.x1 > gutter + margin):
             line.column = SPAN
         else:
             line.column = 0 if gutter - line.x0 > line.x1 - gutter else 1
@@ -230,11 +239,36 @@ def drop_margin_number(line: Line) -> Line:
     return line
 
 
+def _columns(page: Page) -> list[Line]:
+    """The page's lines with their columns: split at the page's gutter; else, when the page ends
+    in two columns under one-column text (a reference list set in two columns at the end of a
+    one-column paper), the lines under the highest short line (a heading) below which a gutter
+    still appears are split there and the lines above are ``SPAN``."""
+    gutter = find_gutter(page)
+    if gutter is not None:
+        return split_columns(page, gutter)
+    short = [ln for ln in sorted(page.lines, key=lambda ln: -ln.y0) if ln.x1 - ln.x0 < SHORT * page.width]
+    found: tuple[float, Page, float] | None = None
+    for head in short[:MAX_CUT_TRIES]:  # upwards, while the part below keeps a gutter
+        below = Page(page.number, page.width, [ln for ln in page.lines if ln.y0 >= head.y1])
+        gutter = find_gutter(below)
+        if gutter is None and found is not None:
+            break
+        if gutter is not None:
+            found = (head.y1, below, gutter)
+    if found is None:
+        return list(page.lines)
+    cut, below, gutter = found
+    above = [ln for ln in page.lines if ln.y0 < cut]
+    for line in above:
+        line.column = SPAN
+    return above + split_columns(below, gutter)
+
+
 def page_order(page: Page) -> list[Line]:
     """The page's lines in reading order: bands cut by ``SPAN`` lines, each band's left column
     then its right column, top to bottom; every line knows its column's left edge."""
-    gutter = find_gutter(page)
-    lines = split_columns(page, gutter) if gutter is not None else list(page.lines)
+    lines = _columns(page)
     by_column: dict[int, list[Line]] = {}
     for line in lines:
         by_column.setdefault(line.column, []).append(line)
