@@ -36,7 +36,10 @@ END_HEADING = re.compile(
 SUPPLEMENT_HEADING = re.compile(
     r"(?:(?:\d{1,2}|[IVXL]{1,5}|[A-Z])\.?\s{0,3})?(?:appendix|appendices|supplementary|supplemental"
     r"|supporting\s+information)\b", re.I)
-END_HEADING_MAX_WORDS = 8  # a heading is short: a sentence starting "Supplementary data show ..." is not one
+END_HEADING_MAX_WORDS = 8
+NUMBERED_HEADING = re.compile(r"(?:[A-Z]|\d{1,2}|[IVX]{1,4})(?:\.\d{1,2}){0,2}\.?\s{1,3}[A-Z][^,;]{0,80}")
+LARGER = 1.1  # a heading's line is this much taller than the body's median line
+FIRST_LABEL = re.compile(r"\s*\[1\]\s")  # a heading is short: a sentence starting "Supplementary data show ..." is not one
 # Labels of numbered lists, each with the run of numbers (1, 2, 3 ...) it needs to be believed:
 # a bracketed label is plain from two entries on; a bare number or ``n.`` may start a line of an
 # author-year list by chance (a volume, a page), so those need three.
@@ -63,26 +66,44 @@ class Entry:
 
 def find_sections(lines: list[Line]) -> list[tuple[bool, list[Line]]]:
     """Each reference list's lines (without its heading), from a heading to the next heading of
-    a list, an appendix or the like (``END_HEADING``), or the end of the text; with whether it
-    comes after an appendix or supplement heading (a supplement's own list)."""
+    a list, an appendix or the like (``END_HEADING``, or a numbered heading in a larger font:
+    ``A. Operator Constraints``), or the end of the text; with whether it comes after an
+    appendix or supplement heading (a supplement's own list). Without any heading, the list
+    that starts at the last line opening with ``[1]`` (styles that print no heading)."""
     sections: list[tuple[bool, list[Line]]] = []
     current: list[Line] | None = None
     supplement = False
+    body = _body_height(lines)
     for line in lines:
         text = line.text.strip()
         if HEADING.fullmatch(text):
             current = []
             sections.append((supplement, current))
-        elif _ends(text):
+        elif _ends(text) or (current is not None and _section_heading(line, text, body)):
             current = None
             supplement = supplement or bool(SUPPLEMENT_HEADING.match(text))
         elif current is not None:
             current.append(line)
+    if not sections:
+        first = [i for i, line in enumerate(lines) if FIRST_LABEL.match(line.text)]
+        if first:
+            sections.append((False, lines[first[-1]:]))
     return sections
 
 
 def _ends(text: str) -> bool:
     return bool(END_HEADING.match(text)) and len(text.split()) <= END_HEADING_MAX_WORDS and not text.endswith(",")
+
+
+def _body_height(lines: list[Line]) -> float:
+    heights = sorted(ln.y1 - ln.y0 for ln in lines)
+    return heights[len(heights) // 2] if heights else 0.0
+
+
+def _section_heading(line: Line, text: str, body: float) -> bool:
+    """A numbered or lettered heading (``A. Proofs``, ``5 Discussion``) set larger than the
+    body text: what follows is no longer the list."""
+    return bool(NUMBERED_HEADING.fullmatch(text)) and line.y1 - line.y0 >= LARGER * body
 
 
 def _chain(lines: list[Line], label: re.Pattern[str]) -> list[int]:
