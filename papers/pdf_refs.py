@@ -36,10 +36,10 @@ END_HEADING = re.compile(
 SUPPLEMENT_HEADING = re.compile(
     r"(?:(?:\d{1,2}|[IVXL]{1,5}|[A-Z])\.?\s{0,3})?(?:appendix|appendices|supplementary|supplemental"
     r"|supporting\s+information)\b", re.I)
-END_HEADING_MAX_WORDS = 8
+END_HEADING_MAX_WORDS = 8  # a heading is short: a sentence starting "Supplementary data show ..." is not one
 NUMBERED_HEADING = re.compile(r"(?:[A-Z]|\d{1,2}|[IVX]{1,4})(?:\.\d{1,2}){0,2}\.?\s{1,3}[A-Z][^,;]{0,80}")
 LARGER = 1.1  # a heading's line is this much taller than the body's median line
-FIRST_LABEL = re.compile(r"\s*\[1\]\s")  # a heading is short: a sentence starting "Supplementary data show ..." is not one
+FIRST_LABEL = re.compile(r"\s*\[1\]\s")  # the first entry of a bracket-numbered list
 # Labels of numbered lists, each with the run of numbers (1, 2, 3 ...) it needs to be believed:
 # a bracketed label is plain from two entries on; a bare number or ``n.`` may start a line of an
 # author-year list by chance (a volume, a page), so those need three.
