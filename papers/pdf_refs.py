@@ -40,6 +40,9 @@ END_HEADING_MAX_WORDS = 8  # a heading is short: a sentence starting "Supplement
 NUMBERED_HEADING = re.compile(r"(?:[A-Z]|\d{1,2}|[IVX]{1,4})(?:\.\d{1,2}){0,2}\.?\s{1,3}[A-Z][^,;]{0,80}")
 LARGER = 1.1  # a heading's line is this much taller than the body's median line
 FIRST_LABEL = re.compile(r"\s*\[1\]\s")  # the first entry of a bracket-numbered list
+MAX_LINES_PER_ENTRY = 8  # more lines per entry on average means the cuts were missed
+AUTHOR_START = re.compile(r"[A-Z][\w'\u2019-]+(?: [A-Z][\w'\u2019-]+){0,2},? (?:[A-Z]\.|[A-Z]{1,3}\b|[A-Z][a-z]+,)")
+_ENTRY_ENDS = (".", ")", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9")
 # Labels of numbered lists, each with the run of numbers (1, 2, 3 ...) it needs to be believed:
 # a bracketed label is plain from two entries on; a bare number or ``n.`` may start a line of an
 # author-year list by chance (a volume, a page), so those need three.
@@ -48,6 +51,9 @@ LABELS = ((re.compile(r"\[(\d{1,4})\]"), 2), (re.compile(r"(\d{1,4})\.(?=\s|$)")
 MAX_SKIP = 1  # one label may be lost (printed as a glyph the text layer lacks) without ending the list
 HANG_MIN = 3.0  # points: continuation lines indented at least this much make a hanging list
 ID_WINDOW = 80  # characters each side of a break that the identifier check reads
+# A reference of 500 authors runs to ~20,000 characters; a longer "entry" is text that is no list
+# (kept whole, but its spaces are not searched for identifiers, which would cost seconds)
+MAX_REPAIR_CHARS = 50_000
 _ID_HINT = re.compile(r"10\.\d|arxiv|abs/|doi|https?:|www\.", re.I)
 _GAP = re.compile(r"(?<=[\d./:_-]) {1,2}(?=[\d./])|(?<=/) {1,2}(?=\S)")
 UNHYPHEN = "\x00"  # the separator that also drops the hyphen before it
@@ -157,12 +163,17 @@ def _hang(lines: list[Line]) -> float | None:
 
 def split_unnumbered(lines: list[Line]) -> list[Entry]:
     """Author-year entries: cut where a line starts at its column's edge in a hanging list, else
-    where the gap above a line is wider than the list's usual line spacing."""
+    where the gap above a line is wider than the list's usual line spacing; a list with neither
+    (entries would run over ``MAX_LINES_PER_ENTRY`` lines) is cut where a line opens with a
+    name (``Surname, A.``) after a line that ends an entry (``.``, ``)``, a digit)."""
     hang = _hang(lines)
     if hang is not None:
         starts = [i for i, ln in enumerate(lines) if ln.indent < hang / 2]
     else:
         starts = [i for i, ln in enumerate(lines) if i == 0 or _wide_gap(lines, i)]
+    if hang is None and len(starts) * MAX_LINES_PER_ENTRY < len(lines):  # neither indent nor gaps
+        starts = [i for i, ln in enumerate(lines)
+                  if i == 0 or (AUTHOR_START.match(ln.text) and lines[i - 1].text.rstrip().endswith(_ENTRY_ENDS))]
     if not starts or starts[0] != 0:
         starts = [0] + starts
     return [Entry(lines[a:b]) for a, b in zip(starts, starts[1:] + [len(lines)])]
@@ -256,20 +267,25 @@ def _id_break(before: str, after: str) -> bool:
 
 def _join_id_gaps(text: str) -> str:
     """Remove a space PDF extraction put inside an identifier (``arXiv:1402. 1517``,
-    ``10.1103/ PhysRevD...``) when the resolvers already read the spaced text as the joined id."""
-    if not _ID_HINT.search(text) and "." not in text:
+    ``10.1103/ PhysRevD...``) when the resolvers already read the spaced text as the joined id.
+    Each space is judged on the words around it (``ID_WINDOW`` characters, widened to whole
+    words), so a long entry costs time in proportion to its length."""
+    if (not _ID_HINT.search(text) and "." not in text) or len(text) > MAX_REPAIR_CHARS:
         return text
-    for _ in range(8):  # a bounded number of repairs per entry
-        ids = extract_identifiers(text)
-        have = set(ids.dois + ids.arxiv_ids)
-        for m in _GAP.finditer(text):
-            candidate = text[:m.start()] + text[m.end():]
-            if _shows_more(candidate, text, have):
-                text = candidate
-                break
-        else:
-            return text
-    return text
+    out: list[str] = []
+    pos = 0
+    for m in _GAP.finditer(text):
+        a = text.rfind(" ", 0, max(0, m.start() - ID_WINDOW)) + 1
+        b = text.find(" ", m.end() + ID_WINDOW)
+        b = len(text) if b < 0 else b
+        window = text[a:b]
+        candidate = window[:m.start() - a] + window[m.end() - a:]
+        ids = extract_identifiers(window)
+        if _shows_more(candidate, window, set(ids.dois + ids.arxiv_ids)):
+            out.append(text[pos:m.start()])
+            pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def _shows_more(candidate: str, text: str, have: set[str]) -> bool:

@@ -37,9 +37,11 @@ MAX_PAGES = 150
 # pdftotext reads a typical paper in well under a second on one core; a minute leaves room for
 # a slow shared machine and cuts off a PDF built to make the text extraction run forever.
 EXTRACT_SECONDS = 60.0
-# The bbox-layout XHTML of a dense page is ~100-300 KB (one element per word); 64 MiB covers
-# MAX_PAGES such pages and stops a page of millions of invisible glyphs from filling memory.
-MAX_LAYOUT_BYTES = 64 * MiB
+# The bbox-layout XHTML of a page is ~80 KB (one element per word: 8 two-column pages of an ACL
+# paper make 666 KB), ~12 MB for MAX_PAGES such pages; 32 MiB leaves room for denser pages and
+# stops a page of millions of invisible glyphs from filling memory (the parsed lines take a few
+# times the XHTML's size).
+MAX_LAYOUT_BYTES = 32 * MiB
 _CHUNK = 1 << 16
 # pdftotext's exit statuses (poppler's man page)
 EXIT_REASONS = {1: "error opening the PDF: damaged or not a PDF", 3: "the PDF's permissions forbid copying its text",

@@ -260,6 +260,17 @@ def test_hanging_entries_start_at_the_column_edge():
     assert [len(e.lines) for e in split_entries(lines)] == [2, 1, 2]
 
 
+def test_entries_without_indent_or_gaps_are_cut_where_a_name_follows_an_entry_end():
+    texts = []
+    for k, name in enumerate(NAMES[:4]):
+        texts += [(72, f"{name}, A. B. and Other, C. (200{k}). A long title of"), (72, "a work, with more words"),
+                  (72, "in it, and yet more words of"), (72, "the title. Journal 1, 2-3.")]
+    texts[5] = (72, "Smith, J. wrote a chapter")  # a name mid-entry, after a line that ends no entry
+    texts += [(72, "Evans, D. (2010). Chapter in a book. In:"), (72, "Press, P. (ed.), Book. 12 pp.")] * 2
+    entries = split_entries(_lines(texts))
+    assert [len(e.lines) for e in entries] == [4, 4, 4, 4, 2, 2]
+
+
 def test_heading_variants_and_the_end_of_the_section():
     for heading in ("References", "REFERENCES", "7 References", "VII. REFERENCES", "Bibliography",
                     "Literature Cited", "References:"):
