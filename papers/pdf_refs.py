@@ -1,19 +1,24 @@
 """A PDF's reference list from its lines in reading order (``pdf_layout``): the section, its
 entries, and each entry as one string.
 
-* The section starts at the last heading line ``References``, ``Bibliography``, ``Literature
-  Cited``, ``Works Cited`` (any case, numbered ``7``, ``VII.``, ``A.``, a colon after) and ends at
-  the first later heading of an appendix, supplementary material, acknowledgements, author
-  contributions or the like, or at the end of the text.
+* A section starts at a heading line ``References``, ``Bibliography``, ``Literature Cited``,
+  ``Works Cited`` (any case, numbered ``7``, ``VII.``, ``A.``, a colon after) and ends at the next
+  heading of an appendix, supplementary material, acknowledgements, author contributions or the
+  like, at a numbered or lettered heading set larger than the body (``A. Proofs``), or at the end
+  of the text. The paper's list is the last section with entries that comes before any appendix
+  or supplement heading (a supplement's own list does not replace it). With no heading at all
+  (styles that print none), the list starts at the last line opening with ``[1]``.
 * Entries are numbered (``[n]``, ``n.``, ``n)`` or a bare ``n``: a line starts an entry only when
-  it carries the next number of the list, so volumes, pages and years at a line's start are not
-  read as labels) or, without such a run of numbers, cut where a line starts at its column's edge
-  when the list hangs its continuation lines, else where the gap between lines widens.
+  it carries the next number of the list, one lost label allowed, so volumes, pages and years at
+  a line's start are not read as labels) or, without such a run of numbers, cut where a line
+  starts at its column's edge when the list hangs its continuation lines, else where the gap
+  between lines widens, else where a name (``Surname, A.``) follows a line that ends an entry.
 * Lines are joined with a space, a word hyphenated at a line end is joined back (the hyphen kept
   when the document prints the word hyphenated elsewhere or the next part starts with a capital
-  or digit), and an identifier cut by a line break or a space is joined back only when the
-  resolvers' own identifier reading (``resolvers.identifiers``) of the broken text already gives
-  the joined identifier: no identifier is made up here."""
+  or digit), a URL cut after ``/`` or ``.`` is joined, and an identifier cut by a line break or a
+  space is joined back only when the resolvers' own identifier reading
+  (``resolvers.identifiers``) of the broken text already gives the joined identifier: no
+  identifier is made up here."""
 from __future__ import annotations
 
 import re
