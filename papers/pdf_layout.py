@@ -1,0 +1,298 @@
+"""Pages of positioned text lines (poppler's ``pdftotext -bbox-layout`` XHTML) in reading order.
+
+Poppler gives every word its box; its own reading order can interleave the two columns of a
+reference list, so the order is rebuilt here from the coordinates: per page, a gutter (an x that
+almost no word covers, in the middle of the page) splits the lines into columns; lines that run
+across it (a title, a wide figure) cut the page into bands; a band is read left column, then
+right column. Running headers and footers (the same text, digits aside, at the top or bottom of
+two pages or more) and bare page numbers are dropped. Plain data and pure functions: no I/O."""
+from __future__ import annotations
+
+import io
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from lxml import etree
+
+XHTML = "{http://www.w3.org/1999/xhtml}"
+SPAN = -1  # the column of a line that runs across the gutter
+GUTTER_ZONE = (0.3, 0.7)  # where a column gutter may lie, as fractions of the page width
+GUTTER_MAX_COVER = 0.1  # the share of a page's lines that may cross its gutter (titles, wide floats)
+GUTTER_SLACK = 0.02  # share of the lines that may cross a gutter point and leave it in the gutter's run
+GUTTER_MIN_LINES = 4  # lines needed on each side before a page counts as two columns
+SHORT = 0.4  # a line narrower than this share of the page may be a heading over a two-column part
+MAX_CUT_TRIES = 24  # short lines tried as the top of a two-column part, per page (bounds the work)
+CENTRED = 0.05  # a line whose middle is this close to the gutter (share of the page width) spans both columns
+MARGIN_GAP = 2.0  # a gap (in line heights) no word space or justified line reaches
+EDGE_LINES = 3  # lines looked at, at the top and at the bottom of a page, for headers and footers
+GLUE_GAP = 0.06  # a gap narrower than this share of the line height is no space (a word space is ~0.25)
+LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
+                           "\ufb05": "st", "\ufb06": "st"})
+# ASCII control codes XML 1.0 forbids (all but tab, line feed, carriage return); a parser in
+# recovery mode would drop the text around them
+_CONTROL = bytes(c for c in range(32) if c not in (9, 10, 13))
+_DIGITS = re.compile(r"\d+")
+_PAGE_NUMBER = re.compile(r"(?:page\s*)?\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    x0: float
+    x1: float
+    text: str
+
+
+@dataclass(slots=True)
+class Line:
+    """One printed line: its page (0-based), column (0 left or only, 1 right, ``SPAN`` across),
+    box, and words left to right."""
+
+    page: int
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    words: list[Word] = field(default_factory=list)
+    column: int = 0
+    left: float = 0.0  # the left edge of the line's column on its page
+
+    @property
+    def text(self) -> str:
+        return " ".join(w.text for w in self.words)
+
+    @property
+    def indent(self) -> float:
+        return self.x0 - self.left
+
+
+@dataclass(slots=True)
+class Page:
+    number: int
+    width: float
+    lines: list[Line]
+
+
+def parse_pages(xhtml: bytes) -> Iterator[Page]:
+    """The pages of ``pdftotext -bbox-layout`` output, one at a time (each page's elements are
+    freed once read, so a long document is never held as one tree). Control codes are dropped
+    first: poppler passes them through from a PDF's text, and XML forbids them."""
+    xhtml = xhtml.translate(None, _CONTROL)  # poppler writes a glyph's control code as is: no XML
+    context = etree.iterparse(io.BytesIO(xhtml), events=("end",), tag=f"{XHTML}page", recover=True,
+                              resolve_entities=False, no_network=True, huge_tree=False)
+    for number, (_, element) in enumerate(context):
+        lines = []
+        for line_el in element.iter(f"{XHTML}line"):
+            words = join_glued([Word(float(w.get("xMin", 0)), float(w.get("xMax", 0)), _unligature(w.text or ""))
+                                for w in line_el.iter(f"{XHTML}word") if (w.text or "").strip()],
+                               float(line_el.get("yMax", 0)) - float(line_el.get("yMin", 0)))
+            if words:
+                lines.append(Line(number, float(line_el.get("xMin", 0)), float(line_el.get("yMin", 0)),
+                                  float(line_el.get("xMax", 0)), float(line_el.get("yMax", 0)), words))
+        yield Page(number, float(element.get("width", 0) or 0), lines)
+        element.clear()
+        while element.getprevious() is not None:
+            del element.getparent()[0]
+
+
+def _unligature(text: str) -> str:
+    """Typographic ligatures (U+FB00-FB06: ``ﬁ``, ``ﬃ`` ...) as their letters, so ``Oﬃce`` reads
+    ``Office`` for matching; nothing else of the text is normalised."""
+    return text.translate(LIGATURES) if any("\ufb00" <= c <= "\ufb06" for c in text) else text
+
+
+def join_glued(words: list[Word], height: float) -> list[Word]:
+    """Words poppler cut at a change of font with no space between (small capitals: ``A BADI``
+    printed as ``ABADI``) joined back: a gap under ``GLUE_GAP`` of the line's height."""
+    out: list[Word] = []
+    for word in words:
+        if out and 0 <= word.x0 - out[-1].x1 < GLUE_GAP * height:
+            out[-1] = Word(out[-1].x0, word.x1, out[-1].text + word.text)
+        else:
+            out.append(word)
+    return out
+
+
+def edge_key(line: Line) -> str:
+    """A header or footer's text with its numbers blanked: ``Journal 12 (2019) 345`` recurs."""
+    return _DIGITS.sub("#", " ".join(line.text.split())).lower()
+
+
+def drop_headers(pages: list[Page]) -> None:
+    """Drop running headers and footers (the same text, numbers aside, among the first or last
+    ``EDGE_LINES`` lines of two pages or more) and bare page numbers at a page's top or bottom."""
+    def edges(page: Page) -> list[Line]:
+        ordered = sorted(page.lines, key=lambda ln: ln.y0)
+        return ordered[:EDGE_LINES] + ordered[-EDGE_LINES:]
+
+    seen = Counter(key for page in pages for key in {edge_key(ln) for ln in edges(page)})
+    for page in pages:
+        drop = {id(ln) for ln in edges(page)
+                if _running(edge_key(ln), seen) or (_PAGE_NUMBER.fullmatch(ln.text.strip()) and _outside(ln, page))}
+        page.lines = [ln for ln in page.lines if id(ln) not in drop]
+
+
+def _running(key: str, seen: Counter[str]) -> bool:
+    """A running header or footer: text (a letter at least: a bare number is a page number or a
+    list's label, told apart by ``_outside``) seen at the edge of two pages or more."""
+    return seen[key] >= 2 and any(c.isalpha() for c in key)
+
+
+def _outside(line: Line, page: Page) -> bool:
+    """A bare number outside the text: alone on its row, or on the page's first or last row (a
+    list's label ``4`` has its entry's text beside it, inside the page)."""
+    top = min(ln.y1 for ln in page.lines)
+    bottom = max(ln.y0 for ln in page.lines)
+    if line.y0 < top or line.y1 > bottom:
+        return True
+    return not any(other is not line and other.y0 < line.y1 and line.y0 < other.y1 for other in page.lines)
+
+
+def find_gutter(page: Page) -> float | None:
+    """The x between two columns: the point of the page's middle that the fewest words cover,
+    when at most ``GUTTER_MAX_COVER`` of the lines cross it and both sides hold lines."""
+    width = int(page.width) or int(max((ln.x1 for ln in page.lines), default=0)) + 1
+    if width <= 0 or not page.lines:
+        return None
+    cover = [0] * (width + 2)
+    for line in page.lines:
+        for word in line.words:
+            a, b = max(0, int(word.x0)), min(width + 1, int(word.x1) + 1)
+            if a < b:
+                cover[a] += 1
+                cover[b] -= 1
+    running, counts = 0, []
+    for step in cover[:width + 1]:
+        running += step
+        counts.append(running)
+    lo, hi = int(width * GUTTER_ZONE[0]), int(width * GUTTER_ZONE[1])
+    if hi <= lo:
+        return None
+    best = min(counts[lo:hi])
+    if best > GUTTER_MAX_COVER * len(page.lines):
+        return None
+    # the middle of the longest run of (nearly) least-covered points: a line or two across the
+    # gutter (a note under both columns) must not cut it into pieces narrower than a list's labels
+    near = best + max(1, int(GUTTER_SLACK * len(page.lines)))
+    runs, start = [], None
+    for x in range(lo, hi + 1):
+        low = x < hi and counts[x] <= near
+        if low and start is None:
+            start = x
+        elif not low and start is not None:
+            runs.append((x - start, start, x))
+            start = None
+    _, a, b = max(runs)
+    gutter = (a + b) / 2
+    left = sum(1 for ln in page.lines if ln.x1 <= gutter)
+    right = sum(1 for ln in page.lines if ln.x0 >= gutter)
+    return gutter if left >= GUTTER_MIN_LINES and right >= GUTTER_MIN_LINES else None
+
+
+def split_columns(page: Page, gutter: float) -> list[Line]:
+    """Each line cut at the gutter when its words fall on both sides; a line with a word across
+    the gutter that is centred on it (a heading over both columns) or reaches well into both
+    columns is ``SPAN``, else it joins the column holding most of it (a long URL run over)."""
+    out: list[Line] = []
+    for line in page.lines:
+        left = [w for w in line.words if w.x1 <= gutter]
+        right = [w for w in line.words if w.x0 >= gutter]
+        if len(left) + len(right) == len(line.words):
+            for column, words in ((0, left), (1, right)):
+                if words:
+                    out.append(Line(line.page, words[0].x0, line.y0, words[-1].x1, line.y1, words, column))
+            continue
+        margin = 0.15 * page.width
+        centred = abs((line.x0 + line.x1) / 2 - gutter) < CENTRED * page.width
+        if centred or (line.x0 < gutter - margin and line.x1 > gutter + margin):
+            line.column = SPAN
+        else:
+            line.column = 0 if gutter - line.x0 > line.x1 - gutter else 1
+        out.append(line)
+    return out
+
+
+def merge_rows(lines: list[Line]) -> list[Line]:
+    """Lines of one column that sit on the same row (a ``[12]`` label apart from its text, a
+    line poppler cut in two) become one line, words left to right."""
+    out: list[Line] = []
+    for line in sorted(lines, key=lambda ln: (ln.y1, ln.x0)):
+        prev = out[-1] if out else None
+        height = min(line.y1 - line.y0, prev.y1 - prev.y0) if prev else 0.0
+        if prev and abs(prev.y1 - line.y1) < 0.35 * height and (line.x0 >= prev.x1 or line.x1 <= prev.x0):
+            words = sorted(prev.words + line.words, key=lambda w: w.x0)
+            out[-1] = Line(prev.page, min(prev.x0, line.x0), min(prev.y0, line.y0), max(prev.x1, line.x1),
+                           max(prev.y1, line.y1), words, prev.column)
+        else:
+            out.append(line)
+    return out
+
+
+def drop_margin_number(line: Line) -> Line:
+    """A line without the bare number printed far to its right (a manuscript's line numbers in
+    the margin or gutter): digits after a gap of over ``MARGIN_GAP`` line heights."""
+    words = line.words
+    if len(words) >= 2 and words[-1].text.isdigit() and \
+            words[-1].x0 - words[-2].x1 > MARGIN_GAP * (line.y1 - line.y0):
+        return Line(line.page, line.x0, line.y0, words[-2].x1, line.y1, words[:-1], line.column, line.left)
+    return line
+
+
+def _columns(page: Page) -> list[Line]:
+    """The page's lines with their columns: split at the page's gutter; else, when the page ends
+    in two columns under one-column text (a reference list set in two columns at the end of a
+    one-column paper), the lines under the highest short line (a heading) below which a gutter
+    still appears are split there and the lines above are ``SPAN``."""
+    gutter = find_gutter(page)
+    if gutter is not None:
+        return split_columns(page, gutter)
+    short = [ln for ln in sorted(page.lines, key=lambda ln: -ln.y0) if ln.x1 - ln.x0 < SHORT * page.width]
+    found: tuple[float, Page, float] | None = None
+    for head in short[:MAX_CUT_TRIES]:  # upwards, while the part below keeps a gutter
+        below = Page(page.number, page.width, [ln for ln in page.lines if ln.y0 >= head.y1])
+        gutter = find_gutter(below)
+        if gutter is None and found is not None:
+            break
+        if gutter is not None:
+            found = (head.y1, below, gutter)
+    if found is None:
+        return list(page.lines)
+    cut, below, gutter = found
+    above = [ln for ln in page.lines if ln.y0 < cut]
+    for line in above:
+        line.column = SPAN
+    return above + split_columns(below, gutter)
+
+
+def page_order(page: Page) -> list[Line]:
+    """The page's lines in reading order: bands cut by ``SPAN`` lines, each band's left column
+    then its right column, top to bottom; every line knows its column's left edge."""
+    lines = _columns(page)
+    by_column: dict[int, list[Line]] = {}
+    for line in lines:
+        by_column.setdefault(line.column, []).append(line)
+    merged = [drop_margin_number(ln) for col in by_column.values() for ln in merge_rows(col)]
+    for column, group in by_column.items():
+        edge = min(ln.x0 for ln in group)
+        for line in merged:
+            if line.column == column:
+                line.left = edge
+    spans = sorted((ln for ln in merged if ln.column == SPAN), key=lambda ln: ln.y0)
+    cuts = [ln.y0 for ln in spans] + [float("inf")]
+    ordered: list[Line] = []
+    top = float("-inf")
+    for cut, span in zip(cuts, spans + [None]):
+        band = [ln for ln in merged if ln.column != SPAN and top <= ln.y0 < cut]
+        ordered += sorted(band, key=lambda ln: (ln.column, ln.y0, ln.x0))
+        if span is not None:
+            ordered.append(span)
+        top = cut
+    return ordered
+
+
+def reading_order(xhtml: bytes) -> list[Line]:
+    """Every line of the document in reading order, running headers and page numbers dropped."""
+    pages = list(parse_pages(xhtml))
+    drop_headers(pages)
+    return [line for page in pages for line in page_order(page)]

@@ -1,0 +1,326 @@
+"""A PDF's reference list from its lines in reading order (``pdf_layout``): the section, its
+entries, and each entry as one string.
+
+* A section starts at a heading line ``References``, ``Bibliography``, ``Literature Cited``,
+  ``Works Cited`` (any case, numbered ``7``, ``VII.``, ``A.``, a colon after) and ends at the next
+  heading of an appendix, supplementary material, acknowledgements, author contributions or the
+  like, at a numbered or lettered heading set larger than the body (``A. Proofs``), or at the end
+  of the text. The paper's list is the last section with entries that comes before any appendix
+  or supplement heading (a supplement's own list does not replace it). With no heading at all
+  (styles that print none), the list starts at the last line opening with ``[1]``.
+* Entries are numbered (``[n]``, ``n.``, ``n)`` or a bare ``n``: a line starts an entry only when
+  it carries the next number of the list, one lost label allowed, so volumes, pages and years at
+  a line's start are not read as labels) or, without such a run of numbers, cut where a line
+  starts at its column's edge when the list hangs its continuation lines, else where the gap
+  between lines widens, else where a name (``Surname, A.``) follows a line that ends an entry.
+* Lines are joined with a space, a word hyphenated at a line end is joined back (the hyphen kept
+  when the document prints the word hyphenated elsewhere or the next part starts with a capital
+  or digit), a URL cut after ``/`` or ``.`` is joined, and an identifier cut by a line break or a
+  space is joined back only when the resolvers' own identifier reading
+  (``resolvers.identifiers``) of the broken text already gives the joined identifier: no
+  identifier is made up here."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from statistics import median
+
+from resolvers.identifiers import extract_identifiers
+
+from .pdf_layout import Line
+
+HEADING = re.compile(
+    r"(?:(?:\d{1,2}|[IVXL]{1,5}|[A-Z])\.?\s{0,3})?"
+    r"(?:references(?:\s+and\s+notes)?|bibliography|literature\s+cited|works\s+cited|cited\s+literature"
+    r"|reference\s+list)\s{0,2}:?", re.I)
+END_HEADING = re.compile(
+    r"(?:(?:\d{1,2}|[IVXL]{1,5}|[A-Z])\.?\s{0,3})?"
+    r"(?:appendix|appendices|supplementary|supplemental|supporting\s+information|acknowledge?ments?"
+    r"|author\s+contributions|competing\s+interests|conflicts?\s+of\s+interest|declaration\s+of"
+    r"|funding|abbreviations|about\s+the\s+authors?|biograph(?:y|ies)|figure\s+legends?)\b", re.I)
+SUPPLEMENT_HEADING = re.compile(
+    r"(?:(?:\d{1,2}|[IVXL]{1,5}|[A-Z])\.?\s{0,3})?(?:appendix|appendices|supplementary|supplemental"
+    r"|supporting\s+information)\b", re.I)
+END_HEADING_MAX_WORDS = 8  # a heading is short: a sentence starting "Supplementary data show ..." is not one
+NUMBERED_HEADING = re.compile(r"(?:[A-Z]|\d{1,2}|[IVX]{1,4})(?:\.\d{1,2}){0,2}\.?\s{1,3}[A-Z][^,;]{0,80}")
+LARGER = 1.1  # a heading's line is this much taller than the body's median line
+FIRST_LABEL = re.compile(r"\s*\[1\]\s")  # the first entry of a bracket-numbered list
+MAX_LINES_PER_ENTRY = 8  # more lines per entry on average means the cuts were missed
+AUTHOR_START = re.compile(r"[A-Z][\w'\u2019-]+(?: [A-Z][\w'\u2019-]+){0,2},? (?:[A-Z]\.|[A-Z]{1,3}\b|[A-Z][a-z]+,)")
+_ENTRY_ENDS = (".", ")", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9")
+# Labels of numbered lists, each with the run of numbers (1, 2, 3 ...) it needs to be believed:
+# a bracketed label is plain from two entries on; a bare number or ``n.`` may start a line of an
+# author-year list by chance (a volume, a page), so those need three.
+LABELS = ((re.compile(r"\[(\d{1,4})\]"), 2), (re.compile(r"(\d{1,4})\.(?=\s|$)"), 3),
+          (re.compile(r"(\d{1,4})\)(?=\s|$)"), 3), (re.compile(r"(\d{1,4})(?=\s+\S)"), 3))
+MAX_SKIP = 1  # one label may be lost (printed as a glyph the text layer lacks) without ending the list
+HANG_MIN = 3.0  # points: continuation lines indented at least this much make a hanging list
+ID_WINDOW = 80  # characters each side of a break that the identifier check reads
+# A reference of 500 authors runs to ~20,000 characters; a longer "entry" is text that is no list
+# (kept whole, but its spaces are not searched for identifiers, which would cost seconds)
+MAX_REPAIR_CHARS = 50_000
+_ID_HINT = re.compile(r"10\.\d|arxiv|abs/|doi|https?:|www\.", re.I)
+_GAP = re.compile(r"(?<=[\d./:_-]) {1,2}(?=[\d./])|(?<=/) {1,2}(?=\S)")
+UNHYPHEN = "\x00"  # the separator that also drops the hyphen before it
+_URL = re.compile(r"(?:https?://|www\.)\S", re.I)
+_URL_BREAKS = ("/", ".", "-", "_", "=", "?", "&", "#", "~")
+_WORD_PART = re.compile(r"[^\W\d_]+-\Z")
+
+
+@dataclass(slots=True)
+class Entry:
+    """One reference: its lines in order and its label's number (None for author-year lists)."""
+
+    lines: list[Line] = field(default_factory=list)
+    number: int | None = None
+
+
+def find_sections(lines: list[Line]) -> list[tuple[bool, list[Line]]]:
+    """Each reference list's lines (without its heading), from a heading to the next heading of
+    a list, an appendix or the like (``END_HEADING``, or a numbered heading in a larger font:
+    ``A. Operator Constraints``), or the end of the text; with whether it comes after an
+    appendix or supplement heading (a supplement's own list). Without any heading, the list
+    that starts at the last line opening with ``[1]`` (styles that print no heading)."""
+    sections: list[tuple[bool, list[Line]]] = []
+    current: list[Line] | None = None
+    supplement = False
+    body = _body_height(lines)
+    for line in lines:
+        text = line.text.strip()
+        if HEADING.fullmatch(text):
+            current = []
+            sections.append((supplement, current))
+        elif _ends(text) or (current is not None and _section_heading(line, text, body)):
+            current = None
+            supplement = supplement or bool(SUPPLEMENT_HEADING.match(text))
+        elif current is not None:
+            current.append(line)
+    if not sections:
+        first = [i for i, line in enumerate(lines) if FIRST_LABEL.match(line.text)]
+        if first:
+            sections.append((False, lines[first[-1]:]))
+    return sections
+
+
+def _ends(text: str) -> bool:
+    return bool(END_HEADING.match(text)) and len(text.split()) <= END_HEADING_MAX_WORDS and not text.endswith(",")
+
+
+def _body_height(lines: list[Line]) -> float:
+    heights = sorted(ln.y1 - ln.y0 for ln in lines)
+    return heights[len(heights) // 2] if heights else 0.0
+
+
+def _section_heading(line: Line, text: str, body: float) -> bool:
+    """A numbered or lettered heading (``A. Proofs``, ``5 Discussion``) set larger than the
+    body text: what follows is no longer the list."""
+    return bool(NUMBERED_HEADING.fullmatch(text)) and line.y1 - line.y0 >= LARGER * body
+
+
+def _chain(lines: list[Line], label: re.Pattern[str]) -> list[int]:
+    """Indexes of the lines that carry the next number of a list labelled by ``label``, the list
+    starting at 0 or 1; one number may be missing (``MAX_SKIP``)."""
+    found: list[int] = []
+    expected: int | None = None
+    for i, line in enumerate(lines):
+        m = label.match(line.text.lstrip())
+        if m is None:
+            continue
+        n = int(m.group(1))
+        if (expected is None and n <= 1) or (expected is not None and expected <= n <= expected + MAX_SKIP):
+            found.append(i)
+            expected = n + 1
+    return found
+
+
+def split_numbered(lines: list[Line]) -> list[Entry] | None:
+    """Entries cut at the labels of the longest run of numbers, when one style makes a run."""
+    best: list[int] = []
+    best_label = LABELS[0][0]
+    for label, at_least in LABELS:
+        found = _chain(lines, label)
+        if len(found) >= at_least and len(found) > len(best):
+            best, best_label = found, label
+    if not best:
+        return None
+    entries = []
+    for a, b in zip(best, best[1:] + [len(lines)]):
+        first = lines[a]
+        m = best_label.match(first.text.lstrip())
+        assert m is not None
+        n = int(m.group(1))
+        label_words = len(m.group(0).split())
+        stripped = Line(first.page, first.x0, first.y0, first.x1, first.y1, first.words[label_words:],
+                        first.column, first.left)
+        entries.append(Entry([stripped] + lines[a + 1:b], n))
+    return entries
+
+
+def _hang(lines: list[Line]) -> float | None:
+    """The indent of continuation lines when the list hangs them (a good share of lines indented
+    by about the same amount past their column's edge), else None."""
+    indents = [ln.indent for ln in lines]
+    deep = [i for i in indents if i >= HANG_MIN]
+    if len(deep) < max(2, len(indents) // 5) or len(deep) == len(indents):
+        return None
+    return median(deep)
+
+
+def split_unnumbered(lines: list[Line]) -> list[Entry]:
+    """Author-year entries: cut where a line starts at its column's edge in a hanging list, else
+    where the gap above a line is wider than the list's usual line spacing; a list with neither
+    (entries would run over ``MAX_LINES_PER_ENTRY`` lines) is cut where a line opens with a
+    name (``Surname, A.``) after a line that ends an entry (``.``, ``)``, a digit)."""
+    hang = _hang(lines)
+    if hang is not None:
+        starts = [i for i, ln in enumerate(lines) if ln.indent < hang / 2]
+    else:
+        starts = [i for i, ln in enumerate(lines) if i == 0 or _wide_gap(lines, i)]
+    if hang is None and len(starts) * MAX_LINES_PER_ENTRY < len(lines):  # neither indent nor gaps
+        starts = [i for i, ln in enumerate(lines)
+                  if i == 0 or (AUTHOR_START.match(ln.text) and lines[i - 1].text.rstrip().endswith(_ENTRY_ENDS))]
+    if not starts or starts[0] != 0:
+        starts = [0] + starts
+    return [Entry(lines[a:b]) for a, b in zip(starts, starts[1:] + [len(lines)])]
+
+
+def _wide_gap(lines: list[Line], i: int) -> bool:
+    """A line whose gap to the line above (same page and column) is well over the spacing that
+    lines of one entry keep; the first line of a column counts as a start only if capitalised."""
+    prev, line = lines[i - 1], lines[i]
+    if (prev.page, prev.column) != (line.page, line.column):
+        return line.text[:1].isupper()
+    spacing = _spacing(lines)
+    return spacing is not None and line.y0 - prev.y0 > spacing * 1.3
+
+
+def _spacing(lines: list[Line]) -> float | None:
+    steps = sorted(b.y0 - a.y0 for a, b in zip(lines, lines[1:])
+                   if (a.page, a.column) == (b.page, b.column) and b.y0 > a.y0)
+    return steps[len(steps) // 4] if steps else None
+
+
+def split_entries(lines: list[Line]) -> list[Entry]:
+    body = [ln for ln in lines if ln.text.strip()]
+    if not body:
+        return []
+    return split_numbered(body) or split_unnumbered(body)
+
+
+def hyphenated_words(lines: list[Line]) -> set[str]:
+    """Every hyphenated word printed whole on a line (``semi-supervised``), lower-cased."""
+    return {w.text.strip(".,;:()").lower() for ln in lines for w in ln.words if "-" in w.text.strip("-")}
+
+
+def join_lines(texts: list[str], keep_hyphen: set[str]) -> str:
+    """One string from an entry's lines: a space between lines, a hyphenated word joined back,
+    an identifier cut by the line break joined back (``_id_break``)."""
+    out = ""
+    for text in texts:
+        text = " ".join(text.split())
+        if not text:
+            continue
+        if not out:
+            out = text
+            continue
+        sep = _separator(out, text, keep_hyphen)
+        out = out[:-1] + text if sep == UNHYPHEN else out + sep + text
+    return _join_id_gaps(out)
+
+
+def _separator(before: str, after: str, keep_hyphen: set[str]) -> str:
+    """What goes between two lines: "" for an identifier or a URL across the break and after a
+    hyphen or dash (``317-`` + ``day``, ``Valenzuela-`` + ``Escarcega``), ``UNHYPHEN`` for a word
+    cut at its syllables (``inter-`` + ``ventions``), else a space."""
+    if _id_break(before, after):
+        return ""
+    tail = before.rsplit(" ", 1)[-1]
+    head = after.split(" ", 1)[0]
+    if _URL.search(tail) and tail.endswith(_URL_BREAKS) and _url_goes_on(tail, head):
+        return ""
+    if tail.endswith(("-", "\u2010")) and len(tail) > 1 and tail[-2].isalnum():
+        hyphenated = (tail + head).strip(".,;:()").lower()
+        cut_word = bool(_WORD_PART.search(tail)) and head[:1].islower() and hyphenated not in keep_hyphen
+        return UNHYPHEN if cut_word else ""
+    if tail.endswith("\u2013") and head[:1].isdigit():
+        return ""
+    return " "
+
+
+def _url_goes_on(tail: str, head: str) -> bool:
+    """A URL cut after ``/``, ``-`` ... goes on with a letter or digit; after a full stop only
+    with a lower-case letter or digit (a capital starts the next sentence)."""
+    first = head[:1]
+    return first.isalnum() and (not tail.endswith(".") or first.islower() or first.isdigit())
+
+
+def _id_break(before: str, after: str) -> bool:
+    """True when the resolvers read an identifier across the line break that neither side holds
+    alone, and the two sides joined without a space print that same identifier."""
+    a, b = before[-ID_WINDOW:], after[:ID_WINDOW]
+    if not (_ID_HINT.search(a) or _ID_HINT.search(b)):
+        return False
+    broken = extract_identifiers(a + "\n" + b)
+    alone = extract_identifiers(a), extract_identifiers(b)
+    new = {i for i in broken.dois + broken.arxiv_ids
+           if all(i not in side.dois + side.arxiv_ids for side in alone)}
+    if not new:
+        return False
+    joined = extract_identifiers(a + b)
+    return new <= set(joined.dois + joined.arxiv_ids)
+
+
+def _join_id_gaps(text: str) -> str:
+    """Remove a space PDF extraction put inside an identifier (``arXiv:1402. 1517``,
+    ``10.1103/ PhysRevD...``) when the resolvers already read the spaced text as the joined id.
+    Each space is judged on the words around it (``ID_WINDOW`` characters, widened to whole
+    words), so a long entry costs time in proportion to its length."""
+    if (not _ID_HINT.search(text) and "." not in text) or len(text) > MAX_REPAIR_CHARS:
+        return text
+    out: list[str] = []
+    pos = 0
+    for m in _GAP.finditer(text):
+        a = text.rfind(" ", 0, max(0, m.start() - ID_WINDOW)) + 1
+        b = text.find(" ", m.end() + ID_WINDOW)
+        b = len(text) if b < 0 else b
+        window = text[a:b]
+        candidate = window[:m.start() - a] + window[m.end() - a:]
+        ids = extract_identifiers(window)
+        if _shows_more(candidate, window, set(ids.dois + ids.arxiv_ids)):
+            out.append(text[pos:m.start()])
+            pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _shows_more(candidate: str, text: str, have: set[str]) -> bool:
+    """The joined text prints an id (literally) the spaced text does not, and reads no id the
+    spaced text was not already read as."""
+    joined = extract_identifiers(candidate)
+    got = set(joined.dois + joined.arxiv_ids)
+    if not got or not got <= have:
+        return False
+    lower, spaced = candidate.lower(), text.lower()
+    return any(i.lower() in lower and i.lower() not in spaced for i in got)
+
+
+def entry_text(entry: Entry, keep_hyphen: set[str]) -> str:
+    return join_lines([ln.text for ln in entry.lines], keep_hyphen).strip()
+
+
+def reference_strings(lines: list[Line]) -> list[str]:
+    """The reference strings of a document's lines in reading order, in the list's order; an
+    empty list when there is no reference section or it holds nothing that reads as an entry.
+    Of several sections the paper's list is the last one with entries before any appendix or
+    supplement heading (a supplement's own list comes after), else the last one with entries."""
+    main: list[Entry] = []
+    other: list[Entry] = []
+    for supplement, section in find_sections(lines):
+        entries = split_entries(section)
+        if entries and not supplement:
+            main = entries
+        elif entries:
+            other = entries
+    keep = hyphenated_words(lines)
+    texts = [entry_text(e, keep) for e in (main or other)]
+    return [t for t in texts if any(c.isalpha() for c in t)]

@@ -1,0 +1,54 @@
+"""Write small real PDFs for tests: pages of text lines placed at given points, in the base-14
+Helvetica font (no font file needed; every PDF reader knows its metrics). Enough to lay out a
+two-column reference list, labels, hanging indents, running headers and page numbers, with known
+content."""
+from __future__ import annotations
+
+PAGE_W, PAGE_H = 612, 792  # US Letter, points
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+def make_pdf(pages: list[list[tuple[float, float, str]]], size: float = 9.0) -> bytes:
+    """A PDF whose page ``i`` prints each ``(x, y, text)`` of ``pages[i]`` with ``y`` from the
+    top of the page (as read), ASCII text only."""
+    objects: list[bytes] = []
+    page_ids = []
+    font_id = 3 + 2 * len(pages)
+    for i, lines in enumerate(pages):
+        content_id = 4 + 2 * i
+        page_ids.append(3 + 2 * i)
+        ops = "".join(f"BT /F1 {size:g} Tf {x:g} {PAGE_H - y:g} Td ({_escape(t)}) Tj ET\n" for x, y, t in lines)
+        stream = ops.encode("latin-1")
+        objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {PAGE_W} {PAGE_H}] "
+                       f"/Resources << /Font << /F1 {font_id} 0 R >> >> /Contents {content_id} 0 R >>".encode())
+        objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"endstream")
+    kids = " ".join(f"{p} 0 R" for p in page_ids)
+    head = [b"<< /Type /Catalog /Pages 2 0 R >>", f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>".encode()]
+    font = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
+    body = head + objects + [font]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, obj in enumerate(body, 1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + obj + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(body) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
+    out += f"trailer\n<< /Size {len(body) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)
+
+
+def column_lines(entries: list[list[str]], x: float, y: float, step: float = 11.0,
+                 hang: float = 0.0, label_width: float = 0.0) -> tuple[list[tuple[float, float, str]], float]:
+    """Lines of a reference list in one column from ``(x, y)`` down: each entry's first line at
+    ``x``, its other lines at ``x + hang`` (a hanging indent) or ``x + label_width``; returns the
+    lines and the next free ``y``."""
+    out = []
+    for entry in entries:
+        for i, text in enumerate(entry):
+            out.append((x + (0 if i == 0 else hang or label_width), y, text))
+            y += step
+    return out, y

@@ -1,0 +1,328 @@
+"""The built-in PDF reader (``papers.pdf_text``): a PDF's references without GROBID.
+
+Real PDFs: the GROBID fixture (tests/fixtures/grobid/PROVENANCE.md), whose 27 references GROBID
+also read, and every PDF of tests/fixtures/pdfs/ against its hand count. PDFs written here
+(tests/pdf_pages.py) pin the layout rules with known content: two columns, labels, hanging
+indents, running headers, identifiers cut by a line break. The bounds are shown with stand-in
+programs (a pdftotext that never ends, one that writes without end, one that is not there)."""
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from rapidfuzz import fuzz
+
+from papers.pdf_layout import Line, Word, reading_order
+from papers.pdf_refs import join_lines, reference_strings, split_entries
+from papers.pdf_text import (SOURCE, PdfTextLimits, PdfTextProblem, layout_xhtml, pdf_reference_strings,
+                             pdftotext_path, read_pdf_text)
+from pdf_pages import PAGE_W, column_lines, make_pdf
+from resolvers.identifiers import extract_identifiers
+from resolvers.remote.grobid import parse_tei
+
+FIXTURES = Path(__file__).parent / "fixtures"
+GROBID = FIXTURES / "grobid"
+PDFS = FIXTURES / "pdfs"
+needs_pdftotext = pytest.mark.skipif(pdftotext_path() is None,
+                                     reason="pdftotext (Debian package poppler-utils) is not installed")
+
+
+# --- real PDFs --------------------------------------------------------------------------------
+
+@needs_pdftotext
+def test_the_grobid_fixture_gives_grobid_s_27_references_in_order():
+    ours = pdf_reference_strings((GROBID / "N18-3011.pdf").read_bytes())
+    theirs = [ref.raw for ref in parse_tei((GROBID / "N18-3011.tei.xml").read_bytes())]
+    assert len(ours) == len(theirs) == 27
+    # GROBID keeps the line-end hyphens ("Bhagavat- ula"); compare the strings without them
+    for mine, grobid in zip(ours, theirs):
+        assert fuzz.ratio(mine, grobid.replace("- ", "")) > 90, (mine, grobid)
+    assert ours[0].startswith("Waleed Ammar, Matthew E. Peters")  # the left column comes first
+    assert "Bhagavatula" in ours[0] and "Valenzuela-Escarcega" in ours[10]
+
+
+def _expected() -> dict[str, dict]:
+    """The corpus's hand counts (tests/fixtures/pdfs/expected_pdfs.json: each PDF's entries and,
+    for the short lists, each entry's printed DOIs and arXiv ids)."""
+    manifest = PDFS / "expected_pdfs.json"
+    if not manifest.is_file():
+        return {}
+    return {k: v for k, v in json.loads(manifest.read_text(encoding="utf-8")).items() if not k.startswith("_")}
+
+
+EXPECTED = _expected()
+# The PDFs are kept as data beside the project (tests/fixtures/pdfs/PROVENANCE.md); a copy in the
+# fixtures folder itself is read too.
+_PLACES = [os.environ.get("CITELEDGER_PAPER_PDFS", ""), str(PDFS), "/work/shared/data/papers_pdfs",
+           str(Path(__file__).resolve().parents[2] / "shared" / "data" / "papers_pdfs")]
+
+
+def corpus_pdf(name: str) -> Path | None:
+    return next((Path(p) / name for p in _PLACES if p and (Path(p) / name).is_file()), None)
+
+
+@needs_pdftotext
+@pytest.mark.skipif(not EXPECTED, reason="no tests/fixtures/pdfs/expected_pdfs.json on this branch")
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_corpus_pdf_finds_90_percent_of_the_hand_count_and_only_the_printed_ids(name):
+    pdf = corpus_pdf(name)
+    if pdf is None:
+        pytest.skip(f"{name} not found: set CITELEDGER_PAPER_PDFS to the corpus PDFs' folder")
+    want = EXPECTED[name]
+    refs = pdf_reference_strings(pdf.read_bytes())
+    assert len(refs) >= 0.9 * want["entries"], f"{len(refs)} of {want['entries']}"
+    assert len(refs) <= want["entries"] + max(1, want["entries"] // 10), "entries split or junk read as entries"
+    if want.get("ids") and len(refs) == len(want["ids"]):
+        for raw, (dois, arxiv_ids) in zip(refs, want["ids"]):
+            found = extract_identifiers(raw)
+            assert (set(found.dois), set(found.arxiv_ids)) == (set(dois), set(arxiv_ids)), raw
+    elif want.get("ids"):  # entries cut differently: at least no id the list does not print
+        printed = {i for dois, arxiv_ids in want["ids"] for i in dois + arxiv_ids}
+        read = {i for raw in refs for i in extract_identifiers(raw).dois + extract_identifiers(raw).arxiv_ids}
+        assert read <= printed
+
+
+# --- layout rules on written PDFs ---------------------------------------------------------------
+
+def _two_column_page() -> list[tuple[float, float, str]]:
+    header = [(72, 40, "Journal of Tests 12 (2020) 1-9"), (300, 760, "7")]
+    title = [(72, 70, "A title that runs across both columns of the page, as titles and wide figures do")]
+    body = [(72, 100 + 11 * i, f"Body text of the left column, line {i}.") for i in range(6)]
+    left, y = column_lines([["References"],
+                            ["[1] A. Author and B. Writer. A first work on", "things. J. Tests 1, 2 (2001)."],
+                            ["[2] C. Third. A second work. Phys. Rev. D 93,", "042004 (2016), arXiv:1402.",
+                             "1517."]], 72, 180, label_width=14)
+    right, _ = column_lines([["[3] D. Fourth. Semi-supervised learning of inter-", "ventions. In Proc. (2019)."],
+                             ["[4] E. Fifth. A DOI cut at a line end, doi:10.1016/j.", "cell.2009.01.002."],
+                             ["[5] F. Sixth. Valenzuela-", "Escarcega and the range 482-", "5 of pages."]],
+                            320, 100, label_width=14)
+    return header + title + body + left + right
+
+
+@needs_pdftotext
+def test_two_columns_are_read_left_then_right_with_labels_stripped_and_breaks_joined():
+    second = [(72, 40, "Journal of Tests 12 (2020) 1-9"), (300, 760, "8"),
+              (72, 100, "Appendix A. Proofs"), (72, 111, "[6] Not a reference: an appendix line.")]
+    refs = pdf_reference_strings(make_pdf([_two_column_page(), second]))
+    assert refs == [
+        "A. Author and B. Writer. A first work on things. J. Tests 1, 2 (2001).",
+        "C. Third. A second work. Phys. Rev. D 93, 042004 (2016), arXiv:1402.1517.",
+        "D. Fourth. Semi-supervised learning of interventions. In Proc. (2019).",
+        "E. Fifth. A DOI cut at a line end, doi:10.1016/j.cell.2009.01.002.",
+        "F. Sixth. Valenzuela-Escarcega and the range 482-5 of pages.",
+    ]
+
+
+NAMES = ["Adams", "Baker", "Clark", "Dunn", "Evans", "Fox", "Gray", "Hall", "Ibsen", "Jones", "King", "Lee"]
+TOPICS = ["ants", "bees", "cats", "dogs", "eels", "figs", "gas", "heat", "light", "joules", "kelp", "lava"]
+
+
+@needs_pdftotext
+def test_running_headers_and_page_numbers_are_not_read_into_entries():
+    pages = []
+    for n in range(3):
+        lines = [(72, 40, f"Journal of Tests 12 (2020) {n + 1}-9"), (300, 760, str(n + 1))]
+        if n == 1:
+            lines.append((72, 80, "References"))
+        start = 100 + 3 * 11 * (n == 1)
+        entries = [[f"{NAMES[4 * n + k]}, A. (2001). A work on", f"{TOPICS[4 * n + k]}. J. Tests 1, 2."]
+                   for k in range(4)]
+        col, _ = column_lines(entries, 72, start, hang=12) if n else ([], 0)
+        pages.append(lines + col)
+    refs = pdf_reference_strings(make_pdf(pages))
+    assert len(refs) == 8
+    assert all("Journal of Tests" not in r and not r.endswith(("2", "3")) for r in refs)
+    assert refs[4] == "Ibsen, A. (2001). A work on light. J. Tests 1, 2."
+
+
+@needs_pdftotext
+def test_author_year_list_without_indent_is_cut_at_the_wider_gaps():
+    entries = [[f"Surname{k}, A. (199{k}). A work with a long title that", f"goes on. Journal {k}, 1-2."]
+               for k in range(5)]
+    lines, y = [(72, 80, "Bibliography")], 100.0
+    for entry in entries:
+        for text in entry:
+            lines.append((72, y, text))
+            y += 11
+        y += 6  # the space between entries
+    refs = pdf_reference_strings(make_pdf([lines]))
+    assert refs == [" ".join(e) for e in entries]
+
+
+@needs_pdftotext
+def test_no_reference_heading_gives_no_references_and_a_reject():
+    pdf = make_pdf([[(72, 100 + 11 * i, f"Just text, line {i}.") for i in range(10)]])
+    assert pdf_reference_strings(pdf) == []
+    paper = read_pdf_text("2101.00001.pdf", pdf)
+    assert paper.references == [] and [r.code for r in paper.rejects] == ["no_bibliography"]
+
+
+# --- the paper model ----------------------------------------------------------------------------
+
+@needs_pdftotext
+def test_read_pdf_text_gives_the_papers_model_in_order_with_source_pdf_text():
+    paper = read_pdf_text("papers/2101.00001v2.pdf", make_pdf([_two_column_page()]))
+    assert paper.citing_paper == "2101.00001v2" or paper.citing_paper.startswith("2101.00001")
+    assert paper.form == "pdf" and not paper.rejects
+    assert [r.order for r in paper.references] == [1, 2, 3, 4, 5]
+    assert {r.source for r in paper.references} == {SOURCE} == {"pdf_text"}
+    assert {r.kind for r in paper.references} == {"pdf"}
+
+
+def test_a_pdf_whose_name_gives_no_citing_paper_is_a_reject_and_is_not_read():
+    paper = read_pdf_text("notes.pdf", b"%PDF-1.4 never read", binary="no-such-program-here")
+    assert [r.code for r in paper.rejects] == ["no_citing_paper"]
+    paper = read_pdf_text("notes.pdf", b"%PDF-1.4", citing_paper="10.1000/xyz", binary="no-such-program-here")
+    assert [r.code for r in paper.rejects] == ["pdf_text_unavailable"]
+
+
+# --- bounds -------------------------------------------------------------------------------------
+
+def _program(tmp_path: Path, body: str) -> str:
+    path = tmp_path / "fake-pdftotext"
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return str(path)
+
+
+def test_a_pdf_over_the_byte_limit_is_a_reject_before_any_process():
+    with pytest.raises(PdfTextProblem) as exc:
+        layout_xhtml(b"%PDF-" + b"x" * 100, PdfTextLimits(max_pdf_bytes=50), binary="no-such-program-here")
+    assert exc.value.code == "too_large"
+
+
+def test_an_extraction_past_its_time_is_killed(tmp_path):
+    program = _program(tmp_path, f"echo $$ > {tmp_path}/pid; exec sleep 60")
+    with pytest.raises(PdfTextProblem) as exc:
+        layout_xhtml(b"%PDF-1.4", PdfTextLimits(seconds=0.5), binary=program)
+    assert exc.value.code == "timeout"
+    pid = int((tmp_path / "pid").read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # gone: killed and reaped
+
+
+def test_an_extraction_writing_past_its_byte_limit_is_stopped(tmp_path):
+    program = _program(tmp_path, "exec yes 'a line of text that never ends'")
+    with pytest.raises(PdfTextProblem) as exc:
+        layout_xhtml(b"%PDF-1.4", PdfTextLimits(max_layout_bytes=1 << 20, seconds=30), binary=program)
+    assert exc.value.code == "too_large"
+
+
+@needs_pdftotext
+def test_bytes_that_are_no_pdf_are_unreadable_not_an_exception():
+    paper = read_pdf_text("2101.00001.pdf", b"%PDF-1.4\nthis is not a PDF at all\n")
+    assert [r.code for r in paper.rejects] == ["pdf_unreadable"]
+    assert "pdftotext could not read this PDF" in paper.rejects[0].reason
+
+
+@needs_pdftotext
+def test_only_the_first_max_pages_are_read():
+    pages = [[(72, 100, f"Page {n} text.")] for n in range(4)]
+    pages[3] = [(72, 80, "References")] + column_lines([["[1] A. B. Work one."], ["[2] C. D. Work two."]],
+                                                     72, 100)[0]
+    pdf = make_pdf(pages)
+    assert len(pdf_reference_strings(pdf)) == 2
+    assert pdf_reference_strings(pdf, PdfTextLimits(max_pages=3)) == []
+
+
+# --- entries and joins, on lines built here -------------------------------------------------------
+
+def _lines(texts: list[tuple[float, str]], page: int = 0, column: int = 0) -> list[Line]:
+    out = []
+    for i, (x, text) in enumerate(texts):
+        words, pos = [], x
+        for w in text.split():
+            words.append(Word(pos, pos + 5 * len(w), w))
+            pos += 5 * len(w) + 3
+        out.append(Line(page, x, 100 + 11 * i, pos, 109 + 11 * i, words, column, 72))
+    return out
+
+
+def test_numbered_entries_start_only_at_the_next_number():
+    lines = _lines([(72, "1. Author A. Title. J. 12,"), (84, "345 (2001)."), (72, "2. Author B. Other."),
+                    (84, "3 volumes at a line start are not labels"), (72, "3. Author C. Third.")])
+    entries = split_entries(lines)
+    assert [e.number for e in entries] == [1, 2, 3]
+    assert [w.text for w in entries[1].lines[1].words][:2] == ["3", "volumes"]
+
+
+def test_one_lost_label_does_not_end_the_list():
+    lines = _lines([(72, "[1] A."), (72, "[2] B."), (72, "[4] D."), (72, "[5] E.")])
+    assert [e.number for e in split_entries(lines)] == [1, 2, 4, 5]
+
+
+def test_hanging_entries_start_at_the_column_edge():
+    lines = _lines([(72, "Ammar, W. 2017. A title"), (82, "that goes on. In ACL."), (72, "Beltagy, I. 2019. One line."),
+                    (72, "Cohan, A. 2020. Another"), (82, "title. In EMNLP.")])
+    assert [len(e.lines) for e in split_entries(lines)] == [2, 1, 2]
+
+
+def test_entries_without_indent_or_gaps_are_cut_where_a_name_follows_an_entry_end():
+    texts = []
+    for k, name in enumerate(NAMES[:4]):
+        texts += [(72, f"{name}, A. B. and Other, C. (200{k}). A long title of"), (72, "a work, with more words"),
+                  (72, "in it, and yet more words of"), (72, "the title. Journal 1, 2-3.")]
+    texts[5] = (72, "Smith, J. wrote a chapter")  # a name mid-entry, after a line that ends no entry
+    texts += [(72, "Evans, D. (2010). Chapter in a book. In:"), (72, "Press, P. (ed.), Book. 12 pp.")] * 2
+    entries = split_entries(_lines(texts))
+    assert [len(e.lines) for e in entries] == [4, 4, 4, 4, 2, 2]
+
+
+def test_heading_variants_and_the_end_of_the_section():
+    for heading in ("References", "REFERENCES", "7 References", "VII. REFERENCES", "Bibliography",
+                    "Literature Cited", "References:"):
+        lines = _lines([(72, "Body text."), (72, heading), (72, "[1] A. Work."), (72, "[2] B. Work."),
+                        (72, "Appendix A: Details"), (72, "[3] C. Not a reference.")])
+        assert reference_strings(lines) == ["A. Work.", "B. Work."], heading
+
+
+def test_a_supplements_own_list_does_not_replace_the_papers_list():
+    lines = _lines([(72, "References"), (72, "[1] A. Work."), (72, "[2] B. Work."), (72, "[3] C. Work."),
+                    (72, "Supplementary Material"), (72, "References"), (72, "[1] S. Supplement work."),
+                    (72, "[2] T. Supplement work.")])
+    assert reference_strings(lines) == ["A. Work.", "B. Work.", "C. Work."]
+
+
+@pytest.mark.parametrize("parts, joined", [
+    (["A. Work, arXiv:1402.", "1517 (2014)."], "A. Work, arXiv:1402.1517 (2014)."),
+    (["doi:10.1016/j.", "cell.2009.01.002."], "doi:10.1016/j.cell.2009.01.002."),
+    (["https://doi.org/10.1103/", "PhysRevD.93.042004"], "https://doi.org/10.1103/PhysRevD.93.042004"),
+    (["http://www.who.int/", "topics/en/."], "http://www.who.int/topics/en/."),
+    (["http://www.", "who.int/topics/."], "http://www.who.int/topics/."),
+    (["Semi-supervised inter-", "ventions."], "Semi-supervised interventions."),
+    (["the semi-", "supervised case"], "the semi-supervised case"),  # printed whole elsewhere: kept
+    (["Valenzuela-", "Escarcega"], "Valenzuela-Escarcega"),
+    (["pages 482-", "5."], "pages 482-5."),
+])
+def test_line_breaks_are_joined(parts, joined):
+    assert join_lines(parts, {"semi-supervised"}) == joined
+
+
+@pytest.mark.parametrize("parts", [
+    ["doi:10.1000/abc.", "In Proc. of the Conference (2019)."],  # a sentence after the DOI
+    ["doi:10.1103/Phys", "RevD.93.042004"],  # the resolvers do not read this break as one DOI
+    ["See 10.1000/xyz", "2019.12.01 accessed"],
+    ["arXiv:1402.1517", "1234 pages"],
+    ["Ref. 1402.", "1517"],  # a bare number: nothing says arXiv
+])
+def test_no_identifier_is_made_by_joining(parts):
+    """A break is closed only when the resolvers read the broken text as the joined identifier;
+    otherwise the lines keep their space, and every id read in the result is read in the parts."""
+    joined = join_lines(parts, set())
+    assert joined == " ".join(parts)
+    before = extract_identifiers("\n".join(parts))
+    after = extract_identifiers(joined)
+    assert set(after.dois) <= set(before.dois) and set(after.arxiv_ids) <= set(before.arxiv_ids)
+
+
+def test_a_space_inside_an_id_is_removed_only_when_the_resolvers_read_it_as_one_id():
+    assert join_lines(["C. Third, arXiv:1402. 1517 (2014)."], set()) == "C. Third, arXiv:1402.1517 (2014)."
+    assert join_lines(["Pages 1402. 1517 of the book."], set()) == "Pages 1402. 1517 of the book."
+
+
+def test_reading_order_on_an_empty_document():
+    assert reading_order(b'<html xmlns="http://www.w3.org/1999/xhtml"><body><doc></doc></body></html>') == []
+    assert PAGE_W > 0
