@@ -17,7 +17,7 @@ entries, and each entry as one string.
   when the document prints the word hyphenated elsewhere or the next part starts with a capital
   or digit), a URL cut after ``/`` or ``.`` is joined, and an identifier cut by a line break or a
   space is joined back only when the resolvers' own identifier reading
-  (``resolvers.identifiers``) of the broken text already gives the joined identifier: no
+  (``resolvers.identifiers.extract``) of the broken text already gives the joined identifier: no
   identifier is made up here."""
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from statistics import median
 
-from resolvers.identifiers import extract_identifiers
+from resolvers.identifiers.extract import extract_identifiers
 
 from .pdf_layout import Line
 

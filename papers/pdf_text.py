@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from typing import IO
 
-from .model import MiB, ExtractedReference, PaperReferences, PaperReject
+from .model import ExtractedReference, MiB, PaperReferences, PaperReject
 from .names import citing_paper_from_name
 from .pdf_layout import reading_order
 from .pdf_refs import reference_strings

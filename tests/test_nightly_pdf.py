@@ -1,8 +1,10 @@
-"""A PDF dropped in the nightly inbox: read through GROBID (replayed by a local server, see
-tests/fixtures/grobid/PROVENANCE.md); while GROBID is down or not configured the file stays in the
-inbox, rejected with the reason, and the next night reads it."""
+"""A PDF dropped in the nightly inbox: read through GROBID when one is configured (replayed by a
+local server, see tests/fixtures/grobid/PROVENANCE.md), while it is down the file stays in the inbox,
+rejected with the reason, and the next night reads it; with no GROBID configured the built-in reader
+(poppler's pdftotext) reads it the same night."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -46,14 +48,9 @@ def grobid(request: Request) -> Response:
     return Response(TEI if request.files["input"].read() == PDF else b"", content_type="application/xml")
 
 
-def test_pdf_in_the_inbox_waits_for_grobid_then_is_read(site, server, monkeypatch):
+def test_pdf_in_the_inbox_waits_while_grobid_is_down_then_is_read(site, server, monkeypatch):
     pdf = site["inbox"] / "1805.02262.pdf"
-    # no GROBID configured: a clear reject, the file stays
-    first = night(site)
-    assert first.run is not None and first.files == []
-    assert "grobid_not_configured: no GROBID service is configured" in first.run.reject_messages[0]
-    assert pdf.exists() and rows(site["ledger"], "observations") == []
-    # GROBID configured but down: unavailable, the file stays
+    # GROBID configured but down: unavailable, the file stays (the built-in reader does not step in)
     monkeypatch.setenv("CITELEDGER_GROBID_URL", server.url_for("").rstrip("/"))
     forget_clients()
     server.stop()
@@ -69,3 +66,11 @@ def test_pdf_in_the_inbox_waits_for_grobid_then_is_read(site, server, monkeypatc
     assert not pdf.exists() and [Path(f).name for f in third.files] == ["1805.02262.pdf"]
     assert len(server.log) == 1  # read twice that night (the nightly's look, then the run): asked once
     assert night(site).run is None  # nothing new: nothing written
+
+
+@pytest.mark.skipif(shutil.which("pdftotext") is None, reason="pdftotext (Debian package poppler-utils) is not installed")
+def test_pdf_in_the_inbox_without_grobid_is_read_by_the_built_in_reader(site):
+    first = night(site)
+    assert first.run is not None and first.run.references == 27 and first.run.rejects == 0
+    assert not (site["inbox"] / "1805.02262.pdf").exists() and [Path(f).name for f in first.files] == ["1805.02262.pdf"]
+    assert {r["source"] for r in rows(site["ledger"], "observations")} == {"pdf_text"}

@@ -22,7 +22,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from papers import read_paper  # noqa: E402
-from resolvers.identifiers import extract_identifiers  # noqa: E402
+from resolvers.identifiers.extract import extract_identifiers  # noqa: E402
 
 EXPECTED = {k: v for k, v in json.loads((Path(__file__).parent / "fixtures" / "papers" / "corpus.json")
                                         .read_text()).items() if not k.startswith("_")}

@@ -4,6 +4,7 @@ cannot read; no GROBID configured."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import duckdb
@@ -106,15 +107,30 @@ def test_pdf_grobid_cannot_read_is_a_reject_and_the_run_goes_on(server, grobid_e
     assert len(server.log) == 1  # a PDF GROBID cannot read is not sent again
 
 
-def test_pdf_without_grobid_is_a_reject_saying_so(tmp_path, default_catalog, monkeypatch):
+@pytest.mark.skipif(shutil.which("pdftotext") is None, reason="pdftotext (Debian package poppler-utils) is not installed")
+def test_pdf_without_grobid_is_read_by_the_built_in_reader(tmp_path, default_catalog, monkeypatch):
     monkeypatch.delenv("CITELEDGER_GROBID_URL", raising=False)
     forget_clients()
     pdf, ledger = tmp_path / "1805.02262.pdf", tmp_path / "ledger"
     pdf.write_bytes(PDF)
     assert cli.main(["resolve", str(pdf), "--catalog", str(default_catalog), "--ledger", str(ledger),
                      "--citing-paper", "1805.02262"]) == 0
+    observed = rows(ledger, "observations")
+    assert rows(ledger, "rejects") == [] and len(observed) == 27  # the hand count of its reference list
+    assert {r["source"] for r in observed} == {"pdf_text"} and [r["reference_index"] for r in observed] == \
+        sorted(r["reference_index"] for r in observed)
+
+
+def test_pdf_without_grobid_or_pdftotext_waits_for_a_later_run(tmp_path, default_catalog, monkeypatch):
+    monkeypatch.delenv("CITELEDGER_GROBID_URL", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no pdftotext on the path
+    forget_clients()
+    pdf, ledger = tmp_path / "1805.02262.pdf", tmp_path / "ledger"
+    pdf.write_bytes(PDF)
+    cli.main(["resolve", str(pdf), "--catalog", str(default_catalog), "--ledger", str(ledger),
+              "--citing-paper", "1805.02262"])  # (its exit code: that no row could be read)
     [reject] = rows(ledger, "rejects")
-    assert "no GROBID service is configured" in reject["reason"] and "--grobid" in reject["reason"]
+    assert reject["reason"].startswith("pdf_text_unavailable")
 
 
 def test_read_pdf_keeps_grobids_fields_beside_the_raw_string(server):

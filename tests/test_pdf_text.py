@@ -13,14 +13,21 @@ import stat
 from pathlib import Path
 
 import pytest
+from pdf_pages import PAGE_W, column_lines, make_pdf
 from rapidfuzz import fuzz
 
 from papers.pdf_layout import Line, Word, reading_order
 from papers.pdf_refs import join_lines, reference_strings, split_entries
-from papers.pdf_text import (SOURCE, PdfTextLimits, PdfTextProblem, layout_xhtml, pdf_reference_strings,
-                             pdftotext_path, read_pdf_text)
-from pdf_pages import PAGE_W, column_lines, make_pdf
-from resolvers.identifiers import extract_identifiers
+from papers.pdf_text import (
+    SOURCE,
+    PdfTextLimits,
+    PdfTextProblem,
+    layout_xhtml,
+    pdf_reference_strings,
+    pdftotext_path,
+    read_pdf_text,
+)
+from resolvers.identifiers.extract import extract_identifiers
 from resolvers.remote.grobid import parse_tei
 
 FIXTURES = Path(__file__).parent / "fixtures"

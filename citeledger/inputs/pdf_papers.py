@@ -21,17 +21,17 @@ from typing import Iterator
 from citeledger.config import Config, load_config
 from citeledger.storage.remote_state import PaperCache, paper_cache
 from papers import ExtractedReference, PaperReferences, PaperReject
+from papers.pdf_text import read_pdf_text
 from resolvers.errors import GrobidNotConfigured, PdfUnreadable, RemoteUnavailable
 from resolvers.remote.eprint import ArxivFiles
 from resolvers.remote.grobid import GrobidClient, build_grobid, parse_tei
 
 SOURCE = "pdf_text"
 UNAVAILABLE = "unavailable"  # the reject code (and the reason's first word) of a PDF GROBID could not answer for
-# reject codes that mean "not read yet", not "cannot be read": the nightly inbox keeps such a file
-READ_LATER = (UNAVAILABLE, "grobid_not_configured")
-NOT_CONFIGURED = ("no GROBID service is configured, so this PDF was not read: start one (docker run --rm --init "
-                  "--ulimit core=0 -p 8070:8070 grobid/grobid:0.9.1-full) and pass --grobid http://localhost:8070 "
-                  "or set [endpoints] grobid")
+# reject codes that mean "not read yet", not "cannot be read" (the nightly inbox keeps such a file):
+# GROBID could not answer, or the built-in reader lacks poppler's pdftotext
+READ_LATER = (UNAVAILABLE, "pdf_text_unavailable")
+NOT_CONFIGURED = "no GROBID service is configured (pass --grobid URL or set [endpoints] grobid)"
 
 
 @dataclass
@@ -135,9 +135,12 @@ def current_service() -> PdfService:
 
 def read_pdf(name: str, data: bytes, citing_paper: str | None = None,
              service: PdfService | None = None) -> PaperReferences:
-    """The references GROBID finds in one PDF, in order, ``source`` ``pdf_text``, GROBID's parsed
-    fields kept beside each raw string (BibTeX names, as a ``.bib`` entry's). Never raises for a
-    PDF or a service that fails: that is a reject with the reason."""
+    """The references of one PDF, in order, ``source`` ``pdf_text``: GROBID's when a GROBID service is
+    configured (its parsed fields kept beside each raw string, BibTeX names as a ``.bib`` entry's),
+    else the built-in reader's (``papers.pdf_text``: poppler's word boxes, the references section
+    found and split into entries). A configured GROBID that cannot answer is not replaced by the
+    built-in reader: the paper is read again by GROBID on a later run, so one PDF never gives two
+    readers' references. Never raises for a PDF or a service that fails: that is a reject."""
     result = PaperReferences(name, citing_paper, "pdf")
     if not citing_paper:
         from papers.names import citing_paper_from_name  # the papers package's one rule for names
@@ -148,6 +151,8 @@ def read_pdf(name: str, data: bytes, citing_paper: str | None = None,
             return result  # GROBID is not asked for a paper whose references could go nowhere
     service = service or current_service()
     tei = _tei(service, data, name)
+    if isinstance(tei, PaperReject) and tei.code == "grobid_not_configured":
+        return read_pdf_text(name, data, result.citing_paper)
     if isinstance(tei, PaperReject):
         result.rejects.append(tei)
         return result
