@@ -33,7 +33,7 @@ def build(source: Path, catalog: Path) -> tuple[float, int, str]:
     shutil.rmtree(catalog, ignore_errors=True)
     env = dict(os.environ, PYTHONPATH=str(REPO))
     started = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "citeledger.cli.main", "catalog", "build", "--catalog", str(catalog),
+    proc = subprocess.Popen([sys.executable, "-m", "citeledger.cli", "catalog", "build", "--catalog", str(catalog),
                              str(source)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
     out = proc.stdout.read() if proc.stdout else ""
     _, status, usage = os.wait4(proc.pid, 0)

@@ -26,9 +26,9 @@ ONE_REFERENCE = ('{"citing_paper": "bench", "reference_index": 1, "raw": "J. Dev
 
 
 def run(argv: list[str], env: dict[str, str]) -> tuple[float, int, str]:
-    """Wall seconds, exit code and stderr of ``python -m citeledger.cli.main ARGV``."""
+    """Wall seconds, exit code and stderr of ``python -m citeledger.cli ARGV``."""
     t0 = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "citeledger.cli.main", *argv], cwd=REPO, env=env,
+    done = subprocess.run([sys.executable, "-m", "citeledger.cli", *argv], cwd=REPO, env=env,
                           capture_output=True, text=True)
     return time.perf_counter() - t0, done.returncode, done.stderr
 

@@ -85,7 +85,7 @@ def cpu_s_of(pid: int) -> tuple[float, str]:
         return 0.0, "gone"
     role = ("worker" if "spawn_main" in cmdline else "tracker" if "resource_tracker" in cmdline
             else "server" if "uvicorn" in cmdline or ("prefect" in cmdline and "server" in cmdline)
-            else "cli" if "citeledger.cli.main" in cmdline else "")  # "": a zombie's (empty) command line
+            else "cli" if "citeledger.cli.commands" in cmdline else "")  # "": a zombie's (empty) command line
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), role
 
 
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> dict:
            "DO_NOT_TRACK": "1", "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90"}
     env.pop("PREFECT_API_URL", None)
     ledger = work / "ledger"
-    cmd = [sys.executable, "-m", "citeledger.cli.main", "resolve", str(refs), "--catalog", args.catalog,
+    cmd = [sys.executable, "-m", "citeledger.cli", "resolve", str(refs), "--catalog", args.catalog,
            "--ledger", str(ledger), "--task-runner", args.task_runner, "--dask-workers", str(args.workers)]
     if args.batch_size:
         cmd += ["--batch-size", str(args.batch_size)]
@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> dict:
         sys.exit(f"citeledger resolve failed ({proc.returncode}):\n{err[-3000:]}")
 
     def query(sql: str) -> dict:
-        q = subprocess.run([sys.executable, "-m", "citeledger.cli.main", "query", sql, "--ledger", str(ledger),
+        q = subprocess.run([sys.executable, "-m", "citeledger.cli", "query", sql, "--ledger", str(ledger),
                             "--catalog", args.catalog, "--format", "json"], cwd=ROOT, env=env,
                            capture_output=True, text=True, check=True)
         return json.loads(q.stdout.splitlines()[0])

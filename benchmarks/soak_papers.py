@@ -54,7 +54,7 @@ def make_directory(folder: Path, count: int) -> dict[str, int]:
 
 def resolve(folder: Path, catalog: Path, ledger: Path, kill_after_parts: int | None) -> tuple[float, str, bool]:
     """Run the CLI; with ``kill_after_parts``, SIGKILL it once that many batches are written."""
-    cmd = [sys.executable, "-m", "citeledger.cli.main", "resolve", str(folder), "--catalog", str(catalog),
+    cmd = [sys.executable, "-m", "citeledger.cli", "resolve", str(folder), "--catalog", str(catalog),
            "--ledger", str(ledger), "--run-id", "soak-papers"]
     started = time.perf_counter()
     with tempfile.TemporaryFile("w+") as err:

@@ -13,6 +13,8 @@ import duckdb
 import pytest
 
 from citeledger import cli, progress
+from citeledger.cli import commands as cli_main
+from citeledger.storage.places import LedgerPlaces
 
 REPO = Path(__file__).parent.parent
 BERT = ("J. Devlin, M. Chang, K. Lee, K. Toutanova. BERT: Pre-training of deep bidirectional transformers "
@@ -96,7 +98,7 @@ def test_a_held_ledger_is_reported_before_the_run(tmp_path, refs, default_catalo
     monkeypatch.setattr(locking, "DEFAULT_TIMEOUT", 0.2)
     ledger = tmp_path / "ledger"
     ledger.mkdir()
-    with open(ledger / locking.LOCK_NAME, "a+b") as other:  # another writer's lock (another descriptor)
+    with open(LedgerPlaces(ledger).lock, "a+b") as other:  # another writer's lock (another descriptor)
         fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         assert cli.main(["resolve", str(refs), "--catalog", str(default_catalog), "--ledger", str(ledger)]) == 2
     err = capsys.readouterr().err
@@ -121,7 +123,7 @@ def test_internal_error_is_one_line_unless_debug(tmp_path, refs, default_catalog
 
 
 def test_every_option_shows_its_default_and_positionals_have_help():
-    parser = cli.build_parser()
+    parser = cli_main.build_parser()
     subparsers = [parser]
     while subparsers:
         p = subparsers.pop()

@@ -5,7 +5,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from citeledger.cli.main import main
+from citeledger.cli.commands import main
 
 pytestmark = pytest.mark.flow
 

@@ -109,7 +109,7 @@ def test_the_command_line_waiting_on_a_named_pipe_leaves_the_ledger_free(tmp_pat
     fifo, ledger = tmp_path / "refs.jsonl", tmp_path / "l"
     os.mkfifo(fifo)
     repo = Path(__file__).parent.parent
-    proc = subprocess.Popen([sys.executable, "-m", "citeledger.cli.main", "resolve", str(fifo), "--catalog",
+    proc = subprocess.Popen([sys.executable, "-m", "citeledger.cli", "resolve", str(fifo), "--catalog",
                              str(fixture_catalog), "--ledger", str(ledger)], cwd=repo,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

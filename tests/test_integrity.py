@@ -14,11 +14,13 @@ from citeledger import cli, config, options
 from citeledger.catalog import generation_pins as pins_module
 from citeledger.catalog import store as catalog_module
 from citeledger.catalog.store import CatalogStore
+from citeledger.cli import commands as cli_main
 from citeledger.ledger import store as ledger_module
 from citeledger.ledger.store import LedgerStore
 from citeledger.records import files as record_files
 from citeledger.run import pipeline
 from citeledger.storage import atomic, locking
+from citeledger.storage.places import CatalogPlaces
 from resolvers.errors import CiteledgerError, ConfigError, DiskFull, LedgerPathError
 
 ROWS = [{"citing_paper": "paper-a", "reference_index": i,
@@ -119,22 +121,22 @@ def test_a_planned_run_survives_two_catalog_builds_and_resumes(tmp_path):
         pipeline.run_batch(job)
     summary = pipeline.finish_run(resumed)
     assert summary.references == 4 and sum(summary.states.values()) == 4
-    assert not list((catalog / pins_module.PINS_DIR).glob("*.json"))  # the finished run lets go
+    assert not list(CatalogPlaces(catalog).pins.glob("*.json"))  # the finished run lets go
     CatalogStore(catalog).build([FIXTURES / "catalog" / "works.jsonl"])
     assert not (catalog / plan.jobs[0].catalog_generation).exists()  # and the next build removes it
 
 
 def test_stale_pins_of_dead_processes_are_dropped(tmp_path):
     catalog, ledger = tmp_path / "catalog", tmp_path / "ledger"
-    (catalog / pins_module.PINS_DIR).mkdir(parents=True)
+    CatalogPlaces(catalog).pins.mkdir(parents=True)
     dead = {"generation": "gen-000001", "ledger": str(ledger), "run_id": "gone", "pid": 2 ** 22 + 12345}
-    (catalog / pins_module.PINS_DIR / "x-gone.json").write_text(json.dumps(dead))
+    (CatalogPlaces(catalog).pins / "x-gone.json").write_text(json.dumps(dead))
     unfinished = dict(dead, run_id="open", generation="gen-000002")
-    (catalog / pins_module.PINS_DIR / "x-open.json").write_text(json.dumps(unfinished))
+    (CatalogPlaces(catalog).pins / "x-open.json").write_text(json.dumps(unfinished))
     (ledger / "_runs" / "open").mkdir(parents=True)
     (ledger / "_runs" / "open" / "manifest.json").write_text("{}")
     assert pins_module.pinned_generations(catalog) == {"gen-000002"}  # the unfinished run keeps its pin
-    assert not (catalog / pins_module.PINS_DIR / "x-gone.json").exists()
+    assert not (CatalogPlaces(catalog).pins / "x-gone.json").exists()
 
 
 # --- item 7: finishing steps are re-run on resume ---------------------------------------------
@@ -259,7 +261,7 @@ def test_ctrl_c_names_the_run_to_finish(tmp_path, fixture_catalog, capsys, monke
         pipeline.plan_run([inp], fixture_catalog, tmp_path / "ledger", run_id="r-ctrl-c")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "cmd_resolve", interrupted_resolve)
+    monkeypatch.setattr(cli_main, "cmd_resolve", interrupted_resolve)
     assert cli.main(["resolve", str(inp)]) == 130
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["citeledger: interrupted; re-run with --run-id r-ctrl-c to finish"]
@@ -339,7 +341,7 @@ def launch_resolve(tmp_path: Path, catalog: Path, home: Path) -> subprocess.Pope
                PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="240")
     env.pop("PREFECT_API_URL", None)
     # files, not pipes: a server that outlives the command would hold a pipe open
-    return subprocess.Popen([sys.executable, "-m", "citeledger.cli.main", "resolve", str(GLUTTON), "--catalog",
+    return subprocess.Popen([sys.executable, "-m", "citeledger.cli", "resolve", str(GLUTTON), "--catalog",
                              str(catalog), "--ledger", str(tmp_path / "ledger"), "--run-id", "r-sig",
                              "--task-runner", "threads", "--flow"], cwd=REPO, env=env,
                             stdout=open(tmp_path / "stdout", "w"), stderr=open(tmp_path / "stderr", "w"))

@@ -15,6 +15,7 @@ from citeledger.catalog.store import CatalogStore
 from citeledger.ledger.query import run_query
 from citeledger.nightly import steps as nightly
 from citeledger.run import pipeline
+from citeledger.storage.places import CatalogPlaces
 
 FIXTURES = Path(__file__).parent / "fixtures" / "catalog"
 
@@ -198,7 +199,7 @@ def test_a_refresh_shards_the_new_generation_as_the_catalog_was(site, monkeypatc
     drop("one", "Sharding a ledger catalog by work")
     plain = nightly.ingest_new_sources(site["catalog"], site["catalog-inbox"])
     assert plain.changed and plain.shards is None and shards.stamp_of(store.current()) is None
-    assert not plain.errors and not (site["catalog"] / shards.WANTED).exists()
+    assert not plain.errors and not CatalogPlaces(site["catalog"]).sharding.exists()
     clusters = []  # the shard tasks' cluster, as `catalog build --shards 2 --task-runner dask` names it
 
     @contextmanager
@@ -233,12 +234,12 @@ def test_a_refresh_shards_the_new_generation_as_the_catalog_was(site, monkeypatc
     assert not again.changed and again.shards == 2 and not again.errors
     assert shards.stamp_of(store.current())["n_shards"] == 2
 
-    (site["catalog"] / shards.WANTED).unlink()  # a catalog sharded before the count was kept: its live generation's
+    CatalogPlaces(site["catalog"]).sharding.unlink()  # a catalog sharded before the count was kept: its live generation's
     drop("four", "Catalogs sharded before the count was kept")
     old_style = nightly.ingest_new_sources(site["catalog"], site["catalog-inbox"])
     assert old_style.changed and old_style.shards == 2 and shards.stamp_of(store.current())["n_shards"] == 2
 
-    (site["catalog"] / shards.WANTED).write_text('{"n_shards": 0}')  # (a hand-edited file: said, not guessed)
+    CatalogPlaces(site["catalog"]).sharding.write_text('{"n_shards": 0}')  # (a hand-edited file: said, not guessed)
     drop("five", "A sharding file edited by hand")
     broken = nightly.ingest_new_sources(site["catalog"], site["catalog-inbox"])
     assert broken.changed and broken.shards is None and [e for e in broken.errors if "not a shard count" in e]

@@ -161,17 +161,17 @@ def test_configured_file_size_limit_reaches_the_pipeline(tmp_path, fixture_catal
 def cli(*argv: str, env: dict | None = None) -> subprocess.CompletedProcess:
     import os
 
-    return subprocess.run([sys.executable, "-m", "citeledger.cli.main", *argv], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "citeledger.cli", *argv], capture_output=True, text=True,
                           cwd=REPO, timeout=120, env={**os.environ, **(env or {})})
 
 
 def cli_here(capfd, *argv: str) -> subprocess.CompletedProcess:
     """``cli`` run in this process, for the further commands of a test whose first runs as its own
-    process: the same exit status (``python -m citeledger.cli.main`` exits with ``main``'s return) and
+    process: the same exit status (``python -m citeledger.cli`` exits with ``main``'s return) and
     what reaches file descriptors 1 and 2, without 1.5 s of interpreter and import start-up each."""
     import contextlib
 
-    from citeledger.cli.main import main
+    from citeledger.cli.commands import main
 
     capfd.readouterr()
     with contextlib.chdir(REPO):
@@ -379,7 +379,7 @@ def test_control_characters_of_the_input_never_reach_the_terminal_raw(hostile, a
 
 def test_csv_lines_end_with_a_newline_only(site):
     sql = "select citing_paper, reference_index from observations order by 2"
-    out = subprocess.run([sys.executable, "-m", "citeledger.cli.main", "query", sql, "--format", "csv", "--ledger",
+    out = subprocess.run([sys.executable, "-m", "citeledger.cli", "query", sql, "--format", "csv", "--ledger",
                           str(site["ledger"]), "--catalog", str(site["catalog"])], capture_output=True, cwd=REPO,
                          timeout=120)
     assert out.returncode == 0 and b"\r" not in out.stdout and out.stdout.count(b"\n") == 3

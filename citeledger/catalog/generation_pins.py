@@ -2,25 +2,21 @@
 a build meanwhile keeps that generation (``pinned_generations``) until the run ends."""
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Any
 
-from citeledger.options import check_run_id
 from citeledger.storage.atomic import atomic_write_bytes
-from resolvers.errors import LedgerPathError
-
-PINS_DIR = ".pins"
-
-
-def _pin_path(catalog_dir: str | Path, ledger_dir: str | Path, run_id: str) -> Path:
-    ledger_key = hashlib.sha256(str(Path(ledger_dir).resolve()).encode()).hexdigest()[:12]
-    return Path(catalog_dir) / PINS_DIR / f"{ledger_key}-{check_run_id(run_id)}.json"
+from citeledger.storage.places import CatalogDir, CatalogPlaces, LedgerDir, LedgerPlaces
+from resolvers.errors import ConfigError, LedgerPathError
 
 
-def pin_generation(catalog_dir: str | Path, ledger_dir: str | Path, run_id: str, generation: str) -> bool:
+def _pin_path(catalog_dir: CatalogDir, ledger_dir: LedgerDir, run_id: str) -> Path:
+    return CatalogPlaces.of(catalog_dir).pin(LedgerPlaces.of(ledger_dir), run_id)
+
+
+def pin_generation(catalog_dir: CatalogDir, ledger_dir: LedgerDir, run_id: str, generation: str) -> bool:
     """Keep ``generation`` through later builds until the run ends (``unpin_generation``): an
     interrupted run is completed on the catalog it started on. False when the catalog folder is
     read-only (nobody who could rebuild it runs as us then)."""
@@ -33,7 +29,7 @@ def pin_generation(catalog_dir: str | Path, ledger_dir: str | Path, run_id: str,
     return True
 
 
-def pinned_generation(catalog_dir: str | Path, ledger_dir: str | Path, run_id: str) -> str | None:
+def pinned_generation(catalog_dir: CatalogDir, ledger_dir: LedgerDir, run_id: str) -> str | None:
     """The generation an unfinished run of this ledger is pinned to, if any."""
     try:
         return json.loads(_pin_path(catalog_dir, ledger_dir, run_id).read_text())["generation"]
@@ -41,7 +37,7 @@ def pinned_generation(catalog_dir: str | Path, ledger_dir: str | Path, run_id: s
         return None
 
 
-def unpin_generation(catalog_dir: str | Path, ledger_dir: str | Path, run_id: str) -> None:
+def unpin_generation(catalog_dir: CatalogDir, ledger_dir: LedgerDir, run_id: str) -> None:
     try:
         _pin_path(catalog_dir, ledger_dir, run_id).unlink(missing_ok=True)
     except OSError:
@@ -58,16 +54,18 @@ def _pin_is_stale(pin: dict[str, Any]) -> bool:
         pass
     except PermissionError:
         return False
-    ledger, run_id = Path(pin.get("ledger", "")), str(pin.get("run_id", ""))
-    finished = (ledger / "runs" / run_id / "run.parquet").exists()
-    return finished or not (ledger / "_runs" / run_id / "manifest.json").exists()
+    ledger, run_id = LedgerPlaces(Path(pin.get("ledger", ""))), str(pin.get("run_id", ""))
+    try:
+        return ledger.run_row(run_id).exists() or not ledger.manifest(run_id).exists()
+    except ConfigError:  # not a run id: a pin no run of ours wrote
+        return True
 
 
-def pinned_generations(catalog_dir: str | Path) -> set[str]:
+def pinned_generations(catalog_dir: CatalogDir) -> set[str]:
     """Generations pinned by unfinished runs; stale pins are removed on the way (called under
     the catalog's build lock)."""
     kept = set()
-    for path in (Path(catalog_dir) / PINS_DIR).glob("*.json"):
+    for path in CatalogPlaces.of(catalog_dir).pins.glob("*.json"):
         try:
             pin = json.loads(path.read_text())
         except (OSError, ValueError):

@@ -41,6 +41,7 @@ from citeledger.sources import rows as source_rows
 from citeledger.storage.atomic import atomic_write_bytes, disk_errors, file_sha256, publish_dir
 from citeledger.storage.locking import exclusive
 from citeledger.storage.mapped_files import release_if_over
+from citeledger.storage.places import CatalogDir, CatalogPlaces
 from citeledger.storage.sql import scalar, sql_literal
 from citeledger.works.row_reader import WorkReader
 from citeledger.works.row_schema import WORKS_SCHEMA, work_from_row
@@ -58,7 +59,6 @@ MERGE_MEMORY_LIMIT = os.environ.get("CITELEDGER_BUILD_MEMORY_LIMIT", "3GB")
 MERGE_THREADS = min(os.cpu_count() or 1, 4)
 # The extracted parts of the works files the catalog's builds read, by digest: a later build
 # naming an unchanged file again takes them instead of reading it (``catalog_extract.keep_cache``).
-EXTRACT_CACHE = "extract-cache"
 
 
 @dataclass
@@ -75,11 +75,12 @@ class CatalogBuildReport:
 class CatalogStore:
     """A catalog folder: ``CURRENT`` names the live generation folder holding the Parquet files."""
 
-    def __init__(self, directory: str | Path):
-        self.dir = Path(directory)
+    def __init__(self, directory: CatalogDir):
+        self.places = CatalogPlaces.of(directory)
+        self.dir = self.places.root
 
     def current(self) -> Path | None:
-        pointer = self.dir / "CURRENT"
+        pointer = self.places.current
         if not pointer.exists():
             return None
         gen = self.dir / pointer.read_text().strip()
@@ -117,13 +118,13 @@ class CatalogStore:
         try:
             built_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
             extracted = extract(files, fmt, previous.ingested_seq, file_done, staging=staging,
-                                cache=self.dir / EXTRACT_CACHE)
+                                cache=self.places.extract_cache)
             gen_dir = staging / previous.next_name
             gen_dir.mkdir()
             merged = merge(previous.dir, extracted, gen_dir)
             index(gen_dir)
             published = publish(self.dir, gen_dir, previous, extracted, merged, built_at)
-            keep_cache(self.dir / EXTRACT_CACHE, extracted, published.manifest["builds"])
+            keep_cache(self.places.extract_cache, extracted, published.manifest["builds"])
             return CatalogBuildReport(generation=published.generation, works=merged.works,
                                       added=merged.works - merged.works_before, notice_events=merged.notice_events,
                                       fingerprint=published.fingerprint, files=extracted.files,
@@ -256,7 +257,7 @@ def publish(catalog_dir: Path, gen_dir: Path, previous: Generation, extracted: E
 
 def _swap_current(catalog_dir: Path, generation: str) -> None:
     """Point ``CURRENT`` at ``generation``: the one write that makes a build live."""
-    atomic_write_bytes(catalog_dir / "CURRENT", generation.encode())
+    atomic_write_bytes(CatalogPlaces.of(catalog_dir).current, generation.encode())
 
 
 def source_files(paths: Sequence[str | Path]) -> list[Path]:
@@ -310,7 +311,7 @@ class ParquetCatalog:
     DuckDB, each call on its own cursor, so tasks in several threads can share one catalog.
     """
 
-    def __init__(self, directory: str | Path, generation: str | Path | None = None):
+    def __init__(self, directory: CatalogDir, generation: str | Path | None = None):
         """The catalog's live generation, or the one named (a run resolves every batch against the
         generation it was planned on, whatever builds happen meanwhile)."""
         self.store = CatalogStore(directory)
@@ -333,7 +334,7 @@ class ParquetCatalog:
         self._notices = notice_file.open_current(gen)  # None for a generation made without them
 
     @staticmethod
-    def generation_of(directory: str | Path) -> Path | None:
+    def generation_of(directory: CatalogDir) -> Path | None:
         return CatalogStore(directory).current()
 
     @property

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from citeledger.storage import locking
+from citeledger.storage.places import CatalogPlaces
 from resolvers.errors import LockTimeout, UsageError
 
 
@@ -34,8 +35,9 @@ def use_flow(args: argparse.Namespace) -> bool:
 
 def check_catalog(catalog: str) -> None:
     """A catalog must be built before a run (checked without importing the catalog module)."""
-    pointer = Path(catalog) / "CURRENT"
-    if not pointer.is_file() or not (Path(catalog) / pointer.read_text().strip() / "manifest.json").is_file():
+    places = CatalogPlaces.of(catalog)
+    pointer = places.current
+    if not pointer.is_file() or not (places.generation(pointer.read_text().strip()) / "manifest.json").is_file():
         raise UsageError(f"no catalog in {catalog}: build one with "
                          f"`citeledger catalog build --catalog {catalog} FILE...`"
                          " or give --catalog DIR")

@@ -13,6 +13,7 @@ from citeledger.catalog.store import ParquetCatalog
 from citeledger.config import Config, load_config
 from citeledger.engine.fuzzy_outcomes import generation_key, pool_share
 from citeledger.index.shards import retriever
+from citeledger.storage.places import CatalogDir
 from citeledger.storage.remote_state import SearchCacheDir
 from resolvers.candidates.fuzzy import OUTCOME_CACHE, FuzzyResolver
 from resolvers.errors import ConfigError
@@ -40,7 +41,7 @@ def clear_caches() -> None:
         _CACHE.clear()
 
 
-def get_catalog(catalog_dir: str | Path, generation: str | None = None) -> ParquetCatalog:
+def get_catalog(catalog_dir: CatalogDir, generation: str | None = None) -> ParquetCatalog:
     """The catalog's live generation (or the one named), opened once per process."""
     root = str(Path(catalog_dir).resolve())
     with _CACHE_LOCK:

@@ -24,6 +24,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from citeledger.storage.places import CatalogDir
 from resolvers.identifiers.extract import normalize_doi
 from resolvers.model import Verdict
 
@@ -128,7 +129,7 @@ def read_rows(paths: Iterable[str | Path]) -> list[dict]:
     return rows
 
 
-def resolve_gold(rows: Sequence[dict], catalog_dir: str | Path, batch: int = 2000) -> tuple[list[Verdict], dict]:
+def resolve_gold(rows: Sequence[dict], catalog_dir: CatalogDir, batch: int = 2000) -> tuple[list[Verdict], dict]:
     """The chain's verdict for every gold row, and the seconds it took to load and to resolve."""
     from citeledger.engine.process_cache import get_catalog, get_fuzzy
     from citeledger.run.pipeline import resolve_batch_references
@@ -149,7 +150,7 @@ def resolve_gold(rows: Sequence[dict], catalog_dir: str | Path, batch: int = 200
                       "references_per_second": round(len(rows) / (t2 - t1), 1) if t2 > t1 else None}
 
 
-def run_eval(gold: Sequence[str | Path], catalog_dir: str | Path, worst: int = 10, batch: int = 2000) -> dict:
+def run_eval(gold: Sequence[str | Path], catalog_dir: CatalogDir, worst: int = 10, batch: int = 2000) -> dict:
     """Read the gold files, resolve every row, and measure: what ``citeledger eval`` prints."""
     rows = read_rows(gold)
     verdicts, timing = resolve_gold(rows, catalog_dir, batch)

@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import pyarrow.parquet as pq
 
+from citeledger.storage.places import CatalogDir
 from resolvers.model import Reference, Verdict, Work
 from resolvers.verification.verify import surname
 
@@ -291,7 +292,7 @@ def make_strings(works: Sequence[Work], styles: Sequence[str], degradations: Seq
     return out
 
 
-def resolve_strings(strings: Sequence[tuple[str, str, Work, str]], catalog_dir: str | Path,
+def resolve_strings(strings: Sequence[tuple[str, str, Work, str]], catalog_dir: CatalogDir,
                     batch: int = 2000) -> list[Verdict]:
     """The pipeline's verdict for every string (``pipeline.resolve_batch_references``)."""
     from citeledger.engine.process_cache import get_catalog, get_fuzzy
@@ -326,7 +327,7 @@ def score(strings: Sequence[tuple[str, str, Work, str]], verdicts: Sequence[Verd
     return cells
 
 
-def render_sample(catalog_dir: str | Path, per_source: int = 200, seed: int = 12,
+def render_sample(catalog_dir: CatalogDir, per_source: int = 200, seed: int = 12,
                   styles: Sequence[str] = STYLES, degradations: Sequence[str] = DEGRADATIONS
                   ) -> tuple[list[Work], list[tuple[str, str, Work, str]]]:
     """The sampled works and their strings (the slow part: citeproc-py's pace)."""
@@ -341,7 +342,7 @@ def render_sample(catalog_dir: str | Path, per_source: int = 200, seed: int = 12
     return works, make_strings(works, styles, degradations, seed)
 
 
-def run(catalog_dir: str | Path, per_source: int = 200, seed: int = 12,
+def run(catalog_dir: CatalogDir, per_source: int = 200, seed: int = 12,
         styles: Sequence[str] = STYLES, degradations: Sequence[str] = DEGRADATIONS,
         progress: Callable[[str], None] | None = None,
         rendered: tuple[list[Work], list[tuple[str, str, Work, str]]] | None = None) -> dict[str, Any]:

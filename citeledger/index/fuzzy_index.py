@@ -70,6 +70,7 @@ from citeledger.storage.external_sort import (
 )
 from citeledger.storage.mapped_files import load_array, map_ipc, release_if_over, take_chunked
 from citeledger.storage.parquet_batches import parquet_file
+from citeledger.storage.places import CatalogDir
 from citeledger.storage.sql import sql_literal
 from citeledger.works import row_reader as work_rows
 from citeledger.works.row_reader import WorkReader
@@ -226,7 +227,7 @@ class _IpcWriter:
             self.writer.close()
 
 
-def build_index(catalog_dir: str | Path, chunk_rows: int = 200_000) -> dict:
+def build_index(catalog_dir: CatalogDir, chunk_rows: int = 200_000) -> dict:
     """Write the index files of ``<catalog_dir>/works.parquet``; returns build stats.
 
     Call it after every rewrite of works.parquet (the retriever rebuilds a stale index itself).
@@ -443,7 +444,7 @@ class ParquetRetriever:
     Thread-safe for reads (numpy and Arrow are read-only here; no DuckDB connection is kept).
     """
 
-    def __init__(self, catalog_dir: str | Path, **index_options):
+    def __init__(self, catalog_dir: CatalogDir, **index_options):
         self.catalog_dir = Path(catalog_dir)
         require_current(self.catalog_dir)
         self.index, self.n_works = _load_index(self.catalog_dir)

@@ -45,7 +45,6 @@ SHARDS_DIR = "shards"
 STAMP = "shards.json"
 SHARDS_FORMAT = 1
 GLOBAL_ROWS, GLOBAL_IDF = "global_rows.npy", "global_idf.npy"
-WANTED = "sharding.json"  # in the catalog folder: {"n_shards": N, ...}, how it was last sharded
 TERMS = ("hashes", "df", "idf")  # terms_<name>.npy
 Mapper = Callable[[Callable[[Path], dict[str, Any]], list[Path]], list[dict[str, Any]]]
 

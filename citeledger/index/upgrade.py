@@ -19,6 +19,7 @@ from citeledger.index import notice_files
 from citeledger.index import venues as venue_index
 from citeledger.index.venues import LOCATORS_FILE, LocatorRuns, locator_rows
 from citeledger.storage.parquet_batches import parquet_file
+from citeledger.storage.places import CatalogDir
 from citeledger.works import row_reader as work_rows
 from resolvers.errors import DiskFull, LedgerPathError
 
@@ -88,7 +89,7 @@ def ensure_work_rows(catalog_dir: Path) -> bool:
     return True
 
 
-def ensure_index(catalog_dir: str | Path) -> dict | None:
+def ensure_index(catalog_dir: CatalogDir) -> dict | None:
     """Bring a catalog generation's lookup files up to date: the fuzzy index (upgraded in place from
     format 5, else rebuilt when it is missing or of another format), the locators' page lookup, the
     works' row files and the notice files. Returns the index build's stats, or None when the index

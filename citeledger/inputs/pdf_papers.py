@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Iterator
 
 from citeledger.config import Config, load_config
+from citeledger.storage.places import LedgerDir
 from citeledger.storage.remote_state import PaperCache, paper_cache
 from papers import ExtractedReference, PaperReferences, PaperReject
 from papers.pdf_text import read_pdf_text
@@ -113,7 +114,7 @@ def forget_clients() -> None:
 
 
 @contextmanager
-def pdf_service(url: str | None, ledger_dir: str | Path | None, remote: bool = False,
+def pdf_service(url: str | None, ledger_dir: LedgerDir | None, remote: bool = False,
                 config: Config | None = None) -> Iterator[PdfService]:
     """Papers read inside this block: PDFs go to GROBID at ``url`` (or the configured one; with
     neither they are rejects saying GROBID is not configured), ``arXiv:ID`` papers are fetched when

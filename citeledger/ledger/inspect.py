@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from citeledger.storage.places import CatalogDir, LedgerDir
 from resolvers.errors import ConfigError
 
 
-def catalog_info(catalog_dir: str | Path) -> dict[str, Any]:
+def catalog_info(catalog_dir: CatalogDir) -> dict[str, Any]:
     """Generation, works per source, identifiers per scheme, notice events, index format, size on
     disk and build time of the catalog's live generation."""
     import duckdb
@@ -65,7 +66,7 @@ def _index_format(path: Path) -> int | None:
     return json.loads(path.read_text()).get("format")
 
 
-def ledger_runs(ledger_dir: str | Path) -> list[dict[str, Any]]:
+def ledger_runs(ledger_dir: LedgerDir) -> list[dict[str, Any]]:
     """Every run the ledger has begun, oldest first: finished ones with their counts from the runs
     table, unfinished ones (no runs row yet) from their manifest."""
     import duckdb
@@ -74,13 +75,14 @@ def ledger_runs(ledger_dir: str | Path) -> list[dict[str, Any]]:
     from citeledger.storage.sql import sql_literal
 
     ledger = LedgerStore(ledger_dir)
-    manifests = sorted((Path(ledger_dir) / "_runs").glob("*/manifest.json"))
+    places = ledger.places
+    manifests = sorted(places.manifests.glob("*/manifest.json"))
     finished: dict[str, dict[str, Any]] = {}
-    run_files = list((Path(ledger_dir) / "runs").glob("*/run.parquet"))
+    run_files = list((places / "runs").glob("*/run.parquet"))
     if run_files:
         con = duckdb.connect()
         try:
-            runs = sql_literal(Path(ledger_dir) / "runs" / "*" / "run.parquet")
+            runs = sql_literal(places / "runs" / "*" / "run.parquet")
             cur = con.execute(f"SELECT * FROM read_parquet({runs},"
                               " union_by_name=true)")
             cols = [d[0] for d in cur.description]

@@ -32,6 +32,7 @@ from citeledger.catalog.store import CatalogStore
 from citeledger.config import QueryLimits
 from citeledger.display import visible_controls
 from citeledger.ledger.store import DERIVED_VIEWS, LEDGER_PARTS, VIEW_NAMES, WORKS_VIEW_SCHEMA, ledger_problem
+from citeledger.storage.places import CatalogDir, LedgerDir
 from citeledger.storage.sql import sql_literal
 from resolvers.errors import ConfigError, QueryFailed, QueryRefused
 
@@ -80,7 +81,7 @@ SANDBOX: dict[str, str | bool | int | float | list[str]] = {"enable_external_acc
            "temp_directory": "", "python_enable_replacements": False}
 
 
-def catalog_problem(catalog_dir: str | Path | None) -> str | None:
+def catalog_problem(catalog_dir: CatalogDir | None) -> str | None:
     if catalog_dir is None:
         return "no catalog given: give --catalog the folder `citeledger catalog build` wrote"
     if CatalogStore(catalog_dir).current() is not None:
@@ -103,7 +104,7 @@ def _part_files(folder: Path) -> list[Path]:
     return sorted(folder.rglob("*.parquet")) if folder.is_dir() else []
 
 
-def sandbox(ledger_dir: str | Path, catalog_dir: str | Path | None,
+def sandbox(ledger_dir: LedgerDir, catalog_dir: CatalogDir | None,
             limits: QueryLimits | None = None) -> tuple[duckdb.DuckDBPyConnection, list[str]]:
     """A connection holding the views and no way to touch a file; also the problems its views report."""
     limits = limits or QueryLimits()
@@ -126,7 +127,7 @@ def sandbox(ledger_dir: str | Path, catalog_dir: str | Path | None,
     return con, problems
 
 
-def run_query(sql: str, ledger_dir: str | Path, catalog_dir: str | Path | None,
+def run_query(sql: str, ledger_dir: LedgerDir, catalog_dir: CatalogDir | None,
               limits: QueryLimits | None = None) -> duckdb.DuckDBPyRelation:
     """The user's SQL as a relation on its sandbox (no time limit: ``user_query`` has one)."""
     check_read_only(sql)
@@ -173,7 +174,7 @@ class QueryResult:
 
 
 @contextmanager
-def user_query(sql: str, ledger_dir: str | Path, catalog_dir: str | Path | None,
+def user_query(sql: str, ledger_dir: LedgerDir, catalog_dir: CatalogDir | None,
                limits: QueryLimits | None = None) -> Iterator[QueryResult]:
     """The user's query on its sandbox, interrupted after ``limits.timeout_seconds``."""
     limits = limits or QueryLimits()

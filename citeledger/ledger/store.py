@@ -32,6 +32,7 @@ from citeledger.storage.atomic import (
     write_arrow_parquet,
     write_parquet,
 )
+from citeledger.storage.places import CatalogDir, LedgerDir, LedgerPlaces
 from citeledger.storage.sql import scalar, sql_literal
 from citeledger.works.row_schema import VERSION_TYPE, WORKS_SCHEMA
 from resolvers.errors import ConfigError, LedgerPathError
@@ -72,7 +73,7 @@ RUN_SCHEMA = pa.schema([
 ])
 
 
-def check_ledger_dir(ledger_dir: str | Path, write: bool = True) -> Path:
+def check_ledger_dir(ledger_dir: LedgerDir, write: bool = True) -> Path:
     """The ledger folder, or a one-line error when it cannot be one: a file given as ``--ledger``,
     a folder this process may not write (for commands that write)."""
     path = Path(ledger_dir)
@@ -102,7 +103,7 @@ class RunManifest:
 LEDGER_MARKS = ("_runs", "observations", "runs", "ledger.duckdb")  # what a run leaves in its ledger
 
 
-def ledger_problem(directory: str | Path) -> str | None:
+def ledger_problem(directory: LedgerDir) -> str | None:
     """Why ``directory`` is not a ledger (a mistyped ``--ledger`` must not read as an empty one), or None."""
     path = Path(directory)
     if path.is_dir() and any((path / mark).exists() for mark in LEDGER_MARKS):
@@ -112,7 +113,7 @@ def ledger_problem(directory: str | Path) -> str | None:
     return f"ledger {path} {what}: give --ledger the folder `citeledger resolve` wrote"
 
 
-def require_ledger(directory: str | Path) -> Path:
+def require_ledger(directory: LedgerDir) -> Path:
     problem = ledger_problem(directory)
     if problem:
         raise ConfigError(problem)
@@ -122,12 +123,13 @@ def require_ledger(directory: str | Path) -> Path:
 class LedgerStore:
     """A ledger folder: observations, rejects, runs and notices as Parquet part files."""
 
-    def __init__(self, directory: str | Path):
-        self.dir = Path(directory)
-        self.staging = self.dir / ".staging"
+    def __init__(self, directory: LedgerDir):
+        self.places = LedgerPlaces.of(directory)
+        self.dir = self.places.root
+        self.staging = self.places.staging
 
     def _run_dir(self, kind: str, run_id: str) -> Path:
-        return self.dir / kind / check_run_id(run_id)
+        return self.places.parts(kind, run_id)
 
     def begin_run(self, run_id: str, inputs: list[dict[str, Any]], catalog_fingerprint: str,
                   options: dict[str, Any]) -> tuple[RunManifest, bool]:
@@ -139,7 +141,7 @@ class LedgerStore:
         shutil.rmtree(self.staging, ignore_errors=True)
         remove_leftovers(self.dir)  # a killed ledger.duckdb write
         self.remove_record_leftovers()  # a killed records writer
-        path = self._run_dir("_runs", run_id) / "manifest.json"
+        path = self.places.manifest(run_id)
         if path.exists():
             data = json.loads(path.read_text())
             manifest = RunManifest(**data)
@@ -196,7 +198,7 @@ class LedgerStore:
         """Several papers' record files (each: stem, suffix -> bytes) written in one batch, with
         one disk sync for the batch (``atomic_write_files``), or handed to ``batches`` (published
         at its next batch or its close, the sync run meanwhile); returns the JSON files' paths."""
-        out = self.dir / "records"
+        out = self.places.records
         folder = os.fspath(out)  # names as text: a Path a file cost more than its system calls
         files = [(f"{folder}/{stem}.{suffix}", data) for stem, files in pages for suffix, data in files.items()]
         if batches is None:
@@ -209,17 +211,17 @@ class LedgerStore:
         """A new ed25519 key pair under ``keys/`` (the private key 0600 from its first byte: the
         staged temp is private too), then ``ACTIVE`` names it; the retired key's private half goes,
         its public half stays (records it signed must still verify)."""
-        keys = self.dir / "keys"
+        keys = self.places.keys
         stem = key_id.replace(":", "-")
         atomic_write_bytes(keys / f"{stem}.pub.json", public_doc)
         atomic_write_bytes(keys / f"{stem}.private.pem", private_pem, mode=0o600)
-        atomic_write_bytes(keys / "ACTIVE", (key_id + "\n").encode())
+        atomic_write_bytes(self.places.active_key, (key_id + "\n").encode())
         if retire and retire != key_id:
             (keys / f"{retire.replace(':', '-')}.private.pem").unlink(missing_ok=True)
 
     def remove_record_leftovers(self) -> int:
         """Staged record files a killed writer left (only under the ledger's writer lock)."""
-        return remove_leftovers(self.dir / "records")
+        return remove_leftovers(self.places.records)
 
     def write_rerun_input(self, run_id: str, rows: list[dict[str, Any]], suffix: str = "") -> Path:
         """A nightly run's re-resolved references as its JSONL input under ``_rerun/`` (``suffix``
@@ -238,7 +240,7 @@ class LedgerStore:
     def unfinished_runs(self, prefix: str = "") -> list[RunManifest]:
         """Runs begun but never finished (no runs row), oldest first: candidates to resume."""
         out = []
-        for path in sorted((self.dir / "_runs").glob(f"{prefix}*/manifest.json")):
+        for path in sorted(self.places.manifests.glob(f"{prefix}*/manifest.json")):
             if not self.run_finished(path.parent.name):
                 out.append(RunManifest(**json.loads(path.read_text())))
         return sorted(out, key=lambda m: m.started_at)
@@ -278,14 +280,14 @@ class LedgerStore:
 
     def run_complete(self, run_id: str) -> bool:
         """Whether every finishing step after the run row (``pipeline._complete_run``) happened."""
-        return (self._run_dir("_runs", run_id) / "complete").exists()
+        return (self.places.run_state(run_id) / "complete").exists()
 
     def mark_complete(self, run_id: str) -> None:
-        atomic_write_bytes(self._run_dir("_runs", run_id) / "complete", b"")
+        atomic_write_bytes(self.places.run_state(run_id) / "complete", b"")
 
     def known_run(self, run_id: str) -> bool:
         """A run this ledger has begun (finished or not)."""
-        return (self._run_dir("_runs", run_id) / "manifest.json").exists() or self.run_finished(run_id)
+        return self.places.manifest(run_id).exists() or self.run_finished(run_id)
 
     def read_run_counts(self, run_id: str, column: str = "status") -> dict[str, int]:
         """The run's observations counted by ``status`` or by ``reason``."""
@@ -347,7 +349,7 @@ DERIVED_VIEWS = {"current": CURRENT_SQL, "transitions": TRANSITIONS_SQL, "notice
 WORKS_VIEW_SCHEMA = pa.schema([f for f in WORKS_SCHEMA if f.name not in ("precedence", "ingested_seq")])
 
 
-def view_definitions(ledger_dir: str | Path, catalog_dir: str | Path | None) -> dict[str, str]:
+def view_definitions(ledger_dir: LedgerDir, catalog_dir: CatalogDir | None) -> dict[str, str]:
     """SQL for every view of the contract, over absolute paths."""
     ledger = Path(ledger_dir).resolve()
     views = {name: _source(ledger / folder / "**" / "*.parquet", schema)
@@ -361,17 +363,16 @@ def view_definitions(ledger_dir: str | Path, catalog_dir: str | Path | None) -> 
     return views | DERIVED_VIEWS
 
 
-def connect_views(ledger_dir: str | Path, catalog_dir: str | Path | None) -> duckdb.DuckDBPyConnection:
+def connect_views(ledger_dir: LedgerDir, catalog_dir: CatalogDir | None) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     for name, sql in view_definitions(ledger_dir, catalog_dir).items():
         con.execute(f"CREATE VIEW {name} AS {sql}")
     return con
 
 
-LEDGER_DB = "ledger.duckdb"
 
 
-def write_ledger_database(ledger_dir: str | Path, catalog_dir: str | Path | None) -> Path:
+def write_ledger_database(ledger_dir: LedgerDir, catalog_dir: CatalogDir | None) -> Path:
     """``<ledger>/ledger.duckdb``: the views of ``citeledger query`` stored in a DuckDB file, for
     the duckdb shell and notebooks. The views hold absolute paths (so the file works from any
     directory on this machine) and are fixed when written: a later catalog generation or a kind
@@ -379,13 +380,13 @@ def write_ledger_database(ledger_dir: str | Path, catalog_dir: str | Path | None
     does. Written beside, then renamed over the old file, so a reader never sees half a file."""
     ledger = Path(ledger_dir)
     ledger.mkdir(parents=True, exist_ok=True)
-    target = ledger / LEDGER_DB
+    target = LedgerPlaces.of(ledger).views
     with disk_errors(target):
         _write_database_file(ledger, catalog_dir, target)
     return target
 
 
-def _write_database_file(ledger: Path, catalog_dir: str | Path | None, target: Path) -> None:
+def _write_database_file(ledger: Path, catalog_dir: CatalogDir | None, target: Path) -> None:
     with staged(target) as tmp:
         tmp.unlink()  # duckdb creates the file itself
         try:
@@ -401,7 +402,7 @@ def _write_database_file(ledger: Path, catalog_dir: str | Path | None, target: P
             Path(f"{tmp}.wal").unlink(missing_ok=True)
 
 
-def run_transitions(ledger_dir: str | Path, run_id: str) -> int:
+def run_transitions(ledger_dir: LedgerDir, run_id: str) -> int:
     """How many transitions the observations of ``run_id`` recorded."""
     con = connect_views(ledger_dir, None)
     try:
@@ -410,7 +411,7 @@ def run_transitions(ledger_dir: str | Path, run_id: str) -> int:
         con.close()
 
 
-def current_rows(ledger_dir: str | Path, statuses: Sequence[str]) -> list[dict[str, Any]]:
+def current_rows(ledger_dir: LedgerDir, statuses: Sequence[str]) -> list[dict[str, Any]]:
     """Current observations in ``statuses``, with the catalog_seq of the run that made them
     (null for runs written before runs carried it)."""
     con = connect_views(ledger_dir, None)
@@ -429,7 +430,7 @@ def current_rows(ledger_dir: str | Path, statuses: Sequence[str]) -> list[dict[s
         con.close()
 
 
-def current_links_and_notices(ledger_dir: str | Path) -> tuple[list[str], dict[str, dict[str, Any]], list[str]]:
+def current_links_and_notices(ledger_dir: LedgerDir) -> tuple[list[str], dict[str, dict[str, Any]], list[str]]:
     """Every work a current observation links to, the latest notice of each work (and of each
     cited DOI with no work), and the DOIs current observations with no work cite."""
     con = connect_views(ledger_dir, None)
@@ -444,7 +445,7 @@ def current_links_and_notices(ledger_dir: str | Path) -> tuple[list[str], dict[s
         con.close()
 
 
-def citing_papers_of_works(ledger_dir: str | Path, work_ids: Sequence[str]) -> list[str]:
+def citing_papers_of_works(ledger_dir: LedgerDir, work_ids: Sequence[str]) -> list[str]:
     """Citing papers whose current observations link to any of ``work_ids``."""
     if not work_ids:
         return []

@@ -3,12 +3,12 @@ grown catalog could change (see ``nightly``). Reads the ledger and catalog; writ
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Sequence
 
 from citeledger.catalog.store import ParquetCatalog
 from citeledger.engine.process_cache import get_catalog
 from citeledger.ledger.store import current_rows
+from citeledger.storage.places import CatalogDir, LedgerDir
 from resolvers.model import Reference, Status
 from resolvers.observation import observation_id
 from resolvers.parsing.text import rerun_tokens
@@ -69,7 +69,7 @@ class _NewerWorks:
         return any(n >= min(2, self.sizes[i]) for i, n in shared.items())
 
 
-def select_rerun(ledger_dir: str | Path, catalog_dir: str | Path, remote: bool = False,
+def select_rerun(ledger_dir: LedgerDir, catalog_dir: CatalogDir, remote: bool = False,
                  exclude: set[tuple[str, int]] | None = None) -> RerunSelection:
     """The current references whose state the catalog (or a remote service) could now change;
     see the module docstring for the rule."""

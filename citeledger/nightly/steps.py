@@ -40,7 +40,6 @@ from citeledger.inputs.papers import given_inputs, input_digests, input_sha256
 from citeledger.inputs.pdf_papers import pdf_service, read_later
 from citeledger.inputs.rows import InputLimits
 from citeledger.ledger.store import (
-    LEDGER_DB,
     LedgerStore,
     citing_papers_of_works,
     current_links_and_notices,
@@ -52,6 +51,7 @@ from citeledger.run import pipeline
 from citeledger.run.notice_check import cited_doi_notice_rows, work_notice_rows
 from citeledger.run.summary import RunSummary
 from citeledger.storage.atomic import atomic_move, atomic_write_lines
+from citeledger.storage.places import CatalogDir, LedgerDir, LedgerPlaces
 from citeledger.storage.remote_state import FileCheckpoint, retraction_watch_files
 from papers.suffixes import PAPER_SUFFIXES
 from resolvers.errors import CiteledgerError
@@ -103,12 +103,12 @@ def move_to_processed(files: Sequence[Path], processed: str | Path, run_id: str)
     return moved
 
 
-def finished_input_digests(ledger_dir: str | Path) -> dict[str, str]:
+def finished_input_digests(ledger_dir: LedgerDir) -> dict[str, str]:
     """sha256 of every input file of a finished run -> that run's id. A file the run could not
     read yet (a PDF whose GROBID was down or not configured) does not count: it is read again."""
     ledger = LedgerStore(ledger_dir)
     out: dict[str, str] = {}
-    for path in sorted((Path(ledger_dir) / "_runs").glob("*/manifest.json")):
+    for path in sorted(LedgerPlaces.of(ledger_dir).manifests.glob("*/manifest.json")):
         run_id = path.parent.name
         if ledger.run_finished(run_id):
             unread = inputs_to_read_again(ledger, run_id)
@@ -133,7 +133,7 @@ def inputs_to_read_again(ledger: LedgerStore, run_id: str) -> set[str]:
 # --- which references to re-resolve ------------------------------------------------------------
 
 
-def write_rerun_input(ledger_dir: str | Path, run_id: str, references: Sequence[Reference], suffix: str = "") -> Path:
+def write_rerun_input(ledger_dir: LedgerDir, run_id: str, references: Sequence[Reference], suffix: str = "") -> Path:
     """The references a nightly run re-resolves, kept as the run's JSONL input under
     ``<ledger>/_rerun/``: the run's inputs stay auditable and an interrupted run can resume."""
     rows = [{"citing_paper": r.citing_paper, "reference_index": r.reference_index, "raw": r.raw, "source": r.source}
@@ -144,7 +144,7 @@ def write_rerun_input(ledger_dir: str | Path, run_id: str, references: Sequence[
 # --- notices ---------------------------------------------------------------------------------
 
 
-def changed_notices(ledger_dir: str | Path, catalog_dir: str | Path, run_id: str,
+def changed_notices(ledger_dir: LedgerDir, catalog_dir: CatalogDir, run_id: str,
                     exclude: set[str] | None = None) -> list[dict[str, Any]]:
     """A fresh notice for every currently linked work, and for every cited DOI with no work that
     a notice source lists, whose notice differs from its latest one in the ledger (a new
@@ -258,7 +258,7 @@ def harvest_remote(config: Any, state_dir: str | Path, today: date | None = None
     return run.files, run.counts, run.errors
 
 
-def ingest_new_sources(catalog_dir: str | Path, catalog_inbox: str | Path | None = None, remote: bool = False,
+def ingest_new_sources(catalog_dir: CatalogDir, catalog_inbox: str | Path | None = None, remote: bool = False,
                     config: Any = None) -> RefreshReport:
     """Add source files dropped in ``catalog_inbox`` (moved to ``<catalog_inbox>/processed/``
     once built in) and, with ``remote``, what the configured services published since the last
@@ -292,7 +292,7 @@ def ingest_new_sources(catalog_dir: str | Path, catalog_inbox: str | Path | None
     return report
 
 
-def _sharding(catalog_dir: str | Path, report: RefreshReport) -> dict[str, Any] | None:
+def _sharding(catalog_dir: CatalogDir, report: RefreshReport) -> dict[str, Any] | None:
     """``sharding.sharding_of`` an existing catalog; a broken sharding file is a refresh error."""
     try:
         return catalog_sharding.sharding_of(catalog_dir) if CatalogStore(catalog_dir).exists() else None
@@ -301,7 +301,7 @@ def _sharding(catalog_dir: str | Path, report: RefreshReport) -> dict[str, Any] 
         return None
 
 
-def _keep_shards(catalog_dir: str | Path, sharding: dict[str, Any], report: RefreshReport) -> None:
+def _keep_shards(catalog_dir: CatalogDir, sharding: dict[str, Any], report: RefreshReport) -> None:
     """Shard the live generation as the catalog was sharded, when it lacks current shards."""
     try:
         live = CatalogStore(catalog_dir).current()
@@ -330,7 +330,7 @@ def new_nightly_run_id() -> str:
     return "nightly-" + pipeline.new_run_id().removeprefix("run-")
 
 
-def prepare_nightly(inbox: str | Path, catalog_dir: str | Path, ledger_dir: str | Path, remote: bool = False,
+def prepare_nightly(inbox: str | Path, catalog_dir: CatalogDir, ledger_dir: LedgerDir, remote: bool = False,
                     batch_size: int = pipeline.DEFAULT_BATCH_SIZE, limits: Any = None,
                     run_id: str | None = None) -> NightlyWork:
     """Decide tonight's run: the new inbox files, the references to re-resolve, the notices that
@@ -378,7 +378,7 @@ def prepare_nightly(inbox: str | Path, catalog_dir: str | Path, ledger_dir: str 
     return work
 
 
-def rerun_inputs(ledger_dir: str | Path, run_id: str, rerun: RerunSelection, remote: bool
+def rerun_inputs(ledger_dir: LedgerDir, run_id: str, rerun: RerunSelection, remote: bool
                  ) -> tuple[list[Path], dict[str, Any] | None]:
     """The re-run input files and, with remote on, the run's search scope: the night's request
     budget (``search.nightly_request_budget``) and no search for the local re-runs (they were
@@ -452,14 +452,15 @@ def complete_nightly(work: NightlyWork, processed: str | Path, timings: dict[str
                           rerun=dict(work.rerun.why), notices_changed=len(notices), papers=sorted(papers))
 
 
-def idle_nightly(work: NightlyWork, ledger_dir: str | Path, catalog_dir: str | Path, processed: str | Path,
+def idle_nightly(work: NightlyWork, ledger_dir: LedgerDir, catalog_dir: CatalogDir, processed: str | Path,
                  catalog_changed: bool) -> NightlySummary:
     """Nothing to resolve and no notice changed: write nothing to the ledger (no observation, no
     run row). Files already read by a finished run are moved out of the inbox, and the DuckDB
     file is rewritten if the catalog moved to a new generation (its works view names the file)."""
     for path, run_id in work.already_processed.items():
         move_to_processed([Path(path)], processed, run_id)
-    if catalog_changed or not (Path(ledger_dir) / LEDGER_DB).exists():
-        if (Path(ledger_dir) / "observations").exists():
+    places = LedgerPlaces.of(ledger_dir)
+    if catalog_changed or not places.views.exists():
+        if (places / "observations").exists():
             write_ledger_database(ledger_dir, catalog_dir)
     return NightlySummary(None, already_processed=work.already_processed)

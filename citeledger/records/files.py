@@ -23,6 +23,7 @@ from citeledger.records import workers as record_workers
 from citeledger.records.ledger_reads import citing_papers, pass_rows
 from citeledger.records.paper import HANDLE_RE, arxiv_of
 from citeledger.storage import locking
+from citeledger.storage.places import CatalogDir, LedgerDir, LedgerPlaces
 from resolvers.errors import NotFound, UnknownRun, UsageError
 from resolvers.identifiers.extract import canonical_arxiv_id, normalize_doi
 
@@ -47,7 +48,7 @@ def find_papers_works(catalog: ParquetCatalog, paper_ids: Sequence[str]) -> list
     return [rows[h.work_id] if h else None for h in hits]
 
 
-def citation_record(paper_id: str, ledger_dir: str | Path, catalog_dir: str | Path,
+def citation_record(paper_id: str, ledger_dir: LedgerDir, catalog_dir: CatalogDir,
                     page_cap: int | None = None) -> dict[str, Any]:
     """The citation record of one paper, from the ledger's current observations and notices, with
     its receipt (``paper_id``: any alias, the paper's handle too)."""
@@ -58,7 +59,7 @@ def citation_record(paper_id: str, ledger_dir: str | Path, catalog_dir: str | Pa
     return receipts.sign_record(record, receipts.active_key(ledger_dir))  # unsigned, saying so, without a key
 
 
-def ledger_paper_id(alias: str, ledger_dir: str | Path, catalog_dir: str | Path) -> str:
+def ledger_paper_id(alias: str, ledger_dir: LedgerDir, catalog_dir: CatalogDir) -> str:
     """The ledger's own id of the paper an alias names (``arXiv:X``, ``XvN``, ``10.48550/arXiv.X``, a
     DOI, its handle), so every alias gives the same record; an alias of a paper that cites nothing in
     the ledger stays as given (its canonical arXiv id for arXiv forms)."""
@@ -69,7 +70,7 @@ def ledger_paper_id(alias: str, ledger_dir: str | Path, catalog_dir: str | Path)
     return hits[0] if len(hits) == 1 else arxiv_of(alias) or alias
 
 
-def paper_of_handle(handle: str, ledger_dir: str | Path, catalog_dir: str | Path) -> str:
+def paper_of_handle(handle: str, ledger_dir: LedgerDir, catalog_dir: CatalogDir) -> str:
     """The ledger paper whose handle (or a longer prefix of its identity digest) is ``handle``;
     unknown is ``NotFound``, two papers sharing it an error naming both (see ``record_paper``)."""
     from citeledger.records.paper import HANDLE_PREFIX, identity, identity_digest
@@ -87,12 +88,12 @@ def paper_of_handle(handle: str, ledger_dir: str | Path, catalog_dir: str | Path
     return hits[0]
 
 
-def provenance_of(ledger_dir: str | Path, catalog: ParquetCatalog, run_ids: set[str]) -> dict[str, Any]:
+def provenance_of(ledger_dir: LedgerDir, catalog: ParquetCatalog, run_ids: set[str]) -> dict[str, Any]:
     """What the records take from outside the observation rows: each run's catalog fingerprint (its
     manifest), the build time of every catalog generation still on disk, the notice sources' times."""
     run_catalog = {}
     for run_id in sorted(r for r in run_ids if r):
-        manifest = Path(ledger_dir) / "_runs" / run_id / "manifest.json"
+        manifest = LedgerPlaces.of(ledger_dir).manifest(run_id)
         if manifest.exists():
             run_catalog[run_id] = records.plain_value(json.loads(manifest.read_text()).get("catalog_fingerprint"))
     built = {}
@@ -112,7 +113,7 @@ PASS_SLACK = 1.05  # a pass may hold 5 % more papers rather than add one (a work
 ROWS_AT_ONCE = 200  # papers whose rows are made into dicts at once (``PassRows.observed``)
 
 
-def citation_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
+def citation_records(paper_ids: Sequence[str], ledger_dir: LedgerDir, catalog_dir: CatalogDir,
                      page_cap: int | None = None) -> Iterator[dict[str, Any]]:
     """The citation records of many papers, in order; one pass over the ledger per ``RECORDS_PER_PASS`` papers."""
     if page_cap is not None:
@@ -175,7 +176,7 @@ def record_file_stem(paper_id: str) -> str:
     return plain[:100] + "+" + digest
 
 
-def write_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
+def write_records(paper_ids: Sequence[str], ledger_dir: LedgerDir, catalog_dir: CatalogDir,
                   progress: Callable[[int], None] | None = None, workers: int | None = None) -> list[Path]:
     """Write each paper's record as JSON, text and HTML under ``<ledger>/records/``, under the
     ledger's writer lock; first removing what a killed writer of records left staged there.
@@ -220,7 +221,7 @@ def write_block(paper_ids: Sequence[str], ledger_dir: str, catalog_dir: str, fir
     return _write_record_files(paper_ids, ledger_dir, catalog_dir, progress, first)
 
 
-def _write_record_files(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
+def _write_record_files(paper_ids: Sequence[str], ledger_dir: LedgerDir, catalog_dir: CatalogDir,
                         progress: Callable[[int], None] | None, first: int = 0) -> list[Path]:
     ledger = LedgerStore(ledger_dir)
     collecting = gc.isenabled()
@@ -238,7 +239,7 @@ def validated(n: int) -> bool:
     return n < VALIDATE_ALL_UP_TO or n % VALIDATE_EVERY == 0
 
 
-def _write_batches(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
+def _write_batches(paper_ids: Sequence[str], ledger_dir: LedgerDir, catalog_dir: CatalogDir,
                    progress: Callable[[int], None] | None, ledger: LedgerStore, first: int) -> list[Path]:
     written: list[Path] = []
     batch: list[tuple[str, dict[str, bytes]]] = []
@@ -275,19 +276,19 @@ def _publish(ledger: LedgerStore, batch: list[tuple[str, dict[str, bytes]]],
     return written
 
 
-def check_run(ledger_dir: str | Path, run_id: str) -> str:
+def check_run(ledger_dir: LedgerDir, run_id: str) -> str:
     """``run_id`` if the ledger has begun that run, else a one-line error naming the latest runs."""
     ledger = LedgerStore(ledger_dir)
     if ledger.known_run(check_run_id(run_id)):
         return run_id
-    runs = sorted((p.parent for p in (Path(ledger_dir) / "_runs").glob("*/manifest.json")),
+    runs = sorted((p.parent for p in LedgerPlaces.of(ledger_dir).manifests.glob("*/manifest.json")),
                   key=lambda p: p.stat().st_mtime, reverse=True)
     latest = ", ".join(p.name for p in runs[:3])
     raise UnknownRun(f"ledger {ledger_dir} has no run {run_id!r}"
                      + (f"; latest runs: {latest}" if latest else "; it has no runs yet"))
 
 
-def papers_touched(run_id: str, ledger_dir: str | Path, catalog_dir: str | Path) -> list[str]:
+def papers_touched(run_id: str, ledger_dir: LedgerDir, catalog_dir: CatalogDir) -> list[str]:
     """Papers whose record a run changed: its citing papers, and ledger papers it now cites."""
     ledger = LedgerStore(ledger_dir)
     catalog = get_catalog(catalog_dir)

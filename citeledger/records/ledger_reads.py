@@ -4,16 +4,15 @@ written)."""
 from __future__ import annotations
 
 from operator import itemgetter
-from pathlib import Path
 from typing import Any, Sequence
 
 import pyarrow as pa
 
 from citeledger.ledger.store import connect_views
 from citeledger.records.record import plain_value
+from citeledger.storage.places import CatalogDir, LedgerDir
 
 Observed = tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]
-
 
 # A time as the records write it (``records.plain_value`` of a UTC datetime), made by DuckDB: turning
 # 90,000 rows' times into Python datetimes (with their zone) and back into text cost more than
@@ -56,7 +55,7 @@ SELECT p.* EXCLUDE (n, latest_at, latest_run) REPLACE ({ISO_Z.format("p.observed
 FROM picked p LEFT JOIN first_seen f USING (citing_paper, reference_index, raw)"""
 
 
-def papers_observations(ledger_dir: str | Path, catalog_dir: str | Path,
+def papers_observations(ledger_dir: LedgerDir, catalog_dir: CatalogDir,
                         papers: Sequence[tuple[Sequence[str], str | None]]) -> list[Observed]:
     """One paper's current outbound rows, the current rows of other papers citing its work, and the
     notices of the works it cites, for many papers (each: the forms of its id, its catalog work id) over
@@ -68,7 +67,7 @@ def papers_observations(ledger_dir: str | Path, catalog_dir: str | Path,
     return passed.observed(passed.plans)
 
 
-def pass_rows(ledger_dir: str | Path, catalog_dir: str | Path,
+def pass_rows(ledger_dir: LedgerDir, catalog_dir: CatalogDir,
               papers: Sequence[tuple[Sequence[str], str | None]]) -> "PassRows":
     """The pass's rows and notices of these papers, kept as Arrow (``PassRows``: a paper's rows are
     made into dicts when its record is built, a few hundred papers at a time)."""
@@ -185,7 +184,7 @@ class PassRows:
             got.append(([next(rows) for _ in outbound], [next(rows) for _ in inbound],
                         [self.notices[k] for k in keys if k in self.notices]))
         return got
-def citing_papers(ledger_dir: str | Path, catalog_dir: str | Path, run_id: str | None) -> list[str]:
+def citing_papers(ledger_dir: LedgerDir, catalog_dir: CatalogDir, run_id: str | None) -> list[str]:
     """The citing papers of one run, or of the whole ledger."""
     con = connect_views(ledger_dir, catalog_dir)
     try:
@@ -198,7 +197,7 @@ def citing_papers(ledger_dir: str | Path, catalog_dir: str | Path, run_id: str |
         con.close()
 
 
-def latest_run_id(ledger_dir: str | Path) -> str | None:
+def latest_run_id(ledger_dir: LedgerDir) -> str | None:
     """The most recently finished run of a ledger."""
     con = connect_views(ledger_dir, None)
     try:

@@ -28,6 +28,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from citeledger.records.record import content_digest
+from citeledger.storage.places import LedgerDir, LedgerPlaces
 from resolvers.errors import ConfigError
 from resolvers.jcs import jcs
 
@@ -185,11 +186,11 @@ def verify_file(path: Path, keys: Mapping[str, Ed25519PublicKey]) -> list[str]:
 # The ledger's keys
 
 
-def keys_dir(ledger_dir: str | Path) -> Path:
-    return Path(ledger_dir) / "keys"
+def keys_dir(ledger_dir: LedgerDir) -> Path:
+    return LedgerPlaces.of(ledger_dir).keys
 
 
-def init_keys(ledger_dir: str | Path, rotate: bool = False) -> str:
+def init_keys(ledger_dir: LedgerDir, rotate: bool = False) -> str:
     """Make the ledger's ed25519 key pair and make it the active one; returns its key id. With a
     key already active this is an error unless ``rotate``: then the new key becomes active, the
     old private key is deleted and the old public key stays, so old records still verify."""
@@ -206,8 +207,8 @@ def init_keys(ledger_dir: str | Path, rotate: bool = False) -> str:
     return new_id
 
 
-def active_key_id(ledger_dir: str | Path) -> str | None:
-    pointer = keys_dir(ledger_dir) / "ACTIVE"
+def active_key_id(ledger_dir: LedgerDir) -> str | None:
+    pointer = LedgerPlaces.of(ledger_dir).active_key
     return pointer.read_text(encoding="utf-8").strip() or None if pointer.exists() else None
 
 
@@ -216,7 +217,7 @@ def key_file_stem(kid: str) -> str:
     return kid.replace(":", "-")
 
 
-def active_key(ledger_dir: str | Path) -> SigningKey | None:
+def active_key(ledger_dir: LedgerDir) -> SigningKey | None:
     """The ledger's active signing key, or None when it has none (records are then unsigned)."""
     kid = active_key_id(ledger_dir)
     if kid is None:

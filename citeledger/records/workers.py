@@ -17,6 +17,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Callable, Sequence
 
+from citeledger.storage.places import CatalogDir, LedgerDir
+
 WORKERS = min(2, os.cpu_count() or 1)  # the machine's cores, at most two: more would share them
 MIN_PAPERS = 2000  # below this, starting the processes (about a second each) costs more than it saves
 
@@ -47,7 +49,7 @@ def blocks(paper_ids: Sequence[str], workers: int, most: int, head_start: int = 
 BlockWriter = Callable[..., list[Path]]  # (paper ids, ledger, catalog, first index[, progress]) -> paths
 
 
-def write_in_workers(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
+def write_in_workers(paper_ids: Sequence[str], ledger_dir: LedgerDir, catalog_dir: CatalogDir,
                      progress: Callable[[int], None] | None, workers: int, most: int,
                      write_block: BlockWriter) -> list[Path]:
     """Every paper's record files written by ``workers`` processes, the caller one of them: every

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from citeledger.engine.process_cache import get_catalog, get_notice_index
 from citeledger.ledger.store import LedgerStore
+from citeledger.storage.places import CatalogDir, LedgerDir
 from resolvers.notices import sources as notice_sources
 from resolvers.notices import standing as notices
 from resolvers.notices.standing import NoticeIndex, notice_row
@@ -62,7 +62,7 @@ def _plain_extras(work: dict[str, Any], made: dict[tuple[bool, bool, bool], list
     return [], made[key]
 
 
-def work_notice_rows(catalog_dir: str | Path, work_ids: Any, run_id: str) -> list[dict[str, Any]]:
+def work_notice_rows(catalog_dir: CatalogDir, work_ids: Any, run_id: str) -> list[dict[str, Any]]:
     """Notice rows (as the ledger stores them) of the given works, by work id."""
     catalog = get_catalog(catalog_dir)
     index = get_notice_index(catalog)
@@ -95,7 +95,7 @@ def _dated(row: dict[str, Any], run_id: str) -> dict[str, Any]:
     return row
 
 
-def cited_doi_notice_rows(catalog_dir: str | Path, dois: Any, run_id: str) -> list[dict[str, Any]]:
+def cited_doi_notice_rows(catalog_dir: CatalogDir, dois: Any, run_id: str) -> list[dict[str, Any]]:
     """Notice rows of cited DOIs that no catalog work carries but a notice source lists (a
     retracted paper the works table lacks is still retracted), keyed ``doi:<doi>``: the work id
     such a work would get. A DOI no source lists gets no row (its reference has no work)."""
@@ -113,7 +113,7 @@ def cited_doi_notice_rows(catalog_dir: str | Path, dois: Any, run_id: str) -> li
     return rows
 
 
-def write_run_notices(ledger_dir: str | Path, catalog_dir: str | Path, run_id: str) -> int:
+def write_run_notices(ledger_dir: LedgerDir, catalog_dir: CatalogDir, run_id: str) -> int:
     """A notice for every work this run links to, and for every cited DOI that names no catalog
     work but is listed by a notice source, checked against the catalog's sources."""
     ledger = LedgerStore(ledger_dir)

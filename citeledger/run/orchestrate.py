@@ -22,6 +22,7 @@ from citeledger.records.ledger_reads import latest_run_id
 from citeledger.run import pipeline
 from citeledger.run.summary import RunSummary
 from citeledger.run.task_runners import choose_task_runner
+from citeledger.storage.places import CatalogDir, CatalogPlaces, LedgerDir, LedgerPlaces
 from resolvers.errors import RunIncomplete, TransientError
 
 # Batches resolved at once by the thread runner: resolution is CPU-bound Python (numpy and DuckDB
@@ -33,7 +34,7 @@ RETRY_DELAYS = (1, 5)  # seconds before the retries of a batch that failed trans
 log = logging.getLogger("citeledger")
 
 
-def plan_logged(inputs: Sequence[str], catalog: str, ledger: str, logger: Any, run_id: str | None = None,
+def plan_logged(inputs: Sequence[str], catalog: CatalogDir, ledger: LedgerDir, logger: Any, run_id: str | None = None,
                 remote: bool = False, citing_paper: str | None = None,
                 batch_size: int = pipeline.DEFAULT_BATCH_SIZE, max_raw_chars: int = 100_000) -> pipeline.RunPlan:
     """``pipeline.plan_run``, then say what the run holds."""
@@ -83,16 +84,18 @@ def publish_artifact(markdown: str, key: str, description: str, logger: Any) -> 
         logger.warning("could not write the run artifact: %s", exc)
 
 
-def resolve_run(inputs: Sequence[str], catalog: str, ledger: str,
+def resolve_run(inputs: Sequence[str], catalog_dir: CatalogDir, ledger_dir: LedgerDir,
                 map_batches: Callable[[pipeline.RunPlan], list[str]], logger: Any,
                 write_records: Callable[[str, str, str], list] | None = None, **plan_options: Any) -> RunSummary:
-    """A whole resolve run: plan, resolve, finish, then the records of the papers it touched."""
+    """A whole resolve run: plan, resolve, finish, then the records of the papers it touched. The
+    ledger and the catalog travel as their places (``storage.places``) from here on."""
+    catalog, ledger = CatalogPlaces.of(catalog_dir), LedgerPlaces.of(ledger_dir)
     t0 = time.monotonic()
     plan = plan_logged(inputs, catalog, ledger, logger, **plan_options)
     summary: RunSummary = complete_run(plan, map_batches, {"plan": time.monotonic() - t0},
                                        "re-run with --run-id {run_id} to finish")
     if write_records is not None:
-        written = write_records(plan.run_id, ledger, catalog)
+        written = write_records(plan.run_id, str(ledger), str(catalog))
         summary = summary.with_records(len(written))
         logger.info("wrote %d citation records under %s/records", len(written), ledger)
     return summary

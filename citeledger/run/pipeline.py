@@ -35,6 +35,7 @@ from citeledger.run.notice_check import write_run_notices
 from citeledger.run.summary import RunSummary
 from citeledger.storage import locking
 from citeledger.storage.locking import exclusive
+from citeledger.storage.places import CatalogDir, LedgerDir, LedgerPlaces
 from citeledger.works.row_schema import works_jsonl_row
 from papers import PaperLimits
 from resolvers.errors import DiskFull, InputError
@@ -142,17 +143,17 @@ class RunPlan:
     catalog_seq: int = 0  # the catalog's ingested_seq when planned (see runs.catalog_seq)
 
 
-def _resumed_options(ledger_dir: str | Path, run_id: str) -> dict[str, Any]:
+def _resumed_options(ledger_dir: LedgerDir, run_id: str) -> dict[str, Any]:
     """The options an interrupted run was started with (read before any lock: only to check
     the inputs; the run itself is picked up under the lock)."""
-    path = Path(ledger_dir) / "_runs" / run_id / "manifest.json"
+    path = LedgerPlaces.of(ledger_dir).manifest(run_id)
     try:
         return json.loads(path.read_text()).get("options", {})
     except (OSError, ValueError):
         return {}
 
 
-def plan_run(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_dir: str | Path,
+def plan_run(inputs: Sequence[str | Path], catalog_dir: CatalogDir, ledger_dir: LedgerDir,
              run_id: str | None = None, batch_size: int = DEFAULT_BATCH_SIZE, limits: InputLimits | None = None,
              citing_paper: str | Mapping[str, str] | None = None, remote: bool = False,
              open_timeout: float = PIPE_OPEN_TIMEOUT, search: Mapping[str, Any] | None = None) -> RunPlan:
@@ -168,7 +169,7 @@ def plan_run(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_dir: 
     if limits.papers is None:  # the configuration's [papers] bounds on one paper
         limits = dataclasses.replace(limits, papers=config.papers)
     run_id = check_run_id(new_run_id() if run_id is None else run_id)
-    sources = prepare_inputs(inputs, Path(ledger_dir) / ".input-spool", limits.max_file_bytes,
+    sources = prepare_inputs(inputs, LedgerPlaces.of(ledger_dir).spool, limits.max_file_bytes,
                              _resumed_options(ledger_dir, run_id).get("citing_paper") or citing_paper, open_timeout)
     try:
         locking.acquire_ledger(ledger_dir)  # one writer per ledger; released by finish_run or death
@@ -184,7 +185,7 @@ def plan_run(inputs: Sequence[str | Path], catalog_dir: str | Path, ledger_dir: 
         discard_spools(sources)
 
 
-def _forget_unbegun(exc: BaseException, catalog_dir: str | Path, ledger_dir: str | Path, run_id: str) -> None:
+def _forget_unbegun(exc: BaseException, catalog_dir: CatalogDir, ledger_dir: LedgerDir, run_id: str) -> None:
     """A plan that failed (not a full disk or an interrupt: the same id finishes those) leaves no
     run to re-run and, if the run never began, no pinned catalog generation."""
     if isinstance(exc, Exception) and not isinstance(exc, DiskFull):
@@ -193,7 +194,7 @@ def _forget_unbegun(exc: BaseException, catalog_dir: str | Path, ledger_dir: str
             unpin_generation(catalog_dir, ledger_dir, run_id)  # a run that never began pins nothing
 
 
-def _plan_locked(sources: Sequence[InputSource], catalog_dir: str | Path, ledger_dir: str | Path, run_id: str,
+def _plan_locked(sources: Sequence[InputSource], catalog_dir: CatalogDir, ledger_dir: LedgerDir, run_id: str,
                  batch_size: int, limits: InputLimits, citing_paper: str | Mapping[str, str] | None,
                  remote: bool, search: dict[str, Any], config: Config | None = None) -> RunPlan:
     catalog = planned_catalog(catalog_dir, ledger_dir, run_id)
@@ -291,7 +292,7 @@ def interrupted_run() -> str | None:
     return next(reversed(_UNFINISHED.values()), None)
 
 
-def planned_catalog(catalog_dir: str | Path, ledger_dir: str | Path, run_id: str) -> ParquetCatalog:
+def planned_catalog(catalog_dir: CatalogDir, ledger_dir: LedgerDir, run_id: str) -> ParquetCatalog:
     """The generation a run works on, pinned for it: the one it was first planned on when that
     run is being resumed (later builds keep it, see ``catalog.pinned_generations``), else the live
     one. Pinned before it is checked, so a build that swaps generations meanwhile cannot take it."""
@@ -312,7 +313,7 @@ def planned_catalog(catalog_dir: str | Path, ledger_dir: str | Path, run_id: str
     return get_catalog(catalog_dir)
 
 
-def bring_up_to_date(catalog_dir: str | Path, generation: str) -> None:
+def bring_up_to_date(catalog_dir: CatalogDir, generation: str) -> None:
     """A generation whose lookup files are of an older format is brought up to date here, once, under
     the catalog's lock and before any worker process opens it (opening a catalog never writes)."""
     gen_dir = Path(catalog_dir) / generation

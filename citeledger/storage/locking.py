@@ -19,9 +19,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Iterator
 
+from citeledger.storage.places import CatalogDir, CatalogPlaces, LedgerDir, LedgerPlaces
 from resolvers.errors import LedgerPathError, LockTimeout
 
-LOCK_NAME = ".lock"
 DEFAULT_TIMEOUT = float(os.environ.get("CITELEDGER_LOCK_TIMEOUT", "3600"))
 
 _held: dict[str, IO[bytes]] = {}
@@ -63,24 +63,28 @@ def _acquire(path: Path, timeout: float) -> IO[bytes]:
     return fh
 
 
-def acquire_ledger(ledger_dir: str | Path, timeout: float | None = None) -> None:
+def _ledger_lock(ledger_dir: LedgerDir) -> Path:
+    return LedgerPlaces(Path(ledger_dir).resolve()).lock
+
+
+def acquire_ledger(ledger_dir: LedgerDir, timeout: float | None = None) -> None:
     """Take the ledger's writer lock for this process (waits while another process holds it)."""
-    path = Path(ledger_dir).resolve() / LOCK_NAME
+    path = _ledger_lock(ledger_dir)
     with _held_lock:
         if str(path) in _held:
             return
         _held[str(path)] = _acquire(path, DEFAULT_TIMEOUT if timeout is None else timeout)
 
 
-def holds_ledger(ledger_dir: str | Path) -> bool:
+def holds_ledger(ledger_dir: LedgerDir) -> bool:
     """Whether this process holds the ledger's writer lock now."""
     with _held_lock:
-        return str(Path(ledger_dir).resolve() / LOCK_NAME) in _held
+        return str(_ledger_lock(ledger_dir)) in _held
 
 
-def release_ledger(ledger_dir: str | Path) -> None:
+def release_ledger(ledger_dir: LedgerDir) -> None:
     """Give the ledger's writer lock back (a no-op when this process does not hold it)."""
-    path = Path(ledger_dir).resolve() / LOCK_NAME
+    path = _ledger_lock(ledger_dir)
     with _held_lock:
         fh = _held.pop(str(path), None)
     if fh is not None:
@@ -88,9 +92,9 @@ def release_ledger(ledger_dir: str | Path) -> None:
 
 
 @contextmanager
-def exclusive(directory: str | Path, timeout: float | None = None) -> Iterator[None]:
+def exclusive(directory: CatalogDir, timeout: float | None = None) -> Iterator[None]:
     """The folder's writer lock for the duration of a block (a catalog build)."""
-    fh = _acquire(Path(directory) / LOCK_NAME, DEFAULT_TIMEOUT if timeout is None else timeout)
+    fh = _acquire(CatalogPlaces.of(directory).lock, DEFAULT_TIMEOUT if timeout is None else timeout)
     try:
         yield
     finally:

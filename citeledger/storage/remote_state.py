@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, ContextManager
 
 from citeledger.storage.atomic import atomic_stream, atomic_write_bytes
+from citeledger.storage.places import LedgerDir, LedgerPlaces
 from resolvers.remote.checkpoint import decode_state, encode_state
 
 
@@ -95,6 +96,6 @@ class PaperCache:
         return path
 
 
-def paper_cache(ledger_dir: str | Path) -> PaperCache:
+def paper_cache(ledger_dir: LedgerDir) -> PaperCache:
     """The paper cache of a ledger folder."""
-    return PaperCache(Path(ledger_dir) / "_cache")
+    return PaperCache(LedgerPlaces.of(ledger_dir).cache)
