@@ -15,18 +15,19 @@ MAX_FUNCTION_LINES = 60
 WRITING_CALLS = {("os", "replace"), ("os", "rename"), ("shutil", "move"), ("shutil", "copyfile"),
                  ("tempfile", "mkstemp"), ("tempfile", "NamedTemporaryFile"), (None, "write_text"),
                  (None, "write_bytes")}
-# The modules that decide what is written, each for its own folder, through atomic.py.
-# The catalog folder: catalog.py (catalog_extract.py's extract parts, blocking.py's index files, shards.py's
-# shards and pins.py's pins are parts of it); the
-# ledger folder: ledger.py; the nightly's own inbox and harvest state: nightly.py, remote_files.py.
-WRITERS = {"atomic", "catalog", "catalog_extract", "blocking", "shards", "pins", "ledger", "nightly", "remote_files",
-           "outcome_share",  # outcome_share: the fuzzy outcomes a pool's workers share, in the temp folder
-           "hash_runs"}  # hash_runs: the index files blocking.py streams (``npy_stream``), through atomic.py
+# The modules that decide what is written, each for its own folder, through storage/atomic.py (named
+# by their path under citeledger/). The catalog folder: catalog/ (store, extract parts, pins, sharding)
+# and index/ (index files, shards); the ledger folder: ledger/store; the nightly's own inbox and
+# harvest state: nightly/steps, storage/remote_state.
+WRITERS = {"storage/atomic", "catalog/store", "catalog/extract", "catalog/generation_pins", "catalog/sharding",
+           "index/fuzzy_index", "index/shards", "ledger/store", "nightly/steps", "storage/remote_state",
+           "engine/fuzzy_outcomes",  # the fuzzy outcomes a pool's workers share, in the temp folder
+           "storage/external_sort"}  # the index files fuzzy_index streams (``npy_stream``), through atomic.py
 # Scratch, not data: the input spool (a pipe copied once so it can be read twice, deleted after
-# planning), the lock files of locking.py (empty; only their flock matters) and the index build's
-# sort runs (hash_runs.py: in the build's run folder, removed when it ends or by the next build).
-SCRATCH = {"input_files": {"mkstemp", "fdopen"}, "locking": {"open"},
-           "hash_runs": {"open"}}  # the index build's sort runs, appended, read back and removed in the build
+# planning), the lock files of storage/locking (empty; only their flock matters) and the index build's
+# sort runs (storage/external_sort: in the build's run folder, removed when it ends or by the next build).
+SCRATCH = {"inputs/files": {"mkstemp", "fdopen"}, "storage/locking": {"open"},
+           "storage/external_sort": {"open"}}  # the index build's sort runs, appended, read back and removed
 
 
 def long_functions(tree: ast.AST) -> list[str]:
@@ -66,13 +67,24 @@ def test_product_modules_and_functions_stay_small(path):
     assert long_functions(ast.parse(text)) == []
 
 
+def module_key(path: Path) -> str:
+    """``citeledger/catalog/store.py`` -> ``catalog/store`` (other packages keep their top folder)."""
+    rel = path.relative_to(REPO).with_suffix("")
+    return "/".join(rel.parts[1:] if rel.parts[0] == "citeledger" else rel.parts)
+
+
 @pytest.mark.parametrize("path", PRODUCT, ids=lambda p: str(p.relative_to(REPO)))
 def test_files_are_written_only_through_the_atomic_helper(path):
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    if path.stem != "atomic":
-        assert writing_calls(tree) - SCRATCH.get(path.stem, set()) == set()
+    key = module_key(path)
+    if key != "storage/atomic":
+        assert writing_calls(tree) - SCRATCH.get(key, set()) == set()
     if atomic_imports(tree):
-        assert path.stem in WRITERS, f"{path.name} writes files: add it to docs/architecture.md first"
+        assert key in WRITERS, f"{key} writes files: add it to docs/architecture.md first"
+
+
+def test_every_writer_and_scratch_module_named_exists():
+    assert {k for k in WRITERS | set(SCRATCH) if not (REPO / "citeledger" / f"{k}.py").exists()} == set()
 
 
 def test_the_shape_checks_see_what_they_forbid(tmp_path):

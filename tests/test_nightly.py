@@ -206,7 +206,7 @@ def test_a_refresh_shards_the_new_generation_as_the_catalog_was(site, monkeypatc
     def cluster(workers, address):
         clusters.append((workers, address))
         yield lambda fn, items: [fn(item) for item in items]
-    monkeypatch.setattr(shards, "dask_mapper", cluster)
+    monkeypatch.setattr(sharding, "dask_mapper", cluster)
     sharding.shard_with(site["catalog"], 2, "dask", 3, "tcp://scheduler:8786")
     assert sharding.sharding_of(site["catalog"]) == {"n_shards": 2, "task_runner": "dask", "dask_workers": 3,
                                                    "dask_address": "tcp://scheduler:8786"}
