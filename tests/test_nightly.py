@@ -223,7 +223,7 @@ def test_a_refresh_shards_the_new_generation_as_the_catalog_was(site, monkeypatc
         raise DiskFull(f"{gen_dir}: no space left on device")
     monkeypatch.undo()
     sharding.shard_with(site["catalog"], 2)  # (in this process from here on)
-    monkeypatch.setattr(shards, "build_shards", full)
+    monkeypatch.setattr(sharding, "build_shards", full)
     drop("three", "When the disk fills during sharding")
     failed = nightly.ingest_new_sources(site["catalog"], site["catalog-inbox"])
     assert failed.changed and failed.shards is None and shards.stamp_of(store.current()) is None
