@@ -297,7 +297,7 @@ def test_the_rate_slot_is_taken_inside_the_concurrency_slot():
                           transport=httpx.MockTransport(lambda request: httpx.Response(200, json={})))
     held: list[int] = []
     acquire = client.limiter.acquire
-    client.limiter.acquire = lambda: (held.append(client._slots._value), acquire())[1]  # type: ignore[method-assign]
+    client.limiter.acquire = lambda *a: (held.append(client._slots._value), acquire(*a))[1]  # type: ignore[method-assign]
     client.get("http://127.0.0.1:9/works")
     assert held == [1]  # one of the two connection slots was taken when the rate slot was
 

@@ -68,7 +68,7 @@ class RemoteResolver:
         self.arxiv = arxiv
         self.crossref = crossref
         self.files = files  # arXiv's e-prints and PDFs (``arXiv:ID`` inputs), through arXiv's one client
-        self.search = search  # search-based candidates (issue 14), None when no search service is on
+        self.search = search  # search-based candidates, None when no search service is on
         self._lock = threading.Lock()
         self._arxiv_cache: dict[str, Work | None] = {}
         self._doi_cache: dict[str, Work | None] = {}

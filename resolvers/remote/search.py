@@ -1,4 +1,4 @@
-"""Search-based candidates for references the local chain could not link (issue 14).
+"""Search-based candidates for references the local chain could not link.
 
 ``SearchResolver.ask(service, query, budget)`` returns a ``SearchAnswer`` (the works a service
 offers for one query), from, in turn: this process's memory (one request per distinct query per

@@ -1,4 +1,4 @@
-"""The three search services' requests and answers, as works (issue 14).
+"""The three search services' requests and answers, as works.
 
 Each ``search_*`` function takes the service's polite client (the same one identifier lookups use,
 so both share one rate limit), a query text and a row count, and returns the works found and how
