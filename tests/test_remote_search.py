@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import time
 
 import pytest
-from werkzeug import Response
 
 from citeledger import pipeline
 from citeledger.remote_files import SearchCacheDir
@@ -24,7 +22,8 @@ from resolvers.remote.settings import SearchSettings
 from resolvers.resolution import apply_rule_chain
 from resolvers.search_step import SearchStep
 
-from remote_server import ResetServer, fast, fixture_bytes, fixture_json, http_response, server, test_config  # noqa: F401
+from remote_server import (ResetServer, fast, fixture_bytes, fixture_json, holding, http_response,  # noqa: F401
+                           server, test_config)
 
 CRISPR = ("Kantor A, McClements ME, MacLaren RE. CRISPR-Mediated Base Editing Tools: A Genome Editing "
           "Technique to Induce Targeted Base Substitution. J Vis Exp. 2026.")
@@ -113,20 +112,15 @@ def test_openalex_search_when_crossref_has_nothing(server):
     assert server.log[1][0].args["mailto"] == "tests@example.org"
 
 
-def _slow(request):
-    time.sleep(1.0)
-    return Response("{}", status=200, content_type="application/json")
-
-
 @pytest.mark.parametrize("fault", ["429", "503", "timeout"])
-def test_faults_are_unavailable_and_asked_again_next_run(server, tmp_path, fault):
+def test_faults_are_unavailable_and_asked_again_next_run(server, tmp_path, fault, holding):
     handler = server.expect_request("/works")
     if fault == "429":
         handler.respond_with_data("Too Many Requests", status=429, headers={"Retry-After": "0"})
     elif fault == "503":
         handler.respond_with_data("Service Unavailable", status=503)
     else:
-        handler.respond_with_handler(_slow)
+        handler.respond_with_handler(holding)
     cache = SearchCacheDir(tmp_path / "cache")
     verdict, = resolve(remote_for(server, cache=cache, crossref=fast(timeout_seconds=0.2, retries=1)), [CRISPR])
     assert (verdict.status.value, verdict.reason.value) == ("unavailable", "remote_unavailable")
