@@ -271,3 +271,20 @@ def test_redirect_rules():
                                  0, 3, set())
     other_port = redirect_refused(origin, httpx.URL("http://api.example.org:8080/works"), 0, 3, set())
     assert ok is None and downgrade and other_port
+
+
+def test_a_retraction_watch_export_over_the_limit_keeps_the_copy_in_place(server, tmp_path):
+    from citeledger.remote_files import retraction_watch_files
+    from resolvers.remote.retraction_watch import refresh_retraction_watch
+
+    server.expect_request("/rw.csv").respond_with_data("Record ID,Title\n1,A retracted work\n", content_type="text/csv")
+    dest = tmp_path / "retraction_watch.csv"
+    c, _ = client()
+    refresh_retraction_watch(c, server.url_for("/rw.csv"), *retraction_watch_files(dest))
+    kept = dest.read_bytes()
+    server.clear()
+    server.expect_request("/rw.csv").respond_with_handler(huge(Sent(), declared=None))
+    with pytest.raises(RemoteUnavailable) as info:
+        refresh_retraction_watch(c, server.url_for("/rw.csv"), *retraction_watch_files(dest))
+    assert fault_of(info.value) is Fault.TOO_LARGE and dest.read_bytes() == kept
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["retraction_watch.csv", "retraction_watch.csv.http.json"]
