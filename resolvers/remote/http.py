@@ -6,6 +6,10 @@ backoff and jitter that honour ``Retry-After``. When retries run out the caller 
 ``RemoteUnavailable`` (transient: the reference becomes ``unavailable``). Any other answer,
 404 included, is returned as a response: "not found" is a value the caller decides on.
 
+Every answer is read within its bounds (``bounds.py``): at most ``max_body_bytes`` decoded bytes,
+streamed and counted, a deadline over the whole request, a clamped ``Retry-After``, redirects only
+within the same host. Crossing one is ``RemoteUnavailable`` too, its ``why`` naming the bound.
+
 httpx ignores ``limits=`` when a ``transport=`` is given, so the concurrency limit is our own
 semaphore, not httpx's pool.
 """
@@ -48,6 +52,10 @@ def user_agent(mailto: str | None) -> str:
     """Names the tool, its version and a contact, as Crossref's and arXiv's etiquette asks."""
     contact = f"mailto:{mailto}" if mailto else "+https://github.com/citeledger/citeledger"
     return f"citeledger/{TOOL_VERSION} ({contact})"
+
+
+SEND_WAIT_MAX = 5.0
+SENDS_KEPT = 10_000  # the write starts a limiter remembers (what the tests and the soak measure)
 
 
 class RateLimiter:
@@ -110,10 +118,6 @@ class RateLimiter:
             self._in_write = False
             self._last_send = self._clock()
             self._sending.notify_all()
-
-
-SEND_WAIT_MAX = 5.0
-SENDS_KEPT = 10_000  # the write starts a limiter remembers (what the tests and the soak measure)
 
 
 class CircuitBreaker:
