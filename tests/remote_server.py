@@ -92,6 +92,36 @@ class FakeClock:
             self.now += seconds
 
 
+class Holding:
+    """A handler that answers only once released (or ``limit`` seconds on, so nothing hangs): a
+    client's timeout fires before the answer however loaded the machine, where a fixed sleep in
+    the handler races the client's timer. Release it when the test ends (the ``holding`` fixture)."""
+
+    def __init__(self, limit: float = 10.0):
+        self.limit = limit
+        self.released = threading.Event()
+
+    def hold(self) -> None:
+        self.released.wait(self.limit)
+
+    def __call__(self, request):
+        from werkzeug import Response
+
+        self.hold()
+        return Response("late", status=200)
+
+    def release(self) -> None:
+        self.released.set()
+
+
+@pytest.fixture
+def holding():
+    """A ``Holding`` released when the test ends."""
+    held = Holding()
+    yield held
+    held.release()
+
+
 class ResetServer:
     """A TCP server that resets (RST) the first ``resets`` connections, then answers ``reply``
     (or, given a list, the replies in turn, the last one repeating).

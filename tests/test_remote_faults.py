@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections import Counter
 
 import pytest
-from remote_server import fixture_bytes, server  # noqa: F401
+from remote_server import Holding, fixture_bytes, server  # noqa: F401  # noqa: F401
 from werkzeug.wrappers import Response
 
 from citeledger.engine import process_cache as workers
@@ -25,6 +24,7 @@ CROSSREF_FAULTS = ("e500", "e502", "e503", "e429", "slow", "truncated", "html", 
 ARXIV_FAULTS = {"2301.00001": "e503", "2301.00002": "html", "2301.00003": "truncated", "2301.00004": "e400garbage",
                 "2301.00005": "e429", "2301.00006": "notatom"}
 PER_KIND = 4
+HELD = Holding()
 
 
 def crossref_message(doi: str) -> dict:
@@ -43,7 +43,7 @@ def crossref_handler(request):
         headers = {"Retry-After": "0"} if kind == "e429" else {}
         return Response("busy", status=int(kind[1:]), headers=headers, content_type="text/plain")
     if kind == "slow":
-        time.sleep(1.0)
+        HELD.hold()  # answers only after the client's timeout, however loaded the machine
         return Response(json.dumps({"message": crossref_message(doi)}), content_type="application/json")
     if kind == "truncated":
         body = json.dumps({"message": crossref_message(doi)})
@@ -110,7 +110,9 @@ crossref_api = "{server.url_for('').rstrip('/')}"
 """)
     monkeypatch.setenv("CITELEDGER_CONFIG", str(config))
     workers.clear_caches()
+    HELD.released.clear()
     yield server
+    HELD.release()
     workers.clear_caches()
 
 

@@ -3,11 +3,10 @@ GROBID gave for a real PDF (tests/fixtures/grobid/PROVENANCE.md), and GROBID's f
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
-from remote_server import FakeClock, ResetServer, fast, server  # noqa: F401
+from remote_server import FakeClock, ResetServer, fast, holding, server  # noqa: F401  # noqa: F401
 from werkzeug import Request, Response
 
 from resolvers.errors import PdfUnreadable, RateLimited, RemoteUnavailable
@@ -123,9 +122,9 @@ def test_204_means_no_reference_list(server):
     assert client(server.url_for("")).process_references(PDF) == b""
 
 
-def test_timeout_is_unavailable(server):
+def test_timeout_is_unavailable(server, holding):
     server.expect_request("/api/processReferences").respond_with_handler(
-        lambda request: (time.sleep(0.6), Response(TEI))[1])
+        lambda request: (holding.hold(), Response(TEI))[1])
     with pytest.raises(RemoteUnavailable, match="timeout"):
         client(server.url_for(""), timeout_seconds=0.2, retries=1).process_references(PDF)
 

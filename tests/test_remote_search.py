@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import time
 
 import pytest
-from remote_server import ResetServer, fast, fixture_bytes, fixture_json, http_response, server, test_config  # noqa: F401
-from werkzeug import Response
+from remote_server import ResetServer, fast, fixture_bytes, fixture_json, holding, http_response, server, test_config  # noqa: F401
 
 from citeledger.run import pipeline
 from citeledger.run.task_runners import choose_task_runner
@@ -112,20 +110,15 @@ def test_openalex_search_when_crossref_has_nothing(server):
     assert server.log[1][0].args["mailto"] == "tests@example.org"
 
 
-def _slow(request):
-    time.sleep(1.0)
-    return Response("{}", status=200, content_type="application/json")
-
-
 @pytest.mark.parametrize("fault", ["429", "503", "timeout"])
-def test_faults_are_unavailable_and_asked_again_next_run(server, tmp_path, fault):
+def test_faults_are_unavailable_and_asked_again_next_run(server, tmp_path, fault, holding):
     handler = server.expect_request("/works")
     if fault == "429":
         handler.respond_with_data("Too Many Requests", status=429, headers={"Retry-After": "0"})
     elif fault == "503":
         handler.respond_with_data("Service Unavailable", status=503)
     else:
-        handler.respond_with_handler(_slow)
+        handler.respond_with_handler(holding)
     cache = SearchCacheDir(tmp_path / "cache")
     verdict, = resolve(remote_for(server, cache=cache, crossref=fast(timeout_seconds=0.2, retries=1)), [CRISPR])
     assert (verdict.status.value, verdict.reason.value) == ("unavailable", "remote_unavailable")
@@ -296,7 +289,7 @@ def test_the_rate_slot_is_taken_inside_the_concurrency_slot():
                           transport=httpx.MockTransport(lambda request: httpx.Response(200, json={})))
     held: list[int] = []
     acquire = client.limiter.acquire
-    client.limiter.acquire = lambda: (held.append(client._slots._value), acquire())[1]  # type: ignore[method-assign]
+    client.limiter.acquire = lambda *a: (held.append(client._slots._value), acquire(*a))[1]  # type: ignore[method-assign]
     client.get("http://127.0.0.1:9/works")
     assert held == [1]  # one of the two connection slots was taken when the rate slot was
 

@@ -8,20 +8,21 @@ them (``citeledger/inputs/arxiv_fetch.py``).
 """
 from __future__ import annotations
 
-import io
-from typing import Any
+from typing import Any, Iterator
 
 import httpx
 
 from resolvers.errors import InputTooLarge, RemoteUnavailable
 from resolvers.remote.arxiv import split_arxiv_id
+from resolvers.remote.bounds import Fault, fault_of
 from resolvers.remote.http import PoliteClient
 
 SERVICE = "arxiv"
 
 
 class ArxivFiles:
-    """``/e-print/ID`` and ``/pdf/ID`` of one arXiv mirror; ``max_bytes`` bounds a download."""
+    """``/e-print/ID`` and ``/pdf/ID`` of one arXiv mirror; a download is at most ``max_bytes`` and
+    the arXiv client's ``max_file_bytes``, whichever is smaller."""
 
     def __init__(self, http: PoliteClient, eprint_url: str, pdf_url: str, max_bytes: int):
         self.http = http
@@ -39,17 +40,18 @@ class ArxivFiles:
 
     def _get(self, url: str) -> bytes | None:
         kept: dict[str, Any] = {}
+        limit = min(self.max_bytes, self.http.settings.max_file_bytes)
 
-        def sink(response: httpx.Response) -> None:
-            buffer, size = io.BytesIO(), 0  # from scratch on every attempt: a retried body never appends
-            for chunk in response.iter_bytes():
-                size += len(chunk)
-                if size > self.max_bytes:
-                    raise InputTooLarge(f"{url}: more than {self.max_bytes:,} bytes (limits.max_input_bytes)")
-                buffer.write(chunk)
-            kept["body"] = buffer.getvalue()
+        def sink(response: httpx.Response, chunks: Iterator[bytes]) -> None:
+            kept["body"] = b"".join(chunks)  # from scratch on every attempt: a retried body never appends
 
-        response = self.http.get(url, sink=sink)
+        try:
+            response = self.http.get(url, sink=sink, max_bytes=limit)
+        except RemoteUnavailable as exc:
+            if fault_of(exc) is Fault.TOO_LARGE:  # the same next time: the paper's reject, not "try again"
+                raise InputTooLarge(f"{url}: more than {limit:,} bytes (max_file_bytes, "
+                                    "limits.max_input_bytes)") from exc
+            raise
         if response.status_code == 404:
             return None
         if response.status_code != 200 or "body" not in kept:

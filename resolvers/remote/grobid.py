@@ -58,6 +58,10 @@ class GrobidClient:
     def process_references(self, pdf: bytes, filename: str = "paper.pdf") -> bytes:
         """The TEI GROBID gives for ``pdf`` (``b""`` when it found no references). Raises
         ``PdfUnreadable`` for a PDF GROBID cannot read, ``RemoteUnavailable`` otherwise."""
+        limit = self.http.settings.max_file_bytes
+        if len(pdf) > limit:  # not sent: the same PDF would be as large next time
+            raise PdfUnreadable(f"the PDF has {len(pdf):,} bytes, more than GROBID is sent "
+                                f"([remote.grobid] max_file_bytes, {limit:,})")
         files = {"input": (filename, pdf, "application/pdf")}
         data = {"consolidateCitations": "0", "includeRawCitations": "1"}
         response = self.http.request("POST", self.url, data=data, files=files,

@@ -6,23 +6,45 @@ backoff and jitter that honour ``Retry-After``. When retries run out the caller 
 ``RemoteUnavailable`` (transient: the reference becomes ``unavailable``). Any other answer,
 404 included, is returned as a response: "not found" is a value the caller decides on.
 
+Every answer is read within its bounds (``bounds.py``): at most ``max_body_bytes`` decoded bytes,
+streamed and counted, a deadline over the whole request, a clamped ``Retry-After``, redirects only
+within the same host. Crossing one is ``RemoteUnavailable`` too, its ``why`` naming the bound.
+
 httpx ignores ``limits=`` when a ``transport=`` is given, so the concurrency limit is our own
 semaphore, not httpx's pool.
 """
 from __future__ import annotations
 
-import email.utils
+import itertools
+import math
 import random
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import httpx
 
 from resolvers.errors import RateLimited, RemoteUnavailable
+from resolvers.remote.bounds import (
+    ERROR_BODY_MAX,
+    ClientStats,
+    Fault,
+    RequestBounds,
+    bounded_chunks,
+    check_encoding,
+    parse_retry_after,
+    redirect_refused,
+    unavailable,
+)
 from resolvers.remote.settings import ServiceSettings
+
+__all__ = ["PoliteClient", "RateLimiter", "CircuitBreaker", "parse_retry_after", "user_agent", "Sink"]
+
+# ``sink(response, chunks)``: a 2xx body streamed; ``chunks`` are its decoded bytes within the bounds
+Sink = Callable[[httpx.Response, Iterator[bytes]], None]
 
 try:  # the installed distribution's version, so the User-Agent tells the truth
     from importlib.metadata import version as _dist_version
@@ -40,27 +62,8 @@ def user_agent(mailto: str | None) -> str:
     return f"citeledger/{TOOL_VERSION} ({contact})"
 
 
-def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
-    """``Retry-After`` in seconds: either delay-seconds or an HTTP date (RFC 9110 10.2.3)."""
-    if value is None:
-        return None
-    value = value.strip()
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when is None:
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    now = now or datetime.now(timezone.utc)
-    return max(0.0, (when - now).total_seconds())
+SEND_WAIT_MAX = 5.0
+SENDS_KEPT = 10_000  # the write starts a limiter remembers (what the tests and the soak measure)
 
 
 class RateLimiter:
@@ -80,15 +83,21 @@ class RateLimiter:
         self._sending = threading.Condition()
         self._in_write = False
         self._last_send = float("-inf")
+        self.sends: deque[float] = deque(maxlen=SENDS_KEPT)  # when each write started, on ``clock``
 
-    def acquire(self) -> None:
+    def acquire(self, until: float = math.inf) -> bool:
+        """Waits for this caller's slot; False (no slot taken, no wait) when the slot would come
+        after ``until`` (a request's deadline: a long pause of the service is not waited out)."""
         with self._lock:
             now = self._clock()
             slot = max(now, self._next_slot)
+            if slot > until:
+                return False
             self._next_slot = slot + self.min_interval
         wait = slot - now
         if wait > 0:
             self._sleep(wait)
+        return True
 
     def defer(self, seconds: float) -> None:
         with self._lock:
@@ -106,10 +115,10 @@ class RateLimiter:
             deadline = self._clock() + SEND_WAIT_MAX
             while self._in_write and self._clock() < deadline:
                 self._sending.wait(timeout=0.05)
-            wait = self._last_send + self.min_interval - self._clock()
-            if wait > 0:
+            while (wait := self._last_send + self.min_interval - self._clock()) > 0:
                 self._sleep(wait)
             self._in_write = True
+            self.sends.append(self._clock())
 
     def sent(self) -> None:
         """The gated write is complete (or failed): the next write may start ``min_interval`` on."""
@@ -117,9 +126,6 @@ class RateLimiter:
             self._in_write = False
             self._last_send = self._clock()
             self._sending.notify_all()
-
-
-SEND_WAIT_MAX = 5.0
 
 
 class CircuitBreaker:
@@ -172,14 +178,17 @@ class CircuitBreaker:
 
 @dataclass
 class _Attempt:
-    """What one failed attempt left behind: the error to raise and how long to wait."""
+    """What one failed attempt left behind: the error to raise, how long to wait, and whether
+    another attempt may help (a body over its limit or a refused redirect would come again)."""
 
     error: RemoteUnavailable
     wait: float
+    retry: bool = True
 
 
 class PoliteClient:
-    """An httpx client for one service, with its rate, concurrency, retry and circuit policy."""
+    """An httpx client for one service, with its rate, concurrency, retry and circuit policy, and
+    the bounds of every answer (``bounds.py``: bytes, deadline, redirects, encodings)."""
 
     def __init__(
         self,
@@ -195,9 +204,11 @@ class PoliteClient:
     ):
         self.service = service
         self.settings = settings
+        self._clock = clock
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._wallclock = wallclock
+        self.stats = ClientStats()
         self.limiter = RateLimiter(settings.min_interval_seconds, clock, sleep)
         self.breaker = CircuitBreaker(
             service, settings.circuit_failures, settings.circuit_cooldown_seconds, clock
@@ -206,7 +217,7 @@ class PoliteClient:
         kwargs: dict[str, Any] = {
             "timeout": httpx.Timeout(settings.timeout_seconds),
             "headers": {"User-Agent": user_agent(mailto)},
-            "follow_redirects": True,
+            "follow_redirects": False,  # followed here, within the same host only (``_open``)
         }
         if transport is not None:
             kwargs["transport"] = transport
@@ -224,15 +235,17 @@ class PoliteClient:
         *,
         params: Mapping[str, Any] | None = None,
         headers: Mapping[str, str] | None = None,
-        sink: Callable[[httpx.Response], None] | None = None,
+        sink: Sink | None = None,
+        max_bytes: int | None = None,
     ) -> httpx.Response:
         """GET with the service's policy. Returns any non-retryable response (404 included).
 
-        With ``sink`` the body is streamed: ``sink(response)`` is called for a 2xx answer inside
-        the open stream (it may iterate ``response.iter_bytes()``) and must start from scratch
-        each time, as a reset mid-body is retried like any other transport failure.
+        With ``sink`` the body is streamed: ``sink(response, chunks)`` is called for a 2xx answer
+        inside the open stream (``chunks``: the decoded body within its bounds) and must start
+        from scratch each time, as a reset mid-body is retried like any other transport failure.
+        ``max_bytes``: this answer's byte limit instead of the service's ``max_body_bytes``.
         """
-        return self.request("GET", url, params=params, headers=headers, sink=sink)
+        return self.request("GET", url, params=params, headers=headers, sink=sink, max_bytes=max_bytes)
 
     def request(
         self,
@@ -241,31 +254,25 @@ class PoliteClient:
         *,
         params: Mapping[str, Any] | None = None,
         headers: Mapping[str, str] | None = None,
-        sink: Callable[[httpx.Response], None] | None = None,
+        sink: Sink | None = None,
         data: Mapping[str, Any] | None = None,
         files: Mapping[str, Any] | None = None,
         final: Callable[[int, bytes], bool] | None = None,
+        max_bytes: int | None = None,
     ) -> httpx.Response:
         """Any method with the service's policy. ``data``/``files`` make a form (multipart with
         ``files``; bytes, so a retry sends them again). ``final(status, body)`` marks an answer
         with a retryable status as the service's last word (GROBID's 500 for an unreadable PDF):
         it is returned, not retried."""
-        attempts = max(0, self.settings.retries) + 1
-        last: _Attempt | None = None
+        self.stats.count("request")
+        bounds = RequestBounds(self.service, self._clock, max_bytes or self.settings.max_body_bytes,
+                               self.settings.deadline_seconds)
         body = {"params": params, "headers": headers, "data": data, "files": files}
-        for attempt in range(attempts):
-            self.breaker.before_request()
-            outcome = self._attempt(method, url, body, sink, attempt, final)
-            if isinstance(outcome, httpx.Response):
-                return outcome
-            last = outcome
-            if attempt + 1 >= attempts:
-                break
-            if outcome.wait > self.settings.max_retry_after_seconds:
-                break  # the server asks for a longer pause than a run should block for
-            self._sleep(outcome.wait)
-        assert last is not None
-        raise last.error
+        try:
+            return self._attempts(method, url, body, sink, final, bounds)
+        except RemoteUnavailable as exc:
+            self.stats.failed(exc)
+            raise
 
     def close(self) -> None:
         self._client.close()
@@ -277,37 +284,97 @@ class PoliteClient:
         self.close()
 
     # -- internals -----------------------------------------------------------------------------
+    def _attempts(self, method, url, body, sink, final, bounds: RequestBounds) -> httpx.Response:
+        """The first attempt and the retries, while they may help and fit the deadline."""
+        attempts = max(0, self.settings.retries) + 1
+        last: _Attempt | None = None
+        for attempt in range(attempts):
+            self.breaker.before_request()
+            outcome = self._attempt(method, url, body, sink, attempt, final, bounds)
+            if isinstance(outcome, httpx.Response):
+                return outcome
+            last = outcome
+            if not outcome.retry or attempt + 1 >= attempts:
+                break
+            if outcome.wait > self.settings.max_retry_after_seconds:
+                break  # the server asks for a longer pause than a run should block for
+            if outcome.wait >= bounds.left():
+                break  # no time left for another attempt: the last failure is the answer
+            self._sleep(outcome.wait)
+        assert last is not None
+        raise last.error
+
     def _backoff(self, attempt: int) -> float:
         """Exponential backoff with equal jitter: half fixed, half random."""
         ceiling = min(self.settings.backoff_max_seconds, self.settings.backoff_base_seconds * (2**attempt))
         return ceiling / 2 + self._rng.uniform(0, ceiling / 2)
 
-    def _attempt(self, method, url, request, sink, attempt, final=None) -> httpx.Response | _Attempt:
+    def _attempt(self, method, url, request, sink, attempt, final, bounds) -> httpx.Response | _Attempt:
         # the rate limit is taken inside the concurrency slot: a thread that waited for a slot
         # must still wait for its turn, or the threads freed together would send in a burst
         with self._slots:
-            self.limiter.acquire()
+            if not self.limiter.acquire(bounds.at):
+                why = f"the service's pause (Retry-After) ends after the deadline of {method} {url}"
+                return _Attempt(unavailable(self.service, Fault.DEADLINE, why), 0.0, retry=False)
+            bounds.start()
+            self.stats.count("attempt")
             try:
-                with self._client.stream(method, url, **{k: v for k, v in request.items() if v is not None},
-                                         extensions={"trace": self._trace}) as response:
-                    if response.status_code in RETRY_STATUSES:
-                        body = response.read()
-                        if final is None or not final(response.status_code, body):
-                            return self._failed_status(response, body, attempt)
-                    if sink is not None and 200 <= response.status_code < 300:
-                        sink(response)
-                    else:
-                        response.read()
+                outcome = self._exchange(method, url, request, sink, attempt, final, bounds)
             except httpx.TimeoutException as exc:
                 self.breaker.record_failure()
-                why = f"timeout ({type(exc).__name__}) on {method} {url}"
-                return _Attempt(RemoteUnavailable(self.service, why), self._backoff(attempt))
-            except httpx.TransportError as exc:
+                if bounds.left() <= 0:
+                    return _Attempt(bounds.passed(f"{method} {url}"), 0.0, retry=False)
+                why = f"({type(exc).__name__}) on {method} {url}"
+                return _Attempt(unavailable(self.service, Fault.TIMEOUT, why), self._backoff(attempt))
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:  # resets, undecodable bodies, bad Locations...
                 self.breaker.record_failure()
-                why = f"transport error ({type(exc).__name__}: {exc}) on {method} {url}"
-                return _Attempt(RemoteUnavailable(self.service, why), self._backoff(attempt))
-        self.breaker.record_success()
-        return response
+                why = f"({type(exc).__name__}: {exc}) on {method} {url}"
+                return _Attempt(unavailable(self.service, Fault.TRANSPORT, why), self._backoff(attempt))
+            except RemoteUnavailable as exc:  # a bound: too large, deadline, redirect, encoding
+                self.breaker.record_failure()
+                return _Attempt(exc, 0.0, retry=False)
+        if isinstance(outcome, httpx.Response):
+            self.breaker.record_success()
+        return outcome
+
+    def _exchange(self, method, url, request, sink, attempt, final, bounds) -> httpx.Response | _Attempt:
+        """One attempt's request (and its allowed redirects) and its answer, read within the bounds."""
+        response = self._open(method, url, request, bounds)
+        try:
+            check_encoding(self.service, response)
+            if response.status_code in RETRY_STATUSES:
+                cap = min(bounds.max_bytes, ERROR_BODY_MAX)
+                body = b"".join(bounded_chunks(response, bounds, cap, self.stats, cut=True))
+                if final is None or not final(response.status_code, body):
+                    return self._failed_status(response, body, attempt)
+                return _answered(response, body)
+            if sink is not None and 200 <= response.status_code < 300:
+                sink(response, bounded_chunks(response, bounds, bounds.max_bytes, self.stats))
+                return response
+            return _answered(response, b"".join(bounded_chunks(response, bounds, bounds.max_bytes, self.stats)))
+        finally:
+            response.close()
+
+    def _open(self, method, url, request, bounds: RequestBounds) -> httpx.Response:
+        """The response of ``url`` with its body still to read, after the redirects the service
+        allows (same host, ``max_redirects``, no loop): each one a request through the rate gate."""
+        timeout = httpx.Timeout(max(0.001, min(self.settings.timeout_seconds, bounds.left())))
+        sent = self._client.build_request(method, url, **{k: v for k, v in request.items() if v is not None},
+                                          timeout=timeout, extensions={"trace": self._trace})
+        origin, seen = sent.url, {str(sent.url)}
+        for hops in itertools.count():
+            response = self._client.send(sent, stream=True)
+            target = response.next_request
+            if target is None:
+                return response
+            response.close()
+            why = redirect_refused(origin, target.url, hops, self.settings.max_redirects, seen)
+            if why is not None:
+                raise unavailable(self.service, Fault.REDIRECT, why)
+            bounds.check(url)
+            seen.add(str(target.url))
+            sent = target
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _trace(self, event: str, info: dict[str, Any]) -> None:
         """httpcore's trace hook: the rate gate around the writing of the request headers."""
@@ -318,13 +385,22 @@ class PoliteClient:
 
     def _failed_status(self, response: httpx.Response, body: bytes, attempt: int) -> _Attempt:
         retry_after = parse_retry_after(response.headers.get("Retry-After"), self._wallclock())
-        wait = self._backoff(attempt) if retry_after is None else max(retry_after, 0.0)
+        wait = self._backoff(attempt) if retry_after is None else retry_after
         snippet = body[:80].decode("utf-8", "replace").strip()
         why = f"HTTP {response.status_code} on {response.request.url}: {snippet!r}"
-        if retry_after is not None:
-            self.limiter.defer(retry_after)
+        if retry_after is not None:  # the whole service pauses, at most as long as a run may wait
+            self.limiter.defer(min(retry_after, self.settings.max_retry_after_seconds))
         if response.status_code == 429:
             # the service is alive and asking us to slow down: not a failure for the breaker
-            return _Attempt(RateLimited(self.service, why, retry_after), wait)
+            return _Attempt(RateLimited(self.service, f"{Fault.RATE_LIMITED.value}: {why}"[:500], retry_after), wait)
         self.breaker.record_failure()
-        return _Attempt(RemoteUnavailable(self.service, why), wait)
+        return _Attempt(RemoteUnavailable(self.service, why[:500]), wait)
+
+
+def _answered(response: httpx.Response, body: bytes) -> httpx.Response:
+    """The response with its body as read (decoded): what ``.content``, ``.text`` and ``.json()`` give."""
+    headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() != "content-encoding"]
+    answered = httpx.Response(response.status_code, headers=headers, content=body, request=response.request,
+                              extensions=response.extensions)
+    answered.history = response.history
+    return answered

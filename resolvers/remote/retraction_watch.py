@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, ContextManager, Protocol
+from typing import BinaryIO, ContextManager, Iterator, Protocol
 
 import httpx
 
@@ -54,14 +54,15 @@ def refresh_retraction_watch(http: PoliteClient, url: str, copy: CsvCopy, valida
             headers["If-Modified-Since"] = state["last_modified"]
     written = {"bytes": -1}  # -1: no 200 body was streamed into place
 
-    def sink(response: httpx.Response) -> None:
+    def sink(response: httpx.Response, chunks: Iterator[bytes]) -> None:
         # each call stages from scratch: a retried download never appends to a broken one
         if response.status_code != 200:
-            response.read()
+            for _ in chunks:
+                pass
             return
         with copy.replace() as fh:
             count = 0
-            for chunk in response.iter_bytes():
+            for chunk in chunks:
                 fh.write(chunk)
                 count += len(chunk)
         written["bytes"] = count

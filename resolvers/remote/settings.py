@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from resolvers.errors import ConfigError
+
+MIB = 1024 * 1024
+
 
 @dataclass(frozen=True)
 class ServiceSettings:
@@ -22,6 +26,18 @@ class ServiceSettings:
     max_retry_after_seconds: float = 120.0  # a longer Retry-After gives up (unavailable) at once
     circuit_failures: int = 5  # consecutive failed attempts that open the circuit
     circuit_cooldown_seconds: float = 60.0
+    # the bounds of one answer (resolvers/remote/bounds.py); docs/configuration.md gives the reasons
+    max_body_bytes: int = 64 * MIB  # decoded bytes of one answer; past it: unavailable, the rest unread
+    max_file_bytes: int = 256 * MIB  # a whole file fetched (arXiv e-print, PDF) or sent (a PDF to GROBID)
+    deadline_seconds: float = 180.0  # one request in all: connects, reads, retries' sleeps
+    max_redirects: int = 3  # followed within the same host only; 0: none
+
+    def __post_init__(self) -> None:
+        for name in ("max_body_bytes", "max_file_bytes", "deadline_seconds"):
+            if not getattr(self, name) > 0:
+                raise ConfigError(f"{name}: must be > 0, got {getattr(self, name)!r}")
+        if self.max_redirects < 0:
+            raise ConfigError(f"max_redirects: must be >= 0, got {self.max_redirects!r}")
 
 
 @dataclass(frozen=True)
@@ -42,22 +58,31 @@ class Endpoints:
     grobid: str | None = None  # the user's GROBID service (http://localhost:8070); None: PDFs are not read
 
 
-# arXiv's API terms: no more than one request every three seconds, one connection at a time.
-ARXIV_DEFAULTS = ServiceSettings(min_interval_seconds=3.0, max_concurrency=1, timeout_seconds=30.0)
+# arXiv's API terms: no more than one request every three seconds, one connection at a time. The
+# client also fetches e-prints (tens of MB for papers with figures): its deadline leaves room for one.
+ARXIV_DEFAULTS = ServiceSettings(min_interval_seconds=3.0, max_concurrency=1, timeout_seconds=30.0,
+                                 deadline_seconds=300.0)
 # Crossref allows about 5 requests/s without a key (10 in the polite pool): we stay at 5 with a mailto.
 CROSSREF_POLITE_INTERVAL = 0.2  # 5 requests/s: the rate Crossref asks of tools
+# a harvest page holds 1,000 works with their reference lists: tens of MB
 CROSSREF_DEFAULTS = ServiceSettings(
-    min_interval_seconds=CROSSREF_POLITE_INTERVAL, max_concurrency=3, timeout_seconds=20.0
+    min_interval_seconds=CROSSREF_POLITE_INTERVAL, max_concurrency=3, timeout_seconds=20.0,
+    max_body_bytes=128 * MIB, deadline_seconds=120.0,
 )
 # OpenAlex: 10 requests/s (and 100,000 a day) per user; the ``mailto`` puts us in its polite pool.
-OPENALEX_DEFAULTS = ServiceSettings(min_interval_seconds=0.1, max_concurrency=3, timeout_seconds=20.0)
+OPENALEX_DEFAULTS = ServiceSettings(min_interval_seconds=0.1, max_concurrency=3, timeout_seconds=20.0,
+                                    max_body_bytes=16 * MIB, deadline_seconds=120.0)
+# the Retraction Watch export (about 60 MB of CSV in 2025) is streamed to disk, not held
 RETRACTION_WATCH_DEFAULTS = ServiceSettings(
-    min_interval_seconds=1.0, max_concurrency=1, timeout_seconds=300.0, retries=2
+    min_interval_seconds=1.0, max_concurrency=1, timeout_seconds=300.0, retries=2,
+    max_body_bytes=1024 * MIB, deadline_seconds=1800.0,
 )
 # GROBID is the user's own service: no rate limit, two PDFs at a time (its 503 says "busy, wait";
-# its own docs suggest a few seconds), and time for a long PDF on a CPU.
+# its own docs suggest a few seconds), and time for a long PDF on a CPU. Its answer is the TEI of
+# the references (about a megabyte for a long reference list).
 GROBID_DEFAULTS = ServiceSettings(
-    min_interval_seconds=0.0, max_concurrency=2, timeout_seconds=120.0, retries=3, backoff_base_seconds=2.0
+    min_interval_seconds=0.0, max_concurrency=2, timeout_seconds=120.0, retries=3, backoff_base_seconds=2.0,
+    max_body_bytes=32 * MIB, deadline_seconds=600.0,
 )
 
 
