@@ -163,9 +163,11 @@ def test_unreadable_inputs_stop_before_the_run_begins(tmp_path, fixture_catalog,
 # --- item 4: reference_index out of range ------------------------------------------------------
 
 
-def test_reference_index_beyond_int64_is_a_reject_in_every_format(tmp_path):
-    """Before: accepted, and the batch's Parquet write failed with OverflowError on every re-run."""
-    big, huge = 2**63, "9" * 5000
+@pytest.mark.parametrize("big", [2**63, 2**53 + 1, 2**63 - 1])
+def test_reference_index_beyond_what_a_record_carries_is_a_reject_in_every_format(tmp_path, big):
+    """Beyond int64 the batch's Parquet write failed on every re-run; beyond 2^53 every records
+    build of the run failed (a record's JSON numbers are doubles): both are rejects when read."""
+    huge = "9" * 5000
     jl = tmp_path / "r.jsonl"
     jl.write_text("".join(json.dumps({"citing_paper": "p", "reference_index": i, "raw": "x y z"}) + "\n"
                           for i in (1, big, MAX_REFERENCE_INDEX)) + f'{{"citing_paper": "p", "reference_index": {huge}}}\n')
@@ -179,13 +181,15 @@ def test_reference_index_beyond_int64_is_a_reject_in_every_format(tmp_path):
         assert [r.reference_index for r in refs] == kept, path
         assert [r.line for r in rejects] == bad_lines, path
         assert all(r.field in ("reference_index", None) for r in rejects)
-        assert rejects[0].field == "reference_index" and "2^63-1" in rejects[0].reason
+        assert rejects[0].field == "reference_index" and "at most 2^53" in rejects[0].reason
+        assert rejects[0].message.startswith(f"{path}:{bad_lines[0]}: field 'reference_index':")
 
 
-def test_an_out_of_range_index_does_not_fail_the_batch(tmp_path, fixture_catalog):
+@pytest.mark.parametrize("big", [2**63, 2**53 + 1])
+def test_an_out_of_range_index_does_not_fail_the_batch(tmp_path, fixture_catalog, big):
     path = tmp_path / "r.jsonl"
     path.write_text("".join(json.dumps({"citing_paper": "p", "reference_index": i, "raw": "Smith J. Title. 2001."})
-                            + "\n" for i in (1, 2**63, 2)))
+                            + "\n" for i in (1, big, 2)))
     plan = pipeline.plan_run([path], fixture_catalog, tmp_path / "l", run_id="big")
     for job in plan.pending:
         pipeline.run_batch(job)

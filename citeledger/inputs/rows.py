@@ -29,8 +29,11 @@ from resolvers.parsing.text import unicode_problem
 
 DEFAULT_MAX_RAW_CHARS = 100_000
 EXCERPT_CHARS = 200
-# the ledger stores reference_index as int64: larger values are rejected when read, never later
-MAX_REFERENCE_INDEX = 2**63 - 1
+# the largest reference_index every stage carries exactly: the ledger stores int64, but a citation
+# record is RFC 8785 JSON, whose numbers are IEEE doubles (``resolvers.jcs``: exact up to 2^53);
+# a larger index is rejected when read, never later (where it failed every records build of its run)
+MAX_REFERENCE_INDEX = 2**53
+MAX_REFERENCE_INDEX_TEXT = "2^53"
 # a CSV record spanning more physical lines than this is an unclosed quote, not a reference
 MAX_CSV_ROW_LINES = 100
 
@@ -124,8 +127,9 @@ def validate_row(obj: Any, file: str, line: int | None, limits: InputLimits, len
         return InputReject(file, line, "reference_index", f"must be an integer >= 1, got {index}", excerpt)
     if index > MAX_REFERENCE_INDEX:
         got = str(index) if index.bit_length() <= 128 else f"a {index.bit_length()}-bit number"
-        return InputReject(file, line, "reference_index", f"must be at most 2^63-1 = {MAX_REFERENCE_INDEX}, "
-                           f"got {got:.45}", excerpt)
+        return InputReject(file, line, "reference_index", f"must be at most {MAX_REFERENCE_INDEX_TEXT} = "
+                           f"{MAX_REFERENCE_INDEX} (a record's JSON number is exact up to there), got {got:.45}",
+                           excerpt)
 
     raw = row.get("raw")
     if raw is None:
