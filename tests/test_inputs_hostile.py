@@ -215,6 +215,21 @@ def test_an_unclosed_csv_quote_is_one_reject_and_the_rows_after_it_are_read(tmp_
     assert max(len(r.raw) for r in refs) < 60
 
 
+@pytest.mark.parametrize("next_row", ['p,3,"Quoted row three. 2001."', '"p",3,Quoted row three. 2001.',
+                                      'p,3,"Quoted, row three." ', 'p,"3",Quoted row three. 2001.'])
+def test_an_unclosed_csv_quote_before_a_quoted_row_merges_no_rows(tmp_path, next_row):
+    """Before: the quoted row after the unclosed quote closed it and was swallowed into it (9 rows
+    in, 8 references and no reject)."""
+    lines = ["citing_paper,reference_index,raw", "p,1,Row one. 2001.", 'p,2,"Unclosed quote, row two. 2001.',
+             next_row, *(f"p,{i},Row {i}. 2001." for i in range(4, 10))]
+    path = tmp_path / "r.csv"
+    path.write_text("\n".join(lines) + "\n")
+    refs, rejects = split(read_references(path))
+    assert [(r.line, r.field) for r in rejects] == [(3, "raw")] and "unclosed quote" in rejects[0].reason
+    assert [(r.reference_index, r.line) for r in refs] == [(1, 2)] + [(i, i + 1) for i in range(3, 10)]
+    assert refs[1].raw.startswith("Quoted") and all("\n" not in r.raw for r in refs)
+
+
 def test_a_csv_quote_open_over_more_than_a_hundred_lines_is_rejected(tmp_path):
     body = "\n".join(f"text line {i}" for i in range(150))  # no line looks like a row, but it runs on
     path = tmp_path / "r.csv"

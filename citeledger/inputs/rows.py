@@ -262,6 +262,20 @@ def _swallowed(taken: list[tuple[int, str]], header: list[str]) -> str | None:
             f"{len(rows)} of which look like rows; those lines are read again as rows")
 
 
+def _closed_badly(taken: list[tuple[int, str]]) -> str | None:
+    """Why a record spanning several lines is an unclosed quote, or None: its quote closes with
+    text after it (``p,2,"open`` then ``p,3,"quoted row"``: the second line's first quote closes
+    the field), which a well-formed quoted field never has; the lines after the first would be
+    swallowed into it."""
+    try:
+        for _ in csv.reader(io.StringIO("".join(text for _, text in taken), newline=""), strict=True):
+            pass
+    except csv.Error:
+        return (f"unclosed quote: the quoted field opened on line {taken[0][0]} closes on line {taken[-1][0]} "
+                "with text after its closing quote; the lines after it are read again as rows")
+    return None
+
+
 def _quoted_field(text: str, header: list[str]) -> str | None:
     """The column whose quote opens on this line and never closes on it."""
     fields = next(csv.reader([text]), [])
@@ -312,7 +326,7 @@ def read_csv(path: Path, limits: InputLimits, name: str | None = None) -> Iterat
             taken = lines.taken
             start_line = taken[0][0] if taken else lines.lineno
             if values is not None and len(taken) > 1:
-                why = _swallowed(taken, header)
+                why = _swallowed(taken, header) or _closed_badly(taken)
             if why or values is None:
                 yield InputReject(name, start_line, _quoted_field(taken[0][1], header) if len(taken) > 1 else None,
                                   why or "unreadable row", excerpt_of(taken[0][1] if taken else ""))
