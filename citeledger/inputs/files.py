@@ -22,10 +22,12 @@ from typing import Any, Mapping, Sequence
 from citeledger.inputs.papers import (
     FOLDER_KIND,
     PAPER_KIND,
+    REFUSED_KIND,
     directory_entries,
+    entry_sha256,
     folder_sha256,
-    input_sha256,
     is_one_paper_folder,
+    refusal,
 )
 from citeledger.storage.atomic import file_sha256
 from papers import citing_paper_from_name
@@ -245,7 +247,9 @@ def _prepare_one(given: str | Path, spool_dir: Path | None, max_bytes: int | Non
 
 def _directory(path: Path, citing_paper: str | Mapping[str, str] | None) -> list[InputSource]:
     """A folder: one paper's source tree (named by ``--citing-paper`` or by its own arXiv-style
-    name), or a directory of papers, one file or sub-folder each (``paper_inputs``)."""
+    name), or a directory of papers, one file or sub-folder each (``paper_inputs``); an entry that
+    is neither (a symbolic link, a FIFO, a socket, a device) is never followed or opened: its
+    source reads as one reject row saying why (``REFUSED_KIND``)."""
     name = str(path)
     one = citing_paper if isinstance(citing_paper, str) else None
     if is_one_paper_folder(path, one):
@@ -253,8 +257,9 @@ def _directory(path: Path, citing_paper: str | Mapping[str, str] | None) -> list
     entries = directory_entries(path)
     if not entries:
         raise InputError(f"{name}: an empty directory; give papers (files or folders) in it, or files")
-    return [InputSource(str(entry), entry, input_sha256(entry),
-                        detect_kind(entry, str(entry)), in_directory=True) for entry in entries]
+    return [InputSource(str(entry), entry, entry_sha256(entry),
+                        REFUSED_KIND if refusal(entry) else detect_kind(entry, str(entry)), in_directory=True)
+            for entry in entries]
 
 
 def _check_citing_paper(source: InputSource, citing_paper: str | Mapping[str, str] | None) -> None:
