@@ -16,7 +16,7 @@ from papers.suffixes import TEXT_SUFFIXES
 PAPER_KIND, FOLDER_KIND = "paper", "paper_folder"
 # an entry of an input folder that is not read (a symbolic link, a FIFO, a socket, a device): a reject row
 REFUSED_KIND = "not_read"
-NOT_FOLLOWED = "not read: inside an input folder only regular files and folders are read, links are not followed"
+NOT_FOLLOWED = "not followed or opened (inside an input folder only regular files and folders are read)"
 
 
 def refusal(path: Path) -> str | None:

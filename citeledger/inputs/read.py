@@ -23,7 +23,8 @@ def read_references(path: str | Path, limits: InputLimits | None = None, citing_
     limits = limits or InputLimits()
     name = name or str(path)
     if kind == REFUSED_KIND:  # an entry of an input folder that is not a regular file or a folder
-        yield InputReject(name, None, None, refusal(path) or "not read: no longer a file or a folder it may read")
+        why = refusal(path) or "not read: not a regular file or a folder when the run was planned"
+        yield InputReject(name, None, None, why)
         return
     if kind == ARXIV_ID_KIND:
         yield from read_fetched_paper(path, limits, citing_paper, name, kind)
