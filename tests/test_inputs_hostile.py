@@ -240,11 +240,12 @@ def test_a_csv_quote_open_over_more_than_a_hundred_lines_is_rejected(tmp_path):
     assert refs[-1].reference_index == 2 and len(refs) + len(rejects) == 151
 
 
-def test_a_genuine_quoted_line_break_stays_one_reference(tmp_path):
+@pytest.mark.parametrize("blanks", ["", "  "])
+def test_a_genuine_quoted_line_break_stays_one_reference(tmp_path, blanks):
     path = tmp_path / "r.csv"
-    path.write_text('citing_paper,reference_index,raw\np,1,"Smith J.\nA title\nin three lines. 2001."\np,2,b\n')
+    path.write_text(f'citing_paper,reference_index,raw\np,1,"Smith J.\nA title\nin three lines. 2001."{blanks}\np,2,b\n')
     refs, rejects = split(read_references(path))
-    assert not rejects and refs[0].raw == "Smith J.\nA title\nin three lines. 2001." and refs[1].line == 5
+    assert not rejects and refs[0].raw.rstrip() == "Smith J.\nA title\nin three lines. 2001." and refs[1].line == 5
 
 
 # --- item 10: byte order marks and line endings ------------------------------------------------

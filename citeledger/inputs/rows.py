@@ -262,13 +262,17 @@ def _swallowed(taken: list[tuple[int, str]], header: list[str]) -> str | None:
             f"{len(rows)} of which look like rows; those lines are read again as rows")
 
 
+_TRAILING_BLANKS = re.compile(r"[ \t]+(\r?\n|\r)?$")
+
+
 def _closed_badly(taken: list[tuple[int, str]]) -> str | None:
     """Why a record spanning several lines is an unclosed quote, or None: its quote closes with
     text after it (``p,2,"open`` then ``p,3,"quoted row"``: the second line's first quote closes
     the field), which a well-formed quoted field never has; the lines after the first would be
-    swallowed into it."""
+    swallowed into it. (Blanks ending a line are not such text: a genuine field may close before them.)"""
+    text = "".join(_TRAILING_BLANKS.sub(r"\1", line) for _, line in taken)
     try:
-        for _ in csv.reader(io.StringIO("".join(text for _, text in taken), newline=""), strict=True):
+        for _ in csv.reader(io.StringIO(text, newline=""), strict=True):
             pass
     except csv.Error:
         return (f"unclosed quote: the quoted field opened on line {taken[0][0]} closes on line {taken[-1][0]} "
