@@ -142,6 +142,11 @@ class RunIncomplete(PermanentError):
     """Some batches of a run failed; what was written stays, and the same run id finishes it."""
 
 
+class RecordsIncomplete(PermanentError):
+    """Some papers' records could not be built (a value their JSON cannot carry); the others were
+    written, and the message names the papers left out and why."""
+
+
 class JCSError(PermanentError, ValueError):
     """A value RFC 8785 (JCS) has no form for: NaN, an integer beyond 2**53, a lone surrogate, a
     non-JSON type (``resolvers/jcs.py``); a ValueError too, as json's own refusals are."""

@@ -163,9 +163,11 @@ def test_unreadable_inputs_stop_before_the_run_begins(tmp_path, fixture_catalog,
 # --- item 4: reference_index out of range ------------------------------------------------------
 
 
-def test_reference_index_beyond_int64_is_a_reject_in_every_format(tmp_path):
-    """Before: accepted, and the batch's Parquet write failed with OverflowError on every re-run."""
-    big, huge = 2**63, "9" * 5000
+@pytest.mark.parametrize("big", [2**63, 2**53 + 1, 2**63 - 1])
+def test_reference_index_beyond_what_a_record_carries_is_a_reject_in_every_format(tmp_path, big):
+    """Beyond int64 the batch's Parquet write failed on every re-run; beyond 2^53 every records
+    build of the run failed (a record's JSON numbers are doubles): both are rejects when read."""
+    huge = "9" * 5000
     jl = tmp_path / "r.jsonl"
     jl.write_text("".join(json.dumps({"citing_paper": "p", "reference_index": i, "raw": "x y z"}) + "\n"
                           for i in (1, big, MAX_REFERENCE_INDEX)) + f'{{"citing_paper": "p", "reference_index": {huge}}}\n')
@@ -179,13 +181,15 @@ def test_reference_index_beyond_int64_is_a_reject_in_every_format(tmp_path):
         assert [r.reference_index for r in refs] == kept, path
         assert [r.line for r in rejects] == bad_lines, path
         assert all(r.field in ("reference_index", None) for r in rejects)
-        assert rejects[0].field == "reference_index" and "2^63-1" in rejects[0].reason
+        assert rejects[0].field == "reference_index" and "at most 2^53" in rejects[0].reason
+        assert rejects[0].message.startswith(f"{path}:{bad_lines[0]}: field 'reference_index':")
 
 
-def test_an_out_of_range_index_does_not_fail_the_batch(tmp_path, fixture_catalog):
+@pytest.mark.parametrize("big", [2**63, 2**53 + 1])
+def test_an_out_of_range_index_does_not_fail_the_batch(tmp_path, fixture_catalog, big):
     path = tmp_path / "r.jsonl"
     path.write_text("".join(json.dumps({"citing_paper": "p", "reference_index": i, "raw": "Smith J. Title. 2001."})
-                            + "\n" for i in (1, 2**63, 2)))
+                            + "\n" for i in (1, big, 2)))
     plan = pipeline.plan_run([path], fixture_catalog, tmp_path / "l", run_id="big")
     for job in plan.pending:
         pipeline.run_batch(job)
@@ -211,6 +215,21 @@ def test_an_unclosed_csv_quote_is_one_reject_and_the_rows_after_it_are_read(tmp_
     assert max(len(r.raw) for r in refs) < 60
 
 
+@pytest.mark.parametrize("next_row", ['p,3,"Quoted row three. 2001."', '"p",3,Quoted row three. 2001.',
+                                      'p,3,"Quoted, row three." ', 'p,"3",Quoted row three. 2001.'])
+def test_an_unclosed_csv_quote_before_a_quoted_row_merges_no_rows(tmp_path, next_row):
+    """Before: the quoted row after the unclosed quote closed it and was swallowed into it (9 rows
+    in, 8 references and no reject)."""
+    lines = ["citing_paper,reference_index,raw", "p,1,Row one. 2001.", 'p,2,"Unclosed quote, row two. 2001.',
+             next_row, *(f"p,{i},Row {i}. 2001." for i in range(4, 10))]
+    path = tmp_path / "r.csv"
+    path.write_text("\n".join(lines) + "\n")
+    refs, rejects = split(read_references(path))
+    assert [(r.line, r.field) for r in rejects] == [(3, "raw")] and "unclosed quote" in rejects[0].reason
+    assert [(r.reference_index, r.line) for r in refs] == [(1, 2)] + [(i, i + 1) for i in range(3, 10)]
+    assert refs[1].raw.startswith("Quoted") and all("\n" not in r.raw for r in refs)
+
+
 def test_a_csv_quote_open_over_more_than_a_hundred_lines_is_rejected(tmp_path):
     body = "\n".join(f"text line {i}" for i in range(150))  # no line looks like a row, but it runs on
     path = tmp_path / "r.csv"
@@ -221,11 +240,12 @@ def test_a_csv_quote_open_over_more_than_a_hundred_lines_is_rejected(tmp_path):
     assert refs[-1].reference_index == 2 and len(refs) + len(rejects) == 151
 
 
-def test_a_genuine_quoted_line_break_stays_one_reference(tmp_path):
+@pytest.mark.parametrize("blanks", ["", "  "])
+def test_a_genuine_quoted_line_break_stays_one_reference(tmp_path, blanks):
     path = tmp_path / "r.csv"
-    path.write_text('citing_paper,reference_index,raw\np,1,"Smith J.\nA title\nin three lines. 2001."\np,2,b\n')
+    path.write_text(f'citing_paper,reference_index,raw\np,1,"Smith J.\nA title\nin three lines. 2001."{blanks}\np,2,b\n')
     refs, rejects = split(read_references(path))
-    assert not rejects and refs[0].raw == "Smith J.\nA title\nin three lines. 2001." and refs[1].line == 5
+    assert not rejects and refs[0].raw.rstrip() == "Smith J.\nA title\nin three lines. 2001." and refs[1].line == 5
 
 
 # --- item 10: byte order marks and line endings ------------------------------------------------

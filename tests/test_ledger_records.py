@@ -152,3 +152,25 @@ def test_glutton_strings_citing_retracted_works(tmp_path, default_catalog):
                    "10.1371/journal.pbio.0040031": ("verified_fuzzy", "corrected")}
     assert {r["gold_doi"].lower() for r in rows} == set(got)  # each string linked to its gold work
     assert record["counts"]["cited_works_by_standing"]["retracted"] == 2
+
+
+def test_a_paper_whose_record_cannot_be_built_leaves_the_others_recorded(tmp_path, default_catalog, monkeypatch):
+    """A ledger holding an index a record's JSON cannot carry (read before intake limited it):
+    every records build failed, and the good papers of the run got no record either."""
+    from citeledger.inputs import rows as input_rows
+    from citeledger.run import orchestrate
+    from resolvers.errors import RecordsIncomplete
+
+    monkeypatch.setattr(input_rows, "MAX_REFERENCE_INDEX", 2**63 - 1)  # the intake as it was
+    bad = {"citing_paper": "paper-bad", "reference_index": 2**53 + 1, "raw": "Nobody. Nothing. 1999."}
+    resolve(tmp_path, default_catalog, RETRACTED + [bad])
+    ledger = tmp_path / "ledger"
+    with pytest.raises(RecordsIncomplete) as caught:
+        orchestrate.build_records(str(ledger), str(default_catalog), "r1")
+    message = str(caught.value)
+    assert "1 of 2 records written" in message and "'paper-bad'" in message and "\n" not in message
+    assert (ledger / "records" / "paper-x.json").exists() and not list((ledger / "records").glob("paper-bad*"))
+    from citeledger.cli.main import main
+
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    assert main(["records", "--ledger", str(ledger), "--catalog", str(default_catalog)]) == 2

@@ -219,3 +219,31 @@ def test_the_private_key_is_in_no_ledger_file_but_its_own(signed_ledger, default
 def test_receipts_and_records_take_the_content_digest_from_one_definition():
     """The digest a receipt signs and the one a record is built with are one function (v1 and v2)."""
     assert receipts.content_digest is records.content_digest
+
+
+@pytest.mark.parametrize("text", ["../../outside", "ed25519:../../x", "ed25519:0123456789abcdef/..", "x" * 500])
+def test_an_active_key_file_naming_no_key_id_is_a_one_line_error(signed_ledger, tmp_path, text):
+    """The key id in keys/ACTIVE becomes a file name: only ed25519: and 16 hex digits is taken."""
+    ledger, _ = signed_ledger
+    outside = tmp_path / "outside.private.pem"
+    outside.write_bytes(private_pem_text := Ed25519PrivateKey.generate().private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    (ledger / "keys" / "ACTIVE").write_text(text + "\n")
+    with pytest.raises(receipts.ConfigError) as caught:
+        receipts.active_key(ledger)
+    assert "is not a key id" in str(caught.value) and "\n" not in str(caught.value)
+    assert main(["keys", "init", "--ledger", str(ledger)]) == 2
+    assert main(["keys", "init", "--rotate", "--ledger", str(ledger)]) == 0  # the way out the error names
+    assert outside.read_bytes() == private_pem_text and receipts.active_key(ledger) is not None
+
+
+def test_verify_goes_on_after_a_deeply_nested_file(signed_ledger, tmp_path, capsys):
+    ledger, paths = signed_ledger
+    nested = tmp_path / "nested.json"
+    nested.write_text("[" * 100_000 + "]" * 100_000)
+    shallow = tmp_path / "shallow.json"  # parsed, but deeper than the canonical form follows
+    shallow.write_text('{"receipt": {}, "x": ' + "[" * 900 + "]" * 900 + "}")
+    assert main(["verify", str(nested), str(shallow), str(paths[0]), "--ledger", str(ledger)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 3 and "FAILED" in out[0] and "nested too deeply" in out[0]
+    assert "FAILED" in out[1] and out[2].endswith(": ok")

@@ -14,14 +14,14 @@ from typing import Iterator, Mapping, Sequence
 import numpy as np
 
 from citeledger.inputs.files import ARXIV_ID_KIND, InputSource, discard_spools, prepare_inputs
-from citeledger.inputs.papers import FOLDER_KIND, PAPER_KIND
+from citeledger.inputs.papers import FOLDER_KIND, PAPER_KIND, REFUSED_KIND
 from citeledger.inputs.read import read_references
 from citeledger.inputs.rows import InputLimits, InputReject
 from citeledger.progress import track
 from papers import citing_paper_from_name
 from resolvers.model import Reference
 
-ONE_PAPER_KINDS = (PAPER_KIND, FOLDER_KIND, ARXIV_ID_KIND)  # inputs that are one paper each
+ONE_PAPER_KINDS = (PAPER_KIND, FOLDER_KIND, ARXIV_ID_KIND, REFUSED_KIND)  # inputs of one paper each (or none)
 PROGRESS_FROM = 20  # inputs (a directory of papers) from which reading them shows its progress
 
 

@@ -6,26 +6,32 @@ the run. The reader of a file is chosen by its name, else by a look at its first
 """
 from __future__ import annotations
 
+import fcntl
 import gzip
 import hashlib
 import io
 import os
 import re
+import select
+import signal
 import stat
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from citeledger.inputs.papers import (
     FOLDER_KIND,
     PAPER_KIND,
+    REFUSED_KIND,
     directory_entries,
+    entry_sha256,
     folder_sha256,
-    input_sha256,
     is_one_paper_folder,
+    refusal,
 )
 from citeledger.storage.atomic import file_sha256
 from papers import citing_paper_from_name
@@ -36,6 +42,11 @@ from resolvers.errors import InputError, InputTooLarge
 STDIN_NAME = "<stdin>"
 PIPE_OPEN_TIMEOUT = 60.0  # seconds to wait for a named pipe's writer
 CHUNK = 1 << 20
+SPOOL_PREFIX, SPOOL_SUFFIX = "input-", ".spool"
+# a spool file younger than this is left alone even when unlocked: it may be between its creation
+# and its owner's lock (the only moment a live spool is not locked)
+SPOOL_GRACE_SECONDS = 60.0
+_SPOOL_LOCKS: dict[str, int] = {}  # spool path -> a descriptor holding its flock while the spool is in use
 
 
 class _CountedRaw(io.RawIOBase):
@@ -164,29 +175,100 @@ def _open_stream(given: str, timeout: float) -> Any:
     return opened["fh"]
 
 
+class SpoolInterrupted(KeyboardInterrupt):
+    """SIGTERM while a stream was being spooled: the spool file is removed, the run ends as on Ctrl-C."""
+
+    signum = signal.SIGTERM
+
+
+def _stop_on_sigterm(signum: int, frame: Any) -> None:
+    raise SpoolInterrupted(f"signal {signum}")
+
+
+def remove_stale_spools(spool_dir: Path | None) -> int:
+    """Remove the spool files no live process owns (a run killed while spooling left them): the
+    process spooling a stream holds a ``flock`` on its spool until it discards it, and the kernel
+    drops that lock when the process dies, so a spool whose lock can be taken has no owner. A
+    concurrent run's spool is locked and left alone. Returns how many were removed."""
+    if spool_dir is None or not spool_dir.is_dir():
+        return 0
+    removed = 0
+    for path in spool_dir.glob(f"{SPOOL_PREFIX}*{SPOOL_SUFFIX}"):
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if time.time() - os.fstat(fd).st_mtime >= SPOOL_GRACE_SECONDS:
+                path.unlink(missing_ok=True)
+                removed += 1
+        except OSError:
+            continue  # locked: a live run's spool
+        finally:
+            os.close(fd)
+    return removed
+
+
 def _spool(given: str, spool_dir: Path | None, max_bytes: int | None, timeout: float) -> tuple[Path, str]:
     """Copy a stream once to a file, hashing the same bytes: it can then be read (and re-read)
-    like any file, and a resumed run compares its hash."""
+    like any file, and a resumed run compares its hash. The spool is locked while in use
+    (``remove_stale_spools``); SIGTERM meanwhile removes it (main thread, default handler only)."""
     source = _open_stream(given, timeout)
     if spool_dir is not None:
         spool_dir.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=spool_dir, prefix="input-", suffix=".spool")
+    fd, tmp = tempfile.mkstemp(dir=spool_dir, prefix=SPOOL_PREFIX, suffix=SPOOL_SUFFIX)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    _SPOOL_LOCKS[tmp] = os.dup(fd)  # the same open file: its lock lasts until discard_spools
     digest, size = hashlib.sha256(), 0
+    main = threading.current_thread() is threading.main_thread()
+    handler = signal.getsignal(signal.SIGTERM) if main else None
+    if handler == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
         with os.fdopen(fd, "wb") as out:
-            while chunk := source.read(CHUNK):
+            for chunk in _chunks(source):
                 size += len(chunk)
                 if max_bytes is not None and size > max_bytes:
                     raise InputError(f"{given}: more than {max_bytes:,} bytes (limits.max_input_bytes)")
                 digest.update(chunk)
                 out.write(chunk)
     except BaseException:
-        os.unlink(tmp)
+        _discard_spool(Path(tmp))
         raise
     finally:
+        if handler == signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
         if source is not sys.stdin.buffer:
             source.close()
     return Path(tmp), digest.hexdigest()
+
+
+def _chunks(source: Any) -> Iterator[bytes]:
+    """A stream's bytes, chunk by chunk. Its descriptor is waited on a second at a time: a signal
+    another thread received is then handled by the main thread within a second (a read blocked
+    on a silent pipe would never return to Python to run its handler)."""
+    try:
+        fileno = source.fileno()
+    except (AttributeError, OSError, ValueError):  # not a descriptor (a test's BytesIO)
+        fileno = None
+    while True:
+        if fileno is not None:
+            while not select.select([fileno], [], [], 1.0)[0]:
+                pass
+            chunk = os.read(fileno, CHUNK)
+        else:
+            chunk = source.read(CHUNK)
+        if not chunk:
+            return
+        yield chunk
+
+
+def _discard_spool(path: Path) -> None:
+    path.unlink(missing_ok=True)
+    lock = _SPOOL_LOCKS.pop(str(path), None)
+    if lock is not None:
+        os.close(lock)
 
 
 def prepare_inputs(inputs: Sequence[str | Path], spool_dir: Path | None = None, max_bytes: int | None = None,
@@ -197,6 +279,7 @@ def prepare_inputs(inputs: Sequence[str | Path], spool_dir: Path | None = None, 
     ``InputError`` and no run starts."""
     for given in inputs:
         check_input(given)
+    remove_stale_spools(spool_dir)
     sources: list[InputSource] = []
     try:
         for given in inputs:
@@ -239,13 +322,15 @@ def _prepare_one(given: str | Path, spool_dir: Path | None, max_bytes: int | Non
     try:
         return InputSource(name, path, digest, detect_kind(path, name), spooled=True)
     except BaseException:
-        path.unlink()
+        _discard_spool(path)
         raise
 
 
 def _directory(path: Path, citing_paper: str | Mapping[str, str] | None) -> list[InputSource]:
     """A folder: one paper's source tree (named by ``--citing-paper`` or by its own arXiv-style
-    name), or a directory of papers, one file or sub-folder each (``paper_inputs``)."""
+    name), or a directory of papers, one file or sub-folder each (``paper_inputs``); an entry that
+    is neither (a symbolic link, a FIFO, a socket, a device) is never followed or opened: its
+    source reads as one reject row saying why (``REFUSED_KIND``)."""
     name = str(path)
     one = citing_paper if isinstance(citing_paper, str) else None
     if is_one_paper_folder(path, one):
@@ -253,8 +338,9 @@ def _directory(path: Path, citing_paper: str | Mapping[str, str] | None) -> list
     entries = directory_entries(path)
     if not entries:
         raise InputError(f"{name}: an empty directory; give papers (files or folders) in it, or files")
-    return [InputSource(str(entry), entry, input_sha256(entry),
-                        detect_kind(entry, str(entry)), in_directory=True) for entry in entries]
+    return [InputSource(str(entry), entry, entry_sha256(entry),
+                        REFUSED_KIND if refusal(entry) else detect_kind(entry, str(entry)), in_directory=True)
+            for entry in entries]
 
 
 def _check_citing_paper(source: InputSource, citing_paper: str | Mapping[str, str] | None) -> None:
@@ -271,4 +357,4 @@ def _check_citing_paper(source: InputSource, citing_paper: str | Mapping[str, st
 def discard_spools(sources: Sequence[InputSource]) -> None:
     for source in sources:
         if source.spooled:
-            source.path.unlink(missing_ok=True)
+            _discard_spool(source.path)

@@ -9,7 +9,7 @@ from typing import Iterator
 
 from citeledger.inputs.arxiv_ids import read_fetched_paper
 from citeledger.inputs.files import ARXIV_ID_KIND, ARXIV_IDS_KIND, detect_kind
-from citeledger.inputs.papers import FOLDER_KIND, PAPER_KIND
+from citeledger.inputs.papers import FOLDER_KIND, PAPER_KIND, REFUSED_KIND, refusal
 from citeledger.inputs.rows import InputLimits, InputReject, read_csv, read_jsonl, read_paper_rows, read_parquet
 from resolvers.errors import InputTooLarge
 from resolvers.model import Reference
@@ -22,6 +22,10 @@ def read_references(path: str | Path, limits: InputLimits | None = None, citing_
     path = Path(path)
     limits = limits or InputLimits()
     name = name or str(path)
+    if kind == REFUSED_KIND:  # an entry of an input folder that is not a regular file or a folder
+        why = refusal(path) or "not read: not a regular file or a folder when the run was planned"
+        yield InputReject(name, None, None, why)
+        return
     if kind == ARXIV_ID_KIND:
         yield from read_fetched_paper(path, limits, citing_paper, name, kind)
         return

@@ -29,8 +29,11 @@ from resolvers.parsing.text import unicode_problem
 
 DEFAULT_MAX_RAW_CHARS = 100_000
 EXCERPT_CHARS = 200
-# the ledger stores reference_index as int64: larger values are rejected when read, never later
-MAX_REFERENCE_INDEX = 2**63 - 1
+# the largest reference_index every stage carries exactly: the ledger stores int64, but a citation
+# record is RFC 8785 JSON, whose numbers are IEEE doubles (``resolvers.jcs``: exact up to 2^53);
+# a larger index is rejected when read, never later (where it failed every records build of its run)
+MAX_REFERENCE_INDEX = 2**53
+MAX_REFERENCE_INDEX_TEXT = "2^53"
 # a CSV record spanning more physical lines than this is an unclosed quote, not a reference
 MAX_CSV_ROW_LINES = 100
 
@@ -125,8 +128,9 @@ def validate_row(obj: Any, file: str, line: int | None, limits: InputLimits, len
         return InputReject(file, line, "reference_index", f"must be an integer >= 1, got {index}", excerpt)
     if index > MAX_REFERENCE_INDEX:
         got = str(index) if index.bit_length() <= 128 else f"a {index.bit_length()}-bit number"
-        return InputReject(file, line, "reference_index", f"must be at most 2^63-1 = {MAX_REFERENCE_INDEX}, "
-                           f"got {got:.45}", excerpt)
+        return InputReject(file, line, "reference_index", f"must be at most {MAX_REFERENCE_INDEX_TEXT} = "
+                           f"{MAX_REFERENCE_INDEX} (a record's JSON number is exact up to there), got {got:.45}",
+                           excerpt)
 
     raw = row.get("raw")
     if raw is None:
@@ -259,6 +263,24 @@ def _swallowed(taken: list[tuple[int, str]], header: list[str]) -> str | None:
             f"{len(rows)} of which look like rows; those lines are read again as rows")
 
 
+_TRAILING_BLANKS = re.compile(r"[ \t]+(\r?\n|\r)?$")
+
+
+def _closed_badly(taken: list[tuple[int, str]]) -> str | None:
+    """Why a record spanning several lines is an unclosed quote, or None: its quote closes with
+    text after it (``p,2,"open`` then ``p,3,"quoted row"``: the second line's first quote closes
+    the field), which a well-formed quoted field never has; the lines after the first would be
+    swallowed into it. (Blanks ending a line are not such text: a genuine field may close before them.)"""
+    text = "".join(_TRAILING_BLANKS.sub(r"\1", line) for _, line in taken)
+    try:
+        for _ in csv.reader(io.StringIO(text, newline=""), strict=True):
+            pass
+    except csv.Error:
+        return (f"unclosed quote: the quoted field opened on line {taken[0][0]} closes on line {taken[-1][0]} "
+                "with text after its closing quote; the lines after it are read again as rows")
+    return None
+
+
 def _quoted_field(text: str, header: list[str]) -> str | None:
     """The column whose quote opens on this line and never closes on it."""
     fields = next(csv.reader([text]), [])
@@ -309,7 +331,7 @@ def read_csv(path: Path, limits: InputLimits, name: str | None = None) -> Iterat
             taken = lines.taken
             start_line = taken[0][0] if taken else lines.lineno
             if values is not None and len(taken) > 1:
-                why = _swallowed(taken, header)
+                why = _swallowed(taken, header) or _closed_badly(taken)
             if why or values is None:
                 yield InputReject(name, start_line, _quoted_field(taken[0][1], header) if len(taken) > 1 else None,
                                   why or "unreadable row", excerpt_of(taken[0][1] if taken else ""))

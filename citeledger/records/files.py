@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
+import logging
 import math
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -24,7 +25,7 @@ from citeledger.records.ledger_reads import citing_papers, pass_rows
 from citeledger.records.paper import HANDLE_RE, arxiv_of
 from citeledger.storage import locking
 from citeledger.storage.places import CatalogDir, LedgerDir, LedgerPlaces
-from resolvers.errors import NotFound, UnknownRun, UsageError
+from resolvers.errors import JCSError, NotFound, RecordsIncomplete, UnknownRun, UsageError
 from resolvers.identifiers.extract import canonical_arxiv_id, normalize_doi
 
 
@@ -113,9 +114,22 @@ PASS_SLACK = 1.05  # a pass may hold 5 % more papers rather than add one (a work
 ROWS_AT_ONCE = 200  # papers whose rows are made into dicts at once (``PassRows.observed``)
 
 
+log = logging.getLogger(__name__)
+
+
 def citation_records(paper_ids: Sequence[str], ledger_dir: LedgerDir, catalog_dir: CatalogDir,
                      page_cap: int | None = None) -> Iterator[dict[str, Any]]:
     """The citation records of many papers, in order; one pass over the ledger per ``RECORDS_PER_PASS`` papers."""
+    for record in records_or_failures(paper_ids, ledger_dir, catalog_dir, page_cap):
+        if isinstance(record, JCSError):
+            raise record
+        yield record
+
+
+def records_or_failures(paper_ids: Sequence[str], ledger_dir: LedgerDir, catalog_dir: CatalogDir,
+                        page_cap: int | None = None) -> Iterator[dict[str, Any] | JCSError]:
+    """``citation_records``, with the error in place of the record of a paper whose record JSON
+    cannot carry a value of its rows (``JCSError``): the papers after it are still built."""
     if page_cap is not None:
         at_least("page_cap", page_cap, 1)
     catalog = get_catalog(catalog_dir)
@@ -142,10 +156,13 @@ def citation_records(paper_ids: Sequence[str], ledger_dir: LedgerDir, catalog_di
             for paper_id, paper_work, (outbound, inbound, notice_rows) in zip(
                     chunk[group:group + ROWS_AT_ONCE], works[group:group + ROWS_AT_ONCE], observed):
                 cited = {r["work_id"]: cited_rows[r["work_id"]] for r in outbound if r.get("work_id") in cited_rows}
-                yield fast_build.build_record(paper_id, paper_work, outbound, inbound,
-                                           {r["work_id"]: r for r in notice_rows}, generated_from,
-                                           page_cap=page_cap or records.DEFAULT_PAGE_CAP, works=cited,
-                                           provenance=provenance)
+                try:
+                    yield fast_build.build_record(paper_id, paper_work, outbound, inbound,
+                                                  {r["work_id"]: r for r in notice_rows}, generated_from,
+                                                  page_cap=page_cap or records.DEFAULT_PAGE_CAP, works=cited,
+                                                  provenance=provenance)
+                except JCSError as exc:
+                    yield exc
 
 
 def citing_titles(catalog: ParquetCatalog, citing: list[str]) -> dict[str, str]:
@@ -187,14 +204,30 @@ def write_records(paper_ids: Sequence[str], ledger_dir: LedgerDir, catalog_dir: 
     locking.acquire_ledger(ledger_dir)
     try:
         LedgerStore(ledger_dir).remove_record_leftovers()
+        _FAILED.clear()
         processes = record_workers.worker_count(len(paper_ids), workers)
         if processes > 1:
-            return record_workers.write_in_workers(paper_ids, ledger_dir, catalog_dir, progress, processes,
-                                                   RECORDS_PER_PASS, write_block)
-        return _write_record_files(paper_ids, ledger_dir, catalog_dir, progress)
+            written = record_workers.write_in_workers(paper_ids, ledger_dir, catalog_dir, progress, processes,
+                                                      RECORDS_PER_PASS, write_block)
+        else:
+            written = _write_record_files(paper_ids, ledger_dir, catalog_dir, progress)
     finally:
         if not held_before:
             locking.release_ledger(ledger_dir)
+    check_all_written(paper_ids, written)
+    return written
+
+
+def check_all_written(paper_ids: Sequence[str], written: Sequence[Path]) -> None:
+    """A paper whose record could not be built (its reason logged where it was built) leaves the
+    others written; the write then ends with one line naming the papers left out."""
+    stems = {path.stem for path in written}
+    missing = [paper for paper in paper_ids if record_file_stem(paper) not in stems]
+    if missing:
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        named = ", ".join(repr(paper) for paper in missing[:5]) + more
+        raise RecordsIncomplete(f"{len(paper_ids) - len(missing)} of {len(paper_ids)} records written; no record for "
+                                f"{named}: {_FAILED.get(missing[0], 'its record could not be built (see the log)')}")
 
 
 # Schema validation (jsonschema, 50-90 ms a 40-reference record) checks the builder's code, which is
@@ -205,6 +238,7 @@ def write_records(paper_ids: Sequence[str], ledger_dir: LedgerDir, catalog_dir: 
 VALIDATE_ALL_UP_TO = 5
 VALIDATE_EVERY = 2500
 RECORDS_PER_WRITE = 100  # records whose files are published with one disk sync (atomic.SyncedBatches)
+_FAILED: dict[str, str] = {}  # paper id -> why its record could not be built (this process's writes)
 
 
 def record_pages_of(record: dict[str, Any], lines: page_files.PageCache | None = None) -> dict[str, bytes]:
@@ -244,15 +278,23 @@ def _write_batches(paper_ids: Sequence[str], ledger_dir: LedgerDir, catalog_dir:
     written: list[Path] = []
     batch: list[tuple[str, dict[str, bytes]]] = []
     key = receipts.active_key(ledger_dir)  # None: the records say they are unsigned (receipts.py)
-    records_of = citation_records(paper_ids, ledger_dir, catalog_dir)
+    records_of = records_or_failures(paper_ids, ledger_dir, catalog_dir)
     lines = page_files.PageCache()  # page lines of the cited works, notices and times the records share
     batches = ledger.record_batches()  # each batch's disk sync runs while the next batch is built
     try:
         for n, (paper_id, record) in enumerate(zip(paper_ids, records_of), start=first):
-            receipts.sign_record(record, key)
-            if validated(n):
-                records.validate_record(record)
-            batch.append((record_file_stem(paper_id), record_pages_of(record, lines)))
+            try:
+                if isinstance(record, JCSError):
+                    raise record
+                receipts.sign_record(record, key)
+                if validated(n):
+                    records.validate_record(record)
+                pages = record_pages_of(record, lines)
+            except JCSError as exc:  # this paper gets no record; the others do (``check_all_written``)
+                _FAILED[paper_id] = f"{exc}"
+                log.warning("paper %r: no record written: %s", paper_id, exc)
+                continue
+            batch.append((record_file_stem(paper_id), pages))
             if len(batch) == RECORDS_PER_WRITE:
                 written += _publish(ledger, batch, progress, batches)
                 batch = []

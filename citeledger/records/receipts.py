@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -35,6 +36,9 @@ from resolvers.jcs import jcs
 ALGORITHM = "ed25519"
 CANONICALIZATION = "RFC 8785 JCS"
 UNSIGNED_WHY = "the ledger has no signing key (run `citeledger keys init`)"
+# the only key ids ``key_id`` makes: ``keys/ACTIVE`` naming anything else (``../x``) is refused,
+# because the id becomes a file name under ``keys/``
+KEY_ID_PATTERN = re.compile(r"ed25519:[0-9a-f]{16}")
 
 
 def _builder() -> str:
@@ -174,12 +178,15 @@ def _signature_problems(receipt: Mapping[str, Any], keys: Mapping[str, Ed25519Pu
 
 
 def verify_file(path: Path, keys: Mapping[str, Ed25519PublicKey]) -> list[str]:
-    """``verify_record`` of a JSON record file; an unreadable file is one problem, not an error."""
+    """``verify_record`` of a JSON record file; an unreadable file is one problem, not an error
+    (JSON nested deeper than the parser or the canonical form can follow is not a record)."""
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
+        return verify_record(record, keys)
     except (OSError, ValueError) as exc:
         return [f"cannot read a JSON record: {exc}"]
-    return verify_record(record, keys)
+    except RecursionError:
+        return ["not a record: JSON nested too deeply to read"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -196,7 +203,12 @@ def init_keys(ledger_dir: LedgerDir, rotate: bool = False) -> str:
     old private key is deleted and the old public key stays, so old records still verify."""
     from citeledger.ledger.store import LedgerStore
 
-    old = active_key_id(ledger_dir)
+    try:
+        old = active_key_id(ledger_dir)
+    except ConfigError:
+        if not rotate:
+            raise
+        old = None  # ACTIVE names no key: the new one replaces it, no file is retired
     if old and not rotate:
         raise ConfigError(f"ledger {ledger_dir} already has signing key {old}; "
                           "`citeledger keys init --rotate` replaces it (old records stay verifiable)")
@@ -208,8 +220,21 @@ def init_keys(ledger_dir: LedgerDir, rotate: bool = False) -> str:
 
 
 def active_key_id(ledger_dir: LedgerDir) -> str | None:
+    """The key id ``keys/ACTIVE`` names, or None without one; anything but an id of the form
+    ``key_id`` makes is a one-line error (the id is used in a file name under ``keys/``)."""
     pointer = LedgerPlaces.of(ledger_dir).active_key
-    return pointer.read_text(encoding="utf-8").strip() or None if pointer.exists() else None
+    if not pointer.exists():
+        return None
+    try:
+        text = pointer.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{pointer}: cannot be read ({type(exc).__name__})") from None
+    if not text:
+        return None
+    if not KEY_ID_PATTERN.fullmatch(text):
+        raise ConfigError(f"{pointer}: {text[:40]!r} is not a key id (ed25519: and 16 hex digits); "
+                          "run `citeledger keys init --rotate` for a new key")
+    return text
 
 
 def key_file_stem(kid: str) -> str:
