@@ -18,10 +18,11 @@ class Bibitem:
     body: str
 
 
-def _skip_group(text: str, i: int, close_ch: str) -> int:
+def _skip_group(text: str, i: int, close_ch: str, stop: int | None = None) -> int:
     """The offset after the group opening at ``text[i]`` (``[`` or ``{``) and closing with
-    ``close_ch`` outside any inner braces; -1 when it does not close within 2,000 characters."""
-    depth, j, stop = 0, i + 1, min(len(text), i + 2000)
+    ``close_ch`` outside any inner braces; -1 when it does not close before ``stop`` (the next
+    item: a natbib label lists every author, hundreds of them in a collaboration's paper)."""
+    depth, j, stop = 0, i + 1, len(text) if stop is None else min(len(text), stop)
     while j < stop:
         ch = text[j]
         if ch == "\\":
@@ -34,16 +35,16 @@ def _skip_group(text: str, i: int, close_ch: str) -> int:
     return -1
 
 
-def _item_head(text: str, start: int) -> tuple[int, str | None]:
+def _item_head(text: str, start: int, stop: int) -> tuple[int, str | None]:
     """After ``\\bibitem`` at ``start``: (offset where the body starts, key)."""
     i = start
     if text[i:i + 1] == "[":
-        end = _skip_group(text, i, "]")
+        end = _skip_group(text, i, "]", stop)
         i = end if end > 0 else i
     while i < len(text) and text[i] in " \t\r\n":
         i += 1
     if text[i:i + 1] == "{":
-        end = _skip_group(text, i, "}")
+        end = _skip_group(text, i, "}", min(stop, i + 2000))
         if end > 0:
             return end, text[i + 1:end - 1].strip()
     return i, None
@@ -66,8 +67,8 @@ def bibitems(text: str, start: int = 0, end: int | None = None) -> list[Bibitem]
     heads = [m for m in _BIBITEM.finditer(text, start, end)]
     items = []
     for n, m in enumerate(heads):
-        body_start, key = _item_head(text, m.end())
         stop = heads[n + 1].start() if n + 1 < len(heads) else end
+        body_start, key = _item_head(text, m.end(), stop)
         items.append(Bibitem(m.start(), key, text[body_start:stop]))
     return items
 
@@ -79,3 +80,23 @@ def bibliography_items(text: str) -> list[Bibitem]:
     if not spans:
         return bibitems(text)
     return [item for start, end in spans for item in bibitems(text, start, end)]
+
+
+_BIBINFO = re.compile(r"\\bibinfo\s*\{\s*([A-Za-z]+)\s*\}\s*\{")
+# what revtex's ``\bibinfo`` fields give the parser beside the string (names joined by ``and``)
+BIBINFO_KEPT = ("author", "editor", "title", "journal", "booktitle", "volume", "pages", "year", "publisher",
+                "doi", "eprint", "school", "institution", "series", "edition", "number", "note")
+
+
+def bibinfo_fields(body: str) -> dict[str, str]:
+    """revtex's ``\\bibinfo{field}{value}`` of one entry, as LaTeX: the first of each field, every
+    author and editor joined with `` and ``."""
+    if "\\bibinfo" not in body:
+        return {}
+    found: dict[str, list[str]] = {}
+    for m in _BIBINFO.finditer(body):
+        end = _skip_group(body, m.end() - 1, "}", m.end() + 4000)
+        name = m.group(1).lower()
+        if end > 0 and name in BIBINFO_KEPT:
+            found.setdefault(name, []).append(body[m.end():end - 1])
+    return {k: " and ".join(v) if k in ("author", "editor") else v[0] for k, v in found.items()}

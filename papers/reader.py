@@ -14,6 +14,8 @@ from .suffixes import KINDS
 from .tree import decode
 
 ARCHIVE_FORMS = ("tar", "gzip_tex")
+# rejects that already say why a paper gave no references
+NOT_A_MISSING_BIBLIOGRAPHY = frozenset({"not_text", "expansion_budget", "too_many_references", "no_citations"})
 
 
 def _citing(result: PaperReferences, citing_paper: str | None) -> None:
@@ -112,6 +114,6 @@ def _fill(result: PaperReferences, raw: dict[str, bytes], rejects: list[PaperRej
     found = choose(result.name, members, source, limits)
     result.references, result.rule = found.references, found.rule
     result.rejects += found.rejects
-    if not found.references and not any(r.code == "not_text" for r in result.rejects):
+    if not found.references and not any(r.code in NOT_A_MISSING_BIBLIOGRAPHY for r in result.rejects):
         result.rejects.append(PaperReject(result.name, None, "no_bibliography",
                                           f"no bibliography found ({found.rule or 'no .tex, .bbl or .bib member'})"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from .idents import arxiv_eprint
 from .text import latex_to_text
 
 _VENUE_FIELDS = ("journal", "journaltitle", "booktitle", "school", "institution", "organization",
@@ -81,13 +82,24 @@ def render(fields: dict[str, str], text: dict[str, str] | None = None) -> str:
     if "doi" in text:
         pieces.append("doi:" + text["doi"].removeprefix("https://doi.org/"))
     if "eprint" in text:
-        prefix = "arXiv:" if fields.get("archiveprefix", "arXiv").lower() == "arxiv" else ""
-        pieces.append(prefix + text["eprint"])
+        pieces.append(_eprint(text))
     elif "url" in text and "doi" not in text:
         pieces.append(text["url"])
     if "note" in text:
         pieces.append(text["note"])
     return ". ".join(p.rstrip(". ") for p in pieces if p.strip(". ")) + ("." if pieces else "")
+
+
+def _eprint(text: dict[str, str]) -> str:
+    """``arXiv:ID`` (an old-style number rebuilt with its class), else the e-print as given
+    after its archive's name (``HAL: hal-0123``)."""
+    archive = text.get("archiveprefix", "").strip()
+    if archive.lower() in ("arxiv", ""):
+        ident = arxiv_eprint(text["eprint"], text.get("primaryclass", ""))
+        if ident is not None:
+            return "arXiv:" + ident
+        return "arXiv:" + text["eprint"]
+    return f"{archive}: {text['eprint']}"
 
 
 # BibTeX styles that keep citation order; every other style sorts (plain, abbrv, alpha, the

@@ -3,27 +3,33 @@
 The rule, first that applies wins: (1) a ``thebibliography`` inside the main file once its
 ``\\input``s are in place (inline, or a ``.bbl`` it inputs); (2) the ``.bbl`` named after the main
 file (what arXiv's compiler uses: it never runs BibTeX), else the only ``.bbl``, else the first
-by name; (3) the ``.bib`` files the main file names, entries in order of first citation (all,
-file order, with ``\\nocite{*}`` or when nothing is cited); (4) with no main file: any ``.bbl``,
-then every ``.bib``, then any ``.tex`` with an inline list."""
+by name, its ``\\bibitem``s or, from biblatex, its ``\\entry`` records; (3) the ``.bib`` files
+the main file names, the entries cited (by any citation command of LaTeX, natbib or biblatex) in
+order of first citation, then with ``\\nocite{*}`` every other in file order; a paper citing
+nothing lists nothing (BibTeX prints no entry) and says so; (4) with no main file: any ``.bbl``,
+then every ``.bib``, then any ``.tex`` with an inline list. Entries that repeat the authors
+before as a dash get them back, and identifiers held in link targets or fields are written
+into the string (``idents``, ``repeats``)."""
 from __future__ import annotations
 
 import bisect
 import posixpath
-
 import re
 
-from .bibitems import Bibitem, bibliography_items
+from .biblatex import biblatex_entries, is_biblatex
+from .bibitems import Bibitem, bibinfo_fields, bibliography_items
+from .cites import cited_keys
+from .idents import with_identifiers
+from .repeats import fill_repeated_authors
 from .bibtex import BibEntry, parse_bib
 from .macros import Expander, definitions
 from .model import ExtractedReference, PaperLimits, PaperReject
 from .suffixes import KINDS
 from .render import UNSORTED_STYLES, fields_text, render, sort_key
 from .text import latex_to_text
-from .tree import Expanded, bib_names, newline_offsets, cited_keys, expand, main_files, strip_comments_keep_lines
+from .tree import Expanded, bib_names, newline_offsets, expand, main_files, strip_comments_keep_lines
 
 _STYLE = re.compile(r"\\bibliographystyle\s*\{([^{}]*)\}")
-
 
 
 def kind_of(member: str) -> str:
@@ -34,14 +40,38 @@ class Found:
     """What a tree gave: references, rejects and the rule that chose them; ``macros`` expands
     the author's macros and the journal abbreviations in entries."""
 
-    def __init__(self, macros: Expander | None = None) -> None:
+    def __init__(self, limits: PaperLimits, macros: Expander | None = None) -> None:
         self.references: list[ExtractedReference] = []
         self.rejects: list[PaperReject] = []
         self.rule = ""
+        self.limits = limits
         self.macros = macros or Expander({})
 
-    def macros_fields(self, entry: BibEntry) -> dict[str, str]:
-        return {k: self.macros.expand(v) for k, v in entry.fields.items()}
+    def macros_fields(self, fields: dict[str, str]) -> dict[str, str]:
+        return {k: self.macros.expand(v) for k, v in fields.items()}
+
+    def too_many(self, file: str, member: str | None, count: int) -> bool:
+        """Whether a list of ``count`` entries passes the paper's bound (then a reject says so)."""
+        if count <= self.limits.max_references:
+            return False
+        self.rejects.append(PaperReject(file, member, "too_many_references", f"{count:,} bibliography entries, more "
+                                        f"than {self.limits.max_references:,} (papers.max_references): not read"))
+        return True
+
+    def add(self, order: int, raw: str, where: tuple[str, str, str, int | None], key: str | None,
+            fields: dict[str, str], latex: str = "") -> None:
+        """One reference: the identifiers its entry holds written into the string when it does not
+        show them, an author dash filled from the entry before (``where``: source, member, kind,
+        line)."""
+        raw, ids = with_identifiers(raw, latex, fields)
+        fields = {**fields, **{k: v for k, v in ids.items() if k not in fields}}
+        before = self.references[-1] if self.references else None
+        filled = fill_repeated_authors(raw, before.raw if before else None, before.fields if before else {})
+        if filled is not None:
+            fields["as_printed"] = raw
+            raw = filled
+        source, member, kind, line = where
+        self.references.append(ExtractedReference(order, raw, source, member, kind, key, line, fields))
 
 
 def choose(file: str, members: dict[str, str], source: str | None, limits: PaperLimits) -> Found:
@@ -50,49 +80,71 @@ def choose(file: str, members: dict[str, str], source: str | None, limits: Paper
     mains = main_files(clean)
     if mains:
         expanded = expand(file, clean, mains[0], limits)
-        found = Found(Expander(definitions(expanded.text)))
+        found = Found(limits, Expander(definitions(expanded.text)))
         found.rejects += expanded.rejects
-        if _inline(found, expanded, source) or _bbl(found, clean, mains[0], source) or \
+        if expanded.over is not None:
+            found.rule = f"main file {mains[0]}: not read (expansion budget)"
+            return found
+        if _inline(found, file, expanded, source) or _bbl(found, file, clean, mains[0], source) or \
                 _bib(found, file, clean, expanded, source):
             found.rule = f"main file {mains[0]}: {found.rule}"
             return found
         found.rule = f"main file {mains[0]}: no bibliography"
         return found
-    found = Found()
+    found = Found(limits)
     for name in sorted(clean, key=lambda n: (kind_of(n) != "bbl", kind_of(n) != "bib", n)):
         if kind_of(name) == "bib":
             _bib_entries(found, file, clean, sorted(n for n in clean if kind_of(n) == "bib"), None, source)
+        elif is_biblatex(clean[name]):
+            _biblatex(found, file, name, clean[name], source)
         else:
-            _items(found, bibliography_items(clean[name]), Expanded(clean[name], [(0, name, 0)], clean), source)
-        if found.references:
+            _items(found, file, bibliography_items(clean[name]), Expanded(clean[name], [(0, name, 0)], clean), source)
+        if found.references or any(r.code == "too_many_references" for r in found.rejects):
             found.rule = f"no main file: {found.rule}"
             return found
     return found
 
 
-def _inline(found: Found, expanded: Expanded, source: str | None) -> bool:
+def _inline(found: Found, file: str, expanded: Expanded, source: str | None) -> bool:
     if "thebibliography" not in expanded.text:
         return False
-    _items(found, bibliography_items(expanded.text), expanded, source)
+    _items(found, file, bibliography_items(expanded.text), expanded, source)
     if found.references:
         members = sorted({r.member or "" for r in found.references})
         found.rule = f"thebibliography in {', '.join(members)}"
     return bool(found.references)
 
 
-def _items(found: Found, items: list[Bibitem], expanded: Expanded, source: str | None) -> None:
+def _items(found: Found, file: str, items: list[Bibitem], expanded: Expanded, source: str | None) -> None:
+    if not items or found.too_many(file, expanded.where(items[0].offset)[0], len(items)):
+        return
     for item in items:
         member, line = expanded.where(item.offset)
-        fields = {"key": item.key} if item.key else {}
-        found.references.append(ExtractedReference(len(found.references) + 1,
-                                                   latex_to_text(found.macros.expand(item.body)),
-                                                   source or kind_of(member), member, kind_of(member),
-                                                   item.key, line, fields))
+        body = found.macros.expand(item.body)
+        fields = {k: latex_to_text(v) for k, v in bibinfo_fields(body).items()}
+        if item.key:
+            fields["key"] = item.key
+        found.add(len(found.references) + 1, latex_to_text(body), (source or kind_of(member), member,
+                  kind_of(member), line), item.key, fields, body)
     if found.references and not found.rule:
         found.rule = f"\\bibitem entries of {found.references[0].member}"
 
 
-def _bbl(found: Found, members: dict[str, str], main: str, source: str | None) -> bool:
+def _biblatex(found: Found, file: str, name: str, text: str, source: str | None) -> None:
+    """The entries of a biblatex ``.bbl``, rendered as the BibTeX entries are."""
+    entries = biblatex_entries(text)
+    if not entries or found.too_many(file, name, len(entries)):
+        return
+    newlines = newline_offsets(text)
+    for entry in entries:
+        fields = found.macros_fields(entry.fields)
+        shown = fields_text(fields)
+        found.add(len(found.references) + 1, render(fields, shown), (source or "bbl", name, "bbl",
+                  bisect.bisect_left(newlines, entry.offset) + 1), entry.key, shown)
+    found.rule = f"biblatex \\entry records of {name}"
+
+
+def _bbl(found: Found, file: str, members: dict[str, str], main: str, source: str | None) -> bool:
     bbls = sorted(n for n in members if kind_of(n) == "bbl")
     if not bbls:
         return False
@@ -100,31 +152,46 @@ def _bbl(found: Found, members: dict[str, str], main: str, source: str | None) -
     chosen = named if named in members else bbls[0]
     why = "named after the main file" if chosen == named else "the only .bbl" if len(bbls) == 1 else \
         f"first of {len(bbls)} .bbl files by name, none named after the main file"
-    _items(found, bibliography_items(members[chosen]), Expanded(members[chosen], [(0, chosen, 0)], members), source)
+    text = members[chosen]
+    if is_biblatex(text):
+        _biblatex(found, file, chosen, text, source)
+    else:
+        _items(found, file, bibliography_items(text), Expanded(text, [(0, chosen, 0)], members), source)
+    if not found.references:
+        if not any(r.code == "too_many_references" for r in found.rejects):
+            found.rejects.append(PaperReject(file, chosen, "bbl_unread", "the .bbl holds no \\bibitem and no biblatex "
+                                             "\\entry: the bibliography is looked for elsewhere"))
+        return False
     found.rule = f"{chosen} ({why}; a .bbl wins over .bib: arXiv compiles with the .bbl)"
-    return bool(found.references)
+    return True
 
 
 def _bib(found: Found, file: str, members: dict[str, str], expanded: Expanded, source: str | None) -> bool:
-    named = [n for n in bib_names(expanded.text) if n in members]
+    named = [n for n in dict.fromkeys(bib_names(expanded.text)) if n in members]
     bibs = named or sorted(n for n in members if kind_of(n) == "bib")
     if not bibs:
         return False
     keys, every = cited_keys(expanded.text)
+    if not keys and not every:
+        found.rejects.append(PaperReject(file, None, "no_citations", f"the paper cites nothing (no \\cite, \\nocite "
+                                         f"or other citation command outside comments): BibTeX lists no entry of "
+                                         f"{', '.join(bibs)}"))
+        return False
     style = _STYLE.search(expanded.text)
-    _bib_entries(found, file, members, bibs, None if every or not keys else keys, source,
-                 style.group(1).strip() if style else None)
+    _bib_entries(found, file, members, bibs, keys, source, style.group(1).strip() if style else None, every)
     return bool(found.references)
 
 
 def _bib_entries(found: Found, file: str, members: dict[str, str], bibs: list[str], keys: list[str] | None,
-                 source: str | None, style: str | None = None) -> None:
+                 source: str | None, style: str | None = None, every: bool = False) -> None:
     """Entries of ``bibs`` in the order the paper lists them: all (in file order) or the cited
     ones (in order of first citation), then sorted as a sorting ``style`` sorts. An entry that
     cannot be read, or a key cited but in no ``.bib``, is a reject holding its place."""
-    entries = _wanted(bibs, members, keys)
+    entries = _wanted(bibs, members, keys, every)
+    if found.too_many(file, bibs[0], len(entries)):
+        return
     prepared = {id(e): (f, fields_text(f)) for _, e, _ in entries if e is not None and not e.error
-                for f in [found.macros_fields(e)]}
+                for f in [found.macros_fields(e.fields)]}
     sort = style is not None and style.lower() not in UNSORTED_STYLES
     if sort:
         entries.sort(key=lambda item: sort_key(*prepared[id(item[1])]) if id(item[1]) in prepared
@@ -140,18 +207,24 @@ def _bib_entries(found: Found, file: str, members: dict[str, str], bibs: list[st
             found.rejects.append(PaperReject(file, name, "bad_bibtex", f"reference {position}: {entry.error}", line))
             continue
         fields, text = prepared[id(entry)]
-        found.references.append(ExtractedReference(position, render(fields, text), source or "bib", name, "bib",
-                                                   entry.key, line, text))
-    order = "cited entries in order of first citation" if keys is not None else "every entry in file order"
+        found.add(position, render(fields, text), (source or "bib", name, "bib", line), entry.key, text)
+    order = "every entry in file order" if keys is None else "cited entries in order of first citation" + \
+        (", then every other (\\nocite{*})" if every else "")
     found.rule = f"{', '.join(bibs)} ({order}{f', sorted as {style} sorts' if sort else ''})"
 
 
-def _wanted(bibs: list[str], members: dict[str, str], keys: list[str] | None) -> list[tuple[str, BibEntry | None, str]]:
-    """(file, entry or None when missing, key) of every entry the list holds."""
+def _wanted(bibs: list[str], members: dict[str, str], keys: list[str] | None,
+            every: bool = False) -> list[tuple[str, BibEntry | None, str]]:
+    """(file, entry or None when missing, key) of every entry the list holds: all with ``keys``
+    None, else the cited ones, then (``every``) the others in file order."""
     entries: list[tuple[str, BibEntry | None, str]] = [(n, e, e.key or "") for n in bibs for e in parse_bib(members[n])]
     if keys is None:
         return entries
     by_key: dict[str, tuple[str, BibEntry | None, str]] = {}
     for item in entries:
         by_key.setdefault(item[2].lower(), item)
-    return [by_key.get(k.lower(), ("", None, k)) for k in keys]
+    cited = [by_key.get(k.lower(), ("", None, k)) for k in keys]
+    if every:
+        seen = {k.lower() for k in keys}
+        cited += [by_key[k] for k in by_key if k not in seen]
+    return cited

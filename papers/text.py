@@ -28,8 +28,11 @@ _DROP_ARG = frozenset("BibitemShut bibAnnote bibAnnoteFile label ref cite citet 
 _KEEP_ARG = frozenset("""emph textit textbf textsc textrm texttt textsf textsl textup textmd textnormal mbox hbox
 text mathrm mathit mathbf mathsf mathtt natexlab enquote textsuperscript textsubscript uppercase MakeUppercase
 bibsection""".split())
-_SKIP_KEEP = frozenset("bibinfo bibfield href Eprint eprint".split())  # first argument dropped, second kept
+_SKIP_KEEP = frozenset("bibinfo bibfield href href@noop Eprint eprint".split())  # first argument dropped, second kept
 _LITERAL = frozenset("url path nolinkurl".split())
+_SHOWN = {"bysame": "———", "dots": "…", "ldots": "…"}  # amsplain's author repeat, ellipses
+# a math group that is only a super- or subscript (``$^{12}$C``, ``$_2$``): its text
+_LONE_SCRIPT = re.compile(r"\$\s*[\^_]\s*(?:\{([^{}$]{1,40})\}|([^{}$\s\\]))\s*\$")
 _TOKEN = re.compile(r"\\([A-Za-z@]+)\*?|\\([`'^\"~=.])")
 _BRACES = re.compile(r"[{}]")
 _SYMBOLS = [("\\&", "\ue005"), ("\\%", "\ue001"), ("\\$", "\ue002"), ("\\_", "_"), ("\\#", "#"), ("\\{", "\ue003"),
@@ -96,6 +99,8 @@ def latex_to_text(latex: str) -> str:
     """One entry's LaTeX as one line of text: comments, font switches and braces out, accents
     and dashes in, ``\\bibinfo``/``\\href`` reduced to what they show."""
     text = strip_comments(latex)
+    if "$" in text:
+        text = _LONE_SCRIPT.sub(lambda m: m.group(1) or m.group(2), text)
     if "\\" in text:
         text = _convert(text)
     for latex_form, plain in _SYMBOLS:
@@ -132,11 +137,17 @@ def _macro(text: str, m: re.Match[str]) -> tuple[str, int]:
         return _accent(text, m.group(2) or name, end)
     if name in _LETTERS and not text[end:end + 1].isalpha():
         return _LETTERS[name], end + 2 if text.startswith("{}", end) else _skip_spaces(text, end)
-    if name in _DROP:
+    if name in _DROP or "@" in name:  # ``\\@noop``, ``\\@citealpnum``: a class's internals show nothing
         return "", _skip_spaces(text, end)
+    if name in _SHOWN:
+        return _SHOWN[name], end
     if name == "penalty":
         digits = re.match(r"\s*-?\d*", text[end:end + 12])
         return " ", end + (digits.end() if digits else 0)
+    if name == "sqrt":
+        optional = re.match(r"\s*\[[^\]]{0,20}\]", text[end:end + 30])
+        arg = _argument(text, end + (optional.end() if optional else 0))
+        return ("√" + (_convert(arg[0]) if "\\" in arg[0] else arg[0]), arg[1]) if arg else ("√", end)
     if name in _DROP_ARG or name in _KEEP_ARG or name in _SKIP_KEEP or name in _LITERAL or name in ("doi", "DOI"):
         return _with_args(text, name, end)
     return m.group(0), end

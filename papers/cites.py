@@ -1,0 +1,109 @@
+"""Which entries a paper cites, as BibTeX and biber see them: every citation command of LaTeX,
+natbib and biblatex (``\\cite``, ``\\citet``, ``\\Citep*``, ``\\citealp``, ``\\textcite``,
+``\\parencite``, ``\\autocite``, ``\\footcite``, ``\\smartcite``, ``\\citeauthor``, ``\\fullcite``,
+``\\nocite``, the multi-citations ``\\cites(..)(..)[..]{a}[..]{b}``...) with their starred and
+optional-argument forms, and the commands the paper defines around one (``\\newcommand{\\rf}[1]
+{\\citep{#1}}``). The text given has its comments stripped already."""
+from __future__ import annotations
+
+import re
+
+from .macros import definitions
+
+# a control word holding "cite": a citation command unless it sets citations up
+_COMMAND = re.compile(r"\\([A-Za-z]*(?:cite|Cite)[A-Za-z]*)(?![A-Za-z@])\*?")
+_NOT_CITING = re.compile(r"(?i)^(?:set|def|declare|provide|new|renew|bibliography)|(?:font|punct|style|setup|reset|"
+                         r"true|false|tracker|text|delim|left|right|mid|dash|prefix|form|label|color)$")
+_KEY_IN_BODY = re.compile(r"\{[^{}]*#(\d)[^{}]*\}")
+_SPACE = re.compile(r"\s*")
+_GROUP_END = {"[": "]", "(": ")", "{": "}"}
+
+
+def _group(text: str, i: int) -> int:
+    """Offset after the group opening at ``text[i]`` (``[``, ``(`` or ``{``, braces nesting
+    inside); -1 when it does not close within 4,000 characters."""
+    close, depth = _GROUP_END[text[i]], 0
+    for j in range(i + 1, min(len(text), i + 4000)):
+        ch = text[j]
+        if ch == close and depth == 0:
+            return j + 1
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth < 0:
+                return -1
+    return -1
+
+
+def _arguments(text: str, i: int, multi: bool) -> tuple[list[str], int]:
+    """The brace arguments after a command at ``i`` (optional ``[..]`` and ``(..)`` skipped): the
+    first one, or every one of a multi-citation; and where the command ends."""
+    keys: list[str] = []
+    while True:
+        i = _SPACE.match(text, i).end()  # type: ignore[union-attr]
+        ch = text[i:i + 1]
+        if ch not in ("[", "(", "{"):
+            return keys, i
+        end = _group(text, i)
+        if end < 0:
+            return keys, i
+        if ch == "{":
+            keys.append(text[i + 1:end - 1])
+            if not multi:
+                return keys, end
+        i = end
+
+
+def _wrappers(text: str) -> dict[str, int]:
+    """``name -> argument number`` of the macros the paper defines around a citation command."""
+    found = {}
+    for name, (nargs, body) in definitions(text).items():
+        cite = _COMMAND.search(body)
+        if nargs and cite and not _NOT_CITING.search(cite.group(1)):
+            arg = _KEY_IN_BODY.search(body, cite.end())
+            if arg and int(arg.group(1)) <= nargs:
+                found[name] = int(arg.group(1))
+    return found
+
+
+def _wrapped_keys(text: str, wrappers: dict[str, int]) -> list[tuple[int, str]]:
+    """(offset, key argument) of every use of a wrapper macro."""
+    if not wrappers:
+        return []
+    uses = re.compile(r"\\(" + "|".join(map(re.escape, wrappers)) + r")(?![A-Za-z@])\*?")
+    found = []
+    for m in uses.finditer(text):
+        args, i = [], m.end()
+        for _ in range(wrappers[m.group(1)]):
+            i = _SPACE.match(text, i).end()  # type: ignore[union-attr]
+            end = _group(text, i) if text[i:i + 1] == "{" else -1
+            if end < 0:
+                break
+            args.append(text[i + 1:end - 1])
+            i = end
+        if len(args) == wrappers[m.group(1)]:
+            found.append((m.start(), args[-1]))
+    return found
+
+
+def cited_keys(text: str) -> tuple[list[str], bool]:
+    """Citation keys in order of first citation, and whether ``\\nocite{*}`` asks for all."""
+    body = text  # a definition's ``\\citep{#1}`` gives no key: keys with ``#`` are dropped
+    uses: list[tuple[int, str]] = []
+    for m in _COMMAND.finditer(body):
+        if _NOT_CITING.search(m.group(1)):
+            continue
+        args, _ = _arguments(body, m.end(), m.group(1).endswith("cites"))
+        uses += [(m.start(), a) for a in args]
+    uses += _wrapped_keys(body, _wrappers(text))
+    keys: dict[str, None] = {}
+    every = False
+    for _, arg in sorted(uses):
+        for key in arg.split(","):
+            key = key.strip()
+            if key == "*":
+                every = True
+            elif key and "\\" not in key and "#" not in key:
+                keys.setdefault(key)
+    return list(keys), every
