@@ -99,4 +99,22 @@ def bibinfo_fields(body: str) -> dict[str, str]:
         name = m.group(1).lower()
         if end > 0 and name in BIBINFO_KEPT:
             found.setdefault(name, []).append(body[m.end():end - 1])
-    return {k: " and ".join(v) if k in ("author", "editor") else v[0] for k, v in found.items()}
+    return {k: " and ".join(_last_first(n) for n in v) if k in ("author", "editor") else v[0]
+            for k, v in found.items()}
+
+
+_NAMEFONT = re.compile(r"\\bib(f?)namefont\s*\{")
+
+
+def _last_first(name: str) -> str:
+    """revtex's ``\\bibfnamefont{V.~C.}\\ \\bibnamefont{{Rubin}}, \\bibfnamefont{Jr.}`` as BibTeX's
+    ``Rubin, Jr., V.~C.``; a name without those macros as it is."""
+    parts: dict[str, list[str]] = {"": [], "f": []}
+    for m in _NAMEFONT.finditer(name):
+        end = _skip_group(name, m.end() - 1, "}", m.end() + 1000)
+        if end > 0:
+            parts[m.group(1)].append(name[m.end():end - 1])
+    if len(parts[""]) != 1 or not parts["f"]:
+        return name
+    given, suffix = parts["f"][0], parts["f"][1:]
+    return ", ".join([parts[""][0], *suffix, given])

@@ -53,10 +53,25 @@ def _quoted_end(text: str, start: int) -> int:
     return len(text)
 
 
+# a field is at most an abstract of some thousand characters; ``@string``s each joining the one
+# before twice double per line, so a value past this is an error, not a gigabyte
+MAX_VALUE_CHARS = 256 * 1024
+
+
+class ValueTooLong(Exception):
+    """A field value (``@string``s joined with ``#``) past ``MAX_VALUE_CHARS``."""
+
+
 def _value(text: str, i: int, macros: dict[str, str]) -> tuple[str, int]:
     """One field value at ``text[i]`` (pieces joined by ``#``) and the offset after it."""
-    parts = []
+    parts: list[str] = []
+    size = 0
     while True:
+        if parts:
+            size += len(parts[-1])
+            if size > MAX_VALUE_CHARS:
+                raise ValueTooLong(f"a field value passes {MAX_VALUE_CHARS:,} characters (@string "
+                                   "macros joined with # multiply)")
         while i < len(text) and text[i].isspace():
             i += 1
         ch = text[i:i + 1]
@@ -122,10 +137,13 @@ def parse_bib(text: str) -> list[BibEntry]:
             continue
         body = text[m.end():end - 1]
         pos = end
-        if kind == "string":
-            _, found = _fields("," + body, macros)
-            macros.update(found)
-        elif kind not in ("comment", "preamble"):
-            key, fields = _fields(body, macros)
-            entries.append(BibEntry(at, kind, key, fields))
+        try:
+            if kind == "string":
+                _, found = _fields("," + body, macros)
+                macros.update(found)
+            elif kind not in ("comment", "preamble"):
+                key, fields = _fields(body, macros)
+                entries.append(BibEntry(at, kind, key, fields))
+        except ValueTooLong as why:
+            entries.append(BibEntry(at, kind, None, {}, str(why)))
     return entries

@@ -12,7 +12,8 @@ import re
 from resolvers.identifiers import check_arxiv_id, extract_identifiers
 
 _LINK = re.compile(r"\\(?:href|url|doi|DOI|Eprint|eprint|arxiv|arXiv|bibinfo\s*\{(?:doi|eprint|url)\}|"
-                   r"bibfield\s*\{(?:doi|eprint|url)\})\s*\{([^{}]{4,400})\}")
+                   r"bibfield\s*\{(?:doi|eprint|url)\}|mn@doi\s*(?:\[[^\]]{0,200}\])?|mn@eprint\s*\{arXiv\})"
+                   r"\s*\{([^{}]{4,400})\}")
 _DOIBASE = re.compile(r"\\doibase\s*")
 _OLD_NUMBER = re.compile(r"(?:[A-Za-z-]+(?:\.[A-Za-z]{2})?/)?(\d{7})(v\d+)?")
 # a new-style or old-style id after a word saying e-print (PDF spacing may split it at the dot)

@@ -20,9 +20,9 @@ from .biblatex import biblatex_entries, is_biblatex
 from .bibitems import Bibitem, bibinfo_fields, bibliography_items
 from .cites import cited_keys
 from .idents import with_identifiers
-from .repeats import fill_repeated_authors
+from .repeats import author_block, fill_repeated_authors
 from .bibtex import BibEntry, parse_bib
-from .macros import Expander, definitions
+from .macros import MAX_EXPANDED_ENTRY, Expander, definitions
 from .model import ExtractedReference, PaperLimits, PaperReject
 from .suffixes import KINDS
 from .render import UNSORTED_STYLES, fields_text, render, sort_key
@@ -46,6 +46,7 @@ class Found:
         self.rule = ""
         self.limits = limits
         self.macros = macros or Expander({})
+        self._block: str | None = None  # the authors of the last entry added, when its LaTeX shows them
 
     def macros_fields(self, fields: dict[str, str]) -> dict[str, str]:
         return {k: self.macros.expand(v) for k, v in fields.items()}
@@ -66,10 +67,12 @@ class Found:
         raw, ids = with_identifiers(raw, latex, fields)
         fields = {**fields, **{k: v for k, v in ids.items() if k not in fields}}
         before = self.references[-1] if self.references else None
-        filled = fill_repeated_authors(raw, before.raw if before else None, before.fields if before else {})
+        filled = fill_repeated_authors(raw, before.raw if before else None, before.fields if before else {},
+                                       self._block)
+        self._block = author_block(latex) if latex else None
         if filled is not None:
             fields["as_printed"] = raw
-            raw = filled
+            raw, self._block = filled
         source, member, kind, line = where
         self.references.append(ExtractedReference(order, raw, source, member, kind, key, line, fields))
 
@@ -88,8 +91,12 @@ def choose(file: str, members: dict[str, str], source: str | None, limits: Paper
         if _inline(found, file, expanded, source) or _bbl(found, file, clean, mains[0], source) or \
                 _bib(found, file, clean, expanded, source):
             found.rule = f"main file {mains[0]}: {found.rule}"
-            return found
-        found.rule = f"main file {mains[0]}: no bibliography"
+        else:
+            found.rule = f"main file {mains[0]}: no bibliography"
+        if found.macros.overflowed:
+            found.rejects.append(PaperReject(file, mains[0], "macro_expansion", "the paper's macros multiply: "
+                                             f"{found.macros.overflowed} entries passed {MAX_EXPANDED_ENTRY:,} "
+                                             "characters being expanded and keep their macros unexpanded"))
         return found
     found = Found(limits)
     for name in sorted(clean, key=lambda n: (kind_of(n) != "bbl", kind_of(n) != "bib", n)):
@@ -162,7 +169,8 @@ def _bbl(found: Found, file: str, members: dict[str, str], main: str, source: st
             found.rejects.append(PaperReject(file, chosen, "bbl_unread", "the .bbl holds no \\bibitem and no biblatex "
                                              "\\entry: the bibliography is looked for elsewhere"))
         return False
-    found.rule = f"{chosen} ({why}; a .bbl wins over .bib: arXiv compiles with the .bbl)"
+    found.rule = f"{chosen} ({'biblatex entries, ' if is_biblatex(text) else ''}{why}; a .bbl wins over .bib: " \
+        "arXiv compiles with the .bbl)"
     return True
 
 

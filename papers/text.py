@@ -22,15 +22,19 @@ _LETTERS = {"i": "ı", "j": "ȷ", "o": "ø", "O": "Ø", "l": "ł", "L": "Ł", "s
 _DROP = frozenset("""newblock BibitemOpen bibitemNoStop urlprefix BIBand bibnamefont bibfnamefont citenamefont
 protect relax newpage raggedright sloppy unskip ignorespaces hfill hfil break linebreak nolinebreak allowbreak
 em it bf sc rm tt sf sl upshape itshape bfseries scshape normalfont mdseries rmfamily sffamily ttfamily
-small footnotesize scriptsize tiny large Large normalsize doibase""".split())
+small footnotesize scriptsize tiny large Large normalsize doibase BIBentryALTinterwordspacing
+BIBentrySTDinterwordspacing BIBdecl""".split())
 _DROP_ARG = frozenset("BibitemShut bibAnnote bibAnnoteFile label ref cite citet citep citealp citealt citeauthor "
                       "citeyear nocite bibliographystyle hskip vskip".split())
 _KEEP_ARG = frozenset("""emph textit textbf textsc textrm texttt textsf textsl textup textmd textnormal mbox hbox
 text mathrm mathit mathbf mathsf mathtt natexlab enquote textsuperscript textsubscript uppercase MakeUppercase
 bibsection""".split())
-_SKIP_KEEP = frozenset("bibinfo bibfield href href@noop Eprint eprint".split())  # first argument dropped, second kept
+# first argument dropped, second kept
+_SKIP_KEEP = frozenset("bibinfo bibfield href href@noop Eprint BIBforeignlanguage".split())
 _LITERAL = frozenset("url path nolinkurl".split())
-_SHOWN = {"bysame": "———", "dots": "…", "ldots": "…"}  # amsplain's author repeat, ellipses
+_CONTROL_SPACE = re.compile(r"(?<!\\)((?:\\\\)*)\\[\t\r\n]")
+# amsplain's author repeat, ellipses, iopart's ``\\etal``
+_SHOWN = {"bysame": "———", "dots": "…", "ldots": "…", "etal": "et al."}
 # a math group that is only a super- or subscript (``$^{12}$C``, ``$_2$``): its text
 _LONE_SCRIPT = re.compile(r"\$\s*[\^_]\s*(?:\{([^{}$]{1,40})\}|([^{}$\s\\]))\s*\$")
 _TOKEN = re.compile(r"\\([A-Za-z@]+)\*?|\\([`'^\"~=.])")
@@ -99,6 +103,8 @@ def latex_to_text(latex: str) -> str:
     """One entry's LaTeX as one line of text: comments, font switches and braces out, accents
     and dashes in, ``\\bibinfo``/``\\href`` reduced to what they show."""
     text = strip_comments(latex)
+    if "\\\n" in text or "\\\t" in text:  # a control space at a line's end (``225},\\`` then a newline)
+        text = _CONTROL_SPACE.sub(lambda m: m.group(1) + " ", text)
     if "$" in text:
         text = _LONE_SCRIPT.sub(lambda m: m.group(1) or m.group(2), text)
     if "\\" in text:
@@ -137,6 +143,8 @@ def _macro(text: str, m: re.Match[str]) -> tuple[str, int]:
         return _accent(text, m.group(2) or name, end)
     if name in _LETTERS and not text[end:end + 1].isalpha():
         return _LETTERS[name], end + 2 if text.startswith("{}", end) else _skip_spaces(text, end)
+    if name in _SPECIAL:
+        return _special(text, name, end)
     if name in _DROP or "@" in name:  # ``\\@noop``, ``\\@citealpnum``: a class's internals show nothing
         return "", _skip_spaces(text, end)
     if name in _SHOWN:
@@ -144,13 +152,36 @@ def _macro(text: str, m: re.Match[str]) -> tuple[str, int]:
     if name == "penalty":
         digits = re.match(r"\s*-?\d*", text[end:end + 12])
         return " ", end + (digits.end() if digits else 0)
-    if name == "sqrt":
-        optional = re.match(r"\s*\[[^\]]{0,20}\]", text[end:end + 30])
-        arg = _argument(text, end + (optional.end() if optional else 0))
-        return ("√" + (_convert(arg[0]) if "\\" in arg[0] else arg[0]), arg[1]) if arg else ("√", end)
     if name in _DROP_ARG or name in _KEEP_ARG or name in _SKIP_KEEP or name in _LITERAL or name in ("doi", "DOI"):
         return _with_args(text, name, end)
     return m.group(0), end
+
+
+_SPECIAL = frozenset({"sqrt", "eprint", "mn@doi", "mn@eprint", "MR"})
+
+
+def _special(text: str, name: str, end: int) -> tuple[str, int]:
+    """Macros whose text is not just an argument: ``\\sqrt{s}`` (√s), the AAS ``\\eprint{id}``
+    (``arXiv:id``; two arguments: link and text), mnras's ``\\mn@doi[shown]{doi}`` and
+    ``\\mn@eprint{arXiv}{id}``, amsplain's ``\\MR{number}``."""
+    optional = re.match(r"\s*\[([^\]]{0,200})\]", text[end:end + 210]) if name in ("sqrt", "mn@doi") else None
+    first = _argument(text, end + (optional.end() if optional else 0))
+    if first is None:
+        return ("√" if name == "sqrt" else ""), end
+    shown = _convert(first[0]) if "\\" in first[0] else first[0]
+    if name == "sqrt":
+        return "√" + shown, first[1]
+    if name == "MR":
+        return "MR" + shown, first[1]
+    if name == "mn@doi":
+        return (_convert(optional.group(1)) if optional else "doi:" + shown), first[1]
+    second = _argument(text, first[1])
+    if name == "eprint" and second is None:
+        return "arXiv:" + shown, first[1]
+    if second is None:
+        return shown, first[1]
+    value = _convert(second[0]) if "\\" in second[0] else second[0]
+    return (f"{shown}:{value}" if name == "mn@eprint" else value), second[1]
 
 
 def _with_args(text: str, name: str, end: int) -> tuple[str, int]:
