@@ -180,22 +180,24 @@ def _bib(found: Found, file: str, members: dict[str, str], expanded: Expanded, s
     if not bibs:
         return False
     keys, every = cited_keys(expanded.text)
+    style, exact = _list_style(expanded.text)
+    if not exact:  # BibTeX matches keys whatever their case; the first citation's spelling is kept
+        keys = list({k.lower(): k for k in reversed(keys)}.values())[::-1]
     if not keys and not every:
         found.rejects.append(PaperReject(file, None, "no_citations", f"the paper cites nothing (no \\cite, \\nocite "
                                          f"or other citation command outside comments): BibTeX lists no entry of "
                                          f"{', '.join(bibs)}"))
         return False
-    style = _STYLE.search(expanded.text)
-    _bib_entries(found, file, members, bibs, keys, source, style.group(1).strip() if style else None, every)
+    _bib_entries(found, file, members, bibs, keys, source, style, every, exact)
     return bool(found.references)
 
 
 def _bib_entries(found: Found, file: str, members: dict[str, str], bibs: list[str], keys: list[str] | None,
-                 source: str | None, style: str | None = None, every: bool = False) -> None:
+                 source: str | None, style: str | None = None, every: bool = False, exact: bool = False) -> None:
     """Entries of ``bibs`` in the order the paper lists them: all (in file order) or the cited
     ones (in order of first citation), then sorted as a sorting ``style`` sorts. An entry that
     cannot be read, or a key cited but in no ``.bib``, is a reject holding its place."""
-    entries = _wanted(bibs, members, keys, every)
+    entries = _wanted(bibs, members, keys, every, exact)
     if found.too_many(file, bibs[0], len(entries)):
         return
     prepared = {id(e): (f, fields_text(f)) for _, e, _ in entries if e is not None and not e.error
@@ -221,18 +223,45 @@ def _bib_entries(found: Found, file: str, members: dict[str, str], bibs: list[st
     found.rule = f"{', '.join(bibs)} ({order}{f', sorted as {style} sorts' if sort else ''})"
 
 
-def _wanted(bibs: list[str], members: dict[str, str], keys: list[str] | None,
-            every: bool = False) -> list[tuple[str, BibEntry | None, str]]:
+def _wanted(bibs: list[str], members: dict[str, str], keys: list[str] | None, every: bool = False,
+            exact: bool = False) -> list[tuple[str, BibEntry | None, str]]:
     """(file, entry or None when missing, key) of every entry the list holds: all with ``keys``
-    None, else the cited ones, then (``every``) the others in file order."""
+    None, else the cited ones, then (``every``) the others in file order. Keys match whatever
+    their case (BibTeX) unless ``exact`` (biber)."""
     entries: list[tuple[str, BibEntry | None, str]] = [(n, e, e.key or "") for n in bibs for e in parse_bib(members[n])]
     if keys is None:
         return entries
+
+    def fold(key: str) -> str:
+        return key if exact else key.lower()
+
     by_key: dict[str, tuple[str, BibEntry | None, str]] = {}
     for item in entries:
-        by_key.setdefault(item[2].lower(), item)
-    cited = [by_key.get(k.lower(), ("", None, k)) for k in keys]
+        by_key.setdefault(fold(item[2]), item)
+    cited = [by_key.get(fold(k), ("", None, k)) for k in keys]
     if every:
-        seen = {k.lower() for k in keys}
+        seen = {fold(k) for k in keys}
         cited += [by_key[k] for k in by_key if k not in seen]
     return cited
+
+
+_BIBLATEX = re.compile(r"\\usepackage\s*(?:\[([^\]]*)\])?\s*\{\s*biblatex\s*\}")
+_OPTION = re.compile(r"\b(backend|style|bibstyle|sorting)\s*=\s*([\w-]+)")
+# biblatex styles whose list keeps citation order (every other sorts by name, year, title)
+BIBLATEX_UNSORTED = frozenset({"nature", "ieee", "phys", "science", "chem-acs", "chem-angew", "chem-biochem",
+                               "chem-rsc", "nejm", "vancouver", "numeric-comp-none"})
+
+
+def _list_style(text: str) -> tuple[str | None, bool]:
+    """(the style the list is ordered by, whether keys match case-sensitively): BibTeX's
+    ``\\bibliographystyle``, or biblatex's options (its ``sorting``, else its style's; biber,
+    its default backend, matches keys exactly; ``backend=bibtex`` does not)."""
+    blx = _BIBLATEX.search(text)
+    if blx is None:
+        style = _STYLE.search(text)
+        return (style.group(1).strip() if style else None), False
+    options = dict(m.groups() for m in _OPTION.finditer(blx.group(1) or ""))
+    exact = not options.get("backend", "biber").startswith("bibtex")
+    sorting = options.get("sorting") or ("none" if (options.get("bibstyle") or options.get("style", "numeric"))
+                                         in BIBLATEX_UNSORTED else "nty")
+    return ("unsrt" if sorting == "none" else f"biblatex {sorting}"), exact

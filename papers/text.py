@@ -36,6 +36,8 @@ _CONTROL_SPACE = re.compile(r"(?<!\\)((?:\\\\)*)\\[\t\r\n]")
 # amsplain's author repeat, ellipses, iopart's ``\\etal``
 _SHOWN = {"bysame": "———", "dots": "…", "ldots": "…", "etal": "et al."}
 # a math group that is only a super- or subscript (``$^{12}$C``, ``$_2$``): its text
+_VPHANTOM = re.compile(r"\\\{\\vphantom\s*\\\}|\\vphantom\s*\\\{\\\}|\\vphantom\s*(?:\{[^{}]*\}|\\[A-Za-z]+|\\.)")
+_ZOTERO_BRACES = re.compile(r"\\\{([^{}\\]{1,40})\\\}")
 _LONE_SCRIPT = re.compile(r"\$\s*[\^_]\s*(?:\{([^{}$]{1,40})\}|([^{}$\s\\]))\s*\$")
 _TOKEN = re.compile(r"\\([A-Za-z@]+)\*?|\\([`'^\"~=.])")
 _BRACES = re.compile(r"[{}]")
@@ -105,6 +107,8 @@ def latex_to_text(latex: str) -> str:
     text = strip_comments(latex)
     if "\\\n" in text or "\\\t" in text:  # a control space at a line's end (``225},\\`` then a newline)
         text = _CONTROL_SPACE.sub(lambda m: m.group(1) + " ", text)
+    if "\\{" in text or "vphantom" in text:  # Zotero's protected capitals: ``\\{\\vphantom\\}{{JAX}}``, ``\\{P\\}``
+        text = _ZOTERO_BRACES.sub(lambda m: m.group(1) or "", _VPHANTOM.sub("", text))
     if "$" in text:
         text = _LONE_SCRIPT.sub(lambda m: m.group(1) or m.group(2), text)
     if "\\" in text:
