@@ -260,7 +260,7 @@ def _list_style(text: str) -> tuple[str | None, bool]:
     if blx is None:
         style = _STYLE.search(text)
         return (style.group(1).strip() if style else None), False
-    options = dict(m.groups() for m in _OPTION.finditer(blx.group(1) or ""))
+    options: dict[str, str] = {m.group(1): m.group(2) for m in _OPTION.finditer(blx.group(1) or "")}
     exact = not options.get("backend", "biber").startswith("bibtex")
     sorting = options.get("sorting") or ("none" if (options.get("bibstyle") or options.get("style", "numeric"))
                                          in BIBLATEX_UNSORTED else "nty")
