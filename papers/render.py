@@ -58,9 +58,17 @@ KEPT_FIELDS = frozenset({"author", "editor", "title", "booktitle", "journal", "j
                          "series", "chapter", "address", "isbn", "issn", "type"})
 
 
+# fields BibTeX hands to ``\url`` or prints as they are: a ``%`` or ``~`` in them is the URL's
+LITERAL_FIELDS = frozenset({"url", "doi", "eprint"})
+_LITERAL_ESCAPES = re.compile(r"\\([_%&#~$])|\\url\s*|[{}]")
+
+
 def fields_text(fields: dict[str, str]) -> dict[str, str]:
-    """Each kept field's LaTeX as text (what the parser is given beside the string)."""
-    return {k: latex_to_text(v) for k, v in fields.items() if k in KEPT_FIELDS and v and v.strip()}
+    """Each kept field's LaTeX as text (what the parser is given beside the string); a URL,
+    DOI or e-print as written, its LaTeX escapes undone."""
+    return {k: (_LITERAL_ESCAPES.sub(lambda m: m.group(1) or "", v).strip() if k in LITERAL_FIELDS
+                else latex_to_text(v))
+            for k, v in fields.items() if k in KEPT_FIELDS and v and v.strip()}
 
 
 def render(fields: dict[str, str], text: dict[str, str] | None = None) -> str:

@@ -8,6 +8,7 @@ math ``$`` goes; environments and odd control symbols go to pylatexenc itself.""
 from __future__ import annotations
 
 import functools
+import html
 import re
 import unicodedata
 from typing import Any
@@ -36,6 +37,8 @@ _CONTROL_SPACE = re.compile(r"(?<!\\)((?:\\\\)*)\\[\t\r\n]")
 # amsplain's author repeat, ellipses, iopart's ``\\etal``
 _SHOWN = {"bysame": "———", "dots": "…", "ldots": "…", "etal": "et al."}
 # a math group that is only a super- or subscript (``$^{12}$C``, ``$_2$``): its text
+_URL_ARGUMENT = re.compile(r"\\(?:url|href|nolinkurl|path)\s*\{[^{}\n]*\}")
+_ENTITY = re.compile(r"&(?:amp|lt|gt|quot|apos|nbsp|ndash|mdash|#\d{2,6}|#x[0-9a-fA-F]{2,6});")
 _VPHANTOM = re.compile(r"\\\{\\vphantom\s*\\\}|\\vphantom\s*\\\{\\\}|\\vphantom\s*(?:\{[^{}]*\}|\\[A-Za-z]+|\\.)")
 _ZOTERO_BRACES = re.compile(r"\\\{([^{}\\]{1,40})\\\}")
 _LONE_SCRIPT = re.compile(r"\$\s*[\^_]\s*(?:\{([^{}$]{1,40})\}|([^{}$\s\\]))\s*\$")
@@ -86,6 +89,9 @@ def strip_comments(text: str, keep_lines: bool = False) -> str:
     TeX, unless ``keep_lines`` (so offsets still give the right line)."""
     if "%" not in text:
         return text
+    literal = "\\url" in text or "\\href" in text or "\\path" in text or "\\nolinkurl" in text
+    if literal:  # a URL's ``%20`` is no comment: ``\\url`` reads its argument verbatim
+        text = _URL_ARGUMENT.sub(lambda m: m.group().replace("%", "\ue007"), text)
 
     def comment(m: re.Match[str]) -> str:
         before = text[max(0, m.start() - 64):m.start()]
@@ -98,7 +104,8 @@ def strip_comments(text: str, keep_lines: bool = False) -> str:
             i = rest.find("%", i + 1)
         return "%" + (rest + tail if i < 0 else rest[:i])
 
-    return (_COMMENT_KEEP if keep_lines else _COMMENT).sub(comment, text)
+    text = (_COMMENT_KEEP if keep_lines else _COMMENT).sub(comment, text)
+    return text.replace("\ue007", "%") if literal else text
 
 
 def latex_to_text(latex: str) -> str:
@@ -126,6 +133,8 @@ def latex_to_text(latex: str) -> str:
     for placeholder, plain in _PLACEHOLDERS:
         if placeholder in text:
             text = text.replace(placeholder, plain)
+    if "&" in text and ";" in text:  # HTML entities some exports leave (``Lewin &amp; van der Klis``)
+        text = _ENTITY.sub(lambda m: html.unescape(m.group()), text)
     return _WS.sub(" ", text).strip()
 
 
