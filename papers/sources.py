@@ -182,7 +182,10 @@ def _bib(found: Found, file: str, members: dict[str, str], expanded: Expanded, s
     keys, every = cited_keys(expanded.text)
     style, exact = _list_style(expanded.text)
     if not exact:  # BibTeX matches keys whatever their case; the first citation's spelling is kept
-        keys = list({k.lower(): k for k in reversed(keys)}.values())[::-1]
+        first: dict[str, str] = {}
+        for key in keys:
+            first.setdefault(key.lower(), key)
+        keys = list(first.values())
     if not keys and not every:
         found.rejects.append(PaperReject(file, None, "no_citations", f"the paper cites nothing (no \\cite, \\nocite "
                                          f"or other citation command outside comments): BibTeX lists no entry of "

@@ -39,6 +39,7 @@ _SHOWN = {"bysame": "———", "dots": "…", "ldots": "…", "etal": "et al."
 # a math group that is only a super- or subscript (``$^{12}$C``, ``$_2$``): its text
 _URL_ARGUMENT = re.compile(r"\\(?:url|href|nolinkurl|path)\s*\{[^{}\n]*\}")
 _ENTITY = re.compile(r"&(?:amp|lt|gt|quot|apos|nbsp|ndash|mdash|#\d{2,6}|#x[0-9a-fA-F]{2,6});")
+_ESCAPED_LATEX = re.compile(r"\{\\textbackslash\}|\\textbackslash(?:\{\}|\s+|(?![A-Za-z]))|\\[${}]")
 _VPHANTOM = re.compile(r"\\\{\\vphantom\s*\\\}|\\vphantom\s*\\\{\\\}|\\vphantom\s*(?:\{[^{}]*\}|\\[A-Za-z]+|\\.)")
 _ZOTERO_BRACES = re.compile(r"\\\{([^{}\\]{1,40})\\\}")
 _LONE_SCRIPT = re.compile(r"\$\s*[\^_]\s*(?:\{([^{}$]{1,40})\}|([^{}$\s\\]))\s*\$")
@@ -114,6 +115,8 @@ def latex_to_text(latex: str) -> str:
     text = strip_comments(latex)
     if "\\\n" in text or "\\\t" in text:  # a control space at a line's end (``225},\\`` then a newline)
         text = _CONTROL_SPACE.sub(lambda m: m.group(1) + " ", text)
+    if "textbackslash" in text:  # Zotero's escaped LaTeX: ``\\${\\textbackslash}texttt\\{x\\}\\$`` meant ``$\\texttt{x}$``
+        text = _ESCAPED_LATEX.sub(lambda m: "\\" if "textbackslash" in m.group() else m.group()[1], text)
     if "\\{" in text or "vphantom" in text:  # Zotero's protected capitals: ``\\{\\vphantom\\}{{JAX}}``, ``\\{P\\}``
         text = _ZOTERO_BRACES.sub(lambda m: m.group(1) or "", _VPHANTOM.sub("", text))
     if "$" in text:

@@ -230,3 +230,52 @@ def test_macros_that_multiply_in_entries_are_bounded():
     paper = read_paper("x.tex", tex.encode(), citing_paper="p")
     assert len(paper.references) == 1 and len(paper.references[0].raw) < 100_000
     assert [r.code for r in paper.rejects] == ["macro_expansion"]
+
+
+# --- strings a reader would write ----------------------------------------------------------------
+
+@pytest.mark.parametrize("field, shown", [
+    (r"\${\textbackslash}texttt\{triceratops\}\$: {A} {Tool}", "triceratops: A Tool"),  # Zotero's escaped LaTeX
+    (r"\{\vphantom\}{{JAX}}\vphantom\{\}: Composable {}P{}ython", "JAX: Composable Python"),  # protected capitals
+    (r"Vander\{P\}las and Lewin &amp; van der Klis", "VanderPlas and Lewin & van der Klis"),  # HTML entity
+    (r"$\sqrt{s}=13$~TeV and $^{12}$C", "√s=13 TeV and 12C"),
+])
+def test_a_bib_title_reads_as_a_reader_would_write_it(field, shown):
+    (ref,) = read_paper("x.bib", ("@misc{a, title = {%s}}" % field).encode(), citing_paper="p").references
+    assert ref.fields["title"] == shown
+
+
+def test_a_url_keeps_its_percent_signs():
+    bib = rb"@misc{a, title={T}, url={http://x.org/a%20b~c\_d}, howpublished={\url{http://y.org/a%20b}}}"
+    (ref,) = read_paper("x.bib", bib, citing_paper="p").references
+    assert ref.fields["url"] == "http://x.org/a%20b~c_d" and "http://y.org/a%20b" in ref.raw
+    bbl = b"\\begin{thebibliography}{1}\\bibitem{a} A. B., T, 2001, \\url{http://x.org/a%20b}\n\\end{thebibliography}"
+    assert read_paper("x.bbl", bbl, citing_paper="p").references[0].raw == "A. B., T, 2001, http://x.org/a%20b"
+
+
+# --- biblatex with a .bib: the backend's rules ---------------------------------------------------
+
+CASES = rb"""@article{Cai_2024, author={Cai, C.}, title={One}, journal={J}, year=2024}
+@article{zed, author={Zed, Z.}, title={Two}, journal={J}, year=2001}
+@article{abe, author={Abe, A.}, title={Three}, journal={J}, year=2002}
+"""
+
+
+def biblatex_paper(options: bytes, cites: bytes):
+    tex = (b"\\documentclass{article}\\usepackage[" + options + b"]{biblatex}\\addbibresource{refs.bib}\n"
+           b"\\begin{document}" + cites + b"\\printbibliography\\end{document}")
+    return read_paper("2501.00254.tar.gz", tar_bytes({"ms.tex": tex, "refs.bib": CASES}))
+
+
+def test_biber_matches_keys_exactly_and_bibtex_whatever_their_case():
+    biber = biblatex_paper(b"backend=biber,style=nature", rb"\autocite{cai_2024,zed}")
+    assert [r.key for r in biber.references] == ["zed"]
+    assert [r.code for r in biber.rejects] == ["cited_key_missing"]
+    bibtex = biblatex_paper(b"backend=bibtex,style=nature", rb"\autocite{cai_2024,zed} \cite{Cai_2024}")
+    assert [r.key for r in bibtex.references] == ["Cai_2024", "zed"] and bibtex.rejects == []
+
+
+def test_a_biblatex_list_is_ordered_by_its_sorting():
+    assert [r.key for r in biblatex_paper(b"style=nature", rb"\cite{zed,abe}").references] == ["zed", "abe"]
+    assert [r.key for r in biblatex_paper(b"style=numeric", rb"\cite{zed,abe}").references] == ["abe", "zed"]
+    assert [r.key for r in biblatex_paper(b"sorting=none", rb"\cite{zed,abe}").references] == ["zed", "abe"]
