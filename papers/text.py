@@ -115,7 +115,7 @@ def latex_to_text(latex: str) -> str:
     text = strip_comments(latex)
     if "\\\n" in text or "\\\t" in text:  # a control space at a line's end (``225},\\`` then a newline)
         text = _CONTROL_SPACE.sub(lambda m: m.group(1) + " ", text)
-    if "textbackslash" in text:  # Zotero's escaped LaTeX: ``\\${\\textbackslash}texttt\\{x\\}\\$`` meant ``$\\texttt{x}$``
+    if "textbackslash" in text:  # Zotero escapes LaTeX: ``\\${\\textbackslash}texttt\\{x\\}\\$``
         text = _ESCAPED_LATEX.sub(lambda m: "\\" if "textbackslash" in m.group() else m.group()[1], text)
     if "\\{" in text or "vphantom" in text:  # Zotero's protected capitals: ``\\{\\vphantom\\}{{JAX}}``, ``\\{P\\}``
         text = _ZOTERO_BRACES.sub(lambda m: m.group(1) or "", _VPHANTOM.sub("", text))
