@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .braces import group_end
+
 _ENTRY = re.compile(r"\\entry\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 _END = re.compile(r"\\endentry\b")
 _COMMAND = re.compile(r"\\(name|list|field|strng|range|verb|keyw|warn|true|false|set|inset|key)\b\s*")
@@ -39,22 +41,7 @@ def is_biblatex(text: str) -> bool:
 
 
 def _group(text: str, i: int) -> int:
-    """Offset after the brace group opening at ``text[i]``; -1 when it never closes."""
-    depth = 0
-    j = i
-    while j < len(text):
-        ch = text[j]
-        if ch == "\\":
-            j += 2
-            continue
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return j + 1
-        j += 1
-    return -1
+    return group_end(text, i)
 
 
 def _groups(text: str, i: int, count: int) -> tuple[list[str], int]:

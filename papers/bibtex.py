@@ -25,13 +25,14 @@ class BibEntry:
 
 _BRACES = {"{": re.compile(r"[{}]"), "(": re.compile(r"[{})]")}
 _QUOTED = re.compile(r'[{}"]')
+_NEXT_HEAD = re.compile(r"\n[ \t]*@[ \t]*[A-Za-z]+[ \t]*[{(]")
 _SIMPLE = re.compile(r"\{([^{}]*)\}")
 
 
-def _close(text: str, start: int, open_ch: str) -> int:
-    """Offset after the entry opened before ``start`` closes; -1 when it never does."""
+def _close(text: str, start: int, open_ch: str, stop: int | None = None) -> int:
+    """Offset after the entry opened before ``start`` closes (before ``stop``); -1 when it never does."""
     depth = 0
-    for m in _BRACES[open_ch].finditer(text, start):
+    for m in _BRACES[open_ch].finditer(text, start, len(text) if stop is None else stop):
         ch = m.group()
         if ch == "{":
             depth += 1
@@ -128,7 +129,8 @@ def parse_bib(text: str) -> list[BibEntry]:
             pos = at + 1
             continue
         kind = m.group(1).lower()
-        end = _close(text, m.end(), m.group(2))
+        head = _NEXT_HEAD.search(text, m.end())  # an entry that has not closed by the next one never does
+        end = _close(text, m.end(), m.group(2), head.start() if head else len(text))
         if end < 0:
             nxt = re.compile(r"\n\s*@").search(text, m.end())
             pos = nxt.start() + 1 if nxt else len(text)

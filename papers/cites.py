@@ -15,44 +15,32 @@ _COMMAND = re.compile(r"\\([A-Za-z]*(?:cite|Cite)[A-Za-z]*)(?![A-Za-z@])\*?")
 _NOT_CITING = re.compile(r"(?i)^(?:set|def|declare|provide|new|renew|bibliography)|(?:font|punct|style|setup|reset|"
                          r"true|false|tracker|text|delim|left|right|mid|dash|prefix|form|label|color)$")
 _KEY_IN_BODY = re.compile(r"\{[^{}]*#(\d)[^{}]*\}")
-_SPACE = re.compile(r"\s*")
-_GROUP_END = {"[": "]", "(": ")", "{": "}"}
 
 
-def _group(text: str, i: int) -> int:
-    """Offset after the group opening at ``text[i]`` (``[``, ``(`` or ``{``, braces nesting
-    inside); -1 when it does not close within 4,000 characters."""
-    close, depth = _GROUP_END[text[i]], 0
-    for j in range(i + 1, min(len(text), i + 4000)):
-        ch = text[j]
-        if ch == close and depth == 0:
-            return j + 1
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth < 0:
-                return -1
-    return -1
+# the groups after a citation command, each bounded and scanned by the regex engine: an optional
+# ``[..]`` or ``(..)`` (a note, which may hold another citation), a ``{keys}`` group (keys hold no
+# backslash or brace), so a text of unclosed commands costs linear time
+_OPTIONAL = re.compile(r"\s*(?:\[[^\[\]]{0,400}\]|\([^()]{0,400}\))")
+_KEYS = re.compile(r"\s*\{([^{}\\]{0,4000})\}")
+_ANY_ARGUMENT = re.compile(r"\s*\{((?:[^{}]|\{[^{}]{0,400}\}){0,400})\}")
 
 
-def _arguments(text: str, i: int, multi: bool) -> tuple[list[str], int]:
-    """The brace arguments after a command at ``i`` (optional ``[..]`` and ``(..)`` skipped): the
-    first one, or every one of a multi-citation; and where the command ends."""
+def _arguments(text: str, i: int, multi: bool) -> list[str]:
+    """The keys groups after a command at ``i`` (optional ``[..]`` and ``(..)`` skipped): the
+    first one, or every one of a multi-citation."""
     keys: list[str] = []
     while True:
-        i = _SPACE.match(text, i).end()  # type: ignore[union-attr]
-        ch = text[i:i + 1]
-        if ch not in ("[", "(", "{"):
-            return keys, i
-        end = _group(text, i)
-        if end < 0:
-            return keys, i
-        if ch == "{":
-            keys.append(text[i + 1:end - 1])
-            if not multi:
-                return keys, end
-        i = end
+        optional = _OPTIONAL.match(text, i)
+        if optional:
+            i = optional.end()
+            continue
+        group = _KEYS.match(text, i)
+        if group is None:
+            return keys
+        keys.append(group.group(1))
+        if not multi:
+            return keys
+        i = group.end()
 
 
 def _wrappers(text: str) -> dict[str, int]:
@@ -76,12 +64,11 @@ def _wrapped_keys(text: str, wrappers: dict[str, int]) -> list[tuple[int, str]]:
     for m in uses.finditer(text):
         args, i = [], m.end()
         for _ in range(wrappers[m.group(1)]):
-            i = _SPACE.match(text, i).end()  # type: ignore[union-attr]
-            end = _group(text, i) if text[i:i + 1] == "{" else -1
-            if end < 0:
+            arg = _ANY_ARGUMENT.match(text, i)
+            if arg is None:
                 break
-            args.append(text[i + 1:end - 1])
-            i = end
+            args.append(arg.group(1))
+            i = arg.end()
         if len(args) == wrappers[m.group(1)]:
             found.append((m.start(), args[-1]))
     return found
@@ -94,7 +81,7 @@ def cited_keys(text: str) -> tuple[list[str], bool]:
     for m in _COMMAND.finditer(body):
         if _NOT_CITING.search(m.group(1)):
             continue
-        args, _ = _arguments(body, m.end(), m.group(1).endswith("cites"))
+        args = _arguments(body, m.end(), m.group(1).endswith("cites"))
         uses += [(m.start(), a) for a in args]
     uses += _wrapped_keys(body, _wrappers(text))
     keys: dict[str, None] = {}

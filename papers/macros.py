@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from .braces import group_end
+
 # the journal macros aastex, mnras and A&A classes define (as the journals print them)
 JOURNALS = {
     "aj": "AJ", "actaa": "Acta Astron.", "araa": "ARA&A", "apj": "ApJ", "apjl": "ApJL", "apjs": "ApJS",
@@ -28,10 +30,11 @@ _DEFINE = re.compile(r"\\(?:re)?(?:newcommand|providecommand|DeclareRobustComman
                      r"|\\def\s*\\([A-Za-z]+)\s*\{")
 
 
-def _group(text: str, start: int) -> int:
-    """Offset after the brace group whose ``{`` is just before ``start``; -1 when it does not close."""
-    depth, i = 1, start
-    while i < len(text):
+def _group(text: str, start: int, limit: int = 4000) -> int:
+    """Offset after the brace group whose ``{`` is just before ``start``; -1 when it does not
+    close within ``limit`` characters (so many unclosed groups cost linear time, not quadratic)."""
+    depth, i, stop = 1, start, min(len(text), start + limit)
+    while i < stop:
         ch = text[i]
         if ch == "\\":
             i += 2
@@ -48,11 +51,12 @@ def definitions(text: str) -> dict[str, tuple[int, str]]:
     preamble (at most two arguments, no optional default used)."""
     found: dict[str, tuple[int, str]] = {}
     begin = text.find("\\begin{document}")
-    for m in _DEFINE.finditer(text, 0, begin if begin > 0 else len(text)):
-        end = _group(text, m.end())
+    preamble = text[:begin] if begin > 0 else text
+    for m in _DEFINE.finditer(preamble):
+        end = group_end(preamble, m.end() - 1)
         nargs = int(m.group(2) or 0)
         if end > 0 and nargs <= 2 and end - m.end() < 1000:
-            found[m.group(1) or m.group(3)] = (nargs, text[m.end():end - 1])
+            found[m.group(1) or m.group(3)] = (nargs, preamble[m.end():end - 1])
     return found
 
 

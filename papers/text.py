@@ -13,6 +13,8 @@ import re
 import unicodedata
 from typing import Any
 
+from .braces import group_end
+
 
 _ACCENTS = {"'": "\u0301", "`": "\u0300", "^": "\u0302", '"': "\u0308", "~": "\u0303", "=": "\u0304",
             ".": "\u0307", "u": "\u0306", "v": "\u030c", "H": "\u030b", "c": "\u0327", "k": "\u0328",
@@ -40,11 +42,11 @@ _SHOWN = {"bysame": "———", "dots": "…", "ldots": "…", "etal": "et al."
 _URL_ARGUMENT = re.compile(r"\\(?:url|href|nolinkurl|path)\s*\{[^{}\n]*\}")
 _ENTITY = re.compile(r"&(?:amp|lt|gt|quot|apos|nbsp|ndash|mdash|#\d{2,6}|#x[0-9a-fA-F]{2,6});")
 _ESCAPED_LATEX = re.compile(r"\{\\textbackslash\}|\\textbackslash(?:\{\}|\s+|(?![A-Za-z]))|\\[${}]")
+_BACKSLASH = re.compile(r"\$?\\backslash\s*\$?(?=[A-Za-z])")
 _VPHANTOM = re.compile(r"\\\{\\vphantom\s*\\\}|\\vphantom\s*\\\{\\\}|\\vphantom\s*(?:\{[^{}]*\}|\\[A-Za-z]+|\\.)")
 _ZOTERO_BRACES = re.compile(r"\\\{([^{}\\]{1,40})\\\}")
 _LONE_SCRIPT = re.compile(r"\$\s*[\^_]\s*(?:\{([^{}$]{1,40})\}|([^{}$\s\\]))\s*\$")
 _TOKEN = re.compile(r"\\([A-Za-z@]+)\*?|\\([`'^\"~=.])")
-_BRACES = re.compile(r"[{}]")
 _SYMBOLS = [("\\&", "\ue005"), ("\\%", "\ue001"), ("\\$", "\ue002"), ("\\_", "_"), ("\\#", "#"), ("\\{", "\ue003"),
             ("\\}", "\ue004"), ("---", "—"), ("--", "–"), ("``", "“"), ("''", "”"), ("\\ ", " "),
             ("\\,", " "), ("\\;", " "), ("\\@", ""), ("\\/", ""), ("\\-", ""), ("~", " "), ("\\\\", " ")]
@@ -56,6 +58,10 @@ _COMMENT = re.compile(r"%[^\n]*(\n[ \t]*)?")
 _COMMENT_KEEP = re.compile(r"%[^\n]*")
 _ACCENT_BASE = re.compile(r"\s*\{\s*(\\?[A-Za-z]{1,2})\s*\}|\s*(\\[ij](?![A-Za-z]))|(?<=[`'^\"~=.])([A-Za-z])"
                           r"|\s+([A-Za-z])")
+
+
+# pylatexenc parses recursively; an entry longer than this (no real one is) is not given to it
+PYLATEXENC_MAX_CHARS = 100_000
 
 
 @functools.cache
@@ -117,6 +123,8 @@ def latex_to_text(latex: str) -> str:
         text = _CONTROL_SPACE.sub(lambda m: m.group(1) + " ", text)
     if "textbackslash" in text:  # Zotero escapes LaTeX: ``\\${\\textbackslash}texttt\\{x\\}\\$``
         text = _ESCAPED_LATEX.sub(lambda m: "\\" if "textbackslash" in m.group() else m.group()[1], text)
+    if "backslash" in text:  # Google Scholar's ``$\\backslash$mu`` meant ``\\mu``
+        text = _BACKSLASH.sub(r"\\", text)
     if "\\{" in text or "vphantom" in text:  # Zotero's protected capitals: ``\\{\\vphantom\\}{{JAX}}``, ``\\{P\\}``
         text = _ZOTERO_BRACES.sub(lambda m: m.group(1) or "", _VPHANTOM.sub("", text))
     if "$" in text:
@@ -220,12 +228,8 @@ def _argument(text: str, start: int) -> tuple[str, int] | None:
     i = _skip_spaces(text, start)
     if text[i:i + 1] != "{":
         return None
-    depth = 0
-    for b in _BRACES.finditer(text, i):
-        depth += 1 if b.group() == "{" else -1
-        if depth == 0:
-            return text[i + 1:b.start()], b.end()
-    return None
+    end = group_end(text, i)
+    return (text[i + 1:end - 1], end) if end > 0 else None
 
 
 def _skip_spaces(text: str, i: int) -> int:
@@ -247,6 +251,8 @@ def _accent(text: str, mark: str, end: int) -> tuple[str, int]:
 def _with_pylatexenc(text: str) -> str:
     """What the fast path left (environments, unusual macros) through pylatexenc; a macro it
     cannot parse is dropped, its arguments kept."""
+    if len(text) > PYLATEXENC_MAX_CHARS:
+        return re.sub(r"\\[A-Za-z]+\*?|\$", " ", text)
     try:
         return str(_converter().latex_to_text(text))
     except Exception:  # pylatexenc raises IndexError and others on unusual macro arguments
