@@ -279,3 +279,16 @@ def test_a_biblatex_list_is_ordered_by_its_sorting():
     assert [r.key for r in biblatex_paper(b"style=nature", rb"\cite{zed,abe}").references] == ["zed", "abe"]
     assert [r.key for r in biblatex_paper(b"style=numeric", rb"\cite{zed,abe}").references] == ["abe", "zed"]
     assert [r.key for r in biblatex_paper(b"sorting=none", rb"\cite{zed,abe}").references] == ["zed", "abe"]
+
+
+@pytest.mark.parametrize("files", [
+    {"ms.tex": b"\\documentclass{x}" + b"\\newcommand{\\x}{" * 20_000 + b"\\begin{document}\\cite{a}\\bibliography{r}"
+     b"\\end{document}", "r.bib": b"@misc{a, title={T}}"},
+    {"ms.tex": b"\\documentclass{x}\\begin{document}" + b"\\cite[" * 20_000 + b"\\cite{a}\\bibliography{r}\\end{document}",
+     "r.bib": b"@misc{a, title={T}}"},
+    {"ms.bbl": b"\\begin{thebibliography}{9}\\bibitem{a}" + b"\\href{" * 20_000 + b"\\end{thebibliography}"},
+    {"ms.bbl": b"\\entry{a}{article}{}\n" + b"\\field{title}{" * 20_000 + b"\n\\endentry"},
+])
+def test_unclosed_groups_by_the_thousand_are_read_once(files):
+    paper = read_paper("2501.00254.tar.gz", tar_bytes(files))
+    assert [r.key for r in paper.references] == ["a"]
