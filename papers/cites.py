@@ -3,7 +3,8 @@ natbib and biblatex (``\\cite``, ``\\citet``, ``\\Citep*``, ``\\citealp``, ``\\t
 ``\\parencite``, ``\\autocite``, ``\\footcite``, ``\\smartcite``, ``\\citeauthor``, ``\\fullcite``,
 ``\\nocite``, the multi-citations ``\\cites(..)(..)[..]{a}[..]{b}``...) with their starred and
 optional-argument forms, and the commands the paper defines around one (``\\newcommand{\\rf}[1]
-{\\citep{#1}}``). The text given has its comments stripped already."""
+{\\citep{#1}}``). The text given has its comments stripped already; ``\\iffalse`` blocks and
+``comment`` environments are left out here."""
 from __future__ import annotations
 
 import re
@@ -74,9 +75,34 @@ def _wrapped_keys(text: str, wrappers: dict[str, int]) -> list[tuple[int, str]]:
     return found
 
 
+_SKIPPED_BLOCK = re.compile(r"\\begin\s*\{comment\}.*?\\end\s*\{comment\}|\\iffalse(?![A-Za-z@])", re.DOTALL)
+_IF_OR_FI = re.compile(r"\\(?:if[A-Za-z@]*|fi)(?![A-Za-z@])")
+
+
+def _typeset(text: str) -> str:
+    """The text without what LaTeX never typesets: ``comment`` environments and ``\\iffalse``
+    ... ``\\fi`` (nested conditionals counted), where drafts park citations."""
+    if "\\iffalse" not in text and "{comment}" not in text:
+        return text
+    out, pos = [], 0
+    while (m := _SKIPPED_BLOCK.search(text, pos)) is not None:
+        out.append(text[pos:m.start()])
+        pos = m.end()
+        if m.group().startswith("\\iffalse"):
+            depth = 1
+            for token in _IF_OR_FI.finditer(text, pos):
+                depth += -1 if token.group() == "\\fi" else 1
+                if depth == 0:
+                    pos = token.end()
+                    break
+            else:
+                pos = len(text)
+    return "".join(out) + text[pos:]
+
+
 def cited_keys(text: str) -> tuple[list[str], bool]:
     """Citation keys in order of first citation, and whether ``\\nocite{*}`` asks for all."""
-    body = text  # a definition's ``\\citep{#1}`` gives no key: keys with ``#`` are dropped
+    body = _typeset(text)  # a definition's ``\\citep{#1}`` gives no key: keys with ``#`` are dropped
     uses: list[tuple[int, str]] = []
     for m in _COMMAND.finditer(body):
         if _NOT_CITING.search(m.group(1)):

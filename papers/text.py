@@ -40,6 +40,7 @@ _CONTROL_SPACE = re.compile(r"(?<!\\)((?:\\\\)*)\\[\t\r\n]")
 _SHOWN = {"bysame": "———", "dots": "…", "ldots": "…", "etal": "et al."}
 # a math group that is only a super- or subscript (``$^{12}$C``, ``$_2$``): its text
 _URL_ARGUMENT = re.compile(r"\\(?:url|href|nolinkurl|path)\s*\{[^{}\n]*\}")
+_CITATION = re.compile(r"(?:[A-Za-z]*@)?(?:[a-z]*cite[a-z]*|[A-Z][a-z]*cite[a-z]*)")
 _ENTITY = re.compile(r"&(?:amp|lt|gt|quot|apos|nbsp|ndash|mdash|#\d{2,6}|#x[0-9a-fA-F]{2,6});")
 _ESCAPED_LATEX = re.compile(r"\{\\textbackslash\}|\\textbackslash(?:\{\}|\s+|(?![A-Za-z]))|\\[${}]")
 _BACKSLASH = re.compile(r"\$?\\backslash\s*\$?(?=[A-Za-z])")
@@ -169,7 +170,11 @@ def _macro(text: str, m: re.Match[str]) -> tuple[str, int]:
         return _LETTERS[name], end + 2 if text.startswith("{}", end) else _skip_spaces(text, end)
     if name in _SPECIAL:
         return _special(text, name, end)
-    if name in _DROP or "@" in name:  # ``\\@noop``, ``\\@citealpnum``: a class's internals show nothing
+    if name in _DROP:
+        return "", _skip_spaces(text, end)
+    if _CITATION.fullmatch(name) and not name.endswith("font"):  # ``\\rev@citealpnum{key}``: a key is no text
+        return _with_args(text, "cite", end)
+    if "@" in name:  # ``\\@noop``, ``\\@ifundefined``: a class's internals show nothing
         return "", _skip_spaces(text, end)
     if name in _SHOWN:
         return _SHOWN[name], end

@@ -292,3 +292,9 @@ def test_a_biblatex_list_is_ordered_by_its_sorting():
 def test_unclosed_groups_by_the_thousand_are_read_once(files):
     paper = read_paper("2501.00254.tar.gz", tar_bytes(files))
     assert [r.key for r in paper.references] == ["a"]
+
+
+def test_citations_parked_where_latex_never_typesets_them_do_not_count():
+    body = (b"\\cite{wrap}\n\\iffalse \\cite{dead} \\ifnum1=1 \\cite{ads}\\fi \\cite{mend} \\fi\n"
+            b"\\begin{comment}\n\\cite{urlonly}\n\\end{comment}\n\\cite{noteonly}")
+    assert [r.key for r in bib_paper(body).references] == ["wrap", "noteonly"]
