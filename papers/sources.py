@@ -187,9 +187,10 @@ def _bib(found: Found, file: str, members: dict[str, str], expanded: Expanded, s
             first.setdefault(key.lower(), key)
         keys = list(first.values())
     if not keys and not every:
-        found.rejects.append(PaperReject(file, None, "no_citations", f"the paper cites nothing (no \\cite, \\nocite "
-                                         f"or other citation command outside comments): BibTeX lists no entry of "
-                                         f"{', '.join(bibs)}"))
+        main = expanded.pieces[0][1] if expanded.pieces else None
+        found.rejects.append(PaperReject(file, main, "no_citations", "the paper cites nothing (no \\cite, \\nocite or "
+                                         "other citation command outside comments and \\iffalse): BibTeX lists no "
+                                         f"entry of {', '.join(bibs)}"))
         return False
     _bib_entries(found, file, members, bibs, keys, source, style, every, exact)
     return bool(found.references)
