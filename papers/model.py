@@ -47,7 +47,11 @@ class ExtractedReference:
     its 1-based place in the list, ``source`` what the string came from (``arxiv_source`` for an
     e-print archive, else ``bbl``, ``bib`` or ``tex``), ``member`` the file inside the paper,
     ``kind`` that file's kind, ``key`` the citation key, ``line`` in the member, and ``fields``
-    what the source said field by field (a BibTeX entry's, a ``\\bibinfo``'s) for the parser."""
+    what the source said field by field (a BibTeX or biblatex entry's, revtex's ``\\bibinfo``s)
+    for the parser. A DOI or arXiv id the entry holds where its printed string does not show it
+    (a link target, a ``url`` or ``eprint`` field) is written at the end of ``raw`` (``doi:...``,
+    ``arXiv:...``) and kept as ``fields["doi"]``/``fields["arxiv"]``; an author dash filled from
+    the entry before keeps the printed string as ``fields["as_printed"]``."""
 
     order: int
     raw: str
