@@ -36,6 +36,11 @@ def brace_pairs(text: str) -> dict[int, int]:
     return pairs
 
 
+def forget() -> None:
+    """Let the kept texts go (the reader calls it when a paper is read)."""
+    _local.recent = []
+
+
 def group_end(text: str, i: int) -> int:
     """Offset after the brace group opening at ``text[i]``; -1 when it never closes."""
     return brace_pairs(text).get(i, -1)

@@ -6,6 +6,7 @@ import io
 import posixpath
 from typing import Mapping
 
+from . import braces
 from .archive import ArchiveProblem, Tree, gunzip, is_gzip, is_tar, read_tar
 from .model import PaperLimits, PaperReferences, PaperReject
 from .names import citing_paper_from_name, strip_suffix
@@ -111,7 +112,10 @@ def _fill(result: PaperReferences, raw: dict[str, bytes], rejects: list[PaperRej
             result.rejects.append(PaperReject(result.name, member, "not_text", "binary data, not LaTeX or BibTeX text"))
         else:
             members[member] = text
-    found = choose(result.name, members, source, limits)
+    try:
+        found = choose(result.name, members, source, limits)
+    finally:
+        braces.forget()
     result.references, result.rule = found.references, found.rule
     result.rejects += found.rejects
     if not found.references and not any(r.code in NOT_A_MISSING_BIBLIOGRAPHY for r in result.rejects):
