@@ -46,6 +46,8 @@ _ESCAPED_LATEX = re.compile(r"\{\\textbackslash\}|\\textbackslash(?:\{\}|\s+|(?!
 _BACKSLASH = re.compile(r"\$?\\backslash\s*\$?(?=[A-Za-z])")
 _VPHANTOM = re.compile(r"\\\{\\vphantom\s*\\\}|\\vphantom\s*\\\{\\\}|\\vphantom\s*(?:\{[^{}]*\}|\\[A-Za-z]+|\\.)")
 _ZOTERO_BRACES = re.compile(r"\\\{([^{}\\]{1,40})\\\}")
+_MATH = re.compile(r"(?<!\\)\$[^$]{1,300}(?<!\\)\$")
+_SUBSCRIPT = re.compile(r"(?<!\\)_\s*")
 _LONE_SCRIPT = re.compile(r"\$\s*[\^_]\s*(?:\{([^{}$]{1,40})\}|([^{}$\s\\]))\s*\$")
 _TOKEN = re.compile(r"\\([A-Za-z@]+)\*?|\\([`'^\"~=.])")
 _SYMBOLS = [("\\&", "\ue005"), ("\\%", "\ue001"), ("\\$", "\ue002"), ("\\_", "_"), ("\\#", "#"), ("\\{", "\ue003"),
@@ -130,6 +132,8 @@ def latex_to_text(latex: str) -> str:
         text = _ZOTERO_BRACES.sub(lambda m: m.group(1) or "", _VPHANTOM.sub("", text))
     if "$" in text:
         text = _LONE_SCRIPT.sub(lambda m: m.group(1) or m.group(2), text)
+        if "_" in text:  # a subscript reads as its letters: ``$M_\\odot$`` M⊙, ``$H_0$`` H0
+            text = _MATH.sub(lambda m: _SUBSCRIPT.sub("", m.group()), text)
     if "\\" in text:
         text = _convert(text)
     for latex_form, plain in _SYMBOLS:

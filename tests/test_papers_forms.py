@@ -298,3 +298,13 @@ def test_citations_parked_where_latex_never_typesets_them_do_not_count():
     body = (b"\\cite{wrap}\n\\iffalse \\cite{dead} \\ifnum1=1 \\cite{ads}\\fi \\cite{mend} \\fi\n"
             b"\\begin{comment}\n\\cite{urlonly}\n\\end{comment}\n\\cite{noteonly}")
     assert [r.key for r in bib_paper(body).references] == ["wrap", "noteonly"]
+
+
+@pytest.mark.parametrize("latex, shown", [
+    (r"$M_\odot$, $H_0$ and $z_{\rm phot}$ at $10^{-3}$", "M⊙, H0 and zphot at 10^-3"),
+    (r"H$_2$O costs \$5_x, see \url{http://x.org/a_b}", "H2O costs $5_x, see http://x.org/a_b"),
+])
+def test_math_subscripts_read_as_letters(latex, shown):
+    from papers.text import latex_to_text
+
+    assert latex_to_text(latex) == shown
