@@ -12,6 +12,7 @@ import pytest
 
 from archives import tar_bytes
 from papers import PaperLimits, read_paper
+from papers.text import latex_to_text
 from resolvers.identifiers import extract_identifiers
 
 FORMS = Path(__file__).parent / "fixtures" / "paper_forms"
@@ -305,6 +306,4 @@ def test_citations_parked_where_latex_never_typesets_them_do_not_count():
     (r"H$_2$O costs \$5_x, see \url{http://x.org/a_b}", "H2O costs $5_x, see http://x.org/a_b"),
 ])
 def test_math_subscripts_read_as_letters(latex, shown):
-    from papers.text import latex_to_text
-
     assert latex_to_text(latex) == shown
