@@ -112,10 +112,23 @@ def _eprint(text: dict[str, str]) -> str:
 
 # BibTeX styles that keep citation order; every other style sorts (plain, abbrv, alpha, the
 # natbib and AAS author-year styles, jss, mnras, ...)
-UNSORTED_STYLES = {"unsrt", "unsrtnat", "unsrturl", "ieeetr", "ieeetran", "ieeetranN".lower(), "ieeetrans",
+UNSORTED_STYLES = {"unsrt", "unsrtnat", "unsrturl", "ieeetr", "ieeetran", "ieeetranN".lower(), "ieeetranm",
                    "apsrev", "apsrev4-1", "apsrev4-2", "apsrmp", "apsrmp4-1", "apsrmp4-2", "nature", "naturemag",
                    "science", "sciencemag", "pnas", "achemso", "elsarticle-num", "elsarticle-num-names",
-                   "model1-num-names", "unsrtabbrv", "abbrvunsrt", "vancouver", "ama", "revtex", "h-physrev"}
+                   "model1-num-names", "unsrtabbrv", "abbrvunsrt", "vancouver", "ama", "revtex", "h-physrev", "jhep",
+                   "utphys", "iopart-num", "spmpsci", "spphys", "aipnum4-1", "aipnum4-2", "rsc", "angew", "plos2015",
+                   "bmc-mathphys", "ws-ijmpa", "ws-ijmpd", "ws-mpla", "ptephy", "jcappub"}
+# style families named for keeping citation order (``unsrt85``, ``apsrev4-2``, ``elsarticle-num``);
+# IEEEtranS and IEEEtranSN are the sorting IEEE styles
+_UNSORTED_FAMILY = re.compile(r"unsrt|^apsr|-num(?:-names)?$")
+
+
+def keeps_citation_order(style: str) -> bool:
+    """Whether a BibTeX style lists entries in citation order (else it sorts them)."""
+    name = style.strip().lower()
+    return name in UNSORTED_STYLES or _UNSORTED_FAMILY.search(name) is not None
+
+
 _ARTICLE = re.compile(r"^(?:the|an?)\s+", re.IGNORECASE)
 _NOT_WORD = re.compile(r"[^\w\s]")
 

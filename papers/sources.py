@@ -25,7 +25,7 @@ from .bibtex import BibEntry, parse_bib
 from .macros import MAX_EXPANDED_ENTRY, Expander, definitions
 from .model import ExtractedReference, PaperLimits, PaperReject
 from .suffixes import KINDS
-from .render import UNSORTED_STYLES, fields_text, render, sort_key
+from .render import fields_text, keeps_citation_order, render, sort_key
 from .text import latex_to_text
 from .tree import Expanded, bib_names, newline_offsets, expand, main_files, strip_comments_keep_lines
 
@@ -206,7 +206,7 @@ def _bib_entries(found: Found, file: str, members: dict[str, str], bibs: list[st
         return
     prepared = {id(e): (f, fields_text(f)) for _, e, _ in entries if e is not None and not e.error
                 for f in [found.macros_fields(e.fields)]}
-    sort = style is not None and style.lower() not in UNSORTED_STYLES
+    sort = style is not None and not keeps_citation_order(style)
     if sort:
         entries.sort(key=lambda item: sort_key(*prepared[id(item[1])]) if id(item[1]) in prepared
                      else ("~", "", item[2]))

@@ -12,6 +12,7 @@ import pytest
 
 from archives import tar_bytes
 from papers import PaperLimits, read_paper
+from papers.render import keeps_citation_order
 from papers.text import latex_to_text
 from resolvers.identifiers import extract_identifiers
 
@@ -307,3 +308,10 @@ def test_citations_parked_where_latex_never_typesets_them_do_not_count():
 ])
 def test_math_subscripts_read_as_letters(latex, shown):
     assert latex_to_text(latex) == shown
+
+
+@pytest.mark.parametrize("style, keeps", [("unsrt", True), ("unsrt85", True), ("IEEEtran", True), ("IEEEtranS", False),
+                                          ("apsrev4-2", True), ("elsarticle-num-names", True), ("plainnat", False),
+                                          ("aasjournal", False), ("JHEP", True), ("mnras", False)])
+def test_which_styles_keep_citation_order(style, keeps):
+    assert keeps_citation_order(style) is keeps
