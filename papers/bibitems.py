@@ -3,6 +3,7 @@ per ``\\bibitem``, with its key and body, in order. A ``\\bibitem[label]{key}`` 
 braces and brackets (natbib's ``[{Smith et~al.(2001)}]``), so it is scanned, not matched."""
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -61,10 +62,11 @@ def environments(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def bibitems(text: str, start: int = 0, end: int | None = None) -> list[Bibitem]:
-    """Every ``\\bibitem`` between ``start`` and ``end``; a body runs to the next item."""
+def bibitems(text: str, start: int = 0, end: int | None = None, limit: int | None = None) -> list[Bibitem]:
+    """Every ``\\bibitem`` between ``start`` and ``end`` (past ``limit`` items, one more and no
+    further); a body runs to the next item."""
     end = len(text) if end is None else end
-    heads = [m for m in _BIBITEM.finditer(text, start, end)]
+    heads = list(itertools.islice(_BIBITEM.finditer(text, start, end), None if limit is None else limit + 1))
     items = []
     for n, m in enumerate(heads):
         stop = heads[n + 1].start() if n + 1 < len(heads) else end
@@ -73,13 +75,19 @@ def bibitems(text: str, start: int = 0, end: int | None = None) -> list[Bibitem]
     return items
 
 
-def bibliography_items(text: str) -> list[Bibitem]:
+def bibliography_items(text: str, limit: int | None = None) -> list[Bibitem]:
     """The items of every ``thebibliography`` environment in ``text``, or of the whole text when
-    it has ``\\bibitem``s and no environment (a fragment of a ``.bbl``)."""
+    it has ``\\bibitem``s and no environment (a fragment of a ``.bbl``); past ``limit`` items,
+    one more and no further."""
     spans = environments(text)
     if not spans:
-        return bibitems(text)
-    return [item for start, end in spans for item in bibitems(text, start, end)]
+        return bibitems(text, limit=limit)
+    items: list[Bibitem] = []
+    for start, end in spans:
+        items += bibitems(text, start, end, None if limit is None else limit - len(items))
+        if limit is not None and len(items) > limit:
+            break
+    return items
 
 
 _BIBINFO = re.compile(r"\\bibinfo\s*\{\s*([A-Za-z]+)\s*\}\s*\{")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Iterator
 
 
 _HEAD = re.compile(r"@\s*([A-Za-z]+)\s*([{(])")
@@ -120,7 +121,11 @@ def _fields(body: str, macros: dict[str, str]) -> tuple[str | None, dict[str, st
 def parse_bib(text: str) -> list[BibEntry]:
     """Every entry of a ``.bib`` text in order (``@string`` read, ``@comment``/``@preamble``
     skipped); an entry whose braces never close is kept with ``error`` set."""
-    entries: list[BibEntry] = []
+    return list(iter_bib(text))
+
+
+def iter_bib(text: str) -> Iterator[BibEntry]:
+    """``parse_bib``'s entries one by one, so a reader keeping a few of a huge file holds only those."""
     macros = dict(_MONTHS)
     pos = 0
     while (at := text.find("@", pos)) >= 0:
@@ -135,7 +140,7 @@ def parse_bib(text: str) -> list[BibEntry]:
             nxt = re.compile(r"\n\s*@").search(text, m.end())
             pos = nxt.start() + 1 if nxt else len(text)
             if kind not in ("comment", "preamble", "string"):
-                entries.append(BibEntry(at, kind, None, {}, "unbalanced braces: the entry never closes"))
+                yield BibEntry(at, kind, None, {}, "unbalanced braces: the entry never closes")
             continue
         body = text[m.end():end - 1]
         pos = end
@@ -145,7 +150,6 @@ def parse_bib(text: str) -> list[BibEntry]:
                 macros.update(found)
             elif kind not in ("comment", "preamble"):
                 key, fields = _fields(body, macros)
-                entries.append(BibEntry(at, kind, key, fields))
+                yield BibEntry(at, kind, key, fields)
         except ValueTooLong as why:
-            entries.append(BibEntry(at, kind, None, {}, str(why)))
-    return entries
+            yield BibEntry(at, kind, None, {}, str(why))

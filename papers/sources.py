@@ -21,7 +21,7 @@ from .bibitems import Bibitem, bibinfo_fields, bibliography_items
 from .cites import cited_keys
 from .idents import with_identifiers
 from .repeats import author_block, fill_repeated_authors
-from .bibtex import BibEntry, parse_bib
+from .bibtex import BibEntry, iter_bib
 from .macros import MAX_EXPANDED_ENTRY, Expander, definitions
 from .model import ExtractedReference, PaperLimits, PaperReject
 from .suffixes import KINDS
@@ -55,8 +55,9 @@ class Found:
         """Whether a list of ``count`` entries passes the paper's bound (then a reject says so)."""
         if count <= self.limits.max_references:
             return False
-        self.rejects.append(PaperReject(file, member, "too_many_references", f"{count:,} bibliography entries, more "
-                                        f"than {self.limits.max_references:,} (papers.max_references): not read"))
+        self.rejects.append(PaperReject(file, member, "too_many_references", "more than "
+                                        f"{self.limits.max_references:,} bibliography entries "
+                                        "(papers.max_references): not read"))
         return True
 
     def add(self, order: int, raw: str, where: tuple[str, str, str, int | None], key: str | None,
@@ -102,10 +103,8 @@ def choose(file: str, members: dict[str, str], source: str | None, limits: Paper
     for name in sorted(clean, key=lambda n: (kind_of(n) != "bbl", kind_of(n) != "bib", n)):
         if kind_of(name) == "bib":
             _bib_entries(found, file, clean, sorted(n for n in clean if kind_of(n) == "bib"), None, source)
-        elif is_biblatex(clean[name]):
-            _biblatex(found, file, name, clean[name], source)
         else:
-            _items(found, file, bibliography_items(clean[name]), Expanded(clean[name], [(0, name, 0)], clean), source)
+            _list_items(found, file, name, clean, source)
         if found.references or any(r.code == "too_many_references" for r in found.rejects):
             found.rule = f"no main file: {found.rule}"
             return found
@@ -115,7 +114,7 @@ def choose(file: str, members: dict[str, str], source: str | None, limits: Paper
 def _inline(found: Found, file: str, expanded: Expanded, source: str | None) -> bool:
     if "thebibliography" not in expanded.text:
         return False
-    _items(found, file, bibliography_items(expanded.text), expanded, source)
+    _items(found, file, bibliography_items(expanded.text, found.limits.max_references), expanded, source)
     if found.references:
         members = sorted({r.member or "" for r in found.references})
         found.rule = f"thebibliography in {', '.join(members)}"
@@ -151,6 +150,16 @@ def _biblatex(found: Found, file: str, name: str, text: str, source: str | None)
     found.rule = f"biblatex \\entry records of {name}"
 
 
+def _list_items(found: Found, file: str, name: str, members: dict[str, str], source: str | None) -> None:
+    """The entries of one member read alone: biblatex's ``\\entry`` records or ``\\bibitem``s."""
+    text = members[name]
+    if is_biblatex(text):
+        _biblatex(found, file, name, text, source)
+    else:
+        _items(found, file, bibliography_items(text, found.limits.max_references),
+               Expanded(text, [(0, name, 0)], members), source)
+
+
 def _bbl(found: Found, file: str, members: dict[str, str], main: str, source: str | None) -> bool:
     bbls = sorted(n for n in members if kind_of(n) == "bbl")
     if not bbls:
@@ -160,10 +169,7 @@ def _bbl(found: Found, file: str, members: dict[str, str], main: str, source: st
     why = "named after the main file" if chosen == named else "the only .bbl" if len(bbls) == 1 else \
         f"first of {len(bbls)} .bbl files by name, none named after the main file"
     text = members[chosen]
-    if is_biblatex(text):
-        _biblatex(found, file, chosen, text, source)
-    else:
-        _items(found, file, bibliography_items(text), Expanded(text, [(0, chosen, 0)], members), source)
+    _list_items(found, file, chosen, members, source)
     if not found.references:
         if not any(r.code == "too_many_references" for r in found.rejects):
             found.rejects.append(PaperReject(file, chosen, "bbl_unread", "the .bbl holds no \\bibitem and no biblatex "
@@ -201,7 +207,7 @@ def _bib_entries(found: Found, file: str, members: dict[str, str], bibs: list[st
     """Entries of ``bibs`` in the order the paper lists them: all (in file order) or the cited
     ones (in order of first citation), then sorted as a sorting ``style`` sorts. An entry that
     cannot be read, or a key cited but in no ``.bib``, is a reject holding its place."""
-    entries = _wanted(bibs, members, keys, every, exact)
+    entries = _wanted(bibs, members, keys, every, exact, found.limits.max_references)
     if found.too_many(file, bibs[0], len(entries)):
         return
     prepared = {id(e): (f, fields_text(f)) for _, e, _ in entries if e is not None and not e.error
@@ -228,17 +234,24 @@ def _bib_entries(found: Found, file: str, members: dict[str, str], bibs: list[st
 
 
 def _wanted(bibs: list[str], members: dict[str, str], keys: list[str] | None, every: bool = False,
-            exact: bool = False) -> list[tuple[str, BibEntry | None, str]]:
+            exact: bool = False, limit: int | None = None) -> list[tuple[str, BibEntry | None, str]]:
     """(file, entry or None when missing, key) of every entry the list holds: all with ``keys``
     None, else the cited ones, then (``every``) the others in file order. Keys match whatever
-    their case (BibTeX) unless ``exact`` (biber)."""
-    entries: list[tuple[str, BibEntry | None, str]] = [(n, e, e.key or "") for n in bibs for e in parse_bib(members[n])]
-    if keys is None:
-        return entries
-
+    their case (BibTeX) unless ``exact`` (biber). Past ``limit`` entries listed, one more is
+    returned and the files are read no further (the caller rejects the list)."""
     def fold(key: str) -> str:
         return key if exact else key.lower()
 
+    wanted = None if keys is None or every else {fold(k) for k in keys}
+    entries: list[tuple[str, BibEntry | None, str]] = []
+    for name in bibs:
+        for entry in iter_bib(members[name]):
+            if wanted is None or fold(entry.key or "") in wanted:
+                entries.append((name, entry, entry.key or ""))
+            if limit is not None and wanted is None and len(entries) > limit:
+                return entries
+    if keys is None:
+        return entries
     by_key: dict[str, tuple[str, BibEntry | None, str]] = {}
     for item in entries:
         by_key.setdefault(fold(item[2]), item)
