@@ -43,6 +43,11 @@ def _authors_of(previous: str, fields: dict[str, str], block: str | None, rest: 
     return None
 
 
+def starts_with_dash(raw: str) -> bool:
+    """Whether a reference string begins with an author dash."""
+    return _DASH.match(raw) is not None
+
+
 def fill_repeated_authors(raw: str, previous: str | None, previous_fields: dict[str, str],
                           previous_block: str | None = None) -> tuple[str, str] | None:
     """(``raw`` with its leading author dash replaced by the previous entry's authors, those

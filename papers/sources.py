@@ -20,7 +20,7 @@ from .biblatex import biblatex_entries, is_biblatex
 from .bibitems import Bibitem, bibinfo_fields, bibliography_items
 from .cites import cited_keys
 from .idents import with_identifiers
-from .repeats import author_block, fill_repeated_authors
+from .repeats import author_block, fill_repeated_authors, starts_with_dash
 from .bibtex import BibEntry, iter_bib
 from .macros import MAX_EXPANDED_ENTRY, Expander, definitions
 from .model import ExtractedReference, PaperLimits, PaperReject
@@ -46,7 +46,8 @@ class Found:
         self.rule = ""
         self.limits = limits
         self.macros = macros or Expander({})
-        self._block: str | None = None  # the authors of the last entry added, when its LaTeX shows them
+        self._latex = ""  # the LaTeX of the last entry added (its authors are read when a dash follows)
+        self._filled: str | None = None  # the authors filled into the last entry added
 
     def macros_fields(self, fields: dict[str, str]) -> dict[str, str]:
         return {k: self.macros.expand(v) for k, v in fields.items()}
@@ -67,13 +68,15 @@ class Found:
         line)."""
         raw, ids = with_identifiers(raw, latex, fields)
         fields = {**fields, **{k: v for k, v in ids.items() if k not in fields}}
-        before = self.references[-1] if self.references else None
-        filled = fill_repeated_authors(raw, before.raw if before else None, before.fields if before else {},
-                                       self._block)
-        self._block = author_block(latex) if latex else None
+        filled = None
+        if self.references and starts_with_dash(raw):
+            before = self.references[-1]
+            block = self._filled or (author_block(self._latex) if self._latex else None)
+            filled = fill_repeated_authors(raw, before.raw, before.fields, block)
+        self._latex, self._filled = latex, None
         if filled is not None:
             fields["as_printed"] = raw
-            raw, self._block = filled
+            raw, self._filled = filled
         source, member, kind, line = where
         self.references.append(ExtractedReference(order, raw, source, member, kind, key, line, fields))
 
