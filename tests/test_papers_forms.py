@@ -315,3 +315,13 @@ def test_math_subscripts_read_as_letters(latex, shown):
                                           ("aasjournal", False), ("JHEP", True), ("mnras", False)])
 def test_which_styles_keep_citation_order(style, keeps):
     assert keeps_citation_order(style) is keeps
+
+
+def test_the_expansion_budget_comes_from_the_configuration(tmp_path):
+    from citeledger.config import load_config
+
+    (tmp_path / "citeledger.toml").write_text("[papers]\nmax_inputs = 50\nmax_references = 100\n")
+    config = load_config(env={"CITELEDGER_PAPERS_MAX_EXPANDED_BYTES": "65536"}, cwd=tmp_path)
+    assert (config.papers.max_inputs, config.papers.max_references, config.papers.max_expanded_bytes) == (50, 100, 65536)
+    paper = read_paper("2501.00254.tar.gz", fan_out(8), config.papers)
+    assert [r.code for r in paper.rejects] == ["expansion_budget"]
