@@ -44,10 +44,28 @@ def _arguments(text: str, i: int, multi: bool) -> list[str]:
         i = group.end()
 
 
-def _wrappers(text: str) -> dict[str, int]:
+def _swallowed(text: str, defined: dict[str, tuple[int, str]]) -> str:
+    """The text without the arguments of the paper's one-argument macros that never show it
+    (``\\newcommand{\\todo}[1]{}``, ``{\\iffalse #1\\fi}``): citations in a hidden note do not count."""
+    names = [name for name, (nargs, body) in defined.items() if nargs == 1 and "#1" not in _typeset(body)]
+    if not names:
+        return text
+    uses = re.compile(r"\\(?:" + "|".join(map(re.escape, names)) + r")(?![A-Za-z@])\*?")
+    out, pos = [], 0
+    for m in uses.finditer(text):
+        if m.start() < pos:
+            continue
+        arg = _ANY_ARGUMENT.match(text, m.end())
+        if arg is not None:
+            out.append(text[pos:m.start()])
+            pos = arg.end()
+    return "".join(out) + text[pos:]
+
+
+def _wrappers(defined: dict[str, tuple[int, str]]) -> dict[str, int]:
     """``name -> argument number`` of the macros the paper defines around a citation command."""
     found = {}
-    for name, (nargs, body) in definitions(text).items():
+    for name, (nargs, body) in defined.items():
         cite = _COMMAND.search(body)
         if nargs and cite and not _NOT_CITING.search(cite.group(1)):
             arg = _KEY_IN_BODY.search(body, cite.end())
@@ -76,6 +94,7 @@ def _wrapped_keys(text: str, wrappers: dict[str, int]) -> list[tuple[int, str]]:
 
 
 _SKIPPED_BLOCK = re.compile(r"\\begin\s*\{comment\}.*?\\end\s*\{comment\}|\\iffalse(?![A-Za-z@])", re.DOTALL)
+_LET_BEFORE = re.compile(r"\\(?:let|def|newcommand|renewcommand|providecommand)\b[^\n]*$")
 _IF_OR_FI = re.compile(r"\\(?:if[A-Za-z@]*|fi)(?![A-Za-z@])")
 
 
@@ -86,30 +105,40 @@ def _typeset(text: str) -> str:
         return text
     out, pos = [], 0
     while (m := _SKIPPED_BLOCK.search(text, pos)) is not None:
-        out.append(text[pos:m.start()])
-        pos = m.end()
-        if m.group().startswith("\\iffalse"):
-            depth = 1
-            for token in _IF_OR_FI.finditer(text, pos):
-                depth += -1 if token.group() == "\\fi" else 1
-                if depth == 0:
-                    pos = token.end()
-                    break
-            else:
-                pos = len(text)
+        end = m.end() if not m.group().startswith("\\iffalse") else _fi_after(text, m)
+        if end < 0:  # ``\\let\\ifdraft\\iffalse``, or no matching ``\\fi``: not a block
+            out.append(text[pos:m.end()])
+        else:
+            out.append(text[pos:m.start()])
+        pos = m.end() if end < 0 else end
     return "".join(out) + text[pos:]
+
+
+def _fi_after(text: str, m: re.Match[str]) -> int:
+    """Where the ``\\iffalse`` at ``m`` ends with its matching ``\\fi``; -1 when it is the value of
+    a ``\\let`` or never ends."""
+    line_start = text.rfind("\n", 0, m.start()) + 1
+    if _LET_BEFORE.search(text, line_start, m.start()):
+        return -1
+    depth = 1
+    for token in _IF_OR_FI.finditer(text, m.end()):
+        depth += -1 if token.group() == "\\fi" else 1
+        if depth == 0:
+            return token.end()
+    return -1
 
 
 def cited_keys(text: str) -> tuple[list[str], bool]:
     """Citation keys in order of first citation, and whether ``\\nocite{*}`` asks for all."""
-    body = _typeset(text)  # a definition's ``\\citep{#1}`` gives no key: keys with ``#`` are dropped
+    defined = definitions(text)
+    body = _swallowed(_typeset(text), defined)  # a definition's ``\\citep{#1}`` gives no key: keys with ``#`` go
     uses: list[tuple[int, str]] = []
     for m in _COMMAND.finditer(body):
         if _NOT_CITING.search(m.group(1)):
             continue
         args = _arguments(body, m.end(), m.group(1).endswith("cites"))
         uses += [(m.start(), a) for a in args]
-    uses += _wrapped_keys(body, _wrappers(text))
+    uses += _wrapped_keys(body, _wrappers(defined))
     keys: dict[str, None] = {}
     every = False
     for _, arg in sorted(uses):

@@ -325,3 +325,10 @@ def test_the_expansion_budget_comes_from_the_configuration(tmp_path):
     assert (config.papers.max_inputs, config.papers.max_references, config.papers.max_expanded_bytes) == (50, 100, 65536)
     paper = read_paper("2501.00254.tar.gz", fan_out(8), config.papers)
     assert [r.code for r in paper.rejects] == ["expansion_budget"]
+
+
+def test_an_iffalse_that_is_a_value_or_never_ends_hides_nothing():
+    preamble = b"\\newif\\ifdraft\n\\let\\ifdraft\\iffalse\n\\newcommand{\\hide}[1]{\\iffalse #1\\fi}"
+    paper = bib_paper(b"\\ifdraft x\\fi \\cite{wrap} \\hide{\\cite{dead}} \\cite{ads}", preamble)
+    assert [r.key for r in paper.references] == ["wrap", "ads"]
+    assert [r.key for r in bib_paper(b"\\iffalse \\cite{wrap}").references] == ["wrap"]
