@@ -1,4 +1,4 @@
-"""How fast does the built-in PDF reader (``papers.pdf_text``) read papers' references? Prints,
+"""How fast does the built-in PDF reader (``papers.pdf.read``) read papers' references? Prints,
 in one process, per PDF and in total: references found, milliseconds, then PDFs/second and
 references/second, split into pdftotext's time (the subprocess) and the Python time (parsing the
 word boxes, reading order, section, entries, identifier joins).
@@ -26,9 +26,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from papers.pdf_layout import reading_order  # noqa: E402
-from papers.pdf_refs import reference_strings  # noqa: E402
-from papers.pdf_text import layout_xhtml, pdftotext_path  # noqa: E402
+from papers.pdf.entries import reference_strings  # noqa: E402
+from papers.pdf.layout import reading_order  # noqa: E402
+from papers.pdf.read import layout_xhtml, pdftotext_path  # noqa: E402
 
 PDFS = REPO / "tests" / "fixtures" / "pdfs"
 PLACES = [os.environ.get("CITELEDGER_PAPER_PDFS", ""), str(PDFS), "/work/shared/data/papers_pdfs",

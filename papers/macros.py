@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from papers.braces import group_end
+
 # the journal macros aastex, mnras and A&A classes define (as the journals print them)
 JOURNALS = {
     "aj": "AJ", "actaa": "Acta Astron.", "araa": "ARA&A", "apj": "ApJ", "apjl": "ApJL", "apjs": "ApJS",
@@ -28,10 +30,11 @@ _DEFINE = re.compile(r"\\(?:re)?(?:newcommand|providecommand|DeclareRobustComman
                      r"|\\def\s*\\([A-Za-z]+)\s*\{")
 
 
-def _group(text: str, start: int) -> int:
-    """Offset after the brace group whose ``{`` is just before ``start``; -1 when it does not close."""
-    depth, i = 1, start
-    while i < len(text):
+def _group(text: str, start: int, limit: int = 4000) -> int:
+    """Offset after the brace group whose ``{`` is just before ``start``; -1 when it does not
+    close within ``limit`` characters (so many unclosed groups cost linear time, not quadratic)."""
+    depth, i, stop = 1, start, min(len(text), start + limit)
+    while i < stop:
         ch = text[i]
         if ch == "\\":
             i += 2
@@ -48,45 +51,69 @@ def definitions(text: str) -> dict[str, tuple[int, str]]:
     preamble (at most two arguments, no optional default used)."""
     found: dict[str, tuple[int, str]] = {}
     begin = text.find("\\begin{document}")
-    for m in _DEFINE.finditer(text, 0, begin if begin > 0 else len(text)):
-        end = _group(text, m.end())
+    preamble = text[:begin] if begin > 0 else text
+    for m in _DEFINE.finditer(preamble):
+        end = group_end(preamble, m.end() - 1)
         nargs = int(m.group(2) or 0)
         if end > 0 and nargs <= 2 and end - m.end() < 1000:
-            found[m.group(1) or m.group(3)] = (nargs, text[m.end():end - 1])
+            found[m.group(1) or m.group(3)] = (nargs, preamble[m.end():end - 1])
     return found
 
 
 _NAME = re.compile(r"\\([A-Za-z]+)\s*")
 
 
+# an entry is a few hundred characters; macros that each hold several others multiply it by
+# their length per round, so an expansion past this stops (the entry keeps the round before)
+MAX_EXPANDED_ENTRY = 64 * 1024
+_OVER = "\0over"  # what a round past the bound gives (its text is never built)
+
+
 class Expander:
-    """Expands a fixed set of macros in short texts (entries), a few rounds deep."""
+    """Expands a fixed set of macros in short texts (entries), a few rounds deep; ``overflowed``
+    counts the texts whose expansion passed ``MAX_EXPANDED_ENTRY`` and was stopped."""
 
     def __init__(self, defined: dict[str, tuple[int, str]]):
         self.macros = {**{k: (0, v) for k, v in JOURNALS.items()}, **defined}
+        self.overflowed = 0
 
     def expand(self, text: str) -> str:
         for _ in range(4):
             if "\\" not in text:
                 break
-            out, pos = [], 0
-            for m in _NAME.finditer(text):
-                found = self.macros.get(m.group(1))
-                if m.start() < pos or found is None:
-                    continue
-                args, end = self._args(text, m.end(), found[0])
-                if args is None:
-                    continue
-                body = found[1]
-                for n, arg in enumerate(args, start=1):
-                    body = body.replace(f"#{n}", arg)
-                spaced = found[0] == 0 and end < len(text) and text[end - 1:end].isspace()
-                out += [text[pos:m.start()], body + (" " if spaced else "")]
-                pos = end
-            if not out:
+            expanded = self._round(text)
+            if expanded is None:
                 break
-            text = "".join(out) + text[pos:]
+            if expanded is _OVER:
+                self.overflowed += 1
+                break
+            text = expanded
         return text
+
+    def _round(self, text: str) -> str | None:
+        """Every known macro of ``text`` replaced once; None when there is none, ``_OVER`` when
+        the result passes ``MAX_EXPANDED_ENTRY``."""
+        out: list[str] = []
+        pos, size = 0, 0
+        for m in _NAME.finditer(text):
+            found = self.macros.get(m.group(1))
+            if m.start() < pos or found is None:
+                continue
+            args, end = self._args(text, m.end(), found[0])
+            if args is None:
+                continue
+            body = found[1]
+            for n, arg in enumerate(args, start=1):
+                body = body.replace(f"#{n}", arg)
+            spaced = found[0] == 0 and end < len(text) and text[end - 1:end].isspace()
+            out += [text[pos:m.start()], body + (" " if spaced else "")]
+            size += m.start() - pos + len(body) + 1
+            pos = end
+            if size > max(MAX_EXPANDED_ENTRY, len(text)):
+                return _OVER  # over the bound: the caller keeps the text before
+        if not out:
+            return None
+        return "".join(out) + text[pos:]
 
     @staticmethod
     def _args(text: str, start: int, nargs: int) -> tuple[list[str] | None, int]:

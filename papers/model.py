@@ -5,6 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 MiB = 1 << 20
+# a whole thesis or a long review with every chapter input is 1-5 MiB of LaTeX; 16 MiB is three
+# times that, and small enough that the text and its entries stay a few hundred MB at most
+MAX_EXPANDED_BYTES = 16 * MiB
+# a book input chapter by chapter and figure by figure follows a few hundred files; a fan-out
+# of empty files costs no bytes but time per input, so inputs are counted on their own
+MAX_INPUTS = 2_000
+# the longest reference lists of real papers (review articles, catalogue papers) hold a few
+# thousand entries; ten thousand is past every real one
+MAX_REFERENCES = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -14,12 +23,22 @@ class PaperLimits:
     ``max_total_bytes``: uncompressed bytes of the whole paper (every member counted, read or
     not); ``max_members``: members of an archive or files of a folder; ``max_member_bytes``: one
     text member (``.tex``, ``.bbl``, ``.bib``) read into memory; ``max_input_depth``: nesting of
-    ``\\input``/``\\include``."""
+    ``\\input``/``\\include``.
+
+    LaTeX multiplies: files that each ``\\input`` the next twice are read 2**depth times from a
+    few hundred bytes, so what the inputs bring is bounded too, repeats counted. Passing any of
+    these rejects the paper (no references: a part of a bomb is no bibliography either):
+    ``max_expanded_bytes``: characters of the main file with its inputs in place (every repeat
+    read again); ``max_inputs``: ``\\input``/``\\include`` followed, repeats counted;
+    ``max_references``: entries of one bibliography."""
 
     max_total_bytes: int = 256 * MiB
     max_members: int = 10_000
     max_member_bytes: int = 32 * MiB
     max_input_depth: int = 16
+    max_expanded_bytes: int = MAX_EXPANDED_BYTES
+    max_inputs: int = MAX_INPUTS
+    max_references: int = MAX_REFERENCES
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +47,11 @@ class ExtractedReference:
     its 1-based place in the list, ``source`` what the string came from (``arxiv_source`` for an
     e-print archive, else ``bbl``, ``bib`` or ``tex``), ``member`` the file inside the paper,
     ``kind`` that file's kind, ``key`` the citation key, ``line`` in the member, and ``fields``
-    what the source said field by field (a BibTeX entry's, a ``\\bibinfo``'s) for the parser."""
+    what the source said field by field (a BibTeX or biblatex entry's, revtex's ``\\bibinfo``s)
+    for the parser. A DOI or arXiv id the entry holds where its printed string does not show it
+    (a link target, a ``url`` or ``eprint`` field) is written at the end of ``raw`` (``doi:...``,
+    ``arXiv:...``) and kept as ``fields["doi"]``/``fields["arxiv"]``; an author dash filled from
+    the entry before keeps the printed string as ``fields["as_printed"]``."""
 
     order: int
     raw: str

@@ -6,6 +6,7 @@ import io
 import posixpath
 from typing import Mapping
 
+from papers import braces
 from papers.archive import ArchiveProblem, Tree, gunzip, is_gzip, is_tar, read_tar
 from papers.model import PaperLimits, PaperReferences, PaperReject
 from papers.names import citing_paper_from_name, strip_suffix
@@ -14,6 +15,8 @@ from papers.suffixes import KINDS
 from papers.tree import decode
 
 ARCHIVE_FORMS = ("tar", "gzip_tex")
+# rejects that already say why a paper gave no references
+NOT_A_MISSING_BIBLIOGRAPHY = frozenset({"not_text", "expansion_budget", "too_many_references", "no_citations"})
 
 
 def _citing(result: PaperReferences, citing_paper: str | None) -> None:
@@ -109,9 +112,12 @@ def _fill(result: PaperReferences, raw: dict[str, bytes], rejects: list[PaperRej
             result.rejects.append(PaperReject(result.name, member, "not_text", "binary data, not LaTeX or BibTeX text"))
         else:
             members[member] = text
-    found = choose(result.name, members, source, limits)
+    try:
+        found = choose(result.name, members, source, limits)
+    finally:
+        braces.forget()
     result.references, result.rule = found.references, found.rule
     result.rejects += found.rejects
-    if not found.references and not any(r.code == "not_text" for r in result.rejects):
+    if not found.references and not any(r.code in NOT_A_MISSING_BIBLIOGRAPHY for r in result.rejects):
         result.rejects.append(PaperReject(result.name, None, "no_bibliography",
                                           f"no bibliography found ({found.rule or 'no .tex, .bbl or .bib member'})"))

@@ -3,26 +3,33 @@
 The rule, first that applies wins: (1) a ``thebibliography`` inside the main file once its
 ``\\input``s are in place (inline, or a ``.bbl`` it inputs); (2) the ``.bbl`` named after the main
 file (what arXiv's compiler uses: it never runs BibTeX), else the only ``.bbl``, else the first
-by name; (3) the ``.bib`` files the main file names, entries in order of first citation (all,
-file order, with ``\\nocite{*}`` or when nothing is cited); (4) with no main file: any ``.bbl``,
-then every ``.bib``, then any ``.tex`` with an inline list."""
+by name, its ``\\bibitem``s or, from biblatex, its ``\\entry`` records; (3) the ``.bib`` files
+the main file names, the entries cited (by any citation command of LaTeX, natbib or biblatex) in
+order of first citation, then with ``\\nocite{*}`` every other in file order; a paper citing
+nothing lists nothing (BibTeX prints no entry) and says so; (4) with no main file: any ``.bbl``,
+then every ``.bib``, then any ``.tex`` with an inline list. Entries that repeat the authors
+before as a dash get them back, and identifiers held in link targets or fields are written
+into the string (``idents``, ``repeats``)."""
 from __future__ import annotations
 
 import bisect
 import posixpath
 import re
 
-from papers.bibitems import Bibitem, bibliography_items
-from papers.bibtex import BibEntry, parse_bib
-from papers.macros import Expander, definitions
+from papers.bibliography.bibitems import Bibitem, bibinfo_fields, bibliography_items
+from papers.bibliography.biblatex import biblatex_entries, is_biblatex
+from papers.bibliography.bibtex import BibEntry, iter_bib
+from papers.bibliography.cites import cited_keys
+from papers.bibliography.idents import with_identifiers
+from papers.bibliography.render import fields_text, keeps_citation_order, render, sort_key
+from papers.bibliography.repeats import author_block, fill_repeated_authors, starts_with_dash
+from papers.macros import MAX_EXPANDED_ENTRY, Expander, definitions
 from papers.model import ExtractedReference, PaperLimits, PaperReject
-from papers.render import UNSORTED_STYLES, fields_text, render, sort_key
 from papers.suffixes import KINDS
 from papers.text import latex_to_text
-from papers.tree import Expanded, bib_names, cited_keys, expand, main_files, newline_offsets, strip_comments_keep_lines
+from papers.tree import Expanded, bib_names, expand, main_files, newline_offsets, strip_comments_keep_lines
 
 _STYLE = re.compile(r"\\bibliographystyle\s*\{([^{}]*)\}")
-
 
 
 def kind_of(member: str) -> str:
@@ -33,14 +40,45 @@ class Found:
     """What a tree gave: references, rejects and the rule that chose them; ``macros`` expands
     the author's macros and the journal abbreviations in entries."""
 
-    def __init__(self, macros: Expander | None = None) -> None:
+    def __init__(self, limits: PaperLimits, macros: Expander | None = None) -> None:
         self.references: list[ExtractedReference] = []
         self.rejects: list[PaperReject] = []
         self.rule = ""
+        self.limits = limits
         self.macros = macros or Expander({})
+        self._latex = ""  # the LaTeX of the last entry added (its authors are read when a dash follows)
+        self._filled: str | None = None  # the authors filled into the last entry added
 
-    def macros_fields(self, entry: BibEntry) -> dict[str, str]:
-        return {k: self.macros.expand(v) for k, v in entry.fields.items()}
+    def macros_fields(self, fields: dict[str, str]) -> dict[str, str]:
+        return {k: self.macros.expand(v) for k, v in fields.items()}
+
+    def too_many(self, file: str, member: str | None, count: int) -> bool:
+        """Whether a list of ``count`` entries passes the paper's bound (then a reject says so)."""
+        if count <= self.limits.max_references:
+            return False
+        self.rejects.append(PaperReject(file, member, "too_many_references", "more than "
+                                        f"{self.limits.max_references:,} bibliography entries "
+                                        "(papers.max_references): not read"))
+        return True
+
+    def add(self, order: int, raw: str, where: tuple[str, str, str, int | None], key: str | None,
+            fields: dict[str, str], latex: str = "") -> None:
+        """One reference: the identifiers its entry holds written into the string when it does not
+        show them, an author dash filled from the entry before (``where``: source, member, kind,
+        line)."""
+        raw, ids = with_identifiers(raw, latex, fields)
+        fields = {**fields, **{k: v for k, v in ids.items() if k not in fields}}
+        filled = None
+        if self.references and starts_with_dash(raw):
+            before = self.references[-1]
+            block = self._filled or (author_block(self._latex) if self._latex else None)
+            filled = fill_repeated_authors(raw, before.raw, before.fields, block)
+        self._latex, self._filled = latex, None
+        if filled is not None:
+            fields["as_printed"] = raw
+            raw, self._filled = filled
+        source, member, kind, line = where
+        self.references.append(ExtractedReference(order, raw, source, member, kind, key, line, fields))
 
 
 def choose(file: str, members: dict[str, str], source: str | None, limits: PaperLimits) -> Found:
@@ -49,49 +87,83 @@ def choose(file: str, members: dict[str, str], source: str | None, limits: Paper
     mains = main_files(clean)
     if mains:
         expanded = expand(file, clean, mains[0], limits)
-        found = Found(Expander(definitions(expanded.text)))
+        found = Found(limits, Expander(definitions(expanded.text)))
         found.rejects += expanded.rejects
-        if _inline(found, expanded, source) or _bbl(found, clean, mains[0], source) or \
+        if expanded.over is not None:
+            found.rule = f"main file {mains[0]}: not read (expansion budget)"
+            return found
+        if _inline(found, file, expanded, source) or _bbl(found, file, clean, mains[0], source) or \
                 _bib(found, file, clean, expanded, source):
             found.rule = f"main file {mains[0]}: {found.rule}"
-            return found
-        found.rule = f"main file {mains[0]}: no bibliography"
+        else:
+            found.rule = f"main file {mains[0]}: no bibliography"
+        if found.macros.overflowed:
+            found.rejects.append(PaperReject(file, mains[0], "macro_expansion", "the paper's macros multiply: "
+                                             f"{found.macros.overflowed} entries passed {MAX_EXPANDED_ENTRY:,} "
+                                             "characters being expanded and keep their macros unexpanded"))
         return found
-    found = Found()
+    found = Found(limits)
     for name in sorted(clean, key=lambda n: (kind_of(n) != "bbl", kind_of(n) != "bib", n)):
         if kind_of(name) == "bib":
             _bib_entries(found, file, clean, sorted(n for n in clean if kind_of(n) == "bib"), None, source)
         else:
-            _items(found, bibliography_items(clean[name]), Expanded(clean[name], [(0, name, 0)], clean), source)
-        if found.references:
+            _list_items(found, file, name, clean, source)
+        if found.references or any(r.code == "too_many_references" for r in found.rejects):
             found.rule = f"no main file: {found.rule}"
             return found
     return found
 
 
-def _inline(found: Found, expanded: Expanded, source: str | None) -> bool:
+def _inline(found: Found, file: str, expanded: Expanded, source: str | None) -> bool:
     if "thebibliography" not in expanded.text:
         return False
-    _items(found, bibliography_items(expanded.text), expanded, source)
+    _items(found, file, bibliography_items(expanded.text, found.limits.max_references), expanded, source)
     if found.references:
         members = sorted({r.member or "" for r in found.references})
         found.rule = f"thebibliography in {', '.join(members)}"
     return bool(found.references)
 
 
-def _items(found: Found, items: list[Bibitem], expanded: Expanded, source: str | None) -> None:
+def _items(found: Found, file: str, items: list[Bibitem], expanded: Expanded, source: str | None) -> None:
+    if not items or found.too_many(file, expanded.where(items[0].offset)[0], len(items)):
+        return
     for item in items:
         member, line = expanded.where(item.offset)
-        fields = {"key": item.key} if item.key else {}
-        found.references.append(ExtractedReference(len(found.references) + 1,
-                                                   latex_to_text(found.macros.expand(item.body)),
-                                                   source or kind_of(member), member, kind_of(member),
-                                                   item.key, line, fields))
+        body = found.macros.expand(item.body)
+        fields = {k: latex_to_text(v) for k, v in bibinfo_fields(body).items()}
+        if item.key:
+            fields["key"] = item.key
+        found.add(len(found.references) + 1, latex_to_text(body), (source or kind_of(member), member,
+                  kind_of(member), line), item.key, fields, body)
     if found.references and not found.rule:
         found.rule = f"\\bibitem entries of {found.references[0].member}"
 
 
-def _bbl(found: Found, members: dict[str, str], main: str, source: str | None) -> bool:
+def _biblatex(found: Found, file: str, name: str, text: str, source: str | None) -> None:
+    """The entries of a biblatex ``.bbl``, rendered as the BibTeX entries are."""
+    entries = biblatex_entries(text)
+    if not entries or found.too_many(file, name, len(entries)):
+        return
+    newlines = newline_offsets(text)
+    for entry in entries:
+        fields = found.macros_fields(entry.fields)
+        shown = fields_text(fields)
+        found.add(len(found.references) + 1, render(fields, shown), (source or "bbl", name, "bbl",
+                  bisect.bisect_left(newlines, entry.offset) + 1), entry.key, shown)
+    found.rule = f"biblatex \\entry records of {name}"
+
+
+def _list_items(found: Found, file: str, name: str, members: dict[str, str], source: str | None) -> None:
+    """The entries of one member read alone: biblatex's ``\\entry`` records or ``\\bibitem``s."""
+    text = members[name]
+    if is_biblatex(text):
+        _biblatex(found, file, name, text, source)
+    else:
+        _items(found, file, bibliography_items(text, found.limits.max_references),
+               Expanded(text, [(0, name, 0)], members), source)
+
+
+def _bbl(found: Found, file: str, members: dict[str, str], main: str, source: str | None) -> bool:
     bbls = sorted(n for n in members if kind_of(n) == "bbl")
     if not bbls:
         return False
@@ -99,32 +171,51 @@ def _bbl(found: Found, members: dict[str, str], main: str, source: str | None) -
     chosen = named if named in members else bbls[0]
     why = "named after the main file" if chosen == named else "the only .bbl" if len(bbls) == 1 else \
         f"first of {len(bbls)} .bbl files by name, none named after the main file"
-    _items(found, bibliography_items(members[chosen]), Expanded(members[chosen], [(0, chosen, 0)], members), source)
-    found.rule = f"{chosen} ({why}; a .bbl wins over .bib: arXiv compiles with the .bbl)"
-    return bool(found.references)
+    text = members[chosen]
+    _list_items(found, file, chosen, members, source)
+    if not found.references:
+        if not any(r.code == "too_many_references" for r in found.rejects):
+            found.rejects.append(PaperReject(file, chosen, "bbl_unread", "the .bbl holds no \\bibitem and no biblatex "
+                                             "\\entry: the bibliography is looked for elsewhere"))
+        return False
+    found.rule = f"{chosen} ({'biblatex entries, ' if is_biblatex(text) else ''}{why}; a .bbl wins over .bib: " \
+        "arXiv compiles with the .bbl)"
+    return True
 
 
 def _bib(found: Found, file: str, members: dict[str, str], expanded: Expanded, source: str | None) -> bool:
-    named = [n for n in bib_names(expanded.text) if n in members]
+    named = [n for n in dict.fromkeys(bib_names(expanded.text)) if n in members]
     bibs = named or sorted(n for n in members if kind_of(n) == "bib")
     if not bibs:
         return False
     keys, every = cited_keys(expanded.text)
-    style = _STYLE.search(expanded.text)
-    _bib_entries(found, file, members, bibs, None if every or not keys else keys, source,
-                 style.group(1).strip() if style else None)
+    style, exact = _list_style(expanded.text)
+    if not exact:  # BibTeX matches keys whatever their case; the first citation's spelling is kept
+        first: dict[str, str] = {}
+        for key in keys:
+            first.setdefault(key.lower(), key)
+        keys = list(first.values())
+    if not keys and not every:
+        main = expanded.pieces[0][1] if expanded.pieces else None
+        found.rejects.append(PaperReject(file, main, "no_citations", "the paper cites nothing (no \\cite, \\nocite or "
+                                         "other citation command outside comments and \\iffalse): BibTeX lists no "
+                                         f"entry of {', '.join(bibs)}"))
+        return False
+    _bib_entries(found, file, members, bibs, keys, source, style, every, exact)
     return bool(found.references)
 
 
 def _bib_entries(found: Found, file: str, members: dict[str, str], bibs: list[str], keys: list[str] | None,
-                 source: str | None, style: str | None = None) -> None:
+                 source: str | None, style: str | None = None, every: bool = False, exact: bool = False) -> None:
     """Entries of ``bibs`` in the order the paper lists them: all (in file order) or the cited
     ones (in order of first citation), then sorted as a sorting ``style`` sorts. An entry that
     cannot be read, or a key cited but in no ``.bib``, is a reject holding its place."""
-    entries = _wanted(bibs, members, keys)
+    entries = _wanted(bibs, members, keys, every, exact, found.limits.max_references)
+    if found.too_many(file, bibs[0], len(entries)):
+        return
     prepared = {id(e): (f, fields_text(f)) for _, e, _ in entries if e is not None and not e.error
-                for f in [found.macros_fields(e)]}
-    sort = style is not None and style.lower() not in UNSORTED_STYLES
+                for f in [found.macros_fields(e.fields)]}
+    sort = style is not None and not keeps_citation_order(style)
     if sort:
         entries.sort(key=lambda item: sort_key(*prepared[id(item[1])]) if id(item[1]) in prepared
                      else ("~", "", item[2]))
@@ -139,18 +230,58 @@ def _bib_entries(found: Found, file: str, members: dict[str, str], bibs: list[st
             found.rejects.append(PaperReject(file, name, "bad_bibtex", f"reference {position}: {entry.error}", line))
             continue
         fields, text = prepared[id(entry)]
-        found.references.append(ExtractedReference(position, render(fields, text), source or "bib", name, "bib",
-                                                   entry.key, line, text))
-    order = "cited entries in order of first citation" if keys is not None else "every entry in file order"
+        found.add(position, render(fields, text), (source or "bib", name, "bib", line), entry.key, text)
+    order = "every entry in file order" if keys is None else "cited entries in order of first citation" + \
+        (", then every other (\\nocite{*})" if every else "")
     found.rule = f"{', '.join(bibs)} ({order}{f', sorted as {style} sorts' if sort else ''})"
 
 
-def _wanted(bibs: list[str], members: dict[str, str], keys: list[str] | None) -> list[tuple[str, BibEntry | None, str]]:
-    """(file, entry or None when missing, key) of every entry the list holds."""
-    entries: list[tuple[str, BibEntry | None, str]] = [(n, e, e.key or "") for n in bibs for e in parse_bib(members[n])]
+def _wanted(bibs: list[str], members: dict[str, str], keys: list[str] | None, every: bool = False,
+            exact: bool = False, limit: int | None = None) -> list[tuple[str, BibEntry | None, str]]:
+    """(file, entry or None when missing, key) of every entry the list holds: all with ``keys``
+    None, else the cited ones, then (``every``) the others in file order. Keys match whatever
+    their case (BibTeX) unless ``exact`` (biber). Past ``limit`` entries listed, one more is
+    returned and the files are read no further (the caller rejects the list)."""
+    def fold(key: str) -> str:
+        return key if exact else key.lower()
+
+    wanted = None if keys is None or every else {fold(k) for k in keys}
+    entries: list[tuple[str, BibEntry | None, str]] = []
+    for name in bibs:
+        for entry in iter_bib(members[name]):
+            if wanted is None or fold(entry.key or "") in wanted:
+                entries.append((name, entry, entry.key or ""))
+            if limit is not None and wanted is None and len(entries) > limit:
+                return entries
     if keys is None:
         return entries
     by_key: dict[str, tuple[str, BibEntry | None, str]] = {}
     for item in entries:
-        by_key.setdefault(item[2].lower(), item)
-    return [by_key.get(k.lower(), ("", None, k)) for k in keys]
+        by_key.setdefault(fold(item[2]), item)
+    cited = [by_key.get(fold(k), ("", None, k)) for k in keys]
+    if every:
+        seen = {fold(k) for k in keys}
+        cited += [by_key[k] for k in by_key if k not in seen]
+    return cited
+
+
+_BIBLATEX = re.compile(r"\\usepackage\s*(?:\[([^\]]*)\])?\s*\{\s*biblatex\s*\}")
+_OPTION = re.compile(r"\b(backend|style|bibstyle|sorting)\s*=\s*([\w-]+)")
+# biblatex styles whose list keeps citation order (every other sorts by name, year, title)
+BIBLATEX_UNSORTED = frozenset({"nature", "ieee", "phys", "science", "chem-acs", "chem-angew", "chem-biochem",
+                               "chem-rsc", "nejm", "vancouver", "numeric-comp-none"})
+
+
+def _list_style(text: str) -> tuple[str | None, bool]:
+    """(the style the list is ordered by, whether keys match case-sensitively): BibTeX's
+    ``\\bibliographystyle``, or biblatex's options (its ``sorting``, else its style's; biber,
+    its default backend, matches keys exactly; ``backend=bibtex`` does not)."""
+    blx = _BIBLATEX.search(text)
+    if blx is None:
+        style = _STYLE.search(text)
+        return (style.group(1).strip() if style else None), False
+    options: dict[str, str] = {m.group(1): m.group(2) for m in _OPTION.finditer(blx.group(1) or "")}
+    exact = not options.get("backend", "biber").startswith("bibtex")
+    sorting = options.get("sorting") or ("none" if (options.get("bibstyle") or options.get("style", "numeric"))
+                                         in BIBLATEX_UNSORTED else "nty")
+    return ("unsrt" if sorting == "none" else f"biblatex {sorting}"), exact

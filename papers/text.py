@@ -8,9 +8,12 @@ math ``$`` goes; environments and odd control symbols go to pylatexenc itself.""
 from __future__ import annotations
 
 import functools
+import html
 import re
 import unicodedata
 from typing import Any
+
+from papers.braces import group_end
 
 _ACCENTS = {"'": "\u0301", "`": "\u0300", "^": "\u0302", '"': "\u0308", "~": "\u0303", "=": "\u0304",
             ".": "\u0307", "u": "\u0306", "v": "\u030c", "H": "\u030b", "c": "\u0327", "k": "\u0328",
@@ -21,16 +24,31 @@ _LETTERS = {"i": "ı", "j": "ȷ", "o": "ø", "O": "Ø", "l": "ł", "L": "Ł", "s
 _DROP = frozenset("""newblock BibitemOpen bibitemNoStop urlprefix BIBand bibnamefont bibfnamefont citenamefont
 protect relax newpage raggedright sloppy unskip ignorespaces hfill hfil break linebreak nolinebreak allowbreak
 em it bf sc rm tt sf sl upshape itshape bfseries scshape normalfont mdseries rmfamily sffamily ttfamily
-small footnotesize scriptsize tiny large Large normalsize doibase""".split())
+small footnotesize scriptsize tiny large Large normalsize doibase BIBentryALTinterwordspacing
+BIBentrySTDinterwordspacing BIBdecl""".split())
 _DROP_ARG = frozenset("BibitemShut bibAnnote bibAnnoteFile label ref cite citet citep citealp citealt citeauthor "
                       "citeyear nocite bibliographystyle hskip vskip".split())
 _KEEP_ARG = frozenset("""emph textit textbf textsc textrm texttt textsf textsl textup textmd textnormal mbox hbox
 text mathrm mathit mathbf mathsf mathtt natexlab enquote textsuperscript textsubscript uppercase MakeUppercase
 bibsection""".split())
-_SKIP_KEEP = frozenset("bibinfo bibfield href Eprint eprint".split())  # first argument dropped, second kept
+# first argument dropped, second kept
+_SKIP_KEEP = frozenset("bibinfo bibfield href href@noop Eprint BIBforeignlanguage".split())
 _LITERAL = frozenset("url path nolinkurl".split())
+_CONTROL_SPACE = re.compile(r"(?<!\\)((?:\\\\)*)\\[\t\r\n]")
+# amsplain's author repeat, ellipses, iopart's ``\\etal``
+_SHOWN = {"bysame": "———", "dots": "…", "ldots": "…", "etal": "et al."}
+# a math group that is only a super- or subscript (``$^{12}$C``, ``$_2$``): its text
+_URL_ARGUMENT = re.compile(r"\\(?:url|href|nolinkurl|path)\s*\{[^{}\n]*\}")
+_CITATION = re.compile(r"(?:[A-Za-z]*@)?(?:[a-z]*cite[a-z]*|[A-Z][a-z]*cite[a-z]*)")
+_ENTITY = re.compile(r"&(?:amp|lt|gt|quot|apos|nbsp|ndash|mdash|#\d{2,6}|#x[0-9a-fA-F]{2,6});")
+_ESCAPED_LATEX = re.compile(r"\{\\textbackslash\}|\\textbackslash(?:\{\}|\s+|(?![A-Za-z]))|\\[${}]")
+_BACKSLASH = re.compile(r"\$?\\backslash\s*\$?(?=[A-Za-z])")
+_VPHANTOM = re.compile(r"\\\{\\vphantom\s*\\\}|\\vphantom\s*\\\{\\\}|\\vphantom\s*(?:\{[^{}]*\}|\\[A-Za-z]+|\\.)")
+_ZOTERO_BRACES = re.compile(r"\\\{([^{}\\]{1,40})\\\}")
+_MATH = re.compile(r"(?<!\\)\$[^$]{1,300}(?<!\\)\$")
+_SUBSCRIPT = re.compile(r"(?<!\\)_\s*")
+_LONE_SCRIPT = re.compile(r"\$\s*[\^_]\s*(?:\{([^{}$]{1,40})\}|([^{}$\s\\]))\s*\$")
 _TOKEN = re.compile(r"\\([A-Za-z@]+)\*?|\\([`'^\"~=.])")
-_BRACES = re.compile(r"[{}]")
 _SYMBOLS = [("\\&", "\ue005"), ("\\%", "\ue001"), ("\\$", "\ue002"), ("\\_", "_"), ("\\#", "#"), ("\\{", "\ue003"),
             ("\\}", "\ue004"), ("---", "—"), ("--", "–"), ("``", "“"), ("''", "”"), ("\\ ", " "),
             ("\\,", " "), ("\\;", " "), ("\\@", ""), ("\\/", ""), ("\\-", ""), ("~", " "), ("\\\\", " ")]
@@ -42,6 +60,10 @@ _COMMENT = re.compile(r"%[^\n]*(\n[ \t]*)?")
 _COMMENT_KEEP = re.compile(r"%[^\n]*")
 _ACCENT_BASE = re.compile(r"\s*\{\s*(\\?[A-Za-z]{1,2})\s*\}|\s*(\\[ij](?![A-Za-z]))|(?<=[`'^\"~=.])([A-Za-z])"
                           r"|\s+([A-Za-z])")
+
+
+# pylatexenc parses recursively; an entry longer than this (no real one is) is not given to it
+PYLATEXENC_MAX_CHARS = 100_000
 
 
 @functools.cache
@@ -76,6 +98,9 @@ def strip_comments(text: str, keep_lines: bool = False) -> str:
     TeX, unless ``keep_lines`` (so offsets still give the right line)."""
     if "%" not in text:
         return text
+    literal = "\\url" in text or "\\href" in text or "\\path" in text or "\\nolinkurl" in text
+    if literal:  # a URL's ``%20`` is no comment: ``\\url`` reads its argument verbatim
+        text = _URL_ARGUMENT.sub(lambda m: m.group().replace("%", "\ue007"), text)
 
     def comment(m: re.Match[str]) -> str:
         before = text[max(0, m.start() - 64):m.start()]
@@ -88,13 +113,26 @@ def strip_comments(text: str, keep_lines: bool = False) -> str:
             i = rest.find("%", i + 1)
         return "%" + (rest + tail if i < 0 else rest[:i])
 
-    return (_COMMENT_KEEP if keep_lines else _COMMENT).sub(comment, text)
+    text = (_COMMENT_KEEP if keep_lines else _COMMENT).sub(comment, text)
+    return text.replace("\ue007", "%") if literal else text
 
 
 def latex_to_text(latex: str) -> str:
     """One entry's LaTeX as one line of text: comments, font switches and braces out, accents
     and dashes in, ``\\bibinfo``/``\\href`` reduced to what they show."""
     text = strip_comments(latex)
+    if "\\\n" in text or "\\\t" in text:  # a control space at a line's end (``225},\\`` then a newline)
+        text = _CONTROL_SPACE.sub(lambda m: m.group(1) + " ", text)
+    if "textbackslash" in text:  # Zotero escapes LaTeX: ``\\${\\textbackslash}texttt\\{x\\}\\$``
+        text = _ESCAPED_LATEX.sub(lambda m: "\\" if "textbackslash" in m.group() else m.group()[1], text)
+    if "backslash" in text:  # Google Scholar's ``$\\backslash$mu`` meant ``\\mu``
+        text = _BACKSLASH.sub(r"\\", text)
+    if "\\{" in text or "vphantom" in text:  # Zotero's protected capitals: ``\\{\\vphantom\\}{{JAX}}``, ``\\{P\\}``
+        text = _ZOTERO_BRACES.sub(lambda m: m.group(1) or "", _VPHANTOM.sub("", text))
+    if "$" in text:
+        text = _LONE_SCRIPT.sub(lambda m: m.group(1) or m.group(2), text)
+        if "_" in text:  # a subscript reads as its letters: ``$M_\\odot$`` M⊙, ``$H_0$`` H0
+            text = _MATH.sub(lambda m: _SUBSCRIPT.sub("", m.group()), text)
     if "\\" in text:
         text = _convert(text)
     for latex_form, plain in _SYMBOLS:
@@ -110,6 +148,8 @@ def latex_to_text(latex: str) -> str:
     for placeholder, plain in _PLACEHOLDERS:
         if placeholder in text:
             text = text.replace(placeholder, plain)
+    if "&" in text and ";" in text:  # HTML entities some exports leave (``Lewin &amp; van der Klis``)
+        text = _ENTITY.sub(lambda m: html.unescape(m.group()), text)
     return _WS.sub(" ", text).strip()
 
 
@@ -131,14 +171,49 @@ def _macro(text: str, m: re.Match[str]) -> tuple[str, int]:
         return _accent(text, m.group(2) or name, end)
     if name in _LETTERS and not text[end:end + 1].isalpha():
         return _LETTERS[name], end + 2 if text.startswith("{}", end) else _skip_spaces(text, end)
+    if name in _SPECIAL:
+        return _special(text, name, end)
     if name in _DROP:
         return "", _skip_spaces(text, end)
+    if _CITATION.fullmatch(name) and not name.endswith("font"):  # ``\\rev@citealpnum{key}``: a key is no text
+        return _with_args(text, "cite", end)
+    if "@" in name:  # ``\\@noop``, ``\\@ifundefined``: a class's internals show nothing
+        return "", _skip_spaces(text, end)
+    if name in _SHOWN:
+        return _SHOWN[name], end
     if name == "penalty":
         digits = re.match(r"\s*-?\d*", text[end:end + 12])
         return " ", end + (digits.end() if digits else 0)
     if name in _DROP_ARG or name in _KEEP_ARG or name in _SKIP_KEEP or name in _LITERAL or name in ("doi", "DOI"):
         return _with_args(text, name, end)
     return m.group(0), end
+
+
+_SPECIAL = frozenset({"sqrt", "eprint", "mn@doi", "mn@eprint", "MR"})
+
+
+def _special(text: str, name: str, end: int) -> tuple[str, int]:
+    """Macros whose text is not just an argument: ``\\sqrt{s}`` (√s), the AAS ``\\eprint{id}``
+    (``arXiv:id``; two arguments: link and text), mnras's ``\\mn@doi[shown]{doi}`` and
+    ``\\mn@eprint{arXiv}{id}``, amsplain's ``\\MR{number}``."""
+    optional = re.match(r"\s*\[([^\]]{0,200})\]", text[end:end + 210]) if name in ("sqrt", "mn@doi") else None
+    first = _argument(text, end + (optional.end() if optional else 0))
+    if first is None:
+        return ("√" if name == "sqrt" else ""), end
+    shown = _convert(first[0]) if "\\" in first[0] else first[0]
+    if name == "sqrt":
+        return "√" + shown, first[1]
+    if name == "MR":
+        return "MR" + shown, first[1]
+    if name == "mn@doi":
+        return (_convert(optional.group(1)) if optional else "doi:" + shown), first[1]
+    second = _argument(text, first[1])
+    if name == "eprint" and second is None:
+        return "arXiv:" + shown, first[1]
+    if second is None:
+        return shown, first[1]
+    value = _convert(second[0]) if "\\" in second[0] else second[0]
+    return (f"{shown}:{value}" if name == "mn@eprint" else value), second[1]
 
 
 def _with_args(text: str, name: str, end: int) -> tuple[str, int]:
@@ -161,12 +236,8 @@ def _argument(text: str, start: int) -> tuple[str, int] | None:
     i = _skip_spaces(text, start)
     if text[i:i + 1] != "{":
         return None
-    depth = 0
-    for b in _BRACES.finditer(text, i):
-        depth += 1 if b.group() == "{" else -1
-        if depth == 0:
-            return text[i + 1:b.start()], b.end()
-    return None
+    end = group_end(text, i)
+    return (text[i + 1:end - 1], end) if end > 0 else None
 
 
 def _skip_spaces(text: str, i: int) -> int:
@@ -188,6 +259,8 @@ def _accent(text: str, mark: str, end: int) -> tuple[str, int]:
 def _with_pylatexenc(text: str) -> str:
     """What the fast path left (environments, unusual macros) through pylatexenc; a macro it
     cannot parse is dropped, its arguments kept."""
+    if len(text) > PYLATEXENC_MAX_CHARS:
+        return re.sub(r"\\[A-Za-z]+\*?|\$", " ", text)
     try:
         return str(_converter().latex_to_text(text))
     except Exception:  # pylatexenc raises IndexError and others on unusual macro arguments

@@ -17,7 +17,6 @@ _INPUT = re.compile(r"\\(?:input|include|subfile|InputIfFileExists)(?![A-Za-z@])
                     r"(?:\{\s*([^{}]*?)\s*\}|([^\s{}%\\]+))")
 _DOCUMENT = re.compile(r"\\document(?:class|style)(?![A-Za-z])")
 _BIBCMD = re.compile(r"\\(?:bibliography|addbibresource|addglobalbib)\s*(?:\[[^\]]*\])?\s*\{([^{}]*)\}")
-_CITE = re.compile(r"\\(?:no)?cite[a-zA-Z]*\*?\s*(?:\[[^\]]*\]\s*){0,2}\{([^{}]*)\}")
 
 
 def decode(data: bytes) -> str | None:
@@ -48,6 +47,9 @@ class Expanded:
     lines: dict[str, str] = field(default_factory=dict)
     rejects: list[PaperReject] = field(default_factory=list)
     size: int = 0
+    inputs: int = 0  # \\input/\\include followed, repeats counted
+    read: int = 0  # characters those inputs brought, repeats counted
+    over: PaperReject | None = None  # the expansion budget passed: nothing of the text is used
     _starts: list[int] = field(default_factory=list)
     _newlines: dict[str, list[int]] = field(default_factory=dict)
 
@@ -84,8 +86,28 @@ def expand(file: str, members: dict[str, str], main: str, limits: PaperLimits) -
     out = Expanded(lines=members)
     parts: list[str] = []
     _expand_into(file, members, main, [main], limits, out, parts)
-    out.text = "".join(parts)
+    out.text = "".join(parts) if out.over is None else ""
+    if out.over is not None:  # a bomb gives nothing: its reject says why
+        out.pieces, out.rejects = [(0, main, 0)], [out.over]
     return out
+
+
+def _over_budget(file: str, name: str, text: str, line: int, limits: PaperLimits, out: Expanded) -> bool:
+    """Whether following one more ``\\input`` of ``target`` passes the paper's expansion budget
+    (inputs followed and characters read, repeats counted); the first time, the reject."""
+    if out.over is None:
+        out.inputs += 1
+        out.read += len(text)
+        if out.inputs > limits.max_inputs:
+            why = (f"more than {limits.max_inputs:,} \\input/\\include followed, repeats counted "
+                   "(papers.max_inputs): LaTeX that multiplies is not read")
+        elif out.read > limits.max_expanded_bytes:
+            why = (f"the text with its inputs in place passes {limits.max_expanded_bytes:,} characters, repeats "
+                   "counted (papers.max_expanded_bytes): LaTeX that multiplies is not read")
+        else:
+            return False
+        out.over = PaperReject(file, name, "expansion_budget", why, line)
+    return True
 
 
 def _expand_into(file: str, members: dict[str, str], name: str, stack: list[str], limits: PaperLimits,
@@ -98,18 +120,20 @@ def _expand_into(file: str, members: dict[str, str], name: str, stack: list[str]
             continue
         _append(out, parts, name, pos, text[pos:m.start()])
         pos = m.end()
+        line = text.count("\n", 0, m.start()) + 1
         if target in stack:
             out.rejects.append(PaperReject(file, name, "input_loop", "\\input loop: " + " -> ".join(stack + [target])
-                                           + "; not followed again", text.count("\n", 0, m.start()) + 1))
+                                           + "; not followed again", line))
         elif len(stack) > limits.max_input_depth:
             out.rejects.append(PaperReject(file, name, "input_too_deep", f"\\input nested deeper than "
                                            f"{limits.max_input_depth} (papers.max_input_depth): {target} not read",
-                                           text.count("\n", 0, m.start()) + 1))
-        elif out.size + len(members[target]) > limits.max_total_bytes:
-            out.rejects.append(PaperReject(file, target, "too_large", "the expanded text passes "
-                                           f"{limits.max_total_bytes:,} characters (papers.max_total_bytes)"))
+                                           line))
+        elif _over_budget(file, name, members[target], line, limits, out):
+            return
         else:
             _expand_into(file, members, target, stack + [target], limits, out, parts)
+            if out.over is not None:
+                return
     _append(out, parts, name, pos, text[pos:])
 
 
@@ -143,17 +167,3 @@ def bib_names(text: str) -> list[str]:
             if part:
                 names.append(part if part.lower().endswith(".bib") else part + ".bib")
     return names
-
-
-def cited_keys(text: str) -> tuple[list[str], bool]:
-    """Citation keys in order of first citation, and whether ``\\nocite{*}`` asks for all."""
-    keys: dict[str, None] = {}
-    every = False
-    for m in _CITE.finditer(text):
-        for key in m.group(1).split(","):
-            key = key.strip()
-            if key == "*":
-                every = True
-            elif key:
-                keys.setdefault(key)
-    return list(keys), every

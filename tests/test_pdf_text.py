@@ -1,4 +1,4 @@
-"""The built-in PDF reader (``papers.pdf_text``): a PDF's references without GROBID.
+"""The built-in PDF reader (``papers.pdf.read``): a PDF's references without GROBID.
 
 Real PDFs: the GROBID fixture (tests/fixtures/grobid/PROVENANCE.md), whose 27 references GROBID
 also read, and every PDF of tests/fixtures/pdfs/ against its hand count. PDFs written here
@@ -16,9 +16,9 @@ import pytest
 from pdf_pages import PAGE_W, column_lines, make_pdf
 from rapidfuzz import fuzz
 
-from papers.pdf_layout import Line, Word, reading_order
-from papers.pdf_refs import join_lines, reference_strings, split_entries
-from papers.pdf_text import (
+from papers.pdf.entries import join_lines, reference_strings, split_entries
+from papers.pdf.layout import Line, Word, reading_order
+from papers.pdf.read import (
     SOURCE,
     PdfTextLimits,
     PdfTextProblem,

@@ -22,7 +22,7 @@ from citeledger.config import Config, load_config
 from citeledger.storage.places import LedgerDir
 from citeledger.storage.remote_state import PaperCache, paper_cache
 from papers import ExtractedReference, PaperReferences, PaperReject
-from papers.pdf_text import read_pdf_text
+from papers.pdf.read import read_pdf_text
 from resolvers.errors import GrobidNotConfigured, PdfUnreadable, RemoteUnavailable
 from resolvers.remote.eprint import ArxivFiles
 from resolvers.remote.grobid import GrobidClient, build_grobid, parse_tei
@@ -138,7 +138,7 @@ def read_pdf(name: str, data: bytes, citing_paper: str | None = None,
              service: PdfService | None = None) -> PaperReferences:
     """The references of one PDF, in order, ``source`` ``pdf_text``: GROBID's when a GROBID service is
     configured (its parsed fields kept beside each raw string, BibTeX names as a ``.bib`` entry's),
-    else the built-in reader's (``papers.pdf_text``: poppler's word boxes, the references section
+    else the built-in reader's (``papers.pdf.read``: poppler's word boxes, the references section
     found and split into entries). A configured GROBID that cannot answer is not replaced by the
     built-in reader: the paper is read again by GROBID on a later run, so one PDF never gives two
     readers' references. Never raises for a PDF or a service that fails: that is a reject."""

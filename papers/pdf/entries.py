@@ -25,9 +25,8 @@ import re
 from dataclasses import dataclass, field
 from statistics import median
 
+from papers.pdf.layout import Line
 from resolvers.identifiers.extract import extract_identifiers
-
-from .pdf_layout import Line
 
 HEADING = re.compile(
     r"(?:(?:\d{1,2}|[IVXL]{1,5}|[A-Z])\.?\s{0,3})?"

@@ -19,10 +19,10 @@ import time
 from dataclasses import dataclass
 from typing import IO
 
-from .model import ExtractedReference, MiB, PaperReferences, PaperReject
-from .names import citing_paper_from_name
-from .pdf_layout import reading_order
-from .pdf_refs import reference_strings
+from papers.model import ExtractedReference, MiB, PaperReferences, PaperReject
+from papers.names import citing_paper_from_name
+from papers.pdf.entries import reference_strings
+from papers.pdf.layout import reading_order
 
 SOURCE = "pdf_text"
 KIND = "pdf"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from papers.bibliography.idents import arxiv_eprint
 from papers.text import latex_to_text
 
 _VENUE_FIELDS = ("journal", "journaltitle", "booktitle", "school", "institution", "organization",
@@ -57,9 +58,17 @@ KEPT_FIELDS = frozenset({"author", "editor", "title", "booktitle", "journal", "j
                          "series", "chapter", "address", "isbn", "issn", "type"})
 
 
+# fields BibTeX hands to ``\url`` or prints as they are: a ``%`` or ``~`` in them is the URL's
+LITERAL_FIELDS = frozenset({"url", "doi", "eprint"})
+_LITERAL_ESCAPES = re.compile(r"\\([_%&#~$])|\\url\s*|[{}]")
+
+
 def fields_text(fields: dict[str, str]) -> dict[str, str]:
-    """Each kept field's LaTeX as text (what the parser is given beside the string)."""
-    return {k: latex_to_text(v) for k, v in fields.items() if k in KEPT_FIELDS and v and v.strip()}
+    """Each kept field's LaTeX as text (what the parser is given beside the string); a URL,
+    DOI or e-print as written, its LaTeX escapes undone."""
+    return {k: (_LITERAL_ESCAPES.sub(lambda m: m.group(1) or "", v).strip() if k in LITERAL_FIELDS
+                else latex_to_text(v))
+            for k, v in fields.items() if k in KEPT_FIELDS and v and v.strip()}
 
 
 def render(fields: dict[str, str], text: dict[str, str] | None = None) -> str:
@@ -81,8 +90,7 @@ def render(fields: dict[str, str], text: dict[str, str] | None = None) -> str:
     if "doi" in text:
         pieces.append("doi:" + text["doi"].removeprefix("https://doi.org/"))
     if "eprint" in text:
-        prefix = "arXiv:" if fields.get("archiveprefix", "arXiv").lower() == "arxiv" else ""
-        pieces.append(prefix + text["eprint"])
+        pieces.append(_eprint(text))
     elif "url" in text and "doi" not in text:
         pieces.append(text["url"])
     if "note" in text:
@@ -90,12 +98,37 @@ def render(fields: dict[str, str], text: dict[str, str] | None = None) -> str:
     return ". ".join(p.rstrip(". ") for p in pieces if p.strip(". ")) + ("." if pieces else "")
 
 
+def _eprint(text: dict[str, str]) -> str:
+    """``arXiv:ID`` (an old-style number rebuilt with its class), else the e-print as given
+    after its archive's name (``HAL: hal-0123``)."""
+    archive = text.get("archiveprefix", "").strip()
+    if archive.lower() in ("arxiv", ""):
+        ident = arxiv_eprint(text["eprint"], text.get("primaryclass", ""))
+        if ident is not None:
+            return "arXiv:" + ident
+        return "arXiv:" + text["eprint"]
+    return f"{archive}: {text['eprint']}"
+
+
 # BibTeX styles that keep citation order; every other style sorts (plain, abbrv, alpha, the
 # natbib and AAS author-year styles, jss, mnras, ...)
-UNSORTED_STYLES = {"unsrt", "unsrtnat", "unsrturl", "ieeetr", "ieeetran", "ieeetranN".lower(), "ieeetrans",
+UNSORTED_STYLES = {"unsrt", "unsrtnat", "unsrturl", "ieeetr", "ieeetran", "ieeetranN".lower(), "ieeetranm",
                    "apsrev", "apsrev4-1", "apsrev4-2", "apsrmp", "apsrmp4-1", "apsrmp4-2", "nature", "naturemag",
                    "science", "sciencemag", "pnas", "achemso", "elsarticle-num", "elsarticle-num-names",
-                   "model1-num-names", "unsrtabbrv", "abbrvunsrt", "vancouver", "ama", "revtex", "h-physrev"}
+                   "model1-num-names", "unsrtabbrv", "abbrvunsrt", "vancouver", "ama", "revtex", "h-physrev", "jhep",
+                   "utphys", "iopart-num", "spmpsci", "spphys", "aipnum4-1", "aipnum4-2", "rsc", "angew", "plos2015",
+                   "bmc-mathphys", "ws-ijmpa", "ws-ijmpd", "ws-mpla", "ptephy", "jcappub"}
+# style families named for keeping citation order (``unsrt85``, ``apsrev4-2``, ``elsarticle-num``);
+# IEEEtranS and IEEEtranSN are the sorting IEEE styles
+_UNSORTED_FAMILY = re.compile(r"unsrt|^apsr|-num(?:-names)?$")
+
+
+def keeps_citation_order(style: str) -> bool:
+    """Whether a BibTeX style lists entries in citation order (else it sorts them)."""
+    name = style.strip().lower()
+    return name in UNSORTED_STYLES or _UNSORTED_FAMILY.search(name) is not None
+
+
 _ARTICLE = re.compile(r"^(?:the|an?)\s+", re.IGNORECASE)
 _NOT_WORD = re.compile(r"[^\w\s]")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Iterator
 
 _HEAD = re.compile(r"@\s*([A-Za-z]+)\s*([{(])")
 _NAME = re.compile(r"\s*([A-Za-z0-9_:.+/\-]+)\s*")
@@ -24,13 +25,14 @@ class BibEntry:
 
 _BRACES = {"{": re.compile(r"[{}]"), "(": re.compile(r"[{})]")}
 _QUOTED = re.compile(r'[{}"]')
+_NEXT_HEAD = re.compile(r"\n[ \t]*@[ \t]*[A-Za-z]+[ \t]*[{(]")
 _SIMPLE = re.compile(r"\{([^{}]*)\}")
 
 
-def _close(text: str, start: int, open_ch: str) -> int:
-    """Offset after the entry opened before ``start`` closes; -1 when it never does."""
+def _close(text: str, start: int, open_ch: str, stop: int | None = None) -> int:
+    """Offset after the entry opened before ``start`` closes (before ``stop``); -1 when it never does."""
     depth = 0
-    for m in _BRACES[open_ch].finditer(text, start):
+    for m in _BRACES[open_ch].finditer(text, start, len(text) if stop is None else stop):
         ch = m.group()
         if ch == "{":
             depth += 1
@@ -52,10 +54,25 @@ def _quoted_end(text: str, start: int) -> int:
     return len(text)
 
 
+# a field is at most an abstract of some thousand characters; ``@string``s each joining the one
+# before twice double per line, so a value past this is an error, not a gigabyte
+MAX_VALUE_CHARS = 256 * 1024
+
+
+class ValueTooLong(Exception):
+    """A field value (``@string``s joined with ``#``) past ``MAX_VALUE_CHARS``."""
+
+
 def _value(text: str, i: int, macros: dict[str, str]) -> tuple[str, int]:
     """One field value at ``text[i]`` (pieces joined by ``#``) and the offset after it."""
-    parts = []
+    parts: list[str] = []
+    size = 0
     while True:
+        if parts:
+            size += len(parts[-1])
+            if size > MAX_VALUE_CHARS:
+                raise ValueTooLong(f"a field value passes {MAX_VALUE_CHARS:,} characters (@string "
+                                   "macros joined with # multiply)")
         while i < len(text) and text[i].isspace():
             i += 1
         ch = text[i:i + 1]
@@ -103,7 +120,11 @@ def _fields(body: str, macros: dict[str, str]) -> tuple[str | None, dict[str, st
 def parse_bib(text: str) -> list[BibEntry]:
     """Every entry of a ``.bib`` text in order (``@string`` read, ``@comment``/``@preamble``
     skipped); an entry whose braces never close is kept with ``error`` set."""
-    entries: list[BibEntry] = []
+    return list(iter_bib(text))
+
+
+def iter_bib(text: str) -> Iterator[BibEntry]:
+    """``parse_bib``'s entries one by one, so a reader keeping a few of a huge file holds only those."""
     macros = dict(_MONTHS)
     pos = 0
     while (at := text.find("@", pos)) >= 0:
@@ -112,19 +133,22 @@ def parse_bib(text: str) -> list[BibEntry]:
             pos = at + 1
             continue
         kind = m.group(1).lower()
-        end = _close(text, m.end(), m.group(2))
+        head = _NEXT_HEAD.search(text, m.end())  # an entry that has not closed by the next one never does
+        end = _close(text, m.end(), m.group(2), head.start() if head else len(text))
         if end < 0:
             nxt = re.compile(r"\n\s*@").search(text, m.end())
             pos = nxt.start() + 1 if nxt else len(text)
             if kind not in ("comment", "preamble", "string"):
-                entries.append(BibEntry(at, kind, None, {}, "unbalanced braces: the entry never closes"))
+                yield BibEntry(at, kind, None, {}, "unbalanced braces: the entry never closes")
             continue
         body = text[m.end():end - 1]
         pos = end
-        if kind == "string":
-            _, found = _fields("," + body, macros)
-            macros.update(found)
-        elif kind not in ("comment", "preamble"):
-            key, fields = _fields(body, macros)
-            entries.append(BibEntry(at, kind, key, fields))
-    return entries
+        try:
+            if kind == "string":
+                _, found = _fields("," + body, macros)
+                macros.update(found)
+            elif kind not in ("comment", "preamble"):
+                key, fields = _fields(body, macros)
+                yield BibEntry(at, kind, key, fields)
+        except ValueTooLong as why:
+            yield BibEntry(at, kind, None, {}, str(why))
