@@ -140,10 +140,15 @@ def cmd_record(args: argparse.Namespace) -> int:
     from citeledger.records.files import citation_record
     from citeledger.records.pages import render_ledger_html, render_ledger_text
 
+    check_sign(args)
     require_ledger(args.ledger)
     record = citation_record(args.id, args.ledger, args.catalog, page_cap=args.page_cap)
     check_known(record, args)
     records.validate_record(record)
+    if args.format == "pith":
+        from citeledger.cli.pith import print_pith_record
+
+        return print_pith_record(record, args)
     if args.format == "json":
         print(json_visible(json.dumps(record, indent=2, ensure_ascii=False)))
     elif args.format == "html":
@@ -166,7 +171,14 @@ def check_known(record: dict, args: argparse.Namespace) -> None:
     raise NotFound(f"the ledger {args.ledger} does not know the paper {args.id!r}{hint}")
 
 
+def check_sign(args: argparse.Namespace) -> None:
+    if args.sign and args.format != "pith":
+        raise UsageError(f"{args.command}: --sign is for --format pith (citeledger's own records are signed "
+                         "once `citeledger keys init` made a key)")
+
+
 def cmd_records(args: argparse.Namespace) -> int:
+    check_sign(args)
     check_catalog(args.catalog)
     from citeledger.ledger.store import require_ledger
 
@@ -183,6 +195,10 @@ def cmd_records(args: argparse.Namespace) -> int:
 
         written = orchestrate.build_records(args.ledger, args.catalog, args.run_id, args.papers)
     print(f"{len(written)} citation records written under {Path(args.ledger) / 'records'}")
+    if args.format == "pith":
+        from citeledger.cli.pith import write_pith_records
+
+        print(f"{len(write_pith_records(args))} Pith records written under {Path(args.ledger) / 'records' / 'pith'}")
     return 0
 
 
@@ -252,6 +268,11 @@ def _flow_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--flow", action="store_true",
                    help="run as a Prefect flow run even without PREFECT_API_URL (starts a temporary Prefect "
                         "server); with PREFECT_API_URL set it is always a flow run reported to that API")
+
+
+def _sign_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--sign", action="store_true", help="with --format pith: a Pith receipt (ed25519 over the "
+                   "context digest) by the ledger's key (`citeledger keys init`)")
 
 
 def _store_options(parser: argparse.ArgumentParser, ledger: bool = True) -> None:
@@ -355,8 +376,9 @@ def _ledger_parsers(sub: Any) -> None:
     record = _sub(sub, "record", "the citation record of one paper (arXiv id, DOI or citing_paper id)")
     record.add_argument("id", help="the paper: arXiv:ID, IDvN, 10.48550/arXiv.ID, a DOI or a citing_paper id")
     _store_options(record)
-    record.add_argument("--format", choices=["json", "ledger", "html"], default="ledger",
-                        help="ledger (a text page), json or html")
+    record.add_argument("--format", choices=["json", "ledger", "html", "pith"], default="ledger",
+                        help="ledger (a text page), json, html, or pith (Pith's pith.paper-citation-record.v1)")
+    _sign_option(record)
     record.add_argument("--page-cap", type=positive_int, default=None, help="list at most this many entries per list "
                         "(default: the records' own cap)")
     record.set_defaults(func=cmd_record)
@@ -365,12 +387,17 @@ def _ledger_parsers(sub: Any) -> None:
     _store_options(recs)
     recs.add_argument("--run-id", help="the run whose papers to write (default: the latest run)")
     recs.add_argument("--papers", nargs="*", help="write these papers' records instead (default: the run's papers)")
+    recs.add_argument("--format", choices=["citeledger", "pith"], default="citeledger",
+                      help="pith: also each paper's pith.paper-citation-record.v1 under records/pith/")
+    _sign_option(recs)
     _flow_option(recs)
     recs.set_defaults(func=cmd_records)
 
     from citeledger.cli.keys import keys_parsers
+    from citeledger.cli.pith import pith_parsers
 
     keys_parsers(sub, _sub, DEFAULT_LEDGER)
+    pith_parsers(sub, _sub, DEFAULT_LEDGER)
 
     _inspect(sub, "runs", "the runs a ledger has: id, started, finished, counts, state",
              "--ledger", DEFAULT_LEDGER, cmd_runs)
