@@ -16,6 +16,7 @@ from pith_fixtures import PITH, citation_record, number_record, seed_keys_missin
 
 from citeledger.cli import main
 from citeledger.pith import digests, receipts, schema
+from citeledger.records import pith_files
 from citeledger.records import record as records
 from resolvers.jcs import jcs
 
@@ -234,3 +235,38 @@ def test_import_errors_name_the_file_and_write_nothing(tmp_path, capsys):
     assert main(["import-pith", str(tmp_path / "text.json"), "--ledger", str(ledger)]) == 2
     assert f"{tmp_path / 'text.json'}: line 1: not JSON" in capsys.readouterr().err
     assert main(["compare", "2501.00254", "--ledger", str(ledger)]) == 2  # no ledger there
+
+
+def test_catalog_citation_counts_become_dated_measurements_one_per_source(tmp_path, capsys):
+    """OpenAlex's ``cited_by_count`` (a real record: 962, its newest copy) and Crossref's
+    ``is-referenced-by-count`` (a real response: 9) reach the catalog and the Pith record, each
+    with its source and time; a work both count keeps two measurements, never a sum."""
+    crossref = json.loads((REPO / "tests" / "fixtures" / "http" / "crossref" /
+                           "works_10.1021_acs.orglett.9b00971_typical.json").read_text())["message"]
+    (tmp_path / "crossref.jsonl").write_text(json.dumps(crossref) + "\n")
+    catalog, ledger, refs = tmp_path / "catalog", tmp_path / "ledger", tmp_path / "refs.jsonl"
+    assert main(["catalog", "build", "--catalog", str(catalog), str(tmp_path / "crossref.jsonl"),
+                 str(REPO / "tests" / "fixtures" / "catalog" / "openalex" / "works")]) == 0
+    refs.write_text("".join(json.dumps({"citing_paper": paper, "reference_index": 1, "raw": "A. Author. Some title. 2019."})
+                            + "\n" for paper in ("10.7717/peerj.4375", "10.1021/acs.orglett.9b00971")))
+    assert main(["resolve", str(refs), "--catalog", str(catalog), "--ledger", str(ledger)]) == 0
+    capsys.readouterr()
+    found = {}
+    for paper in ("10.7717/peerj.4375", "10.1021/acs.orglett.9b00971"):
+        assert main(["record", paper, "--format", "pith", "--ledger", str(ledger), "--catalog", str(catalog)]) == 0
+        pith = json.loads(capsys.readouterr().out)
+        assert schema.schema_errors(pith) == []
+        found[paper] = (pith["external_citation_measurements"],
+                        next(lane for lane in pith["coverage"] if lane["lane"] == "external_citation_measurements"))
+    assert found["10.7717/peerj.4375"][0] == [{"measure": "cited_by_count", "observed_at": "2025-06-11T00:03:37.532706Z",
+                                               "source": "openalex", "value": 962,
+                                               "work": "https://openalex.org/W2741809807"}]
+    assert found["10.1021/acs.orglett.9b00971"][0] == [{"measure": "is-referenced-by-count",
+                                                        "observed_at": "2021-03-19T04:12:29Z", "source": "crossref",
+                                                        "value": 9, "work": "10.1021/acs.orglett.9b00971"}]
+    assert found["10.7717/peerj.4375"][1]["state"] == "measured"
+    both = pith_files.measurements({"work_id": "doi:10.1/x", "doi": "10.1/x", "source_ids": ["openalex:W1"],
+                                    "cited_by_count_openalex": 12, "cited_by_count_openalex_at": "2026-01-01T00:00:00Z",
+                                    "cited_by_count_crossref": 9, "cited_by_count_crossref_at": "2026-02-01T00:00:00Z"})
+    assert [(m["source"], m["value"]) for m in both] == [("openalex", 12), ("crossref", 9)]
+    assert pith_files.measurements({"cited_by_count_crossref": 9, "cited_by_count_crossref_at": None}) == []

@@ -229,6 +229,13 @@ class LedgerStore:
             batches.add(files)
         return [out / f"{stem}.json" for stem, _ in pages]
 
+    def write_pith_records(self, records: Sequence[tuple[str, bytes]]) -> list[Path]:
+        """Pith-shaped records (each: file stem, bytes) under ``records/pith/``, in one batch."""
+        folder = self.dir / "records" / "pith"
+        files = [(folder / f"{stem}.json", data) for stem, data in records]
+        atomic_write_files(files)
+        return [path for path, _ in files]
+
     def write_signing_key(self, key_id: str, public_doc: bytes, private_pem: bytes, retire: str | None) -> None:
         """A new ed25519 key pair under ``keys/`` (the private key 0600 from its first byte: the
         staged temp is private too), then ``ACTIVE`` names it; the retired key's private half goes,

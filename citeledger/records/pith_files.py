@@ -13,18 +13,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from citeledger.engine.process_cache import get_catalog
+from citeledger.ledger.store import LedgerStore
 from citeledger.pith import export, schema
 from citeledger.pith import receipts as pith_receipts
 from citeledger.pith.export_parts import arxiv_parts, default_page
 from citeledger.records import receipts
-from citeledger.records.files import citation_record, citation_records, record_file_stem
+from citeledger.records.files import citation_record, citation_records, find_papers_works, record_file_stem
 from citeledger.records.ledger_reads import citing_papers
 from citeledger.storage import locking
-from citeledger.storage.atomic import atomic_write_files
 from resolvers.errors import ConfigError
 from resolvers.jcs import jcs
 
-PITH_FOLDER = "pith"
 BUILDER = f"{receipts.BUILDER} (pith.paper-citation-record.v1 export)"
 
 
@@ -46,6 +46,29 @@ def to_pith(v2: Mapping[str, Any], page_of: Callable[[str], str],
     record = export.to_pith_record(v2, measurements=measurements, links=links, page_of=page_of)
     schema.validate(record)
     return record
+
+
+MEASURED = (("openalex", "cited_by_count_openalex"), ("crossref", "cited_by_count_crossref"))
+
+
+def measurements(work: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The paper's citation counts the catalog holds, one per source with the time it is of (a count
+    without a time is not a measurement Pith's record can state, and is left out)."""
+    out = []
+    for source, column in MEASURED:
+        value, when = (work or {}).get(column), (work or {}).get(f"{column}_at")
+        if value is None or not when:
+            continue
+        openalex = [i.split(":", 1)[1] for i in (work or {}).get("source_ids") or [] if i.startswith("openalex:")]
+        name = f"https://openalex.org/{openalex[0]}" if source == "openalex" and openalex else \
+            (work or {}).get("doi") or str((work or {}).get("work_id"))
+        out.append(export.external_measurement(source, int(value), when, name))
+    return out
+
+
+def paper_measurements(paper_ids: Sequence[str], catalog_dir: str | Path) -> list[list[dict[str, Any]]]:
+    """``measurements`` of each paper, from its catalog row (none for a paper the catalog lacks)."""
+    return [measurements(w) for w in find_papers_works(get_catalog(catalog_dir), paper_ids)]
 
 
 def signing_key(ledger_dir: str | Path) -> pith_receipts.PithSigningKey:
@@ -73,24 +96,23 @@ def pith_record(paper_id: str, ledger_dir: str | Path, catalog_dir: str | Path, 
                 key: pith_receipts.PithSigningKey | None = None) -> dict[str, Any]:
     """One paper's Pith record (``paper_id``: any alias), as ``write_pith_records`` writes it."""
     v2 = citation_record(paper_id, ledger_dir, catalog_dir, page_cap=page_cap)
-    return signed(to_pith(v2, paper_pages(ledger_dir, catalog_dir)), key)
+    found = paper_measurements([str(v2["paper"]["id"])], catalog_dir)[0]
+    return signed(to_pith(v2, paper_pages(ledger_dir, catalog_dir), found), key)
 
 
 def write_pith_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
                        key: pith_receipts.PithSigningKey | None = None) -> list[Path]:
     """The Pith records of ``paper_ids`` (ledger paper ids) under ``<ledger>/records/pith/``."""
-    folder = Path(ledger_dir) / "records" / PITH_FOLDER
     page_of = paper_pages(ledger_dir, catalog_dir)
     files = []
-    for paper_id, v2 in zip(paper_ids, citation_records(paper_ids, ledger_dir, catalog_dir)):
-        record = signed(to_pith(v2, page_of), key)
-        files.append((folder / f"{record_file_stem(paper_id)}.json", pith_bytes(record)))
+    counts = paper_measurements(paper_ids, catalog_dir)
+    for paper_id, v2, found in zip(paper_ids, citation_records(paper_ids, ledger_dir, catalog_dir), counts):
+        record = signed(to_pith(v2, page_of, found), key)
+        files.append((record_file_stem(paper_id), pith_bytes(record)))
     held_before = locking.holds_ledger(ledger_dir)
     locking.acquire_ledger(ledger_dir)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        atomic_write_files(files)
+        return LedgerStore(ledger_dir).write_pith_records(files)
     finally:
         if not held_before:
             locking.release_ledger(ledger_dir)
-    return [Path(f) for f, _ in files]
