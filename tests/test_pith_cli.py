@@ -57,6 +57,8 @@ def test_records_format_pith_of_the_sample_pass_the_schema_with_every_member(sam
         assert (file.parent / pith["links"]["html"]).is_file()  # citeledger's own page beside it
         notices = next(lane for lane in pith["coverage"] if lane["lane"] == "standing_notices")
         assert notices["records_observed"] == notices["denominator"] == len(pith["outbound"]) + len(pith["inbound"])
+        unlinked = [o["standing_notice"] for o in pith["outbound"] if o["citation"]["cited_work"]["work_id"] is None]
+        assert all(n["state"] == "unavailable" and n["reason"] for n in unlinked)
     capsys.readouterr()
     assert main(["record", "arXiv:2212.11766v1", "--format", "pith", *common]) == 0
     assert capsys.readouterr().out.encode() == (sample_ledger / "records" / "pith" / "2212.11766.json").read_bytes()

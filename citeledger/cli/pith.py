@@ -119,7 +119,7 @@ def pith_failures(path: Path, key: Any) -> list[str]:
         failures = receipts.verify_citation_record(body, document.get("receipt"), key)
     else:
         return [f"not a Pith record ({kind.value}): --pith-key checks Pith receipts"]
-    return [f"{f.value}: {FAILURE_MEANS[f.value]}" for f in failures]
+    return [f"{f.value}: {FAILURE_MEANS.get(f.value, f.value)}" for f in failures]
 
 
 FAILURE_MEANS = {
