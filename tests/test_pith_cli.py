@@ -70,6 +70,9 @@ def test_sign_without_a_key_or_without_pith_is_a_usage_error(sample_ledger, defa
     assert "--sign is for --format pith" in capsys.readouterr().err
     assert main(["record", "2212.11766", "--format", "pith", "--sign", *common]) == 2
     assert "no signing key" in capsys.readouterr().err
+    assert main(["records", "--format", "pith", "--sign", *common]) == 2  # before any record is written
+    captured = capsys.readouterr()
+    assert "no signing key" in captured.err and "written" not in captured.out
 
 
 def _key_file(tmp_path: Path, key_id: str, private: Ed25519PrivateKey) -> Path:

@@ -140,8 +140,8 @@ def cmd_record(args: argparse.Namespace) -> int:
     from citeledger.records.files import citation_record
     from citeledger.records.pages import render_ledger_html, render_ledger_text
 
-    check_sign(args)
     require_ledger(args.ledger)
+    check_sign(args)
     record = citation_record(args.id, args.ledger, args.catalog, page_cap=args.page_cap)
     check_known(record, args)
     records.validate_record(record)
@@ -172,17 +172,22 @@ def check_known(record: dict, args: argparse.Namespace) -> None:
 
 
 def check_sign(args: argparse.Namespace) -> None:
+    """``--sign`` only with ``--format pith``, and only when the ledger has a key: before any work."""
     if args.sign and args.format != "pith":
         raise UsageError(f"{args.command}: --sign is for --format pith (citeledger's own records are signed "
                          "once `citeledger keys init` made a key)")
+    if args.sign:
+        from citeledger.records.pith_files import signing_key
+
+        signing_key(args.ledger)
 
 
 def cmd_records(args: argparse.Namespace) -> int:
-    check_sign(args)
     check_catalog(args.catalog)
     from citeledger.ledger.store import require_ledger
 
     require_ledger(args.ledger)  # an existing folder that holds no ledger is a mistyped --ledger too
+    check_sign(args)
     if args.run_id:
         from citeledger.records.files import check_run
 

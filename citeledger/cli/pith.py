@@ -20,9 +20,7 @@ def print_pith_record(record: dict[str, Any], args: argparse.Namespace) -> int:
     from citeledger.records import pith_files
 
     key = pith_files.signing_key(args.ledger) if args.sign else None
-    found = pith_files.paper_measurements([str(record["paper"]["id"])], args.catalog)[0]
-    pith = pith_files.to_pith(record, pith_files.paper_pages(args.ledger, args.catalog), found)
-    pith = pith_files.signed(pith, key)
+    pith = pith_files.pith_of(record, args.ledger, args.catalog, key)
     sys.stdout.write(json_visible(pith_files.pith_bytes(pith).decode("utf-8")))
     return 0
 

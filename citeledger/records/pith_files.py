@@ -19,7 +19,7 @@ from citeledger.pith import export, schema
 from citeledger.pith import receipts as pith_receipts
 from citeledger.pith.export_parts import arxiv_parts, default_page
 from citeledger.records import receipts
-from citeledger.records.files import citation_record, citation_records, find_papers_works, record_file_stem
+from citeledger.records.files import citation_records, find_papers_works, record_file_stem
 from citeledger.records.ledger_reads import citing_papers
 from citeledger.storage import locking
 from resolvers.errors import ConfigError
@@ -54,14 +54,15 @@ MEASURED = (("openalex", "cited_by_count_openalex"), ("crossref", "cited_by_coun
 def measurements(work: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """The paper's citation counts the catalog holds, one per source with the time it is of (a count
     without a time is not a measurement Pith's record can state, and is left out)."""
+    work = work or {}
+    openalex = [i.split(":", 1)[1] for i in work.get("source_ids") or [] if i.startswith("openalex:")]
     out = []
     for source, column in MEASURED:
-        value, when = (work or {}).get(column), (work or {}).get(f"{column}_at")
+        value, when = work.get(column), work.get(f"{column}_at")
         if value is None or not when:
             continue
-        openalex = [i.split(":", 1)[1] for i in (work or {}).get("source_ids") or [] if i.startswith("openalex:")]
         name = f"https://openalex.org/{openalex[0]}" if source == "openalex" and openalex else \
-            (work or {}).get("doi") or str((work or {}).get("work_id"))
+            work.get("doi") or str(work.get("work_id"))
         out.append(export.external_measurement(source, int(value), when, name))
     return out
 
@@ -92,27 +93,33 @@ def pith_bytes(record: Mapping[str, Any]) -> bytes:
     return jcs(record) + b"\n"
 
 
-def pith_record(paper_id: str, ledger_dir: str | Path, catalog_dir: str | Path, page_cap: int | None = None,
-                key: pith_receipts.PithSigningKey | None = None) -> dict[str, Any]:
-    """One paper's Pith record (``paper_id``: any alias), as ``write_pith_records`` writes it."""
-    v2 = citation_record(paper_id, ledger_dir, catalog_dir, page_cap=page_cap)
+def pith_of(v2: Mapping[str, Any], ledger_dir: str | Path, catalog_dir: str | Path,
+            key: pith_receipts.PithSigningKey | None = None) -> dict[str, Any]:
+    """One paper's Pith record from its v2 record, as ``write_pith_records`` writes it."""
     found = paper_measurements([str(v2["paper"]["id"])], catalog_dir)[0]
     return signed(to_pith(v2, paper_pages(ledger_dir, catalog_dir), found), key)
 
 
+PITH_PER_WRITE = 100  # Pith records held in memory and published with one disk sync
+
+
 def write_pith_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
                        key: pith_receipts.PithSigningKey | None = None) -> list[Path]:
-    """The Pith records of ``paper_ids`` (ledger paper ids) under ``<ledger>/records/pith/``."""
+    """The Pith records of ``paper_ids`` (ledger paper ids) under ``<ledger>/records/pith/``, under
+    the ledger's writer lock, ``PITH_PER_WRITE`` at a time."""
     page_of = paper_pages(ledger_dir, catalog_dir)
-    files = []
     counts = paper_measurements(paper_ids, catalog_dir)
-    for paper_id, v2, found in zip(paper_ids, citation_records(paper_ids, ledger_dir, catalog_dir), counts):
-        record = signed(to_pith(v2, page_of, found), key)
-        files.append((record_file_stem(paper_id), pith_bytes(record)))
     held_before = locking.holds_ledger(ledger_dir)
     locking.acquire_ledger(ledger_dir)
     try:
-        return LedgerStore(ledger_dir).write_pith_records(files)
+        written: list[Path] = []
+        batch: list[tuple[str, bytes]] = []
+        for paper_id, v2, found in zip(paper_ids, citation_records(paper_ids, ledger_dir, catalog_dir), counts):
+            batch.append((record_file_stem(paper_id), pith_bytes(signed(to_pith(v2, page_of, found), key))))
+            if len(batch) == PITH_PER_WRITE:
+                written += LedgerStore(ledger_dir).write_pith_records(batch)
+                batch = []
+        return written + (LedgerStore(ledger_dir).write_pith_records(batch) if batch else [])
     finally:
         if not held_before:
             locking.release_ledger(ledger_dir)
