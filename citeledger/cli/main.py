@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from citeledger.cli.inspect import cmd_catalog_info, cmd_runs
+from citeledger.cli.pith import check_sign, sign_option
 from citeledger.cli.prefect_env import load_flow
 from citeledger.cli.preflight import check_catalog, check_inputs, check_ledger, prefect_defaults, use_flow, use_grobid
 from citeledger.cli.shards import shard_catalog, shard_options
@@ -171,17 +172,6 @@ def check_known(record: dict, args: argparse.Namespace) -> None:
     raise NotFound(f"the ledger {args.ledger} does not know the paper {args.id!r}{hint}")
 
 
-def check_sign(args: argparse.Namespace) -> None:
-    """``--sign`` only with ``--format pith``, and only when the ledger has a key: before any work."""
-    if args.sign and args.format != "pith":
-        raise UsageError(f"{args.command}: --sign is for --format pith (citeledger's own records are signed "
-                         "once `citeledger keys init` made a key)")
-    if args.sign:
-        from citeledger.records.pith_files import signing_key
-
-        signing_key(args.ledger)
-
-
 def cmd_records(args: argparse.Namespace) -> int:
     check_catalog(args.catalog)
     from citeledger.ledger.store import require_ledger
@@ -273,11 +263,6 @@ def _flow_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--flow", action="store_true",
                    help="run as a Prefect flow run even without PREFECT_API_URL (starts a temporary Prefect "
                         "server); with PREFECT_API_URL set it is always a flow run reported to that API")
-
-
-def _sign_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--sign", action="store_true", help="with --format pith: a Pith receipt (ed25519 over the "
-                   "context digest) by the ledger's key (`citeledger keys init`)")
 
 
 def _store_options(parser: argparse.ArgumentParser, ledger: bool = True) -> None:
@@ -383,7 +368,7 @@ def _ledger_parsers(sub: Any) -> None:
     _store_options(record)
     record.add_argument("--format", choices=["json", "ledger", "html", "pith"], default="ledger",
                         help="ledger (a text page), json, html, or pith (Pith's pith.paper-citation-record.v1)")
-    _sign_option(record)
+    sign_option(record)
     record.add_argument("--page-cap", type=positive_int, default=None, help="list at most this many entries per list "
                         "(default: the records' own cap)")
     record.set_defaults(func=cmd_record)
@@ -394,7 +379,7 @@ def _ledger_parsers(sub: Any) -> None:
     recs.add_argument("--papers", nargs="*", help="write these papers' records instead (default: the run's papers)")
     recs.add_argument("--format", choices=["citeledger", "pith"], default="citeledger",
                       help="pith: also each paper's pith.paper-citation-record.v1 under records/pith/")
-    _sign_option(recs)
+    sign_option(recs)
     _flow_option(recs)
     recs.set_defaults(func=cmd_records)
 

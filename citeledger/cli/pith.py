@@ -11,7 +11,23 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from citeledger.cli.preflight import check_inputs
-from resolvers.errors import ConfigError
+from resolvers.errors import ConfigError, UsageError
+
+
+def sign_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--sign", action="store_true", help="with --format pith: a Pith receipt (ed25519 over the "
+                   "context digest) by the ledger's key (`citeledger keys init`)")
+
+
+def check_sign(args: argparse.Namespace) -> None:
+    """``--sign`` only with ``--format pith``, and only when the ledger has a key: before any work."""
+    if args.sign and args.format != "pith":
+        raise UsageError(f"{args.command}: --sign is for --format pith (citeledger's own records are signed "
+                         "once `citeledger keys init` made a key)")
+    if args.sign:
+        from citeledger.records.pith_files import signing_key
+
+        signing_key(args.ledger)
 
 
 def print_pith_record(record: dict[str, Any], args: argparse.Namespace) -> int:
