@@ -18,3 +18,31 @@ def number_record() -> dict[str, Any]:
 
 def key_document() -> dict[str, Any]:
     return json.loads((PITH / "pith-signing-key.json").read_text("utf-8"))
+
+
+def member_paths(value, path=""):
+    """Every member path of a JSON value (list items as ``[]``)."""
+    out = set()
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out |= {f"{path}.{k}"} | member_paths(v, f"{path}.{k}")
+    elif isinstance(value, list):
+        for v in value:
+            out |= member_paths(v, path + "[]")
+    return out
+
+
+def seed_keys_missing(pith: dict) -> set[str]:
+    """The published record's members the export lacks, but for members of list items where the
+    export's list is empty, and the members the published record itself has only sometimes (a
+    measured notice's sentence, a cited paper)."""
+    ours = member_paths(pith)
+    missing = set()
+    for path in member_paths(citation_record()) - ours:
+        lists = [path[:i + 2] for i in range(len(path)) if path.startswith("[]", i)]
+        if any(not any(k.startswith(q + ".") for k in ours) for q in lists):
+            continue  # inside a list the export has no items in
+        if path.endswith(".observation") or ".cited_paper" in path:
+            continue
+        missing.add(path)
+    return missing

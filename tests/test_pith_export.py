@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from pith_fixtures import citation_record
+from pith_fixtures import seed_keys_missing
 
 from citeledger.pith import digests, export, schema
 from citeledger.pith.reader import read_citation_record
@@ -13,39 +13,11 @@ REPO = Path(__file__).parent.parent
 GOLDEN_V2 = REPO / "tests" / "golden" / "record_v2_expected.json"
 
 
-def _keys(value, path=""):
-    """Every member path of a JSON value (list items as ``[]``)."""
-    out = set()
-    if isinstance(value, dict):
-        for k, v in value.items():
-            out |= {f"{path}.{k}"} | _keys(v, f"{path}.{k}")
-    elif isinstance(value, list):
-        for v in value:
-            out |= _keys(v, path + "[]")
-    return out
-
-
-def _seed_keys_missing(pith: dict) -> set[str]:
-    """The published record's members the export lacks, but for members of list items where the
-    export's list is empty, and the members the published record itself has only sometimes (a
-    measured notice's sentence, a cited paper)."""
-    ours = _keys(pith)
-    missing = set()
-    for path in _keys(citation_record()) - ours:
-        lists = [path[:i + 2] for i in range(len(path)) if path.startswith("[]", i)]
-        if any(not any(k.startswith(q + ".") for k in ours) for q in lists):
-            continue  # inside a list the export has no items in
-        if path.endswith(".observation") or ".cited_paper" in path:
-            continue
-        missing.add(path)
-    return missing
-
-
 def test_the_golden_record_exports_with_every_member_and_pith_digests():
     v2 = json.loads(GOLDEN_V2.read_text())
     pith = export.to_pith_record(v2)
     assert schema.schema_errors(pith) == []
-    assert _seed_keys_missing(pith) == set()
+    assert seed_keys_missing(pith) == set()
     assert pith["context_digest"] == digests.context_digest(pith)
     assert all(o["observation_digest"] == digests.observation_digest(o) for o in pith["outbound"] + pith["inbound"])
     assert [o["observation_id"] for o in pith["outbound"]] == [i["observation_id"] for i in v2["outbound"]["items"]]
@@ -112,7 +84,7 @@ def test_every_record_of_the_sample_run_exports_to_a_valid_pith_record(tmp_path,
         v2 = json.loads(file.read_text())
         pith = export.to_pith_record(v2, links={"json": file.name, "html": file.with_suffix(".html").name})
         assert schema.schema_errors(pith) == [], file.name
-        assert _seed_keys_missing(pith) == set(), file.name
+        assert seed_keys_missing(pith) == set(), file.name
         assert pith["reference_resolution"]["total_outbound_references"] == v2["counts"]["references"]
         lane = pith["coverage"][1]
         assert lane["records_observed"] == lane["denominator"] == v2["outbound"]["total"] + v2["inbound"]["total"]

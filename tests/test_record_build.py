@@ -70,7 +70,7 @@ def random_rows(rng: random.Random, paper: str, n: int) -> list[dict]:
 def both(paper, work, outbound, inbound, provenance_of, **kw):
     """(built record or its error, per-row record or its error), each with the same unsigned receipt."""
     got = []
-    for build in (records.build_record, records.build_record_per_row):
+    for build in (fast_build.build_record, records.build_record_per_row):
         try:
             record = build(paper, work, outbound, inbound, notices(), GENERATED, works=WORKS,
                            provenance=provenance_of(), **kw)
@@ -164,7 +164,7 @@ def test_the_rows_of_a_ledger_pass_give_the_per_row_records(tmp_path, default_ca
     written = json.loads(path.read_bytes())
     assert path.read_bytes() == jcs_exact(written) + b"\n"
     made = []
-    for build in (records.build_record, records.build_record_per_row):
+    for build in (fast_build.build_record, records.build_record_per_row):
         shared = dict(provenance, notice_cache={}, resolved_cache={}, rows_plain=True)
         made.append(receipts.sign_record(build("paper-x", works[0], outbound, inbound,
                                                {r["work_id"]: r for r in notice_rows}, written["generated_from"],

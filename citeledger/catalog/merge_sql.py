@@ -48,6 +48,9 @@ RELATIONS = """CASE WHEN count(DISTINCT relations) > 1 THEN list_reduce(
 DETAIL_MERGE: dict[str, Callable[[str, bool], str]] = {
     "categories": pick_list, "versions": pick_list, "journal_ref": pick, "comments": pick, "issue": pick,
     "pmcid": pick, "source_ids": union_list, "source_updated": newest,
+    # one source gives each count (copies of one source: the best, newest copy's count and its time)
+    "cited_by_count_openalex": pick, "cited_by_count_openalex_at": pick,
+    "cited_by_count_crossref": pick, "cited_by_count_crossref_at": pick,
 }
 if set(DETAIL_MERGE) != set(DETAIL_TYPES):
     raise RuntimeError("every detail column of work_row.DETAIL_TYPES needs a merge rule here")

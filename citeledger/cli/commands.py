@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from citeledger.cli.inspect import cmd_catalog_info, cmd_runs
+from citeledger.cli.pith import check_sign, sign_option
 from citeledger.cli.prefect_env import load_flow
 from citeledger.cli.preflight import check_catalog, check_inputs, check_ledger, prefect_defaults, use_flow, use_grobid
 from citeledger.cli.shards import shard_catalog, shard_options
@@ -141,9 +142,14 @@ def cmd_record(args: argparse.Namespace) -> int:
     from citeledger.records.pages import render_ledger_html, render_ledger_text
 
     require_ledger(args.ledger)
+    check_sign(args)
     record = citation_record(args.id, args.ledger, args.catalog, page_cap=args.page_cap)
     check_known(record, args)
     records.validate_record(record)
+    if args.format == "pith":
+        from citeledger.cli.pith import print_pith_record
+
+        return print_pith_record(record, args)
     if args.format == "json":
         print(json_visible(json.dumps(record, indent=2, ensure_ascii=False)))
     elif args.format == "html":
@@ -171,6 +177,7 @@ def cmd_records(args: argparse.Namespace) -> int:
     from citeledger.ledger.store import require_ledger
 
     require_ledger(args.ledger)  # an existing folder that holds no ledger is a mistyped --ledger too
+    check_sign(args)
     if args.run_id:
         from citeledger.records.files import check_run
 
@@ -183,6 +190,10 @@ def cmd_records(args: argparse.Namespace) -> int:
 
         written = orchestrate.build_records(args.ledger, args.catalog, args.run_id, args.papers)
     print(f"{len(written)} citation records written under {Path(args.ledger) / 'records'}")
+    if args.format == "pith":
+        from citeledger.cli.pith import write_pith_records
+
+        print(f"{len(write_pith_records(args))} Pith records written under {Path(args.ledger) / 'records' / 'pith'}")
     return 0
 
 
@@ -355,8 +366,9 @@ def _ledger_parsers(sub: Any) -> None:
     record = _sub(sub, "record", "the citation record of one paper (arXiv id, DOI or citing_paper id)")
     record.add_argument("id", help="the paper: arXiv:ID, IDvN, 10.48550/arXiv.ID, a DOI or a citing_paper id")
     _store_options(record)
-    record.add_argument("--format", choices=["json", "ledger", "html"], default="ledger",
-                        help="ledger (a text page), json or html")
+    record.add_argument("--format", choices=["json", "ledger", "html", "pith"], default="ledger",
+                        help="ledger (a text page), json, html, or pith (Pith's pith.paper-citation-record.v1)")
+    sign_option(record)
     record.add_argument("--page-cap", type=positive_int, default=None, help="list at most this many entries per list "
                         "(default: the records' own cap)")
     record.set_defaults(func=cmd_record)
@@ -365,12 +377,17 @@ def _ledger_parsers(sub: Any) -> None:
     _store_options(recs)
     recs.add_argument("--run-id", help="the run whose papers to write (default: the latest run)")
     recs.add_argument("--papers", nargs="*", help="write these papers' records instead (default: the run's papers)")
+    recs.add_argument("--format", choices=["citeledger", "pith"], default="citeledger",
+                      help="pith: also each paper's pith.paper-citation-record.v1 under records/pith/")
+    sign_option(recs)
     _flow_option(recs)
     recs.set_defaults(func=cmd_records)
 
     from citeledger.cli.keys import keys_parsers
+    from citeledger.cli.pith import pith_parsers
 
     keys_parsers(sub, _sub, DEFAULT_LEDGER)
+    pith_parsers(sub, _sub, DEFAULT_LEDGER)
 
     _inspect(sub, "runs", "the runs a ledger has: id, started, finished, counts, state",
              "--ledger", DEFAULT_LEDGER, cmd_runs)

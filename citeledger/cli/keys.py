@@ -1,14 +1,17 @@
-"""``citeledger keys init`` and ``citeledger verify``: the commands of the records' signed receipts
-(``receipts.py``), apart from ``cli.py`` so that one stays small."""
+"""``citeledger keys init``, ``keys show`` and ``citeledger verify``: the commands of the records' signed
+receipts (``records.receipts``; Pith's with ``--pith-key``: ``cli.pith``), apart from ``main`` so that
+one stays small."""
 from __future__ import annotations
 
 import argparse
+import base64
+import json
 from pathlib import Path
 from typing import Any, Callable
 
 from citeledger.cli.preflight import check_inputs
 from citeledger.storage import locking
-from resolvers.errors import NotFound
+from resolvers.errors import NotFound, UsageError
 
 
 def cmd_keys_init(args: argparse.Namespace) -> int:
@@ -23,6 +26,36 @@ def cmd_keys_init(args: argparse.Namespace) -> int:
         locking.release_ledger(args.ledger)
     print(f"signing key {kid} in {keys_dir(args.ledger)} (public key {key_file_stem(kid)}.pub.json); "
           "records written from now on are signed with it")
+    print(f"key id {kid}, fingerprint {key_fingerprint(args.ledger, kid)} (Pith's public_key_fingerprint: "
+          "the first 16 bytes of SHA-256 over the raw public key)")
+    return 0
+
+
+def key_fingerprint(ledger: str, kid: str) -> str:
+    from citeledger.pith.receipts import fingerprint
+    from citeledger.records.receipts import key_file_stem, keys_dir, load_public_keys
+
+    return fingerprint(load_public_keys([keys_dir(ledger) / f"{key_file_stem(kid)}.pub.json"])[kid])
+
+
+def cmd_keys_show(args: argparse.Namespace) -> int:
+    """The ledger's active key by id and fingerprint; ``--format json``: its public key document in
+    Pith's shape, which ``verify --pith-key`` takes."""
+    from citeledger.pith.receipts import fingerprint, raw_public
+    from citeledger.records.receipts import active_key
+
+    key = active_key(args.ledger)
+    if key is None:
+        raise NotFound(f"ledger {args.ledger} has no signing key (`citeledger keys init` makes one)")
+    public = key.private.public_key()
+    doc = {"key_id": key.key_id, "algorithm": "ed25519", "format": "raw",
+           "public_key_b64": base64.b64encode(raw_public(public)).decode(), "public_key_hex": raw_public(public).hex(),
+           "fingerprint_sha256_hex": fingerprint(public)}
+    if args.format == "json":
+        print(json.dumps(doc, indent=2))
+    else:
+        print(f"key id {doc['key_id']}\nfingerprint {doc['fingerprint_sha256_hex']}\nalgorithm ed25519\n"
+              f"public key (base64) {doc['public_key_b64']}")
     return 0
 
 
@@ -30,6 +63,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
     """Each record: ``ok`` or what failed; exit 1 when any fails."""
     from citeledger.records.receipts import keys_dir, load_public_keys, verify_file
 
+    if args.pith_key:
+        if args.public_key:
+            raise UsageError("verify: give --pith-key or --public-key, not both")
+        from citeledger.cli.pith import verify_pith
+
+        return verify_pith(args)
     check_inputs(args.files)
     sources = [Path(k) for k in args.public_key] or [keys_dir(args.ledger)]
     if not args.public_key and not sources[0].is_dir():
@@ -52,10 +91,18 @@ def keys_parsers(sub: Any, make: Callable[..., argparse.ArgumentParser], default
     init.add_argument("--rotate", action="store_true", help="replace the active key; its public key stays in "
                       "keys/ so records it signed still verify")
     init.set_defaults(func=cmd_keys_init)
+    show = make(keys_sub, "show", "the ledger's active signing key: key id, fingerprint, public key")
+    show.add_argument("--ledger", default=default_ledger, help="the ledger folder")
+    show.add_argument("--format", choices=["text", "json"], default="text",
+                      help="json: the public key document in Pith's shape (for verify --pith-key)")
+    show.set_defaults(func=cmd_keys_show)
     verify = make(sub, "verify", "check record files' content digest and signature: ok, or what failed (exit 1)")
     verify.add_argument("files", nargs="+", type=Path, help="citation record JSON files")
     verify.add_argument("--ledger", default=default_ledger, help="trust the public keys in this ledger's keys/")
     verify.add_argument("--public-key", action="append", default=[], metavar="FILE",
                         help="trust this key instead (a .pub.json, a PEM public or private key, or a keys folder); "
                              "may be repeated")
+    verify.add_argument("--pith-key", type=Path, metavar="KEYFILE",
+                        help="check Pith receipts (pith_number_record, or a Pith citation record with a receipt) "
+                             "with this key document (Pith's published key, or `citeledger keys show --format json`)")
     verify.set_defaults(func=cmd_verify)

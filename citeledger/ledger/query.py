@@ -240,6 +240,7 @@ VIEW_MEANINGS = {
     "transitions": "a reference's state or work changed between two runs", "works": "the catalog",
     "notices": "the latest standing notice of each cited work", "notices_history": "every notice check",
     "rejects": "input rows that could not be read, with file, line and reason", "runs": "one row per finished run",
+    "pith_observations": "observations read from Pith's records (citeledger import-pith); never in current",
 }
 
 

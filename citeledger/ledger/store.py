@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from citeledger.catalog.store import CatalogStore, dict_rows
 from citeledger.options import check_run_id
+from citeledger.pith import reader as pith_reader
 from citeledger.storage.atomic import (
     SyncedBatches,
     atomic_write_bytes,
@@ -46,6 +47,20 @@ OBSERVATION_SCHEMA = pa.schema([
     ("extracted_dois", pa.list_(pa.string())), ("extracted_arxiv_ids", pa.list_(pa.string())),
     ("score", pa.float64()), ("evidence", pa.string()),
 ])
+
+# Rows read from Pith's records (``citeledger import-pith``): the observation columns, Pith's own
+# (``pith.reader``), and which file they came from, when. Apart from ``observations``, so Pith's
+# verdicts never take the place of citeledger's in ``current``.
+PITH_TYPES: dict[str, pa.DataType] = {
+    "direction": pa.string(), "pith_status": pa.string(), "state_mapping": pa.string(),
+    "digest_verified": pa.bool_(), "reference_source": pa.string(), "cited_title": pa.string(),
+    "notice_state": pa.string(), "notice_reason": pa.string(), "record_digest": pa.string(),
+}
+PITH_OBSERVATION_SCHEMA = pa.schema(
+    [OBSERVATION_SCHEMA.field(name) for name in pith_reader.LEDGER_COLUMNS]
+    + [(name, PITH_TYPES[name]) for name in pith_reader.PITH_COLUMNS]
+    + [("record_digest_verified", pa.bool_()), ("imported_from", pa.string()),
+       ("imported_at", pa.timestamp("us", tz="UTC"))])
 
 REJECT_SCHEMA = pa.schema([
     ("run_id", pa.string()), ("file", pa.string()), ("line", pa.int64()), ("field", pa.string()),
@@ -100,7 +115,7 @@ class RunManifest:
         return datetime.fromisoformat(self.started_at)
 
 
-LEDGER_MARKS = ("_runs", "observations", "runs", "ledger.duckdb")  # what a run leaves in its ledger
+LEDGER_MARKS = ("_runs", "observations", "runs", "ledger.duckdb", "pith")  # what a run or an import leaves
 
 
 def ledger_problem(directory: LedgerDir) -> str | None:
@@ -184,6 +199,15 @@ class LedgerStore:
         """Every observation part by one writer (Arrow's), however its rows were given."""
         write_arrow_parquet(table, self.part_path("observations", run_id, part), self.staging)
 
+    def write_pith_rows(self, record_hex: str, table: pa.Table) -> Path:
+        """The rows of one Pith record under ``pith/``, named by the record's digest: importing the
+        same record again replaces its file, never adds a second copy."""
+        if not re.match(r"^[0-9a-f]{64}$", record_hex):
+            raise ValueError(f"bad Pith record digest {record_hex!r}")
+        path = self.dir / "pith" / f"{record_hex}.parquet"
+        write_arrow_parquet(table.cast(PITH_OBSERVATION_SCHEMA), path, self.staging)
+        return path
+
     def write_fetched_works(self, run_id: str, part: str, rows: list[dict[str, Any]]) -> None:
         """Works fetched by remote resolvers, as works JSONL, for the catalog to take in."""
         text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
@@ -206,6 +230,13 @@ class LedgerStore:
         else:
             batches.add(files)
         return [out / f"{stem}.json" for stem, _ in pages]
+
+    def write_pith_records(self, records: Sequence[tuple[str, bytes]]) -> list[Path]:
+        """Pith-shaped records (each: file stem, bytes) under ``records/pith/``, in one batch."""
+        folder = self.dir / "records" / "pith"
+        files = [(folder / f"{stem}.json", data) for stem, data in records]
+        atomic_write_files(files)
+        return [path for path, _ in files]
 
     def write_signing_key(self, key_id: str, public_doc: bytes, private_pem: bytes, retire: str | None) -> None:
         """A new ed25519 key pair under ``keys/`` (the private key 0600 from its first byte: the
@@ -304,7 +335,8 @@ class LedgerStore:
 
 # --- views and queries ---------------------------------------------------------------------
 
-VIEW_NAMES = ("observations", "current", "transitions", "works", "notices", "notices_history", "rejects", "runs")
+VIEW_NAMES = ("observations", "current", "transitions", "works", "notices", "notices_history", "rejects", "runs",
+              "pith_observations")
 
 # A state change of one reference between two consecutive observations of it (same order as
 # ``current``): a new status, or the same status now pointing at another work. ``changed_at`` is
@@ -339,7 +371,8 @@ def _source(glob: Path, schema: pa.Schema) -> str:
 
 # the views over part files: name -> (folder under the ledger, schema of its files)
 LEDGER_PARTS = {"observations": ("observations", OBSERVATION_SCHEMA), "rejects": ("rejects", REJECT_SCHEMA),
-                "runs": ("runs", RUN_SCHEMA), "notices_history": ("notices", NOTICE_SCHEMA)}
+                "runs": ("runs", RUN_SCHEMA), "notices_history": ("notices", NOTICE_SCHEMA),
+                "pith_observations": ("pith", PITH_OBSERVATION_SCHEMA)}
 CURRENT_SQL = ("SELECT * EXCLUDE (rn) FROM (SELECT *, row_number() OVER (PARTITION BY citing_paper, "
                "reference_index ORDER BY observed_at DESC, run_id DESC) AS rn FROM observations) WHERE rn = 1")
 NOTICES_SQL = ("SELECT * EXCLUDE (rn) FROM (SELECT *, row_number() OVER (PARTITION BY work_id "

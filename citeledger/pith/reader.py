@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from resolvers.errors import InputError
 
@@ -130,7 +130,7 @@ def read_pith(record: Any) -> PithRead:
                      "or a pith_number_record")
 
 
-def pair_rows(ours: list[Mapping[str, Any]], theirs: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def pair_rows(ours: Sequence[Mapping[str, Any]], theirs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """citeledger's rows and Pith's side by side, by citing paper (arXiv id without version, or the id
     as given) and reference index. Pith and citeledger may number a bibliography differently, so a
     pair also says whether the cited works agree (same DOI or arXiv id where both name one)."""

@@ -3,5 +3,5 @@
 (``pages``, ``fast_pages``), the files a records pass writes (``files``, ``workers``), the signed
 receipts (``receipts``) and the ledger reads they need (``ledger_reads``).
 
-May import: ``ledger`` and the packages below it, and ``resolvers``.
+May import: ``ledger`` and the packages below it (``pith`` among them), and ``resolvers``.
 """

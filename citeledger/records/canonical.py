@@ -22,7 +22,7 @@ ADDED = ("content_digest", "receipt")  # members the file has and the digest doe
 
 
 class BuiltRecord(dict):
-    """A record as ``records.build_record`` returns it (a plain dict to every reader), with the JCS
+    """A record as ``fast_build.build_record`` returns it (a plain dict to every reader), with the JCS
     bytes of its members (``members``: name, value, bytes; sorted by name) and the digest taken
     over them. Nothing changes a built record's content after it is built (the writer only adds
     its ``receipt``); ``file_bytes`` checks that each member is still the value it encoded."""

@@ -22,7 +22,7 @@ class PageCache:
     ``tails``: each reference's lines after its cited string ("resolved to", "notice", "read ..."),
     text and HTML, by the ids of its resolved view and notice (kept with them, so an id is not
     reused while it is a key) and the values of its time line; these dicts must not change while
-    kept (``records.build_record`` changes none it shares)."""
+    kept (``fast_build.build_record`` changes none it shares)."""
 
     MOST = 100_000
     __slots__ = ("tails", "scores", "heads", "lines", "whens")

@@ -1,6 +1,6 @@
 """The citation record as a page: plain text for a terminal and HTML for a browser, with the
 control characters of input strings made visible (they must not drive the reader's terminal).
-Pure functions of a record built by ``records.build_record``; they add nothing to its content."""
+Pure functions of a record built by ``fast_build.build_record``; they add nothing to its content."""
 from __future__ import annotations
 
 import html

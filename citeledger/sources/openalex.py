@@ -3,14 +3,14 @@
 The conversion itself is ``resolvers.openalex.openalex_work`` (the OpenAlex search client uses
 the same one); this adds what only a catalog row keeps: ``is_retracted`` as a notice source (in
 ``relations``), the OpenAlex id and ``updated_date`` (of two copies of one work, the newest wins
-at the merge), the issue and the PMC id.
+at the merge), the issue, the PMC id, and ``cited_by_count`` with the ``updated_date`` it is of.
 """
 from __future__ import annotations
 
 import dataclasses
 import json
 
-from citeledger.sources.rows import SourceRow
+from citeledger.sources.rows import SourceRow, citation_count, utc_time
 from resolvers.model import Work
 from resolvers.openalex import openalex_work
 
@@ -34,4 +34,6 @@ def work_from_openalex(obj: dict) -> SourceRow | None:
         relations=_relations(found.is_retracted, found.openalex_id), issue=found.issue, pmcid=found.pmcid,
         source_ids=(f"openalex:{found.openalex_id}",) if found.openalex_id else (),
         source_updated=found.updated_date,
+        cited_by_count_openalex=(count := citation_count(obj.get("cited_by_count"))),
+        cited_by_count_openalex_at=utc_time(found.updated_date) if count is not None else None,
     )

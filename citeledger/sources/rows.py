@@ -9,6 +9,7 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,10 @@ class SourceRow(Work):
     pmcid: str | None = None
     source_ids: tuple[str, ...] = ()
     source_updated: str | None = None
+    cited_by_count_openalex: int | None = None
+    cited_by_count_openalex_at: str | None = None
+    cited_by_count_crossref: int | None = None
+    cited_by_count_crossref_at: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in SOURCE_FIELDS}
@@ -221,6 +226,24 @@ def _date_year(message: dict) -> int | None:
             return _int_year(parts[0][0])
     return None
 
+def citation_count(value: Any) -> int | None:
+    """A source's citation count as given: a non-negative integer, else nothing."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def utc_time(value: Any) -> str | None:
+    """A source's date or time as ISO 8601 UTC with ``Z`` (a date alone: its midnight; a time
+    without an offset: UTC, as OpenAlex and Crossref give them); nothing when it is not one."""
+    try:
+        when = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00")) if value else None
+    except ValueError:
+        return None
+    if when is None:
+        return None
+    when = when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when.astimezone(timezone.utc)
+    return when.isoformat().replace("+00:00", "Z")
+
+
 def work_from_crossref(message: dict) -> SourceRow | None:
     doi = normalize_doi(message.get("DOI") or "")
     if not doi:
@@ -248,4 +271,13 @@ def work_from_crossref(message: dict) -> SourceRow | None:
         first_page=_first_page(message.get("page") or message.get("article-number")),
         type=clean_text(message.get("type")), issue=clean_text(message.get("issue")),
         relations=json.dumps(relations, sort_keys=True, ensure_ascii=False) if relations else None,
+        **_crossref_count(message),
     )
+
+
+def _crossref_count(message: dict) -> dict[str, Any]:
+    """Crossref's ``is-referenced-by-count`` and the time Crossref indexed the record it is read from."""
+    count = citation_count(message.get("is-referenced-by-count"))
+    indexed = message.get("indexed")
+    when = utc_time(indexed.get("date-time")) if isinstance(indexed, dict) else None
+    return {"cited_by_count_crossref": count, "cited_by_count_crossref_at": when if count is not None else None}

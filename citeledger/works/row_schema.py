@@ -33,11 +33,16 @@ VERSION_TYPE = pa.struct([("version", pa.string()), ("created", pa.string())])
 # readers fill them, the merge keeps them): arXiv's categories, versions (``created`` ISO 8601 UTC
 # ``Z``), journal-ref and comments (null for non-arXiv works); the issue and PMC id of OpenAlex /
 # Crossref; the source's own record ids (``openalex:W..``, ``dblp:KEY``); and the source record's
-# last update (OpenAlex ``updated_date``: of two copies of one record, the newest wins).
+# last update (OpenAlex ``updated_date``: of two copies of one record, the newest wins). Citation
+# counts as each source states them, each with the time the source's record is of (OpenAlex
+# ``cited_by_count`` at its ``updated_date``, Crossref ``is-referenced-by-count`` at its ``indexed``
+# time; ISO 8601 UTC ``Z``): a column per source, never summed or merged across sources.
 DETAIL_TYPES: dict[str, pa.DataType] = {
     "categories": pa.list_(pa.string()), "versions": pa.list_(VERSION_TYPE), "journal_ref": pa.string(),
     "comments": pa.string(), "issue": pa.string(), "pmcid": pa.string(), "source_ids": pa.list_(pa.string()),
     "source_updated": pa.string(),
+    "cited_by_count_openalex": pa.int64(), "cited_by_count_openalex_at": pa.string(),
+    "cited_by_count_crossref": pa.int64(), "cited_by_count_crossref_at": pa.string(),
 }
 CATALOG_TYPES.update(DETAIL_TYPES)
 

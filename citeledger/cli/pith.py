@@ -1,0 +1,177 @@
+"""The commands of Pith's record formats: ``record/records --format pith`` (their output),
+``import-pith``, ``compare`` and ``verify --pith-key``; each a thin map onto ``records.pith_files``,
+``ledger.pith_rows`` and ``pith``."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from citeledger.cli.preflight import check_inputs
+from resolvers.errors import ConfigError, UsageError
+
+
+def sign_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--sign", action="store_true", help="with --format pith: a Pith receipt (ed25519 over the "
+                   "context digest) by the ledger's key (`citeledger keys init`)")
+
+
+def check_sign(args: argparse.Namespace) -> None:
+    """``--sign`` only with ``--format pith``, and only when the ledger has a key: before any work."""
+    if args.sign and args.format != "pith":
+        raise UsageError(f"{args.command}: --sign is for --format pith (citeledger's own records are signed "
+                         "once `citeledger keys init` made a key)")
+    if args.sign:
+        from citeledger.records.pith_files import signing_key
+
+        signing_key(args.ledger)
+
+
+def print_pith_record(record: dict[str, Any], args: argparse.Namespace) -> int:
+    """``record ID --format pith``: the v2 ``record`` in Pith's shape, as ``records --format pith`` writes it."""
+    from citeledger.display import json_visible
+    from citeledger.records import pith_files
+
+    key = pith_files.signing_key(args.ledger) if args.sign else None
+    pith = pith_files.pith_of(record, args.ledger, args.catalog, key)
+    sys.stdout.write(json_visible(pith_files.pith_bytes(pith).decode("utf-8")))
+    return 0
+
+
+def write_pith_records(args: argparse.Namespace) -> list[Path]:
+    """``records --format pith``: the Pith records of the papers whose records were just written."""
+    from citeledger.records import files, pith_files
+    from citeledger.records.ledger_reads import latest_run_id
+
+    key = pith_files.signing_key(args.ledger) if args.sign else None
+    papers = args.papers
+    if not papers:
+        run_id = args.run_id or latest_run_id(args.ledger)
+        papers = files.papers_touched(run_id, args.ledger, args.catalog) if run_id else []
+    return pith_files.write_pith_records(papers, args.ledger, args.catalog, key)
+
+
+def cmd_import_pith(args: argparse.Namespace) -> int:
+    from citeledger.ledger.pith_rows import import_pith
+    from citeledger.ledger.store import check_ledger_dir
+
+    check_inputs(args.files)
+    check_ledger_dir(args.ledger)
+    for done in import_pith(args.files, args.ledger, datetime.now(timezone.utc)):
+        digest = "digest holds" if done.digest_verified else "DIGEST DOES NOT MATCH ITS CONTENT"
+        where = f"-> {done.written}" if done.written else "(a number record: no observations)"
+        print(f"{done.file}: {done.kind.value} of {done.paper or 'an unnamed paper'}, {done.rows} observations, "
+              f"{digest} {where}")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from citeledger.display import visible_controls
+    from citeledger.ledger.pith_rows import compare
+
+    result = compare(args.id, args.ledger)
+    if args.format == "json":
+        print(json.dumps(result, indent=1, default=str, ensure_ascii=False))
+        return 0
+    print(visible_controls("\n".join(compare_lines(result, args.width))))
+    return 0
+
+
+def _side(row: Mapping[str, Any] | None) -> tuple[str, str]:
+    if not row:
+        return "-", ""
+    work = row.get("doi") or (f"arXiv:{row['arxiv_id']}" if row.get("arxiv_id") else "")
+    return str(row.get("status") or f"({row.get('pith_status')})"), str(work)
+
+
+def compare_lines(result: Mapping[str, Any], width: int) -> list[str]:
+    """The comparison as a table: a line per reference, then the counts of state pairs."""
+    lines = [f"paper {result['paper']}: {result['references']} references, citeledger {result['citeledger']}, "
+             f"Pith {result['pith']}, both {result['both']}, same state {result['same_state']}",
+             f"{'ref':>4}  {'citeledger':<20} {'pith':<20} {'same':<5} {'work (citeledger | pith)'}"]
+    for pair in result["pairs"]:
+        ours, theirs = _side(pair["ours"]), _side(pair["theirs"])
+        same = {True: "yes", False: "NO", None: ""}[pair["same_state"]]
+        text = (pair["ours"] or {}).get("raw") or (pair["theirs"] or {}).get("cited_title") or ""
+        works = f"{ours[1]} | {theirs[1]}" if ours[1] or theirs[1] else ""
+        line = f"{pair['reference_index']:>4}  {ours[0]:<20} {theirs[0]:<20} {same:<5} {works} {' '.join(text.split())}"
+        lines.append(line[:width].rstrip())
+    lines.append("state pairs (citeledger / pith):")
+    lines += [f"  {count:>5}  {pair}" for pair, count in result["state_pairs"].items()]
+    return lines
+
+
+def pith_trusted_key(path: Path) -> Any:
+    """``--pith-key``: a key document as Pith publishes one (or ``citeledger keys show --format json``)."""
+    from citeledger.pith.receipts import trusted_key
+
+    try:
+        return trusted_key(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, AttributeError) as exc:
+        raise ConfigError(f"--pith-key {path}: {exc}") from None
+
+
+def pith_failures(path: Path, key: Any) -> list[str]:
+    """Why the Pith receipt of a record file does not hold, each failure by name and meaning; empty: it holds."""
+    from citeledger.pith import receipts
+    from citeledger.pith.schema import RecordKind, record_kind
+
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return [f"cannot read a JSON record: {exc}"]
+    kind = record_kind(document)
+    if kind is RecordKind.PITH_NUMBER_RECORD:
+        failures = receipts.verify_number_record(document, key)
+    elif kind is RecordKind.PITH_CITATION_RECORD:
+        if "receipt" not in document:
+            return ["no receipt: the citation record is not signed (Pith publishes its citation records unsigned)"]
+        body = {k: v for k, v in document.items() if k != "receipt"}
+        failures = receipts.verify_citation_record(body, document.get("receipt"), key)
+    else:
+        return [f"not a Pith record ({kind.value}): --pith-key checks Pith receipts"]
+    return [f"{f.value}: {FAILURE_MEANS.get(f.value, f.value)}" for f in failures]
+
+
+FAILURE_MEANS = {
+    "malformed": "the receipt (or the record's canonical_record) is missing or lacks a required member",
+    "not_signed": "the receipt's signature_status is not signed_v1",
+    "unsupported": "the receipt is not ed25519 over the digest bytes",
+    "content_changed": "the content's digest is not the one the record and its receipt state: the content was changed",
+    "digest_changed": "the record's digest and the receipt's disagree, or one is not a digest",
+    "key_id_mismatch": "the receipt names another key id than the trusted key's",
+    "fingerprint_mismatch": "the receipt's public_key_fingerprint is not the trusted key's",
+    "signature_invalid": "the signature does not verify over the stated digest with the trusted key",
+}
+
+
+def verify_pith(args: argparse.Namespace) -> int:
+    """``verify --pith-key KEYFILE FILE...``: each file ``ok`` or every failure; exit 1 when any fails."""
+    check_inputs(args.files)
+    key = pith_trusted_key(args.pith_key)
+    failed = 0
+    for path in args.files:
+        problems = pith_failures(path, key)
+        failed += bool(problems)
+        print(f"{path}: ok" if not problems else f"{path}: FAILED: {'; '.join(problems)}")
+    return 1 if failed else 0
+
+
+def pith_parsers(sub: Any, make: Callable[..., argparse.ArgumentParser], default_ledger: str) -> None:
+    """The ``import-pith`` and ``compare`` subcommands (``make``: main.py's subcommand maker)."""
+    imp = make(sub, "import-pith", "read Pith citation records into the ledger's pith_observations view "
+               "(never into current)")
+    imp.add_argument("files", nargs="+", type=Path, help="Pith record JSON files (pith.paper-citation-record.v1 "
+                     "or pith_number_record)")
+    imp.add_argument("--ledger", default=default_ledger, help="the ledger folder")
+    imp.set_defaults(func=cmd_import_pith)
+    cmp = make(sub, "compare", "one paper's references: citeledger's current state beside Pith's imported one")
+    cmp.add_argument("id", help="the paper: arXiv:ID, IDvN, or the citing_paper id")
+    cmp.add_argument("--ledger", default=default_ledger, help="the ledger folder")
+    cmp.add_argument("--format", choices=["table", "json"], default="table", help="output format")
+    cmp.add_argument("--width", type=int, default=160, help="characters a table line shows at most")
+    cmp.set_defaults(func=cmd_compare)
+
