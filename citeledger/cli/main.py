@@ -85,9 +85,10 @@ def run_resolve(args: argparse.Namespace) -> RunSummary | dict:
     """The run as a flow run (``use_flow``) or directly; the same options either way."""
     from citeledger.config import load_config
 
-    limits = load_config().limits  # [limits] of citeledger.toml / CITELEDGER_* (docs/configuration.md)
+    # defaults < citeledger.toml < CITELEDGER_* < these options (docs/configuration.md)
+    limits = load_config(cli={"limits.batch_size": args.batch_size, "endpoints.grobid": args.grobid}).limits
     options = dict(run_id=args.run_id, remote=args.remote, citing_paper=args.citing_paper,
-                   batch_size=args.batch_size or limits.batch_size, max_raw_chars=limits.max_raw_chars)
+                   batch_size=limits.batch_size, max_raw_chars=limits.max_raw_chars)
     inputs = [str(p) for p in args.inputs]
     if not use_flow(args):
         return resolve_direct(inputs, args, options)
@@ -290,7 +291,23 @@ def _sub(sub: Any, name: str, help: str, **kwargs: Any) -> argparse.ArgumentPars
                        formatter_class=kwargs.pop("formatter_class", HelpFormatter), **kwargs)
     p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                    help="show the traceback of an internal error")
+    _config_option(p)
     return p
+
+
+def _config_option(p: argparse.ArgumentParser) -> None:
+    """``--config FILE`` before or after the command (docs/configuration.md, "Precedence")."""
+    p.add_argument("--config", metavar="FILE", default=argparse.SUPPRESS,
+                   help="the settings file (default: $CITELEDGER_CONFIG, else ./citeledger.toml if present)")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("citeledger")
+    except PackageNotFoundError:  # a source tree on PYTHONPATH, not installed
+        return "0+unknown"
 
 
 def _catalog_parsers(sub: Any) -> None:
@@ -372,6 +389,10 @@ def _ledger_parsers(sub: Any) -> None:
 
     keys_parsers(sub, _sub, DEFAULT_LEDGER)
 
+    from citeledger.cli.settings import config_parsers
+
+    config_parsers(sub, _sub)
+
     _inspect(sub, "runs", "the runs a ledger has: id, started, finished, counts, state",
              "--ledger", DEFAULT_LEDGER, cmd_runs)
 
@@ -411,6 +432,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="citeledger", formatter_class=HelpFormatter,
                                      description="Resolve reference strings into an auditable citation ledger.")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an internal error")
+    parser.add_argument("--version", action="version", version=f"citeledger {_version()}")
+    _config_option(parser)
     sub = parser.add_subparsers(dest="command", required=True)
     _catalog_parsers(sub)
     _resolve_parser(sub)
@@ -436,6 +459,10 @@ class OneLineParser(argparse.ArgumentParser):
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if getattr(args, "config", None):
+            from citeledger.config import use_cli_config
+
+            use_cli_config(args.config)
         return args.func(args)
     except BrokenPipeError:  # `citeledger record ... | head`: the reader has all it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
