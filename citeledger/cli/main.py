@@ -11,7 +11,15 @@ from typing import Any, NoReturn
 
 from citeledger.cli.inspect import cmd_catalog_info, cmd_runs
 from citeledger.cli.prefect_env import load_flow
-from citeledger.cli.preflight import check_catalog, check_inputs, check_ledger, prefect_defaults, use_flow, use_grobid
+from citeledger.cli.preflight import (
+    check_catalog,
+    check_inputs,
+    check_ledger,
+    check_run_choice,
+    prefect_defaults,
+    use_flow,
+    use_grobid,
+)
 from citeledger.cli.shards import shard_catalog, shard_options
 from citeledger.options import non_negative_int, positive_int
 from citeledger.run.summary import RunSummary
@@ -20,6 +28,7 @@ from resolvers.errors import CiteledgerError, DiskFull, NotFound, UsageError
 
 DEFAULT_CATALOG = "data/catalog"
 DEFAULT_LEDGER = "data/ledger"
+NOTHING_READ = 3  # the exit status of a run in which no input row could be read (README, "Exit status")
 
 
 def cmd_catalog_build(args: argparse.Namespace) -> int:
@@ -66,10 +75,23 @@ def print_summary(summary: RunSummary | dict) -> None:
               f"cache hits {summary.search.get('cache_hits', {})}")
     for message in summary.reject_messages[:10]:
         print(f"rejected {message}")
+    for why, count in summary.skipped.items():
+        print(f"skipped {count} {'entry' if count == 1 else 'entries'} of the input folders: {why}")
+    if summary.reference_changes:
+        print(f"{summary.reference_changes} references already in the ledger came with another raw string: "
+              "the newer one is current (query the reference_changes view for old and new)")
 
 
 def cmd_resolve(args: argparse.Namespace) -> int:
     use_grobid(args.grobid)
+    if args.resume is not None and args.run_id is not None and args.resume != args.run_id:
+        raise UsageError("give --resume ID or --run-id ID, not both")
+    resumed_inputs = check_run_choice(args.ledger, args.run_id, args.resume)
+    if args.resume is not None:
+        args.run_id = args.resume
+        args.inputs = args.inputs or [Path(p) for p in resumed_inputs]
+    if not args.inputs:
+        raise UsageError("resolve: give at least one input (or --resume ID, which reads the run's own inputs)")
     check_inputs(args.inputs)
     check_catalog(args.catalog)
     check_ledger(args.ledger)
@@ -78,6 +100,11 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     finally:
         locking.release_ledger(args.ledger)  # a no-op once the run has finished or given up
     print_summary(summary)
+    references = summary["references"] if isinstance(summary, dict) else summary.references
+    if not references:
+        print("citeledger: no input row could be read: nothing was resolved (see the rejects and skipped "
+              "entries above)", file=sys.stderr)
+        return NOTHING_READ
     return 0
 
 
@@ -337,12 +364,15 @@ def _inspect(sub: Any, name: str, help: str, folder_option: str, default: str, f
 
 def _resolve_parser(sub: Any) -> None:
     resolve = _sub(sub, "resolve", "resolve reference files into the ledger")
-    resolve.add_argument("inputs", nargs="+", type=Path,
-                         help="reference files: JSON Lines (.gz), CSV, Parquet, .bbl/.bib (with --citing-paper), "
-                         "PDFs (with --grobid), arXiv:ID (with --remote)")
+    resolve.add_argument("inputs", nargs="*", type=Path,
+                         help="reference files or folders: JSON Lines (.gz), CSV, Parquet, .bbl/.bib/.tex and "
+                         "e-prints (with --citing-paper or an arXiv-style name), PDFs (with --grobid), arXiv:ID "
+                         "(with --remote); with --resume, the run's own inputs when none is given")
     _store_options(resolve)
     resolve.add_argument("--run-id", help="id of this run (default: a new one); the id of an interrupted run "
-                         "completes it")
+                         "completes it; warns when the ledger holds unfinished runs this one does not complete")
+    resolve.add_argument("--resume", metavar="ID", help="complete the interrupted run ID; an id the ledger "
+                         "does not know is an error naming its nearest unfinished runs")
     resolve.add_argument("--citing-paper", help="the citing paper of a .bbl or .bib input (default: from an arXiv-style file name)")
     resolve.add_argument("--remote", action="store_true", help="use the remote resolvers configured; "
                          "fetch arXiv:ID inputs from arXiv")
@@ -475,6 +505,12 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except CiteledgerError as exc:
         print(f"citeledger: {exc}{_rerun_hint() if isinstance(exc, DiskFull) else ''}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        if getattr(args, "debug", False) or not exc.filename:
+            return report_error(exc, args)
+        print(f"citeledger: {exc.filename}: {exc.strerror or exc} (check the path and its permissions)",
+              file=sys.stderr)  # a path the user gave that cannot be used: the user's error
         return 2
     except Exception as exc:  # noqa: BLE001 - sorted below: a rejected query, else an internal error
         return report_error(exc, args)

@@ -26,6 +26,8 @@ class RunSummary:
     reject_messages: list[str] = field(default_factory=list)  # the first 20
     records: int | None = None  # citation records rebuilt after the run, when asked for
     search: dict[str, Any] = field(default_factory=dict)  # what the search step spent (issue 14), when on
+    skipped: dict[str, int] = field(default_factory=dict)  # entries of input folders left out, by why
+    reference_changes: int = 0  # known (citing_paper, reference_index) that came with another raw string
 
     @property
     def links(self) -> int:
