@@ -299,7 +299,7 @@ class Layer:
     labels: dict[str, str]
 
 
-def _file_layer(file: Path | None) -> Layer:
+def read_config_file(file: Path | None) -> Layer:
     if file is None:
         return Layer({}, {})
     try:
@@ -367,7 +367,7 @@ def load_config(
         path = cli_config_path()
     file = find_config_file(path, env, Path.cwd() if cwd is None else Path(cwd))
     given = {k: v for k, v in (cli or {}).items() if v is not None}
-    layers = [_default_layer(False), _file_layer(file), _env_layer(env),
+    layers = [_default_layer(False), read_config_file(file), _env_layer(env),
               Layer(given, {k: f"cli {CLI_OPTIONS.get(k, k)}" for k in given})]
     mailto = next((lay.values["remote.mailto"] for lay in reversed(layers) if "remote.mailto" in lay.values), None)
     if not str(mailto or "").strip():
