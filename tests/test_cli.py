@@ -175,7 +175,7 @@ def test_catalog_info_runs_and_unknown_record(tmp_path, refs, default_catalog, c
     assert cli.main(["records", "--ledger", str(ledger), "--catalog", str(default_catalog)]) == 0
     assert capsys.readouterr().out.startswith(f"{len(list((ledger / 'records').glob('*.json')))} citation records")
 
-    known = "pmc-sample-1943-dev"
+    known = "citeledger-sample-glutton"
     assert cli.main(["record", known, "--ledger", str(ledger), "--catalog", str(default_catalog),
                      "--format", "json"]) == 0
     capsys.readouterr()
