@@ -222,7 +222,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     check_inputs(args.gold)
     check_catalog(args.catalog)
     metrics = evaluate.run_eval(args.gold, args.catalog, worst=args.worst)
-    print(json.dumps(metrics, indent=1, default=str) if args.json else "\n".join(evaluate.report_lines(metrics)))
+    print(json.dumps(metrics, indent=1, default=str) if args.format == "json" else "\n".join(evaluate.report_lines(metrics)))
     return 0
 
 
@@ -454,7 +454,10 @@ def _flow_parsers(sub: Any) -> None:
     ev.add_argument("--seed", type=int, default=12, help="with --styles: the sample's and degradations' seed")
     ev.add_argument("--catalog", default=DEFAULT_CATALOG, help="the catalog folder")
     ev.add_argument("--worst", type=non_negative_int, default=10, help="how many worst errors and misses to print")
-    ev.add_argument("--json", action="store_true", help="print the whole metrics dict as JSON")
+    ev.add_argument("--format", choices=["text", "json"], default="text",
+                    help="text (a report) or json (the whole metrics dict)")
+    ev.add_argument("--json", dest="format", action="store_const", const="json", default=None,
+                    help="the same as --format json")
     ev.set_defaults(func=cmd_eval)
 
 

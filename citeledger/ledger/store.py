@@ -302,7 +302,8 @@ class LedgerStore:
 
 # --- views and queries ---------------------------------------------------------------------
 
-VIEW_NAMES = ("observations", "current", "transitions", "works", "notices", "notices_history", "rejects", "runs")
+VIEW_NAMES = ("observations", "current", "transitions", "reference_changes", "works", "notices", "notices_history",
+              "rejects", "runs")
 
 # A state change of one reference between two consecutive observations of it (same order as
 # ``current``): a new status, or the same status now pointing at another work. ``changed_at`` is
