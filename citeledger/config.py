@@ -420,9 +420,9 @@ def _first_error(exc: ValidationError, labels: Mapping[str, str]) -> str:
             sorted({k.split(".")[0] for k in known})
         return f"{key}: unknown setting ({origin}); known here: {', '.join(dict.fromkeys(near))}"
     if kind == "greater_than_equal":
-        what = f"must be >= {ctx['ge']}"
+        what = f"must be >= {ctx['ge']:g}"
     elif kind == "greater_than":
-        what = f"must be > {ctx['gt']}"
+        what = f"must be > {ctx['gt']:g}"
     elif kind == "value_error":
         what = str(ctx.get("error", error["msg"]))
     else:
