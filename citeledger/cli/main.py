@@ -11,15 +11,8 @@ from typing import Any, NoReturn
 
 from citeledger.cli.inspect import cmd_catalog_info, cmd_runs
 from citeledger.cli.prefect_env import load_flow
-from citeledger.cli.preflight import (
-    check_catalog,
-    check_inputs,
-    check_ledger,
-    check_run_choice,
-    prefect_defaults,
-    use_flow,
-    use_grobid,
-)
+from citeledger.cli.preflight import check_catalog, check_inputs, check_ledger, prefect_defaults, use_flow, use_grobid
+from citeledger.cli.settings import apply_config_option, citeledger_version, config_option, config_parsers
 from citeledger.cli.shards import shard_catalog, shard_options
 from citeledger.options import non_negative_int, positive_int
 from citeledger.run.summary import RunSummary
@@ -75,23 +68,14 @@ def print_summary(summary: RunSummary | dict) -> None:
               f"cache hits {summary.search.get('cache_hits', {})}")
     for message in summary.reject_messages[:10]:
         print(f"rejected {message}")
-    for why, count in summary.skipped.items():
-        print(f"skipped {count} {'entry' if count == 1 else 'entries'} of the input folders: {why}")
-    if summary.reference_changes:
-        print(f"{summary.reference_changes} references already in the ledger came with another raw string: "
-              "the newer one is current (query the reference_changes view for old and new)")
+    print("\n".join(summary.notes()), end="\n" if summary.notes() else "")
 
 
 def cmd_resolve(args: argparse.Namespace) -> int:
+    from citeledger.cli.preflight import choose_run
+
     use_grobid(args.grobid)
-    if args.resume is not None and args.run_id is not None and args.resume != args.run_id:
-        raise UsageError("give --resume ID or --run-id ID, not both")
-    resumed_inputs = check_run_choice(args.ledger, args.run_id, args.resume)
-    if args.resume is not None:
-        args.run_id = args.resume
-        args.inputs = args.inputs or [Path(p) for p in resumed_inputs]
-    if not args.inputs:
-        raise UsageError("resolve: give at least one input (or --resume ID, which reads the run's own inputs)")
+    choose_run(args)  # --resume ID or --run-id ID: the run, and the inputs of a resumed one
     check_inputs(args.inputs)
     check_catalog(args.catalog)
     check_ledger(args.ledger)
@@ -100,10 +84,8 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     finally:
         locking.release_ledger(args.ledger)  # a no-op once the run has finished or given up
     print_summary(summary)
-    references = summary["references"] if isinstance(summary, dict) else summary.references
-    if not references:
-        print("citeledger: no input row could be read: nothing was resolved (see the rejects and skipped "
-              "entries above)", file=sys.stderr)
+    if not (summary["references"] if isinstance(summary, dict) else summary.references):
+        print("citeledger: no input row could be read: nothing was resolved (see above)", file=sys.stderr)
         return NOTHING_READ
     return 0
 
@@ -222,7 +204,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     check_inputs(args.gold)
     check_catalog(args.catalog)
     metrics = evaluate.run_eval(args.gold, args.catalog, worst=args.worst)
-    print(json.dumps(metrics, indent=1, default=str) if args.format == "json" else "\n".join(evaluate.report_lines(metrics)))
+    print(json.dumps(metrics, indent=1, default=str) if args.format == "json"
+          else "\n".join(evaluate.report_lines(metrics)))
     return 0
 
 
@@ -318,23 +301,8 @@ def _sub(sub: Any, name: str, help: str, **kwargs: Any) -> argparse.ArgumentPars
                        formatter_class=kwargs.pop("formatter_class", HelpFormatter), **kwargs)
     p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                    help="show the traceback of an internal error")
-    _config_option(p)
+    config_option(p)
     return p
-
-
-def _config_option(p: argparse.ArgumentParser) -> None:
-    """``--config FILE`` before or after the command (docs/configuration.md, "Precedence")."""
-    p.add_argument("--config", metavar="FILE", default=argparse.SUPPRESS,
-                   help="the settings file (default: $CITELEDGER_CONFIG, else ./citeledger.toml if present)")
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("citeledger")
-    except PackageNotFoundError:  # a source tree on PYTHONPATH, not installed
-        return "0+unknown"
 
 
 def _catalog_parsers(sub: Any) -> None:
@@ -365,9 +333,8 @@ def _inspect(sub: Any, name: str, help: str, folder_option: str, default: str, f
 def _resolve_parser(sub: Any) -> None:
     resolve = _sub(sub, "resolve", "resolve reference files into the ledger")
     resolve.add_argument("inputs", nargs="*", type=Path,
-                         help="reference files or folders: JSON Lines (.gz), CSV, Parquet, .bbl/.bib/.tex and "
-                         "e-prints (with --citing-paper or an arXiv-style name), PDFs (with --grobid), arXiv:ID "
-                         "(with --remote); with --resume, the run's own inputs when none is given")
+                         help="reference files or folders: JSON Lines (.gz), CSV, Parquet, papers (.bbl/.bib/.tex, "
+                         "e-prints, PDFs with --grobid), arXiv:ID (with --remote); with --resume: the run's own")
     _store_options(resolve)
     resolve.add_argument("--run-id", help="id of this run (default: a new one); the id of an interrupted run "
                          "completes it; warns when the ledger holds unfinished runs this one does not complete")
@@ -419,8 +386,6 @@ def _ledger_parsers(sub: Any) -> None:
 
     keys_parsers(sub, _sub, DEFAULT_LEDGER)
 
-    from citeledger.cli.settings import config_parsers
-
     config_parsers(sub, _sub)
 
     _inspect(sub, "runs", "the runs a ledger has: id, started, finished, counts, state",
@@ -465,8 +430,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="citeledger", formatter_class=HelpFormatter,
                                      description="Resolve reference strings into an auditable citation ledger.")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an internal error")
-    parser.add_argument("--version", action="version", version=f"citeledger {_version()}")
-    _config_option(parser)
+    parser.add_argument("--version", action="version", version=f"citeledger {citeledger_version()}")
+    config_option(parser)
     sub = parser.add_subparsers(dest="command", required=True)
     _catalog_parsers(sub)
     _resolve_parser(sub)
@@ -492,10 +457,7 @@ class OneLineParser(argparse.ArgumentParser):
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        if getattr(args, "config", None):
-            from citeledger.config import use_cli_config
-
-            use_cli_config(args.config)
+        apply_config_option(args)
         return args.func(args)
     except BrokenPipeError:  # `citeledger record ... | head`: the reader has all it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
@@ -508,12 +470,6 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except CiteledgerError as exc:
         print(f"citeledger: {exc}{_rerun_hint() if isinstance(exc, DiskFull) else ''}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        if getattr(args, "debug", False) or not exc.filename:
-            return report_error(exc, args)
-        print(f"citeledger: {exc.filename}: {exc.strerror or exc} (check the path and its permissions)",
-              file=sys.stderr)  # a path the user gave that cannot be used: the user's error
         return 2
     except Exception as exc:  # noqa: BLE001 - sorted below: a rejected query, else an internal error
         return report_error(exc, args)
@@ -528,6 +484,10 @@ def report_error(exc: Exception, args: argparse.Namespace) -> int:
         return 2
     if getattr(args, "debug", False):
         raise exc
+    if isinstance(exc, OSError) and exc.filename:  # a path the user gave that cannot be used
+        print(f"citeledger: {exc.filename}: {exc.strerror or exc} (check the path and its permissions)",
+              file=sys.stderr)
+        return 2
     first = (str(exc).splitlines() or [""])[0][:300]
     print(f"citeledger: internal error ({type(exc).__name__}: {first}); run again with --debug for the "
           "traceback and report it", file=sys.stderr)

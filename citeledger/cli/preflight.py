@@ -82,6 +82,18 @@ def use_grobid(url: str | None) -> None:
         forget_clients()
 
 
+def choose_run(args: argparse.Namespace) -> None:
+    """``resolve --resume ID`` (the run's own inputs when none is given) or ``--run-id ID``."""
+    if args.resume is not None and args.run_id is not None and args.resume != args.run_id:
+        raise UsageError("give --resume ID or --run-id ID, not both")
+    resumed_inputs = check_run_choice(args.ledger, args.run_id, args.resume)
+    if args.resume is not None:
+        args.run_id = args.resume
+        args.inputs = args.inputs or [Path(p) for p in resumed_inputs]
+    if not args.inputs:
+        raise UsageError("resolve: give at least one input (or --resume ID, which reads the run's own inputs)")
+
+
 def check_run_choice(ledger: str, run_id: str | None, resume: str | None) -> list[str]:
     """``--resume ID`` must name a run the ledger has begun (else exit 2, naming the nearest
     unfinished runs); a new run (``--run-id`` or none) warns when the ledger holds unfinished

@@ -32,6 +32,29 @@ def _shown(value: Any) -> str:
     return json.dumps(value) if not isinstance(value, str) else value
 
 
+def config_option(p: argparse.ArgumentParser) -> None:
+    """``--config FILE`` before or after the command (docs/configuration.md, "Precedence")."""
+    p.add_argument("--config", metavar="FILE", default=argparse.SUPPRESS,
+                   help="the settings file (default: $CITELEDGER_CONFIG, else ./citeledger.toml if present)")
+
+
+def apply_config_option(args: argparse.Namespace) -> None:
+    """``--config FILE`` given: every settings load of this command (and its processes) reads it."""
+    if getattr(args, "config", None):
+        from citeledger.config import use_cli_config
+
+        use_cli_config(args.config)
+
+
+def citeledger_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("citeledger")
+    except PackageNotFoundError:  # a source tree on PYTHONPATH, not installed
+        return "0+unknown"
+
+
 def config_parsers(sub: Any, make: Callable[..., argparse.ArgumentParser]) -> None:
     """``config show`` (``make``: main's subcommand maker, which adds --config and --debug)."""
     config = make(sub, "config", "the settings: file, environment and command line")
