@@ -91,7 +91,8 @@ def test_a_file_that_is_no_input_is_a_reject_and_a_run_that_reads_nothing_exits_
     assert resolve(notes, "--catalog", default_catalog, "--ledger", tmp_path / "ledger") == cli.NOTHING_READ == 3
     captured = capsys.readouterr()
     assert f"rejected {notes}: not a paper or a reference table (.md)" in captured.out
-    assert captured.err.strip().startswith("citeledger: no input row could be read")
+    # (the last line: a Prefect log handler left by an earlier flow test in this process may write before it)
+    assert captured.err.strip().splitlines()[-1].startswith("citeledger: no input row could be read")
     table = tmp_path / "refs.txt"  # no known ending, but a header naming the required columns: a table
     table.write_text("citing_paper,reference_index,raw\np,1,Smith J. A title. 2001.\n")
     assert resolve(table, "--catalog", default_catalog, "--ledger", tmp_path / "ledger") == 0
