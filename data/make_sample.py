@@ -62,8 +62,10 @@ def main() -> None:
 
     # 1. glutton PMC strings as extracted from PDFs: 150 (about one in seven has no work in the catalog)
     dev = jsonl(SHARED / "refs/glutton_dev.jsonl.gz")
+    # under an id of the sample's own: the shared dev set calls all its rows "pmc-sample-1943-dev",
+    # and a ledger holding both must not take the sample's indexes for the dev set's
     for r in rng.sample(dev, 150):
-        add("pmc-sample-1943-dev", r["raw"], "pdf_text", gold_doi=r["gold_doi"])
+        add("citeledger-sample-glutton", r["raw"], "pdf_text", gold_doi=r["gold_doi"])
     # 2. unarXive strings from LaTeX sources of three arXiv papers
     unarxive = jsonl(SHARED / "refs/unarxive_sample.jsonl.gz")
     papers = sorted({r["citing_paper"] for r in unarxive})[:3]

@@ -12,8 +12,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from citeledger import cli, progress
-from citeledger.cli import commands as cli_main
+from citeledger import progress
+from citeledger.cli import commands as cli
 from citeledger.storage.places import LedgerPlaces
 
 REPO = Path(__file__).parent.parent
@@ -123,7 +123,7 @@ def test_internal_error_is_one_line_unless_debug(tmp_path, refs, default_catalog
 
 
 def test_every_option_shows_its_default_and_positionals_have_help():
-    parser = cli_main.build_parser()
+    parser = cli.build_parser()
     subparsers = [parser]
     while subparsers:
         p = subparsers.pop()
@@ -131,7 +131,7 @@ def test_every_option_shows_its_default_and_positionals_have_help():
             if hasattr(action, "choices") and isinstance(action.choices, dict):
                 subparsers += list(action.choices.values())
                 continue
-            if action.dest in ("help", "debug") or isinstance(action, argparse_subparsers()):
+            if action.dest in ("help", "debug", "version") or isinstance(action, argparse_subparsers()):
                 continue
             text = p.formatter_class(p.prog)._get_help_string(action) or ""
             assert action.help, f"{p.prog} {action.dest} has no help"
@@ -174,7 +174,7 @@ def test_catalog_info_runs_and_unknown_record(tmp_path, refs, default_catalog, c
     assert cli.main(["records", "--ledger", str(ledger), "--catalog", str(default_catalog)]) == 0
     assert capsys.readouterr().out.startswith(f"{len(list((ledger / 'records').glob('*.json')))} citation records")
 
-    known = "pmc-sample-1943-dev"
+    known = "citeledger-sample-glutton"
     assert cli.main(["record", known, "--ledger", str(ledger), "--catalog", str(default_catalog),
                      "--format", "json"]) == 0
     capsys.readouterr()

@@ -28,7 +28,7 @@ def test_sigterm_while_stdin_is_spooled_leaves_no_spool_file(tmp_path, fixture_c
     """Before: the spool of a stdin being read stayed in .input-spool/ after SIGTERM, for ever."""
     ledger = tmp_path / "l"
     repo = Path(__file__).parent.parent
-    proc = subprocess.Popen([sys.executable, "-m", "citeledger.cli.main", "resolve", "-", "--catalog",
+    proc = subprocess.Popen([sys.executable, "-m", "citeledger.cli", "resolve", "-", "--catalog",
                              str(fixture_catalog), "--ledger", str(ledger)], cwd=repo, stdin=subprocess.PIPE,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:

@@ -131,8 +131,10 @@ def test_three_nights(site):
     assert ledger_files(site["ledger"]) == before
     assert q(site, "select count(*) from runs") == [(2,)]
 
-    # the DuckDB file holds the views and opens read-only from any directory
+    # the DuckDB file holds the views and opens read-only from any directory, the ledger folder on
+    # DuckDB's search path (its views' paths are relative to the ledger)
     con = duckdb.connect(str(site["ledger"] / "ledger.duckdb"), read_only=True)
+    con.execute(f"SET file_search_path = '{site['ledger']}'")
     try:
         assert dict(con.sql("select status, count(*) from current group by 1").fetchall()) == {
             "verified_exact": 3, "verified_fuzzy": 1, "unresolved": 1}

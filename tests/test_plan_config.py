@@ -18,8 +18,8 @@ REPO = Path(__file__).parent.parent
 def loads(monkeypatch):
     """How many times the configuration was loaded (every load reads its file, or finds none)."""
     count = []
-    real = config_module._read_toml
-    monkeypatch.setattr(config_module, "_read_toml", lambda file: count.append(file) or real(file))
+    real = config_module.read_config_file
+    monkeypatch.setattr(config_module, "read_config_file", lambda file: count.append(file) or real(file))
     forget_clients()  # the arXiv client is built (once per process) from the loaded configuration
     yield count
     forget_clients()

@@ -13,6 +13,7 @@ from citeledger.cli.inspect import cmd_catalog_info, cmd_runs
 from citeledger.cli.pith import check_sign, sign_option
 from citeledger.cli.prefect_env import load_flow
 from citeledger.cli.preflight import check_catalog, check_inputs, check_ledger, prefect_defaults, use_flow, use_grobid
+from citeledger.cli.settings import apply_config_option, citeledger_version, config_option, config_parsers
 from citeledger.cli.shards import shard_catalog, shard_options
 from citeledger.options import non_negative_int, positive_int
 from citeledger.run.summary import RunSummary
@@ -21,6 +22,7 @@ from resolvers.errors import CiteledgerError, DiskFull, NotFound, UsageError
 
 DEFAULT_CATALOG = "data/catalog"
 DEFAULT_LEDGER = "data/ledger"
+NOTHING_READ = 3  # the exit status of a run in which no input row could be read (README, "Exit status")
 
 
 def cmd_catalog_build(args: argparse.Namespace) -> int:
@@ -67,10 +69,14 @@ def print_summary(summary: RunSummary | dict) -> None:
               f"cache hits {summary.search.get('cache_hits', {})}")
     for message in summary.reject_messages[:10]:
         print(f"rejected {message}")
+    print("\n".join(summary.notes()), end="\n" if summary.notes() else "")
 
 
 def cmd_resolve(args: argparse.Namespace) -> int:
+    from citeledger.cli.preflight import choose_run
+
     use_grobid(args.grobid)
+    choose_run(args)  # --resume ID or --run-id ID: the run, and the inputs of a resumed one
     check_inputs(args.inputs)
     check_catalog(args.catalog)
     check_ledger(args.ledger)
@@ -79,6 +85,9 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     finally:
         locking.release_ledger(args.ledger)  # a no-op once the run has finished or given up
     print_summary(summary)
+    if not (summary["references"] if isinstance(summary, dict) else summary.references):
+        print("citeledger: no input row could be read: nothing was resolved (see above)", file=sys.stderr)
+        return NOTHING_READ
     return 0
 
 
@@ -86,9 +95,10 @@ def run_resolve(args: argparse.Namespace) -> RunSummary | dict:
     """The run as a flow run (``use_flow``) or directly; the same options either way."""
     from citeledger.config import load_config
 
-    limits = load_config().limits  # [limits] of citeledger.toml / CITELEDGER_* (docs/configuration.md)
+    # defaults < citeledger.toml < CITELEDGER_* < these options (docs/configuration.md)
+    limits = load_config(cli={"limits.batch_size": args.batch_size, "endpoints.grobid": args.grobid}).limits
     options = dict(run_id=args.run_id, remote=args.remote, citing_paper=args.citing_paper,
-                   batch_size=args.batch_size or limits.batch_size, max_raw_chars=limits.max_raw_chars)
+                   batch_size=limits.batch_size, max_raw_chars=limits.max_raw_chars)
     inputs = [str(p) for p in args.inputs]
     if not use_flow(args):
         return resolve_direct(inputs, args, options)
@@ -205,7 +215,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     check_inputs(args.gold)
     check_catalog(args.catalog)
     metrics = evaluate.run_eval(args.gold, args.catalog, worst=args.worst)
-    print(json.dumps(metrics, indent=1, default=str) if args.json else "\n".join(evaluate.report_lines(metrics)))
+    print(json.dumps(metrics, indent=1, default=str) if args.format == "json"
+          else "\n".join(evaluate.report_lines(metrics)))
     return 0
 
 
@@ -301,6 +312,7 @@ def _sub(sub: Any, name: str, help: str, **kwargs: Any) -> argparse.ArgumentPars
                        formatter_class=kwargs.pop("formatter_class", HelpFormatter), **kwargs)
     p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                    help="show the traceback of an internal error")
+    config_option(p)
     return p
 
 
@@ -331,12 +343,14 @@ def _inspect(sub: Any, name: str, help: str, folder_option: str, default: str, f
 
 def _resolve_parser(sub: Any) -> None:
     resolve = _sub(sub, "resolve", "resolve reference files into the ledger")
-    resolve.add_argument("inputs", nargs="+", type=Path,
-                         help="reference files: JSON Lines (.gz), CSV, Parquet, .bbl/.bib (with --citing-paper), "
-                         "PDFs (with --grobid), arXiv:ID (with --remote)")
+    resolve.add_argument("inputs", nargs="*", type=Path,
+                         help="reference files or folders: JSON Lines (.gz), CSV, Parquet, papers (.bbl/.bib/.tex, "
+                         "e-prints, PDFs with --grobid), arXiv:ID (with --remote); with --resume: the run's own")
     _store_options(resolve)
     resolve.add_argument("--run-id", help="id of this run (default: a new one); the id of an interrupted run "
-                         "completes it")
+                         "completes it; warns when the ledger holds unfinished runs this one does not complete")
+    resolve.add_argument("--resume", metavar="ID", help="complete the interrupted run ID; an id the ledger "
+                         "does not know is an error naming its nearest unfinished runs")
     resolve.add_argument("--citing-paper", help="the citing paper of a .bbl or .bib input (default: from an arXiv-style file name)")
     resolve.add_argument("--remote", action="store_true", help="use the remote resolvers configured; "
                          "fetch arXiv:ID inputs from arXiv")
@@ -389,6 +403,8 @@ def _ledger_parsers(sub: Any) -> None:
     keys_parsers(sub, _sub, DEFAULT_LEDGER)
     pith_parsers(sub, _sub, DEFAULT_LEDGER)
 
+    config_parsers(sub, _sub)
+
     _inspect(sub, "runs", "the runs a ledger has: id, started, finished, counts, state",
              "--ledger", DEFAULT_LEDGER, cmd_runs)
 
@@ -420,7 +436,10 @@ def _flow_parsers(sub: Any) -> None:
     ev.add_argument("--seed", type=int, default=12, help="with --styles: the sample's and degradations' seed")
     ev.add_argument("--catalog", default=DEFAULT_CATALOG, help="the catalog folder")
     ev.add_argument("--worst", type=non_negative_int, default=10, help="how many worst errors and misses to print")
-    ev.add_argument("--json", action="store_true", help="print the whole metrics dict as JSON")
+    ev.add_argument("--format", choices=["text", "json"], default="text",
+                    help="text (a report) or json (the whole metrics dict)")
+    ev.add_argument("--json", dest="format", action="store_const", const="json", default=None,
+                    help="the same as --format json")
     ev.set_defaults(func=cmd_eval)
 
 
@@ -428,6 +447,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="citeledger", formatter_class=HelpFormatter,
                                      description="Resolve reference strings into an auditable citation ledger.")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an internal error")
+    parser.add_argument("--version", action="version", version=f"citeledger {citeledger_version()}")
+    config_option(parser)
     sub = parser.add_subparsers(dest="command", required=True)
     _catalog_parsers(sub)
     _resolve_parser(sub)
@@ -453,6 +474,7 @@ class OneLineParser(argparse.ArgumentParser):
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        apply_config_option(args)
         return args.func(args)
     except BrokenPipeError:  # `citeledger record ... | head`: the reader has all it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
@@ -479,6 +501,10 @@ def report_error(exc: Exception, args: argparse.Namespace) -> int:
         return 2
     if getattr(args, "debug", False):
         raise exc
+    if isinstance(exc, OSError) and exc.filename:  # a path the user gave that cannot be used
+        print(f"citeledger: {exc.filename}: {exc.strerror or exc} (check the path and its permissions)",
+              file=sys.stderr)
+        return 2
     first = (str(exc).splitlines() or [""])[0][:300]
     print(f"citeledger: internal error ({type(exc).__name__}: {first}); run again with --debug for the "
           "traceback and report it", file=sys.stderr)

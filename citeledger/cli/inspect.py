@@ -47,12 +47,13 @@ def cmd_runs(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(runs, indent=2, default=str))
         return 0
-    print(f"{'run':<34} {'started':<20} {'finished':<20} {'state':<10} {'refs':>8} {'rejects':>7} {'links':>7}")
+    print(f"{'run':<34} {'started':<20} {'finished':<20} {'state':<10} {'refs':>8} {'rejects':>7} {'links':>7} "
+          f"{'raw changed':>11}")
     for run in runs:
         links = sum(run["states"].get(s, 0) for s in ("verified_exact", "verified_fuzzy"))
         print(f"{run['run_id']:<34} {(run['started_at'] or '')[:19]:<20} {(run['finished_at'] or '-')[:19]:<20} "
               f"{run['state']:<10} {_n(run['references']):>8} {_n(run['rejects']):>7} "
-              f"{_n(links if run['state'] == 'finished' else None):>7}")
+              f"{_n(links if run['state'] == 'finished' else None):>7} {_n(run.get('reference_changes')):>11}")
     return 0
 
 

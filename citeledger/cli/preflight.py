@@ -12,7 +12,7 @@ from pathlib import Path
 
 from citeledger.storage import locking
 from citeledger.storage.places import CatalogPlaces
-from resolvers.errors import LockTimeout, UsageError
+from resolvers.errors import LockTimeout, UnknownRun, UsageError
 
 
 def prefect_defaults() -> None:
@@ -66,6 +66,9 @@ def check_ledger(ledger: str) -> None:
         raise UsageError(f"--ledger {ledger}: {parent} is not writable: give a ledger folder you can write")
     try:
         locking.acquire_ledger(ledger, timeout=0)
+    except OSError as exc:  # /proc/x, a path through a file: the folder cannot be made
+        raise UsageError(f"--ledger {ledger}: cannot be created ({exc.strerror}): give a ledger folder "
+                         "you can write") from None
     except LockTimeout:
         print(f"citeledger: ledger {ledger} is in use by another run; waiting for it", file=sys.stderr)
         locking.acquire_ledger(ledger)
@@ -80,3 +83,47 @@ def use_grobid(url: str | None) -> None:
 
         os.environ["CITELEDGER_GROBID_URL"] = url
         forget_clients()
+
+
+def choose_run(args: argparse.Namespace) -> None:
+    """``resolve --resume ID`` (the run's own inputs when none is given) or ``--run-id ID``."""
+    if args.resume is not None and args.run_id is not None and args.resume != args.run_id:
+        raise UsageError("give --resume ID or --run-id ID, not both")
+    resumed_inputs = check_run_choice(args.ledger, args.run_id, args.resume)
+    if args.resume is not None:
+        args.run_id = args.resume
+        args.inputs = args.inputs or [Path(p) for p in resumed_inputs]
+    if not args.inputs:
+        raise UsageError("resolve: give at least one input (or --resume ID, which reads the run's own inputs)")
+
+
+def check_run_choice(ledger: str, run_id: str | None, resume: str | None) -> list[str]:
+    """``--resume ID`` must name a run the ledger has begun (else exit 2, naming the nearest
+    unfinished runs); a new run (``--run-id`` or none) warns when the ledger holds unfinished
+    runs it leaves as they are. Returns the inputs of the run to resume, from its manifest."""
+    import json
+
+    runs = Path(ledger) / "_runs"
+    manifests = sorted(runs.glob("*/manifest.json")) if runs.is_dir() else []
+    finished = {p.parent.name for p in manifests if (Path(ledger) / "runs" / p.parent.name / "run.parquet").is_file()}
+    unfinished = [p.parent.name for p in manifests if p.parent.name not in finished]
+    if resume is not None:
+        if not (runs / resume / "manifest.json").is_file():
+            raise UnknownRun(f"ledger {ledger} has no run {resume!r} to resume" + _nearest(resume, unfinished))
+        inputs = json.loads((runs / resume / "manifest.json").read_text()).get("inputs", [])
+        return [i["path"] for i in inputs]
+    others = [r for r in unfinished if r != run_id]
+    if others and (run_id is None or run_id not in unfinished):
+        print(f"citeledger: warning: ledger {ledger} holds {len(others)} unfinished run(s) this run does not "
+              f"complete ({', '.join(others[:3])}{', ...' if len(others) > 3 else ''}); finish one with "
+              "`citeledger resolve INPUT... --resume ID`", file=sys.stderr)
+    return []
+
+
+def _nearest(wanted: str, unfinished: list[str]) -> str:
+    if not unfinished:
+        return "; it has no unfinished run (`citeledger runs` lists its runs)"
+    from rapidfuzz import fuzz, process
+
+    near = [k for k, _, _ in process.extract(wanted, unfinished, scorer=fuzz.ratio, limit=3)]
+    return f"; nearest unfinished runs: {', '.join(near)}"

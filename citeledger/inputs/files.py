@@ -36,7 +36,7 @@ from citeledger.inputs.papers import (
 from citeledger.storage.atomic import file_sha256
 from papers import citing_paper_from_name
 from papers.archive import is_tar
-from papers.suffixes import PAPER_SUFFIXES
+from papers.suffixes import PAPER_SUFFIXES, TEXT_SUFFIXES
 from resolvers.errors import InputError, InputTooLarge
 
 STDIN_NAME = "<stdin>"
@@ -118,7 +118,27 @@ def detect_kind(path: Path, name: str | None = None) -> str:
         return "jsonl"
     if head.startswith((b"\\", b"%", b"@")) or b"\\bibitem" in head or b"thebibliography" in head:
         return PAPER_KIND
-    return "csv"
+    return "csv" if _reference_table_header(head) else NOT_READABLE_KIND
+
+
+NOT_READABLE_KIND = "not_readable"  # neither a paper nor a reference table: a reject saying so
+_REQUIRED_COLUMNS = (b"citing_paper", b"reference_index", b"raw")
+
+
+def _reference_table_header(head: bytes) -> bool:
+    """A file of no known name is read as CSV only when its first line names the required columns."""
+    first = head.split(b"\n", 1)[0].lower()
+    return all(column in first for column in _REQUIRED_COLUMNS)
+
+
+def not_readable_reason(name: str) -> str:
+    """What a reject or a skipped-file line says of a file that is no input: its name's ending."""
+    return f"not a paper or a reference table ({name_ending(name)})"
+
+
+def name_ending(name: str) -> str:
+    suffix = Path(name).suffix.lower()
+    return suffix if suffix and len(suffix) <= 12 else "no extension"
 
 
 
@@ -273,10 +293,12 @@ def _discard_spool(path: Path) -> None:
 
 def prepare_inputs(inputs: Sequence[str | Path], spool_dir: Path | None = None, max_bytes: int | None = None,
                    citing_paper: str | Mapping[str, str] | None = None,
-                   timeout: float = PIPE_OPEN_TIMEOUT) -> list[InputSource]:
+                   timeout: float = PIPE_OPEN_TIMEOUT, skipped: list[tuple[str, str]] | None = None
+                   ) -> list[InputSource]:
     """Check, hash and (for pipes and ``-``) spool every input, before any lock is taken or run
     begun: a missing file, a directory, a .bib/.bbl without a citing paper or a silent pipe is an
-    ``InputError`` and no run starts."""
+    ``InputError`` and no run starts. What a folder holds that is no input (``skipped_entry``)
+    is left out and listed in ``skipped`` as (path, why)."""
     for given in inputs:
         check_input(given)
     remove_stale_spools(spool_dir)
@@ -284,7 +306,7 @@ def prepare_inputs(inputs: Sequence[str | Path], spool_dir: Path | None = None, 
     try:
         for given in inputs:
             if str(given) != "-" and Path(given).is_dir():
-                sources += _directory(Path(given), citing_paper)
+                sources += _directory(Path(given), citing_paper, skipped, spool_dir)
                 continue
             sources.append(_prepare_one(given, spool_dir, max_bytes, timeout))
             _check_citing_paper(sources[-1], citing_paper)
@@ -326,11 +348,13 @@ def _prepare_one(given: str | Path, spool_dir: Path | None, max_bytes: int | Non
         raise
 
 
-def _directory(path: Path, citing_paper: str | Mapping[str, str] | None) -> list[InputSource]:
+def _directory(path: Path, citing_paper: str | Mapping[str, str] | None,
+               skipped: list[tuple[str, str]] | None = None, spool_dir: Path | None = None) -> list[InputSource]:
     """A folder: one paper's source tree (named by ``--citing-paper`` or by its own arXiv-style
-    name), or a directory of papers, one file or sub-folder each (``paper_inputs``); an entry that
-    is neither (a symbolic link, a FIFO, a socket, a device) is never followed or opened: its
-    source reads as one reject row saying why (``REFUSED_KIND``)."""
+    name), or a directory of inputs: papers (files or sub-folders) and reference tables. An entry
+    that is neither a regular file nor a folder (a symbolic link, a FIFO, a socket, a device) is
+    never followed or opened: its source reads as one reject row saying why (``REFUSED_KIND``).
+    What is no input (notes, code, a ledger or catalog folder) is left out and listed in ``skipped``."""
     name = str(path)
     one = citing_paper if isinstance(citing_paper, str) else None
     if is_one_paper_folder(path, one):
@@ -338,9 +362,49 @@ def _directory(path: Path, citing_paper: str | Mapping[str, str] | None) -> list
     entries = directory_entries(path)
     if not entries:
         raise InputError(f"{name}: an empty directory; give papers (files or folders) in it, or files")
-    return [InputSource(str(entry), entry, entry_sha256(entry),
-                        REFUSED_KIND if refusal(entry) else detect_kind(entry, str(entry)), in_directory=True)
-            for entry in entries]
+    own = spool_dir.resolve().parent if spool_dir is not None else None  # the run's own ledger
+    sources = []
+    for entry in entries:
+        if refusal(entry):  # never followed or opened: a reject row of its own
+            sources.append(InputSource(str(entry), entry, entry_sha256(entry), REFUSED_KIND, in_directory=True))
+            continue
+        kind = FOLDER_KIND if entry.is_dir() else detect_kind(entry, str(entry))
+        why = skipped_entry(entry, kind, own)
+        if why is None:
+            sources.append(InputSource(str(entry), entry, entry_sha256(entry), kind, in_directory=True))
+        elif skipped is not None:
+            skipped.append((str(entry), why))
+    return sources
+
+
+def skipped_entry(entry: Path, kind: str, own_ledger: Path | None = None) -> str | None:
+    """Why an entry of a folder of inputs is no input, or None when it is one: a ledger or a
+    catalog folder (this run's own ledger above all), a folder with no paper text in it, a file
+    that is neither a paper nor a reference table."""
+    if entry.is_dir():
+        if (own_ledger is not None and entry.resolve() == own_ledger) or (entry / "_runs").is_dir() \
+                or (entry / "observations").is_dir():
+            return "a citeledger ledger folder"
+        if (entry / "CURRENT").is_file():
+            return "a citeledger catalog folder"
+        if not _holds_paper_text(entry):
+            return "a folder with no .tex, .bbl or .bib file"
+        return None
+    return not_readable_reason(entry.name) if kind == NOT_READABLE_KIND else None
+
+
+def _holds_paper_text(folder: Path, most: int = 10_000) -> bool:
+    """Whether a folder (not followed into hidden folders) holds a paper's text, looking at no
+    more than ``most`` names."""
+    seen = 0
+    for _root, dirs, names in os.walk(folder, followlinks=False):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        if any(n.lower().endswith(TEXT_SUFFIXES) for n in names):
+            return True
+        seen += len(names) + len(dirs)
+        if seen > most:
+            return False
+    return False
 
 
 def _check_citing_paper(source: InputSource, citing_paper: str | Mapping[str, str] | None) -> None:

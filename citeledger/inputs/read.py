@@ -8,7 +8,13 @@ from pathlib import Path
 from typing import Iterator
 
 from citeledger.inputs.arxiv_ids import read_fetched_paper
-from citeledger.inputs.files import ARXIV_ID_KIND, ARXIV_IDS_KIND, detect_kind
+from citeledger.inputs.files import (
+    ARXIV_ID_KIND,
+    ARXIV_IDS_KIND,
+    NOT_READABLE_KIND,
+    detect_kind,
+    not_readable_reason,
+)
 from citeledger.inputs.papers import FOLDER_KIND, PAPER_KIND, REFUSED_KIND, refusal
 from citeledger.inputs.rows import InputLimits, InputReject, read_csv, read_jsonl, read_paper_rows, read_parquet
 from resolvers.errors import InputTooLarge
@@ -46,6 +52,9 @@ def read_references(path: str | Path, limits: InputLimits | None = None, citing_
         return
     if kind == PAPER_KIND:
         yield from read_paper_rows(path, limits, citing_paper, name, kind)
+        return
+    if kind == NOT_READABLE_KIND:
+        yield InputReject(name, None, None, not_readable_reason(name))
         return
     try:
         if kind == "jsonl":

@@ -100,6 +100,7 @@ def ledger_runs(ledger_dir: LedgerDir) -> list[dict[str, Any]]:
                     "trigger": row.get("trigger") if row else None,
                     "references": row.get("references") if row else None,
                     "rejects": row.get("rejects") if row else None,
+                    "reference_changes": row.get("reference_changes") if row else None,
                     "states": json.loads(row["state_counts"]) if row and row.get("state_counts") else {}})
     return sorted(out, key=lambda r: r["started_at"] or "")
 

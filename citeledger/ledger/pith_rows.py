@@ -22,6 +22,7 @@ from citeledger.pith.export_parts import arxiv_parts
 from citeledger.pith.reader import PithRead, pair_rows, read_pith
 from citeledger.pith.schema import RecordKind
 from citeledger.storage import locking
+from citeledger.storage.places import LedgerDir
 from resolvers.errors import InputError, NotFound
 
 
@@ -73,7 +74,7 @@ def pith_table(read: PithRead, file: str, imported_at: datetime) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=PITH_OBSERVATION_SCHEMA)
 
 
-def import_pith(files: Sequence[Path], ledger_dir: str | Path, imported_at: datetime) -> list[PithImport]:
+def import_pith(files: Sequence[Path], ledger_dir: LedgerDir, imported_at: datetime) -> list[PithImport]:
     """Read every file first (one bad file: an error naming it, and nothing written), then write each
     citation record's rows under the ledger's writer lock."""
     reads = [(str(path), read_pith_file(path)) for path in files]
@@ -110,7 +111,7 @@ def paper_key(paper_id: str) -> str:
     return arxiv_parts(paper_id)[0] or paper_id.strip()
 
 
-def compare(paper_id: str, ledger_dir: str | Path) -> dict[str, Any]:
+def compare(paper_id: str, ledger_dir: LedgerDir) -> dict[str, Any]:
     """citeledger's current observations of a paper and Pith's, paired by reference index, with the
     counts of state pairs; a paper neither side knows is ``NotFound``."""
     require_ledger(ledger_dir)

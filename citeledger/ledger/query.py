@@ -237,7 +237,8 @@ def view_columns() -> dict[str, list[tuple[str, str]]]:
 
 VIEW_MEANINGS = {
     "observations": "one row per reference per run", "current": "the latest observation of each reference",
-    "transitions": "a reference's state or work changed between two runs", "works": "the catalog",
+    "transitions": "a reference's status or work changed between two runs", "works": "the catalog",
+    "reference_changes": "a known reference read again with another raw string (old_raw, new_raw)",
     "notices": "the latest standing notice of each cited work", "notices_history": "every notice check",
     "rejects": "input rows that could not be read, with file, line and reason", "runs": "one row per finished run",
     "pith_observations": "observations read from Pith's records (citeledger import-pith); never in current",

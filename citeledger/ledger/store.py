@@ -85,6 +85,7 @@ RUN_SCHEMA = pa.schema([
     ("notices_changed", pa.int64()),  # notices re-checked by this run that differ from the previous ones
     ("timings", pa.string()),  # JSON: seconds per step
     ("reason_counts", pa.string()),  # JSON: the rules' reasons -> count (older rows lack it)
+    ("reference_changes", pa.int64()),  # known references this run read with another raw string
 ])
 
 
@@ -335,8 +336,8 @@ class LedgerStore:
 
 # --- views and queries ---------------------------------------------------------------------
 
-VIEW_NAMES = ("observations", "current", "transitions", "works", "notices", "notices_history", "rejects", "runs",
-              "pith_observations")
+VIEW_NAMES = ("observations", "current", "transitions", "reference_changes", "works", "notices", "notices_history",
+              "rejects", "runs", "pith_observations")
 
 # A state change of one reference between two consecutive observations of it (same order as
 # ``current``): a new status, or the same status now pointing at another work. ``changed_at`` is
@@ -361,11 +362,13 @@ def _empty_select(schema: pa.Schema) -> str:
     return f"SELECT {cols} WHERE false"
 
 
-def _source(glob: Path, schema: pa.Schema) -> str:
-    """A parquet glob when files exist, else an empty relation of the right shape."""
+def _source(glob: Path, schema: pa.Schema, base: Path | None = None) -> str:
+    """A parquet glob when files exist, else an empty relation of the right shape; the glob is
+    written relative to ``base`` when given (``ledger.duckdb``)."""
     parent = Path(str(glob).split("*", 1)[0])
     if parent.exists() and any(parent.rglob("*.parquet")):
-        return f"SELECT * FROM read_parquet({sql_literal(glob)}, union_by_name=true)"
+        shown = Path(os.path.relpath(glob, base)) if base is not None else glob
+        return f"SELECT * FROM read_parquet({sql_literal(shown)}, union_by_name=true)"
     return _empty_select(schema)
 
 
@@ -377,20 +380,34 @@ CURRENT_SQL = ("SELECT * EXCLUDE (rn) FROM (SELECT *, row_number() OVER (PARTITI
                "reference_index ORDER BY observed_at DESC, run_id DESC) AS rn FROM observations) WHERE rn = 1")
 NOTICES_SQL = ("SELECT * EXCLUDE (rn) FROM (SELECT *, row_number() OVER (PARTITION BY work_id "
                "ORDER BY checked_at DESC, run_id DESC) AS rn FROM notices_history) WHERE rn = 1")
+# a known reference (citing_paper, reference_index) that a later run read with another raw string
+REFERENCE_CHANGES_SQL = """
+SELECT citing_paper, reference_index, old_raw, new_raw, from_run, to_run, changed_at
+FROM (SELECT citing_paper, reference_index, lag(raw) OVER w AS old_raw, raw AS new_raw,
+             lag(run_id) OVER w AS from_run, run_id AS to_run, observed_at AS changed_at
+      FROM observations
+      WINDOW w AS (PARTITION BY citing_paper, reference_index ORDER BY observed_at, run_id))
+WHERE from_run IS NOT NULL AND old_raw IS DISTINCT FROM new_raw"""
 # the views over other views, in an order in which each one's sources exist before it
-DERIVED_VIEWS = {"current": CURRENT_SQL, "transitions": TRANSITIONS_SQL, "notices": NOTICES_SQL}
+DERIVED_VIEWS = {"current": CURRENT_SQL, "transitions": TRANSITIONS_SQL, "notices": NOTICES_SQL,
+                 "reference_changes": REFERENCE_CHANGES_SQL}
 WORKS_VIEW_SCHEMA = pa.schema([f for f in WORKS_SCHEMA if f.name not in ("precedence", "ingested_seq")])
 
 
-def view_definitions(ledger_dir: LedgerDir, catalog_dir: CatalogDir | None) -> dict[str, str]:
-    """SQL for every view of the contract, over absolute paths."""
+def view_definitions(ledger_dir: LedgerDir, catalog_dir: CatalogDir | None,
+                     relative: bool = False) -> dict[str, str]:
+    """SQL for every view of the contract, over absolute paths, or (``relative``) over paths
+    relative to the ledger folder, which DuckDB resolves against its working directory or its
+    ``file_search_path`` (``ledger.duckdb``: the folder can be copied or moved)."""
     ledger = Path(ledger_dir).resolve()
-    views = {name: _source(ledger / folder / "**" / "*.parquet", schema)
+    base = ledger if relative else None
+    views = {name: _source(ledger / folder / "**" / "*.parquet", schema, base)
              for name, (folder, schema) in LEDGER_PARTS.items()}
     gen = CatalogStore(catalog_dir).current() if catalog_dir else None
     if gen is not None:
-        views["works"] = (f"SELECT * EXCLUDE (precedence, ingested_seq) FROM "
-                          f"read_parquet({sql_literal((gen / 'works.parquet').resolve())})")
+        works = (gen / "works.parquet").resolve()
+        shown = Path(os.path.relpath(works, base)) if base is not None else works
+        views["works"] = f"SELECT * EXCLUDE (precedence, ingested_seq) FROM read_parquet({sql_literal(shown)})"
     else:
         views["works"] = _empty_select(WORKS_VIEW_SCHEMA)
     return views | DERIVED_VIEWS
@@ -407,10 +424,14 @@ def connect_views(ledger_dir: LedgerDir, catalog_dir: CatalogDir | None) -> duck
 
 def write_ledger_database(ledger_dir: LedgerDir, catalog_dir: CatalogDir | None) -> Path:
     """``<ledger>/ledger.duckdb``: the views of ``citeledger query`` stored in a DuckDB file, for
-    the duckdb shell and notebooks. The views hold absolute paths (so the file works from any
-    directory on this machine) and are fixed when written: a later catalog generation or a kind
-    of part file that did not exist yet appears once the file is written again, which every run
-    does. Written beside, then renamed over the old file, so a reader never sees half a file."""
+    the duckdb shell and notebooks. The views hold paths relative to the ledger folder, so a
+    copied or moved ledger keeps working: DuckDB resolves them against the working directory
+    (``cd LEDGER && duckdb ledger.duckdb``) or its ``file_search_path`` (``duckdb -cmd "SET
+    file_search_path='LEDGER'" LEDGER/ledger.duckdb`` from elsewhere); the works view points at
+    the catalog relative to the ledger. The views are fixed when written: a later catalog
+    generation or a kind of part file that did not exist yet appears once the file is written
+    again, which every run does. Written beside, then renamed over the old file, so a reader
+    never sees half a file."""
     ledger = Path(ledger_dir)
     ledger.mkdir(parents=True, exist_ok=True)
     target = LedgerPlaces.of(ledger).views
@@ -426,7 +447,11 @@ def _write_database_file(ledger: Path, catalog_dir: CatalogDir | None, target: P
             # an older storage format, so the duckdb shell of the `duckdb-cli` package (1.5) opens it too
             con = duckdb.connect(str(tmp), config={"storage_compatibility_version": "v1.0.0"})
             try:
-                for name, sql in view_definitions(ledger, catalog_dir).items():
+                folder = ledger.resolve()
+                relative = "," not in str(folder)  # file_search_path is a comma-separated list
+                if relative:  # the views are bound when created: find the relative paths from here
+                    con.execute(f"SET file_search_path = {sql_literal(folder)}")
+                for name, sql in view_definitions(ledger, catalog_dir, relative).items():
                     con.execute(f"CREATE VIEW {name} AS {sql}")
                 con.execute("CHECKPOINT")
             finally:
@@ -437,9 +462,17 @@ def _write_database_file(ledger: Path, catalog_dir: CatalogDir | None, target: P
 
 def run_transitions(ledger_dir: LedgerDir, run_id: str) -> int:
     """How many transitions the observations of ``run_id`` recorded."""
+    return run_changes(ledger_dir, run_id)[0]
+
+
+def run_changes(ledger_dir: LedgerDir, run_id: str) -> tuple[int, int]:
+    """(transitions, reference changes) the observations of ``run_id`` recorded: state or work
+    changes, and known references that came with another raw string."""
     con = connect_views(ledger_dir, None)
     try:
-        return scalar(con, "SELECT count(*) FROM transitions WHERE to_run = ?", [run_id])
+        transitions = scalar(con, "SELECT count(*) FROM transitions WHERE to_run = ?", [run_id])
+        changes = scalar(con, "SELECT count(*) FROM reference_changes WHERE to_run = ?", [run_id])
+        return int(transitions), int(changes)
     finally:
         con.close()
 

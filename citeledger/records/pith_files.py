@@ -22,13 +22,14 @@ from citeledger.records import receipts
 from citeledger.records.files import citation_records, find_papers_works, record_file_stem
 from citeledger.records.ledger_reads import citing_papers
 from citeledger.storage import locking
+from citeledger.storage.places import CatalogDir, LedgerDir
 from resolvers.errors import ConfigError
 from resolvers.jcs import jcs
 
 BUILDER = f"{receipts.BUILDER} (pith.paper-citation-record.v1 export)"
 
 
-def paper_pages(ledger_dir: str | Path, catalog_dir: str | Path) -> Callable[[str], str]:
+def paper_pages(ledger_dir: LedgerDir, catalog_dir: CatalogDir) -> Callable[[str], str]:
     """Paper id -> its page: citeledger's record page when the ledger has the paper, else arXiv or doi.org."""
     known = {arxiv_parts(p)[0] or p: p for p in citing_papers(ledger_dir, catalog_dir, None)}
 
@@ -67,12 +68,12 @@ def measurements(work: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     return out
 
 
-def paper_measurements(paper_ids: Sequence[str], catalog_dir: str | Path) -> list[list[dict[str, Any]]]:
+def paper_measurements(paper_ids: Sequence[str], catalog_dir: CatalogDir) -> list[list[dict[str, Any]]]:
     """``measurements`` of each paper, from its catalog row (none for a paper the catalog lacks)."""
     return [measurements(w) for w in find_papers_works(get_catalog(catalog_dir), paper_ids)]
 
 
-def signing_key(ledger_dir: str | Path) -> pith_receipts.PithSigningKey:
+def signing_key(ledger_dir: LedgerDir) -> pith_receipts.PithSigningKey:
     """The ledger's active key, to sign Pith records with; an error when the ledger has none."""
     key = receipts.active_key(ledger_dir)
     if key is None:
@@ -93,7 +94,7 @@ def pith_bytes(record: Mapping[str, Any]) -> bytes:
     return jcs(record) + b"\n"
 
 
-def pith_of(v2: Mapping[str, Any], ledger_dir: str | Path, catalog_dir: str | Path,
+def pith_of(v2: Mapping[str, Any], ledger_dir: LedgerDir, catalog_dir: CatalogDir,
             key: pith_receipts.PithSigningKey | None = None) -> dict[str, Any]:
     """One paper's Pith record from its v2 record, as ``write_pith_records`` writes it."""
     found = paper_measurements([str(v2["paper"]["id"])], catalog_dir)[0]
@@ -103,7 +104,7 @@ def pith_of(v2: Mapping[str, Any], ledger_dir: str | Path, catalog_dir: str | Pa
 PITH_PER_WRITE = 100  # Pith records held in memory and published with one disk sync
 
 
-def write_pith_records(paper_ids: Sequence[str], ledger_dir: str | Path, catalog_dir: str | Path,
+def write_pith_records(paper_ids: Sequence[str], ledger_dir: LedgerDir, catalog_dir: CatalogDir,
                        key: pith_receipts.PithSigningKey | None = None) -> list[Path]:
     """The Pith records of ``paper_ids`` (ledger paper ids) under ``<ledger>/records/pith/``, under
     the ledger's writer lock, ``PITH_PER_WRITE`` at a time."""

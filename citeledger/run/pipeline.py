@@ -28,7 +28,7 @@ from citeledger.inputs.dedupe import OnePass, iter_unique
 from citeledger.inputs.files import FETCHED_KINDS, PIPE_OPEN_TIMEOUT, InputSource, discard_spools, prepare_inputs
 from citeledger.inputs.pdf_papers import pdf_service
 from citeledger.inputs.rows import InputLimits, InputReject
-from citeledger.ledger.store import LedgerStore, check_ledger_dir, run_transitions, write_ledger_database
+from citeledger.ledger.store import LedgerStore, check_ledger_dir, run_changes, write_ledger_database
 from citeledger.options import at_least, check_run_id
 from citeledger.run.batch_codec import pack_references, unpack_references
 from citeledger.run.notice_check import write_run_notices
@@ -141,6 +141,7 @@ class RunPlan:
     references: int
     started: float = field(default_factory=time.monotonic)
     catalog_seq: int = 0  # the catalog's ingested_seq when planned (see runs.catalog_seq)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why): in folders, no input
 
 
 def _resumed_options(ledger_dir: LedgerDir, run_id: str) -> dict[str, Any]:
@@ -169,14 +170,18 @@ def plan_run(inputs: Sequence[str | Path], catalog_dir: CatalogDir, ledger_dir: 
     if limits.papers is None:  # the configuration's [papers] bounds on one paper
         limits = dataclasses.replace(limits, papers=config.papers)
     run_id = check_run_id(new_run_id() if run_id is None else run_id)
+    skipped: list[tuple[str, str]] = []  # what folders held that is no input
     sources = prepare_inputs(inputs, LedgerPlaces.of(ledger_dir).spool, limits.max_file_bytes,
-                             _resumed_options(ledger_dir, run_id).get("citing_paper") or citing_paper, open_timeout)
+                             _resumed_options(ledger_dir, run_id).get("citing_paper") or citing_paper, open_timeout,
+                             skipped)
     try:
         locking.acquire_ledger(ledger_dir)  # one writer per ledger; released by finish_run or death
         _UNFINISHED[str(ledger_dir)] = run_id  # what an interrupt tells the user to re-run
         try:
-            return _plan_locked(sources, catalog_dir, ledger_dir, run_id, batch_size, limits, citing_paper, remote,
+            plan = _plan_locked(sources, catalog_dir, ledger_dir, run_id, batch_size, limits, citing_paper, remote,
                                 dict(search or {}), config)
+            plan.skipped = skipped
+            return plan
         except BaseException as exc:
             locking.release_ledger(ledger_dir)
             _forget_unbegun(exc, catalog_dir, ledger_dir, run_id)
@@ -419,6 +424,7 @@ def _summarise(plan: RunPlan, ledger: LedgerStore, errors: list[str], timings: d
     reasons = ledger.read_run_counts(plan.run_id, "reason") if plan.jobs else {}
     known = [r.value for r in Reason]
     seconds = time.monotonic() - plan.started
+    changes = run_changes(plan.ledger_dir, plan.run_id) if plan.jobs else (0, 0)
     resolved_now = sum(j.size for j in plan.pending)
     return RunSummary(
         run_id=plan.run_id, references=plan.references, rejects=len(plan.rejects),
@@ -426,10 +432,20 @@ def _summarise(plan: RunPlan, ledger: LedgerStore, errors: list[str], timings: d
         reasons={r: int(reasons[r]) for r in [*known, *sorted(set(reasons) - set(known))] if reasons.get(r)},
         seconds=round(seconds, 3), resumed=plan.resumed,
         references_per_second=round(resolved_now / seconds, 1) if seconds > 0 else None,
-        transitions=run_transitions(plan.ledger_dir, plan.run_id) if plan.jobs else 0,
+        transitions=changes[0], reference_changes=changes[1],
         inputs=[i["path"] for i in plan.inputs], timings={k: round(v, 3) for k, v in sorted(timings.items())},
         errors=list(errors), reject_messages=[r.message for r in plan.rejects[:20]],
-        search=search_report(plan.run_id, any(j.remote for j in plan.jobs)))
+        search=search_report(plan.run_id, any(j.remote for j in plan.jobs)),
+        skipped=skipped_counts(plan.skipped))
+
+
+def skipped_counts(skipped: Sequence[tuple[str, str]]) -> dict[str, int]:
+    """How many entries of the input folders were left out, by why (``not a paper or a reference
+    table (.md)``, ``a citeledger ledger folder``, ...), most first."""
+    counts: dict[str, int] = {}
+    for _path, why in skipped:
+        counts[why] = counts.get(why, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def _run_row(plan: RunPlan, summary: RunSummary, trigger: str, notices_changed: int) -> dict[str, Any]:
@@ -440,4 +456,5 @@ def _run_row(plan: RunPlan, summary: RunSummary, trigger: str, notices_changed: 
             "state_counts": json.dumps(summary.states), "seconds": summary.seconds,
             "errors": json.dumps(summary.errors), "trigger": trigger, "catalog_seq": plan.catalog_seq,
             "transitions": summary.transitions, "notices_changed": notices_changed,
-            "timings": json.dumps(summary.timings, sort_keys=True), "reason_counts": json.dumps(summary.reasons)}
+            "timings": json.dumps(summary.timings, sort_keys=True), "reason_counts": json.dumps(summary.reasons),
+            "reference_changes": summary.reference_changes}

@@ -26,6 +26,8 @@ class RunSummary:
     reject_messages: list[str] = field(default_factory=list)  # the first 20
     records: int | None = None  # citation records rebuilt after the run, when asked for
     search: dict[str, Any] = field(default_factory=dict)  # what the search step spent, when on
+    skipped: dict[str, int] = field(default_factory=dict)  # entries of input folders left out, by why
+    reference_changes: int = 0  # known (citing_paper, reference_index) that came with another raw string
 
     @property
     def links(self) -> int:
@@ -36,6 +38,16 @@ class RunSummary:
     def from_dict(cls, data: dict[str, Any]) -> RunSummary:
         """Back from ``as_dict`` (what a flow run returns); keys that are not fields are ignored."""
         return cls(**{f.name: data[f.name] for f in dataclasses.fields(cls) if f.name in data})
+
+    def notes(self) -> list[str]:
+        """What the counts alone do not say: entries of input folders left out (one line per kind)
+        and known references that came with another raw string."""
+        lines = [f"skipped {n} {'entry' if n == 1 else 'entries'} of the input folders: {why}"
+                 for why, n in self.skipped.items()]
+        if self.reference_changes:
+            lines.append(f"{self.reference_changes} references already in the ledger came with another raw "
+                         "string: the newer one is current (query the reference_changes view for old and new)")
+        return lines
 
     def with_records(self, records: int) -> RunSummary:
         return dataclasses.replace(self, records=records)
