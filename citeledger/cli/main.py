@@ -416,6 +416,9 @@ def build_parser() -> argparse.ArgumentParser:
     _resolve_parser(sub)
     _ledger_parsers(sub)
     _flow_parsers(sub)
+    from citeledger.cli.site import site_parser
+
+    site_parser(sub, _sub, DEFAULT_LEDGER, DEFAULT_CATALOG)
     return parser
 
 

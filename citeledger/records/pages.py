@@ -30,7 +30,7 @@ from citeledger.records.view import (
 )
 
 __all__ = ["ALARM", "PageLinks", "RecordView", "record_file_stem", "render_html_pages", "render_json",
-           "render_ledger_html", "render_ledger_text", "sibling_page"]
+           "render_ledger_html", "render_ledger_text", "sibling_page", "view_html_pages"]
 
 
 def render_json(record: Mapping[str, Any]) -> bytes:
@@ -51,7 +51,11 @@ def render_ledger_html(record: Mapping[str, Any], links: PageLinks | None = None
 
 def render_html_pages(record: Mapping[str, Any], links: PageLinks | None = None) -> list[str]:
     """Each HTML page of the record, in order (``names.page_file`` names their files)."""
-    view = RecordView(record, links)
+    return view_html_pages(RecordView(record, links))
+
+
+def view_html_pages(view: RecordView) -> list[str]:
+    """``render_html_pages`` of a record's view made already (the site reads the view's pages too)."""
     return [visible_controls(html_page(view, number)) for number in range(1, len(view.pages) + 1)]
 
 
