@@ -1,0 +1,124 @@
+"""``citeledger site``: the static site of the sample ledger (made as ``make run`` makes it) and
+of a ledger citing a retracted DOI: every internal link of every file resolves (anchors
+included), the index embeds every paper, cited works have pages with their citing references,
+the notices page names the retracted DOI, and a long record's page files link to each other."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+from link_check import broken_links, parse
+
+from citeledger import cli
+
+REPO = Path(__file__).parent.parent
+FIXTURES = Path(__file__).parent / "fixtures"
+RETRACTED_DOI = "10.1016/j.micpro.2020.103053"
+
+
+@pytest.fixture(scope="module")
+def sample_site(tmp_path_factory, default_catalog) -> Path:
+    """The sample ledger as ``make run`` makes it, its records written, and its site."""
+    work = tmp_path_factory.mktemp("site")
+    ledger, out = work / "ledger", work / "site"
+    assert cli.main(["resolve", str(REPO / "data" / "sample_references.jsonl"), "--catalog", str(default_catalog),
+                     "--ledger", str(ledger)]) == 0
+    assert cli.main(["records", "--ledger", str(ledger), "--catalog", str(default_catalog)]) == 0
+    assert cli.main(["site", str(out), "--ledger", str(ledger), "--catalog", str(default_catalog)]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def retracted_site(tmp_path_factory) -> Path:
+    """A ledger whose paper cites a DOI that Retraction Watch lists as retracted and no catalog work
+    has (an unresolved reference with a retracted DOI), and its site built without written records."""
+    work = tmp_path_factory.mktemp("retracted")
+    fixture = (FIXTURES / "notices" / "retraction_watch_2026-09_sample.csv").read_text(encoding="utf-8")
+    export = work / "retraction_watch.csv"
+    export.write_text(fixture.split("#---8<--- payload below ---8<---\n", 1)[1], encoding="utf-8")
+    catalog, ledger = work / "catalog", work / "ledger"
+    assert cli.main(["catalog", "build", "--catalog", str(catalog), str(FIXTURES / "catalog" / "works.jsonl"),
+                     str(export)]) == 0
+    refs = work / "refs.jsonl"
+    raws = [f"Placeholder P. Placeholder title zeta. Microprocess Microsyst. 2020;75:103053. doi:{RETRACTED_DOI}",
+            "Gerke H, Baillie J. To cut or stretch? Am J Gastroenterol. 2004;99:1461-3. doi:10.1111/j.1572-0241.2004.40358.x"]
+    refs.write_text("".join(json.dumps({"citing_paper": "2401.00001", "reference_index": i + 1, "raw": raw}) + "\n"
+                            for i, raw in enumerate(raws)))
+    assert cli.main(["resolve", str(refs), "--catalog", str(catalog), "--ledger", str(ledger)]) == 0
+    assert cli.main(["site", str(work / "site"), "--ledger", str(ledger), "--catalog", str(catalog)]) == 0
+    return work / "site"
+
+
+def test_every_internal_link_of_the_sample_site_resolves(sample_site):
+    files = list(sample_site.rglob("*"))
+    assert (sample_site / "index.html").is_file() and (sample_site / "notices.html").is_file()
+    broken, checked = broken_links(sample_site)
+    assert broken == [] and checked > 1000  # every paper page links its cited works' pages
+    assert len([f for f in files if f.suffix == ".html"]) > 200
+
+
+def test_the_index_lists_every_paper_with_its_counts(sample_site):
+    index = (sample_site / "index.html").read_text(encoding="utf-8")
+    rows = json.loads(re.search(r'<script type="application/json" id="papers-data">(.*?)</script>', index).group(1))
+    papers = {r["id"]: r for r in rows}
+    assert set(papers) == {"2212.11766", "2212.11770", "2212.11772", "citeledger-identifier-sample",
+                           "pmc-sample-1943-dev"}
+    sample = papers["citeledger-identifier-sample"]
+    assert sample["refs"] == 102 and sum(sample["states"]) == 102 and (sample_site / sample["href"]).is_file()
+    assert 'href="papers/citeledger-identifier-sample.html"' in index  # the rows are there without the script
+
+
+def test_a_cited_works_page_lists_the_references_citing_it(sample_site):
+    page = (sample_site / "papers" / "citeledger-identifier-sample.html").read_text(encoding="utf-8")
+    work_link = re.search(r'<p>Cited work: <a href="(\.\./works/[^"]+)">', page).group(1)
+    work = (sample_site / "papers" / unquote(work_link)).resolve()
+    text = work.read_text(encoding="utf-8")
+    assert "Cited by 1 reference in this ledger" in text and "https://doi.org/" in text
+    assert 'href="../papers/citeledger-identifier-sample.html#ref-' in text
+
+
+def test_a_mismatch_shows_both_sides_of_each_contradicting_field(sample_site):
+    page = (sample_site / "papers" / "citeledger-identifier-sample.html").read_text(encoding="utf-8")
+    assert page.count('<table class="mismatch">') == 5
+    assert ("<td>title</td><td>A vacation from work: Changes in work and nonwork outcomes</td>"
+            "<td>Postnatal depression and elation among mothers and their partners: prevalence and predictors</td>"
+            in page)
+
+
+def test_a_retracted_doi_of_an_unresolved_reference_is_named_everywhere(retracted_site):
+    broken, _ = broken_links(retracted_site)
+    assert broken == []
+    paper = (retracted_site / "papers" / "2401.00001.html").read_text(encoding="utf-8")
+    assert "1 cited work retracted." in paper and "Cited work: nothing" not in paper
+    assert f"no catalog work; the string cites <a href=\"https://doi.org/{RETRACTED_DOI}\">doi:{RETRACTED_DOI}</a>" in paper
+    assert f"doi:{RETRACTED_DOI} is retracted: expression_of_concern 2021-06-25" in paper
+    notices = (retracted_site / "notices.html").read_text(encoding="utf-8")
+    assert "<h2>Retracted (1 cited work)</h2>" in notices and f"doi:{RETRACTED_DOI}" in notices
+    assert 'href="papers/2401.00001.html#ref-1"' in notices
+    index = (retracted_site / "index.html").read_text(encoding="utf-8")
+    assert '<span class="marker">1</span>' in index
+
+
+def test_a_long_records_page_files_link_to_the_right_page(tmp_path):
+    """A record of 5 references at a page cap of 2: three page files, the notices on the first page
+    lead to the page holding each reference, the pager to every page; no link is broken."""
+    from test_records import WORK_A, record_of
+
+    from citeledger.records.fast_pages import render_all_files
+    from citeledger.records.names import href_name, record_file_stem
+
+    record = record_of("arXiv:0704.0001", WORK_A, page_cap=2)
+    files = render_all_files(record)
+    assert sorted(files) == ["html", "page-2.html", "page-3.html", "txt"]
+    stem = record_file_stem("arXiv:0704.0001")
+    for suffix, data in files.items():
+        (tmp_path / f"{stem}.{suffix}").write_bytes(data)
+    (tmp_path / f"{record_file_stem('10.1234/b')}.html").write_text("<p>the citing paper's page</p>")
+    broken, _ = broken_links(tmp_path)
+    assert broken == []
+    first = parse(tmp_path / f"{stem}.html")
+    noticed = [link for link in first.links if "#ref-" in link and not link.startswith("#")]
+    assert noticed and all(link.startswith(href_name(stem) + ".page-") for link in noticed)
