@@ -122,3 +122,50 @@ def test_a_long_records_page_files_link_to_the_right_page(tmp_path):
     first = parse(tmp_path / f"{stem}.html")
     noticed = [link for link in first.links if "#ref-" in link and not link.startswith("#")]
     assert noticed and all(link.startswith(href_name(stem) + ".page-") for link in noticed)
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at "
+                                    "/usr/bin/chromium (apt-get install chromium; .ci/run installs it)")
+
+
+def dump_dom(url: str) -> str:
+    """The DOM of ``url`` after its scripts ran, from headless chromium (no network: file:// only)."""
+    import subprocess
+
+    done = subprocess.run([str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                           "--disable-extensions", "--virtual-time-budget=5000", "--dump-dom", url],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+@needs_chromium
+def test_the_index_searches_in_a_real_browser_from_the_file_system(sample_site):
+    """``index.html?q=identifier`` from file://: the script reads the embedded rows, shows the one
+    paper whose id matches and says so; with no query every paper is shown."""
+    every = dump_dom((sample_site / "index.html").as_uri())
+    assert "5 of 5 papers shown" in every
+    found = dump_dom((sample_site / "index.html").as_uri() + "?q=identifier")
+    assert '1 of 5 papers shown for "identifier"' in found
+    body = found.split('<tbody id="papers-body">', 1)[1].split("</tbody>", 1)[0]
+    assert body.count("<tr>") == 1 and 'href="papers/citeledger-identifier-sample.html"' in body
+    none = dump_dom((sample_site / "index.html").as_uri() + "?q=no-such-paper")
+    assert "0 of 5 papers shown" in none
+
+
+@needs_chromium
+def test_links_on_a_sample_of_pages_resolve_in_a_real_browser(sample_site):
+    """Links of a paper page (a cited work's page, the index, the notices) and of a cited work's page
+    (back to the citing reference's anchor) open in the browser as the pages they name."""
+    paper = sample_site / "papers" / "citeledger-identifier-sample.html"
+    links = parse(paper).links
+    work = next(link for link in links if link.startswith("../works/"))
+    opened = dump_dom((paper.parent / unquote(work)).resolve().as_uri())
+    assert "<title>Cited work " in opened
+    back = next(link for link in parse((paper.parent / unquote(work)).resolve()).links if "#ref-" in link)
+    path, anchor = back.split("#")
+    target = dump_dom((paper.parent / unquote(path)).resolve().as_uri() + "#" + anchor)
+    assert f'id="{anchor}"' in target and "<title>Citation ledger of citeledger-identifier-sample" in target
+    for name, title in (("../index.html", "Citation ledger"), ("../notices.html", "Standing notices")):
+        assert name in links and f"<title>{title}" in dump_dom((paper.parent / name).resolve().as_uri())
