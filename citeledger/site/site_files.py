@@ -1,7 +1,7 @@
 """``citeledger site OUT``: the static site written to ``OUT`` (``index.html``, ``notices.html``,
 ``papers/<stem>.html`` and its later pages, ``works/<stem>.html``), streaming: each record is read,
-its pages made and queued, and the queue written in batches through ``storage.atomic`` (one disk
-sync a batch); only the index rows and the cited works' citing references are kept to the end.
+its pages made and queued, and the queue written in batches through ``storage.atomic`` (each file
+whole or absent; no disk sync: the site is made again from the ledger at will); only the index rows and the cited works' citing references are kept to the end.
 Files of an earlier build that this one did not write are removed from ``papers/`` and ``works/``."""
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ class _Queue:
 
     def flush(self) -> None:
         if self.files:
-            atomic_write_files(self.files)
+            atomic_write_files(self.files, sync=False)  # a site is made again from the ledger at will
             self.files = []
 
 
