@@ -32,16 +32,21 @@ def main() -> None:
     parser.add_argument("--papers", type=int, default=10_000)
     parser.add_argument("--refs", type=int, default=40)
     parser.add_argument("--keep", metavar="DIR", help="copy the site to DIR (to open it)")
+    parser.add_argument("--ledger-dir", metavar="DIR", help="make the catalog and ledger with its records in DIR, "
+                        "or use the ones a run before made there (the site alone is timed either way)")
     parser.add_argument("--profile", action="store_true", help="print the site build's top functions by own time")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-site-") as tmp:
-        t0 = time.perf_counter()
-        catalog, ledger = make_ledger(Path(tmp), args.papers, args.refs)
-        papers = citing_papers(ledger, catalog, None)
-        print(f"ledger of {len(papers)} papers x {args.refs} references made in {time.perf_counter() - t0:.1f} s")
-        t0 = time.perf_counter()
-        record_files.write_records(papers, ledger, catalog)
-        print(f"records written in {time.perf_counter() - t0:.1f} s")
+        work = Path(args.ledger_dir or tmp)
+        catalog, ledger = work / "catalog", work / "ledger"
+        if not (ledger / "records").is_dir():
+            t0 = time.perf_counter()
+            make_ledger(work, args.papers, args.refs)
+            papers = citing_papers(ledger, catalog, None)
+            print(f"ledger of {len(papers)} papers x {args.refs} references made in {time.perf_counter() - t0:.1f} s")
+            t0 = time.perf_counter()
+            record_files.write_records(papers, ledger, catalog)
+            print(f"records written in {time.perf_counter() - t0:.1f} s")
         out = Path(tmp) / "site"
         cpu0, wall0 = time.process_time(), time.perf_counter()
         load = os.getloadavg()

@@ -208,6 +208,10 @@ def text_reference(view: RecordView, item: Mapping[str, Any]) -> str:
 
 def css() -> str:
     """The page style; each state's colour (``words.STATES``) as a class ``s-<state>``."""
+    return CSS
+
+
+def make_css() -> str:
     colours = "".join(f".s-{s}{{border-left-color:{c}}}.s-{s} .badge,.badge.s-{s},.sw.s-{s}{{background:{c}}}"
                       for s, (_, _, c) in words.STATES.items())
     return ("body{font-family:system-ui,sans-serif;max-width:62em;margin:1.5em auto;padding:0 1em;line-height:1.45;"
@@ -221,6 +225,9 @@ def css() -> str:
             ".ref.n-retracted,.ref.n-withdrawn{background:#fee}.ref.n-expression_of_concern{background:#fff4e0}"
             ".marker{color:#c00;font-weight:bold}.raw{color:#444}.prov{color:#57606a;font-size:.9em}"
             ".mismatch{background:#fff8c5}.pager{margin:1em 0}.legend span{margin-right:1em}nav.home{font-size:.9em}")
+
+
+CSS = make_css()
 
 
 def state_class(state: Any) -> str:
@@ -242,7 +249,8 @@ def html_page(view: RecordView, number: int) -> str:
             f"<title>{e(heading)}{e(' — ' + str(work['title']) if work.get('title') else '')}"
             f"{e(f' (page {number})' if number > 1 else '')}</title><style>{css()}</style></head><body>"]
     if view.links.home:
-        page.append('<nav class="home">' + " · ".join(link(h, e(label)) for label, h in view.links.home) + "</nav>")
+        home = " &middot; ".join(link(h, e(label)) for label, h in view.links.home)
+        page.append(f'<nav class="home">{home}</nav>')
     page.append(f"<h1>{e(heading)}</h1>")
     if work.get("title"):
         page.append(f'<p class="title"><b>{e(work["title"])}</b></p>')

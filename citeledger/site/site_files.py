@@ -1,8 +1,9 @@
 """``citeledger site OUT``: the static site written to ``OUT`` (``index.html``, ``notices.html``,
 ``papers/<stem>.html`` and its later pages, ``works/<stem>.html``), streaming: each record is read,
 its pages made and queued, and the queue written in batches through ``storage.atomic`` (each file
-whole or absent; no disk sync: the site is made again from the ledger at will); only the index rows and the cited works' citing references are kept to the end.
-Files of an earlier build that this one did not write are removed from ``papers/`` and ``works/``."""
+whole or absent; no disk sync: the site is made again from the ledger at will); only the index
+rows and the cited works' citing references are kept to the end. Files of an earlier build that
+this one did not write are removed from ``papers/`` and ``works/``."""
 from __future__ import annotations
 
 import time

@@ -70,7 +70,7 @@ def page_head(title: str, top: str) -> list[str]:
             f"<title>{e(title)}</title><style>{css()}.has{{font-weight:bold}}body.wide{{max-width:90em}}"
             "th[data-key]{cursor:pointer;text-decoration:underline dotted}#search{font-size:1.1em;width:30em}"
             "</style></head><body" + (' class="wide">' if top == "" and title == "Citation ledger" else ">"),
-            f'<nav class="home">{link(top + "index.html", "All papers")} · '
+            f'<nav class="home">{link(top + "index.html", "All papers")} &middot; '
             f'{link(top + "notices.html", "Standing notices")}</nav>', f"<h1>{e(title)}</h1>"]
 
 
@@ -131,7 +131,7 @@ def work_pages(stem: str, work: CitedWork) -> list[str]:
         page.append(f"<p><b>{e(work_line(resolved))}</b></p>")
         outside = [link(href, e(label)) for label, href in words.work_links(resolved)]
         if outside:
-            page.append(f"<p>Links: {' · '.join(outside)}</p>")
+            page.append(f"<p>Links: {' &middot; '.join(outside)}</p>")
         marker = ALARM.get(work.standing)
         flag = f'<span class="marker">{e(marker)}</span> ' if marker else ""
         page.append(f"<p>{flag}Notice: {e(work.notice)}</p>")
