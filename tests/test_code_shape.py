@@ -21,7 +21,8 @@ WRITING_CALLS = {("os", "replace"), ("os", "rename"), ("shutil", "move"), ("shut
 # ledger folder: ledger.py; the nightly's own inbox and harvest state: nightly.py, remote_files.py.
 WRITERS = {"atomic", "catalog", "catalog_extract", "blocking", "shards", "pins", "ledger", "nightly", "remote_files",
            "outcome_share",  # outcome_share: the fuzzy outcomes a pool's workers share, in the temp folder
-           "hash_runs"}  # hash_runs: the index files blocking.py streams (``npy_stream``), through atomic.py
+           "hash_runs",  # hash_runs: the index files blocking.py streams (``npy_stream``), through atomic.py
+           "site_files"}  # site_files: the static site of the ledger (``citeledger site OUT``), its own folder
 # Scratch, not data: the input spool (a pipe copied once so it can be read twice, deleted after
 # planning), the lock files of locking.py (empty; only their flock matters) and the index build's
 # sort runs (hash_runs.py: in the build's run folder, removed when it ends or by the next build).
