@@ -60,6 +60,16 @@ def test_every_internal_link_of_the_sample_site_resolves(sample_site):
     assert len([f for f in files if f.suffix == ".html"]) > 200
 
 
+def test_two_processes_write_the_same_site(sample_site, default_catalog, tmp_path):
+    """The papers' pages made by two worker processes, each its half, give the same files."""
+    from citeledger.site.site_files import build_site
+
+    report = build_site(tmp_path / "two", sample_site.parent / "ledger", default_catalog, workers=2)
+    one = {p.relative_to(sample_site): p.read_bytes() for p in sample_site.rglob("*.html")}
+    two = {p.relative_to(tmp_path / "two"): p.read_bytes() for p in (tmp_path / "two").rglob("*.html")}
+    assert report.files == len(two) and one.keys() == two.keys() and one == two
+
+
 def test_the_index_lists_every_paper_with_its_counts(sample_site):
     index = (sample_site / "index.html").read_text(encoding="utf-8")
     rows = json.loads(re.search(r'<script type="application/json" id="papers-data">(.*?)</script>', index).group(1))

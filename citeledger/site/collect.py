@@ -21,13 +21,14 @@ from citeledger.records.pages import ALARM, PageLinks, RecordView, notice_line, 
 PAPERS, WORKS = "papers", "works"  # the site's folders of paper and cited-work pages
 
 
-def ledger_records(ledger_dir: str | Path, catalog_dir: str | Path) -> Iterator[dict[str, Any]]:
-    """Every ledger paper's record, in paper order: its record file when it is a current-schema
-    record listing all its references, else built now (a paper with no file yet; a long record,
-    whose file holds only its first page cap of references), signed with the ledger's key."""
+def ledger_records(ledger_dir: str | Path, catalog_dir: str | Path,
+                   papers: list[str] | None = None) -> Iterator[dict[str, Any]]:
+    """Every ledger paper's record (or those of ``papers``), in order: its record file when it is a
+    current-schema record listing all its references, else built now (a paper with no file yet; a
+    long record, whose file holds only its first page cap of references), signed with the ledger's key."""
     folder = Path(ledger_dir) / "records"
     to_build = []
-    for paper in citing_papers(ledger_dir, catalog_dir, None):
+    for paper in citing_papers(ledger_dir, catalog_dir, None) if papers is None else papers:
         path = folder / f"{record_file_stem(paper)}.json"
         record = orjson.loads(path.read_bytes()) if path.is_file() else None
         if record is None or record.get("schema") != records.RECORD_SCHEMA or record["outbound"]["truncated"]:
@@ -67,12 +68,28 @@ class SiteData:
     """What the site gathers over the records: the index rows, the cited works, the notices;
     ``links_for`` gives each paper page its links (papers and works by relative address)."""
 
-    def __init__(self, ledger_dir: str | Path, catalog_dir: str | Path):
-        self.papers = set(citing_papers(ledger_dir, catalog_dir, None))
-        self.work_papers = ledger_work_pages(ledger_dir, catalog_dir)  # work id -> the ledger paper it is
+    def __init__(self, papers: list[str], work_papers: dict[str, str]):
+        self.papers = set(papers)
+        self.work_papers = work_papers  # work id -> the ledger paper it is
         self.rows: list[dict[str, Any]] = []
         self.works: dict[str, CitedWork] = {}
         self.noticed: dict[str, Noticed] = {}
+
+    @staticmethod
+    def of_ledger(ledger_dir: str | Path, catalog_dir: str | Path) -> "SiteData":
+        return SiteData(citing_papers(ledger_dir, catalog_dir, None), ledger_work_pages(ledger_dir, catalog_dir))
+
+    def merge(self, other: "SiteData") -> None:
+        """Add what another part of the papers (gathered after this one's) holds."""
+        self.rows += other.rows
+        for key, work in other.works.items():
+            got = self.works.setdefault(key, work)
+            if got is not work:
+                got.cites += work.cites
+        for key, noticed in other.noticed.items():
+            had = self.noticed.setdefault(key, noticed)
+            if had is not noticed:
+                had.cites += noticed.cites
 
     def paper_href(self, paper_id: str, prefix: str = "") -> str | None:
         """The address of a ledger paper's page from a folder (``prefix``: "" beside it, "../papers/")."""
