@@ -102,8 +102,8 @@ STEPS = [
     ("citeledger.records.files", "pass_rows", 0), ("citeledger.records.ledger_reads", "PassRows.observed", 0),
     ("citeledger.records.record", "build_record", 0), ("citeledger.records.fast_build", "_entries", 1),
     ("citeledger.records.fast_build", "_record", 1), ("citeledger.records.receipts", "sign_record", 0),
-    ("citeledger.records.record", "validate_record", 0), ("citeledger.records.fast_pages", "render_page_files", 0),
-    ("citeledger.records.pages", "render_json", 0), ("citeledger.ledger.store", "LedgerStore.write_records_batch", 0),
+    ("citeledger.records.record", "validate_record", 0), ("citeledger.records.render.fast_pages", "render_page_files", 0),
+    ("citeledger.records.render.pages", "render_json", 0), ("citeledger.ledger.store", "LedgerStore.write_records_batch", 0),
 ]
 
 

@@ -6,8 +6,8 @@ import pytest
 
 from citeledger.ledger.query import run_query
 from citeledger.records import files as record_files
-from citeledger.records import pages as record_pages
 from citeledger.records import record as records
+from citeledger.records.render import pages as record_pages
 from citeledger.run import pipeline
 
 

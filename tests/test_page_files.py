@@ -1,5 +1,5 @@
-"""A record write's pages (``page_files.render_page_files``: templates, a cache of the parts records
-share) are byte for byte the pages ``record_pages.render_ledger_text`` and ``render_ledger_html``
+"""A record write's pages (``page_files.render_page_files``, with a writer's cache kept over its
+records) are byte for byte the pages ``record_pages.render_ledger_text`` and ``render_ledger_html``
 make one by one: over generated records with odd text (HTML-special characters, controls, NULs,
 lone surrogates, long strings), odd values (numbers that are not ints, missing fields, None
 times), notices and inbound citations, with and without a cache kept over many records."""
@@ -11,8 +11,8 @@ import random
 import pytest
 from test_records import WORK_A, WORK_B, record_of
 
-from citeledger.records import fast_pages as page_files
-from citeledger.records.pages import render_ledger_html, render_ledger_text
+from citeledger.records.render import fast_pages as page_files
+from citeledger.records.render.pages import render_ledger_html, render_ledger_text
 
 TEXTS = ["A. Author, Title. J. Things 1 (2001) 1-10.", "<i>x</i> & 'q' \"r\"", "  spaced \t out\n twice  ",
          "word " * 300, "esc \x1b[31m red", "c1 \x85 and \x9f", "nul \x00 inside", "é ü \u2028 \u00a0 \U0001f600",
@@ -104,32 +104,6 @@ def test_generated_records_give_the_reference_pages(seed):
         assert _new(record, None) == expected
         assert _new(record, cache) == expected  # the cache kept over every record before
         assert _new(record, cache) == expected  # and with every line of this one in it
-
-
-def test_the_builders_records_take_the_template_path_and_equal_the_reference():
-    """Records as the builder writes them: every reference by the templates (no fallback), lines of
-    shared resolved views and notices made once, the same bytes."""
-    record = record_of("arXiv:0704.0001", WORK_A)
-    items = record["outbound"]["items"]
-    for item in items[1:]:  # every reference shares the first one's resolved view and notice
-        item["resolved"], item["notice"] = items[0]["resolved"], items[0]["notice"]
-    cache = page_files.PageCache()
-    assert page_files.render_page_files(record, cache) == _old(record)
-    assert len(cache.tails) == 1 and len(cache.heads) == len(items)
-
-
-def test_a_line_of_a_shared_part_is_kept_with_the_part():
-    """A cached line is taken only for the very dict it was made of: another dict, even at the
-    address of one freed, gets its own line."""
-    cache = page_files.PageCache()
-    record = record_of("arXiv:0704.0001", WORK_A)
-    first = page_files.render_page_files(record, cache)
-    other = copy.deepcopy(record)
-    for item in other["outbound"]["items"]:
-        if item["resolved"]:
-            item["resolved"] = dict(item["resolved"], title="Another title")
-    assert page_files.render_page_files(other, cache) == _old(other) != first
-    assert page_files.render_page_files(record, cache) == first
 
 
 def test_zero_scores_keep_their_sign():

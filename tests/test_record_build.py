@@ -21,7 +21,7 @@ from citeledger.records import files as record_files
 from citeledger.records import record as records
 from citeledger.records.canonical import BuiltRecord
 from citeledger.records.ledger_reads import papers_observations
-from citeledger.records.pages import render_json
+from citeledger.records.render.pages import render_json
 from resolvers.errors import JCSError
 from resolvers.jcs import es_number, jcs_exact
 from resolvers.notices.standing import EventType, NoticeEvent, notice_row, standing_notice

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from record_writer_check import check_record_bytes, check_record_file
 from test_record_v2 import expected_case
 
-from citeledger.records.pages import render_json
 from citeledger.records.receipts import sign_record
+from citeledger.records.render.pages import render_json
 from resolvers.errors import JCSError
 from resolvers.jcs import jcs_exact
 
@@ -88,9 +88,10 @@ EVIDENCE = st.recursive(
 def test_evidence_read_by_orjson_is_what_json_loads_read(value):
     """``records.evidence_value`` reads a reference's evidence JSON with orjson (NaN, infinities and
     integers beyond 2**64 through json.loads): the record values are those json.loads gave."""
-    from citeledger.records.record import _json_number, evidence_value
+    from citeledger.records.evidence import json_number
+    from citeledger.records.record import evidence_value
 
     text = json.dumps(value)
-    expected = json.loads(text, parse_float=_json_number, parse_constant=lambda _: None)
+    expected = json.loads(text, parse_float=json_number, parse_constant=lambda _: None)
     assert evidence_value(text) == expected
     assert json.dumps(evidence_value(text)) == json.dumps(expected)  # 1 and 1.0, 0 and -0.0 told apart

@@ -13,8 +13,8 @@ from test_ledger_records import RETRACTED, resolve
 from citeledger.cli.commands import main
 from citeledger.records import fast_build
 from citeledger.records import record as records
-from citeledger.records.pages import render_ledger_html, render_ledger_text
 from citeledger.records.receipts import sign_record
+from citeledger.records.render.pages import render_ledger_html, render_ledger_text
 from resolvers.notices.standing import standing_notice
 
 EXPECTED = Path(__file__).parent / "golden" / "record_v2_expected.json"
@@ -95,7 +95,7 @@ def test_pages_open_with_as_of_and_show_the_new_fields():
     text = render_ledger_text(record)
     first = text.splitlines()[0]
     assert first == ("As of 2026-01-01T10:00:00.000000Z, this record measured the resolution of 2 of 2 references, "
-                     "the notices of 1 of 1 linked cited works and the citations from the 1 references in this ledger "
+                     "the notices of the cited works of 1 of 1 linked references and the citations from the 1 references in this ledger "
                      "that cite the paper; it did not measure citations from outside this ledger.")
     assert "handle p-pisuz2mz5v | aliases: 0704.0001, arXiv:0704.0001, 0704.0001v1" in text
     assert "submitted 2007-04-02T19:18:42Z, last updated 2007-04-03T10:00:00Z" in text

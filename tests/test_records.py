@@ -10,9 +10,9 @@ import jsonschema
 import pytest
 
 from citeledger.records.fast_build import build_record
-from citeledger.records.pages import render_ledger_html, render_ledger_text
 from citeledger.records.receipts import sign_record
 from citeledger.records.record import STATES, content_digest, select_rows, validate_record
+from citeledger.records.render.pages import render_html_pages, render_ledger_html, render_ledger_text
 from resolvers.notices.standing import EventType, NoticeEvent, notice_row, standing_notice
 
 RUN = "run-2026-01-01"
@@ -162,7 +162,12 @@ def test_page_cap_is_stated_and_counts_stay_whole():
     assert a["outbound"] | {"items": None} == {"total": 5, "listed": 2, "cap": 2, "truncated": True, "items": None}
     assert [i["reference_index"] for i in a["outbound"]["items"]] == [1, 2]
     assert a["counts"]["references"] == 5 and a["page_caps"] == {"outbound": 2, "inbound": 2}
-    assert "cut at 2" in render_ledger_text(a)
+    # the pages list every reference the builder kept, in pages of the cap; the file's record only its listed ones
+    assert "\n[5] " in render_ledger_text(a).split("\nReferences (")[1] and len(render_html_pages(a)) == 3
+    read_back = json.loads(json.dumps(a))
+    listed = render_ledger_text(read_back).split("\nReferences (")[1]
+    assert listed.startswith("2 of 5 listed, cut at 2)") and "\n[5] " not in listed
+    assert len(render_html_pages(read_back)) == 1
 
 
 def test_schema_rejects_a_record_missing_a_state():
@@ -182,21 +187,22 @@ def test_text_page_marks_the_retracted_work():
     assert '\nCitation ledger of arXiv:0704.0001 "Paper A"\n' in text
     notices_part, references_part = text.split("\nReferences (", 1)
     # the retracted work is listed up front among the works with notices, and marked in the list
-    assert "Cited works with notices (2, all listed):\n[2] w-r" in notices_part
+    assert "Cited works with notices (2 works, 2 references):\n[2] w-r" in notices_part
+    assert "Notices: 1 cited work retracted, 1 cited work corrected." in notices_part
     retracted = [b for b in references_part.split("\n[") if "!! RETRACTED" in b]
-    assert len(retracted) == 1 and retracted[0].startswith("2] verified_exact")
-    assert "verified_exact 2" in text and "unavailable 0" in text
-    assert "Cited by (1 of 1 listed)" in text and "10.1234/b reference [1]" in text
+    assert len(retracted) == 1 and retracted[0].startswith("2] verified exactly (verified_exact)")
+    assert "verified exactly  " in text and "(verified_exact: " in text and "(unavailable: " in text
+    assert "Cited by papers in this ledger (1 of 1 listed)" in text and "10.1234/b reference [1]" in text
 
 
 def test_html_page_is_escaped_and_marks_the_retracted_work():
     page = render_ledger_html(record_of("arXiv:0704.0001", WORK_A))
     assert "<script>alert(1)</script>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
-    assert page.count('class="ref retracted"') == 2  # in the notices section and in the list
+    assert page.count('class="n-retracted"') == 1 and page.count("n-retracted\" id=") == 1  # notices, list
     assert '<a href="#ref-2">[2]</a>' in page and 'id="ref-2"' in page
     assert '<span class="marker">!! RETRACTED</span>' in page
-    assert page.count('class="ref corrected"') == 2
+    assert page.count('class="n-corrected"') == 1 and page.count("n-corrected\" id=") == 1
 
 
 def _current_table(con, observed_at_type: str, rows: list[dict]) -> None:

@@ -149,7 +149,7 @@ def cmd_record(args: argparse.Namespace) -> int:
     from citeledger.ledger.store import require_ledger
     from citeledger.records import record as records
     from citeledger.records.files import citation_record
-    from citeledger.records.pages import render_ledger_html, render_ledger_text
+    from citeledger.records.render.pages import render_ledger_html, render_ledger_text
 
     require_ledger(args.ledger)
     check_sign(args)
@@ -454,6 +454,9 @@ def build_parser() -> argparse.ArgumentParser:
     _resolve_parser(sub)
     _ledger_parsers(sub)
     _flow_parsers(sub)
+    from citeledger.cli.site import site_parser
+
+    site_parser(sub, _sub, DEFAULT_LEDGER, DEFAULT_CATALOG)
     return parser
 
 

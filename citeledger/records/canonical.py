@@ -25,11 +25,14 @@ class BuiltRecord(dict):
     """A record as ``fast_build.build_record`` returns it (a plain dict to every reader), with the JCS
     bytes of its members (``members``: name, value, bytes; sorted by name) and the digest taken
     over them. Nothing changes a built record's content after it is built (the writer only adds
-    its ``receipt``); ``file_bytes`` checks that each member is still the value it encoded."""
+    its ``receipt``); ``file_bytes`` checks that each member is still the value it encoded.
+    ``unlisted``: the outbound references past the page cap, which the file does not hold and the
+    record's pages list on their later page files (``pages.reference_pages``)."""
 
-    __slots__ = ("members", "digest")
+    __slots__ = ("members", "digest", "unlisted")
     members: tuple[tuple[str, Any, bytes], ...]
     digest: str
+    unlisted: list[dict[str, Any]]
 
 
 def body_digest(members: tuple[tuple[str, Any, bytes], ...]) -> str:

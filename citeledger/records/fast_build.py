@@ -322,6 +322,7 @@ def _record(paper_id: str, paper_work: Mapping[str, Any] | None, out_rows: list[
         ("schema", records.RECORD_SCHEMA, _SCHEMA_JCS),
         ("with_notices", got.noticed, _items_jcs(got.noticed_canon) or jcs_plain(got.noticed)))
     record.digest = record[records.DIGEST_FIELD] = body_digest(record.members)
+    record.unlisted = got.items[len(outbound_page["items"]):]  # on the pages, not in the file
     return record
 
 

@@ -4,25 +4,24 @@ HTML) written under ``<ledger>/records/``."""
 from __future__ import annotations
 
 import gc
-import hashlib
 import json
 import logging
 import math
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
-from urllib.parse import quote
 
 from citeledger.catalog.store import ParquetCatalog
 from citeledger.engine.process_cache import get_catalog
 from citeledger.ledger.store import LedgerStore, SyncedBatches, check_ledger_dir
 from citeledger.options import at_least, check_run_id
 from citeledger.records import fast_build, receipts
-from citeledger.records import fast_pages as page_files
-from citeledger.records import pages as record_pages
 from citeledger.records import record as records
 from citeledger.records import workers as record_workers
 from citeledger.records.ledger_reads import citing_papers, pass_rows
 from citeledger.records.paper import HANDLE_RE, arxiv_of
+from citeledger.records.render import fast_pages as page_files
+from citeledger.records.render import pages as record_pages
+from citeledger.records.render.names import record_file_stem
 from citeledger.storage import locking
 from citeledger.storage.places import CatalogDir, LedgerDir, LedgerPlaces
 from resolvers.errors import JCSError, NotFound, RecordsIncomplete, UnknownRun, UsageError
@@ -172,27 +171,6 @@ def citing_titles(catalog: ParquetCatalog, citing: list[str]) -> dict[str, str]:
             if work and work.get("title")}
 
 
-RECORD_STEM_MAX = 120
-
-
-def record_file_stem(paper_id: str) -> str:
-    """The record file name of a paper id: distinct ids always get distinct names.
-
-    An id whose percent-escape (``quote``, keeping ``-_.``) is a plain name (not empty, no
-    leading dot, no upper-case letter, at most 120 bytes) is its own name: ``2301.00001``,
-    ``hep-th%2F9901001``, ``10.1000%2Fxyz``; escaping is reversible, so these never meet. Any
-    other id gets the escape's first 100 bytes, ``+`` and 16 hex digits of the id's SHA-256
-    (``hidden+1f0c...`` for ``.hidden``, ``PhysRev...+...`` for a DOI with capitals, so two ids
-    differing only in case stay apart on a case-blind file system). ``+`` never occurs in a
-    plain name (``quote`` escapes it), so the two kinds cannot meet either."""
-    escaped = quote(paper_id, safe="-_.")
-    plain = escaped.lstrip(".")
-    if plain == escaped and plain and len(plain) <= RECORD_STEM_MAX and not any("A" <= c <= "Z" for c in paper_id):
-        return plain
-    digest = hashlib.sha256(paper_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return plain[:100] + "+" + digest
-
-
 def write_records(paper_ids: Sequence[str], ledger_dir: LedgerDir, catalog_dir: CatalogDir,
                   progress: Callable[[int], None] | None = None, workers: int | None = None) -> list[Path]:
     """Write each paper's record as JSON, text and HTML under ``<ledger>/records/``, under the
@@ -244,8 +222,7 @@ _FAILED: dict[str, str] = {}  # paper id -> why its record could not be built (t
 def record_pages_of(record: dict[str, Any], lines: page_files.PageCache | None = None) -> dict[str, bytes]:
     """A record's files: its JSON (the record's JCS and a newline, ``record_canonical``), text and HTML pages
     (``lines``: the writer's cache of shared parts' page lines, see ``page_files.render_page_files``)."""
-    text, page = page_files.render_page_files(record, lines)
-    return {"json": record_pages.render_json(record), "txt": text, "html": page}
+    return {"json": record_pages.render_json(record), **page_files.render_all_files(record, lines)}
 
 
 def write_block(paper_ids: Sequence[str], ledger_dir: str, catalog_dir: str, first: int = 0,
@@ -279,7 +256,8 @@ def _write_batches(paper_ids: Sequence[str], ledger_dir: LedgerDir, catalog_dir:
     batch: list[tuple[str, dict[str, bytes]]] = []
     key = receipts.active_key(ledger_dir)  # None: the records say they are unsigned (receipts.py)
     records_of = records_or_failures(paper_ids, ledger_dir, catalog_dir)
-    lines = page_files.PageCache()  # page lines of the cited works, notices and times the records share
+    lines = page_files.PageCache(ledger_work_pages(ledger_dir, catalog_dir))  # cited works that are ledger papers
+    old_pages, stale = later_page_files(LedgerPlaces.of(ledger_dir).records), []
     batches = ledger.record_batches()  # each batch's disk sync runs while the next batch is built
     try:
         for n, (paper_id, record) in enumerate(zip(paper_ids, records_of), start=first):
@@ -294,7 +272,9 @@ def _write_batches(paper_ids: Sequence[str], ledger_dir: LedgerDir, catalog_dir:
                 _FAILED[paper_id] = f"{exc}"
                 log.warning("paper %r: no record written: %s", paper_id, exc)
                 continue
-            batch.append((record_file_stem(paper_id), pages))
+            stem = record_file_stem(paper_id)
+            batch.append((stem, pages))
+            stale += [f"{stem}.{suffix}" for suffix in old_pages.get(stem, ()) if suffix not in pages]
             if len(batch) == RECORDS_PER_WRITE:
                 written += _publish(ledger, batch, progress, batches)
                 batch = []
@@ -304,7 +284,26 @@ def _write_batches(paper_ids: Sequence[str], ledger_dir: LedgerDir, catalog_dir:
     except BaseException:
         batches.abort()
         raise
+    for name in stale:  # page files of a record that now has fewer pages
+        (LedgerPlaces.of(ledger_dir).records / name).unlink(missing_ok=True)
     return written
+
+
+def later_page_files(folder: Path) -> dict[str, list[str]]:
+    """The second and later HTML page files in a records folder, by record stem: their suffixes."""
+    found: dict[str, list[str]] = {}
+    if folder.is_dir():
+        for path in folder.glob("*.page-*.html"):
+            stem, _, suffix = path.name.rpartition(".page-")
+            found.setdefault(stem, []).append("page-" + suffix)
+    return found
+
+
+def ledger_work_pages(ledger_dir: LedgerDir, catalog_dir: CatalogDir) -> dict[str, str]:
+    """The catalog work id of each ledger paper the catalog knows: its record is that work's page."""
+    papers = citing_papers(ledger_dir, catalog_dir, None)
+    return {work["work_id"]: paper for paper, work in zip(papers, find_papers_works(get_catalog(catalog_dir), papers))
+            if work}
 
 
 def _publish(ledger: LedgerStore, batch: list[tuple[str, dict[str, bytes]]],

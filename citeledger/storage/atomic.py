@@ -75,7 +75,7 @@ def staged(path: Path, staging_dir: Path | None = None, mode: int = 0o644) -> It
 _STAGED = itertools.count()  # staged names of a batch: ``.NAME.<pid>-<n>.tmp``, unique per process
 
 
-def atomic_write_files(files: Sequence[tuple[Path | str, bytes]], mode: int = 0o644) -> None:
+def atomic_write_files(files: Sequence[tuple[Path | str, bytes]], mode: int = 0o644, sync: bool = True) -> None:
     """Many whole files written in one batch (citation records): each staged beside its target,
     then one ``os.sync()`` for all of them instead of an fsync per file and per folder (the fsyncs
     were most of a record's cost; it flushes every file system of the machine), then each renamed
@@ -84,14 +84,17 @@ def atomic_write_files(files: Sequence[tuple[Path | str, bytes]], mode: int = 0o
     its HTML old) and staged temps (``remove_leftovers``). Staged with ``os.open``/``os.write``
     under a name made of the process id and a counter (``tempfile.mkstemp``'s random names and
     file objects cost a third of a millisecond a record), with ``mode`` from the start when the umask
-    keeps it (else private, 0600, until written)."""
+    keeps it (else private, 0600, until written). ``sync=False``: files that can be made again
+    from what is on the disk (a static site of the ledger): each is still seen old or new, never
+    half written, but nothing waits for the disk (a crash may lose the latest ones)."""
     staged_files = _stage_files(files, mode)
     try:
-        os.sync()  # Linux: returns once every staged byte is on the disk
+        if sync:
+            os.sync()  # Linux: returns once every staged byte is on the disk
     except BaseException:
         _unlink(staged_files)
         raise
-    _publish_staged(staged_files)
+    _publish_staged(staged_files, sync)
 
 
 def _stage_files(files: Sequence[tuple[Path | str, bytes]], mode: int = 0o644) -> list[tuple[str, str]]:
@@ -153,9 +156,9 @@ def _umask_keeps(mode: int) -> bool:
     return False
 
 
-def _publish_staged(staged_files: list[tuple[str, str]]) -> None:
+def _publish_staged(staged_files: list[tuple[str, str]], sync: bool = True) -> None:
     """Staged files whose bytes are on the disk renamed into place one by one, then each folder
-    fsynced once; on a failure the temps not yet renamed are removed."""
+    fsynced once (``sync``); on a failure the temps not yet renamed are removed."""
     published = 0
     try:
         for tmp, path in staged_files:
@@ -165,7 +168,7 @@ def _publish_staged(staged_files: list[tuple[str, str]]) -> None:
                 with disk_errors(Path(path)):
                     raise
             published += 1
-        for folder in sorted({os.path.dirname(path) or "." for _, path in staged_files}):
+        for folder in sorted({os.path.dirname(path) or "." for _, path in staged_files}) if sync else ():
             _fsync(Path(folder))
     finally:
         _unlink(staged_files[published:])

@@ -1,0 +1,163 @@
+"""A record seen as its pages see it (``RecordView``): all its references split into pages, the
+page of each, the provenance they share, the cited works with notices; where its links lead
+(``PageLinks``), and the lines both the text and the HTML page say of a work, a notice, a time."""
+from __future__ import annotations
+
+import html
+from typing import Any, Callable, Mapping
+
+from citeledger.records.render import words
+from citeledger.records.render.names import href_name, page_file, record_file_stem
+
+ALARM = {"retracted": "!! RETRACTED", "withdrawn": "!! WITHDRAWN",
+         "expression_of_concern": "! EXPRESSION OF CONCERN"}
+
+
+def escape_html(value: Any) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def work_line(resolved: Mapping[str, Any] | None, doi: str | None = None) -> str:
+    """A cited work in one line: its id, the ids the id does not show, title and year; with no
+    catalog work, the DOI of the string a notice is about (``doi``), if any."""
+    if not resolved:
+        return f"no catalog work; the string cites doi:{doi}" if doi else "no catalog work"
+    bits = [str(resolved.get("work_id"))]
+    for key, prefix in (("doi", "doi:"), ("arxiv_id", "arxiv:")):  # the ids the work id does not show
+        if resolved.get(key) and f"{prefix}{resolved[key]}".lower() != str(resolved.get("work_id")).lower():
+            bits.append(f"{prefix}{resolved[key]}")
+    text = " ".join(bits)
+    if resolved.get("title"):
+        text += f' "{resolved["title"]}"'
+    if resolved.get("year"):
+        text += f" ({resolved['year']})"
+    return text
+
+
+def snapshot_line(item: Mapping[str, Any]) -> str:
+    fingerprint = item.get("snapshot_fingerprint")
+    if not fingerprint:
+        return "unknown"
+    return f"{str(fingerprint)[:19]}… built {item.get('snapshot_observed_at') or 'at an unknown time'}"
+
+
+def events_line(notice: Mapping[str, Any]) -> str:
+    """A notice's events: "retraction 2024-02-14 notice doi:10.x [retraction_watch_csv]; ..."."""
+    return "; ".join(
+        f"{e['type']} {e.get('date') or 'undated'}"
+        + (f" notice doi:{e['notice_doi']}" if e.get("notice_doi") else "")
+        + f" [{', '.join(e.get('sources') or [])}]"
+        for e in notice["events"])
+
+
+def notice_line(notice: Mapping[str, Any], doi: str | None = None) -> str:
+    """A notice in words, the DOI it is about named when it is one to act on."""
+    if notice["state"] != "measured":
+        reason = notice.get("reason")
+        return f"not checked for notices: {words.NOTICE_REASONS.get(str(reason), str(reason))}"
+    checked = ", ".join(notice.get("sources_checked") or []) or "no source"
+    if notice.get("receipts"):
+        checked = ", ".join(f"{r['source']} at {r['checked_at']}" for r in notice["receipts"])
+    if not notice["events"]:
+        return f"no notice found (checked: {checked})"
+    standing = notice["standing"]
+    named = f"doi:{doi} is {words.STANDINGS.get(standing, standing)}: " if doi and standing in ALARM else ""
+    return f"{ALARM.get(standing, standing)}: {named}{events_line(notice)}"
+
+
+def as_of_sentence(record: Mapping[str, Any]) -> str:
+    """One sentence: as of when, what the record measured and what it did not."""
+    cov = record["coverage"]
+    if "external_citations" not in cov:  # a v1 record: no lanes with states
+        return f"As of {record['coverage']['resolution'].get('as_of') or 'an unknown time'}, this is a v1 record."
+    res, notes, inbound = cov["resolution"], cov["notices"], cov["inbound"]
+    missing = [name for name, lane in (("the paper's own metadata", cov["paper_metadata"]), ("notices", notes),
+                                       ("resolution", res)) if lane["state"] == "not_measured"]
+    return (f"As of {record.get('as_of') or 'an unknown time'}, this record measured the resolution of "
+            f"{res['observed']} of {res['denominator']} references, the notices of the cited works of "
+            f"{notes['observed']} of {notes['denominator']} linked references and the citations from the "
+            f"{inbound['denominator']} references in this ledger that cite the paper; it did not measure citations "
+            f"from outside this ledger" + (f", nor {', '.join(missing)}" if missing else "") + ".")
+
+
+def provenance_of(item: Mapping[str, Any]) -> str | None:
+    """Where a reference's observation came from and what it was judged against (v2 records)."""
+    if "source_observed_at" not in item:
+        return None
+    run = f" in run {item['run_id']}" if item.get("run_id") else ""
+    return (f"read {item['source_observed_at']} from {item.get('source')}; judged against catalog "
+            f"{snapshot_line(item)}; resolved {item.get('resolved_at')}{run}")
+
+
+def common_provenance(references: list[Mapping[str, Any]]) -> str | None:
+    """The provenance most references share (said once per page), None when none has one."""
+    counts: dict[str, int] = {}
+    for item in references:
+        line = provenance_of(item)
+        if line is not None:
+            counts[line] = counts.get(line, 0) + 1
+    return max(counts, key=lambda k: counts[k]) if counts else None
+
+
+class PageLinks:
+    """Where a record's pages link: ``stem`` (the record's file stem, naming its page files),
+    ``paper_href`` (a ledger paper id -> the relative address of its page, or None) and
+    ``work_href`` (a cited work's resolved view -> the address of its page here, or None), and
+    ``home`` ((label, address) pairs shown at the top of every page)."""
+
+    def __init__(self, stem: str, paper_href: Callable[[str], str | None] | None = None,
+                 work_href: Callable[[Mapping[str, Any]], str | None] | None = None,
+                 home: list[tuple[str, str]] | None = None):
+        self.stem = stem
+        self.paper_href = paper_href or sibling_page
+        self.work_href = work_href or (lambda resolved: None)
+        self.home = home or []
+
+
+def sibling_page(paper_id: str) -> str:
+    """The page of a ledger paper beside this one (the record files of a ledger share a folder)."""
+    return href_name(page_file(record_file_stem(str(paper_id)), 1))
+
+
+class RecordView:
+    """What every page of a record shows, worked out once: all its references (those past the cap
+    the file does not hold too, when the builder kept them: ``BuiltRecord.unlisted``), split into
+    pages of the record's page cap; the page of each; the provenance they share; the cited works
+    with notices by standing."""
+
+    def __init__(self, record: Mapping[str, Any], links: PageLinks | None = None):
+        self.record = record
+        self.links = links or PageLinks(record_file_stem(str(record["paper"]["id"])))
+        self.references = list(record["outbound"]["items"]) + list(getattr(record, "unlisted", None) or [])
+        cap = record["outbound"].get("cap")
+        size = cap if type(cap) is int and cap > 0 else max(1, len(self.references))
+        self.pages = [self.references[i:i + size] for i in range(0, len(self.references), size)] or [[]]
+        self.page_by_id: dict[int, int] = {}
+        self.page_by_index: dict[Any, int] = {}
+        for number, page in enumerate(self.pages, start=1):
+            for item in page:
+                self.page_by_id[id(item)] = number
+                try:
+                    self.page_by_index.setdefault(item["reference_index"], number)
+                except TypeError:  # an index that is no key: found by the item only
+                    pass
+        self.common = common_provenance(self.references)
+        self.noticed = words.works_by_standing(list(record["with_notices"]))
+
+    def page_of(self, item: Mapping[str, Any]) -> int | None:
+        """The page listing a reference (a listed notice's reference too), None when none does."""
+        got = self.page_by_id.get(id(item))
+        if got is None:
+            try:
+                got = self.page_by_index.get(item["reference_index"])
+            except TypeError:
+                return None
+        return got
+
+    def anchor(self, item: Mapping[str, Any], here: int) -> str | None:
+        """The link to a reference from page ``here``: ``#ref-N`` on its own page, else its page's file."""
+        number = self.page_of(item)
+        if number is None:
+            return None
+        target = f"#ref-{item['reference_index']}"
+        return target if number == here else href_name(page_file(self.links.stem, number)) + target
