@@ -151,11 +151,11 @@ def test_disk_full_writing_the_ledger_database_is_finished_by_the_resumed_run(tm
         m.setattr(ledger_module, "_write_database_file", full)
         with pytest.raises(DiskFull, match="ledger.duckdb"):
             resolve(inp, fixture_catalog, ledger, "r1")
-    assert LedgerStore(ledger).run_finished("r1") and not (ledger / "ledger.duckdb").exists()
+    assert not LedgerStore(ledger).run_finished("r1") and not (ledger / "ledger.duckdb").exists()
     assert not list(ledger.glob(".*.tmp"))
     summary = resolve(inp, fixture_catalog, ledger, "r1")
     assert summary.resumed and (ledger / "ledger.duckdb").exists()
-    assert LedgerStore(ledger).run_complete("r1")
+    assert LedgerStore(ledger).run_finished("r1")
 
 
 def test_enospc_in_a_staged_write_is_one_error_and_leaves_nothing(tmp_path, monkeypatch):
@@ -259,7 +259,9 @@ def test_ctrl_c_names_the_run_to_finish(tmp_path, fixture_catalog, capsys, monke
         pipeline.plan_run([inp], fixture_catalog, tmp_path / "ledger", run_id="r-ctrl-c")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "cmd_resolve", interrupted_resolve)
+    import importlib
+
+    monkeypatch.setattr(importlib.import_module("citeledger.cli.main"), "cmd_resolve", interrupted_resolve)
     assert cli.main(["resolve", str(inp)]) == 130
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["citeledger: interrupted; re-run with --run-id r-ctrl-c to finish"]

@@ -274,14 +274,8 @@ class LedgerStore:
                       self.part_path("runs", row["run_id"], "run"), self.staging)
 
     def run_finished(self, run_id: str) -> bool:
+        """Whether the run's row is written: the last of its finishing steps (``pipeline.finish_run``)."""
         return self.part_path("runs", run_id, "run").exists()
-
-    def run_complete(self, run_id: str) -> bool:
-        """Whether every finishing step after the run row (``pipeline._complete_run``) happened."""
-        return (self._run_dir("_runs", run_id) / "complete").exists()
-
-    def mark_complete(self, run_id: str) -> None:
-        atomic_write_bytes(self._run_dir("_runs", run_id) / "complete", b"")
 
     def known_run(self, run_id: str) -> bool:
         """A run this ledger has begun (finished or not)."""

@@ -86,16 +86,21 @@ def publish_artifact(markdown: str, key: str, description: str, logger: Any) -> 
 def resolve_run(inputs: Sequence[str], catalog: str, ledger: str,
                 map_batches: Callable[[pipeline.RunPlan], list[str]], logger: Any,
                 write_records: Callable[[str, str, str], list] | None = None, **plan_options: Any) -> RunSummary:
-    """A whole resolve run: plan, resolve, finish, then the records of the papers it touched."""
+    """A whole resolve run: plan, resolve, finish, the records of the papers it touched written
+    before the run's row (so ``runs`` shows it finished only once its records are)."""
     t0 = time.monotonic()
     plan = plan_logged(inputs, catalog, ledger, logger, **plan_options)
-    summary: RunSummary = complete_run(plan, map_batches, {"plan": time.monotonic() - t0},
-                                       "re-run with --run-id {run_id} to finish")
-    if write_records is not None:
-        written = write_records(plan.run_id, ledger, catalog)
-        summary = summary.with_records(len(written))
-        logger.info("wrote %d citation records under %s/records", len(written), ledger)
-    return summary
+    written: list = []
+
+    def records() -> None:
+        if write_records is not None:
+            written.extend(write_records(plan.run_id, ledger, catalog))
+            logger.info("wrote %d citation records under %s/records", len(written), ledger)
+
+    summary: RunSummary = complete_run(
+        plan, map_batches, {"plan": time.monotonic() - t0}, "re-run with --run-id {run_id} to finish",
+        finish=lambda timings: pipeline.finish_run(plan, timings=timings, records=records))
+    return summary.with_records(len(written)) if write_records is not None else summary
 
 
 def records_of_run(run_id: str, ledger: str, catalog: str) -> list:
