@@ -454,8 +454,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def report_error(exc: Exception, args: argparse.Namespace) -> int:
-    """A query DuckDB rejects is the user's (its message, exit 2); anything else is internal:
-    one line, and the traceback only with ``--debug``."""
+    """A full disk the writes did not name (exit 2) and a query DuckDB rejects (its message, exit 2)
+    are the user's; anything else is internal: one line, and the traceback only with ``--debug``."""
+    atomic = sys.modules.get("citeledger.storage.atomic")  # loaded by whatever wrote to the disk
+    if atomic is not None and atomic.no_space(exc):  # a full disk outside any named write
+        print(f"citeledger: no space left on the device ({type(exc).__name__}); free some space and re-run"
+              f"{_rerun_hint()}", file=sys.stderr)
+        return 2
     duckdb = sys.modules.get("duckdb")
     if args.command == "query" and duckdb is not None and isinstance(exc, duckdb.Error):
         print(f"citeledger: query failed: {exc}", file=sys.stderr)
