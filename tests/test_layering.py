@@ -26,7 +26,7 @@ LAYERS = [
     "resolvers.verification", "resolvers.remote", "resolvers.candidates", "resolvers.context",
     "resolvers.search_step", "resolvers.resolution", "resolvers.observation", "resolvers",
     "papers",
-    "citeledger.options", "citeledger.progress", "citeledger.display", "citeledger.config", "citeledger.storage",
+    "citeledger.options", "citeledger.processes", "citeledger.progress", "citeledger.display", "citeledger.config", "citeledger.storage",
     "citeledger.works", "citeledger.sources", "citeledger.index", "citeledger.catalog", "citeledger.engine",
     "citeledger.inputs", "citeledger.ledger", "citeledger.records", "citeledger.pith", "citeledger.run",
     "citeledger.nightly", "citeledger.evaluation", "citeledger.site", "citeledger", "flows", "citeledger.cli",

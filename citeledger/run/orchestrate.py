@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence, TypeVar, cast
 
 from citeledger import progress
 from citeledger.inputs.rows import InputLimits
+from citeledger.processes import die_with_parent, stop_pool
 from citeledger.records import files as record_files
 from citeledger.records.ledger_reads import latest_run_id
 from citeledger.run import pipeline
@@ -148,14 +149,15 @@ def direct_batches(plan: pipeline.RunPlan, task_runner: str = "auto", workers: i
                                 remote=any(j.remote for j in plan.pending))
     log.info("resolving %d batches on %s (direct)", len(plan.pending), chosen)
     if chosen == "processes":
-        pool: Any = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+        pool: Any = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                                        initializer=die_with_parent)
     else:
         pool = ThreadPoolExecutor(max_workers=BATCHES_IN_FLIGHT)
     try:
         futures = [pool.submit(run_batch_retrying, job) for job in plan.pending]
         return collect(futures, [job.size for job in plan.pending])
-    except BaseException:  # Ctrl-C: start no further batch; the run is given up by complete_run
-        pool.shutdown(wait=False, cancel_futures=True)
+    except BaseException:  # Ctrl-C, SIGTERM: no further batch, the workers stopped; complete_run gives the run up
+        stop_pool(pool)
         raise
     finally:
         pool.shutdown(wait=True)
