@@ -113,14 +113,14 @@ def resolve_direct(inputs: list[str], args: argparse.Namespace, options: dict) -
 
 def cmd_query(args: argparse.Namespace) -> int:
     from citeledger.config import load_config
-    from citeledger.display import json_visible
+    from citeledger.display import json_visible, visible_controls
     from citeledger.ledger.query import user_query
 
     with user_query(args.sql, args.ledger, args.catalog, load_config().query) as result:
         if args.format == "table":
             sys.stdout.write(result.table(args.max_rows))
             return 0
-        columns, rows = result.rows()
+        columns, rows = result.rows(args.max_bytes)
         if args.format == "json":
             for row in rows:
                 print(json_visible(json.dumps(dict(zip(columns, row)), default=str, ensure_ascii=False)))
@@ -128,8 +128,13 @@ def cmd_query(args: argparse.Namespace) -> int:
             import csv
 
             writer = csv.writer(sys.stdout, lineterminator="\n")
-            writer.writerow(columns)
-            writer.writerows(rows)
+            writer.writerow([visible_controls(c) for c in columns])
+            for row in rows:  # every control character made visible, as in the other formats
+                writer.writerow([visible_controls(v) if isinstance(v, str) else
+                                 visible_controls(str(v)) if isinstance(v, (list, dict)) else v for v in row])
+        if result.cut is not None:
+            sys.stdout.flush()
+            print(f"citeledger: {result.cut.message()}", file=sys.stderr)
     return 0
 
 
@@ -350,6 +355,9 @@ def _ledger_parsers(sub: Any) -> None:
     query.add_argument("--format", choices=["table", "json", "csv"], default="table",
                        help="table, json (one object a line) or csv")
     query.add_argument("--max-rows", type=positive_int, default=100, help="rows a table shows")
+    query.add_argument("--max-bytes", type=positive_int, default=256 << 20,
+                       help="json and csv: stop the output (saying so on stderr) before the values of the rows "
+                            "given pass this many bytes (default 256 MB)")
     query.set_defaults(func=cmd_query)
 
     record = _sub(sub, "record", "the citation record of one paper (arXiv id, DOI or citing_paper id)")
