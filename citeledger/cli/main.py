@@ -6,11 +6,13 @@ import argparse
 import json
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any, NoReturn
 
+from citeledger.cli import prefect_env
 from citeledger.cli.inspect import cmd_catalog_info, cmd_runs
-from citeledger.cli.prefect_env import load_flow, stop_on_sigterm
+from citeledger.cli.prefect_env import SignalWatch, load_flow, stop_on_sigterm
 from citeledger.cli.preflight import check_catalog, check_inputs, check_ledger, prefect_defaults, use_flow, use_grobid
 from citeledger.cli.shards import shard_catalog, shard_options
 from citeledger.options import non_negative_int, positive_int
@@ -444,21 +446,41 @@ class OneLineParser(argparse.ArgumentParser):
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     stop_on_sigterm()  # SIGTERM is an interrupt: worker pools stopped, the run to re-run named
+    watch = SignalWatch() if threading.current_thread() is threading.main_thread() else None
+    prefect_env.WATCH = watch
+    try:
+        return run_command(args, watch)
+    finally:
+        prefect_env.WATCH = None
+        if watch is not None:
+            watch.close()
+
+
+def interrupted(signum: int) -> int:
+    print(f"citeledger: interrupted{_rerun_hint()}", file=sys.stderr)
+    return 128 + signum
+
+
+def run_command(args: argparse.Namespace, watch: SignalWatch | None) -> int:
     try:
         return args.func(args)
     except BrokenPipeError:  # `citeledger record ... | head`: the reader has all it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return 0
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (prefect_env.Terminated)
-        print(f"citeledger: interrupted{_rerun_hint()}", file=sys.stderr)
-        return 128 + getattr(exc, "signum", 2)
+        return interrupted(getattr(exc, "signum", 2))
     except NotFound as exc:
         print(f"citeledger: {exc}", file=sys.stderr)
         return 1
     except CiteledgerError as exc:
         print(f"citeledger: {exc}{_rerun_hint() if isinstance(exc, DiskFull) else ''}", file=sys.stderr)
         return 2
-    except Exception as exc:  # noqa: BLE001 - sorted below: a rejected query, else an internal error
+    except BaseException as exc:  # sorted below: a signal under another name, a rejected query, an internal error
+        signum = watch.received() if watch is not None else None
+        if signum is not None:  # whatever a stopped flow run raised on its way out (Prefect's TerminationSignal...)
+            return interrupted(signum)
+        if not isinstance(exc, Exception):
+            raise
         return report_error(exc, args)
 
 
