@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from citeledger.cli import prefect_env
-from citeledger.cli.inspect import cmd_catalog_info, cmd_runs
+from citeledger.cli.inspect import cmd_catalog_info, cmd_query, cmd_runs
 from citeledger.cli.prefect_env import SignalWatch, load_flow, stop_on_sigterm
 from citeledger.cli.preflight import check_catalog, check_inputs, check_ledger, prefect_defaults, use_flow, use_grobid
 from citeledger.cli.shards import shard_catalog, shard_options
@@ -111,33 +111,6 @@ def resolve_direct(inputs: list[str], args: argparse.Namespace, options: dict) -
         inputs, args.catalog, args.ledger,
         lambda plan: orchestrate.direct_batches(plan, args.task_runner, args.dask_workers), logger,
         orchestrate.records_of_run, **options)
-
-
-def cmd_query(args: argparse.Namespace) -> int:
-    from citeledger.config import load_config
-    from citeledger.display import json_visible, visible_controls
-    from citeledger.ledger.query import user_query
-
-    with user_query(args.sql, args.ledger, args.catalog, load_config().query) as result:
-        if args.format == "table":
-            sys.stdout.write(result.table(args.max_rows))
-            return 0
-        columns, rows = result.rows(args.max_bytes)
-        if args.format == "json":
-            for row in rows:
-                print(json_visible(json.dumps(dict(zip(columns, row)), default=str, ensure_ascii=False)))
-        else:
-            import csv
-
-            writer = csv.writer(sys.stdout, lineterminator="\n")
-            writer.writerow([visible_controls(c) for c in columns])
-            for row in rows:  # every control character made visible, as in the other formats
-                writer.writerow([visible_controls(v) if isinstance(v, str) else
-                                 visible_controls(str(v)) if isinstance(v, (list, dict)) else v for v in row])
-        if result.cut is not None:
-            sys.stdout.flush()
-            print(f"citeledger: {result.cut.message()}", file=sys.stderr)
-    return 0
 
 
 def cmd_record(args: argparse.Namespace) -> int:
