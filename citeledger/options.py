@@ -4,6 +4,8 @@ import, so ``citeledger --help`` and argument errors stay instant."""
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import re
 from typing import Any
 
@@ -43,6 +45,36 @@ def _int_type(low: int) -> Any:
 
 positive_int = _int_type(1)  # batch sizes, worker counts, page caps, row caps
 non_negative_int = _int_type(0)  # counts where none is a fair answer (``eval --worst 0``)
+
+
+def env_seconds(name: str, default: float) -> float:
+    """The environment variable ``name`` as a finite number of seconds >= 0 (``default`` when
+    unset), or one ConfigError naming it: ``nan`` or ``inf`` would wait forever, a negative
+    number means nothing. Read when it is used, so ``--help`` never depends on it."""
+    text = os.environ.get(name)
+    if text is None or not text.strip():
+        return default
+    try:
+        value = float(text.strip())
+    except ValueError:
+        raise ConfigError(f"{name}: expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise ConfigError(f"{name}: must be a finite number of seconds >= 0, got {text!r}")
+    return value
+
+
+_MEMORY_SIZE = re.compile(r"^\s*\d+(\.\d+)?\s*([KMGT]i?B|B)?\s*$", re.IGNORECASE)
+
+
+def env_memory_size(name: str, default: str) -> str:
+    """The environment variable ``name`` as a DuckDB memory limit (``3GB``, ``512MiB``; ``default``
+    when unset), or one ConfigError naming it, instead of DuckDB's error when a connection opens."""
+    text = os.environ.get(name)
+    if text is None or not text.strip():
+        return default
+    if not _MEMORY_SIZE.match(text) or not float(re.sub(r"[^\d.]", "", text)) > 0:
+        raise ConfigError(f"{name}: expected a memory size such as 3GB or 512MB, got {text!r}")
+    return text.strip()
 
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")

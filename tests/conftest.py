@@ -22,6 +22,19 @@ GOLDEN = Path(__file__).parent / "golden"
 REPO = Path(__file__).parent.parent
 
 
+@pytest.fixture(autouse=True)
+def each_test_starts_clean():
+    """What one process keeps between the commands a user runs in it (the ledger locks it holds,
+    the runs it was stopped in) is given back after each test: one test's interrupted run is not
+    the next test's."""
+    yield
+    from citeledger.run.pipeline import forget_interrupted_runs
+    from citeledger.storage.locking import release_all_ledgers
+
+    release_all_ledgers()
+    forget_interrupted_runs()
+
+
 @pytest.fixture(scope="session")
 def fixture_catalog(tmp_path_factory) -> Path:
     """A small catalog built once from the fixture files of every work format."""

@@ -153,11 +153,11 @@ def test_disk_full_writing_the_ledger_database_is_finished_by_the_resumed_run(tm
         m.setattr(ledger_module, "_write_database_file", full)
         with pytest.raises(DiskFull, match="ledger.duckdb"):
             resolve(inp, fixture_catalog, ledger, "r1")
-    assert LedgerStore(ledger).run_finished("r1") and not (ledger / "ledger.duckdb").exists()
+    assert not LedgerStore(ledger).run_finished("r1") and not (ledger / "ledger.duckdb").exists()
     assert not list(ledger.glob(".*.tmp"))
     summary = resolve(inp, fixture_catalog, ledger, "r1")
     assert summary.resumed and (ledger / "ledger.duckdb").exists()
-    assert LedgerStore(ledger).run_complete("r1")
+    assert LedgerStore(ledger).run_finished("r1")
 
 
 def test_enospc_in_a_staged_write_is_one_error_and_leaves_nothing(tmp_path, monkeypatch):

@@ -26,9 +26,10 @@ LAYERS = [
     "resolvers.verification", "resolvers.remote", "resolvers.candidates", "resolvers.context",
     "resolvers.search_step", "resolvers.resolution", "resolvers.observation", "resolvers",
     "papers",
-    "citeledger.options", "citeledger.progress", "citeledger.display", "citeledger.config", "citeledger.pith",
-    "citeledger.storage", "citeledger.works", "citeledger.sources", "citeledger.index", "citeledger.catalog",
-    "citeledger.engine", "citeledger.inputs", "citeledger.ledger", "citeledger.records", "citeledger.run",
+    "citeledger.options", "citeledger.processes", "citeledger.progress", "citeledger.display", "citeledger.config",
+    "citeledger.pith", "citeledger.storage", "citeledger.works", "citeledger.sources", "citeledger.index",
+    "citeledger.catalog", "citeledger.engine", "citeledger.inputs", "citeledger.ledger", "citeledger.records",
+    "citeledger.run",
     "citeledger.nightly", "citeledger.evaluation", "citeledger.site", "citeledger", "flows", "citeledger.cli",
 ]
 MOST_MODULES = 15

@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
 
+from citeledger.processes import die_with_parent
 from citeledger.sources import formats as src
 from citeledger.sources import rows as source_rows
 from citeledger.sources import works_columnar
@@ -228,7 +229,7 @@ def executor(tasks: Sequence[Task], workers: int = WORKERS) -> Executor:
     size = sum((t.end if t.end is not None else t.path.stat().st_size) - t.start for t in tasks)
     if workers <= 1 or len(tasks) <= 1 or size < PARALLEL_BYTES:
         return _Inline()
-    return ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"))
+    return ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=die_with_parent)
 
 
 @dataclass

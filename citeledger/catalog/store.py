@@ -37,6 +37,7 @@ from citeledger.index import fuzzy_index as blocking
 from citeledger.index import notice_files as notice_file
 from citeledger.index import upgrade as index_upgrade
 from citeledger.index import venues as venue_index
+from citeledger.options import env_memory_size
 from citeledger.sources import rows as source_rows
 from citeledger.storage.atomic import atomic_write_bytes, disk_errors, file_sha256, publish_dir
 from citeledger.storage.locking import exclusive
@@ -55,7 +56,7 @@ NOTICE_EVENT_SCHEMA = pa.schema([
 ])
 
 # The merge's DuckDB: bounded memory, spilling to a folder in the build's staging folder.
-MERGE_MEMORY_LIMIT = os.environ.get("CITELEDGER_BUILD_MEMORY_LIMIT", "3GB")
+MERGE_MEMORY_LIMIT = "3GB"  # unless CITELEDGER_BUILD_MEMORY_LIMIT says otherwise (checked when a build starts)
 MERGE_THREADS = min(os.cpu_count() or 1, 4)
 # The extracted parts of the works files the catalog's builds read, by digest: a later build
 # naming an unchanged file again takes them instead of reading it (``catalog_extract.keep_cache``).
@@ -186,8 +187,9 @@ def merge(previous: Path | None, new: Extracted, gen_dir: Path) -> Merged:
     ``gen_dir`` (works, identifiers, notice events). Idempotent: merging the same rows again
     changes no byte, because works are keyed by ``work_id`` and fields merged by precedence.
     DuckDB works within ``MERGE_MEMORY_LIMIT``, spilling to a folder beside ``gen_dir``."""
+    memory = env_memory_size("CITELEDGER_BUILD_MEMORY_LIMIT", MERGE_MEMORY_LIMIT)
     spill = Path(tempfile.mkdtemp(dir=gen_dir.parent, prefix=".merge-spill-"))
-    con = duckdb.connect(config={"memory_limit": MERGE_MEMORY_LIMIT, "threads": MERGE_THREADS,
+    con = duckdb.connect(config={"memory_limit": memory, "threads": MERGE_THREADS,
                                  "temp_directory": str(spill), "preserve_insertion_order": True})
     try:
         con.execute(f"CREATE VIEW new_works AS {_new_works_sql(con, new)}")

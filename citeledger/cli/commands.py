@@ -6,13 +6,16 @@ import argparse
 import json
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any, NoReturn
 
-from citeledger.cli.inspect import cmd_catalog_info, cmd_runs
-from citeledger.cli.pith import check_sign, sign_option
-from citeledger.cli.prefect_env import load_flow
+from citeledger.cli import prefect_env
+from citeledger.cli.inspect import cmd_catalog_info, cmd_query, cmd_runs
+from citeledger.cli.pith import sign_option
+from citeledger.cli.prefect_env import SignalWatch, load_flow, stop_on_sigterm
 from citeledger.cli.preflight import check_catalog, check_inputs, check_ledger, prefect_defaults, use_flow, use_grobid
+from citeledger.cli.records import cmd_record, cmd_records
 from citeledger.cli.settings import apply_config_option, citeledger_version, config_option, config_parsers
 from citeledger.cli.shards import shard_catalog, shard_options
 from citeledger.options import non_negative_int, positive_int
@@ -120,91 +123,6 @@ def resolve_direct(inputs: list[str], args: argparse.Namespace, options: dict) -
         inputs, args.catalog, args.ledger,
         lambda plan: orchestrate.direct_batches(plan, args.task_runner, args.dask_workers), logger,
         orchestrate.records_of_run, **options)
-
-
-def cmd_query(args: argparse.Namespace) -> int:
-    from citeledger.config import load_config
-    from citeledger.display import json_visible
-    from citeledger.ledger.query import user_query
-
-    with user_query(args.sql, args.ledger, args.catalog, load_config().query) as result:
-        if args.format == "table":
-            sys.stdout.write(result.table(args.max_rows))
-            return 0
-        columns, rows = result.rows()
-        if args.format == "json":
-            for row in rows:
-                print(json_visible(json.dumps(dict(zip(columns, row)), default=str, ensure_ascii=False)))
-        else:
-            import csv
-
-            writer = csv.writer(sys.stdout, lineterminator="\n")
-            writer.writerow(columns)
-            writer.writerows(rows)
-    return 0
-
-
-def cmd_record(args: argparse.Namespace) -> int:
-    from citeledger.display import json_visible
-    from citeledger.ledger.store import require_ledger
-    from citeledger.records import record as records
-    from citeledger.records.files import citation_record
-    from citeledger.records.render.pages import render_ledger_html, render_ledger_text
-
-    require_ledger(args.ledger)
-    check_sign(args)
-    record = citation_record(args.id, args.ledger, args.catalog, page_cap=args.page_cap)
-    check_known(record, args)
-    records.validate_record(record)
-    if args.format == "pith":
-        from citeledger.cli.pith import print_pith_record
-
-        return print_pith_record(record, args)
-    if args.format == "json":
-        print(json_visible(json.dumps(record, indent=2, ensure_ascii=False)))
-    elif args.format == "html":
-        print(render_ledger_html(record))
-    else:
-        print(render_ledger_text(record))
-    return 0
-
-
-def check_known(record: dict, args: argparse.Namespace) -> None:
-    """A paper with no reference and no citation in the ledger is not known to it: an error
-    naming the nearest citing papers the ledger does know."""
-    if record["counts"]["references"] or record["counts"]["inbound"]:
-        return
-    from citeledger.ledger.inspect import near_ids
-    from citeledger.records.ledger_reads import citing_papers
-
-    near = near_ids(args.id, citing_papers(args.ledger, args.catalog, None))
-    hint = f"; near ids: {', '.join(near)}" if near else "; `citeledger query \"select distinct citing_paper from current\"` lists them"
-    raise NotFound(f"the ledger {args.ledger} does not know the paper {args.id!r}{hint}")
-
-
-def cmd_records(args: argparse.Namespace) -> int:
-    check_catalog(args.catalog)
-    from citeledger.ledger.store import require_ledger
-
-    require_ledger(args.ledger)  # an existing folder that holds no ledger is a mistyped --ledger too
-    check_sign(args)
-    if args.run_id:
-        from citeledger.records.files import check_run
-
-        check_run(args.ledger, args.run_id)  # before any server starts
-    if use_flow(args):
-        prefect_defaults()
-        written = load_flow("records")(ledger=args.ledger, catalog=args.catalog, run_id=args.run_id, papers=args.papers)
-    else:
-        from citeledger.run import orchestrate
-
-        written = orchestrate.build_records(args.ledger, args.catalog, args.run_id, args.papers)
-    print(f"{len(written)} citation records written under {Path(args.ledger) / 'records'}")
-    if args.format == "pith":
-        from citeledger.cli.pith import write_pith_records
-
-        print(f"{len(write_pith_records(args))} Pith records written under {Path(args.ledger) / 'records' / 'pith'}")
-    return 0
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -375,6 +293,9 @@ def _ledger_parsers(sub: Any) -> None:
     query.add_argument("--format", choices=["table", "json", "csv"], default="table",
                        help="table, json (one object a line) or csv")
     query.add_argument("--max-rows", type=positive_int, default=100, help="rows a table shows")
+    query.add_argument("--max-bytes", type=positive_int, default=256 << 20,
+                       help="json and csv: stop the output (saying so on stderr) before the values of the rows "
+                            "given pass this many bytes (default 256 MB)")
     query.set_defaults(func=cmd_query)
 
     record = _sub(sub, "record", "the citation record of one paper (arXiv id, DOI or citing_paper id)")
@@ -476,6 +397,23 @@ class OneLineParser(argparse.ArgumentParser):
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    stop_on_sigterm()  # SIGTERM is an interrupt: worker pools stopped, the run to re-run named
+    watch = SignalWatch() if threading.current_thread() is threading.main_thread() else None
+    prefect_env.WATCH = watch
+    try:
+        return run_command(args, watch)
+    finally:
+        prefect_env.WATCH = None
+        if watch is not None:
+            watch.close()
+
+
+def interrupted(signum: int) -> int:
+    print(f"citeledger: interrupted{_rerun_hint()}", file=sys.stderr)
+    return 128 + signum
+
+
+def run_command(args: argparse.Namespace, watch: SignalWatch | None) -> int:
     try:
         apply_config_option(args)
         return args.func(args)
@@ -483,21 +421,30 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return 0
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (prefect_env.Terminated)
-        print(f"citeledger: interrupted{_rerun_hint()}", file=sys.stderr)
-        return 128 + getattr(exc, "signum", 2)
+        return interrupted(getattr(exc, "signum", 2))
     except NotFound as exc:
         print(f"citeledger: {exc}", file=sys.stderr)
         return 1
     except CiteledgerError as exc:
         print(f"citeledger: {exc}{_rerun_hint() if isinstance(exc, DiskFull) else ''}", file=sys.stderr)
         return 2
-    except Exception as exc:  # noqa: BLE001 - sorted below: a rejected query, else an internal error
+    except BaseException as exc:  # sorted below: a signal under another name, a rejected query, an internal error
+        signum = watch.received() if watch is not None else None
+        if signum is not None:  # whatever a stopped flow run raised on its way out (Prefect's TerminationSignal...)
+            return interrupted(signum)
+        if not isinstance(exc, Exception):
+            raise
         return report_error(exc, args)
 
 
 def report_error(exc: Exception, args: argparse.Namespace) -> int:
-    """A query DuckDB rejects is the user's (its message, exit 2); anything else is internal:
-    one line, and the traceback only with ``--debug``."""
+    """A full disk the writes did not name (exit 2) and a query DuckDB rejects (its message, exit 2)
+    are the user's; anything else is internal: one line, and the traceback only with ``--debug``."""
+    atomic = sys.modules.get("citeledger.storage.atomic")  # loaded by whatever wrote to the disk
+    if atomic is not None and atomic.no_space(exc):  # a full disk outside any named write
+        print(f"citeledger: no space left on the device ({type(exc).__name__}); free some space and re-run"
+              f"{_rerun_hint()}", file=sys.stderr)
+        return 2
     duckdb = sys.modules.get("duckdb")
     if args.command == "query" and duckdb is not None and isinstance(exc, duckdb.Error):
         print(f"citeledger: query failed: {exc}", file=sys.stderr)

@@ -1,9 +1,11 @@
-"""``citeledger catalog info`` and ``citeledger runs``: what a catalog holds and what runs a
-ledger has seen, as a table or JSON (kept out of cli.py, which maps commands onto functions)."""
+"""``citeledger catalog info``, ``citeledger runs`` and ``citeledger query``: what a catalog holds,
+what runs a ledger has seen (a table or JSON), and a user query's rows, bounded (kept out of
+cli/main.py, which maps commands onto functions)."""
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from citeledger.cli.preflight import check_catalog
@@ -54,6 +56,33 @@ def cmd_runs(args: argparse.Namespace) -> int:
         print(f"{run['run_id']:<34} {(run['started_at'] or '')[:19]:<20} {(run['finished_at'] or '-')[:19]:<20} "
               f"{run['state']:<10} {_n(run['references']):>8} {_n(run['rejects']):>7} "
               f"{_n(links if run['state'] == 'finished' else None):>7} {_n(run.get('reference_changes')):>11}")
+    return 0
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    from citeledger.config import load_config
+    from citeledger.display import json_visible, visible_controls
+    from citeledger.ledger.query import user_query
+
+    with user_query(args.sql, args.ledger, args.catalog, load_config().query) as result:
+        if args.format == "table":
+            sys.stdout.write(result.table(args.max_rows))
+            return 0
+        columns, rows = result.rows(args.max_bytes)
+        if args.format == "json":
+            for row in rows:
+                print(json_visible(json.dumps(dict(zip(columns, row)), default=str, ensure_ascii=False)))
+        else:
+            import csv
+
+            writer = csv.writer(sys.stdout, lineterminator="\n")
+            writer.writerow([visible_controls(c) for c in columns])
+            for row in rows:  # every control character made visible, as in the other formats
+                writer.writerow([visible_controls(v) if isinstance(v, str) else
+                                 visible_controls(str(v)) if isinstance(v, (list, dict)) else v for v in row])
+        if result.cut is not None:
+            sys.stdout.flush()
+            print(f"citeledger: {result.cut.message()}", file=sys.stderr)
     return 0
 
 

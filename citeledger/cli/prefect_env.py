@@ -16,6 +16,7 @@ left it running under init:
 """
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
@@ -40,6 +41,59 @@ def stop_on_sigterm() -> None:
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _raise_terminated)
+
+
+class SignalWatch:
+    """Which of SIGINT and SIGTERM reached this process, whoever handled them: Prefect's flow
+    engine puts its own SIGTERM handler in place during a flow run, and what it raises may come
+    out wrapped in another error (a failed serialisation, an API call to a server stopped by the
+    same signal). Python writes every signal number it handles to the wakeup fd, handler or not,
+    so the command can still say "interrupted" and name the run. Main thread only."""
+
+    def __init__(self) -> None:
+        self.seen: set[int] = set()
+        self.read_fd, self.write_fd = os.pipe()
+        os.set_blocking(self.read_fd, False)
+        os.set_blocking(self.write_fd, False)
+        self.previous = signal.set_wakeup_fd(self.write_fd, warn_on_full_buffer=False)
+
+    def received(self) -> int | None:
+        """SIGTERM if it came, else SIGINT if it came, else None."""
+        try:
+            while data := os.read(self.read_fd, 512):
+                self.seen.update(data)
+        except BlockingIOError:
+            pass
+        return next((s for s in (signal.SIGTERM, signal.SIGINT) if s in self.seen), None)
+
+    def close(self) -> None:
+        signal.set_wakeup_fd(self.previous)
+        os.close(self.read_fd)
+        os.close(self.write_fd)
+
+
+# The signal watch of the running command (set by ``cli.main``), which the log filter below reads.
+WATCH: SignalWatch | None = None
+
+
+class QuietAfterSignal(logging.Filter):
+    """Once SIGINT or SIGTERM has come, Prefect's log lines keep their one line but lose the
+    traceback: a stopped flow run is not a bug to report, and the command's last line names the run."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if WATCH is not None and WATCH.received() is not None:
+            record.exc_info, record.exc_text, record.stack_info = None, None, None
+        return True
+
+
+def quiet_after_signal() -> None:
+    """``QuietAfterSignal`` on every handler of Prefect's loggers and the root's (once each)."""
+    loggers = [logging.getLogger(), *(logging.getLogger(n) for n in list(logging.root.manager.loggerDict)
+                                      if n.startswith("prefect"))]
+    for logger in loggers:
+        for handler in logger.handlers:
+            if not any(isinstance(f, QuietAfterSignal) for f in handler.filters):
+                handler.addFilter(QuietAfterSignal())
 
 
 # Runs in the server's process: a thread polls the parent; once it is gone (its pid no longer our
@@ -108,4 +162,6 @@ def load_flow(name: str) -> Any:
     """The Prefect flow of a command (``FLOW_ENTRYPOINTS``), loaded by its entrypoint."""
     from prefect.flows import load_flow_from_entrypoint
 
-    return load_flow_from_entrypoint(FLOW_ENTRYPOINTS[name], use_placeholder_flow=False)
+    flow: Any = load_flow_from_entrypoint(FLOW_ENTRYPOINTS[name], use_placeholder_flow=False)
+    quiet_after_signal()  # Prefect's logging is set up by now
+    return flow

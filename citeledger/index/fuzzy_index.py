@@ -57,6 +57,7 @@ import pyarrow.parquet as pq
 from citeledger.index import venues as venue_index
 from citeledger.index.terms import batch_terms, first_surnames
 from citeledger.index.venues import LOCATOR_SCHEMA, LOCATORS_FILE, PAGES_AT, PAGES_HASHES, locator_rows
+from citeledger.options import env_memory_size
 from citeledger.storage.atomic import atomic_stream, atomic_write_bytes, staged
 from citeledger.storage.external_sort import (
     HashRuns,
@@ -97,7 +98,7 @@ ID_KEYS, ID_HASHES, ID_ROWS = "identifier_keys.arrow", "identifier_hashes.npy", 
 INDEX_FORMAT = 6
 WORKS_FILE = "works.parquet"
 # DuckDB's memory for the identifier lookup's query (it runs beside the postings merge)
-ID_MEMORY_LIMIT = os.environ.get("CITELEDGER_INDEX_MEMORY_LIMIT", "1GB")
+ID_MEMORY_LIMIT = "1GB"  # unless CITELEDGER_INDEX_MEMORY_LIMIT says otherwise (checked when the query runs)
 
 
 def index_stamp(catalog_dir: Path) -> dict:
@@ -368,7 +369,8 @@ def _write_identifier_index(catalog_dir: Path, runs_dir: Path) -> None:
     keys_runs = HashRuns(runs_dir, "identifiers", parts_for(n_ids), ints={"row": np.int64}, texts=("key",))
     if ids.exists():
         spill = runs_dir / "identifiers-spill"
-        con = duckdb.connect(config={"memory_limit": ID_MEMORY_LIMIT, "threads": INDEX_THREADS,
+        memory = env_memory_size("CITELEDGER_INDEX_MEMORY_LIMIT", ID_MEMORY_LIMIT)
+        con = duckdb.connect(config={"memory_limit": memory, "threads": INDEX_THREADS,
                                      "temp_directory": str(spill),
                                      "preserve_insertion_order": False})
         try:

@@ -138,6 +138,40 @@ def run_query(sql: str, ledger_dir: LedgerDir, catalog_dir: CatalogDir | None,
 # --- running with limits ---------------------------------------------------------------------
 
 
+# What ``citeledger query --format json|csv`` holds and prints. A value of the ledger may be large
+# (a raw reference string of a MB), and Python's copy of fetched rows is outside DuckDB's memory
+# limit: so rows are fetched about FETCH_BYTES at a time (at most FETCH_ROWS), and the output stops
+# after OUTPUT_BYTES of values (``--max-bytes``), saying so.
+FETCH_BYTES = 16 << 20
+FETCH_ROWS = 10_000
+OUTPUT_BYTES = 256 << 20
+
+
+def row_bytes(value: object) -> int:
+    """About how many bytes a fetched value takes to print (text and blobs by length, lists and
+    structs by their members, anything else a number's worth)."""
+    if isinstance(value, (str, bytes, bytearray)):
+        return len(value) + 2
+    if isinstance(value, (list, tuple)):
+        return sum(row_bytes(v) for v in value) + 2
+    if isinstance(value, dict):
+        return sum(row_bytes(k) + row_bytes(v) for k, v in value.items()) + 2
+    return 8
+
+
+@dataclass(frozen=True)
+class OutputCut:
+    """Where a query's output stopped: rows given, their bytes of values, the bound."""
+
+    rows: int
+    nbytes: int
+    max_bytes: int
+
+    def message(self) -> str:
+        return (f"output cut after {self.rows:,} rows ({self.nbytes:,} bytes of values): the next row would pass "
+                f"--max-bytes {self.max_bytes:,}; narrow the query (columns, where, limit) or raise --max-bytes")
+
+
 @dataclass
 class QueryResult:
     """The rows of one query, fetched within its time limit."""
@@ -145,20 +179,32 @@ class QueryResult:
     con: duckdb.DuckDBPyConnection
     sql: str
     expired: threading.Event
+    cut: OutputCut | None = None
 
     def _check(self) -> None:
         if self.expired.is_set():
             raise duckdb.InterruptException("interrupted")
 
-    def rows(self, chunk: int = 10_000) -> tuple[list[str], Iterator[tuple]]:
-        """Column names and the rows, fetched ``chunk`` at a time."""
+    def rows(self, max_bytes: int = OUTPUT_BYTES) -> tuple[list[str], Iterator[tuple]]:
+        """Column names and the rows, fetched a few at a time so that one fetch holds about
+        ``FETCH_BYTES`` of values in Python (DuckDB's own share is its ``memory_limit``), and no more
+        rows than fit ``max_bytes`` of values in all; ``cut`` then says how many were given."""
         self.con.execute(self.sql)
         columns = [d[0] for d in self.con.description or []]
+        self.cut = None
 
         def fetch() -> Iterator[tuple]:
-            while batch := self.con.fetchmany(chunk):
+            size, given, total = 1, 0, 0  # the first fetch is one row, then as many as fit FETCH_BYTES
+            while batch := self.con.fetchmany(size):
                 self._check()
-                yield from batch
+                sizes = [row_bytes(row) for row in batch]
+                for row, nbytes in zip(batch, sizes):
+                    if total + nbytes > max_bytes:
+                        self.cut = OutputCut(given, total, max_bytes)
+                        return
+                    given, total = given + 1, total + nbytes
+                    yield row
+                size = max(1, min(FETCH_ROWS, FETCH_BYTES * len(batch) // max(1, sum(sizes))))
             self._check()
         return columns, fetch()
 

@@ -7,7 +7,7 @@ from typing import Sequence
 
 from citeledger.catalog.store import ParquetCatalog
 from citeledger.engine.process_cache import get_catalog
-from citeledger.ledger.store import current_rows
+from citeledger.ledger.reads import current_rows
 from citeledger.storage.places import CatalogDir, LedgerDir
 from resolvers.model import Reference, Status
 from resolvers.observation import observation_id

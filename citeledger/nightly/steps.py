@@ -39,12 +39,8 @@ from citeledger.inputs.dedupe import read_inputs
 from citeledger.inputs.papers import given_inputs, input_digests, input_sha256
 from citeledger.inputs.pdf_papers import pdf_service, read_later
 from citeledger.inputs.rows import InputLimits
-from citeledger.ledger.store import (
-    LedgerStore,
-    citing_papers_of_works,
-    current_links_and_notices,
-    write_ledger_database,
-)
+from citeledger.ledger.reads import citing_papers_of_works, current_links_and_notices
+from citeledger.ledger.store import LedgerStore, write_ledger_database
 from citeledger.nightly.rerun_selection import RerunSelection, select_rerun
 from citeledger.records.files import papers_touched
 from citeledger.run import pipeline

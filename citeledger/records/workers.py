@@ -17,6 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Callable, Sequence
 
+from citeledger.processes import die_with_parent, stop_pool
 from citeledger.storage.places import CatalogDir, LedgerDir
 
 WORKERS = min(2, os.cpu_count() or 1)  # the machine's cores, at most two: more would share them
@@ -60,13 +61,18 @@ def write_in_workers(paper_ids: Sequence[str], ledger_dir: LedgerDir, catalog_di
     starts = [sum(map(len, parts[:i])) for i in range(len(parts))]  # each block's place in the write
     mine = set(range(0, len(parts), workers))
     done: dict[int, list[Path]] = {}
-    with ProcessPoolExecutor(workers - 1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {i: pool.submit(write_block, part, str(ledger_dir), str(catalog_dir), first)
-                   for i, (part, first) in enumerate(zip(parts, starts)) if i not in mine}
-        for i in sorted(mine):
-            done[i] = write_block(parts[i], str(ledger_dir), str(catalog_dir), starts[i], progress)
-        for i, future in futures.items():
-            done[i] = future.result()
-            if progress is not None:
-                progress(len(parts[i]))
+    with ProcessPoolExecutor(workers - 1, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=die_with_parent) as pool:
+        try:
+            futures = {i: pool.submit(write_block, part, str(ledger_dir), str(catalog_dir), first)
+                       for i, (part, first) in enumerate(zip(parts, starts)) if i not in mine}
+            for i in sorted(mine):
+                done[i] = write_block(parts[i], str(ledger_dir), str(catalog_dir), starts[i], progress)
+            for i, future in futures.items():
+                done[i] = future.result()
+                if progress is not None:
+                    progress(len(parts[i]))
+        except BaseException:  # Ctrl-C, SIGTERM, a failed block: the other blocks are not waited for
+            stop_pool(pool)
+            raise
     return [path for i in range(len(parts)) for path in done[i]]

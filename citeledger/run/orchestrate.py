@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence, TypeVar, cast
 
 from citeledger import progress
 from citeledger.inputs.rows import InputLimits
+from citeledger.processes import die_with_parent, stop_pool
 from citeledger.records import files as record_files
 from citeledger.records.ledger_reads import latest_run_id
 from citeledger.run import pipeline
@@ -87,18 +88,23 @@ def publish_artifact(markdown: str, key: str, description: str, logger: Any) -> 
 def resolve_run(inputs: Sequence[str], catalog_dir: CatalogDir, ledger_dir: LedgerDir,
                 map_batches: Callable[[pipeline.RunPlan], list[str]], logger: Any,
                 write_records: Callable[[str, str, str], list] | None = None, **plan_options: Any) -> RunSummary:
-    """A whole resolve run: plan, resolve, finish, then the records of the papers it touched. The
-    ledger and the catalog travel as their places (``storage.places``) from here on."""
+    """A whole resolve run: plan, resolve, finish, the records of the papers it touched written
+    before the run's row (so ``runs`` shows it finished only once its records are). The ledger and
+    the catalog travel as their places (``storage.places``) from here on."""
     catalog, ledger = CatalogPlaces.of(catalog_dir), LedgerPlaces.of(ledger_dir)
     t0 = time.monotonic()
     plan = plan_logged(inputs, catalog, ledger, logger, **plan_options)
-    summary: RunSummary = complete_run(plan, map_batches, {"plan": time.monotonic() - t0},
-                                       "re-run with --run-id {run_id} to finish")
-    if write_records is not None:
-        written = write_records(plan.run_id, str(ledger), str(catalog))
-        summary = summary.with_records(len(written))
-        logger.info("wrote %d citation records under %s/records", len(written), ledger)
-    return summary
+    written: list = []
+
+    def records() -> None:
+        if write_records is not None:
+            written.extend(write_records(plan.run_id, str(ledger), str(catalog)))
+            logger.info("wrote %d citation records under %s/records", len(written), ledger)
+
+    summary: RunSummary = complete_run(
+        plan, map_batches, {"plan": time.monotonic() - t0}, "re-run with --run-id {run_id} to finish",
+        finish=lambda timings: pipeline.finish_run(plan, timings=timings, records=records))
+    return summary.with_records(len(written)) if write_records is not None else summary
 
 
 def records_of_run(run_id: str, ledger: str, catalog: str) -> list:
@@ -146,14 +152,15 @@ def direct_batches(plan: pipeline.RunPlan, task_runner: str = "auto", workers: i
                                 remote=any(j.remote for j in plan.pending))
     log.info("resolving %d batches on %s (direct)", len(plan.pending), chosen)
     if chosen == "processes":
-        pool: Any = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+        pool: Any = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                                        initializer=die_with_parent)
     else:
         pool = ThreadPoolExecutor(max_workers=BATCHES_IN_FLIGHT)
     try:
         futures = [pool.submit(run_batch_retrying, job) for job in plan.pending]
         return collect(futures, [job.size for job in plan.pending])
-    except BaseException:  # Ctrl-C: start no further batch; the run is given up by complete_run
-        pool.shutdown(wait=False, cancel_futures=True)
+    except BaseException:  # Ctrl-C, SIGTERM: no further batch, the workers stopped; complete_run gives the run up
+        stop_pool(pool)
         raise
     finally:
         pool.shutdown(wait=True)

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from citeledger.catalog.generation_pins import pin_generation, pinned_generation, unpin_generation
 from citeledger.catalog.store import CatalogStore, ParquetCatalog
@@ -28,7 +28,8 @@ from citeledger.inputs.dedupe import OnePass, iter_unique
 from citeledger.inputs.files import FETCHED_KINDS, PIPE_OPEN_TIMEOUT, InputSource, discard_spools, prepare_inputs
 from citeledger.inputs.pdf_papers import pdf_service
 from citeledger.inputs.rows import InputLimits, InputReject
-from citeledger.ledger.store import LedgerStore, check_ledger_dir, run_changes, write_ledger_database
+from citeledger.ledger.reads import run_changes
+from citeledger.ledger.store import LedgerStore, check_ledger_dir, write_ledger_database
 from citeledger.options import at_least, check_run_id
 from citeledger.run.batch_codec import pack_references, unpack_references
 from citeledger.run.notice_check import write_run_notices
@@ -297,6 +298,12 @@ def interrupted_run() -> str | None:
     return next(reversed(_UNFINISHED.values()), None)
 
 
+def forget_interrupted_runs() -> None:
+    """Forget the runs this process was stopped in (it goes on to other work, and an interrupt of
+    that should not name them)."""
+    _UNFINISHED.clear()
+
+
 def planned_catalog(catalog_dir: CatalogDir, ledger_dir: LedgerDir, run_id: str) -> ParquetCatalog:
     """The generation a run works on, pinned for it: the one it was first planned on when that
     run is being resumed (later builds keep it, see ``catalog.pinned_generations``), else the live
@@ -379,38 +386,41 @@ def abandon_run(plan: RunPlan) -> None:
     locking.release_ledger(plan.ledger_dir)
 
 
-def _complete_run(plan: RunPlan, ledger: LedgerStore) -> None:
-    """The finishing steps after the run row, each safe to repeat, then the mark that they all
-    happened: a run stopped among them (a full disk writing ``ledger.duckdb``) does them again
-    when resumed, instead of reporting a finished run that never wrote its database."""
-    # Works the remote resolvers fetched join the catalog for the next run. After the run row:
-    # a crash here leaves a finished run (fetched again on resume; the build adds nothing twice),
-    # never one that cannot be resumed because its catalog changed under it.
+def _complete_run(plan: RunPlan, ledger: LedgerStore, records: Callable[[], Any] | None = None) -> None:
+    """The finishing steps before the run row, each safe to repeat: a run stopped among them (a
+    full disk writing ``ledger.duckdb``, a kill while its records are written) has no run row yet,
+    so ``runs`` shows it unfinished and a re-run with its id does them again."""
+    # Works the remote resolvers fetched join the catalog for the next run; a crash after this
+    # step fetches nothing again on resume (the build adds nothing twice).
     fetched = ledger.fetched_work_files(plan.run_id)
     if fetched:
         CatalogStore(plan.catalog_dir).build(fetched)
     write_ledger_database(plan.ledger_dir, plan.catalog_dir)
-    ledger.mark_complete(plan.run_id)
+    if records is not None:
+        records()
 
 
 def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "resolve",
-               timings: dict[str, float] | None = None, recheck_notices: list[dict[str, Any]] | None = None
-               ) -> RunSummary:
+               timings: dict[str, float] | None = None, recheck_notices: list[dict[str, Any]] | None = None,
+               records: Callable[[], Any] | None = None) -> RunSummary:
     """Write the run's notices (and ``recheck_notices``, the changed notices of works linked by
-    earlier runs) and its row (counts from the ledger itself, so a resumed run counts
-    everything), then refresh ``<ledger>/ledger.duckdb``."""
+    earlier runs), refresh ``<ledger>/ledger.duckdb``, write the records (``records``, given), and
+    only then the run's row (counts from the ledger itself, so a resumed run counts everything):
+    the row is what marks a run finished, so it is written last. A finished run given again
+    changes nothing but its records (written again when ``records`` is given)."""
     ledger = LedgerStore(plan.ledger_dir)
     finished = ledger.run_finished(plan.run_id)
-    if not finished:  # a finished run given again changes nothing
+    if not finished:
         with gc_paused():  # (a row per linked work: allocation, no cycles)
             write_run_notices(plan.ledger_dir, plan.catalog_dir, plan.run_id)
         if recheck_notices:
             ledger.write_notices(plan.run_id, recheck_notices, part="recheck")
     summary = _summarise(plan, ledger, errors or [], timings or {})
     if not finished:
+        _complete_run(plan, ledger, records)
         ledger.finish_run(_run_row(plan, summary, trigger, len(recheck_notices or [])))
-    if not ledger.run_complete(plan.run_id):
-        _complete_run(plan, ledger)
+    elif records is not None:
+        records()
     unpin_generation(plan.catalog_dir, plan.ledger_dir, plan.run_id)  # its catalog may go now
     locking.release_ledger(plan.ledger_dir)
     if _UNFINISHED.get(str(plan.ledger_dir)) == plan.run_id:

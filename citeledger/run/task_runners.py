@@ -59,7 +59,9 @@ def make_task_runner(task_runner: str = "threads", dask_address: str | None = No
             raise ConfigError("dask_workers must be >= 1")
         from prefect.task_runners import ProcessPoolTaskRunner
 
-        return ProcessPoolTaskRunner(max_workers=dask_workers)
+        from citeledger.processes import die_with_parent
+
+        return ProcessPoolTaskRunner(max_workers=dask_workers, initializer=die_with_parent)
     if task_runner != "dask":
         raise ConfigError(f"task_runner must be one of {TASK_RUNNERS}, not {task_runner!r}")
     from prefect_dask import DaskTaskRunner

@@ -28,6 +28,19 @@ from citeledger.storage.sql import sql_literal
 from resolvers.errors import DiskFull, LedgerPathError
 
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+_NO_SPACE_WORDS = (os.strerror(errno.ENOSPC).lower(), os.strerror(errno.EDQUOT).lower(), "no space left")
+
+
+def no_space(exc: BaseException) -> bool:
+    """Whether an error is a full disk (or quota): an ``OSError`` with its errno, or a message
+    saying so where the errno is lost (Arrow's ``OSError``s, every DuckDB error: a checkpoint
+    that fills the disk is a ``FatalException``, a spill an ``IOException``)."""
+    if isinstance(exc, OSError) and exc.errno in _NO_SPACE:
+        return True
+    if isinstance(exc, (OSError, duckdb.Error)):
+        text = str(exc).lower()
+        return any(words in text for words in _NO_SPACE_WORDS)
+    return False
 
 
 @contextmanager
@@ -37,15 +50,12 @@ def disk_errors(path: Path, access: bool = True) -> Iterator[None]:
     remove their staged file on the way out, so nothing partial is left either way."""
     try:
         yield
-    except OSError as exc:
-        if exc.errno in _NO_SPACE:
+    except (OSError, duckdb.Error) as exc:
+        if no_space(exc):
             raise DiskFull(path) from exc
-        if access and exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EEXIST):
+        if access and isinstance(exc, OSError) and exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS,
+                                                                 errno.ENOTDIR, errno.EEXIST):
             raise LedgerPathError(f"cannot write {path}: {exc.strerror} ({exc.filename or path})") from exc
-        raise
-    except duckdb.IOException as exc:  # DuckDB's own writes report ENOSPC in its message
-        if "no space left" in str(exc).lower():
-            raise DiskFull(path) from exc
         raise
 
 

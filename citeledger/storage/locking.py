@@ -19,10 +19,24 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Iterator
 
+from citeledger.options import env_seconds
 from citeledger.storage.places import CatalogDir, CatalogPlaces, LedgerDir, LedgerPlaces
 from resolvers.errors import LedgerPathError, LockTimeout
 
-DEFAULT_TIMEOUT = float(os.environ.get("CITELEDGER_LOCK_TIMEOUT", "3600"))
+# Seconds a writer waits for a lock another process holds: None reads CITELEDGER_LOCK_TIMEOUT
+# (checked: a finite number >= 0) when a lock is taken, else an hour.
+DEFAULT_TIMEOUT: float | None = None
+TIMEOUT_FALLBACK = 3600.0
+
+
+def lock_timeout(timeout: float | None = None) -> float:
+    """``timeout``, else ``DEFAULT_TIMEOUT``, else ``CITELEDGER_LOCK_TIMEOUT`` (one line naming it
+    when it is not a finite number of seconds >= 0), else an hour."""
+    if timeout is not None:
+        return timeout
+    if DEFAULT_TIMEOUT is not None:
+        return DEFAULT_TIMEOUT
+    return env_seconds("CITELEDGER_LOCK_TIMEOUT", TIMEOUT_FALLBACK)
 
 _held: dict[str, IO[bytes]] = {}
 _held_lock = threading.Lock()
@@ -73,7 +87,7 @@ def acquire_ledger(ledger_dir: LedgerDir, timeout: float | None = None) -> None:
     with _held_lock:
         if str(path) in _held:
             return
-        _held[str(path)] = _acquire(path, DEFAULT_TIMEOUT if timeout is None else timeout)
+        _held[str(path)] = _acquire(path, lock_timeout(timeout))
 
 
 def holds_ledger(ledger_dir: LedgerDir) -> bool:
@@ -91,10 +105,21 @@ def release_ledger(ledger_dir: LedgerDir) -> None:
         fh.close()  # closing the descriptor releases the flock
 
 
+def release_all_ledgers() -> list[str]:
+    """Give back every ledger lock this process holds (a process that moves on to other ledgers
+    without its run's own release, such as a test session); the lock files' paths."""
+    with _held_lock:
+        held = list(_held.items())
+        _held.clear()
+    for _path, fh in held:
+        fh.close()
+    return [path for path, _fh in held]
+
+
 @contextmanager
 def exclusive(directory: CatalogDir, timeout: float | None = None) -> Iterator[None]:
     """The folder's writer lock for the duration of a block (a catalog build)."""
-    fh = _acquire(CatalogPlaces.of(directory).lock, DEFAULT_TIMEOUT if timeout is None else timeout)
+    fh = _acquire(CatalogPlaces.of(directory).lock, lock_timeout(timeout))
     try:
         yield
     finally:

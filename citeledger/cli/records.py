@@ -1,0 +1,73 @@
+"""``citeledger record`` and ``citeledger records``: one paper's citation record printed, and the records
+of the papers a run touched written (kept out of ``commands``, which maps arguments onto functions)."""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from citeledger.cli.pith import check_sign
+from citeledger.cli.prefect_env import load_flow
+from citeledger.cli.preflight import check_catalog, prefect_defaults, use_flow
+from resolvers.errors import NotFound
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    from citeledger.display import json_visible
+    from citeledger.ledger.store import require_ledger
+    from citeledger.records import record as records
+    from citeledger.records.files import citation_record
+    from citeledger.records.render.pages import render_ledger_html, render_ledger_text
+
+    require_ledger(args.ledger)
+    check_sign(args)
+    record = citation_record(args.id, args.ledger, args.catalog, page_cap=args.page_cap)
+    check_known(record, args)
+    records.validate_record(record)
+    if args.format == "pith":
+        from citeledger.cli.pith import print_pith_record
+
+        return print_pith_record(record, args)
+    if args.format == "json":
+        print(json_visible(json.dumps(record, indent=2, ensure_ascii=False)))
+    elif args.format == "html":
+        print(render_ledger_html(record))
+    else:
+        print(render_ledger_text(record))
+    return 0
+
+def check_known(record: dict, args: argparse.Namespace) -> None:
+    """A paper with no reference and no citation in the ledger is not known to it: an error
+    naming the nearest citing papers the ledger does know."""
+    if record["counts"]["references"] or record["counts"]["inbound"]:
+        return
+    from citeledger.ledger.inspect import near_ids
+    from citeledger.records.ledger_reads import citing_papers
+
+    near = near_ids(args.id, citing_papers(args.ledger, args.catalog, None))
+    hint = f"; near ids: {', '.join(near)}" if near else "; `citeledger query \"select distinct citing_paper from current\"` lists them"
+    raise NotFound(f"the ledger {args.ledger} does not know the paper {args.id!r}{hint}")
+
+def cmd_records(args: argparse.Namespace) -> int:
+    check_catalog(args.catalog)
+    from citeledger.ledger.store import require_ledger
+
+    require_ledger(args.ledger)  # an existing folder that holds no ledger is a mistyped --ledger too
+    check_sign(args)
+    if args.run_id:
+        from citeledger.records.files import check_run
+
+        check_run(args.ledger, args.run_id)  # before any server starts
+    if use_flow(args):
+        prefect_defaults()
+        written = load_flow("records")(ledger=args.ledger, catalog=args.catalog, run_id=args.run_id, papers=args.papers)
+    else:
+        from citeledger.run import orchestrate
+
+        written = orchestrate.build_records(args.ledger, args.catalog, args.run_id, args.papers)
+    print(f"{len(written)} citation records written under {Path(args.ledger) / 'records'}")
+    if args.format == "pith":
+        from citeledger.cli.pith import write_pith_records
+
+        print(f"{len(write_pith_records(args))} Pith records written under {Path(args.ledger) / 'records' / 'pith'}")
+    return 0

@@ -1,0 +1,75 @@
+"""What other stages read of a ledger's views: the current verdicts of some states, the links and
+notices a nightly re-checks, the papers citing some works, a run's transitions and changed strings."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import pyarrow as pa
+
+from citeledger.catalog.store import dict_rows
+from citeledger.ledger.store import connect_views
+from citeledger.storage.places import LedgerDir
+from citeledger.storage.sql import scalar
+
+
+def run_transitions(ledger_dir: LedgerDir, run_id: str) -> int:
+    """How many transitions the observations of ``run_id`` recorded."""
+    return run_changes(ledger_dir, run_id)[0]
+
+def run_changes(ledger_dir: LedgerDir, run_id: str) -> tuple[int, int]:
+    """(transitions, reference changes) the observations of ``run_id`` recorded: state or work
+    changes, and known references that came with another raw string."""
+    con = connect_views(ledger_dir, None)
+    try:
+        transitions = scalar(con, "SELECT count(*) FROM transitions WHERE to_run = ?", [run_id])
+        changes = scalar(con, "SELECT count(*) FROM reference_changes WHERE to_run = ?", [run_id])
+        return int(transitions), int(changes)
+    finally:
+        con.close()
+
+def current_rows(ledger_dir: LedgerDir, statuses: Sequence[str]) -> list[dict[str, Any]]:
+    """Current observations in ``statuses``, with the catalog_seq of the run that made them
+    (null for runs written before runs carried it)."""
+    con = connect_views(ledger_dir, None)
+    try:
+        con.register("wanted", pa.table({"status": pa.array(sorted(set(statuses)), pa.string())}))
+        cols = {r[0] for r in con.execute("DESCRIBE runs").fetchall()}
+        seq = "r.catalog_seq" if "catalog_seq" in cols else "NULL::BIGINT"
+        con.execute(f"""SELECT c.citing_paper, c.reference_index, c.raw, c.source, c.status, c.work_id,
+                              c.extracted_dois, c.extracted_arxiv_ids, c.observation_id, c.run_id,
+                              {seq} AS catalog_seq
+                       FROM current c LEFT JOIN runs r USING (run_id)
+                       WHERE c.status IN (SELECT status FROM wanted)
+                       ORDER BY c.citing_paper, c.reference_index""")
+        return dict_rows(con)
+    finally:
+        con.close()
+
+def current_links_and_notices(ledger_dir: LedgerDir) -> tuple[list[str], dict[str, dict[str, Any]], list[str]]:
+    """Every work a current observation links to, the latest notice of each work (and of each
+    cited DOI with no work), and the DOIs current observations with no work cite."""
+    con = connect_views(ledger_dir, None)
+    try:
+        works = [r[0] for r in con.execute("SELECT DISTINCT work_id FROM current WHERE work_id IS NOT NULL "
+                                           "ORDER BY 1").fetchall()]
+        dois = [r[0] for r in con.execute("SELECT DISTINCT unnest(extracted_dois) FROM current "
+                                          "WHERE work_id IS NULL ORDER BY 1").fetchall() if r[0]]
+        con.execute("SELECT * FROM notices")
+        return works, {r["work_id"]: r for r in dict_rows(con)}, dois
+    finally:
+        con.close()
+
+def citing_papers_of_works(ledger_dir: LedgerDir, work_ids: Sequence[str]) -> list[str]:
+    """Citing papers whose current observations link to any of ``work_ids``."""
+    if not work_ids:
+        return []
+    con = connect_views(ledger_dir, None)
+    try:
+        con.register("wanted", pa.table({"work_id": pa.array(sorted(set(work_ids)), pa.string())}))
+        # a cited DOI with no work has its notice under "doi:<doi>" (notice_check.cited_doi_notice_rows)
+        return [r[0] for r in con.execute(
+            "SELECT DISTINCT citing_paper FROM current WHERE work_id IN (SELECT work_id FROM wanted) OR (work_id IS "
+            "NULL AND list_has_any(extracted_dois, (SELECT list(work_id[5:]) FROM wanted WHERE work_id LIKE 'doi:%'))) "
+            "ORDER BY 1").fetchall()]
+    finally:
+        con.close()
