@@ -66,3 +66,11 @@ def stop_pool(pool: Any) -> None:
         if process.is_alive():
             process.kill()
             process.join(1.0)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, delivered as an interrupt so every ``finally`` and ``atexit`` hook runs."""
+
+    def __init__(self, signum: int = signal.SIGTERM):
+        super().__init__(f"signal {signum}")
+        self.signum = signum

@@ -22,13 +22,7 @@ import signal
 import subprocess
 from typing import Any
 
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, delivered as an interrupt so every ``finally`` and ``atexit`` hook runs."""
-
-    def __init__(self, signum: int = signal.SIGTERM):
-        super().__init__(f"signal {signum}")
-        self.signum = signum
+from citeledger.processes import Terminated
 
 
 def _raise_terminated(signum: int, frame: Any) -> None:

@@ -33,6 +33,7 @@ from citeledger.inputs.papers import (
     is_one_paper_folder,
     refusal,
 )
+from citeledger.processes import Terminated
 from citeledger.storage.atomic import file_sha256
 from papers import citing_paper_from_name
 from papers.archive import is_tar
@@ -195,14 +196,8 @@ def _open_stream(given: str, timeout: float) -> Any:
     return opened["fh"]
 
 
-class SpoolInterrupted(KeyboardInterrupt):
-    """SIGTERM while a stream was being spooled: the spool file is removed, the run ends as on Ctrl-C."""
-
-    signum = signal.SIGTERM
-
-
 def _stop_on_sigterm(signum: int, frame: Any) -> None:
-    raise SpoolInterrupted(f"signal {signum}")
+    raise Terminated(signum)  # the spool file is removed on the way out; the run ends as on Ctrl-C
 
 
 def remove_stale_spools(spool_dir: Path | None) -> int:
