@@ -77,7 +77,8 @@ def check(ledger: Path, expected: dict[str, int]) -> list[str]:
     con = duckdb.connect()
     rows = con.sql(f"select citing_paper, reference_index from read_parquet('{ledger}/observations/**/*.parquet')"
                    ).fetchall()
-    rejects = con.sql(f"select file from read_parquet('{ledger}/rejects/**/*.parquet')").fetchall()
+    has_rejects = any(Path(ledger, "rejects").glob("**/*.parquet"))
+    rejects = con.sql(f"select file from read_parquet('{ledger}/rejects/**/*.parquet')").fetchall() if has_rejects else []
     rejected = {Path(f.split("!")[0]).name for (f,) in rejects}
     seen = {p for p, _ in rows}
     problems = []

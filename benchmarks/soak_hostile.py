@@ -1,0 +1,100 @@
+"""The hostile-world soak: the remote clients' hostile answers (``soak_remote.py``) and a directory
+of papers resolved, killed and resumed (``soak_papers.py``, again and again) run side by side for a
+set time, with the whole process tree watched.
+
+    .venv/bin/python benchmarks/soak_hostile.py --seconds 600
+
+Prints each child's verdict (its own checks: no row lost or duplicated, every hostile answer an
+``unavailable``), the process tree's peak resident memory (every descendant, sampled each 0.5 s,
+against ``--max-tree-mb``), the processes left behind when it ends, and the files written outside
+its work folder (citeledger's entries of the temp folder, before and after: run it alone for an
+exact count). Exit status 1 when any of these fails.
+Outside the test suite; servers on 127.0.0.1 only, every loop bounded by ``--seconds``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def descendants(root: int) -> set[int]:
+    """Every process whose ancestry reaches ``root`` (read from /proc)."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                parents[int(entry)] = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found, frontier = set(), {root}
+    while frontier:
+        frontier = {pid for pid, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def tree_rss(pids: set[int]) -> int:
+    total = 0
+    for pid in pids:
+        try:
+            total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
+def run(seconds: float, max_tree_mb: float, papers: int) -> int:
+    work = Path(tempfile.mkdtemp(prefix="citeledger-soak-"))
+    temp_before = set(os.listdir(tempfile.gettempdir()))
+    python = sys.executable
+    env = {**os.environ, "TMPDIR": str(work)}  # every temp file of the children inside the work folder
+    remote = subprocess.Popen([python, str(REPO / "benchmarks/soak_remote.py"), "--seconds", str(seconds)],
+                              cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline, peak, paper_runs, failures = time.monotonic() + seconds, 0, 0, []
+    while time.monotonic() < deadline:
+        papers_run = subprocess.Popen([python, str(REPO / "benchmarks/soak_papers.py"), "--papers", str(papers)],
+                                      cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        while papers_run.poll() is None:
+            peak = max(peak, tree_rss(descendants(os.getpid())))
+            time.sleep(0.5)
+        paper_runs += 1
+        out = papers_run.stdout.read() if papers_run.stdout else ""
+        if papers_run.returncode != 0:
+            failures.append(f"papers run {paper_runs}: exit {papers_run.returncode}: {out[-400:]}")
+    remote_out, _ = remote.communicate(timeout=seconds + 300)
+    if remote.returncode != 0:
+        failures.append(f"remote soak: exit {remote.returncode}: {remote_out[-400:]}")
+    time.sleep(2)
+    left = descendants(os.getpid())
+    outside = sorted(n for n in set(os.listdir(tempfile.gettempdir())) - temp_before - {work.name}
+                     if n.startswith("citeledger"))  # (other programs of the machine write there too)
+    print(remote_out.strip().splitlines()[-12:] and "\n".join(remote_out.strip().splitlines()[-12:]))
+    print(f"papers runs (each resolved, killed, resumed, checked): {paper_runs}, failed: {len(failures)}")
+    print(f"process tree peak RSS: {peak / 2**20:.0f} MB (bound {max_tree_mb:.0f} MB)")
+    print(f"processes left behind: {sorted(left) or 'none'}; temp entries left outside the work folder: {outside or 'none'}")
+    for line in failures:
+        print("FAILED", line)
+    shutil.rmtree(work, ignore_errors=True)
+    return 1 if failures or left or outside or peak > max_tree_mb * 2**20 else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=600.0)
+    parser.add_argument("--max-tree-mb", type=float, default=1536.0)
+    parser.add_argument("--papers", type=int, default=300, help="papers in each soak_papers.py run")
+    args = parser.parse_args()
+    return run(args.seconds, args.max_tree_mb, args.papers)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
