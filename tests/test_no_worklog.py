@@ -52,27 +52,24 @@ def test_no_tracked_file_tells_the_work_log():
     assert [o for path in tracked_text_files() for o in offenders(path)] == []
 
 
+def offenders_of(tmp_path: Path, text: str) -> list[str]:
+    global ROOT
+    path = tmp_path / "x.md"
+    path.write_text(f"intro\n{text}\n")
+    saved, ROOT = ROOT, tmp_path
+    try:
+        return offenders(path)
+    finally:
+        ROOT = saved
+
+
 @pytest.mark.parametrize("text", ["(issue 14)", "see issue #3", "issue 12's benchmark", "in session 9",
                                   "(#16)", "probe item 4", "## Session 11: the index"])
 def test_the_scan_catches_a_work_log_mention(tmp_path, text):
-    path = tmp_path / "x.md"
-    path.write_text(f"intro\n{text}\n")
-    global ROOT
-    saved, ROOT = ROOT, tmp_path
-    try:
-        assert offenders(path)
-    finally:
-        ROOT = saved
+    assert offenders_of(tmp_path, text)
 
 
 @pytest.mark.parametrize("text", ["Phys. Lett. B 716, Issue 2 (2012)", "Volume 86, Issue 9, 2007",
                                   "## Sessions of the nightly flow", "#include <x.h>"])
 def test_the_scan_leaves_journal_issues_alone(tmp_path, text):
-    path = tmp_path / "x.md"
-    path.write_text(f"intro\n{text}\n")
-    global ROOT
-    saved, ROOT = ROOT, tmp_path
-    try:
-        assert offenders(path) == []
-    finally:
-        ROOT = saved
+    assert offenders_of(tmp_path, text) == []

@@ -12,19 +12,20 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Self
 
 from citeledger.options import check_run_id
 
 
 @dataclass(frozen=True)
-class LedgerPlaces:
-    """A ledger folder and the place of each of its parts."""
+class Folder:
+    """A folder of citeledger's (a ledger, a catalog): its root, and what both kinds answer."""
 
     root: Path
 
     @classmethod
-    def of(cls, ledger: str | os.PathLike[str]) -> LedgerPlaces:
-        return ledger if isinstance(ledger, LedgerPlaces) else cls(Path(ledger))
+    def of(cls, folder: str | os.PathLike[str]) -> Self:
+        return folder if isinstance(folder, cls) else cls(Path(folder))
 
     def __fspath__(self) -> str:
         return str(self.root)
@@ -35,11 +36,17 @@ class LedgerPlaces:
     def __truediv__(self, name: str) -> Path:
         return self.root / name
 
-    # the writer's lock, half-written files of a killed writer, the spooled copies of piped inputs
     @property
     def lock(self) -> Path:
+        """The writer's lock (``storage.locking``)."""
         return self.root / LOCK_NAME
 
+
+@dataclass(frozen=True)
+class LedgerPlaces(Folder):
+    """A ledger folder and the place of each of its parts."""
+
+    # half-written files of a killed writer, the spooled copies of piped inputs
     @property
     def staging(self) -> Path:
         return self.root / ".staging"
@@ -96,27 +103,8 @@ class LedgerPlaces:
 
 
 @dataclass(frozen=True)
-class CatalogPlaces:
+class CatalogPlaces(Folder):
     """A catalog folder and the place of each of its parts."""
-
-    root: Path
-
-    @classmethod
-    def of(cls, catalog: str | os.PathLike[str]) -> CatalogPlaces:
-        return catalog if isinstance(catalog, CatalogPlaces) else cls(Path(catalog))
-
-    def __fspath__(self) -> str:
-        return str(self.root)
-
-    def __str__(self) -> str:
-        return str(self.root)
-
-    def __truediv__(self, name: str) -> Path:
-        return self.root / name
-
-    @property
-    def lock(self) -> Path:
-        return self.root / LOCK_NAME
 
     @property
     def current(self) -> Path:
