@@ -173,7 +173,8 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     for error in report["errors"]:
         print(f"refresh: {error}", file=sys.stderr)
     print(f"catalog {args.catalog}: {report['works_before']} -> {report['works_after']} works "
-          f"from {len(report['files'])} files" + (f"; sharded {report['shards']} ways as before" if report["shards"] else ""))
+          f"from {len(report['files'])} files"
+          + (f"; sharded {report['shards']} ways as before" if report["shards"] else ""))
     return 0
 
 
@@ -239,7 +240,8 @@ def _catalog_parsers(sub: Any) -> None:
     catalog_sub = catalog.add_subparsers(dest="catalog_command", required=True)
     build = _sub(catalog_sub, "build", "add works and notices from source files to the catalog")
     build.add_argument("files", nargs="+", type=Path, help="source files or folders (works JSONL, arXiv snapshot, "
-                       "Crossref, Retraction Watch CSV, OpenAlex, DBLP, arXiv OAI-PMH); the format is recognised by content")
+                       "Crossref, Retraction Watch CSV, OpenAlex, DBLP, arXiv OAI-PMH); the format is recognised "
+                       "by content")
     build.add_argument("--catalog", default=DEFAULT_CATALOG, help="the catalog folder (created if missing)")
     build.add_argument("--format", choices=["works_jsonl", "arxiv_snapshot", "crossref", "retraction_watch_csv",
                                             "doi_nature_csv", "openalex", "dblp", "arxiv_oai"],
@@ -269,7 +271,8 @@ def _resolve_parser(sub: Any) -> None:
                          "completes it; warns when the ledger holds unfinished runs this one does not complete")
     resolve.add_argument("--resume", metavar="ID", help="complete the interrupted run ID; an id the ledger "
                          "does not know is an error naming its nearest unfinished runs")
-    resolve.add_argument("--citing-paper", help="the citing paper of a .bbl or .bib input (default: from an arXiv-style file name)")
+    resolve.add_argument("--citing-paper", help="the citing paper of a .bbl or .bib input (default: from an "
+                         "arXiv-style file name)")
     resolve.add_argument("--remote", action="store_true", help="use the remote resolvers configured; "
                          "fetch arXiv:ID inputs from arXiv")
     resolve.add_argument("--grobid", metavar="URL", help="read PDF inputs through this GROBID service "

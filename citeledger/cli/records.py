@@ -45,7 +45,8 @@ def check_known(record: dict, args: argparse.Namespace) -> None:
     from citeledger.records.ledger_reads import citing_papers
 
     near = near_ids(args.id, citing_papers(args.ledger, args.catalog, None))
-    hint = f"; near ids: {', '.join(near)}" if near else "; `citeledger query \"select distinct citing_paper from current\"` lists them"
+    listing = "; `citeledger query \"select distinct citing_paper from current\"` lists them"
+    hint = f"; near ids: {', '.join(near)}" if near else listing
     raise NotFound(f"the ledger {args.ledger} does not know the paper {args.id!r}{hint}")
 
 def cmd_records(args: argparse.Namespace) -> int:

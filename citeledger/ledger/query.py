@@ -76,7 +76,8 @@ def _check_statement(kind: duckdb.StatementType, text: str) -> None:
 
 # --- the connection --------------------------------------------------------------------------
 
-SANDBOX: dict[str, str | bool | int | float | list[str]] = {"enable_external_access": False, "autoload_known_extensions": False,
+SANDBOX: dict[str, str | bool | int | float | list[str]] = {
+           "enable_external_access": False, "autoload_known_extensions": False,
            "autoinstall_known_extensions": False, "allow_community_extensions": False,
            "temp_directory": "", "python_enable_replacements": False}
 
@@ -117,7 +118,8 @@ def sandbox(ledger_dir: LedgerDir, catalog_dir: CatalogDir | None,
         for name, (folder, schema) in LEDGER_PARTS.items():
             _add_view(con, name, schema, _part_files(ledger / folder), ledger_problem(ledger))
         gen = CatalogStore(catalog_dir).current() if catalog_dir is not None else None
-        _add_view(con, "works", WORKS_VIEW_SCHEMA, [gen / "works.parquet"] if gen else None, catalog_problem(catalog_dir))
+        works = [gen / "works.parquet"] if gen else None
+        _add_view(con, "works", WORKS_VIEW_SCHEMA, works, catalog_problem(catalog_dir))
         for name, sql in DERIVED_VIEWS.items():
             con.execute(f"CREATE VIEW {name} AS {sql}")
         con.execute("SET lock_configuration = true")

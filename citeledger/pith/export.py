@@ -105,7 +105,8 @@ def _coverage(record: Mapping[str, Any], outbound: list[dict], inbound: list[dic
     lanes = []
     for ours, theirs in LANES.items():
         lane = v2.get(ours) or {}
-        state, observed, denominator = lane.get("state") or "not_measured", lane.get("observed") or 0, lane.get("denominator")
+        state, observed = lane.get("state") or "not_measured", lane.get("observed") or 0
+        denominator = lane.get("denominator")
         sources, as_of, note = lane.get("sources"), lane.get("as_of"), lane.get("means")
         if theirs == "standing_notices":
             observed = len(outbound) + len(inbound)
