@@ -239,7 +239,8 @@ VIEW_MEANINGS = {
     "observations": "one row per reference per run", "current": "the latest observation of each reference",
     "transitions": "a reference's state or work changed between two runs", "works": "the catalog",
     "notices": "the latest standing notice of each cited work", "notices_history": "every notice check",
-    "rejects": "input rows that could not be read, with file, line and reason", "runs": "one row per finished run",
+    "rejects": "input rows that could not be read, with file, line and reason",
+    "runs": "one row per finished run, and per failed run (finished_at null, errors the failure)",
 }
 
 

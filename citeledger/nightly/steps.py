@@ -330,39 +330,63 @@ def new_nightly_run_id() -> str:
     return "nightly-" + pipeline.new_run_id().removeprefix("run-")
 
 
-def prepare_nightly(inbox: str | Path, catalog_dir: CatalogDir, ledger_dir: LedgerDir, remote: bool = False,
-                    batch_size: int = pipeline.DEFAULT_BATCH_SIZE, limits: Any = None,
-                    run_id: str | None = None) -> NightlyWork:
-    """Decide tonight's run: the new inbox files, the references to re-resolve, the notices that
-    changed. Resumes an interrupted nightly run when its inputs and catalog are unchanged. An
-    inbox file whose exact bytes a finished run already read is not read again (only moved)."""
-    limits = limits or InputLimits()
-    catalog = get_catalog(catalog_dir)
-    ledger = LedgerStore(ledger_dir)
+@dataclass
+class Intake:
+    """The inbox as tonight's run finds it: files to read, and files a finished run already read."""
+
+    new_files: list[Path] = field(default_factory=list)
+    already_processed: dict[str, str] = field(default_factory=dict)  # inbox file -> the run that read it
+
+    def counts(self) -> dict[str, int]:
+        return {"new_files": len(self.new_files), "already_processed": len(self.already_processed)}
+
+
+def take_inbox(inbox: str | Path, ledger_dir: LedgerDir) -> Intake:
+    """The inbox's files, split into new ones and those whose exact bytes a finished run already
+    read (those are only moved, never read again)."""
     done = finished_input_digests(ledger_dir)
-    work = NightlyWork(plan=None)
-    new: list[Path] = []
+    intake = Intake()
     for path in inbox_files(inbox):
         digests = input_digests(path)
         if digests and all(d in done for d in digests):
-            work.already_processed[str(path)] = done[digests[0]]
+            intake.already_processed[str(path)] = done[digests[0]]
         else:
-            new.append(path)
+            intake.new_files.append(path)
+    return intake
 
-    for manifest in reversed(ledger.unfinished_runs("nightly-")):
+
+def resume_nightly(intake: Intake, inbox: str | Path, catalog_dir: CatalogDir, ledger_dir: LedgerDir,
+                   batch_size: int = pipeline.DEFAULT_BATCH_SIZE, limits: Any = None, remote: bool = False
+                   ) -> NightlyWork | None:
+    """The latest interrupted nightly run whose inputs and catalog are unchanged, planned again
+    (its finished batches are skipped); None when there is none."""
+    catalog = get_catalog(catalog_dir)
+    for manifest in reversed(LedgerStore(ledger_dir).unfinished_runs("nightly-")):
         paths = [Path(i["path"]) for i in manifest.inputs]
         if manifest.catalog_fingerprint == catalog.fingerprint and all(
                 p.exists() and input_sha256(p) == i["sha256"] for p, i in zip(paths, manifest.inputs)):
             paths = given_inputs(paths, Path(inbox))  # a directory's papers: the directory, as first given
-            work.plan = pipeline.plan_run(paths, catalog_dir, ledger_dir, run_id=manifest.run_id,
-                                          batch_size=manifest.options.get("batch_size", batch_size), limits=limits,
-                                          citing_paper=manifest.options.get("citing_paper"),
-                                          remote=manifest.options.get("remote", remote))
+            plan = pipeline.plan_run(paths, catalog_dir, ledger_dir, run_id=manifest.run_id,
+                                     batch_size=manifest.options.get("batch_size", batch_size),
+                                     limits=limits or InputLimits(), citing_paper=manifest.options.get("citing_paper"),
+                                     remote=manifest.options.get("remote", remote))
             inbox_dir = Path(inbox).resolve()
-            work.new_files = [p for p in paths if p.resolve().parent == inbox_dir]
-            work.rerun.why["resumed"] = work.plan.references
+            work = NightlyWork(plan=plan, new_files=[p for p in paths if p.resolve().parent == inbox_dir],
+                               already_processed=intake.already_processed)
+            work.rerun.why["resumed"] = plan.references
             return work
+    return None
 
+
+def select_nightly(intake: Intake, catalog_dir: CatalogDir, ledger_dir: LedgerDir, remote: bool = False,
+                   batch_size: int = pipeline.DEFAULT_BATCH_SIZE, limits: Any = None,
+                   run_id: str | None = None) -> NightlyWork:
+    """Tonight's new run: the new inbox files' references, those a grown catalog could change
+    (``select_rerun``), the notices that changed; no plan when there is nothing to do."""
+    limits = limits or InputLimits()
+    get_catalog(catalog_dir)  # a missing or broken catalog is an error before anything is read
+    work = NightlyWork(plan=None, already_processed=intake.already_processed)
+    new = intake.new_files
     citing = {str(p): c for p in new if (c := citing_paper_of(p))}
     with pdf_service(None, ledger_dir, remote):  # GROBID's answers kept, so the plan's read asks nothing
         new_refs, _ = read_inputs(new, limits, citing)
@@ -372,10 +396,23 @@ def prepare_nightly(inbox: str | Path, catalog_dir: CatalogDir, ledger_dir: Ledg
         return work
     run_id = run_id or new_nightly_run_id()
     inputs, search = rerun_inputs(ledger_dir, run_id, work.rerun, remote)
-    work.new_files = new
+    work.new_files = list(new)
     work.plan = pipeline.plan_run([*new, *inputs], catalog_dir, ledger_dir, run_id=run_id, batch_size=batch_size,
                                   limits=limits, citing_paper=citing, remote=remote, search=search)
     return work
+
+
+def prepare_nightly(inbox: str | Path, catalog_dir: CatalogDir, ledger_dir: LedgerDir, remote: bool = False,
+                    batch_size: int = pipeline.DEFAULT_BATCH_SIZE, limits: Any = None,
+                    run_id: str | None = None) -> NightlyWork:
+    """Decide tonight's run (``take_inbox``, then ``resume_nightly`` or ``select_nightly``):
+    resumes an interrupted nightly run when its inputs and catalog are unchanged. An inbox file
+    whose exact bytes a finished run already read is not read again (only moved)."""
+    intake = take_inbox(inbox, ledger_dir)
+    resumed = resume_nightly(intake, inbox, catalog_dir, ledger_dir, batch_size, limits, remote)
+    if resumed is not None:
+        return resumed
+    return select_nightly(intake, catalog_dir, ledger_dir, remote, batch_size, limits, run_id)
 
 
 def rerun_inputs(ledger_dir: LedgerDir, run_id: str, rerun: RerunSelection, remote: bool
@@ -432,16 +469,24 @@ class NightlySummary:
         return out
 
 
-def complete_nightly(work: NightlyWork, processed: str | Path, timings: dict[str, float] | None = None
-                     ) -> NightlySummary:
-    """After the batches: re-check notices, write the run row, move the inbox files (only now,
-    their observations being written) and name the papers whose records changed."""
+def nightly_notices(work: NightlyWork) -> list[dict[str, Any]]:
+    """After the batches: the notices of works earlier runs link or cite that changed (those
+    this run links or cites are noticed by ``finish_run`` itself)."""
     plan = work.plan
     assert plan is not None
     ledger = LedgerStore(plan.ledger_dir)
     own = set(ledger.linked_work_ids(plan.run_id)) | {f"doi:{d}" for d in ledger.unlinked_cited_dois(plan.run_id)}
-    notices = changed_notices(plan.ledger_dir, plan.catalog_dir, plan.run_id, exclude=own)
-    summary = pipeline.finish_run(plan, trigger="nightly", timings=timings, recheck_notices=notices)
+    return changed_notices(plan.ledger_dir, plan.catalog_dir, plan.run_id, exclude=own)
+
+
+def finish_nightly(work: NightlyWork, processed: str | Path, notices: list[dict[str, Any]],
+                   timings: dict[str, float] | None = None, flow_run_id: str | None = None) -> NightlySummary:
+    """Write the run row (with the changed ``notices``), move the inbox files (only now, their
+    observations being written) and name the papers whose records changed."""
+    plan = work.plan
+    assert plan is not None
+    summary = pipeline.finish_run(plan, trigger="nightly", timings=timings, recheck_notices=notices,
+                                  flow_run_id=flow_run_id)
     unread = {r.file for r in plan.rejects if read_later(r.reason)}  # stay in the inbox for the next night
     moved = move_to_processed([p for p in work.new_files if str(p) not in unread], processed, plan.run_id)
     for path, run_id in work.already_processed.items():
@@ -450,6 +495,12 @@ def complete_nightly(work: NightlyWork, processed: str | Path, timings: dict[str
     papers.update(citing_papers_of_works(plan.ledger_dir, [n["work_id"] for n in notices]))
     return NightlySummary(summary, files=[str(p) for p in moved], already_processed=work.already_processed,
                           rerun=dict(work.rerun.why), notices_changed=len(notices), papers=sorted(papers))
+
+
+def complete_nightly(work: NightlyWork, processed: str | Path, timings: dict[str, float] | None = None
+                     ) -> NightlySummary:
+    """After the batches: re-check notices (``nightly_notices``), then ``finish_nightly``."""
+    return finish_nightly(work, processed, nightly_notices(work), timings)
 
 
 def idle_nightly(work: NightlyWork, ledger_dir: LedgerDir, catalog_dir: CatalogDir, processed: str | Path,

@@ -45,7 +45,7 @@ from resolvers.remote.search import SEARCH_SOURCES
 from resolvers.resolution import apply_rule_chain
 from resolvers.search_step import SearchStep
 
-DEFAULT_BATCH_SIZE = 5000
+DEFAULT_BATCH_SIZE = 1000  # the one default of the CLI, the flows and limits.batch_size (config)
 
 
 _GC_LOCK = threading.Lock()
@@ -389,11 +389,12 @@ def _complete_run(plan: RunPlan, ledger: LedgerStore) -> None:
 
 
 def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "resolve",
-               timings: dict[str, float] | None = None, recheck_notices: list[dict[str, Any]] | None = None
-               ) -> RunSummary:
+               timings: dict[str, float] | None = None, recheck_notices: list[dict[str, Any]] | None = None,
+               flow_run_id: str | None = None) -> RunSummary:
     """Write the run's notices (and ``recheck_notices``, the changed notices of works linked by
     earlier runs) and its row (counts from the ledger itself, so a resumed run counts
-    everything), then refresh ``<ledger>/ledger.duckdb``."""
+    everything), then refresh ``<ledger>/ledger.duckdb``. ``flow_run_id``: the Prefect flow run
+    that ran it (None for a direct run), kept in the row to join the ledger to Prefect's runs."""
     ledger = LedgerStore(plan.ledger_dir)
     finished = ledger.run_finished(plan.run_id)
     if not finished:  # a finished run given again changes nothing
@@ -403,7 +404,7 @@ def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "r
             ledger.write_notices(plan.run_id, recheck_notices, part="recheck")
     summary = _summarise(plan, ledger, errors or [], timings or {})
     if not finished:
-        ledger.finish_run(_run_row(plan, summary, trigger, len(recheck_notices or [])))
+        ledger.finish_run(_run_row(plan, summary, trigger, len(recheck_notices or []), flow_run_id))
     if not ledger.run_complete(plan.run_id):
         _complete_run(plan, ledger)
     unpin_generation(plan.catalog_dir, plan.ledger_dir, plan.run_id)  # its catalog may go now
@@ -432,7 +433,8 @@ def _summarise(plan: RunPlan, ledger: LedgerStore, errors: list[str], timings: d
         search=search_report(plan.run_id, any(j.remote for j in plan.jobs)))
 
 
-def _run_row(plan: RunPlan, summary: RunSummary, trigger: str, notices_changed: int) -> dict[str, Any]:
+def _run_row(plan: RunPlan, summary: RunSummary, trigger: str, notices_changed: int,
+             flow_run_id: str | None = None) -> dict[str, Any]:
     """The run's row in ``runs/`` (see ``ledger.RUN_SCHEMA``)."""
     return {"run_id": plan.run_id, "started_at": plan.observed_at, "finished_at": datetime.now(timezone.utc),
             "inputs": summary.inputs, "catalog_fingerprint": plan.catalog_fingerprint,
@@ -440,4 +442,5 @@ def _run_row(plan: RunPlan, summary: RunSummary, trigger: str, notices_changed: 
             "state_counts": json.dumps(summary.states), "seconds": summary.seconds,
             "errors": json.dumps(summary.errors), "trigger": trigger, "catalog_seq": plan.catalog_seq,
             "transitions": summary.transitions, "notices_changed": notices_changed,
-            "timings": json.dumps(summary.timings, sort_keys=True), "reason_counts": json.dumps(summary.reasons)}
+            "timings": json.dumps(summary.timings, sort_keys=True), "reason_counts": json.dumps(summary.reasons),
+            "flow_run_id": flow_run_id}
