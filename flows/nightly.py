@@ -45,7 +45,7 @@ from flows.resolve import resolve_batches, summary_markdown
 Result = TypeVar("Result")
 
 
-@task(name="intake", cache_policy=NO_CACHE)
+@task(name="intake", task_run_name="intake", cache_policy=NO_CACHE)
 def intake_task(inbox: str, ledger: str) -> steps.Intake:
     """The inbox's new files, and those a finished run already read (moved, never read again)."""
     intake = steps.take_inbox(inbox, ledger)
@@ -54,7 +54,7 @@ def intake_task(inbox: str, ledger: str) -> steps.Intake:
     return intake
 
 
-@task(name="select-rerun", cache_policy=NO_CACHE)
+@task(name="select-rerun", task_run_name="select-rerun", cache_policy=NO_CACHE)
 def select_task(intake: steps.Intake, inbox: str, catalog: str, ledger: str, remote: bool, batch_size: int,
                 run_id: str) -> steps.NightlyWork:
     """Tonight's run: an interrupted nightly run resumed, else the new files plus the references a
@@ -74,7 +74,7 @@ def select_task(intake: steps.Intake, inbox: str, catalog: str, ledger: str, rem
     return work
 
 
-@task(name="notices", cache_policy=NO_CACHE)
+@task(name="notices", task_run_name="notices", cache_policy=NO_CACHE)
 def notices_task(work: steps.NightlyWork) -> list[dict[str, Any]]:
     """The changed notices of works earlier runs link or cite."""
     notices = steps.nightly_notices(work)
@@ -82,7 +82,7 @@ def notices_task(work: steps.NightlyWork) -> list[dict[str, Any]]:
     return notices
 
 
-@task(name="write-run", cache_policy=NO_CACHE)
+@task(name="write-run", task_run_name="write-run", cache_policy=NO_CACHE)
 def finish_task(work: steps.NightlyWork, processed: str, notices: list[dict[str, Any]], timings: dict[str, float],
                 flow_run_id: str | None) -> NightlySummary:
     """The run row (with this flow run's id), then the inbox files moved to ``processed``."""
@@ -96,7 +96,7 @@ def finish_task(work: steps.NightlyWork, processed: str, notices: list[dict[str,
     return summary
 
 
-@task(name="records", cache_policy=NO_CACHE)
+@task(name="records", task_run_name="records", cache_policy=NO_CACHE)
 def records_task(papers: list[str], ledger: str, catalog: str) -> int:
     """The citation records of the papers whose references or notices changed."""
     written = len(record_files.write_records(papers, ledger, catalog))

@@ -27,7 +27,7 @@ def refresh_logged(catalog: str, catalog_inbox: str | None, remote: bool) -> dic
     return report.as_dict()
 
 
-@task(name="refresh-catalog", cache_policy=NO_CACHE)
+@task(name="refresh-catalog", task_run_name="refresh-catalog", cache_policy=NO_CACHE)
 def refresh_catalog_task(catalog: str, catalog_inbox: str | None, remote: bool) -> dict[str, Any]:
     """The nightly's catalog step: the refresh-catalog flow's work as one task of the night."""
     return refresh_logged(catalog, catalog_inbox, remote)
