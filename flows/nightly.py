@@ -170,6 +170,7 @@ def nightly(inbox: str = "data/inbox", processed: str = "data/processed", catalo
     clock.counts["refresh-catalog"] = f"{refresh['works_before']} -> {refresh['works_after']} works"
     work = clock.run("select-rerun", select_task, intake, inbox, catalog, ledger, remote, batch_size, run_id)
     if work.plan is None:
+        clock.counts["select-rerun"] = "nothing to do"
         summary = steps.idle_nightly(work, ledger, catalog, processed, catalog_changed=bool(refresh["files"]))
     else:
         rename_flow_run(work.plan.run_id)  # a resumed run keeps its id
