@@ -117,11 +117,13 @@ def _site(tmp_path: Path, fixture_catalog: Path) -> dict[str, str]:
     return {k: str(v) for k, v in dirs.items()}
 
 
-def _run(client, server, parameters: dict):
-    """Start a run of the nightly deployment and wait (bounded) for its end; the flow run."""
+def _run(client, server, parameters: dict, env: dict | None = None):
+    """Start a run of the nightly deployment (``env``: the flow run's extra environment) and wait
+    (bounded) for its end; the flow run."""
     from prefect.deployments import run_deployment
 
-    started = run_deployment("nightly/nightly", parameters=parameters, timeout=0, client=client)
+    started = run_deployment("nightly/nightly", parameters=parameters, timeout=0, client=client,
+                             job_variables={"env": env} if env else None)
     deadline = time.monotonic() + RUN_WAIT
     while time.monotonic() < deadline:
         flow_run = client.read_flow_run(started.id)
@@ -215,3 +217,16 @@ def test_a_failing_step_is_written_into_the_runs_row(server, client, tmp_path, f
     assert failed == ["select-rerun"] and {"intake", "refresh-catalog"} <= set(tasks)
     assert "nightly-failure" in _artifacts(client, flow_run.id)
     assert os.listdir(site["inbox"]) == ["refs.jsonl"]  # nothing read is lost: the file waits for the next night
+
+
+def test_a_night_past_its_timeout_fails_into_the_runs_row(server, client, tmp_path, fixture_catalog):
+    """The timeout is the worker's setting, here set for one run through its job variables: a
+    millisecond, so the night times out before its first step is done."""
+    site = _site(tmp_path, fixture_catalog)
+    flow_run = _run(client, server, {**site, "catalog_inbox": None},
+                    env={"CITELEDGER_NIGHTLY_TIMEOUT_SECONDS": "0.001"})
+    assert flow_run.state.name == "TimedOut" and flow_run.state.is_failed()
+    (row,) = _runs_rows(site["ledger"])
+    assert row["run_id"] == flow_run.name and row["finished_at"] is None
+    assert "timeout" in json.loads(row["errors"])[0].lower()
+    assert os.listdir(site["inbox"]) == ["refs.jsonl"]

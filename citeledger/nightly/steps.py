@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
-from urllib.parse import unquote
 
 from citeledger.catalog import sharding as catalog_sharding
 from citeledger.catalog.store import CatalogStore
@@ -36,7 +35,7 @@ from citeledger.config import load_config
 from citeledger.engine.process_cache import get_catalog
 from citeledger.index import shards
 from citeledger.inputs.dedupe import read_inputs
-from citeledger.inputs.papers import given_inputs, input_digests, input_sha256
+from citeledger.inputs.papers import given_inputs, input_sha256
 from citeledger.inputs.pdf_papers import pdf_service, read_later
 from citeledger.inputs.rows import InputLimits
 from citeledger.ledger.store import (
@@ -45,6 +44,7 @@ from citeledger.ledger.store import (
     current_links_and_notices,
     write_ledger_database,
 )
+from citeledger.nightly.intake import CATALOG_SUFFIXES, Intake, citing_paper_of, inbox_files, take_inbox
 from citeledger.nightly.rerun_selection import RerunSelection, select_rerun
 from citeledger.records.files import papers_touched
 from citeledger.run import pipeline
@@ -53,44 +53,12 @@ from citeledger.run.summary import RunSummary
 from citeledger.storage.atomic import atomic_move, atomic_write_lines
 from citeledger.storage.places import CatalogDir, LedgerDir, LedgerPlaces
 from citeledger.storage.remote_state import FileCheckpoint, retraction_watch_files
-from papers.suffixes import PAPER_SUFFIXES
 from resolvers.errors import CiteledgerError
 from resolvers.model import Reference
 from resolvers.remote import make_http_client
 from resolvers.remote.arxiv import ArxivClient
 from resolvers.remote.crossref import CrossrefClient
 from resolvers.remote.retraction_watch import refresh_retraction_watch
-
-INPUT_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".json.gz", ".csv", ".csv.gz", ".parquet", *PAPER_SUFFIXES)
-CATALOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".json", ".json.gz", ".csv", ".csv.gz")
-# beyond this many newer works, filtering by shared tokens costs more than re-resolving
-
-
-def _has_suffix(path: Path, suffixes: Sequence[str]) -> bool:
-    name = path.name.lower()
-    return any(name.endswith(s) for s in suffixes)
-
-
-def inbox_files(inbox: str | Path, suffixes: Sequence[str] = INPUT_SUFFIXES) -> list[Path]:
-    """Files waiting in an inbox, by name, and (reference inboxes) folders: a paper's source tree
-    or a directory of papers. Hidden ones (``.name``) are skipped, so a file or folder being
-    copied in under a dot-name and renamed when complete is never read half-written."""
-    folder = Path(inbox)
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.iterdir() if not p.name.startswith(".") and (
-        (p.is_file() and _has_suffix(p, suffixes)) or (p.is_dir() and suffixes is INPUT_SUFFIXES)))
-
-
-def citing_paper_of(path: Path) -> str | None:
-    """A .bbl or .bib file in the inbox is the reference list of the paper its name names:
-    ``2101.00001.bbl`` is paper ``2101.00001``; percent-escapes are decoded, so
-    ``hep-th%2F9901001.bib`` is ``hep-th/9901001``. Other formats carry ``citing_paper`` per row."""
-    name = path.name
-    for ext in (".bbl", ".bib"):
-        if name.lower().endswith(ext):
-            return unquote(name[: -len(ext)])
-    return None
 
 
 def move_to_processed(files: Sequence[Path], processed: str | Path, run_id: str) -> list[Path]:
@@ -101,33 +69,6 @@ def move_to_processed(files: Sequence[Path], processed: str | Path, run_id: str)
     for path in files:
         moved.append(atomic_move(path, target / path.name))
     return moved
-
-
-def finished_input_digests(ledger_dir: LedgerDir) -> dict[str, str]:
-    """sha256 of every input file of a finished run -> that run's id. A file the run could not
-    read yet (a PDF whose GROBID was down or not configured) does not count: it is read again."""
-    ledger = LedgerStore(ledger_dir)
-    out: dict[str, str] = {}
-    for path in sorted(LedgerPlaces.of(ledger_dir).manifests.glob("*/manifest.json")):
-        run_id = path.parent.name
-        if ledger.run_finished(run_id):
-            unread = inputs_to_read_again(ledger, run_id)
-            for item in json.loads(path.read_text()).get("inputs", []):
-                if item.get("path") not in unread:
-                    out.setdefault(item.get("sha256"), run_id)
-    return out
-
-
-def inputs_to_read_again(ledger: LedgerStore, run_id: str) -> set[str]:
-    """The inputs of a run rejected as "not read yet" (``pdf_papers.READ_LATER``: the service was
-    unavailable, or none was configured), from its input rejects."""
-    path = ledger.part_path("rejects", run_id, "input-rejects")
-    if not path.is_file():
-        return set()
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(path, columns=["file", "reason"]).to_pylist()
-    return {row["file"] for row in table if read_later(row["reason"] or "")}
 
 
 # --- which references to re-resolve ------------------------------------------------------------
@@ -328,31 +269,6 @@ class NightlyWork:
 
 def new_nightly_run_id() -> str:
     return "nightly-" + pipeline.new_run_id().removeprefix("run-")
-
-
-@dataclass
-class Intake:
-    """The inbox as tonight's run finds it: files to read, and files a finished run already read."""
-
-    new_files: list[Path] = field(default_factory=list)
-    already_processed: dict[str, str] = field(default_factory=dict)  # inbox file -> the run that read it
-
-    def counts(self) -> dict[str, int]:
-        return {"new_files": len(self.new_files), "already_processed": len(self.already_processed)}
-
-
-def take_inbox(inbox: str | Path, ledger_dir: LedgerDir) -> Intake:
-    """The inbox's files, split into new ones and those whose exact bytes a finished run already
-    read (those are only moved, never read again)."""
-    done = finished_input_digests(ledger_dir)
-    intake = Intake()
-    for path in inbox_files(inbox):
-        digests = input_digests(path)
-        if digests and all(d in done for d in digests):
-            intake.already_processed[str(path)] = done[digests[0]]
-        else:
-            intake.new_files.append(path)
-    return intake
 
 
 def resume_nightly(intake: Intake, inbox: str | Path, catalog_dir: CatalogDir, ledger_dir: LedgerDir,
