@@ -174,6 +174,9 @@ def test_a_deployed_night_shows_its_steps_runs_and_tables(server, client, tmp_pa
     batches = sorted(name for name in tasks if name.startswith("resolve-batch"))
     assert batches == ["resolve-batch-1-of-2-2-refs", "resolve-batch-2-of-2-1-refs"]
     assert all(t.state.is_completed() for t in tasks.values())
+    # the graph's edges: each step takes what the one before returned
+    assert {str(i.id) for i in tasks["select-rerun"].task_inputs["intake"]} == {str(tasks["intake"].id)}
+    assert {str(i.id) for i in tasks["write-run"].task_inputs["notices"]} == {str(tasks["notices"].id)}
 
     artifacts = _artifacts(client, flow_run.id)
     states = artifacts["nightly-states"]
