@@ -12,11 +12,13 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.futures import as_completed
 from prefect.task_runners import ThreadPoolTaskRunner
+from prefect.utilities.annotations import unmapped
 
 from citeledger.run import orchestrate, pipeline
 from citeledger.run.orchestrate import BATCHES_IN_FLIGHT
-from citeledger.run.summary import RunSummary
+from citeledger.run.summary import RunSummary, state_table
 from citeledger.run.task_runners import choose_task_runner, make_task_runner, workers_report_here
+from flows.options import BatchSize, MaxRawChars, TaskRunner, Workers, record_failed_run, this_flow_run
 from resolvers.errors import TransientError
 
 
@@ -31,10 +33,27 @@ def _retry_transient(task, task_run, state) -> bool:
     return False
 
 
-@task(name="resolve-batch", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=[1, 5],
-      retry_condition_fn=_retry_transient)
-def run_batch_task(job: pipeline.BatchJob) -> dict[str, int]:
-    return pipeline.run_batch(job)
+def batch_run_name(parameters: dict[str, Any]) -> str:
+    """A batch's task run name: its number in the run, of how many, and its references."""
+    job = parameters["job"]
+    return f"resolve-batch-{parameters['number']}-of-{parameters['batches']}-{job.size}-refs"
+
+
+@task(name="resolve-batch", task_run_name=batch_run_name, cache_policy=NO_CACHE, retries=2,
+      retry_delay_seconds=[1, 5], retry_condition_fn=_retry_transient)
+def run_batch_task(job: pipeline.BatchJob, number: int = 1, batches: int = 1) -> dict[str, int]:
+    counts = pipeline.run_batch(job)
+    get_run_logger().info("batch %d of %d: %d references: %s", number, batches, job.size,
+                          ", ".join(f"{state} {n}" for state, n in sorted(counts.items()) if n) or "none")
+    return counts
+
+
+def batch_numbers(plan: pipeline.RunPlan) -> dict[str, Any]:
+    """The mapped parameters of the plan's pending batches: each job, its number (its place in the
+    whole run, so a resumed run's batch 7 is still batch 7) and the run's batch count."""
+    number = {job.part: n for n, job in enumerate(plan.jobs, start=1)}
+    return {"job": plan.pending, "number": [number.get(job.part, 0) for job in plan.pending],
+            "batches": unmapped(len(plan.jobs))}
 
 
 @task(name="write-records", cache_policy=NO_CACHE)
@@ -52,8 +71,12 @@ def summary_markdown(summary: RunSummary) -> str:
     if summary.reasons:
         lines += ["", "| reason | count |", "|---|---|"]
         lines += [f"| {reason} | {count} |" for reason, count in summary.reasons.items()]
-    for value, title in ((summary.inputs, "inputs"), (summary.timings, "seconds per step"),
-                         (summary.search, "search requests"), (summary.errors, "errors")):
+    if summary.inputs:
+        lines += ["", "**inputs**: " + ", ".join(f"`{path}`" for path in summary.inputs)]
+    if summary.timings:
+        lines += ["", "| step | seconds |", "|---|---|"]
+        lines += [f"| {step} | {seconds} |" for step, seconds in summary.timings.items()]
+    for value, title in ((summary.search, "search requests"), (summary.errors, "errors")):
         if value:
             lines += ["", f"**{title}**: " + json.dumps(value, sort_keys=True, default=str)]
     return "\n".join(lines)
@@ -65,38 +88,62 @@ def _collect(futures: list, plan: pipeline.RunPlan, logger: Any) -> list[str]:
                                done_order=as_completed, logger=logger)
 
 
-def resolve_batches(plan: pipeline.RunPlan, task_runner: str = "auto", dask_address: str | None = None,
+def resolve_batches(plan: pipeline.RunPlan, task_runner: TaskRunner = "auto", dask_address: str | None = None,
                     dask_workers: int = 2) -> list[str]:
     """Map the batch task over the plan's pending batches on the chosen task runner (see
     ``citeledger.run.task_runners``); returns the errors of failed batches."""
     logger = get_run_logger()
     if not plan.pending:
         return []
-    task_runner = choose_task_runner(task_runner, sum(job.size for job in plan.pending),
-                                     remote=any(job.remote for job in plan.pending))
-    runner = make_task_runner(task_runner, dask_address, dask_workers)
-    logger.info("resolving %d batches on %s", len(plan.pending), task_runner)
+    chosen = choose_task_runner(task_runner, sum(job.size for job in plan.pending),
+                                remote=any(job.remote for job in plan.pending))
+    runner = make_task_runner(chosen, dask_address, dask_workers)
+    logger.info("resolving %d batches on %s", len(plan.pending), chosen)
     if runner is None:
-        return _collect(run_batch_task.map(plan.pending), plan, logger)
+        return _collect(run_batch_task.map(**batch_numbers(plan)), plan, logger)
     with workers_report_here(), runner:
-        return _collect(list(runner.map(run_batch_task, {"job": plan.pending})), plan, logger)
+        return _collect(list(runner.map(run_batch_task, batch_numbers(plan))), plan, logger)
 
 
-@flow(name="resolve-references", task_runner=ThreadPoolTaskRunner(max_workers=BATCHES_IN_FLIGHT))
+def resolve_run_name() -> str:
+    """The flow run's name: the ledger run id it resolves (given, or a new one)."""
+    from prefect.runtime import flow_run
+
+    return flow_run.parameters.get("run_id") or pipeline.new_run_id()
+
+
+@flow(name="resolve-references", flow_run_name=resolve_run_name, on_failure=[record_failed_run],
+      task_runner=ThreadPoolTaskRunner(max_workers=BATCHES_IN_FLIGHT))
 def resolve_references(inputs: list[str], catalog: str = "data/catalog", ledger: str = "data/ledger",
                        run_id: str | None = None, remote: bool = False, citing_paper: str | None = None,
-                       batch_size: int = pipeline.DEFAULT_BATCH_SIZE, max_raw_chars: int = 100_000,
-                       records: bool = True, task_runner: str = "auto", dask_address: str | None = None,
-                       dask_workers: int = 2) -> dict[str, Any]:
+                       batch_size: BatchSize = pipeline.DEFAULT_BATCH_SIZE, max_raw_chars: MaxRawChars = 100_000,
+                       records: bool = True, task_runner: TaskRunner = "auto", dask_address: str | None = None,
+                       dask_workers: Workers = 2) -> dict[str, Any]:
     """Resolve reference files into the ledger. Given the id of an interrupted run, completes it.
-    ``task_runner``: ``auto`` (default: ``processes`` for large runs on several cores, see
-    ``citeledger.run.task_runners``), ``threads``, ``processes`` (``dask_workers`` of them) or ``dask``
-    (``dask_address`` of a scheduler, else a local cluster of ``dask_workers`` processes)."""
+
+    Args:
+        inputs: Reference files or folders (JSONL, CSV, Parquet, .bbl, .bib, PDF, paper sources).
+        catalog: The catalog folder the references are resolved against.
+        ledger: The ledger folder the observations and the run row are written to.
+        run_id: The ledger run id (the flow run's name); an interrupted run's id completes it. Default: a new one.
+        remote: Also ask the configured remote services (off: no network).
+        citing_paper: The citing paper of rows that name none.
+        batch_size: References per batch task.
+        max_raw_chars: Longer reference strings are rejected.
+        records: Rebuild the citation records of the papers the run touched.
+        task_runner: Where batches run - auto (processes for 20,000 references or more on 2+ cores, else
+            threads), threads, processes (a pool of dask_workers) or dask.
+        dask_address: Scheduler of an existing Dask cluster (task_runner dask); default a local cluster.
+        dask_workers: Processes of the process pool or of a local Dask cluster.
+    """
     logger = get_run_logger()
+    run_id, flow_run_id = this_flow_run()
     summary = orchestrate.resolve_run(
         inputs, catalog, ledger, lambda plan: resolve_batches(plan, task_runner, dask_address, dask_workers),
-        logger, write_records_task if records else None, run_id=run_id, remote=remote,
+        logger, write_records_task if records else None, flow_run_id=flow_run_id, run_id=run_id, remote=remote,
         citing_paper=citing_paper, batch_size=batch_size, max_raw_chars=max_raw_chars)
     orchestrate.publish_artifact(summary_markdown(summary), "resolve-summary",
                                  f"citeledger run {summary.run_id}", logger)
+    orchestrate.publish_table(state_table(summary), "resolve-states", f"references by state, run {summary.run_id}",
+                              logger)
     return summary.as_dict()

@@ -59,3 +59,51 @@ def test_every_deployment_uses_the_process_pool():
     for d in DEPLOYMENTS.values():
         assert d["work_pool"]["name"] == "citeledger" and d["work_pool"] in pools.values()
     assert CONFIG["pull"][0]["prefect.deployments.steps.set_working_directory"]["directory"]
+
+
+@pytest.mark.parametrize("name", ["nightly", "resolve"])
+def test_parameters_are_described_typed_and_bounded(name, monkeypatch):
+    """Prefect's form shows a description for every parameter, offers the task runners as a choice
+    and refuses a bad one (or a batch size out of bounds) before a run exists."""
+    monkeypatch.chdir(REPO)
+    flow = load_flow_from_entrypoint(DEPLOYMENTS[name]["entrypoint"])
+    schema = parameter_schema(flow).model_dump_for_openapi()
+    props = schema["properties"]
+    assert [p for p, spec in props.items() if not spec.get("description")] == []
+    runner = schema["definitions"].get("task_runner") or props["task_runner"]
+    assert set(runner.get("enum", [])) == {"auto", "threads", "processes", "dask"}
+    assert props["batch_size"]["minimum"] == 1 and props["dask_workers"]["minimum"] == 1
+    params = DEPLOYMENTS[name].get("parameters", {})
+    for bad in ({"task_runner": "bogus"}, {"batch_size": 0}, {"dask_workers": 0}):
+        assert validate({**params, **bad}, schema, raise_on_error=False) != []
+
+
+def test_one_batch_size_default_everywhere():
+    from citeledger.cli.commands import build_parser
+    from citeledger.config import ResourceLimits
+    from citeledger.run.pipeline import DEFAULT_BATCH_SIZE
+    from flows.nightly import nightly
+    from flows.resolve import resolve_references
+
+    assert ResourceLimits().batch_size == DEFAULT_BATCH_SIZE
+    for flow in (nightly, resolve_references):
+        assert parameter_schema(flow).model_dump_for_openapi()["properties"]["batch_size"]["default"] == DEFAULT_BATCH_SIZE
+    for command in ("resolve", "nightly"):  # without --batch-size: limits.batch_size of the configuration
+        assert build_parser().parse_args([command, *(["x.jsonl"] if command == "resolve" else [])]).batch_size is None
+    assert f"| `batch_size` | `CITELEDGER_BATCH_SIZE` | {DEFAULT_BATCH_SIZE} |" in (REPO / "docs" / "configuration.md").read_text()
+
+
+def test_the_nightly_timeout_is_a_setting(monkeypatch):
+    from flows.options import NightlySettings
+
+    loaded = NightlySettings().timeout_seconds  # what the flow got when this process loaded it
+    monkeypatch.delenv("CITELEDGER_NIGHTLY_TIMEOUT_SECONDS", raising=False)
+    assert NightlySettings().timeout_seconds == 6 * 3600
+    monkeypatch.setenv("CITELEDGER_NIGHTLY_TIMEOUT_SECONDS", "90")
+    assert NightlySettings().timeout_seconds == 90
+    monkeypatch.setenv("CITELEDGER_NIGHTLY_TIMEOUT_SECONDS", "0")
+    with pytest.raises(ValueError):
+        NightlySettings()
+    from flows.nightly import nightly
+
+    assert nightly.timeout_seconds == loaded

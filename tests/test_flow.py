@@ -108,6 +108,29 @@ def test_process_pool_workers_report_to_the_flows_api_and_match_the_thread_runne
             id=FlowRunFilterId(any_=[state.state_details.flow_run_id])))
     batches = [t for t in task_runs if t.name.startswith("resolve-batch")]
     assert len(batches) == 3 and all(t.state.is_completed() for t in batches)
+    assert sorted(t.name for t in batches) == [f"resolve-batch-{n}-of-3-20-refs" for n in (1, 2, 3)]
+    with get_client(sync_client=True) as client:
+        flow_run = client.read_flow_run(state.state_details.flow_run_id)
+    assert flow_run.name == "r"  # the ledger run id
+    runs = duckdb.sql(f"select run_id, flow_run_id from read_parquet('{tmp_path}/processes/runs/*/*.parquet')")
+    assert runs.fetchall() == [("r", str(flow_run.id))]
+
+
+def test_a_failed_resolve_run_is_in_runs_with_its_message(tmp_path):
+    """The resolve flow's failure hook: a run that cannot start (no catalog) is in ``runs`` as failed,
+    under the flow run's name, the ledger run id."""
+    from flows.resolve import resolve_references
+
+    refs = tmp_path / "refs.jsonl"
+    refs.write_text('{"citing_paper": "p", "reference_index": 1, "raw": "Doe J. Nothing. 1999."}\n')
+    state = resolve_references(inputs=[str(refs)], catalog=str(tmp_path / "none"), ledger=str(tmp_path / "ledger"),
+                               run_id="broken", return_state=True)
+    assert state.is_failed()
+    ((run_id, finished_at, errors, flow_run_id),) = duckdb.sql(
+        f"select run_id, finished_at, errors, flow_run_id from read_parquet('{tmp_path}/ledger/runs/*/*.parquet')"
+    ).fetchall()
+    assert (run_id, finished_at, flow_run_id) == ("broken", None, str(state.state_details.flow_run_id))
+    assert "no catalog" in json.loads(errors)[0]
 
 
 def test_auto_runner_takes_processes_for_large_runs_on_several_cores():

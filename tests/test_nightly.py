@@ -169,6 +169,35 @@ def test_an_interrupted_night_is_resumed_and_its_files_stay_until_then(site):
     assert q(site, "select count(*), count(distinct observation_id) from observations") == [(5, 5)]
 
 
+def test_a_failed_night_shows_in_runs_until_the_next_night_finishes_it(site):
+    """A night that failed midway (what the flow's failure hook writes): ``runs`` shows it with
+    ``finished_at`` null and the message, ``citeledger runs`` calls it failed; the next night
+    resumes it, and the finished row replaces the failed one."""
+    from citeledger.ledger.inspect import ledger_runs
+    from citeledger.run import orchestrate
+
+    work = nightly.prepare_nightly(site["inbox"], site["catalog"], site["ledger"], batch_size=2)
+    pipeline.run_batch(work.plan.pending[0])
+    pipeline.abandon_run(work.plan)  # what complete_run does when a step fails
+    run_id = work.plan.run_id
+    orchestrate.record_failure(site["ledger"], run_id, "TimeoutError: Flow run exceeded timeout", "nightly", "fr-1")
+    assert q(site, "select run_id, finished_at, errors, flow_run_id, trigger from runs") == [
+        (run_id, None, '["failed: TimeoutError: Flow run exceeded timeout"]', "fr-1", "nightly")]
+    assert [(r["run_id"], r["state"]) for r in ledger_runs(site["ledger"])] == [(run_id, "failed")]
+
+    resumed = nightly.prepare_nightly(site["inbox"], site["catalog"], site["ledger"], batch_size=2)
+    assert resumed.plan.run_id == run_id and resumed.plan.resumed
+    for job in resumed.plan.pending:
+        pipeline.run_batch(job)
+    notices = nightly.nightly_notices(resumed)
+    nightly.finish_nightly(resumed, site["processed"], notices, flow_run_id="fr-2")
+    ((finished_at, errors, flow_run_id),) = q(site, "select finished_at, errors, flow_run_id from runs")
+    assert finished_at is not None and errors == "[]" and flow_run_id == "fr-2"
+    assert [(r["run_id"], r["state"]) for r in ledger_runs(site["ledger"])] == [(run_id, "finished")]
+    orchestrate.record_failure(site["ledger"], run_id, "late", "nightly")  # a finished run stays finished
+    assert q(site, "select count(*) from runs where finished_at is null") == [(0,)]
+
+
 def test_fuzzy_links_are_rechecked_only_when_a_new_work_shares_their_tokens(site):
     night(site)
     (site["catalog-inbox"] / "unrelated.jsonl").write_text(json.dumps(

@@ -151,10 +151,13 @@ def _eval_styles(args: argparse.Namespace) -> int:
 
 
 def cmd_nightly(args: argparse.Namespace) -> int:
+    from citeledger.config import load_config
+
     use_grobid(args.grobid)
     prefect_defaults()
     summary = load_flow("nightly")(inbox=args.inbox, processed=args.processed, catalog=args.catalog, ledger=args.ledger,
-                      catalog_inbox=args.catalog_inbox, remote=args.remote, batch_size=args.batch_size,
+                      catalog_inbox=args.catalog_inbox, remote=args.remote,
+                      batch_size=args.batch_size or load_config().limits.batch_size,
                       task_runner=args.task_runner, dask_address=args.dask_address, dask_workers=args.dask_workers)
     refresh = summary["refresh"]
     print(f"catalog: {refresh['works_before']} -> {refresh['works_after']} works from {len(refresh['files'])} files")
@@ -341,7 +344,8 @@ def _flow_parsers(sub: Any) -> None:
     _store_options(night)
     night.add_argument("--remote", action="store_true", help="harvest and resolve with the configured services")
     night.add_argument("--grobid", metavar="URL", help="read PDFs dropped in the inbox through this GROBID service")
-    night.add_argument("--batch-size", type=positive_int, default=5000, help="references per batch")
+    night.add_argument("--batch-size", type=positive_int, default=None,
+                       help="references per batch (default: limits.batch_size of the configuration)")
     _runner_options(night)
     night.set_defaults(func=cmd_nightly)
 

@@ -96,13 +96,31 @@ def ledger_runs(ledger_dir: LedgerDir) -> list[dict[str, Any]]:
         row = finished.get(run_id)
         out.append({"run_id": run_id, "started_at": started.get("started_at"),
                     "finished_at": row["finished_at"].isoformat() if row and row.get("finished_at") else None,
-                    "state": "finished" if ledger.run_finished(run_id) else "unfinished",
+                    "state": _run_state(ledger, run_id),
                     "trigger": row.get("trigger") if row else None,
                     "references": row.get("references") if row else None,
                     "rejects": row.get("rejects") if row else None,
                     "reference_changes": row.get("reference_changes") if row else None,
                     "states": json.loads(row["state_counts"]) if row and row.get("state_counts") else {}})
+    begun = {r["run_id"] for r in out}
+    for path in sorted((places / "runs").glob("*/failed.parquet")):  # failed before it began (no manifest)
+        failed = ledger.run_failure(path.parent.name)
+        if failed is not None and failed["run_id"] not in begun:
+            out.append({"run_id": failed["run_id"], "started_at": _iso(failed.get("started_at")),
+                        "finished_at": None, "state": "failed", "trigger": failed.get("trigger"),
+                        "references": None, "rejects": None, "states": {}})
     return sorted(out, key=lambda r: r["started_at"] or "")
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _run_state(ledger: Any, run_id: str) -> str:
+    """finished, failed (its last attempt failed: ``LedgerStore.record_failure``) or unfinished."""
+    if ledger.run_finished(run_id):
+        return "finished"
+    return "failed" if ledger.run_failure(run_id) is not None else "unfinished"
 
 
 def near_ids(wanted: str, known: list[str], limit: int = 5) -> list[str]:

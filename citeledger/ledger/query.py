@@ -288,7 +288,8 @@ VIEW_MEANINGS = {
     "transitions": "a reference's status or work changed between two runs", "works": "the catalog",
     "reference_changes": "a known reference read again with another raw string (old_raw, new_raw)",
     "notices": "the latest standing notice of each cited work", "notices_history": "every notice check",
-    "rejects": "input rows that could not be read, with file, line and reason", "runs": "one row per finished run",
+    "rejects": "input rows that could not be read, with file, line and reason",
+    "runs": "one row per finished run, and per failed run (finished_at null, errors the failure)",
     "pith_observations": "observations read from Pith's records (citeledger import-pith); never in current",
 }
 

@@ -19,6 +19,7 @@ from typing import Any, Sequence
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from citeledger.catalog.store import CatalogStore
 from citeledger.options import check_run_id
@@ -86,6 +87,7 @@ RUN_SCHEMA = pa.schema([
     ("timings", pa.string()),  # JSON: seconds per step
     ("reason_counts", pa.string()),  # JSON: the rules' reasons -> count (older rows lack it)
     ("reference_changes", pa.int64()),  # known references this run read with another raw string
+    ("flow_run_id", pa.string()),  # the Prefect flow run that ran it; null for a direct run (older rows lack it)
 ])
 
 
@@ -116,6 +118,7 @@ class RunManifest:
         return datetime.fromisoformat(self.started_at)
 
 
+FAILED_PART = "failed"  # runs/<run_id>/failed.parquet: the row of a run whose last attempt failed
 LEDGER_MARKS = ("_runs", "observations", "runs", "ledger.duckdb", "pith")  # what a run or an import leaves
 
 
@@ -304,8 +307,25 @@ class LedgerStore:
             con.close()
 
     def finish_run(self, row: dict[str, Any]) -> None:
+        # a failure of an earlier attempt goes first: a crash between the two leaves an unfinished run
+        self.part_path("runs", row["run_id"], FAILED_PART).unlink(missing_ok=True)
         write_parquet(pa.Table.from_pylist([row], schema=RUN_SCHEMA),
                       self.part_path("runs", row["run_id"], "run"), self.staging)
+
+    def record_failure(self, row: dict[str, Any]) -> None:
+        """A failed attempt at a run, as its row in ``runs`` (``finished_at`` null, ``errors`` the
+        failure): not a finished run, so the run is still resumed, and finishing it removes the row."""
+        if self.run_finished(row["run_id"]):
+            return
+        write_parquet(pa.Table.from_pylist([row], schema=RUN_SCHEMA),
+                      self.part_path("runs", row["run_id"], FAILED_PART), self.staging)
+
+    def run_failure(self, run_id: str) -> dict[str, Any] | None:
+        """The row ``record_failure`` wrote for a run that is still unfinished, if any."""
+        path = self.part_path("runs", run_id, FAILED_PART)
+        if not path.exists():
+            return None
+        return pq.read_table(path).to_pylist()[0]
 
     def run_finished(self, run_id: str) -> bool:
         """Whether the run's row is written: the last of its finishing steps (``pipeline.finish_run``)."""

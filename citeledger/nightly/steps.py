@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
-from urllib.parse import unquote
 
 from citeledger.catalog import sharding as catalog_sharding
 from citeledger.catalog.store import CatalogStore
@@ -36,11 +35,12 @@ from citeledger.config import load_config
 from citeledger.engine.process_cache import get_catalog
 from citeledger.index import shards
 from citeledger.inputs.dedupe import read_inputs
-from citeledger.inputs.papers import given_inputs, input_digests, input_sha256
+from citeledger.inputs.papers import given_inputs, input_sha256
 from citeledger.inputs.pdf_papers import pdf_service, read_later
 from citeledger.inputs.rows import InputLimits
 from citeledger.ledger.reads import citing_papers_of_works, current_links_and_notices
 from citeledger.ledger.store import LedgerStore, write_ledger_database
+from citeledger.nightly.intake import CATALOG_SUFFIXES, Intake, citing_paper_of, inbox_files, take_inbox
 from citeledger.nightly.rerun_selection import RerunSelection, select_rerun
 from citeledger.records.files import papers_touched
 from citeledger.run import pipeline
@@ -49,44 +49,12 @@ from citeledger.run.summary import RunSummary
 from citeledger.storage.atomic import atomic_move, atomic_write_lines
 from citeledger.storage.places import CatalogDir, LedgerDir, LedgerPlaces
 from citeledger.storage.remote_state import FileCheckpoint, retraction_watch_files
-from papers.suffixes import PAPER_SUFFIXES
 from resolvers.errors import CiteledgerError
 from resolvers.model import Reference
 from resolvers.remote import make_http_client
 from resolvers.remote.arxiv import ArxivClient
 from resolvers.remote.crossref import CrossrefClient
 from resolvers.remote.retraction_watch import refresh_retraction_watch
-
-INPUT_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".json.gz", ".csv", ".csv.gz", ".parquet", *PAPER_SUFFIXES)
-CATALOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".json", ".json.gz", ".csv", ".csv.gz")
-# beyond this many newer works, filtering by shared tokens costs more than re-resolving
-
-
-def _has_suffix(path: Path, suffixes: Sequence[str]) -> bool:
-    name = path.name.lower()
-    return any(name.endswith(s) for s in suffixes)
-
-
-def inbox_files(inbox: str | Path, suffixes: Sequence[str] = INPUT_SUFFIXES) -> list[Path]:
-    """Files waiting in an inbox, by name, and (reference inboxes) folders: a paper's source tree
-    or a directory of papers. Hidden ones (``.name``) are skipped, so a file or folder being
-    copied in under a dot-name and renamed when complete is never read half-written."""
-    folder = Path(inbox)
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.iterdir() if not p.name.startswith(".") and (
-        (p.is_file() and _has_suffix(p, suffixes)) or (p.is_dir() and suffixes is INPUT_SUFFIXES)))
-
-
-def citing_paper_of(path: Path) -> str | None:
-    """A .bbl or .bib file in the inbox is the reference list of the paper its name names:
-    ``2101.00001.bbl`` is paper ``2101.00001``; percent-escapes are decoded, so
-    ``hep-th%2F9901001.bib`` is ``hep-th/9901001``. Other formats carry ``citing_paper`` per row."""
-    name = path.name
-    for ext in (".bbl", ".bib"):
-        if name.lower().endswith(ext):
-            return unquote(name[: -len(ext)])
-    return None
 
 
 def move_to_processed(files: Sequence[Path], processed: str | Path, run_id: str) -> list[Path]:
@@ -97,33 +65,6 @@ def move_to_processed(files: Sequence[Path], processed: str | Path, run_id: str)
     for path in files:
         moved.append(atomic_move(path, target / path.name))
     return moved
-
-
-def finished_input_digests(ledger_dir: LedgerDir) -> dict[str, str]:
-    """sha256 of every input file of a finished run -> that run's id. A file the run could not
-    read yet (a PDF whose GROBID was down or not configured) does not count: it is read again."""
-    ledger = LedgerStore(ledger_dir)
-    out: dict[str, str] = {}
-    for path in sorted(LedgerPlaces.of(ledger_dir).manifests.glob("*/manifest.json")):
-        run_id = path.parent.name
-        if ledger.run_finished(run_id):
-            unread = inputs_to_read_again(ledger, run_id)
-            for item in json.loads(path.read_text()).get("inputs", []):
-                if item.get("path") not in unread:
-                    out.setdefault(item.get("sha256"), run_id)
-    return out
-
-
-def inputs_to_read_again(ledger: LedgerStore, run_id: str) -> set[str]:
-    """The inputs of a run rejected as "not read yet" (``pdf_papers.READ_LATER``: the service was
-    unavailable, or none was configured), from its input rejects."""
-    path = ledger.part_path("rejects", run_id, "input-rejects")
-    if not path.is_file():
-        return set()
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(path, columns=["file", "reason"]).to_pylist()
-    return {row["file"] for row in table if read_later(row["reason"] or "")}
 
 
 # --- which references to re-resolve ------------------------------------------------------------
@@ -326,39 +267,38 @@ def new_nightly_run_id() -> str:
     return "nightly-" + pipeline.new_run_id().removeprefix("run-")
 
 
-def prepare_nightly(inbox: str | Path, catalog_dir: CatalogDir, ledger_dir: LedgerDir, remote: bool = False,
-                    batch_size: int = pipeline.DEFAULT_BATCH_SIZE, limits: Any = None,
-                    run_id: str | None = None) -> NightlyWork:
-    """Decide tonight's run: the new inbox files, the references to re-resolve, the notices that
-    changed. Resumes an interrupted nightly run when its inputs and catalog are unchanged. An
-    inbox file whose exact bytes a finished run already read is not read again (only moved)."""
-    limits = limits or InputLimits()
+def resume_nightly(intake: Intake, inbox: str | Path, catalog_dir: CatalogDir, ledger_dir: LedgerDir,
+                   batch_size: int = pipeline.DEFAULT_BATCH_SIZE, limits: Any = None, remote: bool = False
+                   ) -> NightlyWork | None:
+    """The latest interrupted nightly run whose inputs and catalog are unchanged, planned again
+    (its finished batches are skipped); None when there is none."""
     catalog = get_catalog(catalog_dir)
-    ledger = LedgerStore(ledger_dir)
-    done = finished_input_digests(ledger_dir)
-    work = NightlyWork(plan=None)
-    new: list[Path] = []
-    for path in inbox_files(inbox):
-        digests = input_digests(path)
-        if digests and all(d in done for d in digests):
-            work.already_processed[str(path)] = done[digests[0]]
-        else:
-            new.append(path)
-
-    for manifest in reversed(ledger.unfinished_runs("nightly-")):
+    for manifest in reversed(LedgerStore(ledger_dir).unfinished_runs("nightly-")):
         paths = [Path(i["path"]) for i in manifest.inputs]
         if manifest.catalog_fingerprint == catalog.fingerprint and all(
                 p.exists() and input_sha256(p) == i["sha256"] for p, i in zip(paths, manifest.inputs)):
             paths = given_inputs(paths, Path(inbox))  # a directory's papers: the directory, as first given
-            work.plan = pipeline.plan_run(paths, catalog_dir, ledger_dir, run_id=manifest.run_id,
-                                          batch_size=manifest.options.get("batch_size", batch_size), limits=limits,
-                                          citing_paper=manifest.options.get("citing_paper"),
-                                          remote=manifest.options.get("remote", remote))
+            plan = pipeline.plan_run(paths, catalog_dir, ledger_dir, run_id=manifest.run_id,
+                                     batch_size=manifest.options.get("batch_size", batch_size),
+                                     limits=limits or InputLimits(), citing_paper=manifest.options.get("citing_paper"),
+                                     remote=manifest.options.get("remote", remote))
             inbox_dir = Path(inbox).resolve()
-            work.new_files = [p for p in paths if p.resolve().parent == inbox_dir]
-            work.rerun.why["resumed"] = work.plan.references
+            work = NightlyWork(plan=plan, new_files=[p for p in paths if p.resolve().parent == inbox_dir],
+                               already_processed=intake.already_processed)
+            work.rerun.why["resumed"] = plan.references
             return work
+    return None
 
+
+def select_nightly(intake: Intake, catalog_dir: CatalogDir, ledger_dir: LedgerDir, remote: bool = False,
+                   batch_size: int = pipeline.DEFAULT_BATCH_SIZE, limits: Any = None,
+                   run_id: str | None = None) -> NightlyWork:
+    """Tonight's new run: the new inbox files' references, those a grown catalog could change
+    (``select_rerun``), the notices that changed; no plan when there is nothing to do."""
+    limits = limits or InputLimits()
+    get_catalog(catalog_dir)  # a missing or broken catalog is an error before anything is read
+    work = NightlyWork(plan=None, already_processed=intake.already_processed)
+    new = intake.new_files
     citing = {str(p): c for p in new if (c := citing_paper_of(p))}
     with pdf_service(None, ledger_dir, remote):  # GROBID's answers kept, so the plan's read asks nothing
         new_refs, _ = read_inputs(new, limits, citing)
@@ -368,10 +308,23 @@ def prepare_nightly(inbox: str | Path, catalog_dir: CatalogDir, ledger_dir: Ledg
         return work
     run_id = run_id or new_nightly_run_id()
     inputs, search = rerun_inputs(ledger_dir, run_id, work.rerun, remote)
-    work.new_files = new
+    work.new_files = list(new)
     work.plan = pipeline.plan_run([*new, *inputs], catalog_dir, ledger_dir, run_id=run_id, batch_size=batch_size,
                                   limits=limits, citing_paper=citing, remote=remote, search=search)
     return work
+
+
+def prepare_nightly(inbox: str | Path, catalog_dir: CatalogDir, ledger_dir: LedgerDir, remote: bool = False,
+                    batch_size: int = pipeline.DEFAULT_BATCH_SIZE, limits: Any = None,
+                    run_id: str | None = None) -> NightlyWork:
+    """Decide tonight's run (``take_inbox``, then ``resume_nightly`` or ``select_nightly``):
+    resumes an interrupted nightly run when its inputs and catalog are unchanged. An inbox file
+    whose exact bytes a finished run already read is not read again (only moved)."""
+    intake = take_inbox(inbox, ledger_dir)
+    resumed = resume_nightly(intake, inbox, catalog_dir, ledger_dir, batch_size, limits, remote)
+    if resumed is not None:
+        return resumed
+    return select_nightly(intake, catalog_dir, ledger_dir, remote, batch_size, limits, run_id)
 
 
 def rerun_inputs(ledger_dir: LedgerDir, run_id: str, rerun: RerunSelection, remote: bool
@@ -428,16 +381,24 @@ class NightlySummary:
         return out
 
 
-def complete_nightly(work: NightlyWork, processed: str | Path, timings: dict[str, float] | None = None
-                     ) -> NightlySummary:
-    """After the batches: re-check notices, write the run row, move the inbox files (only now,
-    their observations being written) and name the papers whose records changed."""
+def nightly_notices(work: NightlyWork) -> list[dict[str, Any]]:
+    """After the batches: the notices of works earlier runs link or cite that changed (those
+    this run links or cites are noticed by ``finish_run`` itself)."""
     plan = work.plan
     assert plan is not None
     ledger = LedgerStore(plan.ledger_dir)
     own = set(ledger.linked_work_ids(plan.run_id)) | {f"doi:{d}" for d in ledger.unlinked_cited_dois(plan.run_id)}
-    notices = changed_notices(plan.ledger_dir, plan.catalog_dir, plan.run_id, exclude=own)
-    summary = pipeline.finish_run(plan, trigger="nightly", timings=timings, recheck_notices=notices)
+    return changed_notices(plan.ledger_dir, plan.catalog_dir, plan.run_id, exclude=own)
+
+
+def finish_nightly(work: NightlyWork, processed: str | Path, notices: list[dict[str, Any]],
+                   timings: dict[str, float] | None = None, flow_run_id: str | None = None) -> NightlySummary:
+    """Write the run row (with the changed ``notices``), move the inbox files (only now, their
+    observations being written) and name the papers whose records changed."""
+    plan = work.plan
+    assert plan is not None
+    summary = pipeline.finish_run(plan, trigger="nightly", timings=timings, recheck_notices=notices,
+                                  flow_run_id=flow_run_id)
     unread = {r.file for r in plan.rejects if read_later(r.reason)}  # stay in the inbox for the next night
     moved = move_to_processed([p for p in work.new_files if str(p) not in unread], processed, plan.run_id)
     for path, run_id in work.already_processed.items():
@@ -446,6 +407,12 @@ def complete_nightly(work: NightlyWork, processed: str | Path, timings: dict[str
     papers.update(citing_papers_of_works(plan.ledger_dir, [n["work_id"] for n in notices]))
     return NightlySummary(summary, files=[str(p) for p in moved], already_processed=work.already_processed,
                           rerun=dict(work.rerun.why), notices_changed=len(notices), papers=sorted(papers))
+
+
+def complete_nightly(work: NightlyWork, processed: str | Path, timings: dict[str, float] | None = None
+                     ) -> NightlySummary:
+    """After the batches: re-check notices (``nightly_notices``), then ``finish_nightly``."""
+    return finish_nightly(work, processed, nightly_notices(work), timings)
 
 
 def idle_nightly(work: NightlyWork, ledger_dir: LedgerDir, catalog_dir: CatalogDir, processed: str | Path,

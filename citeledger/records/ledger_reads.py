@@ -201,7 +201,8 @@ def latest_run_id(ledger_dir: LedgerDir) -> str | None:
     """The most recently finished run of a ledger."""
     con = connect_views(ledger_dir, None)
     try:
-        row = con.execute("SELECT run_id FROM runs ORDER BY finished_at DESC, run_id DESC LIMIT 1").fetchone()
+        row = con.execute("SELECT run_id FROM runs WHERE finished_at IS NOT NULL "
+                          "ORDER BY finished_at DESC, run_id DESC LIMIT 1").fetchone()
         return row[0] if row else None
     finally:
         con.close()

@@ -8,15 +8,18 @@ same ledger bytes for the same inputs.
 """
 from __future__ import annotations
 
+import json
 import logging
 import multiprocessing
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+from datetime import datetime, timezone
 from typing import Any, Callable, Sequence, TypeVar, cast
 
 from citeledger import progress
 from citeledger.inputs.rows import InputLimits
+from citeledger.ledger.store import LedgerStore
 from citeledger.processes import die_with_parent, stop_pool
 from citeledger.records import files as record_files
 from citeledger.records.ledger_reads import latest_run_id
@@ -55,7 +58,8 @@ Finished = TypeVar("Finished")
 
 def complete_run(plan: pipeline.RunPlan, map_batches: Callable[[pipeline.RunPlan], list[str]],
                  timings: dict[str, float], failed_hint: str,
-                 finish: Callable[[dict[str, float]], Finished] | None = None) -> Finished:
+                 finish: Callable[[dict[str, float]], Finished] | None = None, flow_run_id: str | None = None
+                 ) -> Finished:
     """Resolve the pending batches, then ``finish(timings)`` (default: ``pipeline.finish_run``);
     on any failure give the run up (the ledger lock is released, what was written stays for a
     resume). The one home of the try/abandon pattern: the CLI, the resolve and nightly flows."""
@@ -67,7 +71,7 @@ def complete_run(plan: pipeline.RunPlan, map_batches: Callable[[pipeline.RunPlan
                                 f"{errors[0]}")
         timings = {**timings, "resolve": time.monotonic() - t1}
         if finish is None:
-            return cast(Finished, pipeline.finish_run(plan, timings=timings))
+            return cast(Finished, pipeline.finish_run(plan, timings=timings, flow_run_id=flow_run_id))
         return finish(timings)
     except BaseException:
         pipeline.abandon_run(plan)
@@ -85,9 +89,37 @@ def publish_artifact(markdown: str, key: str, description: str, logger: Any) -> 
         logger.warning("could not write the run artifact: %s", exc)
 
 
+def publish_table(rows: list[dict[str, Any]], key: str, description: str, logger: Any) -> None:
+    """A flow run's table (a list of rows) in the Prefect UI; a report never fails a run."""
+    try:
+        from prefect.artifacts import create_table_artifact
+
+        create_table_artifact(table=rows, key=key, description=description)
+    except Exception as exc:  # noqa: BLE001 - an artifact is a report, never a reason to fail a run
+        logger.warning("could not write the %s table: %s", key, exc)
+
+
+def record_failure(ledger_dir: LedgerDir, run_id: str, message: str, trigger: str,
+                   flow_run_id: str | None = None) -> dict[str, Any]:
+    """A failed attempt at ``run_id`` as its row in the ledger's ``runs`` (``finished_at`` null,
+    ``errors`` the failure; see ``LedgerStore.record_failure``): from the run's manifest when it
+    began (start, inputs, catalog), else the time now. Returns the row."""
+    ledger = LedgerStore(ledger_dir)
+    manifest = ledger.places.manifest(run_id)
+    began = json.loads(manifest.read_text()) if manifest.exists() else {}
+    started = began.get("started_at")
+    row = {"run_id": run_id, "finished_at": None, "trigger": trigger, "flow_run_id": flow_run_id,
+           "started_at": datetime.fromisoformat(started) if started else datetime.now(timezone.utc),
+           "inputs": [i["path"] for i in began.get("inputs", [])],
+           "catalog_fingerprint": began.get("catalog_fingerprint"), "errors": json.dumps([f"failed: {message}"])}
+    ledger.record_failure(row)
+    return row
+
+
 def resolve_run(inputs: Sequence[str], catalog_dir: CatalogDir, ledger_dir: LedgerDir,
                 map_batches: Callable[[pipeline.RunPlan], list[str]], logger: Any,
-                write_records: Callable[[str, str, str], list] | None = None, **plan_options: Any) -> RunSummary:
+                write_records: Callable[[str, str, str], list] | None = None, flow_run_id: str | None = None,
+                **plan_options: Any) -> RunSummary:
     """A whole resolve run: plan, resolve, finish, the records of the papers it touched written
     before the run's row (so ``runs`` shows it finished only once its records are). The ledger and
     the catalog travel as their places (``storage.places``) from here on."""
@@ -103,7 +135,7 @@ def resolve_run(inputs: Sequence[str], catalog_dir: CatalogDir, ledger_dir: Ledg
 
     summary: RunSummary = complete_run(
         plan, map_batches, {"plan": time.monotonic() - t0}, "re-run with --run-id {run_id} to finish",
-        finish=lambda timings: pipeline.finish_run(plan, timings=timings, records=records))
+        finish=lambda timings: pipeline.finish_run(plan, timings=timings, records=records, flow_run_id=flow_run_id))
     return summary.with_records(len(written)) if write_records is not None else summary
 
 

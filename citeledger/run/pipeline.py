@@ -46,7 +46,7 @@ from resolvers.remote.search import SEARCH_SOURCES
 from resolvers.resolution import apply_rule_chain
 from resolvers.search_step import SearchStep
 
-DEFAULT_BATCH_SIZE = 5000
+DEFAULT_BATCH_SIZE = 1000  # the one default of the CLI, the flows and limits.batch_size (config)
 
 
 _GC_LOCK = threading.Lock()
@@ -402,12 +402,14 @@ def _complete_run(plan: RunPlan, ledger: LedgerStore, records: Callable[[], Any]
 
 def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "resolve",
                timings: dict[str, float] | None = None, recheck_notices: list[dict[str, Any]] | None = None,
-               records: Callable[[], Any] | None = None) -> RunSummary:
+               records: Callable[[], Any] | None = None, flow_run_id: str | None = None) -> RunSummary:
     """Write the run's notices (and ``recheck_notices``, the changed notices of works linked by
     earlier runs), refresh ``<ledger>/ledger.duckdb``, write the records (``records``, given), and
     only then the run's row (counts from the ledger itself, so a resumed run counts everything):
     the row is what marks a run finished, so it is written last. A finished run given again
-    changes nothing but its records (written again when ``records`` is given)."""
+    changes nothing but its records (written again when ``records`` is given). ``flow_run_id``:
+    the Prefect flow run that ran it (None for a direct run), kept in the row to join the ledger to
+    Prefect's runs."""
     ledger = LedgerStore(plan.ledger_dir)
     finished = ledger.run_finished(plan.run_id)
     if not finished:
@@ -418,7 +420,7 @@ def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "r
     summary = _summarise(plan, ledger, errors or [], timings or {})
     if not finished:
         _complete_run(plan, ledger, records)
-        ledger.finish_run(_run_row(plan, summary, trigger, len(recheck_notices or [])))
+        ledger.finish_run(_run_row(plan, summary, trigger, len(recheck_notices or []), flow_run_id))
     elif records is not None:
         records()
     unpin_generation(plan.catalog_dir, plan.ledger_dir, plan.run_id)  # its catalog may go now
@@ -458,7 +460,8 @@ def skipped_counts(skipped: Sequence[tuple[str, str]]) -> dict[str, int]:
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def _run_row(plan: RunPlan, summary: RunSummary, trigger: str, notices_changed: int) -> dict[str, Any]:
+def _run_row(plan: RunPlan, summary: RunSummary, trigger: str, notices_changed: int,
+             flow_run_id: str | None = None) -> dict[str, Any]:
     """The run's row in ``runs/`` (see ``ledger.RUN_SCHEMA``)."""
     return {"run_id": plan.run_id, "started_at": plan.observed_at, "finished_at": datetime.now(timezone.utc),
             "inputs": summary.inputs, "catalog_fingerprint": plan.catalog_fingerprint,
@@ -467,4 +470,4 @@ def _run_row(plan: RunPlan, summary: RunSummary, trigger: str, notices_changed: 
             "errors": json.dumps(summary.errors), "trigger": trigger, "catalog_seq": plan.catalog_seq,
             "transitions": summary.transitions, "notices_changed": notices_changed,
             "timings": json.dumps(summary.timings, sort_keys=True), "reason_counts": json.dumps(summary.reasons),
-            "reference_changes": summary.reference_changes}
+            "reference_changes": summary.reference_changes, "flow_run_id": flow_run_id}

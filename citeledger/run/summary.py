@@ -60,3 +60,19 @@ class RunSummary:
         if not self.search:
             del out["search"]
         return out
+
+
+def state_table(summary: RunSummary) -> list[dict[str, Any]]:
+    """The run's references by state (every state, in deciding order) with their share: the rows
+    of the flows' state-count table artifact."""
+    total = sum(summary.states.values())
+    return [{"state": state, "references": count, "share": f"{100 * count / total:.1f}%" if total else "-"}
+            for state, count in summary.states.items()]
+
+
+def step_table(seconds: dict[str, float], counts: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """One row per step in the order the steps ran: seconds and what the step counted (the rows
+    of the flows' step-timing table artifact)."""
+    counts = counts or {}
+    return [{"step": step, "seconds": round(value, 3), "counts": counts.get(step, "")}
+            for step, value in seconds.items()]

@@ -15,11 +15,13 @@ into the one ledger, whose layout (one file per batch, renamed into place) needs
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Iterator, Literal, get_args
 
 from resolvers.errors import ConfigError
 
-TASK_RUNNERS = ("auto", "threads", "processes", "dask")
+# the flows' parameter type: Prefect's form offers these and refuses anything else
+TaskRunnerName = Literal["auto", "threads", "processes", "dask"]
+TASK_RUNNERS: tuple[str, ...] = get_args(TaskRunnerName)
 # ``auto`` takes the process pool from this many references to resolve: below it, starting the
 # workers (about 5 s each: Prefect's import, the catalog index) costs more than a second core gains
 # (1M-work catalog, 2 cores: threads 738 references/s, processes 1,092-1,173).
