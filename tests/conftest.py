@@ -1,10 +1,13 @@
 """Test settings. Prefect's settings must be in the environment before anything imports prefect:
 a temporary PREFECT_HOME (or cached results leak between runs), a generous start-up timeout for
 its temporary API server on 2-core machines, and no analytics."""
+import atexit
 import os
+import shutil
 import tempfile
 
 os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="citeledger-prefect-")
+atexit.register(shutil.rmtree, os.environ["PREFECT_HOME"], True)  # the session's own, gone with it
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
 os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
 os.environ["DO_NOT_TRACK"] = "1"
