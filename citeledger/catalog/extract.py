@@ -5,7 +5,7 @@ Why: at 10M works the extracted rows held as one Arrow table (plus DuckDB's copy
 no longer fit a laptop; written as parts, the merge reads them from disk with a memory limit.
 Why in tasks: reading a source is per-row Python (JSON, DOI and text normalisation), so a big
 plain JSON-lines file is cut at line ends into byte ranges of ``RANGE_BYTES`` and the ranges are
-read by ``workers`` processes at once. Every task numbers its rows from 1; the rows' final
+read by ``process_cache`` processes at once. Every task numbers its rows from 1; the rows' final
 ``ingested_seq`` is the task's offset (the rows of the tasks before it) plus that number, so
 the result is the same as one reader going through the files in order, whatever the workers.
 """

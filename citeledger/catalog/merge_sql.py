@@ -1,5 +1,5 @@
 """The SQL of the catalog build's merge step (``catalog.merge``): how the rows every source gives
-one work become one row, field by field. The columns come from ``work_row``: a detail column added
+one work become one row, field by field. The columns come from ``row_schema``: a detail column added
 there without a merge rule here fails at import."""
 from __future__ import annotations
 

@@ -59,7 +59,7 @@ NOTICE_EVENT_SCHEMA = pa.schema([
 MERGE_MEMORY_LIMIT = "3GB"  # unless CITELEDGER_BUILD_MEMORY_LIMIT says otherwise (checked when a build starts)
 MERGE_THREADS = min(os.cpu_count() or 1, 4)
 # The extracted parts of the works files the catalog's builds read, by digest: a later build
-# naming an unchanged file again takes them instead of reading it (``catalog_extract.keep_cache``).
+# naming an unchanged file again takes them instead of reading it (``catalog.extract.keep_cache``).
 
 
 @dataclass
@@ -225,7 +225,7 @@ def _new_works_sql(con: duckdb.DuckDBPyConnection, new: Extracted) -> str:
 
 def index(gen_dir: Path) -> dict[str, Any]:
     """The fuzzy matcher's candidate index, built beside the works it indexes, and the notice
-    step's files (``notice_file``)."""
+    step's files (``notice_files``)."""
     stats = blocking.build_index(gen_dir)
     notice_file.write(gen_dir)
     return stats
@@ -309,7 +309,7 @@ def dict_rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
 
 class ParquetCatalog:
     """``CatalogLookup`` over a built catalog folder: identifier lookups on memory-mapped files
-    (``blocking.IdentifierIndex``); other reads (work rows by id, new works, notice events) in
+    (``fuzzy_index.IdentifierIndex``); other reads (work rows by id, new works, notice events) in
     DuckDB, each call on its own cursor, so tasks in several threads can share one catalog.
     """
 
@@ -358,7 +358,7 @@ class ParquetCatalog:
             cur.close()
 
     def _lookup(self, scheme: str, values: Sequence[str]) -> dict[str, Work]:
-        """Works by identifier through the memory-mapped lookup (``blocking.IdentifierIndex``):
+        """Works by identifier through the memory-mapped lookup (``fuzzy_index.IdentifierIndex``):
         a binary search per value, no query engine, no per-identifier heap."""
         rows = self._identifiers.lookup(scheme, values)
         works = self._works.works(sorted(set(rows.values())))
@@ -403,7 +403,7 @@ class ParquetCatalog:
             return {rec["work_id"]: rec for rec in dict_rows(cur)}
 
     def notice_rows(self, work_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """The notice step's columns (``notice_file.NOTICE_COLUMNS``) of works by id: by row from
+        """The notice step's columns (``notice_files.NOTICE_COLUMNS``) of works by id: by row from
         the notice files, or (a generation they could not be written for) from works.parquet."""
         if self._notices is None:
             return self.work_rows(work_ids, notice_file.NOTICE_COLUMNS)

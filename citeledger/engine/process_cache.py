@@ -97,7 +97,7 @@ def get_notice_index(catalog: ParquetCatalog) -> NoticeIndex:
 
 def get_remote(enabled: bool, config: Config | None = None) -> Any:
     """The remote resolvers of the configuration, one per process so rate limits are shared
-    (a run with remote on keeps its batches in this process's threads: ``runners``).
+    (a run with remote on keeps its batches in this process's threads: ``task_runners``).
     ``--remote`` with none configured turns on arXiv and Crossref; their search answers are
     cached under ``<state_dir>/search-cache``. arXiv's e-print downloads go through the same
     arXiv client (``files``). ``config``: the loaded configuration, when the caller has it."""

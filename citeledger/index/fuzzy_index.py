@@ -15,15 +15,15 @@ the rest is complete and its stamp says for which ``works.parquet``):
 - ``identifier_keys.arrow``, ``identifier_hashes.npy``, ``identifier_rows.npy``: DOI / arXiv id ->
   row (``IdentifierIndex``; the keys in hash order, in record batches of whole hash parts, so a
   key is read from its batch alone); ``venue_locators.arrow``: venue key, volume, first page -> row, and
-  ``venue_pages_hashes.npy``, ``venue_pages_at.npy``: volume, first page -> its entries (``venue_index``).
+  ``venue_pages_hashes.npy``, ``venue_pages_at.npy``: volume, first page -> its entries (``venues``).
 
 Why memory-mapped files: a worker process's private memory then does not grow with the catalog;
 the pages are shared through the OS cache by every worker (and every run) on the machine, and a
 process starts in milliseconds instead of decoding Parquet. At 1M works the resident set of a
 loaded retriever was about 1 GB per process when these were decoded into the heap. A mapped page
 a process has read still counts in its resident set, though: so the rows a batch needs are read
-from the derived row files by positional reads (``work_rows``, beside ``works.arrow``), and the
-pages of the mapped arrays are handed back to the page cache past a budget (``mapped_pages``).
+from the derived row files by positional reads (``row_reader``, beside ``works.arrow``), and the
+pages of the mapped arrays are handed back to the page cache past a budget (``mapped_files``).
 
 Why an in-memory postings structure rather than a DuckDB join per batch: the query side needs,
 for every reference, the k rarest of its tokens and a ranked top-k of works sharing them. As SQL
@@ -89,10 +89,10 @@ ARRAYS = ("offsets", "postings", "df", "idf", "term_hashes")  # index_<name>.npy
 # hashes ascending and the row of the best-ranked work holding each (own id before cross-walk).
 ID_KEYS, ID_HASHES, ID_ROWS = "identifier_keys.arrow", "identifier_hashes.npy", "identifier_rows.npy"
 # 2: locator keys (vol:page) beside the title tokens; 3: work_forms.parquet; 4: venue_locators.parquet
-# (``venue_index``); 5: memory-mapped arrays and Arrow IPC files; 6: the venue locators as a mapped
-# Arrow IPC file of rows (``venue_locators.arrow``). Format 5 is upgraded (``index_upgrade``), another
+# (``venues``); 5: memory-mapped arrays and Arrow IPC files; 6: the venue locators as a mapped
+# Arrow IPC file of rows (``venue_locators.arrow``). Format 5 is upgraded (``index.upgrade``), another
 # is rebuilt. The locators' (volume, first page) lookup (``venue_pages_*.npy``) is derived from them
-# and carries its own stamp (``venue_index.PAGES_STAMP``), not the format: an index without it (made
+# and carries its own stamp (``venues.PAGES_STAMP``), not the format: an index without it (made
 # by older code, or in a folder this user cannot write) is current, and each process then makes the
 # lookup in memory; older code reading an index with it neither minds nor rebuilds.
 INDEX_FORMAT = 6
@@ -172,7 +172,7 @@ def drop_file(path: Path) -> None:
 
 
 def write_page_index(catalog_dir: Path, table: pa.Table) -> None:
-    """The (volume, first page) lookup of the locator table (``venue_index.page_index``): the
+    """The (volume, first page) lookup of the locator table (``venues.page_index``): the
     table's batches hashed into hash parts on disk, each sorted and appended (the positions of
     one hash ascend, as ``page_index`` orders them), so memory does not grow with the table."""
     scratch = scratch_dir(catalog_dir, "pages-")  # (it runs beside the build's own run folder)
@@ -193,8 +193,8 @@ def write_page_index(catalog_dir: Path, table: pa.Table) -> None:
 
 
 def write_work_rows(catalog_dir: Path) -> None:
-    """The row files of the works and their forms (``work_rows``), from the two Arrow files; the
-    pages the conversion maps are handed back as it goes (``mapped_pages``)."""
+    """The row files of the works and their forms (``row_reader``), from the two Arrow files; the
+    pages the conversion maps are handed back as it goes (``mapped_files``)."""
     stamp = index_stamp(catalog_dir)
     works, forms = map_ipc(catalog_dir / WORKS_ARROW), map_ipc(catalog_dir / FORMS_FILE)
     with atomic_stream(catalog_dir / work_rows.ROWS_FILE) as fh, \
@@ -233,7 +233,7 @@ def build_index(catalog_dir: CatalogDir, chunk_rows: int = 200_000) -> dict:
 
     Call it after every rewrite of works.parquet (the retriever rebuilds a stale index itself).
     External: the works stream through in chunks of 200k rows; each chunk's (term hash, row)
-    pairs and locator entries go to part files on disk by their hashes (``hash_runs``), as do the
+    pairs and locator entries go to part files on disk by their hashes (``external_sort``), as do the
     identifier keys streamed from DuckDB; each part is then sorted on its own and appended to the
     index files. So no vocabulary, postings list or key table is held whole, and the build's
     memory is bounded by a chunk and a part, not the catalog. Every file is staged
@@ -320,7 +320,7 @@ def scratch_dir(catalog_dir: Path, kind: str = "") -> Path:
 
 
 # (term hash, row) pairs a work gives, about (title words and the locator key; 12.8 at 10M
-# synthetic works, 13 in the shared catalog): sizes the postings' parts (``hash_runs.parts_for``)
+# synthetic works, 13 in the shared catalog): sizes the postings' parts (``external_sort.parts_for``)
 TERMS_PER_WORK = 14
 
 
@@ -440,8 +440,8 @@ def _load_index(catalog_dir: Path) -> tuple[PostingsIndex, int]:
 
 class ParquetRetriever:
     """Candidate retrieval over a catalog folder: its index arrays memory-mapped once per process
-    (their pages handed back to the page cache past a budget: ``mapped_pages``), the works and
-    their forms read by positional reads (``work_rows``).
+    (their pages handed back to the page cache past a budget: ``mapped_files``), the works and
+    their forms read by positional reads (``row_reader``).
 
     Thread-safe for reads (numpy and Arrow are read-only here; no DuckDB connection is kept).
     """

@@ -70,7 +70,7 @@ def _source_flags(sources: pa.Array, n: int) -> np.ndarray:
 
 def write(gen_dir: Path, chunk_rows: int = 500_000) -> None:
     """Derive the notice files from works.parquet, a chunk of rows at a time (stamp last). The
-    work id hashes are sorted on disk by hash parts (``hash_runs``, stable: a hash's rows
+    work id hashes are sorted on disk by hash parts (``external_sort``, stable: a hash's rows
     ascend) and the flags streamed to their file, so memory does not grow with the catalog
     (in memory: a chunk, a part, and the relations of the few works that carry any)."""
     stamp = _stamp_values(gen_dir)

@@ -66,7 +66,7 @@ def pages_current(catalog_dir: Path) -> bool:
 def ensure_page_index(catalog_dir: Path) -> bool:
     """Write the page lookup of an index that lacks it (made before it existed: seconds at 10M
     works, where a rebuild takes minutes). A folder this user cannot write keeps working: each
-    process then makes the lookup in memory (``venue_index.load``). True when it is on disk."""
+    process then makes the lookup in memory (``venues.load``). True when it is on disk."""
     if pages_current(catalog_dir):
         return True
     try:
@@ -79,7 +79,7 @@ def ensure_page_index(catalog_dir: Path) -> bool:
 def ensure_work_rows(catalog_dir: Path) -> bool:
     """Write the row files of an index that lacks them (made before they existed: minutes at 10M
     works, once). A folder this user cannot write keeps working: its processes then read the rows
-    from the mapped Arrow files (``work_rows.WorkReader``). True when they are on disk."""
+    from the mapped Arrow files (``row_reader.WorkReader``). True when they are on disk."""
     if work_rows.rows_current(catalog_dir, blocking.index_stamp(catalog_dir)):
         return True
     try:

@@ -8,7 +8,7 @@ hash (``candidates.term_hashes``) of the three joined by tabs; sorted by hash, t
 uncompressed Arrow IPC file, so every worker memory-maps it (no copy per process) and
 ``LocatorIndex`` answers a batch with a binary search, the works read from the mapped
 ``works.arrow``: no query engine, no join of ``works.parquet``. The build sorts the entries on
-disk by hash parts (``LocatorRuns``, ``hash_runs``) and writes them in record batches of whole
+disk by hash parts (``LocatorRuns``, ``external_sort``) and writes them in record batches of whole
 parts (a batch from 2M entries up, the last one fewer), so the entries of one hash are in one batch and the reader
 searches and takes batch by batch (an index written as one batch reads the same). A title-less reference
 (``G. Aad et al., Phys. Lett. B 716, 1 (2012)``) finds its work here.
@@ -81,7 +81,7 @@ LOCATOR_BATCH_ROWS = 1 << 21  # entries of the locator file a record batch holds
 
 class LocatorRuns:
     """A build's locator entries (``locator_rows`` chunks), hashed and spread over hash parts on
-    disk as the works stream by (``hash_runs``); ``tables()`` gives the index file's rows, sorted
+    disk as the works stream by (``external_sort``); ``tables()`` gives the index file's rows, sorted
     by hash, then row (chunks come in row order, and a part's sort keeps it among equal hashes)."""
 
     def __init__(self, folder: Path, n_works: int):
@@ -114,7 +114,7 @@ def page_index(table: pa.Table) -> tuple[np.ndarray, np.ndarray]:
 class _SortedChunks:
     """The ascending hash column of the mapped locator file, searched chunk by chunk (no copy of
     it into the heap): the build writes it in record batches of whole hash parts, so the entries
-    of one hash are all in one batch (``hash_runs``)."""
+    of one hash are all in one batch (``external_sort``)."""
 
     def __init__(self, column: pa.ChunkedArray):
         self.chunks: list[tuple[int, np.ndarray]] = []

@@ -1,7 +1,7 @@
 """``arXiv:ID`` inputs: the paper's e-print fetched from arXiv (with ``--remote``), read with the
 papers package, and its PDF through GROBID when the source holds no bibliography.
 
-Everything fetched is kept under ``<ledger>/_cache/arxiv/`` (``remote_files.PaperCache``), so a
+Everything fetched is kept under ``<ledger>/_cache/arxiv/`` (``remote_state.PaperCache``), so a
 re-run, a resumed run and the run's second read of its inputs ask arXiv nothing. A fetch that
 fails is the paper's reject (``unavailable: ...``, asked again on the next run), never the run's
 end; arXiv saying it has no such paper is a reject too.

@@ -1,7 +1,7 @@
 """Inputs that are papers fetched from arXiv: an ``arXiv:ID``, a file of ``arXiv:ID`` lines. Each
 paper's references become rows (``source`` what they came from, the source's fields kept on the
 reference); what could not be read, a reject with its reason, named as any paper input's
-(``inputs.paper_input_rows``). (A PDF file is a paper input: ``paper_inputs.read_paper_input``
+(``inputs.paper_input_rows``). (A PDF file is a paper input: ``inputs.papers.read_paper_input``
 sends it to GROBID.)"""
 from __future__ import annotations
 

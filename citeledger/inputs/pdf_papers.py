@@ -94,7 +94,7 @@ def grobid_client(url: str | None, config: Config | None = None) -> GrobidClient
 
 
 def arxiv_files(config: Config | None = None) -> ArxivFiles:
-    """arXiv's file client: the process's remote resolvers' (``workers.get_remote``), so e-print
+    """arXiv's file client: the process's remote resolvers' (``process_cache.get_remote``), so e-print
     downloads and the arXiv lookups share one polite client: one request at a time, three
     seconds apart, the configured contact in the User-Agent, one circuit breaker."""
     from citeledger.engine.process_cache import get_remote

@@ -1,10 +1,10 @@
 """Reference input readers: JSON Lines (optionally gzipped), CSV, Parquet, and papers (arXiv e-prints,
-``.tex``, ``.bbl``, ``.bib``, folders: read by ``papers/`` through ``paper_inputs``).
+``.tex``, ``.bbl``, ``.bib``, folders: read by ``papers/`` through ``inputs.papers``).
 
 Every input row ends either as a ``Reference`` or as an ``InputReject`` naming the file, line and
 field: nothing is dropped silently. Lines are read with a size bound, so one enormous line cannot
 exhaust memory; lines end with ``\n``, ``\r\n`` or ``\r``. Pipes and stdin are made files first
-(``input_files.prepare_inputs``).
+(``inputs.files.prepare_inputs``).
 """
 from __future__ import annotations
 

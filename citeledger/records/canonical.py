@@ -4,7 +4,7 @@ and the record file made of them.
 The record file (schema v2) is the JCS of the whole record, its ``content_digest`` and ``receipt``
 included, and a newline: one line of sorted, compact JSON (the text and HTML pages are the ones to
 read). ``content_digest`` is the SHA-256 over the same members without those two, so the builder
-(``record_build``) encodes each top-level member once, takes the digest over them, and the file is
+(``fast_build``) encodes each top-level member once, takes the digest over them, and the file is
 those bytes with the digest's and the receipt's members put in their sorted places: the record is
 not serialised a second time. A consumer's tools may re-serialise the file (``jq -S``, another
 indent): the canonical form, not the file's bytes, is what is digested and signed.

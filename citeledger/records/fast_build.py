@@ -1,7 +1,7 @@
 """The citation record built with its canonical bytes: each reference's entry and its JCS made
 once from its row, the notices and cited works the records of a pass share encoded once a pass, and
 the record's members joined into the bytes the content digest is taken over (and the record file
-is made of, ``record_canonical``). Digesting a built record by serialising it whole and scanning
+is made of, ``records.canonical``). Digesting a built record by serialising it whole and scanning
 those 70-100 kB for numbers orjson writes otherwise than JCS (and the file's own dump and scan) were
 most of a record's cost.
 
@@ -194,7 +194,7 @@ def _entry(row: Mapping[str, Any], ctx: _Pass) -> tuple[dict, dict | None] | Non
 
 def _score_vouched(score: Any) -> bool:
     """Whether orjson writes the score as JCS does: text, an integer, or a fraction from 1e-4 up in
-    magnitude (``record_evidence``)."""
+    magnitude (``records.evidence``)."""
     if type(score) is float:
         return EXPONENT_BELOW <= abs(score) < SAFE_INTEGER and not score.is_integer()
     return True
@@ -203,7 +203,7 @@ def _score_vouched(score: Any) -> bool:
 class _Entries:
     """A record's entries as ``_entries`` tallies them: the entries, their JCS forms (None when
     one is missing), the linked and noticed ones, the counts by status and standing
-    (``records.state_counts``) and what coverage counts (``record_coverage.lanes``)."""
+    (``records.state_counts``) and what coverage counts (``records.coverage.lanes``)."""
 
     __slots__ = ("items", "canon", "linked", "linked_notices", "noticed", "noticed_canon", "by_status",
                  "by_standing", "decided")
@@ -344,7 +344,7 @@ def build_record(paper_id: str, paper_work: Mapping[str, Any] | None, outbound: 
     rows are the latest of each reference, their values plain already: ``ledger_reads`` makes them).
     Nothing here reads the clock: same inputs, same digest.
     Counts and coverage are taken over every row; only the listed items are capped.
-    Built with its members' canonical bytes by ``record_build`` (the record file is made of them);
+    Built with its members' canonical bytes by ``fast_build`` (the record file is made of them);
     inputs that path does not vouch for go through ``build_record_per_row``, the reference.
     """
     works, provenance = works or {}, provenance or {}

@@ -72,7 +72,7 @@ def ledger_paper_id(alias: str, ledger_dir: LedgerDir, catalog_dir: CatalogDir) 
 
 def paper_of_handle(handle: str, ledger_dir: LedgerDir, catalog_dir: CatalogDir) -> str:
     """The ledger paper whose handle (or a longer prefix of its identity digest) is ``handle``;
-    unknown is ``NotFound``, two papers sharing it an error naming both (see ``record_paper``)."""
+    unknown is ``NotFound``, two papers sharing it an error naming both (see ``records.paper``)."""
     from citeledger.records.paper import HANDLE_PREFIX, identity, identity_digest
 
     catalog = get_catalog(catalog_dir)
@@ -175,7 +175,7 @@ def write_records(paper_ids: Sequence[str], ledger_dir: LedgerDir, catalog_dir: 
                   progress: Callable[[int], None] | None = None, workers: int | None = None) -> list[Path]:
     """Write each paper's record as JSON, text and HTML under ``<ledger>/records/``, under the
     ledger's writer lock; first removing what a killed writer of records left staged there.
-    ``progress(n)`` after each ``n`` papers written (the CLI's progress bar). ``workers``: processes
+    ``progress(n)`` after each ``n`` papers written (the CLI's progress bar). ``process_cache``: processes
     building the records (default: two for 2,000 papers or more, see ``record_workers``)."""
     check_ledger_dir(ledger_dir)
     held_before = locking.holds_ledger(ledger_dir)  # a caller's run holds it: leave it held
@@ -220,8 +220,8 @@ _FAILED: dict[str, str] = {}  # paper id -> why its record could not be built (t
 
 
 def record_pages_of(record: dict[str, Any], lines: page_files.PageCache | None = None) -> dict[str, bytes]:
-    """A record's files: its JSON (the record's JCS and a newline, ``record_canonical``), text and HTML pages
-    (``lines``: the writer's cache of shared parts' page lines, see ``page_files.render_page_files``)."""
+    """A record's files: its JSON (the record's JCS and a newline, ``records.canonical``), text and HTML pages
+    (``lines``: the writer's cache of shared parts' page lines, see ``fast_pages.render_page_files``)."""
     return {"json": record_pages.render_json(record), **page_files.render_all_files(record, lines)}
 
 

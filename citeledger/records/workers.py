@@ -36,9 +36,9 @@ HEAD_START = 200
 
 
 def blocks(paper_ids: Sequence[str], workers: int, most: int, head_start: int = 0) -> list[list[str]]:
-    """``paper_ids`` cut into blocks of at most ``most`` papers, a multiple of ``workers`` many
+    """``paper_ids`` cut into blocks of at most ``most`` papers, a multiple of ``process_cache`` many
     blocks of near-equal size (so the processes finish together); the first block up to
-    ``head_start`` papers longer (it is the caller's, which starts first; ``record_files`` makes a
+    ``head_start`` papers longer (it is the caller's, which starts first; ``records.files`` makes a
     block a few percent over ``most`` one pass)."""
     rounds = max(1, math.ceil(len(paper_ids) / (workers * most)))
     size = max(1, math.ceil(len(paper_ids) / (workers * rounds)))
@@ -53,8 +53,8 @@ BlockWriter = Callable[..., list[Path]]  # (paper ids, ledger, catalog, first in
 def write_in_workers(paper_ids: Sequence[str], ledger_dir: LedgerDir, catalog_dir: CatalogDir,
                      progress: Callable[[int], None] | None, workers: int, most: int,
                      write_block: BlockWriter) -> list[Path]:
-    """Every paper's record files written by ``workers`` processes, the caller one of them: every
-    ``workers``-th block (the first among them) built here, the others by spawned processes, block by
+    """Every paper's record files written by ``process_cache`` processes, the caller one of them: every
+    ``process_cache``-th block (the first among them) built here, the others by spawned processes, block by
     block; the paths in ``paper_ids``' order. ``write_block`` (a module-level function, so a spawned
     process can load it by name) writes one block."""
     parts = blocks(paper_ids, workers, most, HEAD_START)

@@ -179,7 +179,7 @@ def run_batch_retrying(job: pipeline.BatchJob) -> dict[str, int]:
 
 def direct_batches(plan: pipeline.RunPlan, task_runner: str = "auto", workers: int = 2) -> list[str]:
     """Run the plan's pending batches without Prefect: threads in this process, or (``processes``,
-    or ``auto`` for a large run) a pool of ``workers`` processes; returns the failed batches' errors."""
+    or ``auto`` for a large run) a pool of ``process_cache`` processes; returns the failed batches' errors."""
     chosen = choose_task_runner(task_runner, sum(j.size for j in plan.pending),
                                 remote=any(j.remote for j in plan.pending))
     log.info("resolving %d batches on %s (direct)", len(plan.pending), chosen)

@@ -107,7 +107,7 @@ def new_run_id() -> str:
 @dataclass(frozen=True)
 class BatchJob:
     """One unit of work for a task: a slice of the run's references and where it goes. The
-    references are held compressed (``payload``, see ``batch_payload``): a 3M-reference run plans in tens of MB."""
+    references are held compressed (``payload``, see ``batch_codec``): a 3M-reference run plans in tens of MB."""
 
     run_id: str
     part: str

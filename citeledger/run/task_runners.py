@@ -9,7 +9,7 @@ workers report to the flow's own API (``workers_report_here``), never to servers
 ``dask`` fans the batches out over a Dask cluster through prefect-dask: at ``dask_address`` (an
 existing scheduler, e.g. ``tcp://10.0.0.5:8786``) or a temporary local cluster of
 ``dask_workers`` single-threaded worker processes. Each worker process loads the catalog index
-once (``workers.get_catalog``/``get_fuzzy`` cache per process) and writes its own part files
+once (``process_cache.get_catalog``/``get_fuzzy`` cache per process) and writes its own part files
 into the one ledger, whose layout (one file per batch, renamed into place) needs no coordination.
 """
 from __future__ import annotations

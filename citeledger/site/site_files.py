@@ -52,7 +52,7 @@ class _Queue:
 def build_site(out: str | Path, ledger_dir: str | Path, catalog_dir: str | Path,
                workers: int | None = None) -> SiteReport:
     """Write the site of the ledger to ``out``; returns what it wrote and how long it took.
-    ``workers``: processes making the papers' pages (default: two from ``PAPERS_FOR_TWO`` papers)."""
+    ``process_cache``: processes making the papers' pages (default: two from ``PAPERS_FOR_TWO`` papers)."""
     started = time.perf_counter()
     out = Path(out)
     for folder in (out, out / PAPERS, out / WORKS):

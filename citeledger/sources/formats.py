@@ -136,7 +136,7 @@ def _json_lines(path: str | Path) -> Iterator[tuple[int, Any, LineError | None]]
 
 
 def json_lines_of(lines: Iterable[str]) -> Iterator[tuple[int, Any, LineError | None]]:
-    """``_json_lines`` of lines already open (a byte range of a big file, ``catalog_extract``).
+    """``_json_lines`` of lines already open (a byte range of a big file, ``catalog.extract``).
     A ``\\ud800``-style escape decodes to a lone surrogate, which no Parquet file can hold: that
     line is a reject naming its field, not a crash of the whole build at the write."""
     for lineno, line in enumerate(lines, 1):

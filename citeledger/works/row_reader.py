@@ -5,11 +5,11 @@ Why: ``works.arrow`` and ``work_forms.arrow`` are column-major; a batch reads so
 at random, i.e. a page of every column buffer per row, and a mapped page counts in the resident
 set of every process that read it (with Linux's 64 KB fault-around, one batch maps most of both
 files: 5.7 GB per worker at 10M works). Here a row is one JSON array (the values of
-``WORK_FIELDS`` then ``FORM_COLUMNS``, as Arrow's ``to_pylist`` gives them) in ``work_rows.bin``,
+``WORK_FIELDS`` then ``FORM_COLUMNS``, as Arrow's ``to_pylist`` gives them) in ``row_reader.bin``,
 found through ``work_rows_offsets.npy`` (int64, rows + 1): two ``os.pread`` calls per row, and
 the file's pages stay in the OS page cache, shared, counted in no process.
 
-The files are derived from the two Arrow files and carry their own stamp (``work_rows.json``:
+The files are derived from the two Arrow files and carry their own stamp (``row_reader.json``:
 the index stamp they were made for plus ``ROWS_FORMAT``), written last; an index without them is
 current and the readers then take the rows from the mapped Arrow files (``works_at``).
 """
@@ -72,7 +72,7 @@ def records(works: pa.Table, forms: pa.Table, chunk_rows: int = 100_000) -> Iter
 
 def works_by_field(columns: Sequence[Sequence], count: int) -> list[Work]:
     """``count`` Works from their values by field (``WORK_FIELDS`` order; further columns are
-    ignored), converted as ``work_row.works_from_columns`` converts them (lists to tuples, null
+    ignored), converted as ``row_schema.works_from_columns`` converts them (lists to tuples, null
     flags False). Each field is set in every Work by its slot in one C loop: the dataclass's own
     ``__init__`` (13 frozen setattrs a Work) was a third of a lookup. (Work has no
     ``__post_init__``: the objects are the ones ``Work(*values)`` makes, equal and hashed alike.)"""
@@ -89,7 +89,7 @@ def works_by_field(columns: Sequence[Sequence], count: int) -> list[Work]:
 class RowFile:
     """Positional reads of the row files: thread-safe (``pread`` keeps no file position). The
     offsets are memory-mapped (8 bytes a row, read for a whole batch by one numpy take; their
-    pages are handed back with the catalog's other maps, ``mapped_pages.release_if_over``)."""
+    pages are handed back with the catalog's other maps, ``mapped_files.release_if_over``)."""
 
     def __init__(self, gen_dir: Path):
         self.fd = os.open(gen_dir / ROWS_FILE, os.O_RDONLY)

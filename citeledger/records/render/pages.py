@@ -35,7 +35,7 @@ __all__ = ["ALARM", "PageLinks", "RecordView", "record_file_stem", "render_html_
 
 def render_json(record: Mapping[str, Any]) -> bytes:
     """The record file's bytes: the RFC 8785 (JCS) form of the whole record and a newline, a built
-    record's from the bytes its content digest was taken over (``record_canonical.file_bytes``)."""
+    record's from the bytes its content digest was taken over (``records.canonical.file_bytes``)."""
     return record_canonical.file_bytes(record)
 
 
