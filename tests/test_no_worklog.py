@@ -29,8 +29,7 @@ def tracked_text_files() -> list[Path]:
     files = []
     for name in names.splitlines():
         path = ROOT / name
-        if name.startswith(THIRD_PARTY) or path == Path(__file__).resolve() or not path.is_file() \
-                or path.stat().st_size > 5_000_000:
+        if name.startswith(THIRD_PARTY) or not path.is_file() or path.stat().st_size > 5_000_000:
             continue
         files.append(path)
     return files
@@ -63,8 +62,13 @@ def offenders_of(tmp_path: Path, text: str) -> list[str]:
         ROOT = saved
 
 
-@pytest.mark.parametrize("text", ["(issue 14)", "see issue #3", "issue 12's benchmark", "in session 9",
-                                  "(#16)", "probe item 4", "## Session 11: the index"])
+# the mentions the scan catches, spelt in pieces so this file holds none of them itself
+ISSUE, SESSION, PROBE = "issue", "session", "probe item"
+CAUGHT = [f"({ISSUE} 14)", f"see {ISSUE} #3", f"{ISSUE} 12's benchmark", f"in {SESSION} 9", "(#" + "16)",
+          f"{PROBE} 4", f"## {SESSION.title()} 11: the index"]
+
+
+@pytest.mark.parametrize("text", CAUGHT)
 def test_the_scan_catches_a_work_log_mention(tmp_path, text):
     assert offenders_of(tmp_path, text)
 
