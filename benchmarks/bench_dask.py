@@ -34,8 +34,6 @@ os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 
 REPO = Path(__file__).resolve().parent.parent
 GLUTTON = REPO.parent / "shared" / "data" / "refs" / "glutton_dev.jsonl.gz"
-if not GLUTTON.exists():
-    GLUTTON = Path("/work/shared/data/refs/glutton_dev.jsonl.gz")
 
 
 def observations(ledger: Path) -> list[tuple]:

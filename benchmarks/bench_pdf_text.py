@@ -31,8 +31,7 @@ from papers.pdf.layout import reading_order  # noqa: E402
 from papers.pdf.read import layout_xhtml, pdftotext_path  # noqa: E402
 
 PDFS = REPO / "tests" / "fixtures" / "pdfs"
-PLACES = [os.environ.get("CITELEDGER_PAPER_PDFS", ""), str(PDFS), "/work/shared/data/papers_pdfs",
-          str(REPO.parent / "shared" / "data" / "papers_pdfs")]
+PLACES = [os.environ.get("CITELEDGER_PAPER_PDFS", ""), str(PDFS), str(REPO.parent / "shared" / "data" / "papers_pdfs")]
 
 
 def default_pdfs() -> list[Path]:

@@ -63,8 +63,6 @@ from resolvers.resolution import apply_rule_chain
 from resolvers.search_step import SearchStep  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
-if not SHARED.exists():
-    SHARED = Path("/work/shared/data")
 TOKEN = re.compile(r"[^\W_]+")
 BATCH = 500
 

@@ -205,11 +205,24 @@ def test_a_bad_parameter_is_refused_before_a_run_exists(server, client):
     assert nightly_runs() == before
 
 
+def _failure_hook_done(client, server, flow_run_id: UUID) -> None:
+    """Wait (bounded) for the failure hook's artifact, its last act: Prefect sets the failed state
+    first and runs the ``on_failure`` hooks after it, so a final state alone does not mean the
+    ``runs`` row is written yet."""
+    deadline = time.monotonic() + RUN_WAIT
+    while time.monotonic() < deadline:
+        if "nightly-failure" in _artifacts(client, flow_run_id):
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"no failure artifact after {RUN_WAIT} s; worker: {server['worker_log'].read_text()[-3000:]}")
+
+
 def test_a_failing_step_is_written_into_the_runs_row(server, client, tmp_path, fixture_catalog):
     site = _site(tmp_path, fixture_catalog)
     site["catalog"] = str(tmp_path / "no-catalog")  # the select step finds no catalog: the night fails
     flow_run = _run(client, server, {**site, "catalog_inbox": None, "batch_size": 2})
     assert flow_run.state.is_failed()
+    _failure_hook_done(client, server, flow_run.id)
     assert "no catalog" in flow_run.state.message
 
     (row,) = _runs_rows(site["ledger"])
@@ -229,6 +242,7 @@ def test_a_night_past_its_timeout_fails_into_the_runs_row(server, client, tmp_pa
     flow_run = _run(client, server, {**site, "catalog_inbox": None},
                     env={"CITELEDGER_NIGHTLY_TIMEOUT_SECONDS": "0.001"})
     assert flow_run.state.name == "TimedOut" and flow_run.state.is_failed()
+    _failure_hook_done(client, server, flow_run.id)
     (row,) = _runs_rows(site["ledger"])
     assert row["run_id"] == flow_run.name and row["finished_at"] is None
     assert "timeout" in json.loads(row["errors"])[0].lower()

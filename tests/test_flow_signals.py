@@ -11,13 +11,15 @@ import sys
 import time
 
 import pytest
+from prefect_homes import copy_of_session_home
 from test_worker_lifetime import MAIN, REPO, big_input, wait_for
 
 
 @pytest.mark.flow
 def test_sigterm_to_a_flow_runs_group_is_one_line_naming_the_run(tmp_path, fixture_catalog):
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
-    env.update(PYTHONPATH=str(REPO), PREFECT_LOGGING_LEVEL="INFO")  # the "resolving" line tells the pool is busy
+    env.update(PYTHONPATH=str(REPO), PREFECT_LOGGING_LEVEL="INFO",
+               PREFECT_HOME=str(copy_of_session_home(tmp_path / "prefect-home")))  # the "resolving" line tells the pool is busy
     refs = big_input(tmp_path / "big.jsonl")
     err_path = tmp_path / "stderr"
     with open(err_path, "w") as err:
@@ -30,7 +32,7 @@ def test_sigterm_to_a_flow_runs_group_is_one_line_naming_the_run(tmp_path, fixtu
         time.sleep(3)  # batches running in the pool
         assert proc.poll() is None
         os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=300)  # Prefect retries its calls to the stopped server before it gives up
+        proc.wait(timeout=120)  # Prefect retries each call to its stopped server (twice, by default) first
     finally:
         try:
             os.killpg(proc.pid, signal.SIGKILL)

@@ -33,7 +33,7 @@ from resolvers.verification import agreement, contradiction
 from resolvers.verification.forms import YEAR_TOKEN
 
 GOLDEN = Path(__file__).parent / "golden"
-SHARED = Path("/work/shared/data")
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 PINNED = GOLDEN / "agreement_answers.jsonl.gz"
 # sha256 of the plain form's answers over the shared sample (``_shared_answers``)
 SHARED_DIGEST = "cd2d37d469a50bcafc0ace5348fae16ef047badf0ae893603a4ce7578316893a"

@@ -28,7 +28,7 @@ from reference_forms import FORMS  # noqa: E402  (the identifier path benchmark'
 
 GOLDEN = Path(__file__).parent / "golden"
 PINNED = GOLDEN / "identifier_extraction.jsonl.gz"
-SHARED_REFS = Path("/work/shared/data/refs")
+SHARED_REFS = Path(__file__).resolve().parents[2] / "shared" / "data" / "refs"
 # sha256 of the answers over the shared reference strings (``_answers`` of them, in file order), with a DOI
 # ending at a "[" that is not a SICI's ended there (7 strings of glutton_unlabeled)
 SHARED_DIGEST = "e15345497266f1d4a1804e406b1fb66a5c5d77fd05be5a3a6fff3378c1d2732a"

@@ -39,7 +39,7 @@ def no_run_began(ledger: Path) -> bool:
     return not (ledger / "_runs").exists() and not locking._held
 
 
-# --- item 2: pipes, /dev/stdin, "-" -------------------------------------------------------------
+# --- pipes, /dev/stdin, "-" -------------------------------------------------------------
 
 
 def feed_pipe(data: bytes) -> str:
@@ -137,7 +137,7 @@ def test_a_named_pipe_with_a_writer_is_read_by_its_name(tmp_path, fixture_catalo
     assert plan.references == 3 and plan.jobs[0].references[0].file == str(fifo)
 
 
-# --- item 8: inputs that cannot be read at all are errors before the run ---------------------------
+# --- inputs that cannot be read at all are errors before the run ---------------------------
 
 
 @pytest.mark.parametrize("what", ["missing", "empty directory", "bib without paper", "bbl by content without paper"])
@@ -160,7 +160,7 @@ def test_unreadable_inputs_stop_before_the_run_begins(tmp_path, fixture_catalog,
     assert no_run_began(ledger)
 
 
-# --- item 4: reference_index out of range ------------------------------------------------------
+# --- reference_index out of range ------------------------------------------------------
 
 
 @pytest.mark.parametrize("big", [2**63, 2**53 + 1, 2**63 - 1])
@@ -197,7 +197,7 @@ def test_an_out_of_range_index_does_not_fail_the_batch(tmp_path, fixture_catalog
     assert plan.references == 2 and [r.line for r in plan.rejects] == [2]
 
 
-# --- item 9: an unclosed CSV quote swallows no rows -----------------------------------------------
+# --- an unclosed CSV quote swallows no rows -----------------------------------------------
 
 
 @pytest.mark.parametrize("closes", [True, False])
@@ -248,7 +248,7 @@ def test_a_genuine_quoted_line_break_stays_one_reference(tmp_path, blanks):
     assert not rejects and refs[0].raw.rstrip() == "Smith J.\nA title\nin three lines. 2001." and refs[1].line == 5
 
 
-# --- item 10: byte order marks and line endings ------------------------------------------------
+# --- byte order marks and line endings ------------------------------------------------
 
 
 @pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
@@ -275,7 +275,7 @@ def test_crlf_split_across_read_chunks_counts_one_line(tmp_path):
     assert not rejects and [r.line for r in refs] == [1, 2]
 
 
-# --- item 13: decompressed bytes count, batches are compact ---------------------------------------
+# --- decompressed bytes count, batches are compact ---------------------------------------
 
 
 def test_a_gzip_bomb_is_stopped_at_the_decompressed_limit(tmp_path):
@@ -299,7 +299,7 @@ def test_batches_carry_their_references_exactly(tmp_path, fixture_catalog):
     assert refs == [r for r in read_references(path)]
 
 
-# --- item 14: .bib and .bbl with many entries --------------------------------------------------
+# --- .bib and .bbl with many entries --------------------------------------------------
 
 
 def test_many_bib_and_bbl_entries_keep_their_line_numbers(tmp_path):

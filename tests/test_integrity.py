@@ -51,7 +51,7 @@ def one_line_error(capsys, argv: list[str]) -> str:
     return err[0]
 
 
-# --- item 3: numeric options ----------------------------------------------------------------
+# --- numeric options ----------------------------------------------------------------
 
 @pytest.mark.parametrize("argv", [
     ["resolve", "x.jsonl", "--batch-size", "-5"], ["resolve", "x.jsonl", "--batch-size", "0"],
@@ -78,7 +78,7 @@ def test_config_limits_and_the_command_line_share_one_check(tmp_path):
     assert options.positive_int("7") == 7 and options.non_negative_int("0") == 0
 
 
-# --- item 5: record file names --------------------------------------------------------------
+# --- record file names --------------------------------------------------------------
 
 TRICKY_IDS = [".hidden", "..hidden", "hidden", "...", ".", "..", "", " ", "_", "%2E", "%2Ehidden", "Hidden",
               "HIDDEN", "hep-th/9901001", "hep-th%2F9901001", "hep-th_9901001", "2301.00001", "2301.00001v2",
@@ -103,7 +103,7 @@ def test_hidden_citing_papers_get_one_record_file_each(tmp_path, fixture_catalog
     assert sorted(json.loads(p.read_text())["paper"]["id"] for p in written) == sorted(papers)
 
 
-# --- item 6: a run keeps its catalog generation ---------------------------------------------
+# --- a run keeps its catalog generation ---------------------------------------------
 
 def test_a_planned_run_survives_two_catalog_builds_and_resumes(tmp_path):
     catalog = tmp_path / "catalog"
@@ -139,7 +139,7 @@ def test_stale_pins_of_dead_processes_are_dropped(tmp_path):
     assert not (CatalogPlaces(catalog).pins / "x-gone.json").exists()
 
 
-# --- item 7: finishing steps are re-run on resume ---------------------------------------------
+# --- finishing steps are re-run on resume ---------------------------------------------
 
 def test_disk_full_writing_the_ledger_database_is_finished_by_the_resumed_run(tmp_path, fixture_catalog,
                                                                                monkeypatch):
@@ -170,7 +170,7 @@ def test_enospc_in_a_staged_write_is_one_error_and_leaves_nothing(tmp_path, monk
     assert list(tmp_path.iterdir()) == []
 
 
-# --- item 8: an unknown run -------------------------------------------------------------------
+# --- an unknown run -------------------------------------------------------------------
 
 def test_records_of_an_unknown_run_is_an_error_naming_the_latest_runs(tmp_path, fixture_catalog, capsys):
     resolve(write_input(tmp_path / "in.jsonl", ROWS), fixture_catalog, tmp_path / "ledger", "r1")
@@ -179,7 +179,7 @@ def test_records_of_an_unknown_run_is_an_error_naming_the_latest_runs(tmp_path, 
     assert "nosuchrun" in line and "r1" in line
 
 
-# --- item 11: leftovers of killed record writers ------------------------------------------------
+# --- leftovers of killed record writers ------------------------------------------------
 
 def test_leftover_staged_record_files_are_removed_by_the_next_records(tmp_path, fixture_catalog):
     resolve(write_input(tmp_path / "in.jsonl", ROWS), fixture_catalog, tmp_path / "ledger", "r1")
@@ -198,7 +198,7 @@ def test_leftover_staged_record_files_are_removed_by_the_next_records(tmp_path, 
     assert not any(p.exists() for p in leftovers)  # the next run removes them too
 
 
-# --- item 16: one line instead of a traceback -------------------------------------------------
+# --- one line instead of a traceback -------------------------------------------------
 
 def test_a_file_given_as_the_ledger_is_one_error(tmp_path, fixture_catalog, capsys):
     inp = write_input(tmp_path / "in.jsonl", ROWS)
@@ -268,7 +268,7 @@ def test_ctrl_c_names_the_run_to_finish(tmp_path, fixture_catalog, capsys, monke
     locking.release_ledger(tmp_path / "ledger")
 
 
-# --- item 11: no Prefect server outlives a stopped command ------------------------------------
+# --- no Prefect server outlives a stopped command ------------------------------------
 
 import signal  # noqa: E402
 import subprocess  # noqa: E402
@@ -276,8 +276,9 @@ import sys  # noqa: E402
 import time  # noqa: E402
 
 from conftest import REPO  # noqa: E402
+from prefect_homes import copy_of_session_home  # noqa: E402
 
-GLUTTON = Path("/work/shared/data/refs/glutton_dev.jsonl.gz")
+GLUTTON = REPO.parent / "shared" / "data" / "refs" / "glutton_dev.jsonl.gz"
 
 
 def children_serving_prefect(pid: int) -> list[int]:
@@ -310,27 +311,8 @@ SIGNALS = (signal.SIGTERM, signal.SIGKILL)
 @pytest.fixture(scope="module")
 def server_homes(tmp_path_factory) -> dict[signal.Signals, Path]:
     """A PREFECT_HOME for each stopped resolve, not the session's (a server killed there must not
-    share a database with the servers of other tests), each holding a copy of the session's
-    migrated database: migrating a new one costs a command's server some 12 s on a 2-core machine,
-    once more than the session pays. Starting the session's temporary server is a no-op when an
-    earlier flow test started it (and the flow tests after this one reuse it)."""
-    import sqlite3
-
-    from prefect.server.api.server import SubprocessASGIServer
-    from prefect.settings import PREFECT_HOME
-
-    SubprocessASGIServer().start()  # the session's server: its database is made and migrated
-    homes = {}
-    for sig in SIGNALS:
-        homes[sig] = tmp_path_factory.mktemp(f"prefect-home-{sig.name}")
-        source = sqlite3.connect(PREFECT_HOME.value() / "prefect.db")
-        copy = sqlite3.connect(homes[sig] / "prefect.db")
-        try:
-            source.backup(copy)  # consistent while the session's server writes to it
-        finally:
-            copy.close()
-            source.close()
-    return homes
+    share a database with the servers of other tests), each a copy of the session's migrated one."""
+    return {sig: copy_of_session_home(tmp_path_factory.mktemp(f"prefect-home-{sig.name}")) for sig in SIGNALS}
 
 
 def launch_resolve(tmp_path: Path, catalog: Path, home: Path) -> subprocess.Popen:

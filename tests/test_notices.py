@@ -39,7 +39,7 @@ from resolvers.notices.standing import (
 HERE = Path(__file__).parent
 FIXTURES = HERE / "fixtures" / "notices"
 GOLDEN = HERE / "golden" / "notices"
-SHARED_DOI_NATURE = Path("/work/shared/data/notices/retraction_watch_doi_nature.csv")
+SHARED_DOI_NATURE = Path(__file__).resolve().parents[2] / "shared" / "data" / "notices" / "retraction_watch_doi_nature.csv"
 DELIM = "#---8<--- payload below ---8<---\n"
 
 

@@ -26,8 +26,7 @@ from resolvers.identifiers.extract import extract_identifiers  # noqa: E402
 
 EXPECTED = {k: v for k, v in json.loads((Path(__file__).parent / "fixtures" / "papers" / "corpus.json")
                                         .read_text()).items() if not k.startswith("_")}
-_PLACES = [os.environ.get("CITELEDGER_PAPER_CORPUS", ""), "/work/shared/data/papers_corpus",
-           str(Path(__file__).resolve().parents[2] / "shared" / "data" / "papers_corpus")]
+_PLACES = [os.environ.get("CITELEDGER_PAPER_CORPUS", ""), str(Path(__file__).resolve().parents[2] / "shared" / "data" / "papers_corpus")]
 CORPUS = next((Path(p) for p in _PLACES if p and (Path(p) / next(iter(EXPECTED))).exists()), None)
 _LATEX = re.compile(r"\\[A-Za-z@]+|@noop|\\[{}'\"`^~]|[{}]")
 

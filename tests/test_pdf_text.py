@@ -63,8 +63,7 @@ def _expected() -> dict[str, dict]:
 EXPECTED = _expected()
 # The PDFs are kept as data beside the project (tests/fixtures/pdfs/PROVENANCE.md); a copy in the
 # fixtures folder itself is read too.
-_PLACES = [os.environ.get("CITELEDGER_PAPER_PDFS", ""), str(PDFS), "/work/shared/data/papers_pdfs",
-           str(Path(__file__).resolve().parents[2] / "shared" / "data" / "papers_pdfs")]
+_PLACES = [os.environ.get("CITELEDGER_PAPER_PDFS", ""), str(PDFS), str(Path(__file__).resolve().parents[2] / "shared" / "data" / "papers_pdfs")]
 
 
 def corpus_pdf(name: str) -> Path | None:

@@ -22,7 +22,7 @@ from resolvers.candidates.shard_retrieval import Shard, ShardedIndex, global_idf
 from resolvers.parsing.fields import parse_reference
 
 REPO = Path(__file__).parent.parent
-GLUTTON = Path("/work/shared/data/refs/glutton_dev.jsonl.gz")
+GLUTTON = Path(__file__).resolve().parents[2] / "shared" / "data" / "refs" / "glutton_dev.jsonl.gz"
 SAMPLE = REPO / "data" / "sample_references.jsonl"
 
 

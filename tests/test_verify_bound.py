@@ -23,7 +23,7 @@ from resolvers.verification.verify import features, probability
 from resolvers.verification.verify_bound import TITLE_PEAK, Bound, _align_most, cheap_bound, is_notice, refined_bound
 
 SOURCES = Path(__file__).resolve().parent.parent / "data" / "sources"
-GLUTTON_DEV = Path("/work/shared/data/refs/glutton_dev.jsonl.gz")
+GLUTTON_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "refs" / "glutton_dev.jsonl.gz"
 
 
 @pytest.fixture(scope="module")
