@@ -416,7 +416,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def interrupted(signum: int) -> int:
-    print(f"citeledger: interrupted{_rerun_hint()}", file=sys.stderr)
+    """The last line of a stopped command. After a flow run it starts on a new line of its own:
+    Prefect's log worker may have written an unfinished line to stderr (a log batch the stopped
+    server could not take)."""
+    start = "\n" if "prefect" in sys.modules else ""
+    print(f"{start}citeledger: interrupted{_rerun_hint()}", file=sys.stderr)
     return 128 + signum
 
 

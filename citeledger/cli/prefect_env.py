@@ -77,6 +77,7 @@ class QuietAfterSignal(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if WATCH is not None and WATCH.received() is not None:
             record.exc_info, record.exc_text, record.stack_info = None, None, None
+            logging.raiseExceptions = False  # nor "Error logging to API" for each batch the stopped server misses
         return True
 
 

@@ -16,10 +16,16 @@ from resolvers.errors import LockTimeout, UnknownRun, UsageError
 
 
 def prefect_defaults() -> None:
-    """Settings that keep Prefect's temporary API server from timing out on small machines."""
+    """Settings that keep Prefect's temporary API server from timing out on small machines and,
+    for that server only, two retries of a failed API call instead of five: it is this command's
+    own child, so when it stops answering it is gone (stopped with the command by a SIGTERM to the
+    group), and five retries with their back-off (2 + 4 + ... + 32 s a call) held a stopped run for
+    minutes before it could exit. Each is only a default: the environment's value wins."""
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("DO_NOT_TRACK", "1")
+    if not os.environ.get("PREFECT_API_URL"):
+        os.environ.setdefault("PREFECT_CLIENT_MAX_RETRIES", "2")
     from citeledger.cli.prefect_env import prepare_cli_process
 
     prepare_cli_process()  # SIGTERM ends cleanly; the temporary server dies with this process
