@@ -7,7 +7,7 @@ CATALOG ?= data/catalog
 LEDGER ?= data/ledger
 SOURCES := $(wildcard data/sources/*)
 
-.PHONY: run test venv catalog contract bench clean
+.PHONY: run test venv catalog contract bench clean screenshots
 
 venv: $(BIN)/citeledger
 
@@ -29,6 +29,14 @@ run: catalog
 	  "select status, resolver_source, work_id, left(replace(raw, chr(10), ' '), 70) as reference \
 	   from current where status in ('verified_exact', 'verified_fuzzy', 'metadata_mismatch') \
 	   order by status, citing_paper, reference_index limit 12"
+
+# The pictures of the site in docs/images: the make-run ledger's site, shot by headless chromium.
+SHOT := chromium --headless --no-sandbox --disable-gpu --hide-scrollbars
+screenshots: run
+	$(BIN)/citeledger site build/site --ledger $(LEDGER) --catalog $(CATALOG)
+	$(SHOT) --window-size=1200,900 --screenshot=docs/images/site-index.png file://$(CURDIR)/build/site/index.html
+	$(SHOT) --window-size=1200,1700 --screenshot=docs/images/site-paper.png \
+	  file://$(CURDIR)/build/site/papers/citeledger-identifier-sample.html
 
 # Lint and types first (ruff: pyproject.toml and resolvers/ruff.toml; mypy: [tool.mypy] files).
 test: venv
