@@ -7,8 +7,12 @@ set time, with the whole process tree watched.
 Prints each child's verdict (its own checks: no row lost or duplicated, every hostile answer an
 ``unavailable``), the process tree's peak resident memory (every descendant, sampled each 0.5 s,
 against ``--max-tree-mb``), the processes left behind when it ends, and the files written outside
-its work folder (citeledger's entries of the temp folder, before and after: run it alone for an
-exact count). Exit status 1 when any of these fails.
+its work folder and what is left in the work folder itself (the children's TMPDIR: every run
+removes its own folder, so nothing should be). As root with ``unshare`` (util-linux), the soak
+runs in a mount namespace of its own with a fresh tmpfs on /tmp, so "written outside" is exact
+even while other programs use the machine's /tmp (``--shared-tmp``: the machine's /tmp, where only
+``citeledger*`` entries are counted, and other citeledger processes' entries can be counted too).
+Exit status 1 when any of these fails.
 Outside the test suite; servers on 127.0.0.1 only, every loop bounded by ``--seconds``.
 """
 from __future__ import annotations
@@ -52,7 +56,7 @@ def tree_rss(pids: set[int]) -> int:
     return total
 
 
-def run(seconds: float, max_tree_mb: float, papers: int) -> int:
+def run(seconds: float, max_tree_mb: float, papers: int, private_tmp: bool = False) -> int:
     work = Path(tempfile.mkdtemp(prefix="citeledger-soak-"))
     temp_before = set(os.listdir(tempfile.gettempdir()))
     python = sys.executable
@@ -76,11 +80,13 @@ def run(seconds: float, max_tree_mb: float, papers: int) -> int:
     time.sleep(2)
     left = descendants(os.getpid())
     outside = sorted(n for n in set(os.listdir(tempfile.gettempdir())) - temp_before - {work.name}
-                     if n.startswith("citeledger"))  # (other programs of the machine write there too)
+                     if private_tmp or n.startswith("citeledger"))  # a shared /tmp: other programs write there too
+    outside += [f"{work.name}/{n}" for n in sorted(os.listdir(work))]
     print(remote_out.strip().splitlines()[-12:] and "\n".join(remote_out.strip().splitlines()[-12:]))
     print(f"papers runs (each resolved, killed, resumed, checked): {paper_runs}, failed: {len(failures)}")
     print(f"process tree peak RSS: {peak / 2**20:.0f} MB (bound {max_tree_mb:.0f} MB)")
-    print(f"processes left behind: {sorted(left) or 'none'}; temp entries left outside the work folder: {outside or 'none'}")
+    print(f"processes left behind: {sorted(left) or 'none'}; files left outside the ledgers "
+          f"({'a private' if private_tmp else 'the shared'} /tmp, the work folder): {outside or 'none'}")
     for line in failures:
         print("FAILED", line)
     shutil.rmtree(work, ignore_errors=True)
@@ -92,8 +98,14 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=600.0)
     parser.add_argument("--max-tree-mb", type=float, default=1536.0)
     parser.add_argument("--papers", type=int, default=300, help="papers in each soak_papers.py run")
+    parser.add_argument("--shared-tmp", action="store_true", help="use the machine's /tmp (no mount namespace)")
+    parser.add_argument("--in-private-tmp", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    return run(args.seconds, args.max_tree_mb, args.papers)
+    if not (args.shared_tmp or args.in_private_tmp) and os.geteuid() == 0 and shutil.which("unshare"):
+        inner = [sys.executable, *sys.argv, "--in-private-tmp"]
+        script = 'mount -t tmpfs -o size=4g citeledger-soak /tmp && exec "$@"'
+        return subprocess.call(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", *inner])
+    return run(args.seconds, args.max_tree_mb, args.papers, private_tmp=args.in_private_tmp)
 
 
 if __name__ == "__main__":
