@@ -230,7 +230,7 @@ def _bib_entries(found: Found, file: str, members: dict[str, str], bibs: list[st
             found.rejects.append(PaperReject(file, name, "bad_bibtex", f"reference {position}: {entry.error}", line))
             continue
         fields, text = prepared[id(entry)]
-        found.add(position, render(fields, text), (source or "bib", name, "bib", line), entry.key, text)
+        found.add(position, render(fields, text), (source or "bib", name, "bib", line), key or None, text)
     order = "every entry in file order" if keys is None else "cited entries in order of first citation" + \
         (", then every other (\\nocite{*})" if every else "")
     found.rule = f"{', '.join(bibs)} ({order}{f', sorted as {style} sorts' if sort else ''})"
@@ -240,8 +240,10 @@ def _wanted(bibs: list[str], members: dict[str, str], keys: list[str] | None, ev
             exact: bool = False, limit: int | None = None) -> list[tuple[str, BibEntry | None, str]]:
     """(file, entry or None when missing, key) of every entry the list holds: all with ``keys``
     None, else the cited ones, then (``every``) the others in file order. Keys match whatever
-    their case (BibTeX) unless ``exact`` (biber). Past ``limit`` entries listed, one more is
-    returned and the files are read no further (the caller rejects the list)."""
+    their case (BibTeX) unless ``exact`` (biber); a cited entry's key is the key as cited, as
+    BibTeX writes ``\\bibitem{lin2020}`` for ``\\cite{lin2020}`` of the entry ``Lin2020``. Past
+    ``limit`` entries listed, one more is returned and the files are read no further (the caller
+    rejects the list)."""
     def fold(key: str) -> str:
         return key if exact else key.lower()
 
@@ -258,7 +260,7 @@ def _wanted(bibs: list[str], members: dict[str, str], keys: list[str] | None, ev
     by_key: dict[str, tuple[str, BibEntry | None, str]] = {}
     for item in entries:
         by_key.setdefault(fold(item[2]), item)
-    cited = [by_key.get(fold(k), ("", None, k)) for k in keys]
+    cited = [(name, entry, k) for k in keys for name, entry, _ in [by_key.get(fold(k), ("", None, k))]]
     if every:
         seen = {fold(k) for k in keys}
         cited += [by_key[k] for k in by_key if k not in seen]

@@ -274,7 +274,18 @@ def test_biber_matches_keys_exactly_and_bibtex_whatever_their_case():
     assert [r.key for r in biber.references] == ["zed"]
     assert [r.code for r in biber.rejects] == ["cited_key_missing"]
     bibtex = biblatex_paper(b"backend=bibtex,style=nature", rb"\autocite{cai_2024,zed} \cite{Cai_2024}")
-    assert [r.key for r in bibtex.references] == ["Cai_2024", "zed"] and bibtex.rejects == []
+    assert [r.key for r in bibtex.references] == ["cai_2024", "zed"] and bibtex.rejects == []
+
+
+def test_bibtex_lists_an_entry_under_its_key_as_first_cited():
+    """``\\citep{lin2020}`` of the entry ``Lin2020`` prints it as ``\\bibitem{lin2020}``: the key, and the
+    identifiers found with it, are the cited spelling's; a later ``\\cite{LIN2020}`` is the same entry."""
+    bib = b"@article{Lin2020, author={Lin, H.}, title={Carbon}, journal={ApJL}, year=2020, doi={10.3847/ab6bd9}}\n"
+    tex = (b"\\documentclass{article}\\begin{document}\\citep{lin2020} \\cite{LIN2020}"
+           b"\\bibliographystyle{plainnat}\\bibliography{refs}\\end{document}")
+    paper = read_paper("2501.00254.tar.gz", tar_bytes({"ms.tex": tex, "refs.bib": bib}))
+    assert [(r.key, ids(r.raw)) for r in paper.references] == [("lin2020", (("10.3847/ab6bd9",), ()))]
+    assert paper.rejects == []
 
 
 def test_a_biblatex_list_is_ordered_by_its_sorting():
