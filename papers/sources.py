@@ -130,9 +130,8 @@ def _items(found: Found, file: str, items: list[Bibitem], expanded: Expanded, so
     for item in items:
         member, line = expanded.where(item.offset)
         body = found.macros.expand(item.body)
+        # the entry's own fields; its citation key, never printed, is the reference's ``key`` only
         fields = {k: latex_to_text(v) for k, v in bibinfo_fields(body).items()}
-        if item.key:
-            fields["key"] = item.key
         found.add(len(found.references) + 1, latex_to_text(body), (source or kind_of(member), member,
                   kind_of(member), line), item.key, fields, body)
     if found.references and not found.rule:

@@ -55,6 +55,21 @@ def test_identifiers_only_in_link_targets_are_written_into_the_string():
     assert ids(jhep["old"].raw) == (("10.1023/a:1026654312961",), ("hep-th/9711200",))
 
 
+def test_a_citation_key_that_looks_like_an_identifier_is_not_the_entrys():
+    """A key is never printed, so ``\\bibitem{doi:10.1137/...}`` names no DOI of its entry: it is the
+    reference's ``key``, and neither the string nor the fields hold it (in a ``.bbl`` or a ``.bib``)."""
+    key = "doi:10.1137/1.9780898719604"
+    bbl = ("\\begin{thebibliography}{1}\n\\bibitem{" + key + "}\n{\\sc E.~Anderson}, {\\em LAPACK Users' Guide},"
+           " SIAM, 1999.\n\\end{thebibliography}\n").encode()
+    bib = ("@book{" + key + ", author={Anderson, E.}, title={LAPACK Users' Guide}, year=1999}\n").encode()
+    tex = ("\\documentclass{article}\\begin{document}\\cite{" + key + "}\\bibliographystyle{plain}"
+           "\\bibliography{refs}\\end{document}").encode()
+    for paper in (read_paper("x.bbl", bbl, citing_paper="p"),
+                  read_paper("2501.00254.tar.gz", tar_bytes({"ms.tex": tex, "refs.bib": bib}))):
+        (ref,) = paper.references
+        assert ref.key == key and ids(" ".join([ref.raw, *ref.fields.values()])) == ((), ())
+
+
 @pytest.mark.parametrize("name, key, arxiv", [
     ("aasjournal.bbl", "hogg", "0904.3302"),  # ArXiv e-prints (0904.3302)
     ("iopart-num.bbl", "pre", "1404.4817"),  # (Preprint 1404.4817)
