@@ -208,7 +208,8 @@ def _bib_entries(found: Found, file: str, members: dict[str, str], bibs: list[st
                  source: str | None, style: str | None = None, every: bool = False, exact: bool = False) -> None:
     """Entries of ``bibs`` in the order the paper lists them: all (in file order) or the cited
     ones (in order of first citation), then sorted as a sorting ``style`` sorts. An entry that
-    cannot be read, or a key cited but in no ``.bib``, is a reject holding its place."""
+    cannot be read, or a key cited but in no ``.bib``, is a reject holding its place; one BibTeX
+    reads despite a fault (its closing brace missing) is listed, and a reject names the fault."""
     entries = _wanted(bibs, members, keys, every, exact, found.limits.max_references)
     if found.too_many(file, bibs[0], len(entries)):
         return
@@ -228,6 +229,9 @@ def _bib_entries(found: Found, file: str, members: dict[str, str], bibs: list[st
         if entry.error:
             found.rejects.append(PaperReject(file, name, "bad_bibtex", f"reference {position}: {entry.error}", line))
             continue
+        if entry.warning:
+            found.rejects.append(PaperReject(file, name, "bibtex_unclosed", f"reference {position}: {entry.warning}",
+                                             line))
         fields, text = prepared[id(entry)]
         found.add(position, render(fields, text), (source or "bib", name, "bib", line), key or None, text)
     order = "every entry in file order" if keys is None else "cited entries in order of first citation" + \

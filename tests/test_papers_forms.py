@@ -118,10 +118,10 @@ BIB = rb"""@article{mend, author = {Smith, A and Jones, B}, title = {{Dark matte
 """
 
 
-def bib_paper(body: bytes, preamble: bytes = b"", style: bytes = b"unsrtnat"):
+def bib_paper(body: bytes, preamble: bytes = b"", style: bytes = b"unsrtnat", bib: bytes = BIB):
     tex = (b"\\documentclass{article}\n" + preamble + b"\n\\begin{document}\n" + body +
            b"\n\\bibliographystyle{" + style + b"}\\bibliography{refs}\n\\end{document}\n")
-    return read_paper("2501.00254.tar.gz", tar_bytes({"ms.tex": tex, "refs.bib": BIB}))
+    return read_paper("2501.00254.tar.gz", tar_bytes({"ms.tex": tex, "refs.bib": bib}))
 
 
 @pytest.mark.parametrize("body, keys", [
@@ -157,6 +157,18 @@ def test_bib_identifiers_from_eprint_url_howpublished_and_note():
     assert got["noteonly"] == (("10.1086/123456",), ("1501.00001",))
     assert got["ads"] == (("10.1051/0004-6361/201220873",), ("1305.3550",))
     assert got["wrap"] == ((), ())
+
+
+def test_a_bib_entry_missing_only_its_closing_brace_is_listed_as_bibtex_lists_it():
+    """BibTeX keeps the fields of an entry the next ``@`` interrupts and reports the fault; an entry
+    whose value never closes is not read: both are rejects naming their line, under their key."""
+    bib = (b'@article{a, title={First}, eprint="2211.06397", year = "2023"\n\n'
+           b"@article{b, title={Second}, year=2001}\n@article{c, title={Open, year=2002\n@misc{d, title={Last}}\n")
+    paper = bib_paper(rb"\cite{a,b,c,d}", style=b"unsrt", bib=bib)
+    assert [(r.key, ids(r.raw)) for r in paper.references] == [("a", ((), ("2211.06397",))), ("b", ((), ())),
+                                                               ("d", ((), ()))]
+    assert [(r.code, r.line, r.reason.split(":")[0]) for r in paper.rejects] == [
+        ("bibtex_unclosed", 1, "reference 1"), ("bad_bibtex", 4, "reference 3")]
 
 
 def test_a_biblatex_bbl_wins_over_the_bib():
