@@ -315,6 +315,24 @@ def test_bibtex_lists_an_entry_under_its_key_as_first_cited():
     assert paper.rejects == []
 
 
+def test_biblatex_prints_one_list_per_reference_section_it_prints():
+    """Each ``refsection`` (or ``\\newrefsection``) with a ``\\printbibliography`` is a list of its own
+    citations: a key cited in two is in both; text outside is section 0, printed only by its own
+    command or ``\\bibbysection``."""
+    cites = (rb"\cite{zed} \begin{refsection}\cite{abe,zed}\printbibliography\end{refsection} \cite{Cai_2024}"
+             rb"\begin{refsection}\cite{Cai_2024}\end{refsection}\newrefsection\cite{zed}")
+    paper = biblatex_paper(b"style=nature", cites)
+    assert [(r.order, r.key) for r in paper.references] == [(1, "abe"), (2, "zed"), (3, "zed")]
+    every = biblatex_paper(b"style=nature", cites.replace(rb"\printbibliography", b"") + rb"\bibbysection")
+    assert [r.key for r in every.references] == ["zed", "Cai_2024", "abe", "zed", "Cai_2024", "zed"]
+    many = rb"\newrefsection\cite{zed,abe}\printbibliography" * 5_000  # the lists together are bounded
+    tex = (b"\\documentclass{article}\\usepackage{biblatex}\\addbibresource{refs.bib}\\begin{document}" + many +
+           b"\\end{document}")
+    bounded = read_paper("2501.00254.tar.gz", tar_bytes({"ms.tex": tex, "refs.bib": CASES}),
+                         PaperLimits(max_references=100))
+    assert bounded.references == [] and [r.code for r in bounded.rejects] == ["too_many_references"]
+
+
 def test_a_biblatex_list_is_ordered_by_its_sorting():
     assert [r.key for r in biblatex_paper(b"style=nature", rb"\cite{zed,abe}").references] == ["zed", "abe"]
     assert [r.key for r in biblatex_paper(b"style=numeric", rb"\cite{zed,abe}").references] == ["abe", "zed"]
