@@ -333,6 +333,16 @@ def test_biblatex_prints_one_list_per_reference_section_it_prints():
     assert bounded.references == [] and [r.code for r in bounded.rejects] == ["too_many_references"]
 
 
+def test_a_biblatex_bbl_lists_an_entry_once_per_reference_section():
+    entry = "\\entry{{{}}}{{misc}}{{}}\n  \\field{{title}}{{{}}}\n\\endentry\n"
+    bbl = ("\\refsection{0}\n\\datalist[entry]{nty/global//global/global}\n" + entry.format("a", "A") +
+           entry.format("b", "B") + "\\enddatalist\n\\datalist[entry]{ydnt/global//global/global}\n" +
+           entry.format("b", "B") + "\\enddatalist\n\\endrefsection\n\\refsection{1}\n" + entry.format("b", "B") +
+           "\\endrefsection\n")
+    paper = read_paper("x.bbl", bbl.encode(), citing_paper="p")
+    assert [(r.order, r.key, r.raw) for r in paper.references] == [(1, "a", "A."), (2, "b", "B."), (3, "b", "B.")]
+
+
 def test_a_biblatex_list_is_ordered_by_its_sorting():
     assert [r.key for r in biblatex_paper(b"style=nature", rb"\cite{zed,abe}").references] == ["zed", "abe"]
     assert [r.key for r in biblatex_paper(b"style=numeric", rb"\cite{zed,abe}").references] == ["abe", "zed"]
