@@ -70,6 +70,15 @@ def test_a_citation_key_that_looks_like_an_identifier_is_not_the_entrys():
         assert ref.key == key and ids(" ".join([ref.raw, *ref.fields.values()])) == ((), ())
 
 
+def test_an_identifier_the_title_names_is_not_the_entrys():
+    """A comment's title names the paper it comments on: that id is printed, never the entry's."""
+    bib = (b'@article{c, author={Loeb, A.}, title={Comment on "Discovery" [arXiv:2507.02757]}, journal={RNAAS},'
+           b" year=2025}\n@misc{d, author={Loeb, A.}, title={Reply to arXiv:2507.02757}, eprint={2507.05881}}\n")
+    paper = bib_paper(rb"\cite{c,d}", style=b"unsrt", bib=bib)
+    assert [(r.raw.count("2507.02757"), r.fields.get("arxiv")) for r in paper.references] == [(1, None),
+                                                                                             (1, "2507.05881")]
+
+
 @pytest.mark.parametrize("name, key, arxiv", [
     ("aasjournal.bbl", "hogg", "0904.3302"),  # ArXiv e-prints (0904.3302)
     ("iopart-num.bbl", "pre", "1404.4817"),  # (Preprint 1404.4817)
