@@ -387,7 +387,8 @@ def test_math_subscripts_read_as_letters(latex, shown):
 
 @pytest.mark.parametrize("style, keeps", [("unsrt", True), ("unsrt85", True), ("IEEEtran", True), ("IEEEtranS", False),
                                           ("apsrev4-2", True), ("elsarticle-num-names", True), ("plainnat", False),
-                                          ("aasjournal", False), ("JHEP", True), ("mnras", False)])
+                                          ("aasjournal", False), ("JHEP", True), ("mnras", False),
+                                          ("spiebib", True)])
 def test_which_styles_keep_citation_order(style, keeps):
     assert keeps_citation_order(style) is keeps
 
