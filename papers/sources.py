@@ -5,8 +5,9 @@ The rule, first that applies wins: (1) a ``thebibliography`` inside the main fil
 file (what arXiv's compiler uses: it never runs BibTeX), else the only ``.bbl``, else the first
 by name, its ``\\bibitem``s or, from biblatex, its ``\\entry`` records; (3) the ``.bib`` files
 the main file names, the entries cited (by any citation command of LaTeX, natbib or biblatex) in
-order of first citation, then with ``\\nocite{*}`` every other in file order; a paper citing
-nothing lists nothing (BibTeX prints no entry) and says so; (4) with no main file: any ``.bbl``,
+order of first citation, then with ``\\nocite{*}`` every other in file order, one list per printed
+reference section (biblatex), under the keys as first cited; a paper citing nothing lists nothing
+(BibTeX prints no entry) and says so; (4) with no main file: any ``.bbl``,
 then every ``.bib``, then any ``.tex`` with an inline list. Entries that repeat the authors
 before as a dash get them back, and identifiers held in link targets or fields are written
 into the string (``idents``, ``repeats``)."""
