@@ -229,7 +229,7 @@ def _first_spellings(keys: list[str], exact: bool) -> list[str]:
 
 def _bib_entries(found: Found, file: str, members: dict[str, str], database: Database, keys: list[str] | None,
                  source: str | None, style: str | None = None, every: bool = False, first: int = 1) -> int:
-    """Entries of ``bibs`` in the order the paper lists them: all (in file order) or the cited
+    """Entries of the ``database`` in the order a list shows them: all (in file order) or the cited
     ones (in order of first citation), then sorted as a sorting ``style`` sorts. An entry that
     cannot be read, or a key cited but in no ``.bib``, is a reject holding its place; one BibTeX
     reads despite a fault (its closing brace missing) is listed, and a reject names the fault.
