@@ -5,8 +5,9 @@ The rule, first that applies wins: (1) a ``thebibliography`` inside the main fil
 file (what arXiv's compiler uses: it never runs BibTeX), else the only ``.bbl``, else the first
 by name, its ``\\bibitem``s or, from biblatex, its ``\\entry`` records; (3) the ``.bib`` files
 the main file names, the entries cited (by any citation command of LaTeX, natbib or biblatex) in
-order of first citation, then with ``\\nocite{*}`` every other in file order; a paper citing
-nothing lists nothing (BibTeX prints no entry) and says so; (4) with no main file: any ``.bbl``,
+order of first citation, then with ``\\nocite{*}`` every other in file order, one list per printed
+reference section (biblatex), under the keys as first cited; a paper citing nothing lists nothing
+(BibTeX prints no entry) and says so; (4) with no main file: any ``.bbl``,
 then every ``.bib``, then any ``.tex`` with an inline list. Entries that repeat the authors
 before as a dash get them back, and identifiers held in link targets or fields are written
 into the string (``idents``, ``repeats``)."""
@@ -15,11 +16,12 @@ from __future__ import annotations
 import bisect
 import posixpath
 import re
+from dataclasses import dataclass, field
 
 from papers.bibliography.bibitems import Bibitem, bibinfo_fields, bibliography_items
 from papers.bibliography.biblatex import biblatex_entries, is_biblatex
 from papers.bibliography.bibtex import BibEntry, iter_bib
-from papers.bibliography.cites import cited_keys
+from papers.bibliography.cites import cited_lists
 from papers.bibliography.idents import with_identifiers
 from papers.bibliography.render import fields_text, keeps_citation_order, render, sort_key
 from papers.bibliography.repeats import author_block, fill_repeated_authors, starts_with_dash
@@ -105,7 +107,9 @@ def choose(file: str, members: dict[str, str], source: str | None, limits: Paper
     found = Found(limits)
     for name in sorted(clean, key=lambda n: (kind_of(n) != "bbl", kind_of(n) != "bib", n)):
         if kind_of(name) == "bib":
-            _bib_entries(found, file, clean, sorted(n for n in clean if kind_of(n) == "bib"), None, source)
+            bibs = sorted(n for n in clean if kind_of(n) == "bib")
+            _bib_entries(found, file, clean, Database.read(bibs, clean, None, False, limits.max_references), None,
+                         source)
         else:
             _list_items(found, file, name, clean, source)
         if found.references or any(r.code == "too_many_references" for r in found.rejects):
@@ -130,9 +134,8 @@ def _items(found: Found, file: str, items: list[Bibitem], expanded: Expanded, so
     for item in items:
         member, line = expanded.where(item.offset)
         body = found.macros.expand(item.body)
+        # the entry's own fields; its citation key, never printed, is the reference's ``key`` only
         fields = {k: latex_to_text(v) for k, v in bibinfo_fields(body).items()}
-        if item.key:
-            fields["key"] = item.key
         found.add(len(found.references) + 1, latex_to_text(body), (source or kind_of(member), member,
                   kind_of(member), line), item.key, fields, body)
     if found.references and not found.rule:
@@ -188,31 +191,53 @@ def _bib(found: Found, file: str, members: dict[str, str], expanded: Expanded, s
     bibs = named or sorted(n for n in members if kind_of(n) == "bib")
     if not bibs:
         return False
-    keys, every = cited_keys(expanded.text)
     style, exact = _list_style(expanded.text)
-    if not exact:  # BibTeX matches keys whatever their case; the first citation's spelling is kept
-        first: dict[str, str] = {}
-        for key in keys:
-            first.setdefault(key.lower(), key)
-        keys = list(first.values())
-    if not keys and not every:
+    lists = [(_first_spellings(keys, exact), every) for keys, every in cited_lists(expanded.text)]
+    if not any(keys or every for keys, every in lists):
         main = expanded.pieces[0][1] if expanded.pieces else None
         found.rejects.append(PaperReject(file, main, "no_citations", "the paper cites nothing (no \\cite, \\nocite or "
-                                         "other citation command outside comments and \\iffalse): BibTeX lists no "
+                                         "other citation command outside comments and \\iffalse"
+                                         f"{'' if lists else ' in a reference section it prints'}): BibTeX lists no "
                                          f"entry of {', '.join(bibs)}"))
         return False
-    _bib_entries(found, file, members, bibs, keys, source, style, every, exact)
+    wanted = None if any(every for _, every in lists) else {k for keys, _ in lists for k in keys}
+    database = Database.read(bibs, members, wanted, exact, found.limits.max_references)
+    total = 0
+    for keys, every in lists:
+        total += len(database.listed(keys, every))
+        if found.too_many(file, bibs[0], total):
+            return False
+    position, rules = 1, []
+    for keys, every in lists:  # one list per printed reference section, numbered on
+        position = _bib_entries(found, file, members, database, keys, source, style, every, position)
+        rules.append(found.rule)
+    if len(lists) > 1:
+        found.rule = f"{len(lists)} reference sections, one list each: " + "; ".join(rules)
     return bool(found.references)
 
 
-def _bib_entries(found: Found, file: str, members: dict[str, str], bibs: list[str], keys: list[str] | None,
-                 source: str | None, style: str | None = None, every: bool = False, exact: bool = False) -> None:
-    """Entries of ``bibs`` in the order the paper lists them: all (in file order) or the cited
+def _first_spellings(keys: list[str], exact: bool) -> list[str]:
+    """The keys as matched: BibTeX matches whatever their case and keeps the first citation's
+    spelling (``exact`` False); biber matches them as they are."""
+    if exact:
+        return keys
+    first: dict[str, str] = {}
+    for key in keys:
+        first.setdefault(key.lower(), key)
+    return list(first.values())
+
+
+def _bib_entries(found: Found, file: str, members: dict[str, str], database: Database, keys: list[str] | None,
+                 source: str | None, style: str | None = None, every: bool = False, first: int = 1) -> int:
+    """Entries of the ``database`` in the order a list shows them: all (in file order) or the cited
     ones (in order of first citation), then sorted as a sorting ``style`` sorts. An entry that
-    cannot be read, or a key cited but in no ``.bib``, is a reject holding its place."""
-    entries = _wanted(bibs, members, keys, every, exact, found.limits.max_references)
+    cannot be read, or a key cited but in no ``.bib``, is a reject holding its place; one BibTeX
+    reads despite a fault (its closing brace missing) is listed, and a reject names the fault.
+    Places are numbered from ``first``; the number after the last is returned."""
+    bibs = database.bibs
+    entries = database.listed(keys, every)
     if found.too_many(file, bibs[0], len(entries)):
-        return
+        return first
     prepared = {id(e): (f, fields_text(f)) for _, e, _ in entries if e is not None and not e.error
                 for f in [found.macros_fields(e.fields)]}
     sort = style is not None and not keeps_citation_order(style)
@@ -220,7 +245,7 @@ def _bib_entries(found: Found, file: str, members: dict[str, str], bibs: list[st
         entries.sort(key=lambda item: sort_key(*prepared[id(item[1])]) if id(item[1]) in prepared
                      else ("~", "", item[2]))
     newlines = {name: newline_offsets(members[name]) for name in bibs}
-    for position, (name, entry, key) in enumerate(entries, start=1):
+    for position, (name, entry, key) in enumerate(entries, start=first):
         if entry is None:
             found.rejects.append(PaperReject(file, None, "cited_key_missing",
                                              f"reference {position}: \\cite{{{key}}} is in no .bib file of the paper"))
@@ -229,40 +254,61 @@ def _bib_entries(found: Found, file: str, members: dict[str, str], bibs: list[st
         if entry.error:
             found.rejects.append(PaperReject(file, name, "bad_bibtex", f"reference {position}: {entry.error}", line))
             continue
+        if entry.warning:
+            found.rejects.append(PaperReject(file, name, "bibtex_unclosed", f"reference {position}: {entry.warning}",
+                                             line))
         fields, text = prepared[id(entry)]
-        found.add(position, render(fields, text), (source or "bib", name, "bib", line), entry.key, text)
+        found.add(position, render(fields, text), (source or "bib", name, "bib", line), key or None, text)
     order = "every entry in file order" if keys is None else "cited entries in order of first citation" + \
         (", then every other (\\nocite{*})" if every else "")
     found.rule = f"{', '.join(bibs)} ({order}{f', sorted as {style} sorts' if sort else ''})"
+    return first + len(entries)
 
 
-def _wanted(bibs: list[str], members: dict[str, str], keys: list[str] | None, every: bool = False,
-            exact: bool = False, limit: int | None = None) -> list[tuple[str, BibEntry | None, str]]:
-    """(file, entry or None when missing, key) of every entry the list holds: all with ``keys``
-    None, else the cited ones, then (``every``) the others in file order. Keys match whatever
-    their case (BibTeX) unless ``exact`` (biber). Past ``limit`` entries listed, one more is
-    returned and the files are read no further (the caller rejects the list)."""
-    def fold(key: str) -> str:
-        return key if exact else key.lower()
+@dataclass(slots=True)
+class Database:
+    """The entries of a paper's ``.bib`` files (``bibs``, in the order the paper names them) that its
+    lists may hold, read once for every list. Keys match whatever their case (BibTeX) unless
+    ``exact`` (biber); the first entry of a key wins, as BibTeX and biber keep it."""
 
-    wanted = None if keys is None or every else {fold(k) for k in keys}
-    entries: list[tuple[str, BibEntry | None, str]] = []
-    for name in bibs:
-        for entry in iter_bib(members[name]):
-            if wanted is None or fold(entry.key or "") in wanted:
-                entries.append((name, entry, entry.key or ""))
-            if limit is not None and wanted is None and len(entries) > limit:
-                return entries
-    if keys is None:
-        return entries
-    by_key: dict[str, tuple[str, BibEntry | None, str]] = {}
-    for item in entries:
-        by_key.setdefault(fold(item[2]), item)
-    cited = [by_key.get(fold(k), ("", None, k)) for k in keys]
-    if every:
-        seen = {fold(k) for k in keys}
-        cited += [by_key[k] for k in by_key if k not in seen]
-    return cited
+    bibs: list[str]
+    exact: bool
+    entries: list[tuple[str, BibEntry]]
+    by_key: dict[str, tuple[str, BibEntry | None, str]] = field(default_factory=dict)
+
+    def fold(self, key: str) -> str:
+        return key if self.exact else key.lower()
+
+    @classmethod
+    def read(cls, bibs: list[str], members: dict[str, str], wanted: set[str] | None, exact: bool,
+             limit: int | None = None) -> Database:
+        """The entries of ``wanted`` keys (every entry with None) in file order; past ``limit`` entries
+        of every one, one more and the files are read no further (the caller rejects the list)."""
+        database = cls(bibs, exact, [])
+        folded = None if wanted is None else {database.fold(k) for k in wanted}
+        in_order = ((name, entry) for name in bibs for entry in iter_bib(members[name]))
+        for name, entry in in_order:
+            if folded is None or database.fold(entry.key or "") in folded:
+                database.entries.append((name, entry))
+            if limit is not None and folded is None and len(database.entries) > limit:
+                break
+        for name, entry in database.entries:
+            database.by_key.setdefault(database.fold(entry.key or ""), (name, entry, entry.key or ""))
+        return database
+
+    def listed(self, keys: list[str] | None, every: bool = False) -> list[tuple[str, BibEntry | None, str]]:
+        """(file, entry or None when missing, key) of every entry a list holds: all with ``keys``
+        None, else the cited ones, then (``every``) the others in file order. A cited entry's key
+        is the key as cited, as BibTeX writes ``\\bibitem{lin2020}`` for ``\\cite{lin2020}`` of the
+        entry ``Lin2020``."""
+        if keys is None:
+            return [(name, entry, entry.key or "") for name, entry in self.entries]
+        by_key = self.by_key
+        cited = [(name, entry, k) for k in keys for name, entry, _ in [by_key.get(self.fold(k), ("", None, k))]]
+        if every:
+            seen = {self.fold(k) for k in keys}
+            cited += [by_key[k] for k in by_key if k not in seen]
+        return cited
 
 
 _BIBLATEX = re.compile(r"\\usepackage\s*(?:\[([^\]]*)\])?\s*\{\s*biblatex\s*\}")

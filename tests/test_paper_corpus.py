@@ -32,7 +32,11 @@ _LATEX = re.compile(r"\\[A-Za-z@]+|@noop|\\[{}'\"`^~]|[{}]")
 
 
 def _text(ref) -> str:
-    return " ".join([ref.raw, *ref.fields.values()])
+    """The string and fields the reader gives, less the entry's title: an id the title names (a
+    comment on another paper) is printed but is not the entry's, as the answers count it."""
+    title = ref.fields.get("title", "")
+    return " ".join(v.replace(title, " ") if title else v for k, v in [("raw", ref.raw), *ref.fields.items()]
+                    if k != "title")
 
 
 def _found(identifier: str, text: str, extracted: set[str]) -> bool:

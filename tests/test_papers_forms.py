@@ -55,6 +55,30 @@ def test_identifiers_only_in_link_targets_are_written_into_the_string():
     assert ids(jhep["old"].raw) == (("10.1023/a:1026654312961",), ("hep-th/9711200",))
 
 
+def test_a_citation_key_that_looks_like_an_identifier_is_not_the_entrys():
+    """A key is never printed, so ``\\bibitem{doi:10.1137/...}`` names no DOI of its entry: it is the
+    reference's ``key``, and neither the string nor the fields hold it (in a ``.bbl`` or a ``.bib``)."""
+    key = "doi:10.1137/1.9780898719604"
+    bbl = ("\\begin{thebibliography}{1}\n\\bibitem{" + key + "}\n{\\sc E.~Anderson}, {\\em LAPACK Users' Guide},"
+           " SIAM, 1999.\n\\end{thebibliography}\n").encode()
+    bib = ("@book{" + key + ", author={Anderson, E.}, title={LAPACK Users' Guide}, year=1999}\n").encode()
+    tex = ("\\documentclass{article}\\begin{document}\\cite{" + key + "}\\bibliographystyle{plain}"
+           "\\bibliography{refs}\\end{document}").encode()
+    for paper in (read_paper("x.bbl", bbl, citing_paper="p"),
+                  read_paper("2501.00254.tar.gz", tar_bytes({"ms.tex": tex, "refs.bib": bib}))):
+        (ref,) = paper.references
+        assert ref.key == key and ids(" ".join([ref.raw, *ref.fields.values()])) == ((), ())
+
+
+def test_an_identifier_the_title_names_is_not_the_entrys():
+    """A comment's title names the paper it comments on: that id is printed, never the entry's."""
+    bib = (b'@article{c, author={Loeb, A.}, title={Comment on "Discovery" [arXiv:2507.02757]}, journal={RNAAS},'
+           b" year=2025}\n@misc{d, author={Loeb, A.}, title={Reply to arXiv:2507.02757}, eprint={2507.05881}}\n")
+    paper = bib_paper(rb"\cite{c,d}", style=b"unsrt", bib=bib)
+    assert [(r.raw.count("2507.02757"), r.fields.get("arxiv")) for r in paper.references] == [(1, None),
+                                                                                             (1, "2507.05881")]
+
+
 @pytest.mark.parametrize("name, key, arxiv", [
     ("aasjournal.bbl", "hogg", "0904.3302"),  # ArXiv e-prints (0904.3302)
     ("iopart-num.bbl", "pre", "1404.4817"),  # (Preprint 1404.4817)
@@ -103,10 +127,10 @@ BIB = rb"""@article{mend, author = {Smith, A and Jones, B}, title = {{Dark matte
 """
 
 
-def bib_paper(body: bytes, preamble: bytes = b"", style: bytes = b"unsrtnat"):
+def bib_paper(body: bytes, preamble: bytes = b"", style: bytes = b"unsrtnat", bib: bytes = BIB):
     tex = (b"\\documentclass{article}\n" + preamble + b"\n\\begin{document}\n" + body +
            b"\n\\bibliographystyle{" + style + b"}\\bibliography{refs}\n\\end{document}\n")
-    return read_paper("2501.00254.tar.gz", tar_bytes({"ms.tex": tex, "refs.bib": BIB}))
+    return read_paper("2501.00254.tar.gz", tar_bytes({"ms.tex": tex, "refs.bib": bib}))
 
 
 @pytest.mark.parametrize("body, keys", [
@@ -142,6 +166,18 @@ def test_bib_identifiers_from_eprint_url_howpublished_and_note():
     assert got["noteonly"] == (("10.1086/123456",), ("1501.00001",))
     assert got["ads"] == (("10.1051/0004-6361/201220873",), ("1305.3550",))
     assert got["wrap"] == ((), ())
+
+
+def test_a_bib_entry_missing_only_its_closing_brace_is_listed_as_bibtex_lists_it():
+    """BibTeX keeps the fields of an entry the next ``@`` interrupts and reports the fault; an entry
+    whose value never closes is not read: both are rejects naming their line, under their key."""
+    bib = (b'@article{a, title={First}, eprint="2211.06397", year = "2023"\n\n'
+           b"@article{b, title={Second}, year=2001}\n@article{c, title={Open, year=2002\n@misc{d, title={Last}}\n")
+    paper = bib_paper(rb"\cite{a,b,c,d}", style=b"unsrt", bib=bib)
+    assert [(r.key, ids(r.raw)) for r in paper.references] == [("a", ((), ("2211.06397",))), ("b", ((), ())),
+                                                               ("d", ((), ()))]
+    assert [(r.code, r.line, r.reason.split(":")[0]) for r in paper.rejects] == [
+        ("bibtex_unclosed", 1, "reference 1"), ("bad_bibtex", 4, "reference 3")]
 
 
 def test_a_biblatex_bbl_wins_over_the_bib():
@@ -274,7 +310,46 @@ def test_biber_matches_keys_exactly_and_bibtex_whatever_their_case():
     assert [r.key for r in biber.references] == ["zed"]
     assert [r.code for r in biber.rejects] == ["cited_key_missing"]
     bibtex = biblatex_paper(b"backend=bibtex,style=nature", rb"\autocite{cai_2024,zed} \cite{Cai_2024}")
-    assert [r.key for r in bibtex.references] == ["Cai_2024", "zed"] and bibtex.rejects == []
+    assert [r.key for r in bibtex.references] == ["cai_2024", "zed"] and bibtex.rejects == []
+
+
+def test_bibtex_lists_an_entry_under_its_key_as_first_cited():
+    """``\\citep{lin2020}`` of the entry ``Lin2020`` prints it as ``\\bibitem{lin2020}``: the key, and the
+    identifiers found with it, are the cited spelling's; a later ``\\cite{LIN2020}`` is the same entry."""
+    bib = b"@article{Lin2020, author={Lin, H.}, title={Carbon}, journal={ApJL}, year=2020, doi={10.3847/ab6bd9}}\n"
+    tex = (b"\\documentclass{article}\\begin{document}\\citep{lin2020} \\cite{LIN2020}"
+           b"\\bibliographystyle{plainnat}\\bibliography{refs}\\end{document}")
+    paper = read_paper("2501.00254.tar.gz", tar_bytes({"ms.tex": tex, "refs.bib": bib}))
+    assert [(r.key, ids(r.raw)) for r in paper.references] == [("lin2020", (("10.3847/ab6bd9",), ()))]
+    assert paper.rejects == []
+
+
+def test_biblatex_prints_one_list_per_reference_section_it_prints():
+    """Each ``refsection`` (or ``\\newrefsection``) with a ``\\printbibliography`` is a list of its own
+    citations: a key cited in two is in both; text outside is section 0, printed only by its own
+    command or ``\\bibbysection``."""
+    cites = (rb"\cite{zed} \begin{refsection}\cite{abe,zed}\printbibliography\end{refsection} \cite{Cai_2024}"
+             rb"\begin{refsection}\cite{Cai_2024}\end{refsection}\newrefsection\cite{zed}")
+    paper = biblatex_paper(b"style=nature", cites)
+    assert [(r.order, r.key) for r in paper.references] == [(1, "abe"), (2, "zed"), (3, "zed")]
+    every = biblatex_paper(b"style=nature", cites.replace(rb"\printbibliography", b"") + rb"\bibbysection")
+    assert [r.key for r in every.references] == ["zed", "Cai_2024", "abe", "zed", "Cai_2024", "zed"]
+    many = rb"\newrefsection\cite{zed,abe}\printbibliography" * 5_000  # the lists together are bounded
+    tex = (b"\\documentclass{article}\\usepackage{biblatex}\\addbibresource{refs.bib}\\begin{document}" + many +
+           b"\\end{document}")
+    bounded = read_paper("2501.00254.tar.gz", tar_bytes({"ms.tex": tex, "refs.bib": CASES}),
+                         PaperLimits(max_references=100))
+    assert bounded.references == [] and [r.code for r in bounded.rejects] == ["too_many_references"]
+
+
+def test_a_biblatex_bbl_lists_an_entry_once_per_reference_section():
+    entry = "\\entry{{{}}}{{misc}}{{}}\n  \\field{{title}}{{{}}}\n\\endentry\n"
+    bbl = ("\\refsection{0}\n\\datalist[entry]{nty/global//global/global}\n" + entry.format("a", "A") +
+           entry.format("b", "B") + "\\enddatalist\n\\datalist[entry]{ydnt/global//global/global}\n" +
+           entry.format("b", "B") + "\\enddatalist\n\\endrefsection\n\\refsection{1}\n" + entry.format("b", "B") +
+           "\\endrefsection\n")
+    paper = read_paper("x.bbl", bbl.encode(), citing_paper="p")
+    assert [(r.order, r.key, r.raw) for r in paper.references] == [(1, "a", "A."), (2, "b", "B."), (3, "b", "B.")]
 
 
 def test_a_biblatex_list_is_ordered_by_its_sorting():
@@ -312,7 +387,8 @@ def test_math_subscripts_read_as_letters(latex, shown):
 
 @pytest.mark.parametrize("style, keeps", [("unsrt", True), ("unsrt85", True), ("IEEEtran", True), ("IEEEtranS", False),
                                           ("apsrev4-2", True), ("elsarticle-num-names", True), ("plainnat", False),
-                                          ("aasjournal", False), ("JHEP", True), ("mnras", False)])
+                                          ("aasjournal", False), ("JHEP", True), ("mnras", False),
+                                          ("spiebib", True)])
 def test_which_styles_keep_citation_order(style, keeps):
     assert keeps_citation_order(style) is keeps
 

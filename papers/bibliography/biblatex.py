@@ -5,6 +5,7 @@ turned into BibTeX-like fields (``author = "Family, Given and ..."``) so one ren
 The entries are in the order biber wrote them: the order of the printed list."""
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 
@@ -12,6 +13,7 @@ from papers.braces import group_end
 
 _ENTRY = re.compile(r"\\entry\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 _END = re.compile(r"\\endentry\b")
+_REFSECTION = re.compile(r"\\refsection\s*\{")
 _COMMAND = re.compile(r"\\(name|list|field|strng|range|verb|keyw|warn|true|false|set|inset|key)\b\s*")
 _VERB_LINE = re.compile(r"[ \t]*\\verb[ \t]?([^\n]*)\n")
 _ENDVERB = re.compile(r"[ \t]*\\endverb")
@@ -136,13 +138,15 @@ def _plain(value: str) -> str:
 
 
 def biblatex_entries(text: str) -> list[BiblatexEntry]:
-    """Every entry of a biblatex ``.bbl`` in file order, each key once (a second refsection or
-    sorting list repeating an entry adds nothing)."""
+    """Every entry of a biblatex ``.bbl`` in file order, each key once per reference section
+    (``\\refsection{n}``): each section is a list of its own, where a second sorting list repeating
+    an entry adds nothing."""
     entries: list[BiblatexEntry] = []
-    seen: set[str] = set()
+    sections = [m.start() for m in _REFSECTION.finditer(text)]
+    seen: set[tuple[int, str]] = set()
     for m in _ENTRY.finditer(text):
         end = _END.search(text, m.end())
-        key = m.group(1).strip()
+        key = (bisect.bisect_right(sections, m.start()), m.group(1).strip())
         if key in seen or m.group(2).strip().lower() == "set":
             continue
         seen.add(key)
@@ -152,5 +156,5 @@ def biblatex_entries(text: str) -> list[BiblatexEntry]:
             fields["title"] = f"{fields['title']}: {fields.pop('subtitle')}"
         if "pages" not in fields and "eid" in fields:
             fields["pages"] = fields["eid"]
-        entries.append(BiblatexEntry(m.start(), key, m.group(2).strip().lower(), fields))
+        entries.append(BiblatexEntry(m.start(), key[1], m.group(2).strip().lower(), fields))
     return entries

@@ -20,7 +20,8 @@ class BibEntry:
     kind: str
     key: str | None
     fields: dict[str, str] = field(default_factory=dict)
-    error: str = ""
+    error: str = ""  # why the entry could not be read (it is not listed)
+    warning: str = ""  # what was wrong with an entry read all the same, as BibTeX reads it
 
 
 _BRACES = {"{": re.compile(r"[{}]"), "(": re.compile(r"[{})]")}
@@ -117,9 +118,29 @@ def _fields(body: str, macros: dict[str, str]) -> tuple[str | None, dict[str, st
     return key.strip() or None, fields
 
 
+def _unclosed(body: str, at: int, kind: str, macros: dict[str, str]) -> BibEntry:
+    """An entry whose closing brace never comes before the next entry. When each of its values
+    closes, only that brace is missing: BibTeX reports it ("I was expecting a `,' or a `}'"),
+    keeps the fields read and goes on at the next ``@``, so the entry is listed with a
+    ``warning``. A value that never closes leaves the entry unread (``error``), its key kept."""
+    depth = 0
+    for m in _BRACES["{"].finditer(body):
+        depth += 1 if m.group() == "{" else -1
+    head = body.partition(",")[0]
+    key = None if "=" in head else head.strip() or None
+    if depth:
+        return BibEntry(at, kind, key, {}, "unbalanced braces: the entry never closes")
+    try:
+        key, fields = _fields(body, macros)
+    except ValueTooLong as why:
+        return BibEntry(at, kind, key, {}, str(why))
+    return BibEntry(at, kind, key, fields, warning="the entry never closes: read up to the next entry, as BibTeX does")
+
+
 def parse_bib(text: str) -> list[BibEntry]:
     """Every entry of a ``.bib`` text in order (``@string`` read, ``@comment``/``@preamble``
-    skipped); an entry whose braces never close is kept with ``error`` set."""
+    skipped); an entry whose braces never close is kept, with ``warning`` set when only its closing
+    brace is missing, else with ``error``."""
     return list(iter_bib(text))
 
 
@@ -139,7 +160,7 @@ def iter_bib(text: str) -> Iterator[BibEntry]:
             nxt = re.compile(r"\n\s*@").search(text, m.end())
             pos = nxt.start() + 1 if nxt else len(text)
             if kind not in ("comment", "preamble", "string"):
-                yield BibEntry(at, kind, None, {}, "unbalanced braces: the entry never closes")
+                yield _unclosed(text[m.end():head.start() if head else len(text)], at, kind, macros)
             continue
         body = text[m.end():end - 1]
         pos = end

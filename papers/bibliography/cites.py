@@ -3,10 +3,12 @@ natbib and biblatex (``\\cite``, ``\\citet``, ``\\Citep*``, ``\\citealp``, ``\\t
 ``\\parencite``, ``\\autocite``, ``\\footcite``, ``\\smartcite``, ``\\citeauthor``, ``\\fullcite``,
 ``\\nocite``, the multi-citations ``\\cites(..)(..)[..]{a}[..]{b}``...) with their starred and
 optional-argument forms, and the commands the paper defines around one (``\\newcommand{\\rf}[1]
-{\\citep{#1}}``). The text given has its comments stripped already; ``\\iffalse`` blocks and
-``comment`` environments are left out here."""
+{\\citep{#1}}``), gathered per printed list: biblatex prints one per reference section
+(``refsection``, ``\\newrefsection``) that has a ``\\printbibliography``. The text given has its
+comments stripped already; ``\\iffalse`` blocks and ``comment`` environments are left out here."""
 from __future__ import annotations
 
+import bisect
 import re
 
 from papers.macros import definitions
@@ -128,8 +130,39 @@ def _fi_after(text: str, m: re.Match[str]) -> int:
     return -1
 
 
-def cited_keys(text: str) -> tuple[list[str], bool]:
-    """Citation keys in order of first citation, and whether ``\\nocite{*}`` asks for all."""
+_SECTIONING = re.compile(r"\\(?:(begin|end)\s*\{refsection\}|(newrefsection|printbibliography|bibbysection)"
+                         r"(?![A-Za-z@]))")
+
+
+def printed_sections(text: str) -> list[list[tuple[int, int]]]:
+    """The spans of ``text`` making each reference section whose list is printed, in order. With
+    no ``refsection`` the whole text is one list (BibTeX's ``\\bibliography``). Else text outside
+    ``refsection`` environments is section 0 (it resumes after ``\\end{refsection}``),
+    ``\\newrefsection`` starts a section running to the next, and a section is printed by a
+    ``\\printbibliography`` inside it, or by ``\\bibbysection``."""
+    marks = list(_SECTIONING.finditer(text))
+    if not any(m.group(1) or m.group(2) == "newrefsection" for m in marks):
+        return [[(0, len(text))]]
+    sections: list[list[tuple[int, int]]] = [[]]
+    printed, every, current, pos = [False], False, 0, 0
+    for m in marks:
+        if m.group(2) in ("printbibliography", "bibbysection"):
+            printed[current] = printed[current] or m.group(2) == "printbibliography"
+            every = every or m.group(2) == "bibbysection"
+            continue
+        sections[current].append((pos, m.start()))
+        pos = m.end()
+        current = 0 if m.group(1) == "end" else len(sections)
+        if current:
+            sections.append([])
+            printed.append(False)
+    sections[current].append((pos, len(text)))
+    return [spans for spans, shown in zip(sections, printed) if shown or every]
+
+
+def cited_lists(text: str) -> list[tuple[list[str], bool]]:
+    """For each printed list (``printed_sections``): its citation keys in order of first citation,
+    and whether ``\\nocite{*}`` asks for all. A key cited in two sections is in both lists."""
     defined = definitions(text)
     body = _swallowed(_typeset(text), defined)  # a definition's ``\\citep{#1}`` gives no key: keys with ``#`` go
     uses: list[tuple[int, str]] = []
@@ -139,9 +172,21 @@ def cited_keys(text: str) -> tuple[list[str], bool]:
         args = _arguments(body, m.end(), m.group(1).endswith("cites"))
         uses += [(m.start(), a) for a in args]
     uses += _wrapped_keys(body, _wrappers(defined))
+    spans = sorted((start, end, n) for n, section in enumerate(printed_sections(body)) for start, end in section)
+    starts = [start for start, _, _ in spans]
+    parts: list[list[tuple[int, str]]] = [[] for _ in range(1 + max((n for _, _, n in spans), default=-1))]
+    for use in sorted(uses):
+        at = bisect.bisect_right(starts, use[0]) - 1
+        if at >= 0 and use[0] < spans[at][1]:
+            parts[spans[at][2]].append(use)
+    return [_keys(part) for part in parts]
+
+
+def _keys(uses: list[tuple[int, str]]) -> tuple[list[str], bool]:
+    """The keys of sorted (offset, keys argument) uses, each once, and whether one is ``*``."""
     keys: dict[str, None] = {}
     every = False
-    for _, arg in sorted(uses):
+    for _, arg in uses:
         for key in arg.split(","):
             key = key.strip()
             if key == "*":

@@ -4,7 +4,9 @@ targets (revtex's ``\\href{\\doibase 10.1103/...}{text}``, ``\\Eprint{url}{text}
 rebuilt with its ``primaryClass``: ``astro-ph/0612412``), and printed forms the identifier grammar
 does not read on its own (``ArXiv e-prints (0904.3302)``, IOP's ``Preprint 1404.4817``, an id
 split by PDF spacing ``Preprint1402. 1517``). Each one missing from the string is written after
-it (``doi:10.1103/...``, ``arXiv:0904.3302``), so the resolver reads it as it reads any string."""
+it (``doi:10.1103/...``, ``arXiv:0904.3302``), so the resolver reads it as it reads any string.
+An id the entry's title names (``Comment on "..." [arXiv:2507.02757]``) is another paper's and is
+not taken as the entry's."""
 from __future__ import annotations
 
 import re
@@ -83,7 +85,8 @@ def with_identifiers(raw: str, latex: str = "", fields: dict[str, str] | None = 
     the ids as fields (``doi``, ``arxiv``) for whoever reads fields."""
     dois, arxiv = _from_fields(fields or {})
     more = _from_latex(latex) if latex else ([], [])
-    dois, arxiv = dois + more[0], arxiv + more[1] + _printed(raw)
+    title = (fields or {}).get("title", "")  # a title naming a paper (a comment on it) names no id of the entry's
+    dois, arxiv = dois + more[0], arxiv + more[1] + _printed(raw.replace(title, " ") if title else raw)
     if not dois and not arxiv:
         return raw, {}
     shown = extract_identifiers(raw)

@@ -117,7 +117,7 @@ UNSORTED_STYLES = {"unsrt", "unsrtnat", "unsrturl", "ieeetr", "ieeetran", "ieeet
                    "science", "sciencemag", "pnas", "achemso", "elsarticle-num", "elsarticle-num-names",
                    "model1-num-names", "unsrtabbrv", "abbrvunsrt", "vancouver", "ama", "revtex", "h-physrev", "jhep",
                    "utphys", "iopart-num", "spmpsci", "spphys", "aipnum4-1", "aipnum4-2", "rsc", "angew", "plos2015",
-                   "bmc-mathphys", "ws-ijmpa", "ws-ijmpd", "ws-mpla", "ptephy", "jcappub"}
+                   "bmc-mathphys", "ws-ijmpa", "ws-ijmpd", "ws-mpla", "ptephy", "jcappub", "spiebib"}
 # style families named for keeping citation order (``unsrt85``, ``apsrev4-2``, ``elsarticle-num``);
 # IEEEtranS and IEEEtranSN are the sorting IEEE styles
 _UNSORTED_FAMILY = re.compile(r"unsrt|^apsr|-num(?:-names)?$")
