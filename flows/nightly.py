@@ -84,9 +84,10 @@ def notices_task(work: steps.NightlyWork) -> list[dict[str, Any]]:
 
 @task(name="write-run", task_run_name="write-run", cache_policy=NO_CACHE)
 def finish_task(work: steps.NightlyWork, processed: str, notices: list[dict[str, Any]], timings: dict[str, float],
-                flow_run_id: str | None) -> NightlySummary:
-    """The run row (with this flow run's id), then the inbox files moved to ``processed``."""
-    summary = steps.finish_nightly(work, processed, notices, timings, flow_run_id)
+                flow_run_id: str | None, records: Callable[[list[str]], int] | None = None) -> NightlySummary:
+    """The records of the papers the night changed (``records``), then the run row (with this
+    flow run's id), then the inbox files moved to ``processed``."""
+    summary = steps.finish_nightly(work, processed, notices, timings, flow_run_id, records)
     run = summary.run
     assert run is not None
     get_run_logger().info("run %s: %d references, %d transitions, %s; %d inbox files moved", run.run_id,
@@ -175,19 +176,25 @@ def nightly(inbox: str = "data/inbox", processed: str = "data/processed", catalo
     else:
         rename_flow_run(work.plan.run_id)  # a resumed run keeps its id
         clock.counts["select-rerun"] = f"{work.plan.references} references, {len(work.plan.pending)} batches to do"
+
+        def write_records(papers: list[str]) -> int:  # a task of its own, run by write-run before the run row
+            written = clock.run("records", records_task, papers, ledger, catalog)
+            clock.counts["records"] = f"{written} records"
+            return written
+
         summary = _resolve_night(work, processed, clock, flow_run_id,
-                                 lambda plan: resolve_batches(plan, task_runner, dask_address, dask_workers))
-        if records and summary.papers:
-            summary = summary.with_records(clock.run("records", records_task, summary.papers, ledger, catalog))
-            clock.counts["records"] = f"{summary.run.records if summary.run else 0} records"
+                                 lambda plan: resolve_batches(plan, task_runner, dask_address, dask_workers),
+                                 write_records if records else None)
     summary = dataclasses.replace(summary, refresh=refresh)
     _publish(summary, clock, logger)
     return summary.as_dict()
 
 
 def _resolve_night(work: steps.NightlyWork, processed: str, clock: StepClock, flow_run_id: str | None,
-                   map_batches: Callable[..., list[str]]) -> NightlySummary:
-    """Resolve tonight's batches, then the notices and the run row (or give the run up for the next night)."""
+                   map_batches: Callable[..., list[str]],
+                   records: Callable[[list[str]], int] | None) -> NightlySummary:
+    """Resolve tonight's batches, then the notices, the records and the run row (or give the run up
+    for the next night). The write-run step's seconds leave out those of the records it runs."""
     plan = work.plan
     assert plan is not None
 
@@ -197,7 +204,9 @@ def _resolve_night(work: steps.NightlyWork, processed: str, clock: StepClock, fl
         clock.counts["resolve-batches"] = f"{len(plan.pending)} batches of up to {size} references"
         notices = clock.run("notices", notices_task, work)
         clock.counts["notices"] = f"{len(notices)} changed"
-        summary = clock.run("write-run", finish_task, work, processed, notices, dict(clock.seconds), flow_run_id)
+        summary = clock.run("write-run", finish_task, work, processed, notices, dict(clock.seconds), flow_run_id,
+                            records)
+        clock.seconds["write-run"] -= clock.seconds.get("records", 0.0)
         clock.counts["write-run"] = f"{summary.run.transitions if summary.run else 0} transitions"
         return summary
 

@@ -198,6 +198,39 @@ def test_a_failed_night_shows_in_runs_until_the_next_night_finishes_it(site):
     assert q(site, "select count(*) from runs where finished_at is null") == [(0,)]
 
 
+def test_a_night_stopped_while_writing_its_records_is_not_finished_and_is_resumed(site):
+    """The records come before the run row: a night stopped while writing them leaves ``runs``
+    without a finished row and its inbox files in place; the next night resumes it and writes both."""
+    from citeledger.records import files as record_files
+
+    work = nightly.prepare_nightly(site["inbox"], site["catalog"], site["ledger"], batch_size=2)
+    for job in work.plan.pending:
+        pipeline.run_batch(job)
+    asked: list[list[str]] = []
+
+    def dying_writer(papers: list[str]) -> int:
+        asked.append(papers)
+        raise OSError("the machine stops while the records are written")
+
+    with pytest.raises(OSError):
+        nightly.finish_nightly(work, site["processed"], nightly.nightly_notices(work), records=dying_writer)
+    assert asked and asked[0]
+    assert q(site, "select count(*) from runs where finished_at is not null") == [(0,)]
+    assert (site["inbox"] / "refs.jsonl").exists()
+    pipeline.forget_interrupted_runs()
+
+    resumed = nightly.prepare_nightly(site["inbox"], site["catalog"], site["ledger"], batch_size=2)
+    assert resumed.plan.run_id == work.plan.run_id and not resumed.plan.pending
+
+    def writer(papers: list[str]) -> int:
+        return len(record_files.write_records(papers, site["ledger"], site["catalog"]))
+
+    summary = nightly.finish_nightly(resumed, site["processed"], nightly.nightly_notices(resumed), records=writer)
+    assert summary.run is not None and summary.run.records == len(summary.papers) == len(asked[0])
+    assert q(site, "select count(*) from runs where finished_at is not null") == [(1,)]
+    assert not (site["inbox"] / "refs.jsonl").exists()
+
+
 def test_fuzzy_links_are_rechecked_only_when_a_new_work_shares_their_tokens(site):
     night(site)
     (site["catalog-inbox"] / "unrelated.jsonl").write_text(json.dumps(

@@ -392,21 +392,31 @@ def nightly_notices(work: NightlyWork) -> list[dict[str, Any]]:
 
 
 def finish_nightly(work: NightlyWork, processed: str | Path, notices: list[dict[str, Any]],
-                   timings: dict[str, float] | None = None, flow_run_id: str | None = None) -> NightlySummary:
-    """Write the run row (with the changed ``notices``), move the inbox files (only now, their
-    observations being written) and name the papers whose records changed."""
+                   timings: dict[str, float] | None = None, flow_run_id: str | None = None,
+                   records: Callable[[list[str]], int] | None = None) -> NightlySummary:
+    """Write the records of the papers the night changed (``records``: the writer, given the
+    papers; None: none written) and then the run row (with the changed ``notices``): the row marks
+    the night finished, so a night stopped while writing records has none and is resumed. Then
+    the inbox files move to ``processed`` (only now, their observations being written)."""
     plan = work.plan
     assert plan is not None
+    papers = set(papers_touched(plan.run_id, plan.ledger_dir, plan.catalog_dir))
+    papers.update(citing_papers_of_works(plan.ledger_dir, [n["work_id"] for n in notices]))
+    written: list[int] = []
+
+    def write_records() -> None:
+        written.append(records(sorted(papers)) if records is not None else 0)
+
     summary = pipeline.finish_run(plan, trigger="nightly", timings=timings, recheck_notices=notices,
+                                  records=write_records if records is not None and papers else None,
                                   flow_run_id=flow_run_id)
     unread = {r.file for r in plan.rejects if read_later(r.reason)}  # stay in the inbox for the next night
     moved = move_to_processed([p for p in work.new_files if str(p) not in unread], processed, plan.run_id)
     for path, run_id in work.already_processed.items():
         move_to_processed([Path(path)], processed, run_id)
-    papers = set(papers_touched(plan.run_id, plan.ledger_dir, plan.catalog_dir))
-    papers.update(citing_papers_of_works(plan.ledger_dir, [n["work_id"] for n in notices]))
-    return NightlySummary(summary, files=[str(p) for p in moved], already_processed=work.already_processed,
-                          rerun=dict(work.rerun.why), notices_changed=len(notices), papers=sorted(papers))
+    night = NightlySummary(summary, files=[str(p) for p in moved], already_processed=work.already_processed,
+                           rerun=dict(work.rerun.why), notices_changed=len(notices), papers=sorted(papers))
+    return night.with_records(written[-1]) if written else night
 
 
 def complete_nightly(work: NightlyWork, processed: str | Path, timings: dict[str, float] | None = None
