@@ -7,13 +7,22 @@ real e-print fixtures (tests/fixtures/papers/), one process, for each fixture an
 Each paper's bytes are read with ``papers.read_paper`` (in memory: decompressing, walking the tar,
 choosing the bibliography, turning each entry into a string), repeatedly for about S seconds.
 ``--papers N`` also times ``read_paper`` over a directory of N papers written to a temporary
-folder (the files read from disk, as ``citeledger resolve DIR`` does). Both wall-clock and CPU
-time are printed: on a shared machine the CPU figure is the one that says what the code costs.
+folder (the files read from disk, as ``citeledger resolve DIR`` does). ``--corpus DIR`` (default
+``$CITELEDGER_PAPER_CORPUS``) times the real paper corpus (tests/fixtures/papers/corpus.json) by
+form: BibTeX ``.bbl`` tarballs, biblatex papers, ``.bib``-only tarballs, inline bibliographies;
+``--pdfs DIR`` (default ``$CITELEDGER_PAPER_PDFS``) times ``papers.pdf.read.read_pdf_text`` over
+its PDFs (poppler's ``pdftotext`` included: CPU figures count this process and its children).
+Both wall-clock and CPU time are printed: on a shared machine the CPU figure is the one that says
+what the code costs.
+
+    .venv/bin/python benchmarks/bench_papers.py --corpus DIR --pdfs DIR [--seconds S]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -26,6 +35,42 @@ sys.path.insert(0, str(REPO))
 from papers import read_paper  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures" / "papers"
+
+
+def corpus_groups(corpus: Path) -> dict[str, list[tuple[str, bytes]]]:
+    """The corpus papers present in ``corpus``, by form: biblatex (any form), else the answer's kind."""
+    answers = json.loads((FIXTURES / "corpus.json").read_text())
+    specs = json.loads((FIXTURES / "corpus_papers.json").read_text())
+    groups: dict[str, list[tuple[str, bytes]]] = {}
+    for name, answer in sorted(answers.items()):
+        if name.startswith("_") or not (corpus / name).is_file():
+            continue
+        form = "biblatex" if "biblatex" in specs.get(name, {}).get("style", "") else FORMS.get(answer["kind"], answer["kind"])
+        groups.setdefault(form, []).append((name, (corpus / name).read_bytes()))
+    return groups
+
+
+FORMS = {"bbl": "BibTeX .bbl tarballs", "bib": ".bib-only tarballs", "tex": "inline thebibliography"}
+
+
+def cpu_with_children() -> float:
+    """CPU seconds of this process and of the children it waited for (pdftotext)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def timed_pdfs(pdfs: list[Path], seconds: float) -> tuple[int, int, float, float]:
+    """(PDFs read, references found, wall seconds, CPU seconds with pdftotext) over about ``seconds``."""
+    from papers.pdf.read import read_pdf_text
+
+    data = [(f"2601.{i + 1:05d}.pdf", p.read_bytes()) for i, p in enumerate(pdfs)]
+    count = refs = 0
+    wall, cpu = time.perf_counter(), cpu_with_children()
+    while time.perf_counter() - wall < seconds or count == 0:
+        for name, pdf in data:
+            refs += len(read_pdf_text(name, pdf).references)
+            count += 1
+    return count, refs, time.perf_counter() - wall, cpu_with_children() - cpu
 
 
 def fixtures() -> list[Path]:
@@ -66,6 +111,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="time per measurement (default 3)")
     parser.add_argument("--papers", type=int, default=0, help="also read a directory of this many papers")
+    parser.add_argument("--corpus", default=os.environ.get("CITELEDGER_PAPER_CORPUS"),
+                        help="folder of the packed paper corpus: papers/s by form")
+    parser.add_argument("--pdfs", default=os.environ.get("CITELEDGER_PAPER_PDFS"),
+                        help="folder of PDFs: papers/s through pdf_text")
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     bbl = []
@@ -84,6 +133,13 @@ def main() -> None:
               f"({count / wall:,.0f}/s)")
     if args.papers:
         print(directory_run(args.papers))
+    if args.corpus:
+        for form, papers in sorted(corpus_groups(Path(args.corpus)).items()):
+            print(line(f"corpus: {form} ({len(papers)})", *timed(papers, args.seconds)))
+    if args.pdfs:
+        pdfs = sorted(Path(args.pdfs).glob("*.pdf"))
+        if pdfs:
+            print(line(f"PDFs, pdf_text ({len(pdfs)})", *timed_pdfs(pdfs, args.seconds)))
 
 
 if __name__ == "__main__":
