@@ -38,11 +38,12 @@ screenshots: run
 	$(SHOT) --window-size=1200,1700 --screenshot=docs/images/site-paper.png \
 	  file://$(CURDIR)/build/site/papers/citeledger-identifier-sample.html
 
-# Lint and types first (ruff: pyproject.toml and resolvers/ruff.toml; mypy: [tool.mypy] files).
+# Lint and types first (ruff: pyproject.toml and resolvers/ruff.toml; mypy: [tool.mypy] files), then
+# the tests on every core (pytest-xdist; each worker process has its own Prefect home and catalogs).
 test: venv
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 contract: venv
 	$(BIN)/python ../shared/tools/check_contract.py
