@@ -1,6 +1,6 @@
 """``citeledger catalog info``, ``citeledger runs`` and ``citeledger query``: what a catalog holds,
 what runs a ledger has seen (a table or JSON), and a user query's rows, bounded (kept out of
-cli/main.py, which maps commands onto functions)."""
+cli/commands.py, which maps commands onto functions)."""
 from __future__ import annotations
 
 import argparse

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
+from citeledger.cli.pith import report_checks
 from citeledger.cli.preflight import check_inputs
 from citeledger.storage import locking
 from resolvers.errors import NotFound, UsageError
@@ -74,16 +75,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if not args.public_key and not sources[0].is_dir():
         raise NotFound(f"no keys folder {sources[0]}: give --public-key FILE or the --ledger that signed the records")
     keys = load_public_keys(sources)
-    failed = 0
-    for path in args.files:
-        problems = verify_file(path, keys)
-        failed += bool(problems)
-        print(f"{path}: ok" if not problems else f"{path}: FAILED: {'; '.join(problems)}")
-    return 1 if failed else 0
+    return report_checks(args.files, lambda path: verify_file(path, keys))
 
 
 def keys_parsers(sub: Any, make: Callable[..., argparse.ArgumentParser], default_ledger: str) -> None:
-    """The ``keys init`` and ``verify`` subcommands (``make``: cli.py's subcommand maker)."""
+    """The ``keys init`` and ``verify`` subcommands (``make``: the commands module's subcommand maker)."""
     keys = make(sub, "keys", "the ledger's signing keys")
     keys_sub = keys.add_subparsers(dest="keys_command", required=True)
     init = make(keys_sub, "init", "make an ed25519 key pair for the ledger: records written afterwards are signed")

@@ -152,16 +152,21 @@ def verify_pith(args: argparse.Namespace) -> int:
     """``verify --pith-key KEYFILE FILE...``: each file ``ok`` or every failure; exit 1 when any fails."""
     check_inputs(args.files)
     key = pith_trusted_key(args.pith_key)
+    return report_checks(args.files, lambda path: pith_failures(path, key))
+
+
+def report_checks(paths: list[Path], problems_of: Callable[[Path], list[str]]) -> int:
+    """One line per file, ``ok`` or ``FAILED:`` and its problems; the exit status (1: any failed)."""
     failed = 0
-    for path in args.files:
-        problems = pith_failures(path, key)
+    for path in paths:
+        problems = problems_of(path)
         failed += bool(problems)
         print(f"{path}: ok" if not problems else f"{path}: FAILED: {'; '.join(problems)}")
     return 1 if failed else 0
 
 
 def pith_parsers(sub: Any, make: Callable[..., argparse.ArgumentParser], default_ledger: str) -> None:
-    """The ``import-pith`` and ``compare`` subcommands (``make``: main.py's subcommand maker)."""
+    """The ``import-pith`` and ``compare`` subcommands (``make``: the commands module's subcommand maker)."""
     imp = make(sub, "import-pith", "read Pith citation records into the ledger's pith_observations view "
                "(never into current)")
     imp.add_argument("files", nargs="+", type=Path, help="Pith record JSON files (pith.paper-citation-record.v1 "

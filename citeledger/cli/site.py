@@ -1,5 +1,5 @@
 """``citeledger site OUT``: the ledger as a static site to browse (``citeledger.site``), apart from
-``main.py`` so that one stays small."""
+the commands module so that one stays small."""
 from __future__ import annotations
 
 import argparse

@@ -3,7 +3,7 @@ rename it into place, fsync the folder. A reader never sees half a file, a crash
 staged ``.tmp`` that the next writer under the folder's lock removes, and a full disk is one
 ``DiskFull`` naming the path, not a traceback.
 
-The catalog (``catalog.py``) and the ledger (``ledger.py``) are the two modules that decide what to
+The catalog (``catalog.store``) and the ledger (``ledger.store``) are the two modules that decide what to
 write; this one is how every byte of theirs (and of the records, the fuzzy index and the nightly
 inbox) reaches the disk.
 """
