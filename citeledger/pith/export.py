@@ -45,21 +45,9 @@ def _outbound(item: Mapping[str, Any], own: Mapping[str, Any], page_of: parts.Pa
     links = {"citing_paper": page_of(paper_id)}
     if cited_paper:
         links["cited_paper"] = page_of(f"arXiv:{cited_paper['arxiv_id']}")
-    return {
-        "citation": {
-            "cited_paper": cited_paper,
-            "cited_work": parts.cited_work(resolved, snapshot, parts.parsed_title(item.get("evidence"))),
-            "citing_paper": dict(own),
-            "reference_index": int(item["reference_index"]),
-            "source": item.get("source") or "unknown",
-            "source_observed_at": item.get("source_observed_at"),
-        },
-        "links": links,
-        "observation_id": str(item.get("observation_id")),
-        "resolution": {"observed_at": item.get("resolved_at"), "resolver_source": item.get("resolver_source"),
-                       "status": item.get("status")},
-        "standing_notice": parts.standing_notice(item.get("notice")),
-    }
+    cited_work = parts.cited_work(resolved, snapshot, parts.parsed_title(item.get("evidence")))
+    return _citation(item, cited_paper, cited_work, dict(own), item.get("source_observed_at"), links,
+                     item.get("notice"))
 
 
 def _inbound(item: Mapping[str, Any], record: Mapping[str, Any], own: Mapping[str, Any],
@@ -73,20 +61,27 @@ def _inbound(item: Mapping[str, Any], record: Mapping[str, Any], own: Mapping[st
     cited_paper = dict(own) if own.get("arxiv_id") else None
     if cited_paper:
         links["cited_paper"] = page_of(str(paper.get("id")))
+    return _citation(item, cited_paper, parts.cited_work(work, own.get("snapshot_observed_at"), None),
+                     parts.other_paper_ref(citing, item.get("citing_title")), item.get("resolved_at"), links, None)
+
+
+def _citation(item: Mapping[str, Any], cited_paper: Any, cited_work: Any, citing_paper: Any,
+              source_observed_at: Any, links: dict[str, Any], notice: Any) -> dict[str, Any]:
+    """One citation of the record (outbound or inbound), its observation's resolution beside it."""
     return {
         "citation": {
             "cited_paper": cited_paper,
-            "cited_work": parts.cited_work(work, own.get("snapshot_observed_at"), None),
-            "citing_paper": parts.other_paper_ref(citing, item.get("citing_title")),
+            "cited_work": cited_work,
+            "citing_paper": citing_paper,
             "reference_index": int(item["reference_index"]),
             "source": item.get("source") or "unknown",
-            "source_observed_at": item.get("resolved_at"),
+            "source_observed_at": source_observed_at,
         },
         "links": links,
         "observation_id": str(item.get("observation_id")),
         "resolution": {"observed_at": item.get("resolved_at"), "resolver_source": item.get("resolver_source"),
                        "status": item.get("status")},
-        "standing_notice": parts.standing_notice(None),
+        "standing_notice": parts.standing_notice(notice),
     }
 
 
