@@ -6,7 +6,8 @@ file (what arXiv's compiler uses: it never runs BibTeX), else the only ``.bbl``,
 by name, its ``\\bibitem``s or, from biblatex, its ``\\entry`` records; (3) the ``.bib`` files
 the main file names, the entries cited (by any citation command of LaTeX, natbib or biblatex) in
 order of first citation, then with ``\\nocite{*}`` every other in file order, one list per printed
-reference section (biblatex), under the keys as first cited; a paper citing nothing lists nothing
+reference section (biblatex), under the keys as first cited, a REVTeX paper's footnotes among
+them as entries ``NoteN`` (``notes``); a paper citing nothing lists nothing
 (BibTeX prints no entry) and says so; (4) with no main file: any ``.bbl``,
 then every ``.bib``, then any ``.tex`` with an inline list. Entries that repeat the authors
 before as a dash get them back, and identifiers held in link targets or fields are written
@@ -23,6 +24,7 @@ from papers.bibliography.biblatex import biblatex_entries, is_biblatex
 from papers.bibliography.bibtex import BibEntry, iter_bib
 from papers.bibliography.cites import cited_lists
 from papers.bibliography.idents import with_identifiers
+from papers.bibliography.notes import Note, cited_with_notes, footnotes_in_bibliography
 from papers.bibliography.render import fields_text, keeps_citation_order, render, sort_key
 from papers.bibliography.repeats import author_block, fill_repeated_authors, starts_with_dash
 from papers.macros import MAX_EXPANDED_ENTRY, Expander, definitions
@@ -192,7 +194,12 @@ def _bib(found: Found, file: str, members: dict[str, str], expanded: Expanded, s
     if not bibs:
         return False
     style, exact = _list_style(expanded.text)
-    lists = [(_first_spellings(keys, exact), every) for keys, every in cited_lists(expanded.text)]
+    notes: dict[str, Note] = {}
+    if style is not None and style.startswith("biblatex") or not footnotes_in_bibliography(expanded.text):
+        cited = cited_lists(expanded.text)
+    else:
+        cited, notes = cited_with_notes(expanded.text)
+    lists = [(_first_spellings(keys, exact), every) for keys, every in cited]
     if not any(keys or every for keys, every in lists):
         main = expanded.pieces[0][1] if expanded.pieces else None
         found.rejects.append(PaperReject(file, main, "no_citations", "the paper cites nothing (no \\cite, \\nocite or "
@@ -202,6 +209,7 @@ def _bib(found: Found, file: str, members: dict[str, str], expanded: Expanded, s
         return False
     wanted = None if any(every for _, every in lists) else {k for keys, _ in lists for k in keys}
     database = Database.read(bibs, members, wanted, exact, found.limits.max_references)
+    database.add_notes(notes, expanded)
     total = 0
     for keys, every in lists:
         total += len(database.listed(keys, every))
@@ -250,6 +258,11 @@ def _bib_entries(found: Found, file: str, members: dict[str, str], database: Dat
             found.rejects.append(PaperReject(file, None, "cited_key_missing",
                                              f"reference {position}: \\cite{{{key}}} is in no .bib file of the paper"))
             continue
+        if entry.kind == "footnote":  # a footnote's text, its link targets read as a \bibitem's are
+            fields, text = prepared[id(entry)]
+            found.add(position, render(fields, text), (source or "bib", name, kind_of(name), entry.offset or None),
+                      key or None, text, fields["note"])
+            continue
         line = bisect.bisect_left(newlines[name], entry.offset) + 1
         if entry.error:
             found.rejects.append(PaperReject(file, name, "bad_bibtex", f"reference {position}: {entry.error}", line))
@@ -295,6 +308,20 @@ class Database:
         for name, entry in database.entries:
             database.by_key.setdefault(database.fold(entry.key or ""), (name, entry, entry.key or ""))
         return database
+
+    def add_notes(self, notes: dict[str, Note], expanded: Expanded) -> None:
+        """The paper's footnotes as entries ``@FOOTNOTE{NoteN, note=...}`` of a database named
+        before its own (REVTeX's ``<job>Notes.bib``): a note's key wins over a ``.bib`` entry's.
+        Each is placed at the member and line of its text (``offset`` holds the line)."""
+        placed: dict[str, tuple[str, BibEntry | None, str]] = {}
+        at = 0
+        for key, note in notes.items():
+            found = expanded.text.find(note.body, at) if note.body else -1
+            member, line = expanded.where(found) if found >= 0 and expanded.pieces else ("", 0)
+            at = found if found >= 0 else at
+            entry = BibEntry(line, "footnote", key, {"key": key, "note": note.body})
+            placed.setdefault(self.fold(key), (member or (self.bibs[0] if self.bibs else ""), entry, key))
+        self.by_key = {**placed, **{k: v for k, v in self.by_key.items() if k not in placed}}
 
     def listed(self, keys: list[str] | None, every: bool = False) -> list[tuple[str, BibEntry | None, str]]:
         """(file, entry or None when missing, key) of every entry a list holds: all with ``keys``

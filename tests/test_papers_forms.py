@@ -408,3 +408,77 @@ def test_an_iffalse_that_is_a_value_or_never_ends_hides_nothing():
     paper = bib_paper(b"\\ifdraft x\\fi \\cite{wrap} \\hide{\\cite{dead}} \\cite{ads}", preamble)
     assert [r.key for r in paper.references] == ["wrap", "ads"]
     assert [r.key for r in bib_paper(b"\\iffalse \\cite{wrap}").references] == ["wrap"]
+
+
+# --- REVTeX's footnotes in the bibliography ------------------------------------------------------
+
+NOTES_BIB = rb"""@article{a, author = {Ames, A.}, title = {First}, journal = {PRL}, year = 2001}
+@article{b, author = {Bell, B.}, title = {Second}, journal = {PRB}, year = 2002}
+@article{c, author = {Cole, C.}, title = {Third}, journal = {PRE}, year = 2003}
+"""
+
+
+def revtex_paper(body: bytes, cls: bytes = b"[aps,prl]{revtex4-2}", style: bytes = b""):
+    tex = (b"\\documentclass" + cls + b"\n\\begin{document}\n" + body + b"\n" +
+           (b"\\bibliographystyle{" + style + b"}" if style else b"") + b"\\bibliography{refs}\n\\end{document}\n")
+    return read_paper("2501.00254.tar.gz", tar_bytes({"ms.tex": tex, "refs.bib": NOTES_BIB}))
+
+
+def test_a_revtex_footnote_is_an_entry_where_it_stands():
+    paper = revtex_paper(b"Text \\cite{a}, a tool\\footnote{See \\href{https://doi.org/10.1103/PhysRevB.1.2}"
+                         b"{\\emph{the code}} and \\url{https://example.org/x_y}.} and \\cite{b}.", b"{revtex4-2}")
+    assert [r.key for r in paper.references] == ["a", "Note1", "b"] and paper.rejects == []
+    note = paper.references[1]
+    assert (note.order, note.member, note.kind, note.line) == (2, "ms.tex", "tex", 3)
+    assert note.raw.startswith("See the code and https://example.org/x_y.")
+    assert ids(note.raw) == (("10.1103/physrevb.1.2",), ()) and note.fields["doi"] == "10.1103/physrevb.1.2"
+
+
+@pytest.mark.parametrize("cls", [b"[aps,nofootinbib]{revtex4-2}", b"[rmp]{revtex4-1}", b"{article}",
+                                 b"[aip,jor]{revtex4-2}"])
+def test_no_footnote_entries_without_footinbib(cls):
+    """``nofootinbib``, author-year mode (Rev. Mod. Phys., AIP's J. Rheol.) and other classes keep
+    footnotes at the foot of the page."""
+    paper = revtex_paper(b"Text \\cite{a}\\footnote{A note.} and \\cite{b}.", cls)
+    assert [r.key for r in paper.references] == ["a", "b"]
+
+
+def test_a_footnote_in_a_float_writes_no_note_and_the_counter_skips_it():
+    paper = revtex_paper(b"\\begin{figure}\\caption{Plot\\footnote{Lost.}}\\end{figure}"
+                         b"Text \\cite{a}\\footnote{Kept.}.")
+    assert [(r.key, r.raw) for r in paper.references] == [("a", "A. Ames. First. PRL, 2001."), ("Note1", "Kept.")]
+
+
+def test_a_footnotetext_is_printed_where_the_text_cites_its_note():
+    """``\\footnotetext[n]`` writes Note n only; it is listed where ``\\cite{Noten}`` stands, and a
+    text never cited is not listed."""
+    paper = revtex_paper(b"\\footnotetext[1]{First text.}\\footnotetext[2]{Second text.}"
+                         b"\\footnotetext[3]{Never cited.} Text \\cite{a,Note2}, then \\cite{note1,b}.")
+    assert [(r.key, r.raw) for r in paper.references] == [
+        ("a", "A. Ames. First. PRL, 2001."), ("Note2", "Second text."), ("note1", "First text."),
+        ("b", "B. Bell. Second. PRB, 2002.")]
+
+
+def test_footnote_marks_and_texts_number_as_the_class_numbers_them():
+    paper = revtex_paper(b"One\\footnote{First.} two\\footnotemark{} \\footnotetext{Second.} "
+                         b"three\\footnote[7]{Seventh.} four\\footnote{Third.}", b"[aip]{revtex4-1}")
+    assert [(r.key, r.raw) for r in paper.references] == [("Note1", "First."), ("Note2", "Second."),
+                                                          ("Note7", "Seventh."), ("Note3", "Third.")]
+
+
+def test_citations_inside_a_note_come_after_the_texts_own():
+    """BibTeX sees a note's citations when the bibliography prints it, after every citation of
+    the text."""
+    paper = revtex_paper(b"Text\\footnote{As in \\cite{c}.} and \\cite{a}, \\cite{b}.")
+    assert [r.key for r in paper.references] == ["Note1", "a", "b", "c"]
+
+
+def test_footnotes_as_entries_follow_a_sorting_style():
+    paper = revtex_paper(b"\\cite{c}\\footnote{A note.} \\cite{a}.", style=b"plain")
+    assert [r.key for r in paper.references] == ["a", "c", "Note1"]
+
+
+def test_title_page_and_abstract_footnotes_write_no_note():
+    paper = revtex_paper(b"\\title{T\\footnote{Dropped.}}\\begin{abstract}A\\footnote{Minipage.}\\end{abstract}"
+                         b"\\maketitle Text \\cite{a}\\footnote{Kept.}.")
+    assert [(r.key, r.raw) for r in paper.references] == [("a", "A. Ames. First. PRL, 2001."), ("Note1", "Kept.")]

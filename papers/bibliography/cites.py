@@ -160,11 +160,20 @@ def printed_sections(text: str) -> list[list[tuple[int, int]]]:
     return [spans for spans, shown in zip(sections, printed) if shown or every]
 
 
-def cited_lists(text: str) -> list[tuple[list[str], bool]]:
+def typeset_text(text: str) -> str:
+    """The text LaTeX typesets, as citations are read from it: without ``comment`` environments,
+    ``\\iffalse`` blocks and the arguments of the paper's macros that never show them."""
+    return _swallowed(_typeset(text), definitions(text))
+
+
+def cited_lists(text: str, body: str | None = None) -> list[tuple[list[str], bool]]:
     """For each printed list (``printed_sections``): its citation keys in order of first citation,
-    and whether ``\\nocite{*}`` asks for all. A key cited in two sections is in both lists."""
+    and whether ``\\nocite{*}`` asks for all. A key cited in two sections is in both lists.
+    ``body``: the text to read the citations of when the caller has made it (``typeset_text`` of
+    ``text``, rewritten), the paper's macros still read from ``text``."""
     defined = definitions(text)
-    body = _swallowed(_typeset(text), defined)  # a definition's ``\\citep{#1}`` gives no key: keys with ``#`` go
+    if body is None:  # a definition's ``\\citep{#1}`` gives no key: keys with ``#`` go
+        body = _swallowed(_typeset(text), defined)
     uses: list[tuple[int, str]] = []
     for m in _COMMAND.finditer(body):
         if _NOT_CITING.search(m.group(1)):
