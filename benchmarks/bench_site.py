@@ -4,7 +4,7 @@ tenth of them catalog papers citing each other), after its records are written. 
 the records write took, then the site's: seconds (wall clock and CPU, its worker processes included), files written,
 papers and cited works, and the site's size on disk.
 
-    PYTHONPATH=. python benchmarks/bench_site.py [--papers 10000] [--refs 40] [--keep DIR] [--profile]
+    PYTHONPATH=. python benchmarks/bench_site.py [--papers 10000] [--refs 40] [--keep DIR] [--profile] [--check-links]
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(1, str(Path(__file__).parent.parent / "tests"))  # link_check.py
 
 from bench_records_ledger import make_ledger  # noqa: E402
 
@@ -36,6 +37,8 @@ def main() -> None:
     parser.add_argument("--ledger-dir", metavar="DIR", help="make the catalog and ledger with its records in DIR, "
                         "or use the ones a run before made there (the site alone is timed either way)")
     parser.add_argument("--profile", action="store_true", help="print the site build's top functions by own time")
+    parser.add_argument("--check-links", action="store_true", help="then check every internal link of every file "
+                        "(tests/link_check.py; not timed)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-site-") as tmp:
         work = Path(args.ledger_dir or tmp)
@@ -63,6 +66,12 @@ def main() -> None:
         print(f"load average before the site: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
         print(f"site of {report.papers} papers and {report.works} cited works: {report.files} files, "
               f"{size / 1e6:.0f} MB, {wall:.1f} s wall clock ({cpu:.1f} CPU s, worker processes included)")
+        if args.check_links:
+            from link_check import broken_links
+
+            broken, checked = broken_links(out)
+            print(f"internal links checked: {checked:,} in {report.files:,} files; broken: {len(broken)}"
+                  + "".join(f"\n  {b}" for b in broken[:20]))
         if args.keep:
             shutil.copytree(out, args.keep, dirs_exist_ok=True)
 
