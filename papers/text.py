@@ -26,8 +26,10 @@ protect relax newpage raggedright sloppy unskip ignorespaces hfill hfil break li
 em it bf sc rm tt sf sl upshape itshape bfseries scshape normalfont mdseries rmfamily sffamily ttfamily
 small footnotesize scriptsize tiny large Large normalsize doibase BIBentryALTinterwordspacing
 BIBentrySTDinterwordspacing BIBdecl""".split())
-_DROP_ARG = frozenset("BibitemShut bibAnnote bibAnnoteFile label ref cite citet citep citealp citealt citeauthor "
-                      "citeyear nocite bibliographystyle hskip vskip".split())
+# cross-references (their number is the compiled paper's; a reference string has none) and citations
+REFERENCE_MACROS = ("ref", "cref", "Cref", "eqref", "autoref", "pageref", "vref", "nameref")
+_DROP_ARG = frozenset("BibitemShut bibAnnote bibAnnoteFile label cite citet citep citealp citealt citeauthor "
+                      "citeyear nocite bibliographystyle hskip vskip".split() + list(REFERENCE_MACROS))
 _KEEP_ARG = frozenset("""emph textit textbf textsc textrm texttt textsf textsl textup textmd textnormal mbox hbox
 text mathrm mathit mathbf mathsf mathtt natexlab enquote textsuperscript textsubscript uppercase MakeUppercase
 bibsection""".split())
@@ -70,9 +72,12 @@ PYLATEXENC_MAX_CHARS = 100_000
 def _converter() -> Any:
     """pylatexenc's converter, made on first use: importing pylatexenc costs every command that
     loads the configuration (which names ``papers.PaperLimits``) 40-100 ms otherwise."""
-    from pylatexenc.latex2text import LatexNodes2Text
+    from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
 
-    return LatexNodes2Text(math_mode="text", strict_latex_spaces=False)
+    context = get_default_latex_context_db()  # a cross-reference drops out, as on the fast path (not "<ref>")
+    context.add_context_category("citeledger-references", prepend=True,
+                                 macros=[MacroTextSpec(name, simplify_repl="") for name in REFERENCE_MACROS])
+    return LatexNodes2Text(latex_context=context, math_mode="text", strict_latex_spaces=False)
 
 
 @functools.cache

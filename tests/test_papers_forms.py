@@ -385,6 +385,17 @@ def test_math_subscripts_read_as_letters(latex, shown):
     assert latex_to_text(latex) == shown
 
 
+@pytest.mark.parametrize("latex", [r"values in Table~\ref{t:a}, \cref{fig1} and Eq.~\eqref{e} of this work",
+                                   r"\begin{itemize}\item values in Table~\autoref{x}, \Cref{f} and Eq. \pageref{p} "
+                                   r"of this work\end{itemize}"])
+def test_a_cross_reference_drops_out_of_the_string(latex):
+    """A cross-reference's number belongs to the compiled paper; a reference string (a footnote's
+    text, an annotated entry) keeps the words around it, never the label or a placeholder."""
+    shown = latex_to_text(latex)
+    assert "ref" not in shown and "fig1" not in shown and "<" not in shown
+    assert shown.replace("* ", "").split() == "values in Table , and Eq. of this work".split()
+
+
 @pytest.mark.parametrize("style, keeps", [("unsrt", True), ("unsrt85", True), ("IEEEtran", True), ("IEEEtranS", False),
                                           ("apsrev4-2", True), ("elsarticle-num-names", True), ("plainnat", False),
                                           ("aasjournal", False), ("JHEP", True), ("mnras", False),
