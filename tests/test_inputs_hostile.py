@@ -113,12 +113,16 @@ def test_the_command_line_waiting_on_a_named_pipe_leaves_the_ledger_free(tmp_pat
                              str(fixture_catalog), "--ledger", str(ledger)], cwd=repo,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        # until 1 s after the command is seen waiting on the pipe (its checks are behind it), or, where
-        # /proc cannot show that, for 8 s: well past the checks; the pipe waits 60 s for a writer
-        deadline = time.monotonic() + 8
-        while time.monotonic() < deadline:
-            if waiting_on_a_pipe(proc.pid):
-                deadline = min(deadline, time.monotonic() + 1)
+        # once the command is seen waiting on the pipe (its checks, which probe the lock for an
+        # instant, are behind it), or where /proc cannot show that after 8 s more (well past the
+        # checks), the ledger must be free for as long as it waits; the pipe waits 60 s for a writer
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not waiting_on_a_pipe(proc.pid):
+            time.sleep(0.1)
+        if time.monotonic() >= deadline:
+            time.sleep(8)
+        until = time.monotonic() + 1
+        while time.monotonic() < until:
             locking.acquire_ledger(ledger, timeout=0)  # LockTimeout if the command held it
             locking.release_ledger(ledger)
             time.sleep(0.1)
