@@ -400,23 +400,28 @@ def finish_nightly(work: NightlyWork, processed: str | Path, notices: list[dict[
     the inbox files move to ``processed`` (only now, their observations being written)."""
     plan = work.plan
     assert plan is not None
-    papers = set(papers_touched(plan.run_id, plan.ledger_dir, plan.catalog_dir))
-    papers.update(citing_papers_of_works(plan.ledger_dir, [n["work_id"] for n in notices]))
-    written: list[int] = []
+
+    def changed_papers() -> list[str]:  # (asked after the works remote services fetched joined the catalog)
+        papers = set(papers_touched(plan.run_id, plan.ledger_dir, plan.catalog_dir))
+        papers.update(citing_papers_of_works(plan.ledger_dir, [n["work_id"] for n in notices]))
+        return sorted(papers)
+
+    written: list[tuple[list[str], int]] = []
 
     def write_records() -> None:
-        written.append(records(sorted(papers)) if records is not None else 0)
+        papers = changed_papers()
+        written.append((papers, records(papers) if records is not None and papers else 0))
 
     summary = pipeline.finish_run(plan, trigger="nightly", timings=timings, recheck_notices=notices,
-                                  records=write_records if records is not None and papers else None,
-                                  flow_run_id=flow_run_id)
+                                  records=write_records if records is not None else None, flow_run_id=flow_run_id)
     unread = {r.file for r in plan.rejects if read_later(r.reason)}  # stay in the inbox for the next night
     moved = move_to_processed([p for p in work.new_files if str(p) not in unread], processed, plan.run_id)
     for path, run_id in work.already_processed.items():
         move_to_processed([Path(path)], processed, run_id)
+    papers, count = written[-1] if written else (changed_papers(), None)
     night = NightlySummary(summary, files=[str(p) for p in moved], already_processed=work.already_processed,
-                           rerun=dict(work.rerun.why), notices_changed=len(notices), papers=sorted(papers))
-    return night.with_records(written[-1]) if written else night
+                           rerun=dict(work.rerun.why), notices_changed=len(notices), papers=papers)
+    return night.with_records(count) if count is not None and papers else night
 
 
 def complete_nightly(work: NightlyWork, processed: str | Path, timings: dict[str, float] | None = None
