@@ -10,6 +10,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from citeledger.inputs import files
@@ -22,6 +24,21 @@ ROWS = b"".join(json.dumps({"citing_paper": "p", "reference_index": i, "raw": f"
 
 def spools(ledger: Path) -> list[Path]:
     return sorted((ledger / ".input-spool").glob("input-*"))
+
+
+@contextmanager
+def written_pipe(tmp_path: Path, data: bytes) -> Iterator[Path]:
+    """A named pipe a writer process fills with ``data``; the writer is waited for (bounded) at the end."""
+    fifo = tmp_path / "in.jsonl"
+    os.mkfifo(fifo)
+    writer = subprocess.Popen(["sh", "-c", f"cat > '{fifo}'"], stdin=subprocess.PIPE)
+    assert writer.stdin is not None
+    writer.stdin.write(data)
+    writer.stdin.close()
+    try:
+        yield fifo
+    finally:
+        writer.wait(timeout=30)
 
 
 def test_sigterm_while_stdin_is_spooled_leaves_no_spool_file(tmp_path, fixture_catalog):
@@ -60,15 +77,8 @@ def test_the_next_run_removes_a_dead_runs_spool_and_keeps_a_live_ones(tmp_path):
     other.write_text("keep")
     with open(live, "rb") as held:
         fcntl.flock(held.fileno(), fcntl.LOCK_EX)  # a concurrent run spooling into it
-        fifo = tmp_path / "in.jsonl"
-        os.mkfifo(fifo)
-        writer = subprocess.Popen(["sh", "-c", f"cat > '{fifo}'"], stdin=subprocess.PIPE)
-        writer.stdin.write(ROWS)
-        writer.stdin.close()
-        try:
+        with written_pipe(tmp_path, ROWS) as fifo:
             sources = files.prepare_inputs([fifo], spool_dir, None, timeout=30)
-        finally:
-            writer.wait(timeout=30)
         try:
             assert sorted(p.name for p in spool_dir.iterdir()) == sorted(
                 [live.name, young.name, other.name, sources[0].path.name])
@@ -81,13 +91,6 @@ def test_the_next_run_removes_a_dead_runs_spool_and_keeps_a_live_ones(tmp_path):
 
 
 def test_a_spooled_pipe_reads_as_before(tmp_path):
-    fifo = tmp_path / "in.jsonl"
-    os.mkfifo(fifo)
-    writer = subprocess.Popen(["sh", "-c", f"cat > '{fifo}'"], stdin=subprocess.PIPE)
-    writer.stdin.write(ROWS)
-    writer.stdin.close()
-    try:
+    with written_pipe(tmp_path, ROWS) as fifo:
         refs, rejects = read_inputs([fifo], InputLimits())
-    finally:
-        writer.wait(timeout=30)
     assert [r.reference_index for r in refs] == [1, 2] and not rejects
