@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import sys
 import tempfile
@@ -31,6 +30,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+from step_timer import cpu_with_children  # noqa: E402
 
 from papers import read_paper  # noqa: E402
 
@@ -51,12 +52,6 @@ def corpus_groups(corpus: Path) -> dict[str, list[tuple[str, bytes]]]:
 
 
 FORMS = {"bbl": "BibTeX .bbl tarballs", "bib": ".bib-only tarballs", "tex": "inline thebibliography"}
-
-
-def cpu_with_children() -> float:
-    """CPU seconds of this process and of the children it waited for (pdftotext)."""
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def timed_pdfs(pdfs: list[Path], seconds: float) -> tuple[int, int, float, float]:

@@ -12,7 +12,6 @@ import argparse
 import cProfile
 import os
 import pstats
-import resource
 import shutil
 import sys
 import tempfile
@@ -23,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(1, str(Path(__file__).parent.parent / "tests"))  # link_check.py
 
 from bench_records_ledger import make_ledger  # noqa: E402
+from step_timer import cpu_with_children  # noqa: E402
 
 from citeledger.records import files as record_files  # noqa: E402
 from citeledger.records.ledger_reads import citing_papers  # noqa: E402
@@ -52,7 +52,7 @@ def main() -> None:
             record_files.write_records(papers, ledger, catalog)
             print(f"records written in {time.perf_counter() - t0:.1f} s")
         out = Path(tmp) / "site"
-        cpu0, wall0 = _cpu(), time.perf_counter()
+        cpu0, wall0 = cpu_with_children(), time.perf_counter()
         load = os.getloadavg()
         profile = cProfile.Profile() if args.profile else None
         if profile:
@@ -61,7 +61,7 @@ def main() -> None:
         if profile:
             profile.disable()
             pstats.Stats(profile).sort_stats("tottime").print_stats(20)
-        wall, cpu = time.perf_counter() - wall0, _cpu() - cpu0
+        wall, cpu = time.perf_counter() - wall0, cpu_with_children() - cpu0
         size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
         print(f"load average before the site: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
         print(f"site of {report.papers} papers and {report.works} cited works: {report.files} files, "
@@ -74,12 +74,6 @@ def main() -> None:
                   + "".join(f"\n  {b}" for b in broken[:20]))
         if args.keep:
             shutil.copytree(out, args.keep, dirs_exist_ok=True)
-
-
-def _cpu() -> float:
-    """CPU seconds of this process and of its ended worker processes."""
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 if __name__ == "__main__":

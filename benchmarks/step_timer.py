@@ -4,8 +4,16 @@ that imported it), so nested steps count inside the step that runs them too."""
 from __future__ import annotations
 
 import importlib
+import resource
 import time
 from typing import Iterable
+
+
+def cpu_with_children() -> float:
+    """CPU seconds (user + system) of this process and of the child processes it waited for
+    (worker pools, ``pdftotext``)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def time_steps(steps: Iterable[tuple[str, str]]) -> dict[str, float]:
