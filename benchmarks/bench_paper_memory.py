@@ -23,6 +23,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
+sys.path.insert(0, str(REPO))  # (the ledger views are read here; each resolve runs in a child)
 
 CHILD = """
 import json, resource, sys, time
@@ -71,7 +72,6 @@ def resolve(paper: Path, catalog: Path, ledger: Path) -> dict:
 
 def counts(ledger: Path, catalog: Path) -> tuple[int, int]:
     """Observations and reject rows the run left (the views ``citeledger query`` reads)."""
-    sys.path.insert(0, str(REPO))
     from citeledger.ledger.store import connect_views
 
     con = connect_views(ledger, catalog)
