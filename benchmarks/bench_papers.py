@@ -8,14 +8,14 @@ Each paper's bytes are read with ``papers.read_paper`` (in memory: decompressing
 choosing the bibliography, turning each entry into a string), repeatedly for about S seconds.
 ``--papers N`` also times ``read_paper`` over a directory of N papers written to a temporary
 folder (the files read from disk, as ``citeledger resolve DIR`` does). ``--corpus DIR`` (default
-``$CITELEDGER_PAPER_CORPUS``) times the real paper corpus (tests/fixtures/papers/corpus.json) by
-form: BibTeX ``.bbl`` tarballs, biblatex papers, ``.bib``-only tarballs, inline bibliographies;
-``--pdfs DIR`` (default ``$CITELEDGER_PAPER_PDFS``) times ``papers.pdf.read.read_pdf_text`` over
-its PDFs (poppler's ``pdftotext`` included: CPU figures count this process and its children).
-Both wall-clock and CPU time are printed: on a shared machine the CPU figure is the one that says
-what the code costs.
+tests/fixtures/papers/corpus/, or ``$CITELEDGER_PAPER_CORPUS``) times the real paper corpus
+(tests/fixtures/papers/corpus.json) by form: BibTeX ``.bbl`` tarballs, biblatex papers,
+``.bib``-only tarballs, inline bibliographies; ``--pdfs DIR`` (default tests/fixtures/pdfs/, or
+``$CITELEDGER_PAPER_PDFS``) times ``papers.pdf.read.read_pdf_text`` over its PDFs (poppler's
+``pdftotext`` included: CPU figures count this process and its children). Both wall-clock and CPU
+time are printed: on a shared machine the CPU figure is the one that says what the code costs.
 
-    .venv/bin/python benchmarks/bench_papers.py --corpus DIR --pdfs DIR [--seconds S]
+    .venv/bin/python benchmarks/bench_papers.py [--corpus DIR] [--pdfs DIR] [--seconds S]
 """
 from __future__ import annotations
 
@@ -106,9 +106,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="time per measurement (default 3)")
     parser.add_argument("--papers", type=int, default=0, help="also read a directory of this many papers")
-    parser.add_argument("--corpus", default=os.environ.get("CITELEDGER_PAPER_CORPUS"),
+    parser.add_argument("--corpus", default=os.environ.get("CITELEDGER_PAPER_CORPUS") or str(FIXTURES / "corpus"),
                         help="folder of the packed paper corpus: papers/s by form")
-    parser.add_argument("--pdfs", default=os.environ.get("CITELEDGER_PAPER_PDFS"),
+    parser.add_argument("--pdfs", default=os.environ.get("CITELEDGER_PAPER_PDFS") or str(FIXTURES.parent / "pdfs"),
                         help="folder of PDFs: papers/s through pdf_text")
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")

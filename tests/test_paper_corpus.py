@@ -1,13 +1,11 @@
-"""The paper corpus (tests/fixtures/papers/corpus.json, PROVENANCE_CORPUS.md there): real papers'
+"""The paper corpus (tests/fixtures/papers/corpus.json, PROVENANCE.md there): real papers'
 bibliographies in every common form and style, each read by ``papers.read_paper`` and held to an
 answer made without the reader (``expected_ids.py``): the reference count the compiled paper
 prints, every DOI and arXiv id each entry carries found on its reference, no identifier the entry
 does not carry, and no LaTeX left in the text.
 
-The packed sources are other people's work, kept as data beside the project rather than in its
-history: the tests read them from ``$CITELEDGER_PAPER_CORPUS`` or ``shared/data/papers_corpus``
-and are skipped where neither is present. ``python tests/test_paper_corpus.py`` prints the
-figures over the whole corpus.
+The packed sources are in tests/fixtures/papers/corpus/ (``$CITELEDGER_PAPER_CORPUS`` names
+another folder). ``python tests/test_paper_corpus.py`` prints the figures over the whole corpus.
 """
 from __future__ import annotations
 
@@ -26,8 +24,7 @@ from resolvers.identifiers.extract import extract_identifiers  # noqa: E402
 
 EXPECTED = {k: v for k, v in json.loads((Path(__file__).parent / "fixtures" / "papers" / "corpus.json")
                                         .read_text()).items() if not k.startswith("_")}
-_PLACES = [os.environ.get("CITELEDGER_PAPER_CORPUS", ""), str(Path(__file__).resolve().parents[2] / "shared" / "data" / "papers_corpus")]
-CORPUS = next((Path(p) for p in _PLACES if p and (Path(p) / next(iter(EXPECTED))).exists()), None)
+CORPUS = Path(os.environ.get("CITELEDGER_PAPER_CORPUS") or Path(__file__).parent / "fixtures" / "papers" / "corpus")
 _LATEX = re.compile(r"\\[A-Za-z@]+|@noop|\\[{}'\"`^~]|[{}]")
 
 
@@ -46,7 +43,6 @@ def _found(identifier: str, text: str, extracted: set[str]) -> bool:
 def measure(name: str) -> dict:
     """What the reader gives for one paper, against its expected answer."""
     want = EXPECTED[name]
-    assert CORPUS is not None
     refs = read_paper(name, (CORPUS / name).read_bytes()).references
     by_key = {r.key: r for r in refs if r.key}
     got = {"count": len(refs), "want_count": want["entries"], "doi": [0, 0], "arxiv": [0, 0],
@@ -70,7 +66,6 @@ def measure(name: str) -> dict:
     return got
 
 
-@pytest.mark.skipif(CORPUS is None, reason="the paper corpus is not on this machine")
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_paper_references_match_the_independent_answer(name):
     got = measure(name)
@@ -78,6 +73,12 @@ def test_paper_references_match_the_independent_answer(name):
     assert not got["missing"], f"identifiers not found: {got['missing'][:10]}"
     assert not got["invented"], f"identifiers the entries do not carry: {got['invented'][:10]}"
     assert not got["latex"], f"LaTeX left in the text: {got['latex'][:5]}"
+
+
+def test_every_packed_paper_has_its_answer_and_its_provenance():
+    provenance = (Path(__file__).parent / "fixtures" / "papers" / "PROVENANCE.md").read_text(encoding="utf-8")
+    assert sorted(p.name for p in CORPUS.iterdir()) == sorted(EXPECTED)
+    assert [n for n in EXPECTED if f"| `{n}` |" not in provenance] == []
 
 
 def _summary() -> None:
