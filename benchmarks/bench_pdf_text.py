@@ -6,7 +6,7 @@ word boxes, reading order, section, entries, identifier joins).
     .venv/bin/python benchmarks/bench_pdf_text.py [FOLDER_OR_PDF ...] [--rounds N]
 
 Default PDFs: tests/fixtures/grobid/N18-3011.pdf and the corpus PDFs of tests/fixtures/pdfs/
-(found at $CITELEDGER_PAPER_PDFS, the fixtures folder or shared/data/papers_pdfs). Needs
+(or those of $CITELEDGER_PAPER_PDFS, another folder of them). Needs
 pdftotext (poppler-utils). Each PDF is read ``--rounds`` times (default 3); the best round
 counts, so a busy shared machine inflates the figures less.
 
@@ -31,7 +31,7 @@ from papers.pdf.layout import reading_order  # noqa: E402
 from papers.pdf.read import layout_xhtml, pdftotext_path  # noqa: E402
 
 PDFS = REPO / "tests" / "fixtures" / "pdfs"
-PLACES = [os.environ.get("CITELEDGER_PAPER_PDFS", ""), str(PDFS), str(REPO.parent / "shared" / "data" / "papers_pdfs")]
+PLACES = [os.environ.get("CITELEDGER_PAPER_PDFS", ""), str(PDFS)]
 
 
 def default_pdfs() -> list[Path]:

@@ -61,22 +61,15 @@ def _expected() -> dict[str, dict]:
 
 
 EXPECTED = _expected()
-# The PDFs are kept as data beside the project (tests/fixtures/pdfs/PROVENANCE.md); a copy in the
-# fixtures folder itself is read too.
-_PLACES = [os.environ.get("CITELEDGER_PAPER_PDFS", ""), str(PDFS), str(Path(__file__).resolve().parents[2] / "shared" / "data" / "papers_pdfs")]
-
-
-def corpus_pdf(name: str) -> Path | None:
-    return next((Path(p) / name for p in _PLACES if p and (Path(p) / name).is_file()), None)
+# The PDFs are in the fixtures folder (tests/fixtures/pdfs/PROVENANCE.md); $CITELEDGER_PAPER_PDFS names another.
+CORPUS_PDFS = Path(os.environ.get("CITELEDGER_PAPER_PDFS") or PDFS)
 
 
 @needs_pdftotext
 @pytest.mark.skipif(not EXPECTED, reason="no tests/fixtures/pdfs/expected_pdfs.json on this branch")
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_corpus_pdf_finds_90_percent_of_the_hand_count_and_only_the_printed_ids(name):
-    pdf = corpus_pdf(name)
-    if pdf is None:
-        pytest.skip(f"{name} not found: set CITELEDGER_PAPER_PDFS to the corpus PDFs' folder")
+    pdf = CORPUS_PDFS / name
     want = EXPECTED[name]
     refs = pdf_reference_strings(pdf.read_bytes())
     assert len(refs) >= 0.9 * want["entries"], f"{len(refs)} of {want['entries']}"
