@@ -98,6 +98,24 @@ def test_author_dashes_are_filled_from_the_entry_before():
     assert ams.raw.startswith("W. Barth and M. Kollross, More cominuscule varieties")
 
 
+def test_an_author_year_dash_takes_the_names_without_the_year_however_long_the_list():
+    names = ", ".join(f"{{Author{n}}}, A.~B." for n in range(60))  # a collaboration: ~1,000 characters
+    bbl = (r"\begin{thebibliography}{3}" "\n"
+           rf"\bibitem[\protect\citename{{{{Author0}} et~al., }}2015{{\natexlab{{a}}}}]{{a}}" "\n"
+           f"{names}, and {{Last}}, Z. (2015{{\\natexlab{{a}}}}).\n"
+           r"\newblock \enquote{{The first paper}.}" "\n" r"\newblock {\em J. Stat.\/}, 1, 1." "\n"
+           r"\bibitem[\protect\citename{{Author0} et~al., }2015{\natexlab{b}}]{b}" "\n"
+           r"--- (2015{\natexlab{b}})." "\n" r"\newblock \enquote{{The second paper}.}" "\n"
+           r"\bibitem[\protect\citename{Solo, }????]{c}" "\n" r"{Solo}, H. (????)." "\n"
+           r"\newblock \enquote{{Undated}.}" "\n"
+           r"\bibitem[\protect\citename{Solo, }2019]{d}" "\n" r"--- (2019)." "\n"
+           r"\newblock \enquote{{Dated}.}" "\n" r"\end{thebibliography}" "\n")
+    found = {r.key: r for r in read_paper("p.tar", tar_bytes({"ms.tex": b"x", "ms.bbl": bbl.encode()})).references}
+    assert found["b"].raw.startswith("Author0, A. B., Author1, A. B.,")
+    assert found["b"].raw.split("Last, Z.")[1].startswith(" (2015b). The second paper")
+    assert found["d"].raw.startswith("Solo, H. (2019). Dated")
+
+
 def test_math_is_kept_readable():
     assert "at √s=13 TeV." in refs("plainnat-collaboration.bbl")["smith01"].raw
     assert "On the γ-ray sky" in refs("biblatex-biber.bbl")["smith2010"].raw

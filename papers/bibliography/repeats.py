@@ -14,7 +14,11 @@ from papers.text import latex_to_text
 # one em dash or a rule of several dashes or underscores, then punctuation or a space
 _DASH = re.compile(r"^\s*(?:—[—–\-_]*|[–\-_]{2,})\s*(?=[.,;:(]|\s|\d)")
 _YEAR = re.compile(r"(?<![\w/.])(?:1[6-9]\d\d|20\d\d)[a-z]?(?![\w/])")
-_STARTS_WITH_YEAR = re.compile(r"^[\s.,;:(]*(?:1[6-9]\d\d|20\d\d)[a-z]?(?![\w/])")
+_STARTS_WITH_YEAR = re.compile(r"^[\s.,;:(]*(?:1[6-9]\d\d|20\d\d|\?{4})[a-z]?(?![\w/])")
+# an author-year style's year closing the author block: "Ricker, G. R., ... (2015a)", "Chepurnoy, A. (????)"
+_ENDS_WITH_YEAR = re.compile(r"[\s,;:]*\(?(?:1[6-9]\d\d|20\d\d|\?{4})[a-z]?\)?[\s.,;:]*$")
+# a long author list (a collaboration's thousand names) is still one block: bounded for safety only
+_MOST_AUTHOR_CHARS = 50_000
 
 
 # where the authors of a ``\\bibitem`` end: the first block, the emphasised or quoted title
@@ -22,10 +26,10 @@ _TITLE_STARTS = re.compile(r"\\newblock|\\emph\s*\{|\\textit\s*\{|\\textsl\s*\{|
 
 
 def author_block(latex: str) -> str | None:
-    """The authors of a ``\\bibitem``'s LaTeX: its text before the title starts, when short."""
-    m = _TITLE_STARTS.search(latex, 0, 2000)
+    """The authors of a ``\\bibitem``'s LaTeX: its text before the title starts."""
+    m = _TITLE_STARTS.search(latex, 0, _MOST_AUTHOR_CHARS)
     block = latex_to_text(latex[:m.start()]).rstrip(" ,.;:") if m else ""
-    return block if 0 < len(block) <= 600 and not _DASH.match(block) else None
+    return block if block and not _DASH.match(block) else None
 
 
 def _authors_of(previous: str, fields: dict[str, str], block: str | None, rest: str) -> str | None:
@@ -35,6 +39,8 @@ def _authors_of(previous: str, fields: dict[str, str], block: str | None, rest: 
         return latex_to_text(authors(who))
     if block and not _STARTS_WITH_YEAR.match(rest):
         return block
+    if block and _ENDS_WITH_YEAR.search(block):  # the dash stands for the names, the year follows it
+        return _ENDS_WITH_YEAR.sub("", block) or None
     if _STARTS_WITH_YEAR.match(rest):
         year = _YEAR.search(previous)
         if year is not None and 0 < year.start() <= 600:
