@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from resolvers.identifiers.extract import extract_identifiers  # noqa: E402
 
 LATEX = re.compile(r"\\[A-Za-z@]+|@noop|\\[{}'\"`^~]|[{}]")
+REPEAT_DASH = re.compile(r"\s*(?:[\u2014\u2013]|-{2,}|_{3,})")  # "---. 2011" for the authors above, unfilled
 
 
 def _text(ref) -> str:
@@ -32,7 +33,7 @@ def compare(refs: list, keys: list[str], ids: list, entries: int, optional: dict
     ``optional`` names, per key, identifiers neither wanted nor invented (those its title names)."""
     by_key = {r.key: r for r in refs if r.key}
     got: dict = {"count": len(refs), "want_count": entries, "doi": [0, 0], "arxiv": [0, 0],
-                 "invented": [], "latex": [], "missing": []}
+                 "invented": [], "latex": [], "missing": [], "dash": []}
     for n, (key, (dois, arxiv)) in enumerate(zip(keys, ids)):
         ref = by_key.get(key) or (refs[n] if n < len(refs) and not by_key else None)
         text = _text(ref) if ref else ""
@@ -46,6 +47,8 @@ def compare(refs: list, keys: list[str], ids: list, entries: int, optional: dict
         allowed = set(dois) | set(arxiv) | {f"10.48550/arxiv.{a}" for a in arxiv} | (optional or {}).get(key, set())
         got["invented"] += [f"{key}: {i}" for i in (*found.dois, *found.arxiv_ids) if i not in allowed]
     for r in refs:
+        if REPEAT_DASH.match(r.raw):
+            got["dash"].append(f"{r.key or r.order}: {r.raw[:60]!r}")
         for where, value in (("raw", r.raw), *r.fields.items()):
             if LATEX.search(value):
                 got["latex"].append(f"{r.key or r.order} {where}: {LATEX.search(value).group(0)!r} in {value[:80]!r}")
@@ -53,7 +56,7 @@ def compare(refs: list, keys: list[str], ids: list, entries: int, optional: dict
 
 
 def passes(got: dict) -> bool:
-    return got["count"] == got["want_count"] and not (got["missing"] or got["invented"] or got["latex"])
+    return got["count"] == got["want_count"] and not (got["missing"] or got["invented"] or got["latex"] or got["dash"])
 
 
 def assert_matches(got: dict) -> None:
@@ -61,3 +64,4 @@ def assert_matches(got: dict) -> None:
     assert not got["missing"], f"identifiers not found: {got['missing'][:10]}"
     assert not got["invented"], f"identifiers the entries do not carry: {got['invented'][:10]}"
     assert not got["latex"], f"LaTeX left in the text: {got['latex'][:5]}"
+    assert not got["dash"], f"a repeated-author dash left unfilled: {got['dash'][:5]}"

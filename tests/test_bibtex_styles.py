@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -32,6 +33,7 @@ from pathlib import Path
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures" / "papers"
+STYLE_FILES = Path(__file__).parent / "fixtures" / "bst"  # styles TeX Live lacks (PROVENANCE.md there)
 sys.path.insert(0, str(FIXTURES))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -41,13 +43,13 @@ from paper_answers import assert_matches, compare, passes  # noqa: E402
 from papers import read_paper  # noqa: E402
 
 # plain BibTeX, natbib, REVTeX 4.0/4.1/4.2 and AIP, IEEE, ACM, Elsevier, AMS, AAS, MNRAS, Nature,
-# Springer LNCS, SPIE, Vancouver (medicine), AGU, Quantum, Kluwer
+# Springer LNCS, SPIE, Vancouver (medicine), AGU, Quantum, Kluwer, JASA (statistics)
 STYLES = ["plain", "abbrv", "alpha", "unsrt", "ieeetr", "acm", "siam", "apalike",
           "plainnat", "abbrvnat", "unsrtnat",
           "apsrev", "apsrev4-1", "apsrev4-2", "aipnum4-2",
           "IEEEtran", "IEEEtranN", "ACM-Reference-Format", "elsarticle-num", "elsarticle-harv",
           "amsplain", "aasjournal", "mnras", "naturemag", "splncs04", "spiebib", "vancouver", "agu",
-          "quantum", "klunamed"]
+          "quantum", "klunamed", "jasa"]
 SHARE = 4  # in the suite, each style reads one paper in SHARE
 _BIBLIOGRAPHY = re.compile(r"\\bibliography\s*\{([^}]+)\}")
 
@@ -60,7 +62,9 @@ PAPERS = list(CITED)
 
 
 def style_file(style: str) -> str | None:
-    """Where TeX finds the style's ``.bst``, or None (no kpsewhich, or no such style)."""
+    """Where BibTeX finds the style's ``.bst`` (this repository's, then TeX's), or None."""
+    if (STYLE_FILES / f"{style}.bst").is_file():
+        return str(STYLE_FILES / f"{style}.bst")
     if shutil.which("kpsewhich") is None:
         return None
     found = subprocess.run(["kpsewhich", f"{style}.bst"], capture_output=True, text=True).stdout.strip()
@@ -82,7 +86,8 @@ def run_bibtex(files: dict[str, str], cited: list[str], style: str) -> str | Non
         aux = "\\relax\n" + "".join(f"\\citation{{{key}}}\n" for key in cited)
         (folder / "paper.aux").write_text(aux + f"\\bibstyle{{{style}}}\n\\bibdata{{{','.join(databases)}}}\n",
                                           encoding="utf-8")
-        done = subprocess.run(["bibtex", "-terse", "paper"], cwd=folder, capture_output=True, timeout=120)
+        done = subprocess.run(["bibtex", "-terse", "paper"], cwd=folder, capture_output=True, timeout=120,
+                              env={**os.environ, "BSTINPUTS": f"{STYLE_FILES}:"})
         bbl = folder / "paper.bbl"
         text = bbl.read_text(encoding="utf-8", errors="replace") if bbl.is_file() else ""
         return text if 0 <= done.returncode < 3 and "\\end{thebibliography}" in text else None
@@ -177,7 +182,7 @@ def _table(styles: list[str]) -> None:
               + (f"  (BibTeX died on {', '.join(failed)})" if failed else ""))
         for name, r in measured.items():
             if r is not None and not passes(r):
-                print(f"    {name}: {r['count']}/{r['printed']} missing {r['missing'][:3]} invented "
+                print(f"    {name}: {r['count']}/{r['printed']} missing {r['missing'][:3]} dash {r['dash'][:2]} invented "
                       f"{r['invented'][:3]} LaTeX {r['latex'][:2]}")
     print(f"{len(styles)} styles x {len(PAPERS)} papers: {entries:,} entries, {dois:,} printed DOIs, "
           f"{arxiv:,} printed arXiv ids")
