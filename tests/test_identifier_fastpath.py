@@ -1,6 +1,6 @@
 """The faster identifier extraction (cheap exact gates before each pass, plain DOIs
 judged by one regex, and the batch gate in ``resolvers.identifiers.batch``) gives exactly what the
-session-8 extraction gave: its answers are pinned in ``golden/identifier_extraction.jsonl.gz``
+string-by-string extraction gave: its answers are pinned in ``golden/identifier_extraction.jsonl.gz``
 (15,132 strings: the golden strings, strings in the identifier path benchmark's spellings, the
 tricky cases below, seeded strings of identifier fragments, DOI shapes and odd text) and, as a
 digest, over the shared data's 24,679 reference strings. The batch path must also agree with the

@@ -182,21 +182,29 @@ _CUT_REGISTRANT = re.compile(r"10\.\d{1,9}(?:\.\d{1,9}){0,4}")
 _NOT_A_CONTINUATION = re.compile(
     r"10\.\d|doi|https?:|arxiv|(?i:[a-z]{2,8}(?:-[a-z]{2,8})?)(?:\.[A-Z]{2})?/\d", re.I)
 _CUT_PREFIX = re.compile(r"10\.\d{1,9}(?:\.\d{1,9}){0,4}(?:/|%2[fF])")
+# a DOI printed as text is hyphenated by TeX like a word: letters, a hyphen at the line's end,
+# letters on the next line ("mn-" + "ras", "Phys-" + "RevD"); a one-letter code after the break
+# ("JCLI-" + "D-11-00234.1") is the DOI's own hyphen
+_SYLLABLE_CUT = re.compile(r"[A-Za-z]-\Z")
+_HYPHENATED_CODE = re.compile(r"[A-Za-z](?:[-\d]|\Z)")
+_CODE = re.compile(r"[A-Z]{1,3}\d")  # a page or article code (B1224, S0140...), never a sentence's word
 
 
 def _join_break(text: str, token: str, end: int) -> tuple[str, int]:
     """Rejoin a DOI that PDF extraction split with whitespace, where the split is unambiguous.
 
-    A DOI cannot end at ``10``, ``10.``, ``10.1038`` or ``10.1038/``, so what follows the break
-    belongs to it; after a line break, ``10.1016/j.`` + ``cell...`` and ``S1074-`` + ``7613...``
-    are rejoined too, and so is ``npg-`` + ``19-227-2012`` after a plain space (a DOI does not end
-    with a hyphen). Anything else stays split (and a cut-short DOI is reported malformed)."""
+    A DOI cannot end at ``10``, ``10.``, ``10.1038`` or a ``/``, so what follows the break belongs
+    to it; after a line break, ``10.1016/j.`` + ``cell...``, ``10.1063/1.`` + ``4939112`` and
+    ``S1074-`` + ``7613...`` are rejoined too (a word part cut by TeX's hyphen, ``mn-`` + ``ras``,
+    without that hyphen), and so is ``npg-`` + ``19-227-2012`` after a plain space (a DOI does not
+    end with a hyphen). Anything else stays split (and a cut-short DOI is reported malformed)."""
     for _ in range(4):
         ws = _BREAK.match(text, end)
         if ws is None:
             break
         nxt_m = DOI_CONTEXT_TOKEN.match(text, ws.end())
         nxt = nxt_m.group(0) if nxt_m else ""
+        drop = 0  # characters of ``token`` the join leaves out
         if not nxt or _NOT_A_CONTINUATION.match(nxt):
             break  # the next token is an identifier of its own
         if _CUT_10.fullmatch(token):
@@ -205,15 +213,22 @@ def _join_break(text: str, token: str, end: int) -> tuple[str, int]:
             ok = nxt[0] == "/"
         elif _CUT_PREFIX.fullmatch(token):  # "10.1016/ S0140-..." but not "10.1016/ and ..."
             ok = "\n" in ws.group(0) or any(c.isdigit() for c in nxt)
+        elif "\n" in ws.group(0) and token[-1:] == "/" and _CUT_PREFIX.match(token):  # "10.1093/mnras/\nstx910"
+            ok = True
+        elif "\n" in ws.group(0) and _SYLLABLE_CUT.search(token) and _CUT_PREFIX.match(token):
+            # "10.1093/mn-\nras/...": TeX's hyphen between letters, not the DOI's ("abc-\n123" keeps it)
+            drop = 1 if nxt[0].isalpha() and not _HYPHENATED_CODE.match(nxt) else 0
+            ok = True
         elif token[-1:] == "-" and _CUT_PREFIX.match(token):  # "npg- 19-227-2012"
             ok = nxt[0].isdigit() or ("\n" in ws.group(0) and nxt[0].isalnum())
         elif "\n" in ws.group(0) and token[-1:] == "." and _CUT_PREFIX.match(token):
-            ok = nxt[0].islower()
+            # "10.1016/j.\ncell", "10.1063/1.\n4939112", "PhysRev.136.\nB1224"; not a sentence ("In Proc.")
+            ok = nxt[0].islower() or nxt[0].isdigit() or _CODE.match(nxt) is not None
         else:
             ok = False
         if not ok or len(token) + len(nxt) > MAX_TOKEN:
             break
-        token, end = token + nxt, ws.end() + len(nxt)
+        token, end = token[:len(token) - drop] + nxt, ws.end() + len(nxt)
     return token, end
 
 
