@@ -295,6 +295,11 @@ def test_a_supplements_own_list_does_not_replace_the_papers_list():
     (["the semi-", "supervised case"], "the semi-supervised case"),  # printed whole elsewhere: kept
     (["Valenzuela-", "Escarcega"], "Valenzuela-Escarcega"),
     (["pages 482-", "5."], "pages 482-5."),
+    (["doi: 10.1093/mnras/", "stx910."], "doi: 10.1093/mnras/stx910."),
+    (["doi: 10.1063/1.", "4939112."], "doi: 10.1063/1.4939112."),
+    (["doi: 10.1093/mn-", "ras/stz1022."], "doi: 10.1093/mnras/stz1022."),  # TeX hyphenated the DOI
+    (["doi: 10.1103/Phys-", "RevD.102.024055."], "doi: 10.1103/PhysRevD.102.024055."),
+    (["doi: 10.1175/JCLI-", "D-11-00234.1"], "doi: 10.1175/JCLI-D-11-00234.1"),  # the DOI's own hyphen
 ])
 def test_line_breaks_are_joined(parts, joined):
     assert join_lines(parts, {"semi-supervised"}) == joined

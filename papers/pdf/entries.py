@@ -231,8 +231,9 @@ def _separator(before: str, after: str, keep_hyphen: set[str]) -> str:
     """What goes between two lines: "" for an identifier or a URL across the break and after a
     hyphen or dash (``317-`` + ``day``, ``Valenzuela-`` + ``Escarcega``), ``UNHYPHEN`` for a word
     cut at its syllables (``inter-`` + ``ventions``), else a space."""
-    if _id_break(before, after):
-        return ""
+    joint = _id_break(before, after)
+    if joint is not None:
+        return joint
     tail = before.rsplit(" ", 1)[-1]
     head = after.split(" ", 1)[0]
     if _URL.search(tail) and tail.endswith(_URL_BREAKS) and _url_goes_on(tail, head):
@@ -253,20 +254,28 @@ def _url_goes_on(tail: str, head: str) -> bool:
     return first.isalnum() and (not tail.endswith(".") or first.islower() or first.isdigit())
 
 
-def _id_break(before: str, after: str) -> bool:
-    """True when the resolvers read an identifier across the line break that neither side holds
-    alone, and the two sides joined without a space print that same identifier."""
+def _id_break(before: str, after: str) -> str | None:
+    """How to close a line break the resolvers read an identifier across that neither side holds
+    alone: "" when the two sides joined print that same identifier, ``UNHYPHEN`` when they print
+    it without the hyphen at the line's end (TeX's, in a DOI set as text: ``mn-`` + ``ras``);
+    None for any other break."""
     a, b = before[-ID_WINDOW:], after[:ID_WINDOW]
     if not (_ID_HINT.search(a) or _ID_HINT.search(b)):
-        return False
+        return None
     broken = extract_identifiers(a + "\n" + b)
     alone = extract_identifiers(a), extract_identifiers(b)
     new = {i for i in broken.dois + broken.arxiv_ids
            if all(i not in side.dois + side.arxiv_ids for side in alone)}
     if not new:
-        return False
+        return None
     joined = extract_identifiers(a + b)
-    return new <= set(joined.dois + joined.arxiv_ids)
+    if new <= set(joined.dois + joined.arxiv_ids):
+        return ""
+    if a.endswith("-"):
+        unhyphened = extract_identifiers(a[:-1] + b)
+        if new <= set(unhyphened.dois + unhyphened.arxiv_ids):
+            return UNHYPHEN
+    return None
 
 
 def _join_id_gaps(text: str) -> str:
