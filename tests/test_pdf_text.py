@@ -259,6 +259,46 @@ def test_hanging_entries_start_at_the_column_edge():
     assert [len(e.lines) for e in split_entries(lines)] == [2, 1, 2]
 
 
+def test_a_page_of_one_entrys_continuation_lines_stays_in_that_entry():
+    before = [line for n in range(3) for line in ((72, f"Earlier{n}, A. 2019. A title"), (82, "that goes on."))]
+    first = _lines([*before, (72, "Abbott, R., Abbott, T. D., and"), (82, "Acernese, F., et al. many names,"),
+                    (72, "Baker, A. 2020. One line.")], page=0)
+    names = [(82, f"Name{n}, A., Name{n + 1}, B., Name{n + 2}, C.,") for n in range(0, 30, 3)]
+    full = _lines(names, page=1)  # every line a continuation: its page's edge is the hang
+    for line in full:
+        line.left = 82.0
+    last = _lines([(82, "and Zeta, Z. 2021, ApJ, 1, 2."), (72, "Cohen, C. 2019. Another.")], page=2)
+    entries = split_entries(first[:-1] + full + last + first[-1:])
+    assert [len(e.lines) for e in entries] == [2, 2, 2, 2 + len(full) + 1, 1, 1]
+
+
+def test_a_few_line_initial_numbers_in_a_long_list_are_not_labels():
+    texts = [(72, "Author, A. 2001, MNRAS, 511,"), (82, "1 (March 2022), 24-29."), (72, "Other, B. 2002, ApJ, 2,"),
+             (82, "2 (May 2002), 1-9."), (72, "Third, C. 2003, A&A, 3,"), (82, "3 (June 2003), 5.")]
+    for n in range(40):
+        texts += [(72, f"Name{n}, D. 2004. A work"), (82, "with a title that goes on."), (82, "And on.")]
+    entries = split_entries(_lines(texts))
+    assert [e.number for e in entries][:3] == [None, None, None]
+    assert len(entries) == 43
+
+
+def test_an_indented_line_opening_with_initials_is_not_a_heading():
+    lines = _lines([(72, "References"), (72, "[1] Smith, A., Jones, B., and Lee,"),
+                    (82, "J. V. The Excited Spin State of a Comet. ApJL 856 (Apr."), (82, "2018)."),
+                    (72, "[2] Other, C. Second work.")])
+    lines[2].y1 += 3  # an accent or superscript makes the line taller than the body's lines
+    assert len(reference_strings(lines)) == 2
+
+
+def test_alpha_key_labels_cut_entries_wherever_the_right_aligned_label_starts():
+    lines = _lines([(72, "[BEKS17] Jeff Bezanson and Viral Shah. Julia:"), (112, "a fresh approach. SIAM review, 2017."),
+                    (82, "[Ben99] Jon Bentley. Programming Pearls."), (82, "[D\u030c86] S. Dvorak. Towards merging."),
+                    (112, "In Math. Found. of CS, 1986."), (76, "[HSK +22] L. Hafner et al. Quicksort. 2022.")])
+    entries = reference_strings([*_lines([(72, "References")]), *lines])
+    assert len(entries) == 4
+    assert entries[0].startswith("Jeff Bezanson") and entries[3].startswith("L. Hafner")
+
+
 def test_entries_without_indent_or_gaps_are_cut_where_a_name_follows_an_entry_end():
     texts = []
     for k, name in enumerate(NAMES[:4]):

@@ -4,21 +4,25 @@ entries, and each entry as one string.
 * A section starts at a heading line ``References``, ``Bibliography``, ``Literature Cited``,
   ``Works Cited`` (any case, numbered ``7``, ``VII.``, ``A.``, a colon after) and ends at the next
   heading of an appendix, supplementary material, acknowledgements, author contributions or the
-  like, at a numbered or lettered heading set larger than the body (``A. Proofs``), or at the end
-  of the text. The paper's list is the last section with entries that comes before any appendix
-  or supplement heading (a supplement's own list does not replace it). With no heading at all
-  (styles that print none), the list starts at the last line opening with ``[1]``.
+  like, at a numbered or lettered heading set larger than the body at its column's edge
+  (``A. Proofs``), or at the end of the text. The paper's list is the last section with entries
+  that comes before any appendix or supplement heading (a supplement's own list does not replace
+  it). With no heading at all (styles that print none), the list starts at the last line opening
+  with ``[1]``.
 * Entries are numbered (``[n]``, ``n.``, ``n)`` or a bare ``n``: a line starts an entry only when
-  it carries the next number of the list, one lost label allowed, so volumes, pages and years at
-  a line's start are not read as labels) or, without such a run of numbers, cut where a line
-  starts at its column's edge when the list hangs its continuation lines, else where the gap
-  between lines widens, else where a name (``Surname, A.``) follows a line that ends an entry.
+  it carries the next number of the list, one lost label allowed, and a run of bare numbers must
+  cut the list into entries of plausible length, so volumes, pages and years at a line's start
+  are not read as labels), or keyed (alpha-like ``[AL09]``, cut wherever the right-aligned label
+  starts), or, without labels, cut where a line starts at its column's edge when the list hangs
+  its continuation lines (a page of one long entry's continuation lines measured from the edge
+  the list keeps on other pages), else where the gap between lines widens, else where a name
+  (``Surname, A.``) follows a line that ends an entry.
 * Lines are joined with a space, a word hyphenated at a line end is joined back (the hyphen kept
   when the document prints the word hyphenated elsewhere or the next part starts with a capital
   or digit), a URL cut after ``/`` or ``.`` is joined, and an identifier cut by a line break or a
-  space is joined back only when the resolvers' own identifier reading
-  (``resolvers.identifiers.extract``) of the broken text already gives the joined identifier: no
-  identifier is made up here."""
+  space is joined back (without TeX's hyphen where the resolvers read it so) only when the
+  resolvers' own identifier reading (``resolvers.identifiers.extract``) of the broken text already
+  gives the joined identifier: no identifier is made up here."""
 from __future__ import annotations
 
 import re
@@ -45,6 +49,9 @@ NUMBERED_HEADING = re.compile(r"(?:[A-Z]|\d{1,2}|[IVX]{1,4})(?:\.\d{1,2}){0,2}\.
 LARGER = 1.1  # a heading's line is this much taller than the body's median line
 FIRST_LABEL = re.compile(r"\s*\[1\]\s")  # the first entry of a bracket-numbered list
 MAX_LINES_PER_ENTRY = 8  # more lines per entry on average means the cuts were missed
+# a run of bare numbers (1, 2, 3 at lines' starts) is believed as labels only while it cuts the
+# list into entries of at most this many lines on average (a thousand-author entry runs to 60)
+MAX_LINES_PER_NUMBERED_ENTRY = 25
 AUTHOR_START = re.compile(r"[A-Z][\w'\u2019-]+(?: [A-Z][\w'\u2019-]+){0,2},? (?:[A-Z]\.|[A-Z]{1,3}\b|[A-Z][a-z]+,)")
 _ENTRY_ENDS = (".", ")", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9")
 # Labels of numbered lists, each with the run of numbers (1, 2, 3 ...) it needs to be believed:
@@ -52,6 +59,11 @@ _ENTRY_ENDS = (".", ")", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9")
 # author-year list by chance (a volume, a page), so those need three.
 LABELS = ((re.compile(r"\[(\d{1,4})\]"), 2), (re.compile(r"(\d{1,4})\.(?=\s|$)"), 3),
           (re.compile(r"(\d{1,4})\)(?=\s|$)"), 3), (re.compile(r"(\d{1,4})(?=\s+\S)"), 3))
+# a key label as alpha-like styles print it: letters (a "+" for more authors), then the year's digits
+# (any script's letters: [DĎ86]; a raised "+" may come out spaced: [HSK +22])
+_KEY_LABEL = re.compile(r"\[(?!Online\]|Internet\]|Accessed)[^\W\d_][\w+\-.'\u2019\u0300-\u036f]{0,11}"
+                        r"(?: ?\+ ?\d{0,4}[a-z]?)?\](?=\s)")
+KEY_LABELS_AT_LEAST = 3
 MAX_SKIP = 1  # one label may be lost (printed as a glyph the text layer lacks) without ending the list
 HANG_MIN = 3.0  # points: continuation lines indented at least this much make a hanging list
 ID_WINDOW = 80  # characters each side of a break that the identifier check reads
@@ -112,8 +124,11 @@ def _body_height(lines: list[Line]) -> float:
 
 def _section_heading(line: Line, text: str, body: float) -> bool:
     """A numbered or lettered heading (``A. Proofs``, ``5 Discussion``) set larger than the
-    body text: what follows is no longer the list."""
-    return bool(NUMBERED_HEADING.fullmatch(text)) and line.y1 - line.y0 >= LARGER * body
+    body text, at its column's edge: what follows is no longer the list. (An entry's indented
+    line that opens with an author's initials, ``J. V. The Excited ...``, is no heading, however
+    tall an accent or a superscript makes it.)"""
+    return (bool(NUMBERED_HEADING.fullmatch(text)) and line.y1 - line.y0 >= LARGER * body
+            and line.indent < HANG_MIN)
 
 
 def _chain(lines: list[Line], label: re.Pattern[str]) -> list[int]:
@@ -138,6 +153,8 @@ def split_numbered(lines: list[Line]) -> list[Entry] | None:
     best_label = LABELS[0][0]
     for label, at_least in LABELS:
         found = _chain(lines, label)
+        if at_least > 2 and len(found) * MAX_LINES_PER_NUMBERED_ENTRY < len(lines):
+            continue  # a few line-initial numbers in a long list are volumes and pages, not labels
         if len(found) >= at_least and len(found) > len(best):
             best, best_label = found, label
     if not best:
@@ -172,7 +189,8 @@ def split_unnumbered(lines: list[Line]) -> list[Entry]:
     name (``Surname, A.``) after a line that ends an entry (``.``, ``)``, a digit)."""
     hang = _hang(lines)
     if hang is not None:
-        starts = [i for i, ln in enumerate(lines) if ln.indent < hang / 2]
+        indents = _list_indents(lines, hang)
+        starts = [i for i, indent in enumerate(indents) if indent < hang / 2]
     else:
         starts = [i for i, ln in enumerate(lines) if i == 0 or _wide_gap(lines, i)]
     if hang is None and len(starts) * MAX_LINES_PER_ENTRY < len(lines):  # neither indent nor gaps
@@ -181,6 +199,29 @@ def split_unnumbered(lines: list[Line]) -> list[Entry]:
     if not starts or starts[0] != 0:
         starts = [0] + starts
     return [Entry(lines[a:b]) for a, b in zip(starts, starts[1:] + [len(lines)])]
+
+
+def _list_indents(lines: list[Line], hang: float) -> list[float]:
+    """Each line's indent in a hanging list. A page (or column) that holds only continuation
+    lines (one entry of a thousand authors filling it) has its edge at the hang: measured from
+    the edge the list keeps on other pages of the same column, its lines are continuations."""
+    groups: dict[tuple[int, int], list[int]] = {}
+    for i, line in enumerate(lines):
+        groups.setdefault((line.page, line.column), []).append(i)
+    edges: dict[tuple[int, int], list[float]] = {}  # (column, page parity): margins differ on facing pages
+    for (page, column), members in groups.items():
+        if any(lines[i].indent >= HANG_MIN for i in members):  # this page shows both edges
+            edges.setdefault((column, page % 2), []).append(lines[members[0]].left)
+    indents = [ln.indent for ln in lines]
+    for (page, column), members in groups.items():
+        left = lines[members[0]].left
+        if all(lines[i].indent < HANG_MIN for i in members):
+            known = edges.get((column, page % 2)) or edges.get((column, 1 - page % 2), [])
+            near = [e for e in known if abs(left - e - hang) <= max(HANG_MIN / 2, hang / 4)]
+            if near:
+                for i in members:
+                    indents[i] = lines[i].x0 - near[0]
+    return indents
 
 
 def _wide_gap(lines: list[Line], i: int) -> bool:
@@ -203,7 +244,27 @@ def split_entries(lines: list[Line]) -> list[Entry]:
     body = [ln for ln in lines if ln.text.strip()]
     if not body:
         return []
-    return split_numbered(body) or split_unnumbered(body)
+    return split_numbered(body) or split_labelled(body) or split_unnumbered(body)
+
+
+def split_labelled(lines: list[Line]) -> list[Entry] | None:
+    """Entries cut at key labels (``[AL09]``, ``[GFY+20]``, ``[Coda]``: alpha-like styles, the
+    label right-aligned so its start moves), when most entries carry one; the label is dropped as
+    a number's is."""
+    starts = [i for i, ln in enumerate(lines) if _KEY_LABEL.match(ln.text.lstrip())]
+    if len(starts) < KEY_LABELS_AT_LEAST or len(starts) * MAX_LINES_PER_NUMBERED_ENTRY < len(lines):
+        return None
+    if starts[0] != 0:
+        starts = [0] + starts
+    entries = []
+    for a, b in zip(starts, starts[1:] + [len(lines)]):
+        first = lines[a]
+        m = _KEY_LABEL.match(first.text.lstrip())
+        words = len(m.group(0).split()) if m else 0
+        stripped = Line(first.page, first.x0, first.y0, first.x1, first.y1, first.words[words:],
+                        first.column, first.left)
+        entries.append(Entry([stripped] + lines[a + 1:b]))
+    return entries
 
 
 def hyphenated_words(lines: list[Line]) -> set[str]:
