@@ -290,6 +290,15 @@ def test_an_indented_line_opening_with_initials_is_not_a_heading():
     assert len(reference_strings(lines)) == 2
 
 
+def test_an_entry_at_the_edge_that_reads_like_a_lettered_heading_is_not_one():
+    lines = _lines([(72, "References"), (72, "pyRing: Issue: Timestamps Assigned to Analysis"), (82, "Data. 2021."),
+                    (72, "G. Carullo et al. pyRing: a time-domain ringdown analysis software. https:"),
+                    (82, "//git.ligo.org/lscsoft/pyring."), (72, "R. Cotesta and G. Carullo. Analysis of"),
+                    (82, "Ringdown Overtones. PRL 129, 2022.")])
+    lines[3].y1 += 3  # the typewriter font of the URL makes the line taller than the body's lines
+    assert len(reference_strings(lines)) == 3
+
+
 def test_alpha_key_labels_cut_entries_wherever_the_right_aligned_label_starts():
     lines = _lines([(72, "[BEKS17] Jeff Bezanson and Viral Shah. Julia:"), (112, "a fresh approach. SIAM review, 2017."),
                     (82, "[Ben99] Jon Bentley. Programming Pearls."), (82, "[D\u030c86] S. Dvorak. Towards merging."),

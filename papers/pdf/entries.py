@@ -45,7 +45,9 @@ SUPPLEMENT_HEADING = re.compile(
     r"(?:(?:\d{1,2}|[IVXL]{1,5}|[A-Z])\.?\s{0,3})?(?:appendix|appendices|supplementary|supplemental"
     r"|supporting\s+information)\b", re.I)
 END_HEADING_MAX_WORDS = 8  # a heading is short: a sentence starting "Supplementary data show ..." is not one
-NUMBERED_HEADING = re.compile(r"(?:[A-Z]|\d{1,2}|[IVX]{1,4})(?:\.\d{1,2}){0,2}\.?\s{1,3}[A-Z][^,;]{0,80}")
+# a heading's words hold no sentence break, no "et al.", no "pyRing: a ..." (an entry's do)
+NUMBERED_HEADING = re.compile(r"(?:[A-Z]|\d{1,2}|[IVX]{1,4})(?:\.\d{1,2}){0,2}\.?\s{1,3}"
+                              r"[A-Z](?:[^,;.:]|[.:](?!\s)){0,80}\.?")
 LARGER = 1.1  # a heading's line is this much taller than the body's median line
 FIRST_LABEL = re.compile(r"\s*\[1\]\s")  # the first entry of a bracket-numbered list
 MAX_LINES_PER_ENTRY = 8  # more lines per entry on average means the cuts were missed
