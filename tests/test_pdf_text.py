@@ -66,6 +66,20 @@ CORPUS_PDFS = Path(os.environ.get("CITELEDGER_PAPER_PDFS") or PDFS)
 
 
 @needs_pdftotext
+def test_two_entries_opening_alike_at_a_page_foot_and_the_next_head_are_not_a_running_header():
+    same = "Abbott, R., Abbott, T. D., Acernese, F., Ackley, K.,"
+    first = [[f"[{n}] {NAMES[n]}, A. A work. J. Tests {n}, 1.", "More of the entry."] for n in range(1, 5)]
+    first.append(["[5] " + same, "et al. Population of merging binaries. PRX 13, 011048."])
+    col, _ = column_lines(first, 72, 560, step=22, label_width=18)  # the last line is the page's foot
+    second = [["[6] " + same, "et al. GWTC-3. PRX 13, 041039."]]
+    second += [[f"[{n}] {NAMES[n]}, B. Another. J. Tests {n}, 2."] for n in range(7, 10)]
+    col2, _ = column_lines(second, 72, 60, label_width=18)
+    refs = pdf_reference_strings(make_pdf([[(72, 40, "References")] + col, col2]))
+    assert len(refs) == 9
+    assert refs[4].startswith("Abbott, R.") and refs[5].startswith("Abbott, R.")
+
+
+@needs_pdftotext
 @pytest.mark.skipif(not EXPECTED, reason="no tests/fixtures/pdfs/expected_pdfs.json on this branch")
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_corpus_pdf_finds_90_percent_of_the_hand_count_and_only_the_printed_ids(name):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -27,6 +26,7 @@ MAX_CUT_TRIES = 24  # short lines tried as the top of a two-column part, per pag
 CENTRED = 0.05  # a line whose middle is this close to the gutter (share of the page width) spans both columns
 MARGIN_GAP = 2.0  # a gap (in line heights) no word space or justified line reaches
 EDGE_LINES = 3  # lines looked at, at the top and at the bottom of a page, for headers and footers
+HEADER_DRIFT = 3.0  # points: a running header or footer sits at the same height on every page
 GLUE_GAP = 0.06  # a gap narrower than this share of the line height is no space (a word space is ~0.25)
 LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
                            "\ufb05": "st", "\ufb06": "st"})
@@ -126,17 +126,24 @@ def drop_headers(pages: list[Page]) -> None:
         ordered = sorted(page.lines, key=lambda ln: ln.y0)
         return ordered[:EDGE_LINES] + ordered[-EDGE_LINES:]
 
-    seen = Counter(key for page in pages for key in {edge_key(ln) for ln in edges(page)})
+    seen: dict[str, list[tuple[int, float]]] = {}
+    for number, page in enumerate(pages):
+        for line in edges(page):
+            seen.setdefault(edge_key(line), []).append((number, line.y0))
     for page in pages:
         drop = {id(ln) for ln in edges(page)
-                if _running(edge_key(ln), seen) or (_PAGE_NUMBER.fullmatch(ln.text.strip()) and _outside(ln, page))}
+                if _running(edge_key(ln), ln.y0, seen)
+                or (_PAGE_NUMBER.fullmatch(ln.text.strip()) and _outside(ln, page))}
         page.lines = [ln for ln in page.lines if id(ln) not in drop]
 
 
-def _running(key: str, seen: Counter[str]) -> bool:
+def _running(key: str, y0: float, seen: dict[str, list[tuple[int, float]]]) -> bool:
     """A running header or footer: text (a letter at least: a bare number is a page number or a
-    list's label, told apart by ``_outside``) seen at the edge of two pages or more."""
-    return seen[key] >= 2 and any(c.isalpha() for c in key)
+    list's label, told apart by ``_outside``) seen at the same height at the edge of two pages or
+    more (two entries that open alike, ``[9] Abbott, R., ...`` and ``[10] Abbott, R., ...``, at
+    a page's foot and the next page's head are no header)."""
+    pages = {number for number, y in seen.get(key, []) if abs(y - y0) <= HEADER_DRIFT}
+    return len(pages) >= 2 and any(c.isalpha() for c in key)
 
 
 def _outside(line: Line, page: Page) -> bool:
