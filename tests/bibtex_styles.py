@@ -1,0 +1,200 @@
+"""Real bibliographies formatted by BibTeX in a journal's style, and typeset: the shared machinery
+of ``test_bibtex_styles.py`` and ``benchmarks/bench_pdf_styles.py``.
+
+The corpus's BibTeX papers (tests/fixtures/papers/corpus/) go through BibTeX with a style's
+``.bst`` (the paper's own ``.bib`` files and the keys it cites in, the ``.bbl`` out); that ``.bbl``
+is read as the paper's (``with_bbl``) or typeset by pdflatex in a plain ``article`` with natbib
+(``typeset``: author-year or numbers as the style is meant for, hyperref's links, the AAS journal
+macros), and the result is held to the ``.bbl`` read by ``expected_ids.py``, which imports nothing
+of the project."""
+from __future__ import annotations
+
+import functools
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+FIXTURES = Path(__file__).parent / "fixtures" / "papers"
+STYLE_FILES = Path(__file__).parent / "fixtures" / "bst"  # styles TeX Live lacks (PROVENANCE.md there)
+sys.path.insert(0, str(FIXTURES))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import expected_ids  # noqa: E402
+from paper_answers import compare  # noqa: E402
+
+from papers import read_paper  # noqa: E402
+from papers.pdf.read import pdf_reference_strings  # noqa: E402
+from resolvers.identifiers.extract import extract_identifiers  # noqa: E402
+
+# plain BibTeX, natbib, REVTeX 4.0/4.1/4.2 and AIP, IEEE, ACM, Elsevier, AMS, AAS, MNRAS, Nature,
+# Springer LNCS, SPIE, Vancouver (medicine), AGU, Quantum, Kluwer, JASA (statistics)
+STYLES = ["plain", "abbrv", "alpha", "unsrt", "ieeetr", "acm", "siam", "apalike",
+          "plainnat", "abbrvnat", "unsrtnat",
+          "apsrev", "apsrev4-1", "apsrev4-2", "aipnum4-2",
+          "IEEEtran", "IEEEtranN", "ACM-Reference-Format", "elsarticle-num", "elsarticle-harv",
+          "amsplain", "aasjournal", "mnras", "naturemag", "splncs04", "spiebib", "vancouver", "agu",
+          "quantum", "klunamed", "jasa"]
+_BIBLIOGRAPHY = re.compile(r"\\bibliography\s*\{([^}]+)\}")
+
+
+# the .bib-only papers that BibTeX (not biber) formats, and the keys each cites in citation order
+CITED = {name: answer["keys"] for name, answer in
+         sorted(json.loads((FIXTURES / "corpus.json").read_text(encoding="utf-8")).items())
+         if not name.startswith("_") and answer["kind"] == "bib" and "biblatex" not in answer["style"]}
+PAPERS = list(CITED)
+
+
+def style_file(style: str) -> str | None:
+    """Where BibTeX finds the style's ``.bst`` (this repository's, then TeX's), or None."""
+    if (STYLE_FILES / f"{style}.bst").is_file():
+        return str(STYLE_FILES / f"{style}.bst")
+    if shutil.which("kpsewhich") is None:
+        return None
+    found = subprocess.run(["kpsewhich", f"{style}.bst"], capture_output=True, text=True).stdout.strip()
+    return found or None
+
+
+def run_bibtex(files: dict[str, str], cited: list[str], style: str) -> str | None:
+    """The ``.bbl`` BibTeX writes for ``cited`` (in citation order) from the paper's databases, or
+    None where BibTeX dies before finishing it (BibTeX 0.99d's own memory faults on some entries of
+    thousands of authors under apsrev4-1/4-2 leave a cut file no author could submit)."""
+    tex = expected_ids.expand_inputs(files, expected_ids.main_tex(files))
+    databases = [Path(name.strip()).name.removesuffix(".bib")
+                 for m in _BIBLIOGRAPHY.finditer(tex) for name in m.group(1).split(",")]
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for name, text in files.items():
+            if name.endswith(".bib"):
+                (folder / Path(name).name).write_text(text, encoding="utf-8")
+        aux = "\\relax\n" + "".join(f"\\citation{{{key}}}\n" for key in cited)
+        (folder / "paper.aux").write_text(aux + f"\\bibstyle{{{style}}}\n\\bibdata{{{','.join(databases)}}}\n",
+                                          encoding="utf-8")
+        done = subprocess.run(["bibtex", "-terse", "paper"], cwd=folder, capture_output=True, timeout=120,
+                              env={**os.environ, "BSTINPUTS": f"{STYLE_FILES}:"})
+        bbl = folder / "paper.bbl"
+        text = bbl.read_text(encoding="utf-8", errors="replace") if bbl.is_file() else ""
+        return text if 0 <= done.returncode < 3 and "\\end{thebibliography}" in text else None
+
+
+def with_bbl(files: dict[str, str], bbl: str) -> bytes:
+    """The paper's files and the ``.bbl`` named after its main ``.tex``, as a tarball."""
+    members = {**files, str(Path(expected_ids.main_tex(files)).with_suffix(".bbl")): bbl}
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        for name, text in sorted(members.items()):
+            data = text.encode("utf-8")
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+@functools.cache
+def paper_files(name: str) -> dict[str, str]:
+    return expected_ids.members((FIXTURES / "corpus" / name).read_bytes())
+
+
+@functools.cache
+def title_ids(name: str) -> dict[str, set[str]]:
+    """Per lowercased key, the DOIs and arXiv ids an entry's own title names (a comment on another
+    paper): printed, but not the entry's, so neither wanted nor counted as invented."""
+    out: dict[str, set[str]] = {}
+    for member, text in paper_files(name).items():
+        if member.endswith(".bib"):
+            for key, fields in expected_ids.bib_entries(text):
+                title = fields.get("title", "")
+                found = set(expected_ids.dois_in(title)) | set(expected_ids.arxiv_in(title))
+                if found:
+                    out.setdefault(key.lower(), set()).update(found)
+    return out
+
+
+def measure(name: str, style: str) -> dict | None:
+    """Read the paper with its bibliography formatted by ``style``, against that ``.bbl`` (None when
+    BibTeX could not write it)."""
+    files = paper_files(name)
+    bbl = run_bibtex(files, CITED[name], style)
+    if bbl is None:
+        return None
+    items = expected_ids.bibitems(bbl)
+    refs = read_paper(name, with_bbl(files, bbl)).references
+    in_titles = title_ids(name)
+    wanted = [tuple([i for i in found if i not in in_titles.get(key.lower(), set())] for found in
+                    expected_ids.ids_of_bibitem(body)) for key, body in items]
+    got = compare(refs, [key for key, _ in items], wanted, len(items),
+                  optional={key: in_titles.get(key.lower(), set()) for key, _ in items})
+    got["printed"] = len(items)
+    return got
+
+
+# styles meant for author-year citations (natbib's authoryear); the others print numbers
+AUTHOR_YEAR = {"plainnat", "abbrvnat", "apalike", "jasa", "aasjournal", "mnras", "elsarticle-harv", "klunamed", "agu"}
+# journal macros the astronomy databases' entries use (\apj ...) and mnras.bst's \mn@doi, as the
+# journals' classes define them
+_JOURNALS = {"apj": "ApJ", "apjl": "ApJL", "apjs": "ApJS", "aj": "AJ", "mnras": "MNRAS", "aap": "A\\&A",
+             "pasp": "PASP", "nat": "Nature", "araa": "ARA\\&A", "prd": "Phys. Rev. D", "prl": "Phys. Rev. Lett.",
+             "physrep": "Phys. Rep.", "jcap": "JCAP", "aaps": "A\\&AS", "icarus": "Icarus", "procspie": "Proc. SPIE",
+             "apss": "Ap\\&SS", "pasj": "PASJ", "pasa": "PASA", "aapr": "A\\&A Rev.", "cqg": "CQG",
+             "prc": "Phys. Rev. C", "prb": "Phys. Rev. B", "pra": "Phys. Rev. A", "ssr": "Space Sci. Rev.",
+             "memsai": "Mem. Soc. Astron. Italiana", "baas": "BAAS", "na": "New A", "nar": "New A Rev.",
+             "jcp": "J. Chem. Phys.", "psj": "PSJ", "actaa": "AcA", "solphys": "Sol. Phys."}
+_DOCUMENT = r"""\documentclass{article}
+\usepackage[utf8]{inputenc}\usepackage[%s]{natbib}\usepackage{url}\usepackage{amsmath,amssymb}
+\usepackage{hyperref}\providecommand{\doi}[1]{\href{https://doi.org/#1}{doi:~#1}}
+\makeatletter\providecommand{\mn@doi}[1]{\href{https://doi.org/#1}{doi:\nolinkurl{#1}}}\makeatother
+%s
+\begin{document}
+\section*{Introduction}
+Text before the references.
+\input{paper.bbl}
+\end{document}
+"""
+
+
+def typeset(bbl: str, style: str) -> bytes | None:
+    """The PDF pdflatex makes of the bibliography (twice, as natbib's numbers need), or None when
+    pdflatex stops before the list's end (a macro of the entries no package here defines)."""
+    macros = "\n".join(f"\\providecommand{{\\{k}}}{{{v}}}" for k, v in _JOURNALS.items())
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "paper.bbl").write_text(bbl, encoding="utf-8")
+        mode = "authoryear" if style in AUTHOR_YEAR else "numbers"
+        (folder / "doc.tex").write_text(_DOCUMENT % (mode, macros), encoding="utf-8")
+        for _ in range(2):
+            subprocess.run(["pdflatex", "-interaction=batchmode", "-no-shell-escape", "doc.tex"], cwd=folder,
+                           capture_output=True, timeout=300)
+        log = (folder / "doc.log").read_text(encoding="utf-8", errors="replace") if (folder / "doc.log").is_file() else ""
+        pdf = folder / "doc.pdf"
+        if not pdf.is_file() or "Emergency stop" in log or "Fatal error" in log:
+            return None
+        return pdf.read_bytes()
+
+
+def measure_pdf(name: str, style: str) -> dict | None:
+    """The paper's bibliography in ``style`` typeset, read back by ``pdf_text``: entries found of
+    those printed, identifiers read, and those read that no entry of the ``.bbl`` carries (an
+    underscore of a DOI is a rule, not a glyph, in the default fonts: a DOI read without it
+    counts as carried). None when BibTeX or pdflatex could not make the PDF."""
+    bbl = run_bibtex(paper_files(name), CITED[name], style)
+    pdf = typeset(bbl, style) if bbl is not None else None
+    if bbl is None or pdf is None:
+        return None
+    items = expected_ids.bibitems(bbl)
+    carried = set()
+    for _, body in items:
+        for found in expected_ids.ids_of_bibitem(body):
+            carried.update(found)
+            carried.update(i.replace("_", "") for i in found)
+    carried |= {f"10.48550/arxiv.{i}" for i in carried}
+    refs = pdf_reference_strings(pdf)
+    read = [i for raw in refs for ids in [extract_identifiers(raw)] for i in (*ids.dois, *ids.arxiv_ids)]
+    return {"found": len(refs), "printed": len(items), "read": len(read),
+            "wrong": [i for i in read if i not in carried]}
+
