@@ -390,6 +390,17 @@ def test_a_space_inside_an_id_is_removed_only_when_the_resolvers_read_it_as_one_
     assert join_lines(["Pages 1402. 1517 of the book."], set()) == "Pages 1402. 1517 of the book."
 
 
+def test_the_dot_accent_in_a_doi_set_in_ot1_text_fonts_reads_as_its_underscore():
+    page = ('<html xmlns="http://www.w3.org/1999/xhtml"><body><doc><page width="612" height="792">'
+            '<flow><block><line xMin="72" yMin="100" xMax="400" yMax="109">'
+            '<word xMin="72" yMin="100" xMax="120" yMax="109">Springer,</word>'
+            '<word xMin="124" yMin="100" xMax="300" yMax="109">doi:10.1007/978-1-4612-2544-7\u02d99,</word>'
+            '<word xMin="304" yMin="100" xMax="360" yMax="109">\u017b\u02d9o\u0142\u0105d\u017a</word>'
+            '</line></block></flow></page></doc></body></html>')
+    line = reading_order(page.encode())[0]
+    assert line.text == "Springer, doi:10.1007/978-1-4612-2544-7_9, \u017b\u02d9o\u0142\u0105d\u017a"
+
+
 def test_reading_order_on_an_empty_document():
     assert reading_order(b'<html xmlns="http://www.w3.org/1999/xhtml"><body><doc></doc></body></html>') == []
     assert PAGE_W > 0

@@ -34,6 +34,7 @@ LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb
 # recovery mode would drop the text around them
 _CONTROL = bytes(c for c in range(32) if c not in (9, 10, 13))
 _DIGITS = re.compile(r"\d+")
+_DOI_IN_WORD = re.compile(r"10\.\d{4,9}/")
 _PAGE_NUMBER = re.compile(r"(?:page\s*)?\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?", re.I)
 
 
@@ -98,8 +99,14 @@ def parse_pages(xhtml: bytes) -> Iterator[Page]:
 
 def _unligature(text: str) -> str:
     """Typographic ligatures (U+FB00-FB06: ``ﬁ``, ``ﬃ`` ...) as their letters, so ``Oﬃce`` reads
-    ``Office`` for matching; nothing else of the text is normalised."""
-    return text.translate(LIGATURES) if any("\ufb00" <= c <= "\ufb06" for c in text) else text
+    ``Office`` for matching; and in a word holding a DOI, the dot accent ``˙`` as the underscore
+    it stands for (TeX's default OT1 text fonts keep the accent in the underscore's slot, so a DOI
+    set as text prints ``10.1007/978-1-4612-2544-7˙9``); nothing else of the text is normalised."""
+    if any("\ufb00" <= c <= "\ufb06" for c in text):
+        text = text.translate(LIGATURES)
+    if "\u02d9" in text and _DOI_IN_WORD.search(text):
+        text = text.replace("\u02d9", "_")
+    return text
 
 
 def join_glued(words: list[Word], height: float) -> list[Word]:
