@@ -218,7 +218,7 @@ def _join_break(text: str, token: str, end: int) -> tuple[str, int]:
         elif "\n" in ws.group(0) and _SYLLABLE_CUT.search(token) and _CUT_PREFIX.match(token):
             # "10.1093/mn-\nras/...": TeX's hyphen between letters, not the DOI's ("abc-\n123" keeps it)
             drop = 1 if nxt[0].isalpha() and not _HYPHENATED_CODE.match(nxt) else 0
-            ok = True
+            ok = nxt[0].isalnum()
         elif token[-1:] == "-" and _CUT_PREFIX.match(token):  # "npg- 19-227-2012"
             ok = nxt[0].isdigit() or ("\n" in ws.group(0) and nxt[0].isalnum())
         elif "\n" in ws.group(0) and token[-1:] == "." and _CUT_PREFIX.match(token):
