@@ -44,7 +44,7 @@ STYLES = ["plain", "abbrv", "alpha", "unsrt", "ieeetr", "acm", "siam", "apalike"
 _BIBLIOGRAPHY = re.compile(r"\\bibliography\s*\{([^}]+)\}")
 
 
-# the .bib-only papers that BibTeX (not biber) formats, and the keys each cites in citation order
+# the .bib-only papers that BibTeX (not biber) formats, and the keys each cites (in the answer's order)
 CITED = {name: answer["keys"] for name, answer in
          sorted(json.loads((FIXTURES / "corpus.json").read_text(encoding="utf-8")).items())
          if not name.startswith("_") and answer["kind"] == "bib" and "biblatex" not in answer["style"]}
