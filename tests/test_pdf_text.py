@@ -363,6 +363,7 @@ def test_a_supplements_own_list_does_not_replace_the_papers_list():
     (["doi: 10.1093/mn-", "ras/stz1022."], "doi: 10.1093/mnras/stz1022."),  # TeX hyphenated the DOI
     (["doi: 10.1103/Phys-", "RevD.102.024055."], "doi: 10.1103/PhysRevD.102.024055."),
     (["doi: 10.1175/JCLI-", "D-11-00234.1"], "doi: 10.1175/JCLI-D-11-00234.1"),  # the DOI's own hyphen
+    (["https://doi.org/10.3847/1538-3881%", "2Fab1234."], "https://doi.org/10.3847/1538-3881%2Fab1234."),
 ])
 def test_line_breaks_are_joined(parts, joined):
     assert join_lines(parts, {"semi-supervised"}) == joined

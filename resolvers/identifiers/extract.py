@@ -188,6 +188,9 @@ _CUT_PREFIX = re.compile(r"10\.\d{1,9}(?:\.\d{1,9}){0,4}(?:/|%2[fF])")
 _SYLLABLE_CUT = re.compile(r"[A-Za-z]-\Z")
 _HYPHENATED_CODE = re.compile(r"[A-Za-z](?:[-\d]|\Z)")
 _CODE = re.compile(r"[A-Z]{1,3}\d")  # a page or article code (B1224, S0140...), never a sentence's word
+# a URL-encoded character cut by a line break ("%" + "2F...", "%2" + "F..."): a DOI never ends in one
+_CUT_ESCAPE = re.compile(r"%[0-9A-Fa-f]?\Z")
+_ESCAPE_GOES_ON = re.compile(r"[0-9A-Fa-f]{2}")
 
 
 def _join_break(text: str, token: str, end: int) -> tuple[str, int]:
@@ -215,6 +218,8 @@ def _join_break(text: str, token: str, end: int) -> tuple[str, int]:
             ok = "\n" in ws.group(0) or any(c.isdigit() for c in nxt)
         elif "\n" in ws.group(0) and token[-1:] == "/" and _CUT_PREFIX.match(token):  # "10.1093/mnras/\nstx910"
             ok = True
+        elif "\n" in ws.group(0) and _CUT_ESCAPE.search(token) and token.startswith("10."):
+            ok = _ESCAPE_GOES_ON.match(token[token.rindex("%") + 1:] + nxt) is not None  # "1538-3881%" + "2F..."
         elif "\n" in ws.group(0) and _SYLLABLE_CUT.search(token) and _CUT_PREFIX.match(token):
             # "10.1093/mn-\nras/...": TeX's hyphen between letters, not the DOI's ("abc-\n123" keeps it)
             drop = 1 if nxt[0].isalpha() and not _HYPHENATED_CODE.match(nxt) else 0
