@@ -2,7 +2,7 @@
 bibliographies in every common form and style, each read by ``papers.read_paper`` and held to an
 answer made without the reader (``expected_ids.py``): the reference count the compiled paper
 prints, every DOI and arXiv id each entry carries found on its reference, no identifier the entry
-does not carry, and no LaTeX left in the text.
+does not carry, no LaTeX left in the text and no repeated-author dash left unfilled.
 
 The packed sources are in tests/fixtures/papers/corpus/ (``$CITELEDGER_PAPER_CORPUS`` names
 another folder). ``python tests/test_paper_corpus.py`` prints the figures over the whole corpus.
