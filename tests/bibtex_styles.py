@@ -13,7 +13,6 @@ import functools
 import io
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -41,7 +40,6 @@ STYLES = ["plain", "abbrv", "alpha", "unsrt", "ieeetr", "acm", "siam", "apalike"
           "IEEEtran", "IEEEtranN", "ACM-Reference-Format", "elsarticle-num", "elsarticle-harv",
           "amsplain", "aasjournal", "mnras", "naturemag", "splncs04", "spiebib", "vancouver", "agu",
           "quantum", "klunamed", "jasa"]
-_BIBLIOGRAPHY = re.compile(r"\\bibliography\s*\{([^}]+)\}")
 
 
 # the .bib-only papers that BibTeX (not biber) formats, and the keys each cites (in the answer's order)
@@ -66,8 +64,7 @@ def run_bibtex(files: dict[str, str], cited: list[str], style: str) -> str | Non
     None where BibTeX dies before finishing it (BibTeX 0.99d's own memory faults on some entries of
     thousands of authors under apsrev4-1/4-2 leave a cut file no author could submit)."""
     tex = expected_ids.expand_inputs(files, expected_ids.main_tex(files))
-    databases = [Path(name.strip()).name.removesuffix(".bib")
-                 for m in _BIBLIOGRAPHY.finditer(tex) for name in m.group(1).split(",")]
+    databases = [Path(name).name.removesuffix(".bib") for name in expected_ids.database_names(tex)]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         for name, text in files.items():
