@@ -167,11 +167,14 @@ def split_numbered(lines: list[Line]) -> list[Entry] | None:
         m = best_label.match(first.text.lstrip())
         assert m is not None
         n = int(m.group(1))
-        label_words = len(m.group(0).split())
-        stripped = Line(first.page, first.x0, first.y0, first.x1, first.y1, first.words[label_words:],
-                        first.column, first.left)
-        entries.append(Entry([stripped] + lines[a + 1:b], n))
+        entries.append(Entry([_without_label(first, m.group(0))] + lines[a + 1:b], n))
     return entries
+
+
+def _without_label(line: Line, label: str) -> Line:
+    """The entry's first line less the words its label (``[12]``, ``[AL09]``, ``[HSK +22]``) took."""
+    return Line(line.page, line.x0, line.y0, line.x1, line.y1, line.words[len(label.split()):],
+                line.column, line.left)
 
 
 def _hang(lines: list[Line]) -> float | None:
@@ -262,10 +265,7 @@ def split_labelled(lines: list[Line]) -> list[Entry] | None:
     for a, b in zip(starts, starts[1:] + [len(lines)]):
         first = lines[a]
         m = _KEY_LABEL.match(first.text.lstrip())
-        words = len(m.group(0).split()) if m else 0
-        stripped = Line(first.page, first.x0, first.y0, first.x1, first.y1, first.words[words:],
-                        first.column, first.left)
-        entries.append(Entry([stripped] + lines[a + 1:b]))
+        entries.append(Entry([_without_label(first, m.group(0) if m else "")] + lines[a + 1:b]))
     return entries
 
 
