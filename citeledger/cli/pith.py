@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from citeledger.cli.preflight import check_inputs
-from resolvers.errors import ConfigError, UsageError
+from resolvers.errors import ConfigError, InputError, UsageError
 
 
 def sign_option(p: argparse.ArgumentParser) -> None:
@@ -106,23 +106,27 @@ def compare_lines(result: Mapping[str, Any], width: int) -> list[str]:
 
 def pith_trusted_key(path: Path) -> Any:
     """``--pith-key``: a key document as Pith publishes one (or ``citeledger keys show --format json``)."""
+    from citeledger.pith.reader import load_pith_json
     from citeledger.pith.receipts import trusted_key
 
     try:
-        return trusted_key(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError, AttributeError) as exc:
+        return trusted_key(load_pith_json(path))
+    except InputError as exc:  # names the file already
+        raise ConfigError(f"--pith-key {exc}") from None
+    except (ValueError, AttributeError) as exc:
         raise ConfigError(f"--pith-key {path}: {exc}") from None
 
 
 def pith_failures(path: Path, key: Any) -> list[str]:
     """Why the Pith receipt of a record file does not hold, each failure by name and meaning; empty: it holds."""
     from citeledger.pith import receipts
+    from citeledger.pith.reader import load_pith_json
     from citeledger.pith.schema import RecordKind, record_kind
 
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        return [f"cannot read a JSON record: {exc}"]
+        document = load_pith_json(path)
+    except InputError as exc:
+        return [f"cannot read a JSON record: {str(exc).removeprefix(f'{path}: ')}"]
     kind = record_kind(document)
     if kind is RecordKind.PITH_NUMBER_RECORD:
         failures = receipts.verify_number_record(document, key)

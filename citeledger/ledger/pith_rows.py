@@ -7,7 +7,6 @@ verdict per reference, and a record read from elsewhere must never take its plac
 """
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
@@ -19,7 +18,7 @@ import pyarrow as pa
 from citeledger.catalog.store import dict_rows
 from citeledger.ledger.store import PITH_OBSERVATION_SCHEMA, LedgerStore, connect_views, require_ledger
 from citeledger.pith.export_parts import arxiv_parts
-from citeledger.pith.reader import PithRead, pair_rows, read_pith
+from citeledger.pith.reader import PithRead, load_pith_file, pair_rows
 from citeledger.pith.schema import RecordKind
 from citeledger.storage import locking
 from citeledger.storage.places import LedgerDir
@@ -38,20 +37,6 @@ class PithImport:
     paper: str | None
     rows: int
     written: Path | None = None
-
-
-def read_pith_file(path: Path) -> PithRead:
-    """A Pith record file; every error is an ``InputError`` naming the file."""
-    try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read ({type(exc).__name__}: {exc})") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: line {exc.lineno}: not JSON ({exc.msg})") from None
-    try:
-        return read_pith(document)
-    except InputError as exc:
-        raise InputError(f"{path}: {exc}") from None
 
 
 def _timestamp(value: Any, where: str) -> datetime | None:
@@ -77,7 +62,7 @@ def pith_table(read: PithRead, file: str, imported_at: datetime) -> pa.Table:
 def import_pith(files: Sequence[Path], ledger_dir: LedgerDir, imported_at: datetime) -> list[PithImport]:
     """Read every file first (one bad file: an error naming it, and nothing written), then write each
     citation record's rows under the ledger's writer lock."""
-    reads = [(str(path), read_pith_file(path)) for path in files]
+    reads = [(str(path), load_pith_file(path)) for path in files]
     tables = [(file, read, pith_table(read, file, imported_at) if read.rows else None) for file, read in reads]
     store = LedgerStore(ledger_dir)
     locking.acquire_ledger(ledger_dir)

@@ -7,15 +7,18 @@ A row keeps Pith's observation id and digest, and says whether that digest is th
 Pith read the reference (``arxiv_source``, ``pdf_text``). Pith's ``work_id`` lives in another id
 space than the catalog's, so it is kept as ``pith:<id>``; the DOI and arXiv id are what a
 comparison can join on. Pith gives no raw string, no score and no rule reason: those are null.
-A member that is missing or of the wrong type is an ``InputError`` naming its path.
+A member that is missing or of the wrong type is an ``InputError`` naming its path;
+``load_pith_file`` turns any failure to read a file (not JSON, nested past the parser's depth, a
+number of thousands of digits, a value no digest can hold) into one naming the file.
 """
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from resolvers.errors import InputError
+from resolvers.errors import CiteledgerError, InputError
 
 from .digests import canonical_sha256, context_digest, observation_digest
 from .export_parts import arxiv_parts
@@ -53,6 +56,16 @@ def _get(obj: Any, path: str, kinds: tuple[type, ...], *, nullable: bool = False
         return None
     if not isinstance(value, kinds) or isinstance(value, bool) and bool not in kinds:
         raise InputError(f"{path}: expected {' or '.join(k.__name__ for k in kinds)}, got {type(value).__name__}")
+    return value
+
+
+def _object(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """``obj[key]`` when it is an object, {} when it is absent or null; any other type is an error."""
+    value = obj.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InputError(f"{key}: expected dict, got {type(value).__name__}")
     return value
 
 
@@ -113,8 +126,8 @@ def read_number_record(record: Mapping[str, Any]) -> PithRead:
         "arxiv_id": source.get("id") if source.get("kind") == "arxiv" else None, "version": source.get("version"),
         "title": paper.get("title"), "primary_category": paper.get("primary_cat"),
         "cross_categories": paper.get("cross_cats"), "submitted_at": paper.get("submitted_at"),
-        "license": paper.get("license"), "key_id": (record.get("receipt") or {}).get("key_id"),
-        "references": ((record.get("graph_snapshot") or {}).get("references") or {}).get("count"),
+        "license": paper.get("license"), "key_id": _object(record, "receipt").get("key_id"),
+        "references": _object(_object(record, "graph_snapshot"), "references").get("count"),
     }
     return PithRead(RecordKind.PITH_NUMBER_RECORD, stated, canonical_sha256(canonical) == stated, facts)
 
@@ -128,6 +141,32 @@ def read_pith(record: Any) -> PithRead:
         return read_number_record(record)
     raise InputError(f"schema: not a Pith record ({kind.value}); expected pith.paper-citation-record.v1 "
                      "or a pith_number_record")
+
+
+def load_pith_json(path: Path) -> Any:
+    """The JSON document of a file; every failure an ``InputError`` naming the file (and the line,
+    for text that is not JSON)."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read ({type(exc).__name__}: {exc})") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: line {exc.lineno}: not JSON ({exc.msg})") from None
+    except RecursionError:
+        raise InputError(f"{path}: not JSON that can be read (nested deeper than the parser goes)") from None
+    except ValueError as exc:  # a number of more digits than Python converts
+        raise InputError(f"{path}: not JSON that can be read ({str(exc).split(';')[0]})") from None
+
+
+def load_pith_file(path: Path) -> PithRead:
+    """A Pith record file read (``read_pith``); every error an ``InputError`` naming the file."""
+    document = load_pith_json(path)
+    try:
+        return read_pith(document)
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+    except CiteledgerError as exc:  # a value no digest can hold (NaN, an integer past 2**53)
+        raise InputError(f"{path}: {exc}") from None
 
 
 def pair_rows(ours: Sequence[Mapping[str, Any]], theirs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
