@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, Mapping
 
 
 class Status(str, Enum):
@@ -23,7 +23,8 @@ class Status(str, Enum):
 
     @property
     def is_link(self) -> bool:
-        """True when the observation asserts which work is cited (what precision counts)."""
+        """True when the observation asserts which work is cited (what precision counts): the one
+        meaning of "linked" in citeledger (records, pages, the site, run summaries, exports)."""
         return self in (Status.VERIFIED_EXACT, Status.VERIFIED_FUZZY)
 
     @property
@@ -34,6 +35,16 @@ class Status(str, Enum):
 
 
 STATE_ORDER: tuple[Status, ...] = tuple(Status)
+# the states of a link (``Status.is_link``), and of an observation carrying a work (``names_work``)
+LINKED_STATES: frozenset[str] = frozenset(s.value for s in Status if s.is_link)
+WORK_STATES: frozenset[str] = frozenset(s.value for s in Status if s.names_work)
+
+
+def linked_count(by_status: Mapping[str, Any]) -> int:
+    """The references linked to a work, from counts by state: ``verified_exact`` and
+    ``verified_fuzzy`` only; a ``metadata_mismatch`` names a work the string contradicts and is
+    counted on its own, never as a link. Every "linked" figure citeledger shows is this one."""
+    return sum(int(by_status.get(state) or 0) for state in LINKED_STATES)
 
 
 class Reason(str, Enum):

@@ -95,8 +95,9 @@ def test_pages_open_with_as_of_and_show_the_new_fields():
     text = render_ledger_text(record)
     first = text.splitlines()[0]
     assert first == ("As of 2026-01-01T10:00:00.000000Z, this record measured the resolution of 2 of 2 references, "
-                     "the notices of the cited works of 1 of 1 linked references and the citations from the 1 references in this ledger "
-                     "that cite the paper; it did not measure citations from outside this ledger.")
+                     "the notices of the cited works of 1 of 1 references naming a catalog work and the citations "
+                     "from the 1 references in this ledger that cite the paper; it did not measure citations from "
+                     "outside this ledger.")
     assert "handle p-pisuz2mz5v | aliases: 0704.0001, arXiv:0704.0001, 0704.0001v1" in text
     assert "submitted 2007-04-02T19:18:42Z, last updated 2007-04-03T10:00:00Z" in text
     assert "paper-z \"Paper Z\" reference [3] (verified_fuzzy via raw_fallback)" in text

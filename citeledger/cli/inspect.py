@@ -43,6 +43,7 @@ def cmd_catalog_info(args: argparse.Namespace) -> int:
 def cmd_runs(args: argparse.Namespace) -> int:
     from citeledger.ledger.inspect import ledger_runs
     from citeledger.ledger.store import require_ledger
+    from resolvers.model import linked_count
 
     require_ledger(args.ledger)
     runs = ledger_runs(args.ledger)
@@ -52,7 +53,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     print(f"{'run':<34} {'started':<20} {'finished':<20} {'state':<10} {'refs':>8} {'rejects':>7} {'links':>7} "
           f"{'raw changed':>11}")
     for run in runs:
-        links = sum(run["states"].get(s, 0) for s in ("verified_exact", "verified_fuzzy"))
+        links = linked_count(run["states"])
         print(f"{run['run_id']:<34} {(run['started_at'] or '')[:19]:<20} {(run['finished_at'] or '-')[:19]:<20} "
               f"{run['state']:<10} {_n(run['references']):>8} {_n(run['rejects']):>7} "
               f"{_n(links if run['state'] == 'finished' else None):>7} {_n(run.get('reference_changes')):>11}")

@@ -45,19 +45,20 @@ def _names(tables: Mapping[str, Any], *wanted: str) -> list[str]:
     return [t for t in wanted if t in tables] or list(wanted[:1])
 
 
-def coverage_lanes(out_items: list[dict], linked: list[dict], inbound_page: Mapping[str, Any],
+def coverage_lanes(out_items: list[dict], named: list[dict], inbound_page: Mapping[str, Any],
                    tables: Mapping[str, Any], as_of: Any, paper_work: Mapping[str, Any] | None) -> dict[str, Any]:
     """Resolution, notices, inbound, external citations and the paper's metadata: what each covers,
     out of what, from which tables, as of when, and whether it was measured."""
     decided = sum(1 for i in out_items if i["status"] != Status.UNAVAILABLE.value)
-    return lanes(len(out_items), decided, [i["notice"] for i in linked], inbound_page, tables, as_of, paper_work)
+    return lanes(len(out_items), decided, [i["notice"] for i in named], inbound_page, tables, as_of, paper_work)
 
 
-def lanes(references: int, decided: int, linked_notices: list[Mapping[str, Any]], inbound_page: Mapping[str, Any],
+def lanes(references: int, decided: int, named_notices: list[Mapping[str, Any]], inbound_page: Mapping[str, Any],
           tables: Mapping[str, Any], as_of: Any, paper_work: Mapping[str, Any] | None) -> dict[str, Any]:
-    """``coverage_lanes`` from its counts: the references, those decided, the notice of each linked one."""
-    measured = sum(1 for n in linked_notices if n["state"] == "measured")
-    distinct = {id(n): n for n in linked_notices}.values()  # the records of a pass share a work's notice
+    """``coverage_lanes`` from its counts: the references, those decided, the notice of each one naming a
+    catalog work (a link or a ``metadata_mismatch``)."""
+    measured = sum(1 for n in named_notices if n["state"] == "measured")
+    distinct = {id(n): n for n in named_notices}.values()  # the records of a pass share a work's notice
     checked = sorted({s for n in distinct for s in n.get("sources_checked") or []})
     times = sorted({n["checked_at"] for n in distinct if n["checked_at"]})
     families = {family(s) for s in checked}
@@ -68,9 +69,10 @@ def lanes(references: int, decided: int, linked_notices: list[Mapping[str, Any]]
             "sources": _names(tables, "current", "observations"), "as_of": as_of,
         },
         "notices": {
-            "state": lane_state(measured, len(linked_notices)), "observed": measured,
-            "denominator": len(linked_notices),
-            "means": "linked references whose cited work's notices were checked, out of all linked references; "
+            "state": lane_state(measured, len(named_notices)), "observed": measured,
+            "denominator": len(named_notices),
+            "means": "references naming a catalog work (linked, or whose identifier names another work) whose "
+                     "work's notices were checked, out of all of them; "
                      "sources checked: " + (", ".join(checked) or "none") + "; not checked: " +
                      (", ".join(n for _, n in NOTICE_FAMILIES if n not in families) or "none"),
             "sources": _names(tables, "notices"), "as_of": times[-1] if times else None,

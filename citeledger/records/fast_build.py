@@ -34,7 +34,7 @@ from citeledger.records.evidence import (  # noqa: F401 - tests take json_number
 )
 from resolvers.errors import JCSError
 from resolvers.jcs import jcs_exact, jcs_plain, names_out_of_order, orjson_text_is_jcs
-from resolvers.model import Status
+from resolvers.model import WORK_STATES, Status, linked_count
 from resolvers.notices.standing import (
     StandingNotice,
 )
@@ -105,7 +105,7 @@ class _Pass:
         (kept in ``notice_cache`` by work, ids and linkedness)."""
         if not work_id:
             return (None, None, None, None, *self.notice(row))
-        linked = status in records.LINK_STATES
+        linked = status in WORK_STATES
         catalog_row, notice_row = self.works.get(work_id), self.notices.get(work_id)
         key = ("cited", work_id, row["doi"], row["arxiv_id"], linked)
         hit = self.notice_cache.get(key)
@@ -202,17 +202,18 @@ def _score_vouched(score: Any) -> bool:
 
 class _Entries:
     """A record's entries as ``_entries`` tallies them: the entries, their JCS forms (None when
-    one is missing), the linked and noticed ones, the counts by status and standing
-    (``records.state_counts``) and what coverage counts (``records.coverage.lanes``)."""
+    one is missing), those naming a catalog work (a link or a mismatch) and the noticed ones, the
+    counts by status and standing (``records.state_counts``) and what coverage counts
+    (``records.coverage.lanes``)."""
 
-    __slots__ = ("items", "canon", "linked", "linked_notices", "noticed", "noticed_canon", "by_status",
+    __slots__ = ("items", "canon", "named", "named_notices", "noticed", "noticed_canon", "by_status",
                  "by_standing", "decided")
 
     def __init__(self) -> None:
         self.items: list[dict] = []
         self.canon: list[dict | None] | None = []
-        self.linked: list[dict] = []
-        self.linked_notices: list[Mapping[str, Any]] = []
+        self.named: list[dict] = []
+        self.named_notices: list[Mapping[str, Any]] = []
         self.noticed: list[dict] = []
         self.noticed_canon: list[dict | None] = []
         self.by_status = {s: 0 for s in records.STATES}
@@ -241,9 +242,9 @@ def _entries(out_rows: list[Mapping[str, Any]], ctx: _Pass) -> _Entries | None:
                 canon.append(item_canon)
         if status != _UNAVAILABLE:
             got.decided += 1
-        if status in records.LINK_STATES and item["resolved"]:
-            got.linked.append(item)
-            got.linked_notices.append(notice)
+        if status in WORK_STATES and item["resolved"]:
+            got.named.append(item)
+            got.named_notices.append(notice)
             by_standing[standing] += 1
         if standing not in _NO_NOTICE:
             got.noticed.append(item)
@@ -298,7 +299,7 @@ def _record(paper_id: str, paper_work: Mapping[str, Any] | None, out_rows: list[
             provenance: Mapping[str, Any]) -> BuiltRecord:
     titles = provenance.get("citing_titles") or {}
     in_items = [records.inbound_entry(r, titles) for r in in_rows]
-    counts = {"references": len(got.items), "by_status": got.by_status, "linked": len(got.linked),
+    counts = {"references": len(got.items), "by_status": got.by_status, "linked": linked_count(got.by_status),
               "cited_works_by_standing": got.by_standing, "inbound": len(in_items)}
     gen = records.plain_value(dict(generated_from))
     times = [t for t in (r.get("observed_at") for r in out_rows + in_rows) if t]
@@ -307,7 +308,7 @@ def _record(paper_id: str, paper_work: Mapping[str, Any] | None, out_rows: list[
     citing_ids = sorted({r["citing_paper"] for r in out_rows})
     paper = record_paper.paper_section(paper_id, records.plain_value(paper_work), records.work_view(paper_work),
                                        citing_ids)
-    coverage = lanes(len(got.items), got.decided, got.linked_notices, inbound_page, gen.get("tables") or {}, as_of,
+    coverage = lanes(len(got.items), got.decided, got.named_notices, inbound_page, gen.get("tables") or {}, as_of,
                      paper_work)
     page_caps = {"outbound": page_cap, "inbound": page_cap}
     record = BuiltRecord(schema=records.RECORD_SCHEMA, as_of=as_of, paper=paper, counts=counts, outbound=outbound_page,

@@ -21,7 +21,7 @@ from citeledger.records.coverage import coverage_lanes, notice_receipts
 from citeledger.records.evidence import json_number, parse_evidence, plain_float  # noqa: F401 - tests take json_number from here
 from resolvers.canonical import canonical_json
 from resolvers.jcs import jcs_plain, jcs_sha256
-from resolvers.model import STATE_ORDER, Status
+from resolvers.model import STATE_ORDER, WORK_STATES, linked_count
 from resolvers.notices.standing import (
     StandingNotice,
     UnavailableReason,
@@ -47,7 +47,6 @@ RECORD_SCHEMA_V1 = "pith.paper-citation-record.v1"
 SCHEMA_FILES = {RECORD_SCHEMA: "paper-citation-record.v2.json",
                 RECORD_SCHEMA_V1: "citeledger.paper-citation-record.v1.json"}
 STATES: tuple[str, ...] = tuple(s.value for s in STATE_ORDER)
-LINK_STATES = frozenset(s.value for s in Status if s.names_work)
 STANDINGS = ("retracted", "withdrawn", "expression_of_concern", "reinstated", "corrected", "none", "unknown")
 DEFAULT_PAGE_CAP = 1000
 DIGEST_FIELD = "content_digest"
@@ -260,7 +259,7 @@ def outbound_entry(row: Mapping[str, Any], notices: Mapping[str, Any], works: Ma
                     provenance: Mapping[str, Any]) -> dict[str, Any]:
     status = str(row.get("status"))
     work_id = row.get("work_id")
-    linked = bool(work_id) and status in LINK_STATES
+    linked = bool(work_id) and status in WORK_STATES
     fingerprint = (provenance.get("run_catalog") or {}).get(row.get("run_id"))
     return {
         "reference_index": int(row.get("reference_index") or 0),
@@ -334,18 +333,20 @@ def inbound_entry(row: Mapping[str, Any], titles: Mapping[str, str]) -> dict[str
 
 
 def state_counts(out_items: list[dict], in_items: list[dict]) -> tuple[dict[str, Any], list[dict]]:
-    """The record's ``counts`` and its linked items (those the counts by standing are taken over)."""
+    """The record's ``counts`` and its items naming a catalog work (those the counts by standing and
+    the notices lane are taken over: the links and the ``metadata_mismatch`` references). ``linked``
+    counts the links alone (``resolvers.model.linked_count``)."""
     by_status = {s: 0 for s in STATES}
     for item in out_items:
         if item["status"] not in by_status:
             raise ValueError(f"reference {item['reference_index']}: unknown status {item['status']!r}")
         by_status[item["status"]] += 1
-    linked = [i for i in out_items if i["status"] in LINK_STATES and i["resolved"]]
+    named = [i for i in out_items if i["status"] in WORK_STATES and i["resolved"]]
     by_standing = {s: 0 for s in STANDINGS}
-    for item in linked:
+    for item in named:
         by_standing[item["notice"]["standing"]] += 1
-    return {"references": len(out_items), "by_status": by_status, "linked": len(linked),
-            "cited_works_by_standing": by_standing, "inbound": len(in_items)}, linked
+    return {"references": len(out_items), "by_status": by_status, "linked": linked_count(by_status),
+            "cited_works_by_standing": by_standing, "inbound": len(in_items)}, named
 
 
 def sorted_rows(rows: Sequence[Mapping[str, Any]], outbound: bool, plain: bool = False) -> list[dict]:
@@ -369,7 +370,7 @@ def build_record_per_row(paper_id: str, paper_work: Mapping[str, Any] | None, ou
     out_rows, in_rows = sorted_rows(outbound, True, plain), sorted_rows(inbound, False, plain)
     out_items = [outbound_entry(r, notices, works, provenance) for r in out_rows]
     in_items = [inbound_entry(r, provenance.get("citing_titles") or {}) for r in in_rows]
-    counts, linked = state_counts(out_items, in_items)
+    counts, named = state_counts(out_items, in_items)
     gen = plain_value(dict(generated_from))
     times = [t for t in (r.get("observed_at") for r in out_rows + in_rows) if t]
     as_of = gen.get("as_of") or (max(times) if times else None)
@@ -383,7 +384,7 @@ def build_record_per_row(paper_id: str, paper_work: Mapping[str, Any] | None, ou
         "outbound": paged(out_items, page_cap),
         "with_notices": [i for i in out_items if i["notice"]["standing"] not in ("none", "unknown")],
         "inbound": inbound_page,
-        "coverage": coverage_lanes(out_items, linked, inbound_page, gen.get("tables") or {}, as_of, paper_work),
+        "coverage": coverage_lanes(out_items, named, inbound_page, gen.get("tables") or {}, as_of, paper_work),
         "page_caps": {"outbound": page_cap, "inbound": page_cap},
         "empty_means": dict(EMPTY_MEANS),
         "generated_from": gen,

@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from resolvers.model import Status
+from resolvers.model import linked_count
 
 
 @dataclass(frozen=True)
@@ -31,8 +31,8 @@ class RunSummary:
 
     @property
     def links(self) -> int:
-        """References linked to a work (the states that carry one)."""
-        return sum(self.states.get(s.value, 0) for s in Status if s.is_link)
+        """References linked to a work (``resolvers.model.linked_count``: verified_exact + verified_fuzzy)."""
+        return linked_count(self.states)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunSummary:

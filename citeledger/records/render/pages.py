@@ -143,8 +143,7 @@ def text_page(view: RecordView) -> str:
     lines += [f"  {line}" for line in paper_facts(record)]
     lines += [f"  link: {href}" for _, href in words.work_links(work)]
     lines += ["", f"Notices: {words.works_sentence(view.noticed)}", "",
-              f"References by state ({record['counts']['references']} references, {record['counts']['linked']} "
-              "linked to a catalog work):"]
+              f"References by state ({words.linked_words(record['counts'])}):"]
     lines += [f"  {plain:<34} {count:>6}  ({state}: {meaning})"
               for state, plain, meaning, _, count in state_rows(record)]
     lines += ["", "What this record measured:"]
@@ -276,8 +275,7 @@ def html_summary(view: RecordView) -> list[str]:
     alarming = any(s in words.ALARMING for s in view.noticed)
     page.append(f'<p class="{"alarm" if alarming else "notices"}">{e(words.works_sentence(view.noticed))}</p>')
     page += html_notices(view)
-    page += [f"<h2>References by state ({e(record['counts']['references'])} references, "
-             f"{e(record['counts']['linked'])} linked to a catalog work)</h2>",
+    page += [f"<h2>References by state ({e(words.linked_words(record['counts']))})</h2>",
              '<table class="states"><tr><th>state</th><th>in words</th><th class="num">references</th>'
              "<th>what it means</th></tr>"]
     page += [f'<tr><td><span class="sw {state_class(s)}"></span> <code>{e(s)}</code></td><td>{e(plain)}</td>'

@@ -75,9 +75,9 @@ def as_of_sentence(record: Mapping[str, Any]) -> str:
                                        ("resolution", res)) if lane["state"] == "not_measured"]
     return (f"As of {record.get('as_of') or 'an unknown time'}, this record measured the resolution of "
             f"{res['observed']} of {res['denominator']} references, the notices of the cited works of "
-            f"{notes['observed']} of {notes['denominator']} linked references and the citations from the "
-            f"{inbound['denominator']} references in this ledger that cite the paper; it did not measure citations "
-            f"from outside this ledger" + (f", nor {', '.join(missing)}" if missing else "") + ".")
+            f"{notes['observed']} of {notes['denominator']} references naming a catalog work and the citations "
+            f"from the {inbound['denominator']} references in this ledger that cite the paper; it did not measure "
+            f"citations from outside this ledger" + (f", nor {', '.join(missing)}" if missing else "") + ".")
 
 
 def provenance_of(item: Mapping[str, Any]) -> str | None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 from urllib.parse import quote
 
+from resolvers.model import linked_count
+
 # state: (plain words, what it means, colour on the HTML page)
 STATES: dict[str, tuple[str, str, str]] = {
     "verified_exact": ("verified exactly",
@@ -31,7 +33,7 @@ ALARMING = ("retracted", "withdrawn", "expression_of_concern")
 
 # coverage lane: what it counts, the unit of its numbers
 LANES = {"resolution": ("References resolved", "references"),
-         "notices": ("Retraction and correction notices checked", "linked references"),
+         "notices": ("Retraction and correction notices checked", "references naming a catalog work"),
          "inbound": ("Citations from papers in this ledger", "citing references"),
          "external_citations": ("Citations from outside this ledger", ""),
          "paper_metadata": ("The paper's own metadata (categories, versions, dates)", "fields")}
@@ -125,6 +127,16 @@ def works_by_standing(noticed: list[Mapping[str, Any]]) -> dict[str, list[str]]:
 
 def plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def linked_words(counts: Mapping[str, Any]) -> str:
+    """"40 references, 31 linked to a catalog work, 2 whose identifier names another work": linked
+    is ``verified_exact`` + ``verified_fuzzy`` (``resolvers.model.linked_count``), taken from the
+    counts by state (so a record written before that meaning says the same), a mismatch its own count."""
+    by_status = counts.get("by_status") or {}
+    mismatch = int(by_status.get("metadata_mismatch") or 0)
+    return (f"{plural(int(counts.get('references') or 0), 'reference')}, {linked_count(by_status)} linked to a "
+            "catalog work" + (f", {mismatch} whose identifier names another work" if mismatch else ""))
 
 
 def works_sentence(by_standing: Mapping[str, list[str]]) -> str:
