@@ -12,6 +12,7 @@ nothing leaves the machine."""
 from __future__ import annotations
 
 import os
+import re
 import selectors
 import shutil
 import subprocess
@@ -46,6 +47,8 @@ _CHUNK = 1 << 16
 # pdftotext's exit statuses (poppler's man page)
 EXIT_REASONS = {1: "error opening the PDF: damaged or not a PDF", 3: "the PDF's permissions forbid copying its text",
                 99: "error reading the PDF"}
+# the trailer's (or cross-reference stream's) /Encrypt entry, which is never itself encrypted
+_ENCRYPT = re.compile(rb"/Encrypt\s*(?:\d+\s+\d+\s+R|<<)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +101,9 @@ def layout_xhtml(data: bytes, limits: PdfTextLimits | None = None, binary: str =
         for pipe in (proc.stdin, proc.stdout):
             if pipe is not None and not pipe.closed:
                 pipe.close()
+    if code == 1 and _ENCRYPT.search(data):
+        raise PdfTextProblem("pdf_unreadable", "the PDF is encrypted: it opens only with its password, "
+                             "so its text cannot be read")
     if code != 0:
         why = EXIT_REASONS.get(code, f"exit status {code}")
         raise PdfTextProblem("pdf_unreadable", f"pdftotext could not read this PDF ({why})")
