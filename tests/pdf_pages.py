@@ -52,3 +52,34 @@ def column_lines(entries: list[list[str]], x: float, y: float, step: float = 11.
             out.append((x + (0 if i == 0 else hang or label_width), y, text))
             y += step
     return out, y
+
+
+def nested_forms_pdf(depth: int = 26, words: int = 45) -> bytes:
+    """A one-page PDF of about 6 KB whose page draws a form object that draws the next one twice,
+    ``depth`` levels deep, the last printing ``words`` words: 2**depth copies of the words on one
+    page, which poppler's text output gathers in memory without end (a hostile PDF's shape). With
+    no words the last level strokes a line: the work never ends, but takes no memory."""
+    leaf = b"BT /F1 9 Tf 72 700 Td " + b" ".join(b"(w%d x y z) Tj 0 -10 Td" % k for k in range(words)) + b" ET"
+    leaf = leaf if words else b"72 700 m 300 700 l S"
+    forms = []
+    for level in range(depth):
+        stream = leaf if level == depth - 1 else b"/Y Do /Y Do"
+        inner = f"/XObject << /Y {7 + level} 0 R >> " if level < depth - 1 else ""
+        forms.append(f"<< /Type /XObject /Subtype /Form /BBox [0 0 {PAGE_W} {PAGE_H}] /Resources << {inner}"
+                     f"/Font << /F1 5 0 R >> >> /Length {len(stream)} >>\nstream\n".encode() + stream + b"\nendstream")
+    content = b"/X Do"
+    body = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {PAGE_W} {PAGE_H}] /Resources << /Font << /F1 5 0 R >> "
+            f"/XObject << /X 6 0 R >> >> /Contents 4 0 R >>".encode(),
+            b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>", *forms]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, obj in enumerate(body, 1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + obj + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(body) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
+    out += f"trailer\n<< /Size {len(body) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)

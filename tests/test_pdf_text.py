@@ -9,16 +9,22 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
-from pdf_pages import PAGE_W, column_lines, make_pdf
+from pdf_pages import PAGE_W, column_lines, make_pdf, nested_forms_pdf
 from rapidfuzz import fuzz
 
+from papers.model import MiB
 from papers.pdf.entries import join_lines, reference_strings, split_entries
 from papers.pdf.layout import Line, Word, reading_order
 from papers.pdf.read import (
+    MAX_MEMORY_BYTES,
     SOURCE,
     PdfTextLimits,
     PdfTextProblem,
@@ -222,6 +228,72 @@ def test_an_extraction_writing_past_its_byte_limit_is_stopped(tmp_path):
     with pytest.raises(PdfTextProblem) as exc:
         layout_xhtml(b"%PDF-1.4", PdfTextLimits(max_layout_bytes=1 << 20, seconds=30), binary=program)
     assert exc.value.code == "too_large"
+
+
+@needs_pdftotext
+def test_a_pdf_of_form_objects_drawing_each_other_26_levels_deep_is_a_reject_within_the_memory_bound():
+    pdf = nested_forms_pdf(26)
+    assert len(pdf) < 8 * 1024
+    with pytest.raises(PdfTextProblem) as exc:  # a bound below the default, so the test takes a second
+        layout_xhtml(pdf, PdfTextLimits(max_memory_bytes=128 * MiB, seconds=600))
+    assert exc.value.code == "too_large" and "memory bound of 128 MiB" in exc.value.reason
+    assert 128 * MiB <= MAX_MEMORY_BYTES <= 512 * MiB  # the default stops it too (15-25 s measured)
+    # every real PDF of the fixtures reads within a far smaller bound
+    for pdf_file in sorted(PDFS.glob("*.pdf"))[:3]:
+        assert layout_xhtml(pdf_file.read_bytes(), PdfTextLimits(max_memory_bytes=64 * MiB))
+
+
+def _alive(pid: int) -> bool:
+    """The process exists and is not a zombie (a killed child nobody has reaped yet)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return "\nState:\tZ" not in status and "\nState:\tX" not in status
+
+
+@needs_pdftotext
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+def test_kill_9_of_resolve_leaves_no_pdftotext_behind(tmp_path, default_catalog):
+    """``citeledger resolve`` reading a PDF that keeps pdftotext busy is killed with SIGKILL, which
+    can clean nothing up: its pdftotext ends with it. A ``pdftotext`` first on PATH notes its pid
+    and becomes the real one."""
+    real = pdftotext_path()
+    assert real is not None
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    pid_file = tmp_path / "pdftotext.pid"
+    wrapper = tools / "pdftotext"
+    wrapper.write_text(f"#!/bin/sh\necho $$ > {pid_file}.tmp && mv {pid_file}.tmp {pid_file}\nexec {real} \"$@\"\n")
+    wrapper.chmod(0o755)
+    pdf = tmp_path / "2101.00001.pdf"
+    pdf.write_bytes(nested_forms_pdf(40, words=0))  # busy for ever, within any memory bound
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_API_URL", "CITELEDGER_"))}
+    env.update(PATH=f"{tools}:{env.get('PATH', '')}", PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    code = "import sys; from citeledger import cli; sys.exit(cli.main(sys.argv[1:]))"
+    resolve = subprocess.Popen([sys.executable, "-c", code, "resolve", str(pdf), "--catalog", str(default_catalog),
+                                "--ledger", str(tmp_path / "ledger")], env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 300
+        while not pid_file.exists():
+            assert resolve.poll() is None, resolve.stderr.read().decode()[-2000:] if resolve.stderr else ""
+            assert time.monotonic() < deadline, "resolve never started pdftotext"
+            time.sleep(0.05)
+        pid = int(pid_file.read_text())
+        while Path(f"/proc/{pid}/comm").read_text().strip() != "pdftotext":  # the wrapper's exec is done
+            time.sleep(0.01)
+        assert _alive(pid)
+    finally:
+        resolve.kill()
+        resolve.wait()
+    deadline = time.monotonic() + 60
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    alive = _alive(pid)
+    if alive:
+        os.kill(pid, signal.SIGKILL)
+    assert not alive, "pdftotext outlived the resolve that started it"
 
 
 @needs_pdftotext
