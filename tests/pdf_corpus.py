@@ -14,6 +14,7 @@ it is found when an entry the reader gives carries it. An identifier the reader 
 entry of the answer carries is invented."""
 from __future__ import annotations
 
+import html
 import json
 import re
 import subprocess
@@ -54,10 +55,12 @@ def answers(kinds: tuple[str, ...] = ("hand", "source", "peers")) -> list[Answer
 
 
 def pdf_text(pdf: Path) -> str:
-    """The PDF's whole text layer, lowercased, with line breaks (and a hyphen before one) closed,
-    so an identifier cut at a line end is still seen as printed."""
-    out = subprocess.run(["pdftotext", "-enc", "UTF-8", str(pdf), "-"], capture_output=True, check=False).stdout
-    text = out.decode("utf-8", "replace").lower()
+    """The PDF's whole text layer as its words (``pdftotext -bbox``: a hyphen at a line's end is
+    kept, where the plain text mode drops it), lowercased, with the breaks between words (and a
+    hyphen before one) closed, so an identifier cut at a line end is still seen as printed."""
+    out = subprocess.run(["pdftotext", "-bbox", str(pdf), "-"], capture_output=True, check=False).stdout
+    words = [html.unescape(w) for w in re.findall(r"<word [^>]*>([^<]*)</word>", out.decode("utf-8", "replace"))]
+    text = " ".join(words).lower()
     return re.sub(r"\s+", "", text) + "\n" + re.sub(r"-?\s+", "", text)
 
 
@@ -71,27 +74,35 @@ def printed_ids(answer: Answer, text: str | None = None) -> set[str]:
 
 
 def allowed_ids(answer: Answer) -> set[str] | None:
-    """Every identifier an entry of the answer carries (None: not transcribed, so not checked)."""
-    if answer.ids is None:
+    """Every identifier an entry of the answer carries; None where the answer's ids are not a full
+    transcription (then an identifier read is held to the PDF's whole text layer instead)."""
+    if answer.ids is None or not answer.extra.get("ids_complete", True):
         return None
     ids = {i for dois, arxiv_ids in answer.ids for i in dois + arxiv_ids}
     return ids | {f"10.48550/arxiv.{i}" for dois, arxiv_ids in answer.ids for i in arxiv_ids}
 
 
-def score(answer: Answer, refs: list[str], text: str | None = None) -> dict:
+def score(answer: Answer, refs: list[str], text: str | None = None, read: set[str] | None = None) -> dict:
     """One reading of one PDF held to its answer: entries found (at most the printed number),
-    exact count, printed ids found, ids invented, entries longer than the longest printed one."""
+    exact count, printed ids found, ids invented, entries longer than the longest printed one.
+    ``read``: the identifiers another extractor gave for the entries (default: the project's
+    identifier reader over each entry's string)."""
     from resolvers.identifiers.extract import extract_identifiers
 
-    read: set[str] = set()
-    for raw in refs:
-        found = extract_identifiers(raw)
-        read |= set(found.dois) | set(found.arxiv_ids)
+    text = pdf_text(answer.pdf) if text is None else text
+    if read is None:
+        read = set()
+        for raw in refs:
+            found = extract_identifiers(raw)
+            read |= set(found.dois) | set(found.arxiv_ids)
     joined = " ".join(refs).lower()
     printed = printed_ids(answer, text)
     hits = {i for i in printed if i in read or i.lower() in joined}
     allowed = allowed_ids(answer)
-    invented = sorted(read - allowed) if allowed is not None else []
+    if allowed is None:
+        invented = sorted(i for i in read if i.lower() not in text)
+    else:
+        invented = sorted(read - allowed)
     too_long = [len(r) for r in refs if answer.longest and len(r) > answer.longest]
     return {"count": len(refs), "printed": answer.entries, "found": min(len(refs), answer.entries),
             "exact": len(refs) == answer.entries, "ids": len(printed), "ids_found": len(hits),
