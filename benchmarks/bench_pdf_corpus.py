@@ -12,14 +12,17 @@ seconds per PDF; then every PDF the reader gets wrong.
 refextract (``pip install refextract``, the ``bench`` extra; never imported by the product) reads
 each PDF with ``extract_references_from_file``; its DOIs, report numbers and URLs are read as its
 identifiers (old-style report numbers mapped back to arXiv ids in its favour). It takes seconds a
-PDF: run it once, not in a loop. Needs pdftotext (poppler-utils).
+PDF: run it once, not in a loop. It rewrites the PDF it is given, so it reads a copy in a temporary
+folder (its time includes the copy). Needs pdftotext (poppler-utils).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -41,10 +44,13 @@ def refextract_reader():
     from refextract import extract_references_from_file  # bench extra only
 
     def run(pdf: Path) -> tuple[list[str], set[str] | None]:
-        try:
-            refs = extract_references_from_file(str(pdf))
-        except Exception:  # noqa: BLE001 - a crash on one PDF counts as nothing found
-            return [], set()
+        with tempfile.TemporaryDirectory() as tmp:  # refextract rewrites the file it reads: give it a copy
+            copy = Path(tmp) / pdf.name
+            shutil.copyfile(pdf, copy)
+            try:
+                refs = extract_references_from_file(str(copy))
+            except Exception:  # noqa: BLE001 - a crash on one PDF counts as nothing found
+                return [], set()
         ids: set[str] = set()
         for ref in refs:
             ids |= {d for d in map(normalize_doi, ref.get("doi", [])) if d}
