@@ -26,6 +26,7 @@ sys.path.insert(0, str(FIXTURES))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import expected_ids  # noqa: E402
+import pdf_corpus  # noqa: E402
 from paper_answers import compare  # noqa: E402
 
 from papers import read_paper  # noqa: E402
@@ -195,3 +196,186 @@ def measure_pdf(name: str, style: str) -> dict | None:
     return {"found": len(refs), "printed": len(items), "read": len(read),
             "wrong": [i for i in read if i not in carried]}
 
+
+
+# --- document classes ---------------------------------------------------------------------------
+# The classes and modes journals, conferences and collaborations typeset with, each with the style
+# its authors use: (the class line and its own packages, front matter, the ``.bst``, natbib's mode
+# when the class does not load natbib itself). Each paper is set with body text in the class's
+# columns before the list and an appendix after it, as a published paper is.
+_ELS_FRONT = r"\begin{frontmatter}\title{A Study of the Literature}\author{A. Author}\end{frontmatter}"
+_PLAIN_FRONT = r"\title{A Study of the Literature}\author{A. Author}\maketitle"
+_ACM_FRONT = (r"\title{A Study of the Literature}\author{A. Author}\affiliation{\institution{University}"
+              r"\city{City}\country{Country}}\begin{abstract}An abstract.\end{abstract}\maketitle")
+_AAS_FRONT = (r"\title{A Study of the Literature}\author{A. Author}\affiliation{University, City, Country}"
+              r"\begin{abstract}An abstract.\end{abstract}")
+_APS_FRONT = (r"\title{A Study of the Literature}\author{A. Author}\affiliation{University, City, Country}"
+              r"\begin{abstract}An abstract.\end{abstract}\maketitle")
+CLASSES: dict[str, tuple[str, str, str, str]] = {
+    "elsarticle-preprint-lineno": (r"\documentclass[preprint,12pt]{elsarticle}\usepackage{lineno}\linenumbers",
+                                   _ELS_FRONT, "elsarticle-num", "numbers"),
+    "elsarticle-5p": (r"\documentclass[5p]{elsarticle}", _ELS_FRONT, "elsarticle-num", "numbers"),
+    "elsarticle-5p-harv": (r"\documentclass[5p,authoryear]{elsarticle}", _ELS_FRONT, "elsarticle-harv",
+                           "authoryear"),
+    "IEEEtran-conference": (r"\documentclass[conference]{IEEEtran}", _PLAIN_FRONT, "IEEEtran", "numbers"),
+    "IEEEtran-journal": (r"\documentclass[journal]{IEEEtran}", _PLAIN_FRONT, "IEEEtran", "numbers"),
+    "acmart-sigconf": (r"\documentclass[sigconf]{acmart}", _ACM_FRONT, "ACM-Reference-Format", "authoryear"),
+    "acmart-acmsmall": (r"\documentclass[acmsmall]{acmart}", _ACM_FRONT, "ACM-Reference-Format", "authoryear"),
+    "acmart-review": (r"\documentclass[acmsmall,review]{acmart}", _ACM_FRONT, "ACM-Reference-Format", "authoryear"),
+    "llncs": (r"\documentclass{llncs}", _PLAIN_FRONT, "splncs04", "numbers"),
+    "mnras": (r"\documentclass[usenatbib]{mnras}", _PLAIN_FRONT, "mnras", "authoryear"),
+    "aastex631": (r"\documentclass{aastex631}", _AAS_FRONT, "aasjournal", "authoryear"),
+    "aastex631-twocolumn": (r"\documentclass[twocolumn]{aastex631}", _AAS_FRONT, "aasjournal", "authoryear"),
+    "revtex4-2-twocolumn": (r"\documentclass[aps,prd,twocolumn]{revtex4-2}", _APS_FRONT, "apsrev4-2", "numbers"),
+    "revtex4-2-reprint": (r"\documentclass[aps,prl,reprint]{revtex4-2}", _APS_FRONT, "apsrev4-2", "numbers"),
+    "report-thesis": (r"\documentclass[12pt,oneside]{report}", r"\title{A Thesis}\author{A. Author}\maketitle"
+                      r"\tableofcontents", "plainnat", "authoryear"),
+}
+_SENTENCES = ("The measured rate depends on the sample and on the model chosen for it.",
+              "We compare the two estimates over the whole range of the data and find them consistent.",
+              "Each source is weighted by its uncertainty before the fit, as is usual in such work.",
+              "The method is described in the previous section and its code is public.",
+              "A larger sample would narrow the interval, which future surveys will provide.")
+_PARAGRAPH = " ".join(_SENTENCES[(k * 3) % 5] for k in range(12))
+_CLASS_DOCUMENT = r"""%(klass)s
+\usepackage[utf8]{inputenc}\usepackage{url}\usepackage{amsmath,amssymb}
+\makeatletter
+\@ifpackageloaded{natbib}{}{\usepackage[%(mode)s]{natbib}}
+\@ifpackageloaded{hyperref}{}{\usepackage{hyperref}}
+\providecommand{\doi}[1]{\href{https://doi.org/#1}{doi:~#1}}
+\providecommand{\mn@doi}[1]{\href{https://doi.org/#1}{doi:\nolinkurl{#1}}}
+\makeatother
+%(macros)s
+\begin{document}
+%(front)s
+\%(section)s{Introduction}
+%(body)s
+
+%(body)s
+\%(section)s{Results}
+%(body)s
+\input{paper.bbl}
+\appendix
+\%(section)s{Derivations}
+%(body)s
+\end{document}
+"""
+
+
+def typeset_class(bbl: str, klass: str) -> bytes | None:
+    """The PDF pdflatex makes of a paper in the document class ``klass`` (``CLASSES``) whose list
+    is ``bbl`` (three runs, as cross-references and natbib's labels need), or None when pdflatex
+    stops before the end."""
+    line, front, _, mode = CLASSES[klass]
+    macros = "\n".join(f"\\providecommand{{\\{k}}}{{{v}}}" for k, v in _JOURNALS.items())
+    section = "chapter" if "report" in line else "section"
+    text = _CLASS_DOCUMENT % {"klass": line, "mode": mode, "macros": macros, "front": front, "section": section,
+                              "body": _PARAGRAPH}
+    return _pdflatex(text, {"paper.bbl": bbl}, runs=3)
+
+
+def _pdflatex(document: str, files: dict[str, str], runs: int, between: list[str] | None = None) -> bytes | None:
+    """Typeset ``document`` with ``files`` beside it (``between``: a command run after the first
+    pass, such as biber); the PDF, or None when pdflatex stopped before the end."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for name, text in files.items():
+            (folder / name).write_text(text, encoding="utf-8")
+        (folder / "doc.tex").write_text(document, encoding="utf-8")
+        for n in range(runs):
+            subprocess.run(["pdflatex", "-interaction=batchmode", "-no-shell-escape", "doc.tex"], cwd=folder,
+                           capture_output=True, timeout=600)
+            if n == 0 and between:
+                subprocess.run(between, cwd=folder, capture_output=True, timeout=600)
+        log = (folder / "doc.log").read_text(encoding="utf-8", errors="replace") if (folder / "doc.log").is_file() else ""
+        pdf = folder / "doc.pdf"
+        if not pdf.is_file() or "Emergency stop" in log or "Fatal error" in log:
+            return None
+        if between and (folder / "doc.bbl").is_file():
+            files["doc.bbl"] = (folder / "doc.bbl").read_text(encoding="utf-8", errors="replace")
+        return pdf.read_bytes()
+
+
+def _score(pdf: bytes, items: list[tuple[str, tuple[list[str], list[str]]]], longest: int) -> dict:
+    """The reader's strings of ``pdf`` against the entries it prints (key, the DOIs and arXiv ids
+    its source carries): entries found, identifiers read, those no entry carries (``wrong``), the
+    carried ones the PDF's text shows (``ids``: a style may leave a DOI out or set it only as a
+    link) and those of them no string carries (``missed``), and the longest string beside
+    ``longest``, the longest entry's source (its LaTeX is longer than the printed text)."""
+    refs = pdf_reference_strings(pdf)
+    carried = set()
+    for _, found in items:
+        for ids in found:
+            carried.update(ids)
+            carried.update(i.replace("_", "") for i in ids)
+    carried |= {f"10.48550/arxiv.{i}" for i in carried}
+    read = [i for raw in refs for ids in [extract_identifiers(raw)] for i in (*ids.dois, *ids.arxiv_ids)]
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "doc.pdf").write_bytes(pdf)
+        shown = pdf_corpus.pdf_text(Path(tmp) / "doc.pdf")
+    printed = {i for _, found in items for ids in found for i in ids if i.lower() in shown}
+    joined = " ".join(refs).lower()
+    got = {i.lower() for i in read}
+    wrong = [i for i in read if i not in carried]
+    # the default OT1 fonts draw an underscore as a rule with no character in the text layer, so a
+    # DOI '..._7' reads '... 7': the part before the gap is what the text shows, counted apart
+    cut = [i for i in wrong if any(c.startswith(i + "_") for c in carried)]
+    return {"found": len(refs), "printed": len(items), "read": len(read),
+            "wrong": [i for i in wrong if i not in cut], "cut_underscore": cut,
+            "ids": len(printed), "missed": sorted(i for i in printed if i.lower() not in got and i.lower() not in joined),
+            "longest": max((len(r) for r in refs), default=0), "longest_source": longest}
+
+
+def measure_class(name: str, klass: str) -> dict | None:
+    """The paper's bibliography in the class's style typeset in the class and read back by
+    ``pdf_text`` (as ``measure_pdf``, with the printed identifiers each entry carries)."""
+    style = CLASSES[klass][2]
+    bbl = run_bibtex(paper_files(name), CITED[name], style)
+    pdf = typeset_class(bbl, klass) if bbl is not None else None
+    if bbl is None or pdf is None:
+        return None
+    bibitems = expected_ids.bibitems(bbl)
+    items = [(key, expected_ids.ids_of_bibitem(body)) for key, body in bibitems]
+    return _score(pdf, items, max(len(body) for _, body in bibitems))
+
+
+# --- biblatex -----------------------------------------------------------------------------------
+BIBLATEX_STYLES = ["numeric", "authoryear", "alphabetic", "apa"]
+_BIBLATEX_DOCUMENT = r"""\documentclass{article}
+\usepackage[utf8]{inputenc}\usepackage[T1]{fontenc}\usepackage{amsmath,amssymb}
+\usepackage[american]{babel}\usepackage{csquotes}
+\usepackage[backend=biber,style=%(style)s%(sorting)s]{biblatex}
+\usepackage{hyperref}
+%(macros)s
+%(resources)s
+\begin{document}
+\title{A Study of the Literature}\author{A. Author}\maketitle
+\section{Introduction}
+%(body)s \nocite{%(keys)s}
+\printbibliography
+\end{document}
+"""
+
+
+def measure_biblatex(name: str, style: str) -> dict | None:
+    """The paper's ``.bib`` files and cited keys through biber and biblatex's ``style``
+    (``numeric`` in citation order), typeset and read back; the answer is biber's ``.bbl``."""
+    files = paper_files(name)
+    tex = expected_ids.expand_inputs(files, expected_ids.main_tex(files))
+    bibs = {Path(n).name: text for n, text in files.items() if n.endswith(".bib")}
+    wanted = [Path(n).name if Path(n).name.endswith(".bib") else Path(n).name + ".bib"
+              for n in expected_ids.database_names(tex)]
+    macros = "\n".join(f"\\providecommand{{\\{k}}}{{{v}}}" for k, v in _JOURNALS.items())
+    document = _BIBLATEX_DOCUMENT % {
+        "style": style, "sorting": ",sorting=none" if style == "numeric" else "", "macros": macros,
+        "resources": "\n".join(f"\\addbibresource{{{b}}}" for b in wanted if b in bibs),
+        "body": _PARAGRAPH, "keys": ",".join(CITED[name])}
+    out = dict(bibs)
+    pdf = _pdflatex(document, out, runs=3, between=["biber", "--quiet", "doc"])
+    if pdf is None or "doc.bbl" not in out:
+        return None
+    entries = dict(expected_ids.biblatex_entries(out["doc.bbl"]))  # a key once, whatever lists hold it
+    if not entries:
+        return None
+    items = [(key, expected_ids.ids_of_biblatex(body)) for key, body in entries.items()]
+    return _score(pdf, items, max(len(body) for body in entries.values()))

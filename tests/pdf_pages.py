@@ -11,16 +11,17 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
-def make_pdf(pages: list[list[tuple[float, float, str]]], size: float = 9.0) -> bytes:
+def make_pdf(pages: list[list[tuple]], size: float = 9.0) -> bytes:
     """A PDF whose page ``i`` prints each ``(x, y, text)`` of ``pages[i]`` with ``y`` from the
-    top of the page (as read), ASCII text only."""
+    top of the page (as read), ASCII text only; ``(x, y, text, size)`` sets that text's size."""
     objects: list[bytes] = []
     page_ids = []
     font_id = 3 + 2 * len(pages)
     for i, lines in enumerate(pages):
         content_id = 4 + 2 * i
         page_ids.append(3 + 2 * i)
-        ops = "".join(f"BT /F1 {size:g} Tf {x:g} {PAGE_H - y:g} Td ({_escape(t)}) Tj ET\n" for x, y, t in lines)
+        ops = "".join(f"BT /F1 {(rest[0] if rest else size):g} Tf {x:g} {PAGE_H - y:g} Td ({_escape(t)}) Tj ET\n"
+                      for x, y, t, *rest in lines)
         stream = ops.encode("latin-1")
         objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {PAGE_W} {PAGE_H}] "
                        f"/Resources << /Font << /F1 {font_id} 0 R >> >> /Contents {content_id} 0 R >>".encode())

@@ -16,8 +16,10 @@ missing); a style whose ``.bst`` is not found is skipped, saying so.
 In the test suite each style reads a quarter of the papers (a different quarter per style, so every
 paper meets several styles); ``python tests/test_bibtex_styles.py [STYLE ...]`` reads every paper in
 every style and prints the table. Eight styles' bibliographies are also typeset by pdflatex and read
-back by ``pdf_text`` (two papers each): at least 90 % of the entries, no identifier that no entry
-carries; ``benchmarks/bench_pdf_styles.py`` does so for every style and paper.
+back by ``pdf_text`` (two papers each), four papers in a document class (line numbers in the
+margin, two columns, a conference) and one through biber and biblatex: at least 90 % of the
+entries, no identifier that no entry carries; ``benchmarks/bench_pdf_styles.py`` does so for every
+style, class and paper.
 """
 from __future__ import annotations
 
@@ -26,9 +28,12 @@ import sys
 
 import pytest
 from bibtex_styles import (
+    CLASSES,
     PAPERS,
     STYLES,
     measure,
+    measure_biblatex,
+    measure_class,
     measure_pdf,
     style_file,
 )
@@ -70,6 +75,36 @@ def test_the_bibliography_typeset_in_the_style_reads_back_from_its_pdf(style):
         assert got["found"] >= 0.9 * got["printed"], f"{name} in {style}: {got['found']} of {got['printed']}"
         assert got["found"] <= got["printed"] + max(1, got["printed"] // 10), f"{name} in {style}: entries split"
         assert got["wrong"] == [], f"{name} in {style}: identifiers no entry carries"
+
+
+# typeset in a document class (body text in its columns, an appendix after the list) in the suite:
+# line numbers in the margin (lineno, a review mode), two-column physics, a conference; one paper each
+PDF_CLASSES = ["elsarticle-preprint-lineno", "acmart-review", "revtex4-2-twocolumn", "IEEEtran-conference"]
+
+
+def _holds(got: dict | None, where: str) -> None:
+    assert got is not None, f"{where}: no PDF"
+    assert got["found"] >= 0.9 * got["printed"], f"{where}: {got['found']} of {got['printed']}"
+    assert got["found"] <= got["printed"] + max(1, got["printed"] // 10), f"{where}: entries split"
+    assert got["wrong"] == [], f"{where}: identifiers no entry carries"
+    assert len(got["missed"]) <= got["ids"] // 20, f"{where}: printed identifiers missed {got['missed']}"
+
+
+@pytest.mark.skipif(not all(shutil.which(c) for c in ("bibtex", "pdflatex", "pdftotext")),
+                    reason="BibTeX, pdflatex or pdftotext is not installed")
+@pytest.mark.parametrize("klass", PDF_CLASSES)
+def test_a_paper_typeset_in_the_document_class_reads_back_from_its_pdf(klass):
+    if style_file(CLASSES[klass][2]) is None:
+        pytest.skip(f"{CLASSES[klass][2]}.bst is not installed")
+    name = PAPERS[(11 * PDF_CLASSES.index(klass) + 5) % len(PAPERS)]
+    _holds(measure_class(name, klass), f"{name} in {klass}")
+
+
+@pytest.mark.skipif(not all(shutil.which(c) for c in ("biber", "pdflatex", "pdftotext")),
+                    reason="biber, pdflatex or pdftotext is not installed")
+def test_a_bibliography_typeset_by_biblatex_reads_back_from_its_pdf():
+    _holds(measure_biblatex("farr-ExtraDims.tar.gz" if "farr-ExtraDims.tar.gz" in PAPERS else PAPERS[0],
+                            "authoryear"), "biblatex authoryear")
 
 
 def _table(styles: list[str]) -> None:

@@ -157,6 +157,39 @@ def test_running_headers_and_page_numbers_are_not_read_into_entries():
     assert refs[4] == "Ibsen, A. (2001). A work on light. J. Tests 1, 2."
 
 
+def _numbered(lines: list[tuple[float, float, str]], x: float, first: int) -> list[tuple]:
+    """A manuscript's line numbers (``lineno``: small, right-aligned at ``x``) beside each line."""
+    return [(x - 5 * len(str(first + k)), y, str(first + k), 6) for k, (_, y, _) in enumerate(lines)]
+
+
+@needs_pdftotext
+def test_margin_line_numbers_are_dropped_wherever_they_stand():
+    body = [(72, 60 + 11 * i, f"Body text of the left column, line {i}.") for i in range(5)]
+    left, _ = column_lines([["References"], ["[1] A. Author. A work on things. IEEE", "Trans. Vis. 12, 2 (2001),",
+                                              "doi:10.1109/", "TVCG.2019.2934251."],
+                            ["[2] C. Third. A second work. Phys. Rev. D 93,", "042004 (2016)."]],
+                           72, 130, label_width=14)
+    right, _ = column_lines([["[3] D. Fourth. A third work, doi:10.1016/j.", "cell.2009.01.002."],
+                             ["[4] E. Fifth. A fourth work. J. Tests 4, 5 (2004)."],
+                             ["[5] F. Sixth. The fifth. J. Tests 5, 6 (2005)."],
+                             ["[6] G. Seventh. The sixth. J. Tests 6, 7 (2006)."]], 320, 60, label_width=14)
+    page = body + left + right + _numbered(body + left, 64, 388) + _numbered(right, 314, 400)
+    refs = pdf_reference_strings(make_pdf([page]))
+    assert refs == ["A. Author. A work on things. IEEE Trans. Vis. 12, 2 (2001), doi:10.1109/TVCG.2019.2934251.",
+                    "C. Third. A second work. Phys. Rev. D 93, 042004 (2016).",
+                    "D. Fourth. A third work, doi:10.1016/j.cell.2009.01.002.",
+                    "E. Fifth. A fourth work. J. Tests 4, 5 (2004).", "F. Sixth. The fifth. J. Tests 5, 6 (2005).",
+                    "G. Seventh. The sixth. J. Tests 6, 7 (2006)."]
+
+
+@needs_pdftotext
+def test_a_bare_number_list_s_labels_in_its_own_size_are_no_line_numbers():
+    entries = [[f"{n} {NAMES[n]}, A. A work. J. Tests {n}, 1."] for n in range(1, 9)]
+    col, _ = column_lines(entries, 72, 100)
+    refs = pdf_reference_strings(make_pdf([[(72, 80, "References"), *col]]))
+    assert refs == [f"{NAMES[n]}, A. A work. J. Tests {n}, 1." for n in range(1, 9)]
+
+
 @needs_pdftotext
 def test_author_year_list_without_indent_is_cut_at_the_wider_gaps():
     entries = [[f"Surname{k}, A. (199{k}). A work with a long title that", f"goes on. Journal {k}, 1-2."]

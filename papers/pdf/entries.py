@@ -49,6 +49,10 @@ END_HEADING_MAX_WORDS = 8  # a heading is short: a sentence starting "Supplement
 NUMBERED_HEADING = re.compile(r"(?:[A-Z]|\d{1,2}|[IVX]{1,4})(?:\.\d{1,2}){0,2}\.?\s{1,3}"
                               r"[A-Z](?:[^,;.:]|[.:](?!\s)){0,80}\.?")
 LARGER = 1.1  # a heading's line is this much taller than the body's median line
+# the text after a list (an appendix, the author list of a collaboration) is often set larger than
+# the list: a run of this many lines taller than the list's own lines ends it
+TALLER_RUN = 3
+TALLER = 1.12
 FIRST_LABEL = re.compile(r"\s*\[1\]\s")  # the first entry of a bracket-numbered list
 MAX_LINES_PER_ENTRY = 8  # more lines per entry on average means the cuts were missed
 # a run of bare numbers (1, 2, 3 at lines' starts) is believed as labels only while it cuts the
@@ -126,11 +130,16 @@ def _body_height(lines: list[Line]) -> float:
 
 def _section_heading(line: Line, text: str, body: float) -> bool:
     """A numbered or lettered heading (``A. Proofs``, ``5 Discussion``) set larger than the
-    body text, at its column's edge: what follows is no longer the list. (An entry's indented
+    body text or in capitals (``A DERIVATIONS``: bold small capitals, the body's size), at its
+    column's edge: what follows is no longer the list. (An entry's indented
     line that opens with an author's initials, ``J. V. The Excited ...``, is no heading, however
     tall an accent or a superscript makes it.)"""
-    return (bool(NUMBERED_HEADING.fullmatch(text)) and line.y1 - line.y0 >= LARGER * body
-            and line.indent < HANG_MIN)
+    if not NUMBERED_HEADING.fullmatch(text) or line.indent >= HANG_MIN:
+        return False
+    words = text.split()[1:]
+    capitals = "".join(words)
+    shouted = len(capitals) >= 4 and capitals.isupper() and len(words) <= END_HEADING_MAX_WORDS
+    return line.y1 - line.y0 >= LARGER * body or shouted
 
 
 def _chain(lines: list[Line], label: re.Pattern[str]) -> list[int]:
@@ -245,8 +254,24 @@ def _spacing(lines: list[Line]) -> float | None:
     return steps[len(steps) // 4] if steps else None
 
 
+def list_part(lines: list[Line]) -> list[Line]:
+    """The section's lines up to a run of ``TALLER_RUN`` lines set taller than the list's own
+    (``TALLER``): body text after the list (an appendix, the other column's conclusions, an
+    author list) in the body's larger font. The list's size is the median of its first half."""
+    if len(lines) < 2 * TALLER_RUN + 2:
+        return lines
+    heights = sorted(ln.y1 - ln.y0 for ln in lines[:len(lines) // 2])
+    limit = TALLER * heights[len(heights) // 2]
+    run = 0
+    for i, line in enumerate(lines):
+        run = run + 1 if line.y1 - line.y0 > limit else 0
+        if run == TALLER_RUN and i + 1 - TALLER_RUN > 0:
+            return lines[:i + 1 - TALLER_RUN]
+    return lines
+
+
 def split_entries(lines: list[Line]) -> list[Entry]:
-    body = [ln for ln in lines if ln.text.strip()]
+    body = list_part([ln for ln in lines if ln.text.strip()])
     if not body:
         return []
     return split_numbered(body) or split_labelled(body) or split_unnumbered(body)

@@ -27,6 +27,9 @@ CENTRED = 0.05  # a line whose middle is this close to the gutter (share of the 
 MARGIN_GAP = 2.0  # a gap (in line heights) no word space or justified line reaches
 EDGE_LINES = 3  # lines looked at, at the top and at the bottom of a page, for headers and footers
 HEADER_DRIFT = 3.0  # points: a running header or footer sits at the same height on every page
+LINE_NUMBERS_MIN = 5  # aligned numbers on a page before they count as a manuscript's line numbers
+LINE_NUMBER_SIZE = 0.92  # line numbers are set smaller than the text beside them (lineno: \tiny)
+LINE_NUMBER_ALIGN = 1.5  # points: the numbers of one margin share an edge (right-aligned, or left)
 GLUE_GAP = 0.06  # a gap narrower than this share of the line height is no space (a word space is ~0.25)
 LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
                            "\ufb05": "st", "\ufb06": "st"})
@@ -35,6 +38,7 @@ LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb
 _CONTROL = bytes(c for c in range(32) if c not in (9, 10, 13))
 _DIGITS = re.compile(r"\d+")
 _DOI_IN_WORD = re.compile(r"10\.\d{4,9}/")
+_LINE_NUMBER = re.compile(r"\d{1,5}")
 _PAGE_NUMBER = re.compile(r"(?:page\s*)?\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?", re.I)
 
 
@@ -119,6 +123,65 @@ def join_glued(words: list[Word], height: float) -> list[Word]:
         else:
             out.append(word)
     return out
+
+
+def drop_line_numbers(page: Page) -> None:
+    """Drop a manuscript's line numbers (``lineno``, journals' review modes) wherever they stand:
+    bare numbers in a smaller font than the page's text, sharing an edge (a margin, or the gutter
+    between two columns), at least ``LINE_NUMBERS_MIN`` on the page, rising down the page in
+    even steps (one per line, or every fifth line numbered). A list's own labels are set in
+    its text's size, so they stay. Read as text they would open
+    an entry with a number, glue two entries, or sit inside a DOI cut at a line end."""
+    if not page.lines:
+        return
+    text = [ln for ln in page.lines if not _LINE_NUMBER.fullmatch(ln.text)]
+    if not text:
+        return
+    heights = sorted(ln.y1 - ln.y0 for ln in text)
+    page_height = heights[len(heights) // 2]
+
+    def small(line: Line) -> bool:  # smaller than the text on its row (a label is its entry's size)
+        beside = sorted(t.y1 - t.y0 for t in text if t.y0 < line.y1 and line.y0 < t.y1 and t is not line)
+        return line.y1 - line.y0 < LINE_NUMBER_SIZE * (beside[len(beside) // 2] if beside else page_height)
+
+    found: list[tuple[Line, Word]] = [(ln, w) for ln in page.lines for w in ln.words
+                                      if _LINE_NUMBER.fullmatch(w.text) and small(ln)]
+    if len(found) < LINE_NUMBERS_MIN:
+        return
+    drop: set[int] = set()
+    for edge in (lambda w: w.x1, lambda w: w.x0):
+        groups: dict[int, list[tuple[Line, Word]]] = {}
+        for line, word in found:
+            groups.setdefault(round(edge(word) / LINE_NUMBER_ALIGN), []).append((line, word))
+        for key in sorted(groups):  # an edge that falls between two buckets: join the neighbours
+            if key - 1 in groups and len(groups[key - 1]) < len(groups[key]):
+                groups[key] += groups.pop(key - 1)
+        for members in groups.values():
+            if _numbers_lines(members):
+                drop.update(id(w) for _, w in members)
+    if not drop:
+        return
+    kept = []
+    for line in page.lines:
+        words = [w for w in line.words if id(w) not in drop]
+        if len(words) == len(line.words):
+            kept.append(line)
+        elif words:
+            kept.append(Line(line.page, words[0].x0, line.y0, words[-1].x1, line.y1, words, line.column, line.left))
+    page.lines = kept
+
+
+def _numbers_lines(members: list[tuple[Line, Word]]) -> bool:
+    """Numbers that rise down the page in even steps (1, 2, 3 or 5, 10, 15: a gap between
+    paragraphs or entries skips no number), most pairs of neighbours rising by the same step."""
+    if len(members) < LINE_NUMBERS_MIN:
+        return False
+    ordered = sorted(members, key=lambda m: m[0].y0)
+    steps = [int(b[1].text) - int(a[1].text) for a, b in zip(ordered, ordered[1:]) if b[0].y0 > a[0].y0]
+    if not steps:
+        return False
+    common = max(set(steps), key=steps.count)
+    return common > 0 and steps.count(common) >= 0.6 * len(steps) and sum(s > 0 for s in steps) >= 0.8 * len(steps)
 
 
 def edge_key(line: Line) -> str:
@@ -308,5 +371,7 @@ def page_order(page: Page) -> list[Line]:
 def reading_order(xhtml: bytes) -> list[Line]:
     """Every line of the document in reading order, running headers and page numbers dropped."""
     pages = list(parse_pages(xhtml))
+    for page in pages:
+        drop_line_numbers(page)
     drop_headers(pages)
     return [line for page in pages for line in page_order(page)]
