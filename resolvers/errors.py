@@ -147,6 +147,17 @@ class RecordsIncomplete(PermanentError):
     written, and the message names the papers left out and why."""
 
 
+class StrictJSONError(PermanentError, ValueError):
+    """JSON read as a record that is not I-JSON (RFC 7493): not UTF-8, a member name twice in one
+    object, NaN or Infinity, a number beyond a double, a lone surrogate, nesting too deep
+    (``resolvers/strict_json.py``); a ValueError too, as json's own refusals are."""
+
+
+class RecordFileError(PermanentError, ValueError):
+    """A file read as a record that cannot be one before its JSON is even looked at: not a regular
+    file (a FIFO, a device), larger than a record can be, unreadable. The message names the file."""
+
+
 class JCSError(PermanentError, ValueError):
     """A value RFC 8785 (JCS) has no form for: NaN, an integer beyond 2**53, a lone surrogate, a
     non-JSON type (``resolvers/jcs.py``); a ValueError too, as json's own refusals are."""

@@ -23,6 +23,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from .digests import canonical_sha256, context_body, digest_bytes, sha256_hex
+from .ed25519_points import key_problem
 
 ALGORITHM = "ed25519"
 SIGNED_MESSAGE = "canonical_sha256_bytes"
@@ -72,12 +73,17 @@ class PithSigningKey:
 def trusted_key(doc: Mapping[str, Any]) -> TrustedKey:
     """A trusted key from a key document as Pith publishes one (``key_id``, ``algorithm``,
     ``public_key_b64`` or ``public_key_hex``, optionally ``fingerprint_sha256_hex``); ValueError when
-    it is not an ed25519 key or its stated fingerprint is not its own."""
+    it is not an ed25519 key, is one that verifies what it never signed (small order, outside the
+    prime-order subgroup, a non-canonical encoding: ``ed25519_points``) or its stated fingerprint is
+    not its own."""
     if doc.get("algorithm", ALGORITHM) != ALGORITHM or not isinstance(doc.get("key_id"), str):
         raise ValueError("key document: needs a key_id and algorithm ed25519")
     try:
         raw = base64.b64decode(doc["public_key_b64"], validate=True) if "public_key_b64" in doc \
             else bytes.fromhex(str(doc.get("public_key_hex")))
+        refused = key_problem(raw)
+        if refused:
+            raise ValueError(f"refused: {refused}")
         public = Ed25519PublicKey.from_public_bytes(raw)
     except (binascii.Error, ValueError) as exc:
         raise ValueError(f"key document {doc.get('key_id')}: not a raw ed25519 public key ({exc})") from exc

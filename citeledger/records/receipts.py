@@ -28,10 +28,13 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from citeledger.pith.ed25519_points import key_problem
 from citeledger.records.record import content_digest
+from citeledger.storage.json_documents import read_document, read_document_bytes
 from citeledger.storage.places import LedgerDir, LedgerPlaces
 from resolvers.errors import ConfigError
 from resolvers.jcs import jcs
+from resolvers.strict_json import loads_strict
 
 ALGORITHM = "ed25519"
 CANONICALIZATION = "RFC 8785 JCS"
@@ -121,10 +124,20 @@ def load_public_keys(paths: list[Path]) -> dict[str, Ed25519PublicKey]:
 
 
 def _read_public(file: Path) -> Ed25519PublicKey:
+    """The ed25519 public key of a key file; a key that would verify what it never signed (small
+    order, outside the prime-order subgroup, non-canonical: ``pith.ed25519_points``) is refused."""
+    public = _public_of(file)
+    refused = key_problem(public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw))
+    if refused:
+        raise ConfigError(f"key file {file}: refused, {refused}")
+    return public
+
+
+def _public_of(file: Path) -> Ed25519PublicKey:
     try:
-        data = file.read_bytes()
+        data = read_document_bytes(file)
         if data.lstrip().startswith(b"{"):
-            return Ed25519PublicKey.from_public_bytes(base64.b64decode(json.loads(data)["public_key"]))
+            return Ed25519PublicKey.from_public_bytes(base64.b64decode(loads_strict(data)["public_key"]))
         if b"PRIVATE KEY" in data:
             private = serialization.load_pem_private_key(data, password=None)
             if isinstance(private, Ed25519PrivateKey):
@@ -178,15 +191,17 @@ def _signature_problems(receipt: Mapping[str, Any], keys: Mapping[str, Ed25519Pu
 
 
 def verify_file(path: Path, keys: Mapping[str, Ed25519PublicKey]) -> list[str]:
-    """``verify_record`` of a JSON record file; an unreadable file is one problem, not an error
-    (JSON nested deeper than the parser or the canonical form can follow is not a record)."""
+    """``verify_record`` of a JSON record file; a file that is not one (not a regular file, too
+    large, not I-JSON: a member name twice, NaN, nested too deep; ``storage.json_documents``) is one
+    problem, not an error."""
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = read_document(path)
+    except ValueError as exc:
+        return [f"not a record: {str(exc).removeprefix(f'{path}: ')}"]
+    try:
         return verify_record(record, keys)
-    except (OSError, ValueError) as exc:
-        return [f"cannot read a JSON record: {exc}"]
-    except RecursionError:
-        return ["not a record: JSON nested too deeply to read"]
+    except ValueError as exc:
+        return [f"content cannot be canonicalised: {exc}"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Every byte citeledger writes goes through here: staged atomic writes (``atomic``), one-writer locks
 (``locking``), memory-mapped catalog files (``mapped_files``), Parquet read batch by batch
-(``parquet_batches``), the external sort of the index build (``external_sort``) and the remote
-harvests' state files (``remote_state``).
+(``parquet_batches``), the external sort of the index build (``external_sort``), the remote
+harvests' state files (``remote_state``) and JSON documents read from files others made, as I-JSON
+and within bounds (``json_documents``: records and key files).
 
 May import: ``resolvers`` only.
 """
