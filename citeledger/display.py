@@ -18,6 +18,12 @@ def visible_controls(text: str) -> str:
         return text
     return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
+def visible_line(text: str) -> str:
+    r"""One line for a terminal: ``visible_controls`` and the newline too (``\x0a``), so text from a
+    file can neither drive the terminal nor start a line of its own; a byte of a file name that is
+    not UTF-8 (a lone surrogate in Python's text) as ``\udcff``."""
+    return visible_controls(text).replace("\n", "\\x0a").encode("utf-8", "backslashreplace").decode("utf-8")
+
 def json_visible(text: str) -> str:
     """JSON text with DEL and C1 escaped too (``json.dumps`` leaves them raw); the values are unchanged."""
     return re.sub("[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", text)

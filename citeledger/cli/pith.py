@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from citeledger.cli.preflight import check_inputs
-from resolvers.errors import ConfigError, InputError, UsageError
+from resolvers.errors import ConfigError, UsageError
 
 
 def sign_option(p: argparse.ArgumentParser) -> None:
@@ -41,6 +41,25 @@ def print_pith_record(record: dict[str, Any], args: argparse.Namespace) -> int:
     return 0
 
 
+def imported_record(paper_id: str, args: argparse.Namespace) -> dict[str, Any] | None:
+    """The paper's current imported Pith record (``ledger.pith_rows.current_record``), if any."""
+    from citeledger.ledger.pith_rows import current_record
+
+    return current_record(paper_id, args.ledger)
+
+
+def print_imported_record(row: Mapping[str, Any], args: argparse.Namespace) -> int:
+    """``record ID --format pith`` of a paper the ledger knows only from Pith: the record imported,
+    given back as its RFC 8785 bytes (what was kept, byte for byte), never re-signed."""
+    from citeledger.display import json_visible
+
+    if args.sign:
+        raise UsageError(f"record: the ledger knows {args.id!r} only from Pith's record ({row['kind']}), which "
+                         "citeledger gives back as it was imported and does not sign")
+    sys.stdout.write(json_visible(row["document"] + "\n"))
+    return 0
+
+
 def write_pith_records(args: argparse.Namespace) -> list[Path]:
     """``records --format pith``: the Pith records of the papers whose records were just written."""
     from citeledger.records import files, pith_files
@@ -55,17 +74,25 @@ def write_pith_records(args: argparse.Namespace) -> list[Path]:
 
 
 def cmd_import_pith(args: argparse.Namespace) -> int:
+    """Each file kept or refused on its own: a line per file kept (stdout), a line per file refused
+    (stderr, also a ``rejects`` row); exit 1 when any was refused."""
+    from citeledger.display import visible_line
     from citeledger.ledger.pith_rows import import_pith
     from citeledger.ledger.store import check_ledger_dir
 
     check_inputs(args.files)
     check_ledger_dir(args.ledger)
-    for done in import_pith(args.files, args.ledger, datetime.now(timezone.utc)):
-        digest = "digest holds" if done.digest_verified else "DIGEST DOES NOT MATCH ITS CONTENT"
-        where = f"-> {done.written}" if done.written else "(a number record: no observations)"
-        print(f"{done.file}: {done.kind.value} of {done.paper or 'an unnamed paper'}, {done.rows} observations, "
-              f"{digest} {where}")
-    return 0
+    key = pith_trusted_key(args.pith_key) if args.pith_key else None
+    refused = 0
+    for done in import_pith(args.files, args.ledger, datetime.now(timezone.utc), key):
+        if done.fault:
+            refused += 1
+            print(visible_line(f"citeledger: {done.file}: not imported: {done.fault}"), file=sys.stderr)
+            continue
+        kind = done.kind.value if done.kind else "?"
+        print(visible_line(f"{done.file}: {kind} of {done.paper or 'an unnamed paper'}, {done.rows} observations, "
+                           f"digests hold, kept as {done.written}"))
+    return 1 if refused else 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -74,7 +101,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     result = compare(args.id, args.ledger)
     if args.format == "json":
-        print(json.dumps(result, indent=1, default=str, ensure_ascii=False))
+        from citeledger.display import json_visible
+
+        print(json_visible(json.dumps(result, indent=1, default=str, ensure_ascii=False)))
         return 0
     print(visible_controls("\n".join(compare_lines(result, args.width))))
     return 0
@@ -88,56 +117,78 @@ def _side(row: Mapping[str, Any] | None) -> tuple[str, str]:
 
 
 def compare_lines(result: Mapping[str, Any], width: int) -> list[str]:
-    """The comparison as a table: a line per reference, then the counts of state pairs."""
-    lines = [f"paper {result['paper']}: {result['references']} references, citeledger {result['citeledger']}, "
-             f"Pith {result['pith']}, both {result['both']}, same state {result['same_state']}",
-             f"{'ref':>4}  {'citeledger':<20} {'pith':<20} {'same':<5} {'work (citeledger | pith)'}"]
-    for pair in result["pairs"]:
+    """The comparison as tables: a line per reference of the paper, then a line per citation of it
+    (``citing paper#index``), each followed by the counts of state pairs."""
+    record = result.get("pith_record")
+    lines = [f"paper {result['paper']}: Pith's record " + (f"as of {record['as_of']} ({record['stored_as'][:12]})"
+                                                            if record else "not imported"),
+             f"outbound: {result['references']} references, citeledger {result['citeledger']}, "
+             f"Pith {result['pith']}, both {result['both']}, same state {result['same_state']}"]
+    lines += _pair_lines(result, width, lambda p: str(p["reference_index"]))
+    inbound = result["inbound"]
+    lines.append(f"inbound: {inbound['references']} citations, citeledger {inbound['citeledger']}, "
+                 f"Pith {inbound['pith']}, both {inbound['both']}, same state {inbound['same_state']}")
+    lines += _pair_lines(inbound, width, lambda p: f"{p['citing_paper']}#{p['reference_index']}")
+    return lines
+
+
+def _pair_lines(side: Mapping[str, Any], width: int, label: Callable[[Mapping[str, Any]], str]) -> list[str]:
+    labels = [label(p) for p in side["pairs"]]
+    wide = max([4, *map(len, labels)])
+    lines = [f"{'ref':>{wide}}  {'citeledger':<20} {'pith':<20} {'same':<5} {'work (citeledger | pith)'}"]
+    for pair, name in zip(side["pairs"], labels):
         ours, theirs = _side(pair["ours"]), _side(pair["theirs"])
         same = {True: "yes", False: "NO", None: ""}[pair["same_state"]]
         text = (pair["ours"] or {}).get("raw") or (pair["theirs"] or {}).get("cited_title") or ""
         works = f"{ours[1]} | {theirs[1]}" if ours[1] or theirs[1] else ""
-        line = f"{pair['reference_index']:>4}  {ours[0]:<20} {theirs[0]:<20} {same:<5} {works} {' '.join(text.split())}"
+        line = f"{name:>{wide}}  {ours[0]:<20} {theirs[0]:<20} {same:<5} {works} {' '.join(text.split())}"
         lines.append(line[:width].rstrip())
-    lines.append("state pairs (citeledger / pith):")
-    lines += [f"  {count:>5}  {pair}" for pair, count in result["state_pairs"].items()]
+    lines.append("  state pairs (citeledger / pith):")
+    lines += [f"  {count:>5}  {pair}" for pair, count in side["state_pairs"].items()]
     return lines
 
 
 def pith_trusted_key(path: Path) -> Any:
-    """``--pith-key``: a key document as Pith publishes one (or ``citeledger keys show --format json``)."""
-    from citeledger.pith.reader import load_pith_json
+    """``--pith-key``: a key document as Pith publishes one (or ``citeledger keys show --format json``),
+    read as I-JSON; a key that would verify what it never signed is refused (``pith.receipts.trusted_key``)."""
     from citeledger.pith.receipts import trusted_key
+    from citeledger.storage.json_documents import read_document
 
     try:
-        return trusted_key(load_pith_json(path))
-    except InputError as exc:  # names the file already
-        raise ConfigError(f"--pith-key {exc}") from None
+        document = read_document(path)
+        if not isinstance(document, dict):
+            raise ValueError("not a key document (a JSON object)")
+        return trusted_key(document)
     except (ValueError, AttributeError) as exc:
-        raise ConfigError(f"--pith-key {path}: {exc}") from None
+        raise ConfigError(f"--pith-key {path}: {str(exc).removeprefix(f'{path}: ')}") from None
 
 
 def pith_failures(path: Path, key: Any) -> list[str]:
-    """Why the Pith receipt of a record file does not hold, each failure by name and meaning; empty: it holds."""
-    from citeledger.pith import receipts
-    from citeledger.pith.reader import load_pith_json
+    """Why a Pith record file does not hold: its receipt's failures, each by name and meaning, then
+    every inconsistency of its content (``pith.consistency``: digests recomputed, the members outside
+    the signed digest against the content they come from); empty: it holds."""
+    from citeledger.pith import consistency, receipts
     from citeledger.pith.schema import RecordKind, record_kind
+    from citeledger.storage.json_documents import read_document
 
     try:
-        document = load_pith_json(path)
-    except InputError as exc:
+        document = read_document(path)
+    except ValueError as exc:
         return [f"cannot read a JSON record: {str(exc).removeprefix(f'{path}: ')}"]
     kind = record_kind(document)
     if kind is RecordKind.PITH_NUMBER_RECORD:
-        failures = receipts.verify_number_record(document, key)
+        failures = [f"{f.value}: {FAILURE_MEANS.get(f.value, f.value)}"
+                    for f in receipts.verify_number_record(document, key)]
     elif kind is RecordKind.PITH_CITATION_RECORD:
         if "receipt" not in document:
-            return ["no receipt: the citation record is not signed (Pith publishes its citation records unsigned)"]
-        body = {k: v for k, v in document.items() if k != "receipt"}
-        failures = receipts.verify_citation_record(body, document.get("receipt"), key)
+            failures = ["no receipt: the citation record is not signed (Pith publishes its citation records unsigned)"]
+        else:
+            body = {k: v for k, v in document.items() if k != "receipt"}
+            failures = [f"{f.value}: {FAILURE_MEANS.get(f.value, f.value)}"
+                        for f in receipts.verify_citation_record(body, document.get("receipt"), key)]
     else:
         return [f"not a Pith record ({kind.value}): --pith-key checks Pith receipts"]
-    return [f"{f.value}: {FAILURE_MEANS.get(f.value, f.value)}" for f in failures]
+    return failures + [f"inconsistent: {p}" for p in consistency.problems(document)]
 
 
 FAILURE_MEANS = {
@@ -160,22 +211,29 @@ def verify_pith(args: argparse.Namespace) -> int:
 
 
 def report_checks(paths: list[Path], problems_of: Callable[[Path], list[str]]) -> int:
-    """One line per file, ``ok`` or ``FAILED:`` and its problems; the exit status (1: any failed)."""
+    """One line per file, ``ok`` or ``FAILED:`` and its problems; the exit status (1: any failed).
+    The line is printed with its control characters escaped (``display.visible_line``): a name or a
+    value from a tampered file cannot move the cursor, repaint a line or start another one."""
+    from citeledger.display import visible_line
+
     failed = 0
     for path in paths:
         problems = problems_of(path)
         failed += bool(problems)
-        print(f"{path}: ok" if not problems else f"{path}: FAILED: {'; '.join(problems)}")
+        print(visible_line(f"{path}: ok" if not problems else f"{path}: FAILED: {'; '.join(problems)}"))
     return 1 if failed else 0
 
 
 def pith_parsers(sub: Any, make: Callable[..., argparse.ArgumentParser], default_ledger: str) -> None:
     """The ``import-pith`` and ``compare`` subcommands (``make``: the commands module's subcommand maker)."""
-    imp = make(sub, "import-pith", "read Pith citation records into the ledger's pith_observations view "
-               "(never into current)")
+    imp = make(sub, "import-pith", "keep Pith records in the ledger (pith_records, pith_observations; never "
+               "in current); a file that is not what it says is refused (a reject row, exit 1)")
     imp.add_argument("files", nargs="+", type=Path, help="Pith record JSON files (pith.paper-citation-record.v1 "
                      "or pith_number_record)")
     imp.add_argument("--ledger", default=default_ledger, help="the ledger folder")
+    imp.add_argument("--pith-key", type=Path, metavar="KEYFILE",
+                     help="also verify each record's receipt with this key document (a record without a "
+                          "receipt is still imported; one whose receipt fails is refused)")
     imp.set_defaults(func=cmd_import_pith)
     cmp = make(sub, "compare", "one paper's references: citeledger's current state beside Pith's imported one")
     cmp.add_argument("id", help="the paper: arXiv:ID, IDvN, or the citing_paper id")

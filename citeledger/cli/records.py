@@ -9,7 +9,7 @@ from pathlib import Path
 from citeledger.cli.pith import check_sign
 from citeledger.cli.prefect_env import load_flow
 from citeledger.cli.preflight import check_catalog, prefect_defaults, use_flow
-from resolvers.errors import NotFound
+from resolvers.errors import NotFound, UsageError
 
 
 def cmd_record(args: argparse.Namespace) -> int:
@@ -21,8 +21,24 @@ def cmd_record(args: argparse.Namespace) -> int:
 
     require_ledger(args.ledger)
     check_sign(args)
-    record = citation_record(args.id, args.ledger, args.catalog, page_cap=args.page_cap)
-    check_known(record, args)
+    paper = args.id
+    if paper.strip().lower().startswith("pith:"):
+        from citeledger.ledger.pith_rows import paper_of_pith_number
+
+        paper = paper_of_pith_number(paper, args.ledger)
+    from citeledger.cli.pith import imported_record, print_imported_record
+
+    imported = imported_record(paper, args)
+    if imported is not None and args.format == "pith":
+        try:
+            check_catalog(args.catalog)
+        except UsageError:  # a ledger holding only imports needs no catalog to give them back
+            return print_imported_record(imported, args)
+    record = citation_record(paper, args.ledger, args.catalog, page_cap=args.page_cap)
+    if not known(record):
+        if imported is not None and args.format == "pith":
+            return print_imported_record(imported, args)
+        raise_unknown(args, imported is not None)
     records.validate_record(record)
     if args.format == "pith":
         from citeledger.cli.pith import print_pith_record
@@ -36,11 +52,18 @@ def cmd_record(args: argparse.Namespace) -> int:
         print(render_ledger_text(record))
     return 0
 
-def check_known(record: dict, args: argparse.Namespace) -> None:
+def known(record: dict) -> bool:
+    """Whether the ledger's own observations know the paper: it has a reference or a citation there."""
+    return bool(record["counts"]["references"] or record["counts"]["inbound"])
+
+
+def raise_unknown(args: argparse.Namespace, imported: bool) -> None:
     """A paper with no reference and no citation in the ledger is not known to it: an error
-    naming the nearest citing papers the ledger does know."""
-    if record["counts"]["references"] or record["counts"]["inbound"]:
-        return
+    naming the nearest citing papers the ledger does know (or, when it holds Pith's record of the
+    paper, saying that ``--format pith`` gives that record)."""
+    if imported:
+        raise NotFound(f"the ledger {args.ledger} has no observation of its own of {args.id!r}, only Pith's "
+                       "record of it: `citeledger record ID --format pith` gives that record")
     from citeledger.ledger.inspect import near_ids
     from citeledger.records.ledger_reads import citing_papers
 

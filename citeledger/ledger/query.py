@@ -291,6 +291,7 @@ VIEW_MEANINGS = {
     "rejects": "input rows that could not be read, with file, line and reason",
     "runs": "one row per finished run, and per failed run (finished_at null, errors the failure)",
     "pith_observations": "observations read from Pith's records (citeledger import-pith); never in current",
+    "pith_records": "one row per Pith record imported (its digest, paper, pith number, as_of, the record whole)",
 }
 
 

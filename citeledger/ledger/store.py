@@ -50,18 +50,35 @@ OBSERVATION_SCHEMA = pa.schema([
 ])
 
 # Rows read from Pith's records (``citeledger import-pith``): the observation columns, Pith's own
-# (``pith.reader``), and which file they came from, when. Apart from ``observations``, so Pith's
+# (``pith.reader``: times Pith states are kept as Pith wrote them, the observation whole as its
+# RFC 8785 text), and which file they came from, when. Apart from ``observations``, so Pith's
 # verdicts never take the place of citeledger's in ``current``.
 PITH_TYPES: dict[str, pa.DataType] = {
     "direction": pa.string(), "pith_status": pa.string(), "state_mapping": pa.string(),
     "digest_verified": pa.bool_(), "reference_source": pa.string(), "cited_title": pa.string(),
     "notice_state": pa.string(), "notice_reason": pa.string(), "record_digest": pa.string(),
+    "source_observed_at": pa.string(), "citing_title": pa.string(), "citing_version": pa.int64(),
+    "cited_paper": pa.string(), "notice_sources": pa.list_(pa.string()), "notice_observed_at": pa.string(),
+    "stored_as": pa.string(), "observation_json": pa.string(),
 }
 PITH_OBSERVATION_SCHEMA = pa.schema(
     [OBSERVATION_SCHEMA.field(name) for name in pith_reader.LEDGER_COLUMNS]
     + [(name, PITH_TYPES[name]) for name in pith_reader.PITH_COLUMNS]
     + [("record_digest_verified", pa.bool_()), ("imported_from", pa.string()),
        ("imported_at", pa.timestamp("us", tz="UTC"))])
+
+# One row per Pith record kept (``<ledger>/pith_records/<stored_as>.parquet``, written after its
+# observations: its presence says the import of that record finished): what the record is, of
+# which paper, as of when, and the record whole (``document``: its RFC 8785 text, which
+# ``record ID --format pith`` gives back).
+PITH_RECORD_SCHEMA = pa.schema([
+    ("stored_as", pa.string()), ("kind", pa.string()), ("record_digest", pa.string()), ("arxiv_id", pa.string()),
+    ("pith_number", pa.string()), ("short_pith_number", pa.string()), ("title", pa.string()),
+    ("as_of", pa.string()), ("as_of_at", pa.timestamp("us", tz="UTC")), ("outbound", pa.int64()),
+    ("inbound", pa.int64()), ("signed", pa.bool_()), ("receipt_key_id", pa.string()),
+    ("receipt_verified", pa.bool_()), ("imported_from", pa.string()), ("imported_at", pa.timestamp("us", tz="UTC")),
+    ("document", pa.string()),
+])
 
 REJECT_SCHEMA = pa.schema([
     ("run_id", pa.string()), ("file", pa.string()), ("line", pa.int64()), ("field", pa.string()),
@@ -119,7 +136,8 @@ class RunManifest:
 
 
 FAILED_PART = "failed"  # runs/<run_id>/failed.parquet: the row of a run whose last attempt failed
-LEDGER_MARKS = ("_runs", "observations", "runs", "ledger.duckdb", "pith")  # what a run or an import leaves
+# what a run or an import leaves
+LEDGER_MARKS = ("_runs", "observations", "runs", "ledger.duckdb", "pith", "pith_records")
 
 
 def ledger_problem(directory: LedgerDir) -> str | None:
@@ -203,13 +221,18 @@ class LedgerStore:
         """Every observation part by one writer (Arrow's), however its rows were given."""
         write_arrow_parquet(table, self.part_path("observations", run_id, part), self.staging)
 
-    def write_pith_rows(self, record_hex: str, table: pa.Table) -> Path:
-        """The rows of one Pith record under ``pith/``, named by the record's digest: importing the
-        same record again replaces its file, never adds a second copy."""
-        if not re.match(r"^[0-9a-f]{64}$", record_hex):
-            raise ValueError(f"bad Pith record digest {record_hex!r}")
-        path = self.dir / "pith" / f"{record_hex}.parquet"
-        write_arrow_parquet(table.cast(PITH_OBSERVATION_SCHEMA), path, self.staging)
+    def write_pith_record(self, stored_as: str, record: pa.Table, rows: pa.Table | None) -> Path:
+        """One Pith record kept: its observations under ``pith/`` then its row under ``pith_records/``,
+        both named by ``stored_as`` (the hex SHA-256 of the record's RFC 8785 bytes, which the caller
+        computed from the content: a name a file states is never used). The same record imported
+        again is the same bytes under the same names; another record never replaces it."""
+        if not re.fullmatch(r"[0-9a-f]{64}", stored_as):
+            raise ValueError(f"bad Pith record name {stored_as!r}")
+        rows_path = self.dir / "pith" / f"{stored_as}.parquet"
+        if rows is not None and rows.num_rows:
+            write_arrow_parquet(rows.cast(PITH_OBSERVATION_SCHEMA), rows_path, self.staging)
+        path = self.dir / "pith_records" / f"{stored_as}.parquet"
+        write_arrow_parquet(record.cast(PITH_RECORD_SCHEMA), path, self.staging)
         return path
 
     def write_fetched_works(self, run_id: str, part: str, rows: list[dict[str, Any]]) -> None:
@@ -351,7 +374,7 @@ class LedgerStore:
 # --- views and queries ---------------------------------------------------------------------
 
 VIEW_NAMES = ("observations", "current", "transitions", "reference_changes", "works", "notices", "notices_history",
-              "rejects", "runs", "pith_observations")
+              "rejects", "runs", "pith_observations", "pith_records")
 
 # A state change of one reference between two consecutive observations of it (same order as
 # ``current``): a new status, or the same status now pointing at another work. ``changed_at`` is
@@ -389,7 +412,8 @@ def _source(glob: Path, schema: pa.Schema, base: Path | None = None) -> str:
 # the views over part files: name -> (folder under the ledger, schema of its files)
 LEDGER_PARTS = {"observations": ("observations", OBSERVATION_SCHEMA), "rejects": ("rejects", REJECT_SCHEMA),
                 "runs": ("runs", RUN_SCHEMA), "notices_history": ("notices", NOTICE_SCHEMA),
-                "pith_observations": ("pith", PITH_OBSERVATION_SCHEMA)}
+                "pith_observations": ("pith", PITH_OBSERVATION_SCHEMA),
+                "pith_records": ("pith_records", PITH_RECORD_SCHEMA)}
 CURRENT_SQL = ("SELECT * EXCLUDE (rn) FROM (SELECT *, row_number() OVER (PARTITION BY citing_paper, "
                "reference_index ORDER BY observed_at DESC, run_id DESC) AS rn FROM observations) WHERE rn = 1")
 NOTICES_SQL = ("SELECT * EXCLUDE (rn) FROM (SELECT *, row_number() OVER (PARTITION BY work_id "

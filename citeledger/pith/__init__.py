@@ -10,7 +10,10 @@ What this package owns:
   carried Pith's schema name);
 * ``export`` and ``export_parts``: citeledger's v2 record (a plain dict) -> a Pith-shaped record;
 * ``receipts``: Pith receipts (ed25519 over the 32 raw bytes of a digest), made and verified, with
-  typed reasons for every failure;
+  typed reasons for every failure; ``ed25519_points``: the public keys refused before they are
+  trusted (small order, outside the prime-order subgroup, non-canonical);
+* ``consistency``: whether a record says the same thing everywhere (digests recomputed, the members
+  outside a signed digest against the content they come from, counts that add up);
 * ``reader`` and ``states``: Pith records in -> rows shaped like the ledger's observation rows,
   Pith's state names -> citeledger's, and the two sides paired for a comparison.
 

@@ -3,7 +3,9 @@ by tests/test_pith_digests.py). Every digest is SHA-256 over the RFC 8785 (JCS) 
 
 * ``observation_digest``: the observation object without its ``observation_digest`` member;
 * ``context_digest``: the paper citation record without ``context_digest`` and ``as_of`` (so the
-  same content re-dated keeps its digest; the ``thesis`` sentence, which names a date, is inside);
+  same content re-dated keeps its digest; the ``thesis`` sentence, which names a date, is inside),
+  nor a ``receipt`` (Pith publishes its citation records unsigned; a citeledger record signed by
+  ``--sign`` carries its receipt beside the content it signs, as a number record does);
 * a ``pith_number_record``'s ``canonical_sha256``: its ``canonical_record`` (lower-case hex, no
   prefix); its pith number is the base32 of that digest's bytes, 26 characters, after
   ``pith:<year>:``; ``title_canon_sha256`` is the digest of the lower-cased title's UTF-8 bytes (the one
@@ -21,7 +23,7 @@ from resolvers.jcs import jcs
 PREFIX = "sha256:"
 OBSERVATION_DIGEST = "observation_digest"
 CONTEXT_DIGEST = "context_digest"
-CONTEXT_EXCLUDED = (CONTEXT_DIGEST, "as_of")
+CONTEXT_EXCLUDED = (CONTEXT_DIGEST, "as_of", "receipt")
 
 
 def sha256_hex(value: Any) -> str:
@@ -35,12 +37,12 @@ def observation_digest(observation: Mapping[str, Any]) -> str:
 
 
 def context_body(record: Mapping[str, Any]) -> dict[str, Any]:
-    """What the context digest covers: the record without ``context_digest`` and ``as_of``."""
+    """What the context digest covers: the record without ``context_digest``, ``as_of`` and ``receipt``."""
     return {k: v for k, v in record.items() if k not in CONTEXT_EXCLUDED}
 
 
 def context_digest(record: Mapping[str, Any]) -> str:
-    """``sha256:`` over the record without ``context_digest`` and ``as_of``."""
+    """``sha256:`` over the record without ``context_digest``, ``as_of`` and ``receipt``."""
     return PREFIX + sha256_hex(context_body(record))
 
 

@@ -1,28 +1,32 @@
 """Pith records in: a ``pith.paper-citation-record.v1`` record or a ``pith_number_record`` -> the
-paper as Pith states it and rows shaped like the ledger's observation rows (the ledger's columns,
-``citeledger/ledger.py``'s ``OBSERVATION_SCHEMA``, as far as they map, then columns of Pith's own).
+paper as Pith states it, the record's facts, and rows shaped like the ledger's observation rows (the
+ledger's columns, ``ledger/store.py``'s ``OBSERVATION_SCHEMA``, as far as they map, then Pith's own).
 
-A row keeps Pith's observation id and digest, and says whether that digest is the observation's
+Nothing of the record is lost: ``PithRead.document`` is the whole record, which the ledger keeps
+(``pith_records.document``, its RFC 8785 text) and gives back (``record ID --format pith``), and each
+row keeps its observation whole (``observation_json``) beside the columns a query wants. A row keeps
+Pith's observation id and digest, and says whether that digest is the observation's
 (``digest_verified``); ``source`` is ``pith`` (who observed it) and ``reference_source`` is where
 Pith read the reference (``arxiv_source``, ``pdf_text``). Pith's ``work_id`` lives in another id
 space than the catalog's, so it is kept as ``pith:<id>``; the DOI and arXiv id are what a
 comparison can join on. Pith gives no raw string, no score and no rule reason: those are null.
-A member that is missing or of the wrong type is an ``InputError`` naming its path;
-``load_pith_file`` turns any failure to read a file (not JSON, nested past the parser's depth, a
-number of thousands of digits, a value no digest can hold) into one naming the file.
+A member that is missing or of the wrong type is an ``InputError`` naming its path; whether the
+record is what it says it is (digests, the strict schema, members that must agree) is ``check_pith``.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from resolvers.errors import CiteledgerError, InputError
+from resolvers.errors import InputError
+from resolvers.jcs import jcs
 
+from . import consistency
 from .digests import canonical_sha256, context_digest, observation_digest
 from .export_parts import arxiv_parts
-from .schema import RecordKind, record_kind
+from .schema import RecordKind, record_kind, schema_errors
 from .states import citeledger_reason, citeledger_state
 
 SOURCE = "pith"
@@ -30,19 +34,41 @@ LEDGER_COLUMNS = ("observation_id", "observation_digest", "run_id", "observed_at
                   "raw", "source", "status", "reason", "resolver_source", "work_id", "doi", "arxiv_id",
                   "extracted_dois", "extracted_arxiv_ids", "score", "evidence")
 PITH_COLUMNS = ("direction", "pith_status", "state_mapping", "digest_verified", "reference_source", "cited_title",
-                "notice_state", "notice_reason", "record_digest")
+                "notice_state", "notice_reason", "record_digest", "source_observed_at", "citing_title",
+                "citing_version", "cited_paper", "notice_sources", "notice_observed_at", "stored_as",
+                "observation_json")
 
 
 @dataclass
 class PithRead:
-    """What one Pith record states: its kind, its digest (and whether the content gives it), the
-    paper, and its observations as ledger-shaped rows."""
+    """What one Pith record states: its kind, the digest it states and whether its content gives
+    it, the paper, its observations as ledger-shaped rows, and the whole record (``document``),
+    known by the SHA-256 of its RFC 8785 bytes (``stored_as``: two records differing in any byte of
+    their content, ``as_of`` included, are two records)."""
 
     kind: RecordKind
     digest: str
     digest_verified: bool
     paper: dict[str, Any]
     rows: list[dict[str, Any]] = field(default_factory=list)
+    document: dict[str, Any] = field(default_factory=dict)
+    stored_as: str = ""
+
+
+def stored_name(record: Mapping[str, Any]) -> str:
+    """The hex SHA-256 of a record's RFC 8785 bytes: the name the ledger keeps it under."""
+    return hashlib.sha256(jcs(record)).hexdigest()
+
+
+def check_pith(record: Any) -> list[str]:
+    """Why a Pith record is not what it says it is, one line each (empty: it is): a citation
+    record's shape against the strict schema (without a ``receipt``, which sits beside the content
+    it signs), then, for either kind, every inconsistency ``consistency.problems`` finds."""
+    kind = record_kind(record)
+    found = []
+    if kind is RecordKind.PITH_CITATION_RECORD:
+        found = [f"schema: {e}" for e in schema_errors({k: v for k, v in record.items() if k != "receipt"})]
+    return found + consistency.problems(record)
 
 
 def _get(obj: Any, path: str, kinds: tuple[type, ...], *, nullable: bool = False) -> Any:
@@ -69,12 +95,15 @@ def _object(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     return value
 
 
-def _row(obs: Mapping[str, Any], direction: str, record_digest: str) -> dict[str, Any]:
+def _row(obs: Mapping[str, Any], direction: str, record_digest: str, stored_as: str) -> dict[str, Any]:
     status = _get(obs, "resolution.status", (str,))
     state, mapping = citeledger_state(status)
     work = _get(obs, "citation.cited_work", (dict,))
     cited_paper = _get(obs, "citation.cited_paper", (dict,), nullable=True) or {}
+    citing = _get(obs, "citation.citing_paper", (dict,))
     notice = _get(obs, "standing_notice", (dict,))
+    receipts = [r for r in notice.get("source_receipts") or [] if isinstance(r, Mapping)]
+    times = [str(r["observed_at"]) for r in receipts if r.get("observed_at")]
     work_id = work.get("work_id")
     return {
         "observation_id": _get(obs, "observation_id", (str,)),
@@ -96,6 +125,11 @@ def _row(obs: Mapping[str, Any], direction: str, record_digest: str) -> dict[str
         "reference_source": _get(obs, "citation.source", (str,)), "cited_title": work.get("title"),
         "notice_state": notice.get("state"), "notice_reason": citeledger_reason(notice.get("reason")),
         "record_digest": record_digest,
+        "source_observed_at": _get(obs, "citation.source_observed_at", (str,), nullable=True),
+        "citing_title": citing.get("title"), "citing_version": citing.get("version"),
+        "cited_paper": cited_paper.get("arxiv_id"),
+        "notice_sources": [str(r.get("source")) for r in receipts], "notice_observed_at": max(times, default=None),
+        "stored_as": stored_as, "observation_json": jcs(obs).decode("utf-8"),
     }
 
 
@@ -103,15 +137,17 @@ def read_citation_record(record: Mapping[str, Any]) -> PithRead:
     """A ``pith.paper-citation-record.v1`` record: its paper and every observation, outbound then
     inbound, in the record's order."""
     stated = _get(record, "context_digest", (str,))
+    stored_as = stored_name(record)
     rows = []
     for direction in ("outbound", "inbound"):
         for n, obs in enumerate(_get(record, direction, (list,))):
             try:
-                rows.append(_row(obs, direction, stated))
+                rows.append(_row(obs, direction, stated, stored_as))
             except InputError as exc:
                 raise InputError(f"{direction}[{n}].{exc}") from None
     paper = dict(_get(record, "paper", (dict,)), as_of=record.get("as_of"))
-    return PithRead(RecordKind.PITH_CITATION_RECORD, stated, context_digest(record) == stated, paper, rows)
+    return PithRead(RecordKind.PITH_CITATION_RECORD, stated, context_digest(record) == stated, paper, rows,
+                    dict(record), stored_as)
 
 
 def read_number_record(record: Mapping[str, Any]) -> PithRead:
@@ -128,8 +164,11 @@ def read_number_record(record: Mapping[str, Any]) -> PithRead:
         "cross_categories": paper.get("cross_cats"), "submitted_at": paper.get("submitted_at"),
         "license": paper.get("license"), "key_id": _object(record, "receipt").get("key_id"),
         "references": _object(_object(record, "graph_snapshot"), "references").get("count"),
+        "short_pith_number": record.get("short_pith_number"),
+        "as_of": record.get("updated_at") or record.get("created_at"),
     }
-    return PithRead(RecordKind.PITH_NUMBER_RECORD, stated, canonical_sha256(canonical) == stated, facts)
+    return PithRead(RecordKind.PITH_NUMBER_RECORD, stated, canonical_sha256(canonical) == stated, facts, [],
+                    dict(record), stored_name(record))
 
 
 def read_pith(record: Any) -> PithRead:
@@ -141,32 +180,6 @@ def read_pith(record: Any) -> PithRead:
         return read_number_record(record)
     raise InputError(f"schema: not a Pith record ({kind.value}); expected pith.paper-citation-record.v1 "
                      "or a pith_number_record")
-
-
-def load_pith_json(path: Path) -> Any:
-    """The JSON document of a file; every failure an ``InputError`` naming the file (and the line,
-    for text that is not JSON)."""
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read ({type(exc).__name__}: {exc})") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: line {exc.lineno}: not JSON ({exc.msg})") from None
-    except RecursionError:
-        raise InputError(f"{path}: not JSON that can be read (nested deeper than the parser goes)") from None
-    except ValueError as exc:  # a number of more digits than Python converts
-        raise InputError(f"{path}: not JSON that can be read ({str(exc).split(';')[0]})") from None
-
-
-def load_pith_file(path: Path) -> PithRead:
-    """A Pith record file read (``read_pith``); every error an ``InputError`` naming the file."""
-    document = load_pith_json(path)
-    try:
-        return read_pith(document)
-    except InputError as exc:
-        raise InputError(f"{path}: {exc}") from None
-    except CiteledgerError as exc:  # a value no digest can hold (NaN, an integer past 2**53)
-        raise InputError(f"{path}: {exc}") from None
 
 
 def pair_rows(ours: Sequence[Mapping[str, Any]], theirs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

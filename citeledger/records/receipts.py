@@ -197,7 +197,7 @@ def verify_file(path: Path, keys: Mapping[str, Ed25519PublicKey]) -> list[str]:
     try:
         record = read_document(path)
     except ValueError as exc:
-        return [f"not a record: {str(exc).removeprefix(f'{path}: ')}"]
+        return [f"cannot read a JSON record: {str(exc).removeprefix(f'{path}: ')}"]
     try:
         return verify_record(record, keys)
     except ValueError as exc:
