@@ -49,11 +49,14 @@ END_HEADING_MAX_WORDS = 8  # a heading is short: a sentence starting "Supplement
 NUMBERED_HEADING = re.compile(r"(?:[A-Z]|\d{1,2}|[IVX]{1,4})(?:\.\d{1,2}){0,2}\.?\s{1,3}"
                               r"[A-Z](?:[^,;.:]|[.:](?!\s)){0,80}\.?")
 LARGER = 1.1  # a heading's line is this much taller than the body's median line
-# the text after a list (an appendix, the author list of a collaboration) is often set larger than
-# the list: a run of this many lines taller than the list's own lines ends it
-TALLER_RUN = 3
-TALLER = 1.12
+# Nothing says where the text after a list's last entry begins when no heading stands there (an
+# author list, the other column's text, figure captions): that entry keeps at most this many times
+# the lines of the longest other entry (and at least MAX_LINES_PER_ENTRY)
+LAST_ENTRY_LINES = 2
+LAST_ENTRY_AFTER = 5  # entries a list needs before its last one is bounded so
+TALLER = 1.08  # body text is set this much taller than a list in a smaller size (9 pt beside 10 pt)
 FIRST_LABEL = re.compile(r"\s*\[1\]\s")  # the first entry of a bracket-numbered list
+LABEL_LOOKBACK = 200  # lines looked back for a cut list's last label (a long entry runs to 60)
 MAX_LINES_PER_ENTRY = 8  # more lines per entry on average means the cuts were missed
 # a run of bare numbers (1, 2, 3 at lines' starts) is believed as labels only while it cuts the
 # list into entries of at most this many lines on average (a thousand-author entry runs to 60)
@@ -61,9 +64,11 @@ MAX_LINES_PER_NUMBERED_ENTRY = 25
 AUTHOR_START = re.compile(r"[A-Z][\w'\u2019-]+(?: [A-Z][\w'\u2019-]+){0,2},? (?:[A-Z]\.|[A-Z]{1,3}\b|[A-Z][a-z]+,)")
 _ENTRY_ENDS = (".", ")", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9")
 # Labels of numbered lists, each with the run of numbers (1, 2, 3 ...) it needs to be believed:
-# a bracketed label is plain from two entries on; a bare number or ``n.`` may start a line of an
-# author-year list by chance (a volume, a page), so those need three.
-LABELS = ((re.compile(r"\[(\d{1,4})\]"), 2), (re.compile(r"(\d{1,4})\.(?=\s|$)"), 3),
+# a bracketed label ([1], or (1) as the ACS styles print it) is plain from two entries on; a bare
+# number or ``n.`` may start a line of an author-year list by chance (a volume, a page), so those
+# need three.
+LABELS = ((re.compile(r"\[(\d{1,4})\]"), 2), (re.compile(r"\((\d{1,4})\)(?=\s|$)"), 2),
+          (re.compile(r"(\d{1,4})\.(?=\s|$)"), 3),
           (re.compile(r"(\d{1,4})\)(?=\s|$)"), 3), (re.compile(r"(\d{1,4})(?=\s+\S)"), 3))
 # a key label as alpha-like styles print it: letters (a "+" for more authors), then the year's digits
 # (any script's letters: [DĎ86]; a raised "+" may come out spaced: [HSK +22])
@@ -84,6 +89,19 @@ _URL_BREAKS = ("/", ".", "-", "_", "=", "?", "&", "#", "~")
 _WORD_PART = re.compile(r"[^\W\d_]+-\Z")
 
 
+# what a page prints after or among the entries that is no reference: a figure's or table's
+# caption, a journal's closing line, a copyright line
+FURNITURE = re.compile(r"(?:(?:Figure|Fig\.|Table|Extended Data Fig\.)\s*[A-Z]?\d+[.:|]"
+                       r"|This (?:paper|article|manuscript) (?:has been|was) (?:typeset|produced)"
+                       r"|\u00a9|\(c\)\s*(?:19|20)\d\d|Copyright\b)", re.I)
+FURNITURE_INSIDE = re.compile(r"\bThis (?:paper|article|manuscript) (?:has been|was) (?:typeset|produced) "
+                              r"(?:from|using|with)\b.*$", re.I | re.S)
+# a surname's lowercase particle opening an author-year entry (van Son, de Mink, de la Fuente)
+PARTICLE_START = re.compile(r"(?:van|von|de|da|das|dos|del|della|der|den|di|du|la|le|ten|ter|zu|af|av|'t)"
+                            r"(?:\s+(?:la|der|den|de|het|van|da|los|las))?\s+[A-Z\u00c0-\u024f]")
+YEAR = re.compile(r"(?<!\d)(?:1[6-9]|20)\d\d(?!\d)|\bin press\b|\bn\.\s?d\.|\bforthcoming\b|\bsubmitted\b", re.I)
+
+
 @dataclass(slots=True)
 class Entry:
     """One reference: its lines in order and its label's number (None for author-year lists)."""
@@ -96,31 +114,63 @@ def find_sections(lines: list[Line]) -> list[tuple[bool, list[Line]]]:
     """Each reference list's lines (without its heading), from a heading to the next heading of
     a list, an appendix or the like (``END_HEADING``, or a numbered heading in a larger font:
     ``A. Operator Constraints``), or the end of the text; with whether it comes after an
-    appendix or supplement heading (a supplement's own list). Without any heading, the list
-    that starts at the last line opening with ``[1]`` (styles that print no heading)."""
+    appendix or supplement heading (a supplement's own list). A bracket-numbered list cut by
+    such a heading goes on where a line opens with its next label (``[12]`` after ``[11]``: the
+    other column's acknowledgements and competing interests set beside the list's first part).
+    Without any heading, the list that starts at the last line opening with ``[1]`` (styles that
+    print no heading), to the next heading that would end it."""
     sections: list[tuple[bool, list[Line]]] = []
-    current: list[Line] | None = None
-    supplement = False
     body = _body_height(lines)
+    first = [i for i, line in enumerate(lines) if FIRST_LABEL.match(line.text)]
+    if not any(HEADING.fullmatch(line.text.strip()) for line in lines):
+        if first:
+            sections.append((False, []))
+            _collect(lines[first[-1]:], sections, body)
+        return sections
+    _collect(lines, sections, body)
+    return sections
+
+
+def _collect(lines: list[Line], sections: list[tuple[bool, list[Line]]], body: float) -> None:
+    """Append each section's lines to ``sections`` (whose last one, when given, is open)."""
+    current: list[Line] | None = sections[-1][1] if sections else None
+    cut: list[Line] | None = None  # a list a heading interrupted, and the label it waits for
+    waiting = ""
+    supplement = False
     for line in lines:
         text = line.text.strip()
         if HEADING.fullmatch(text):
-            current = []
+            current, cut = [], None
             sections.append((supplement, current))
-        elif _ends(text) or (current is not None and _section_heading(line, text, body)):
+        elif current and (_ends(text, line, body) or _section_heading(line, text, body)) or \
+                current is None and _ends(text, line, body):
+            if current:  # an appendix or a supplement comes after the list: never resumed
+                cut = None if SUPPLEMENT_HEADING.match(text) else current
+                waiting = _next_bracket_label(current)
             current = None
             supplement = supplement or bool(SUPPLEMENT_HEADING.match(text))
         elif current is not None:
             current.append(line)
-    if not sections:
-        first = [i for i, line in enumerate(lines) if FIRST_LABEL.match(line.text)]
-        if first:
-            sections.append((False, lines[first[-1]:]))
-    return sections
+        elif cut is not None and waiting and text.startswith(waiting):
+            current, cut = cut, None
+            current.append(line)
 
 
-def _ends(text: str) -> bool:
-    return bool(END_HEADING.match(text)) and len(text.split()) <= END_HEADING_MAX_WORDS and not text.endswith(",")
+def _next_bracket_label(section: list[Line]) -> str:
+    """``[n+1]`` for a section whose last label is ``[n]`` (within its last lines), else ""."""
+    for line in reversed(section[-LABEL_LOOKBACK:]):
+        m = LABELS[0][0].match(line.text.lstrip())
+        if m:
+            return f"[{int(m.group(1)) + 1}]"
+    return ""
+
+
+def _ends(text: str, line: Line, body: float) -> bool:
+    """A heading that ends a list: an appendix, acknowledgements ... in a few words, or a longer
+    title set larger than the body (``Supplemental Material for "..."``)."""
+    if not END_HEADING.match(text) or text.endswith(","):
+        return False
+    return len(text.split()) <= END_HEADING_MAX_WORDS or line.y1 - line.y0 >= LARGER * body
 
 
 def _body_height(lines: list[Line]) -> float:
@@ -254,27 +304,55 @@ def _spacing(lines: list[Line]) -> float | None:
     return steps[len(steps) // 4] if steps else None
 
 
-def list_part(lines: list[Line]) -> list[Line]:
-    """The section's lines up to a run of ``TALLER_RUN`` lines set taller than the list's own
-    (``TALLER``): body text after the list (an appendix, the other column's conclusions, an
-    author list) in the body's larger font. The list's size is the median of its first half."""
-    if len(lines) < 2 * TALLER_RUN + 2:
+def skip_body_text(lines: list[Line]) -> list[Line]:
+    """The section less what is not the list: the body text a column or page break brings into
+    it (the other column's acknowledgements beside the list's first part, a figure's labels):
+    from a break, lines set taller than the list's own (``TALLER`` than the section's median),
+    two at least, up to the next line of the list's size; and a figure's stray glyphs (a word of
+    one or two letters beyond where the list's lines end). Each line's column edge is then
+    measured on the list's own lines, not on the figure beside them."""
+    heights = sorted(ln.y1 - ln.y0 for ln in lines)
+    if len(heights) < 4:
         return lines
-    heights = sorted(ln.y1 - ln.y0 for ln in lines[:len(lines) // 2])
     limit = TALLER * heights[len(heights) // 2]
-    run = 0
+    ends = sorted(ln.x1 for ln in lines)
+    out: list[Line] = []
+    skipping = False
     for i, line in enumerate(lines):
-        run = run + 1 if line.y1 - line.y0 > limit else 0
-        if run == TALLER_RUN and i + 1 - TALLER_RUN > 0:
-            return lines[:i + 1 - TALLER_RUN]
-    return lines
+        taller = line.y1 - line.y0 > limit
+        if i and (line.page, line.column) != (lines[i - 1].page, lines[i - 1].column):
+            skipping = taller and i + 1 < len(lines) and lines[i + 1].y1 - lines[i + 1].y0 > limit
+        elif not taller:
+            skipping = False
+        stray = len(line.text) <= 2 and not any(c.isdigit() for c in line.text) and line.x0 > ends[len(ends) // 2]
+        if not skipping and not stray:
+            out.append(line)
+    edges: dict[tuple[int, int], float] = {}
+    for line in out:
+        key = (line.page, line.column)
+        edges[key] = min(edges.get(key, line.x0), line.x0)
+    for line in out:
+        line.left = edges[(line.page, line.column)]
+    return out
 
 
 def split_entries(lines: list[Line]) -> list[Entry]:
-    body = list_part([ln for ln in lines if ln.text.strip()])
+    body = skip_body_text([ln for ln in lines if ln.text.strip()])
     if not body:
         return []
-    return split_numbered(body) or split_labelled(body) or split_unnumbered(body)
+    return bound_last(split_numbered(body) or split_labelled(body) or split_unnumbered(body))
+
+
+def bound_last(entries: list[Entry]) -> list[Entry]:
+    """The list with its last entry cut to a plausible length: ``LAST_ENTRY_LINES`` times the
+    longest other entry's lines, at least ``MAX_LINES_PER_ENTRY`` (a list's end that no heading
+    marks would glue what follows, up to a whole author list, onto its last entry)."""
+    if len(entries) < LAST_ENTRY_AFTER:
+        return entries
+    most = max(MAX_LINES_PER_ENTRY, LAST_ENTRY_LINES * max(len(e.lines) for e in entries[:-1]))
+    if len(entries[-1].lines) > most:
+        entries[-1] = Entry(entries[-1].lines[:most], entries[-1].number)
+    return entries
 
 
 def split_labelled(lines: list[Line]) -> list[Entry] | None:
@@ -418,5 +496,25 @@ def reference_strings(lines: list[Line]) -> list[str]:
         elif entries:
             other = entries
     keep = hyphenated_words(lines)
-    texts = [entry_text(e, keep) for e in (main or other)]
-    return [t for t in texts if any(c.isalpha() for c in t)]
+    chosen = main or other
+    texts = [entry_text(e, keep) for e in chosen]
+    texts = [_before_furniture(t) for t in texts]
+    keep_entry = [any(c.isalpha() for c in t) and not FURNITURE.match(t) for t in texts]
+    if chosen and all(e.number is None for e in chosen):  # an author-year list: what follows its last entry
+        last = max((i for i, t in enumerate(texts) if keep_entry[i] and _opens_author_year(t)), default=-1)
+        keep_entry[last + 1:] = [False] * (len(texts) - last - 1)
+    return [t for t, ok in zip(texts, keep_entry) if ok]
+
+
+def _before_furniture(text: str) -> str:
+    """An entry less a journal's closing line glued to it (``This paper has been typeset from a
+    TeX/LaTeX file prepared by the author.``, a copyright line)."""
+    m = FURNITURE_INSIDE.search(text)
+    return text[:m.start()].rstrip() if m and m.start() > 0 else text
+
+
+def _opens_author_year(text: str) -> bool:
+    """An author-year entry: it opens with a name (a capital, a lowercase particle ``van``,
+    ``de la``, or the dash of a repeated author) and gives a year."""
+    return bool((text[:1].isupper() or PARTICLE_START.match(text) or text[:1] in "\u2014\u2013-_")
+                and YEAR.search(text))

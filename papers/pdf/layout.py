@@ -47,6 +47,7 @@ class Word:
     x0: float
     x1: float
     text: str
+    height: float = 0.0  # the glyphs' height (0: not known), which tells a line number's small font
 
 
 @dataclass(slots=True)
@@ -89,7 +90,8 @@ def parse_pages(xhtml: bytes) -> Iterator[Page]:
     for number, (_, element) in enumerate(context):
         lines = []
         for line_el in element.iter(f"{XHTML}line"):
-            words = join_glued([Word(float(w.get("xMin", 0)), float(w.get("xMax", 0)), _unligature(w.text or ""))
+            words = join_glued([Word(float(w.get("xMin", 0)), float(w.get("xMax", 0)), _unligature(w.text or ""),
+                                     float(w.get("yMax", 0)) - float(w.get("yMin", 0)))
                                 for w in line_el.iter(f"{XHTML}word") if (w.text or "").strip()],
                                float(line_el.get("yMax", 0)) - float(line_el.get("yMin", 0)))
             if words:
@@ -119,36 +121,54 @@ def join_glued(words: list[Word], height: float) -> list[Word]:
     out: list[Word] = []
     for word in words:
         if out and 0 <= word.x0 - out[-1].x1 < GLUE_GAP * height:
-            out[-1] = Word(out[-1].x0, word.x1, out[-1].text + word.text)
+            out[-1] = Word(out[-1].x0, word.x1, out[-1].text + word.text, max(out[-1].height, word.height))
         else:
             out.append(word)
     return out
 
 
-def drop_line_numbers(page: Page) -> None:
+def drop_line_numbers(pages: list[Page]) -> None:
     """Drop a manuscript's line numbers (``lineno``, journals' review modes) wherever they stand:
-    bare numbers in a smaller font than the page's text, sharing an edge (a margin, or the gutter
-    between two columns), at least ``LINE_NUMBERS_MIN`` on the page, rising down the page in
-    even steps (one per line, or every fifth line numbered). A list's own labels are set in
-    its text's size, so they stay. Read as text they would open
-    an entry with a number, glue two entries, or sit inside a DOI cut at a line end."""
-    if not page.lines:
-        return
+    bare numbers in a smaller font than the text beside them, sharing an edge (a margin, or the
+    gutter between two columns), rising down the page in even steps (one per line, or every
+    fifth line numbered): at least ``LINE_NUMBERS_MIN`` of them on a page, or, once a page has
+    shown such numbers, two or more of the same size (the short column of a last page). A
+    list's own labels are set in its text's size, so they stay. Read as text, line numbers
+    would open an entry with a number, glue two entries, or sit inside a DOI cut at a line end."""
+    groups = [_line_number_groups(page) for page in pages]
+    sizes = {round(w.height, 1) for page in groups for members in page if _numbers_lines(members, LINE_NUMBERS_MIN)
+             for _, w in members}
+    for page, page_groups in zip(pages, groups):
+        drop: set[int] = set()
+        for members in page_groups:
+            if _numbers_lines(members, LINE_NUMBERS_MIN) or (
+                    _numbers_lines(members, 2) and all(round(w.height, 1) in sizes for _, w in members)):
+                drop.update(id(w) for _, w in members)
+        if drop:
+            _drop_words(page, drop)
+
+
+def _line_number_groups(page: Page) -> list[list[tuple[Line, Word]]]:
+    """The page's bare numbers set smaller than the text beside them, grouped by a shared edge
+    (right-aligned numbers by their right edge, left-aligned ones by their left)."""
     text = [ln for ln in page.lines if not _LINE_NUMBER.fullmatch(ln.text)]
     if not text:
-        return
+        return []
     heights = sorted(ln.y1 - ln.y0 for ln in text)
     page_height = heights[len(heights) // 2]
 
-    def small(line: Line) -> bool:  # smaller than the text on its row (a label is its entry's size)
-        beside = sorted(t.y1 - t.y0 for t in text if t.y0 < line.y1 and line.y0 < t.y1 and t is not line)
-        return line.y1 - line.y0 < LINE_NUMBER_SIZE * (beside[len(beside) // 2] if beside else page_height)
+    def small(line: Line, word: Word) -> bool:
+        """Smaller than the text beside it: the other words of its line, else the lines on its
+        row (a list's label is its entry's size)."""
+        size = word.height or line.y1 - line.y0
+        beside = sorted(w.height for w in line.words
+                        if w is not word and w.height and not _LINE_NUMBER.fullmatch(w.text))
+        if not beside:
+            beside = sorted(t.y1 - t.y0 for t in text if t.y0 < line.y1 and line.y0 < t.y1 and t is not line)
+        return size < LINE_NUMBER_SIZE * (beside[len(beside) // 2] if beside else page_height)
 
-    found: list[tuple[Line, Word]] = [(ln, w) for ln in page.lines for w in ln.words
-                                      if _LINE_NUMBER.fullmatch(w.text) and small(ln)]
-    if len(found) < LINE_NUMBERS_MIN:
-        return
-    drop: set[int] = set()
+    found = [(ln, w) for ln in page.lines for w in ln.words if _LINE_NUMBER.fullmatch(w.text) and small(ln, w)]
+    out: list[list[tuple[Line, Word]]] = []
     for edge in (lambda w: w.x1, lambda w: w.x0):
         groups: dict[int, list[tuple[Line, Word]]] = {}
         for line, word in found:
@@ -156,11 +176,11 @@ def drop_line_numbers(page: Page) -> None:
         for key in sorted(groups):  # an edge that falls between two buckets: join the neighbours
             if key - 1 in groups and len(groups[key - 1]) < len(groups[key]):
                 groups[key] += groups.pop(key - 1)
-        for members in groups.values():
-            if _numbers_lines(members):
-                drop.update(id(w) for _, w in members)
-    if not drop:
-        return
+        out += groups.values()
+    return out
+
+
+def _drop_words(page: Page, drop: set[int]) -> None:
     kept = []
     for line in page.lines:
         words = [w for w in line.words if id(w) not in drop]
@@ -171,10 +191,10 @@ def drop_line_numbers(page: Page) -> None:
     page.lines = kept
 
 
-def _numbers_lines(members: list[tuple[Line, Word]]) -> bool:
+def _numbers_lines(members: list[tuple[Line, Word]], at_least: int) -> bool:
     """Numbers that rise down the page in even steps (1, 2, 3 or 5, 10, 15: a gap between
     paragraphs or entries skips no number), most pairs of neighbours rising by the same step."""
-    if len(members) < LINE_NUMBERS_MIN:
+    if len(members) < at_least:
         return False
     ordered = sorted(members, key=lambda m: m[0].y0)
     steps = [int(b[1].text) - int(a[1].text) for a, b in zip(ordered, ordered[1:]) if b[0].y0 > a[0].y0]
@@ -371,7 +391,6 @@ def page_order(page: Page) -> list[Line]:
 def reading_order(xhtml: bytes) -> list[Line]:
     """Every line of the document in reading order, running headers and page numbers dropped."""
     pages = list(parse_pages(xhtml))
-    for page in pages:
-        drop_line_numbers(page)
+    drop_line_numbers(pages)
     drop_headers(pages)
     return [line for page in pages for line in page_order(page)]
