@@ -510,3 +510,68 @@ def test_the_dot_accent_in_a_doi_set_in_ot1_text_fonts_reads_as_its_underscore()
 def test_reading_order_on_an_empty_document():
     assert reading_order(b'<html xmlns="http://www.w3.org/1999/xhtml"><body><doc></doc></body></html>') == []
     assert PAGE_W > 0
+
+
+# --- where a list ends, and what in it is no entry ---------------------------------------------------
+
+def test_a_lettered_heading_in_capitals_ends_the_list():
+    lines = _lines([(72, "References"), (72, "[1] A. Work. J. 1 (2001)."), (72, "[2] B. Work. J. 2 (2002)."),
+                    (72, "A DERIVATIONS"), (72, "The measured rate depends on the sample.")])
+    assert reference_strings(lines) == ["A. Work. J. 1 (2001).", "B. Work. J. 2 (2002)."]
+
+
+def test_a_bracket_list_cut_by_a_heading_in_the_other_column_goes_on_at_its_next_label():
+    """The list's first part in the left column, the acknowledgements and competing interests
+    beside it in the right, the list going on at [3]: no heading of its own before it."""
+    left = _lines([(72, "[1] A. Work. J. 1 (2001)."), (72, "[2] B. Work. J. 2 (2002).")], column=0)
+    right = _lines([(320, "COMPETING INTERESTS"), (320, "The authors declare none.")], column=1)
+    rest = _lines([(72, "[3] C. Work. J. 3 (2003)."), (72, "[4] D. Work. J. 4 (2004)."),
+                   (72, "Appendix A: Details"), (72, "[5] Not a reference.")], page=1)
+    assert reference_strings(left + right + rest) == ["A. Work. J. 1 (2001).", "B. Work. J. 2 (2002).",
+                                                      "C. Work. J. 3 (2003).", "D. Work. J. 4 (2004)."]
+
+
+def test_body_text_a_column_break_brings_into_the_list_is_skipped():
+    """The list in 9-point lines, the other column's conclusions in 10-point ones."""
+    left = _lines([(72, "References"), (72, "[1] A. Work on things. J. 1"), (84, "(2001)."),
+                   (72, "[2] B. Another work on"), (84, "things. J. 2 (2002).")], column=0)
+    body = _lines([(320, "tional support from the funding agency"), (320, "and the computing centre, which")],
+                  column=1)
+    for line in body:
+        line.y1 += 1.5
+    rest = _lines([(72, "[3] C. Third work. J. 3 (2003)."), (72, "[4] D. Fourth work. J. 4 (2004).")], page=1)
+    assert reference_strings(left + body + rest) == ["A. Work on things. J. 1 (2001).",
+                                                     "B. Another work on things. J. 2 (2002).",
+                                                     "C. Third work. J. 3 (2003).", "D. Fourth work. J. 4 (2004)."]
+
+
+def test_captions_and_a_journals_closing_line_are_no_entries():
+    texts = [(72, "References")]
+    for k, name in enumerate(NAMES[:4]):
+        texts += [(72, f"{name}, A. 200{k}, ApJ, {k}, 1"), (82, "and more of the entry")]
+    texts[5:5] = [(72, "Figure 3. The marginal distribution of the spins")]
+    texts += [(72, "This paper has been typeset from a TEX/LATEX file prepared by the author.")]
+    assert reference_strings(_lines(texts)) == [f"{name}, A. 200{k}, ApJ, {k}, 1 and more of the entry"
+                                                for k, name in enumerate(NAMES[:4])]
+
+
+def test_text_after_an_author_year_lists_last_entry_is_no_entry():
+    texts = [(72, "References")]
+    for k, name in enumerate(NAMES[:4]):
+        texts += [(72, f"{name}, A. 200{k}, ApJ, {k}, 1"), (82, "and more of the entry")]
+    texts += [(72, "this perfect model."), (72, "N x2 t N 2 (15)"), (72, "model at large N.")]
+    assert len(reference_strings(_lines(texts))) == 4
+
+
+def test_parenthesised_numbers_label_a_list():
+    lines = _lines([(72, "References"), (72, "(1) Dickson, N. M. A Program. J. Chem. Educ. 2021, 98, 3251."),
+                    (72, "(2) Luger, R. showyourwork. 2021."), (72, "(3) McCluskey, A. R. linearization. 2023.")])
+    assert reference_strings(lines) == ["Dickson, N. M. A Program. J. Chem. Educ. 2021, 98, 3251.",
+                                        "Luger, R. showyourwork. 2021.", "McCluskey, A. R. linearization. 2023."]
+
+
+def test_the_last_entry_holds_a_plausible_number_of_lines():
+    texts = [(72, "References")] + [(72, f"[{n}] {NAMES[n]}, A. A work. J. {n} (2001).") for n in range(1, 7)]
+    texts += [(72, f"Author list line {k} of a collaboration, Institute {k}, City") for k in range(30)]
+    refs = reference_strings(_lines(texts))
+    assert len(refs) == 6 and "line 6 " in refs[-1] and "line 7 " not in refs[-1]  # eight lines at most
