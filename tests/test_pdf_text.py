@@ -575,3 +575,23 @@ def test_the_last_entry_holds_a_plausible_number_of_lines():
     texts += [(72, f"Author list line {k} of a collaboration, Institute {k}, City") for k in range(30)]
     refs = reference_strings(_lines(texts))
     assert len(refs) == 6 and "line 6 " in refs[-1] and "line 7 " not in refs[-1]  # eight lines at most
+
+
+@needs_pdftotext
+def test_a_page_whose_wide_figure_leaves_no_gutter_of_its_own_is_split_at_the_documents():
+    """The list starts in the right column beside the body's last lines, under a caption across
+    both columns: on this page alone no gutter shows, on the paper's other pages it does."""
+    first = [(72, 60 + 11 * i, f"Left column text of the paper, line {i}.") for i in range(20)]
+    first += [(320, 60 + 11 * i, f"Right column text of the paper, line {i}.") for i in range(20)]
+    caption = [(72, 60 + 11 * i, "Figure 2. A caption that runs across the whole width of the page, as wide "
+                                  f"floats do {i}") for i in range(12)]
+    bottom = [(72, 300, "data associated with this"), (320, 300, "REFERENCES"),
+              (72, 311, "work are available on request."), (320, 311, "Anania R., Winter A. J., 2025,"),
+              (330, 322, "A&A, 695, 74"), (320, 333, "Ansdell M., Williams J. P., 2017,"), (330, 344, "AJ, 153, 240"),
+              (320, 355, "Cieza L. A., et al., 2009, ApJ,"), (330, 366, "696, L84")]
+    third = [(72, 45, "Appendix A: Details")]
+    third += [(72, 60 + 11 * i, f"Left column text of the appendix, line {i}.") for i in range(20)]
+    third += [(320, 60 + 11 * i, f"Right column text of the appendix, line {i}.") for i in range(20)]
+    refs = pdf_reference_strings(make_pdf([first, caption + bottom, third]))
+    assert refs == ["Anania R., Winter A. J., 2025, A&A, 695, 74", "Ansdell M., Williams J. P., 2017, AJ, 153, 240",
+                        "Cieza L. A., et al., 2009, ApJ, 696, L84"]

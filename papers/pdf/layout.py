@@ -336,11 +336,13 @@ def drop_margin_number(line: Line) -> Line:
     return line
 
 
-def _columns(page: Page) -> list[Line]:
+def _columns(page: Page, usual: float | None = None) -> list[Line]:
     """The page's lines with their columns: split at the page's gutter; else, when the page ends
     in two columns under one-column text (a reference list set in two columns at the end of a
     one-column paper), the lines under the highest short line (a heading) below which a gutter
-    still appears are split there and the lines above are ``SPAN``."""
+    still appears are split there and the lines above are ``SPAN``; else, on a page of a
+    two-column document whose wide figures leave too few lines for a gutter of its own, split at
+    the document's ``usual`` gutter (a line across it spans both columns)."""
     gutter = find_gutter(page)
     if gutter is not None:
         return split_columns(page, gutter)
@@ -354,7 +356,7 @@ def _columns(page: Page) -> list[Line]:
         if gutter is not None:
             found = (head.y1, below, gutter)
     if found is None:
-        return list(page.lines)
+        return split_columns(page, usual) if usual is not None else list(page.lines)
     cut, below, gutter = found
     above = [ln for ln in page.lines if ln.y0 < cut]
     for line in above:
@@ -362,10 +364,21 @@ def _columns(page: Page) -> list[Line]:
     return above + split_columns(below, gutter)
 
 
-def page_order(page: Page) -> list[Line]:
+def usual_gutter(pages: list[Page]) -> float | None:
+    """The gutter most pages of a two-column document share (half the pages or more, within
+    ``CENTRED`` of the page's width of each other), else None."""
+    found = [(g, page.width) for page in pages if page.lines for g in [find_gutter(page)] if g is not None]
+    if not found or 2 * len(found) < sum(1 for page in pages if page.lines):
+        return None
+    middle = sorted(g for g, _ in found)[len(found) // 2]
+    near = [g for g, width in found if abs(g - middle) <= CENTRED * width]
+    return middle if 2 * len(near) >= len(found) else None
+
+
+def page_order(page: Page, usual: float | None = None) -> list[Line]:
     """The page's lines in reading order: bands cut by ``SPAN`` lines, each band's left column
     then its right column, top to bottom; every line knows its column's left edge."""
-    lines = _columns(page)
+    lines = _columns(page, usual)
     by_column: dict[int, list[Line]] = {}
     for line in lines:
         by_column.setdefault(line.column, []).append(line)
@@ -393,4 +406,5 @@ def reading_order(xhtml: bytes) -> list[Line]:
     pages = list(parse_pages(xhtml))
     drop_line_numbers(pages)
     drop_headers(pages)
-    return [line for page in pages for line in page_order(page)]
+    usual = usual_gutter(pages)
+    return [line for page in pages for line in page_order(page, usual)]
