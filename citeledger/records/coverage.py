@@ -5,7 +5,7 @@ said. Pure functions of the record's entries."""
 from __future__ import annotations
 
 import functools
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from citeledger.records.paper import iso_z, metadata_lane
 from resolvers.model import Status
@@ -35,6 +35,21 @@ def notice_receipts(notice: Mapping[str, Any], source_times: Mapping[str, Any]) 
     return receipts
 
 
+def answered_sources(notices: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The notice sources that answered (those of the measured notices, an unavailable notice asked
+    none), each with the latest time it was asked: what the notices lane names, in every form of
+    the record (JSON, text, HTML, Pith)."""
+    latest: dict[str, Any] = {}
+    for notice in notices:
+        if notice.get("state") != "measured":
+            continue
+        when = notice.get("checked_at")
+        for source in notice.get("sources_checked") or []:
+            old = latest.get(source)
+            latest[source] = max(old, when) if old and when else old or when
+    return dict(sorted(latest.items()))
+
+
 def lane_state(observed: int, denominator: int | None) -> str:
     if not denominator or not observed:
         return "not_measured"
@@ -59,8 +74,9 @@ def lanes(references: int, decided: int, named_notices: list[Mapping[str, Any]],
     catalog work (a link or a ``metadata_mismatch``)."""
     measured = sum(1 for n in named_notices if n["state"] == "measured")
     distinct = {id(n): n for n in named_notices}.values()  # the records of a pass share a work's notice
-    checked = sorted({s for n in distinct for s in n.get("sources_checked") or []})
-    times = sorted({n["checked_at"] for n in distinct if n["checked_at"]})
+    answered = answered_sources(distinct)
+    checked = sorted(answered)
+    times = sorted(t for t in answered.values() if t)
     families = {family(s) for s in checked}
     return {
         "resolution": {
@@ -75,7 +91,7 @@ def lanes(references: int, decided: int, named_notices: list[Mapping[str, Any]],
                      "work's notices were checked, out of all of them; "
                      "sources checked: " + (", ".join(checked) or "none") + "; not checked: " +
                      (", ".join(n for _, n in NOTICE_FAMILIES if n not in families) or "none"),
-            "sources": _names(tables, "notices"), "as_of": times[-1] if times else None,
+            "sources": checked, "as_of": times[-1] if times else None, "source_times": answered,
         },
         "inbound": {
             "state": "partial" if inbound_page["total"] else "not_measured",

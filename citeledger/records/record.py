@@ -328,6 +328,7 @@ def inbound_entry(row: Mapping[str, Any], titles: Mapping[str, str]) -> dict[str
         "status": str(row.get("status")),
         "resolver_source": row.get("resolver_source"),
         "source": row.get("source") or "unknown",
+        "source_observed_at": row.get("source_observed_at") or row.get("observed_at"),
         "resolved_at": row.get("observed_at"),
     }
 
