@@ -46,3 +46,34 @@ def seed_keys_missing(pith: dict) -> set[str]:
             continue
         missing.add(path)
     return missing
+
+
+def path_types(value, path="", out=None) -> dict[str, set[str]]:
+    """Every member path of a JSON value (list items as ``[]``) with the types its values have there."""
+    out = {} if out is None else out
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out.setdefault(f"{path}.{k}", set()).add(type(v).__name__)
+            path_types(v, f"{path}.{k}", out)
+    elif isinstance(value, list):
+        for v in value:
+            out.setdefault(path + "[]", set()).add(type(v).__name__)
+            path_types(v, path + "[]", out)
+    return out
+
+
+def seed_type_gaps(pith: dict, seed: dict | None = None) -> set[str]:
+    """Where an export says less than the published record: a member path of the seed missing, null
+    where the seed always has a value, or never of a type the seed has there."""
+    ours = path_types(pith)
+    gaps = set()
+    for path, types in path_types(seed or citation_record()).items():
+        if path not in ours:
+            gaps.add(f"{path}: missing")
+            continue
+        kinds = types - {"NoneType"}
+        if kinds and "NoneType" not in types and "NoneType" in ours[path]:
+            gaps.add(f"{path}: null where the published record always has a {'/'.join(sorted(kinds))}")
+        if kinds - ours[path]:
+            gaps.add(f"{path}: never a {'/'.join(sorted(kinds - ours[path]))}")
+    return gaps

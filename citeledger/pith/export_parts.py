@@ -1,22 +1,30 @@
 """The pieces of a Pith-shaped record taken from citeledger's v2 record (a plain dict): paper
-references, the cited work, standing notices, links, and the thesis sentence. citeledger's values are
-copied, never re-judged; a fact citeledger does not know is null, as Pith writes "not known"."""
+references, the cited work, standing notices, routes, ids in Pith's form and the thesis sentence.
+citeledger's values are copied, never re-judged; a fact citeledger does not know is null, as Pith
+writes "not known"; a fact only citeledger has goes to the ``citeledger`` extension of the record or
+of the observation, never into one of Pith's members."""
 from __future__ import annotations
 
 import re
+import uuid
 from datetime import datetime
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 from urllib.parse import quote
 
-from .states import pith_reason
+from .states import pith_reason, pith_source
 
 _ARXIV_NEW = re.compile(r"^(?:arxiv:|10\.48550/arxiv\.)?(\d{4}\.\d{4,5})(?:v(\d+))?$", re.IGNORECASE)
 _ARXIV_OLD = re.compile(r"^(?:arxiv:|10\.48550/arxiv\.)?([a-z][a-z.\-]*/\d{7})(?:v(\d+))?$", re.IGNORECASE)
 _VERSION = re.compile(r"^v?(\d+)$")
 
-PageOf = Callable[[str], str]
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
           "November", "December")
+# Pith's ids are UUIDs; citeledger's (``obs:<hex>``, ``doi:10.1/x``) become name-based UUIDs (RFC 4122
+# version 5) in this namespace, the same id always the same UUID, and are kept as they are in the
+# ``citeledger`` extension, so an exported observation leads back to its ledger row.
+ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://github.com/citeledger/citeledger#pith-ids")
+
+PaperFacts = Mapping[str, Any]  # an arXiv paper as the catalog knows it: title, submitted_at, last_updated, version
 
 
 def arxiv_parts(paper_id: str | None) -> tuple[str | None, int | None]:
@@ -31,49 +39,58 @@ def arxiv_parts(paper_id: str | None) -> tuple[str | None, int | None]:
     return None, None
 
 
-def default_page(paper_id: str) -> str:
-    """Where a paper is shown when the caller names no record pages: arXiv's abstract page, doi.org,
-    or a ``urn:citeledger:paper:`` name for any other id."""
+def route(paper_id: str) -> str:
+    """A paper's route as Pith writes it (``/paper/2501.00254``): its arXiv id, or its id, escaped."""
     arxiv, _ = arxiv_parts(paper_id)
-    if arxiv:
-        return f"https://arxiv.org/abs/{arxiv}"
-    if paper_id.lower().startswith("10."):
-        return "https://doi.org/" + quote(paper_id, safe="/:;()._-")
-    return "urn:citeledger:paper:" + quote(paper_id, safe="")
+    return "/paper/" + (arxiv or quote(paper_id.strip(), safe=""))
+
+
+def pith_id(kind: str, ident: Any) -> str | None:
+    """citeledger's id of an observation or a work in Pith's form (a UUID), None for no id."""
+    return str(uuid.uuid5(ID_NAMESPACE, f"{kind}:{ident}")) if ident else None
+
+
+def version_number(text: Any) -> int | None:
+    match = _VERSION.match(str(text or ""))
+    return int(match.group(1)) if match else None
 
 
 def latest_version(versions: Iterable[Mapping[str, Any]] | None) -> int | None:
-    numbers = [int(m.group(1)) for v in versions or () if (m := _VERSION.match(str(v.get("version") or "")))]
+    numbers = [n for v in versions or () if (n := version_number(v.get("version"))) is not None]
     return max(numbers) if numbers else None
 
 
-def paper_snapshot(record: Mapping[str, Any]) -> str | None:
-    """When the catalog the paper's metadata came from was taken: the latest catalog snapshot of the
-    record's references, when the paper is in the catalog (else nothing is known)."""
-    if not (record.get("paper") or {}).get("in_catalog"):
+def paper_facts(work: Mapping[str, Any] | None, versions: Sequence[Mapping[str, Any]] | None,
+                snapshot: str | None) -> dict[str, Any] | None:
+    """An arXiv paper of the catalog as a Pith paper reference's facts: its title, first and last
+    version's times, latest version, and when the catalog holding them was built."""
+    if not work:
         return None
-    times = [i.get("snapshot_observed_at") for i in _items(record, "outbound")]
-    return max((t for t in times if t), default=None)
+    versions = list(versions or [])
+    return {"title": work.get("title"), "submitted_at": versions[0]["created"] if versions else None,
+            "last_updated": versions[-1]["created"] if versions else None, "version": latest_version(versions),
+            "snapshot_observed_at": snapshot}
 
 
 def _items(record: Mapping[str, Any], lane: str) -> list[Mapping[str, Any]]:
     return list((record.get(lane) or {}).get("items") or [])
 
 
-def paper_head(record: Mapping[str, Any]) -> dict[str, Any]:
+def paper_head(record: Mapping[str, Any], snapshot: str | None) -> dict[str, Any]:
     """The record's ``paper``: id, title, versions and dates, the primary category (arXiv's first
-    listed category)."""
+    listed category), when the catalog they come from was built (null for a paper not in it)."""
     paper = record.get("paper") or {}
     work = paper.get("work") or {}
     ident = paper.get("identity") or {}
     arxiv = ident.get("id") if ident.get("scheme") == "arxiv" else arxiv_parts(paper.get("id"))[0]
     categories = paper.get("categories") or []
+    times = [str(i["snapshot_observed_at"]) for i in _items(record, "outbound") if i.get("snapshot_observed_at")]
     return {
         "arxiv_id": arxiv,
         "last_updated": paper.get("last_updated_at"),
         "latest_version": latest_version(paper.get("versions")),
         "primary_category": categories[0] if categories else None,
-        "snapshot_observed_at": paper_snapshot(record),
+        "snapshot_observed_at": (snapshot or max(times, default=None)) if paper.get("in_catalog") else None,
         "submitted_at": paper.get("submitted_at"),
         "title": work.get("title"),
     }
@@ -81,21 +98,25 @@ def paper_head(record: Mapping[str, Any]) -> dict[str, Any]:
 
 def own_paper_ref(record: Mapping[str, Any], head: Mapping[str, Any]) -> dict[str, Any]:
     """The paper as ``citing_paper`` (outbound) or ``cited_paper`` (inbound): its version is the
-    one its id names, when it names one."""
+    one its ledger id names, else the latest the catalog knows."""
+    named = arxiv_parts((record.get("paper") or {}).get("id"))[1]
     return {"arxiv_id": head["arxiv_id"], "last_updated": head["last_updated"],
             "snapshot_observed_at": head["snapshot_observed_at"], "submitted_at": head["submitted_at"],
-            "title": head["title"], "version": arxiv_parts((record.get("paper") or {}).get("id"))[1]}
+            "title": head["title"], "version": named or head["latest_version"]}
 
 
-def other_paper_ref(paper_id: str, title: str | None) -> dict[str, Any]:
-    """A citing paper of an inbound observation: its id and title; its dates are not in the record."""
-    arxiv, version = arxiv_parts(paper_id)
-    return {"arxiv_id": arxiv, "last_updated": None, "snapshot_observed_at": None, "submitted_at": None,
-            "title": title, "version": version}
+def paper_ref(arxiv: str | None, named_version: int | None, title: str | None,
+              facts: PaperFacts | None) -> dict[str, Any]:
+    """Another arXiv paper (a cited paper, an inbound citing paper) as Pith refers to it: the
+    catalog's facts where it has the paper, the title the record gives otherwise."""
+    facts = facts or {}
+    return {"arxiv_id": arxiv, "last_updated": facts.get("last_updated"),
+            "snapshot_observed_at": facts.get("snapshot_observed_at"), "submitted_at": facts.get("submitted_at"),
+            "title": facts.get("title") or title, "version": named_version or facts.get("version")}
 
 
 def joined(values: Any) -> str | None:
-    """A list of source names as Pith's one string (``a, b``); null for none."""
+    """A list of names as Pith's one string (``a, b``); null for none."""
     if isinstance(values, str):
         return values or None
     return ", ".join(str(v) for v in values) if values else None
@@ -113,29 +134,32 @@ def parsed_title(evidence: Any) -> str | None:
     return None
 
 
-def cited_work(resolved: Mapping[str, Any] | None, snapshot: str | None, title: str | None) -> dict[str, Any]:
-    """The cited work: the catalog's ids and metadata of the work the reference resolved to, or
-    (no work) every id null and the title parsed from the reference."""
+def cited_text(item: Mapping[str, Any]) -> str | None:
+    """What a reference with no work cited, as Pith keeps it in ``cited_work.title``: the title
+    citeledger parsed from it, else the reference string itself (a string citeledger could not read,
+    ``parse_uncertain``, keeps its text)."""
+    raw = (item.get("cited_as") or {}).get("raw")
+    return parsed_title(item.get("evidence")) or (" ".join(str(raw).split()) or None if raw else None)
+
+
+def cited_work(resolved: Mapping[str, Any] | None, snapshot: str | None, title: str | None,
+               arxiv_paper: str | None) -> dict[str, Any]:
+    """The cited work: the catalog's ids and metadata of the work the reference resolved to (its id
+    in Pith's form; ``pith_arxiv_id`` the arXiv paper it is, when the catalog has it as one), or (no
+    work) every id null and the text the reference cited."""
     work = resolved or {}
     return {
         "arxiv_id": work.get("arxiv_id"),
         "doi": work.get("doi"),
         "metadata_source": joined(work.get("metadata_source")),
-        "pith_arxiv_id": None,  # an id in Pith's own corpus: citeledger does not know it
+        "pith_arxiv_id": arxiv_paper,
         "snapshot_observed_at": snapshot,
         "title": work.get("title") if resolved else title,
         "venue": work.get("venue"),
-        "work_id": work.get("work_id"),
-        "year": work.get("year") if isinstance(work.get("year"), int) else None,
+        "work_id": pith_id("work", work.get("work_id")),
+        "year": work.get("year") if isinstance(work.get("year"), int) and not isinstance(work.get("year"), bool)
+        else None,
     }
-
-
-def cited_paper(resolved: Mapping[str, Any] | None, snapshot: str | None) -> dict[str, Any] | None:
-    """The cited work as an arXiv paper, when it is one (its dates and version: not in the record)."""
-    if not resolved or not resolved.get("arxiv_id"):
-        return None
-    return {"arxiv_id": resolved["arxiv_id"], "last_updated": None, "snapshot_observed_at": snapshot,
-            "submitted_at": None, "title": resolved.get("title"), "version": None}
 
 
 def notice_sentence(checked_at: str | None, events: Sequence[Mapping[str, Any]]) -> str:
@@ -147,18 +171,31 @@ def notice_sentence(checked_at: str | None, events: Sequence[Mapping[str, Any]])
     return f"{len(events)} event{plural} found in the named queried sources as of {when}: {kinds}."
 
 
-def standing_notice(notice: Mapping[str, Any] | None) -> dict[str, Any]:
-    """citeledger's notice of the cited work in Pith's words: ``measured`` with the sentence Pith
-    writes and the source receipts, or ``unavailable`` with its reason."""
+def source_receipts(notice: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One receipt per source organisation asked, in Pith's names (``retraction_watch_csv`` and
+    ``retraction_watch_doi_nature`` are both ``retraction_watch``), each at its latest check."""
+    latest: dict[str, str | None] = {}
+    for receipt in notice.get("receipts") or []:
+        name, when = pith_source(str(receipt.get("source"))), receipt.get("checked_at")
+        old = latest.get(name)
+        latest[name] = max(old, when) if old and when else old or when
+    return [{"observed_at": latest[name], "source": name} for name in sorted(latest)]
+
+
+def standing_notice(notice: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """citeledger's notice of the cited work in Pith's words (``measured`` with the sentence Pith
+    writes, the events and the sources asked; or ``unavailable`` with its reason) and what of it
+    only citeledger says (its reason's own name, each source it asked, the standing it decided)."""
     notice = notice or {"state": "unavailable", "reason": "not_checked"}
-    receipts = [{"observed_at": r.get("checked_at"), "source": str(r.get("source"))}
-                for r in notice.get("receipts") or []]
+    own = {"reason": notice.get("reason"), "sources_checked": list(notice.get("sources_checked") or []),
+           "standing": notice.get("standing")}
     if notice.get("state") != "measured":
-        return {"events": [], "reason": pith_reason(notice.get("reason")) or "not_checked",
-                "source_receipts": receipts, "state": "unavailable"}
-    events = [dict(e) for e in notice.get("events") or []]
+        return {"events": [], "reason": pith_reason(notice.get("reason") or "not_checked"),
+                "source_receipts": source_receipts(notice), "state": "unavailable"}, own
+    events = [{"date": e.get("date"), "notice_doi": e.get("notice_doi"), "source": pith_source(str(e.get("source"))),
+               "type": str(e.get("type"))} for e in notice.get("events") or []]
     return {"events": events, "observation": notice_sentence(notice.get("checked_at"), events), "reason": None,
-            "source_receipts": receipts, "state": "measured"}
+            "source_receipts": source_receipts(notice), "state": "measured"}, own
 
 
 def standing_sources(notices: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -32,22 +32,55 @@ def citeledger_state(pith_status: str) -> tuple[str | None, StateMapping]:
     return (state, StateMapping.SAME) if state else (None, StateMapping.UNKNOWN)
 
 
+def pith_status(citeledger_status: str) -> str:
+    """Pith's ``resolution.status`` for citeledger's state: the same name for the six both have;
+    citeledger's ``unavailable`` (no source could be asked) is, in Pith's words, a reference not
+    resolved (``unresolved``), its own state kept in the record's ``citeledger`` extension."""
+    return citeledger_status if citeledger_status in PITH_STATES else "unresolved"
+
+
 # citeledger notice ``reason`` -> Pith ``standing_notice.reason``. Pith's published records name
-# one reason; citeledger's others have no published Pith name and keep citeledger's.
-CITELEDGER_TO_PITH_REASON: dict[str, str] = {"no_canonical_work": "canonical_work_link_unavailable"}
-PITH_TO_CITELEDGER_REASON: dict[str, str] = {v: k for k, v in CITELEDGER_TO_PITH_REASON.items()}
+# one reason, for a reference with no canonical work; citeledger's reasons that the work's notices
+# could not be asked (no source loaded, a source unreadable) get one name in Pith's form. The
+# precise reason stays in the ``citeledger`` extension of the observation.
+CITELEDGER_TO_PITH_REASON: dict[str, str] = {
+    "no_canonical_work": "canonical_work_link_unavailable",
+    "no_work_identifier": "canonical_work_link_unavailable",
+    "not_checked": "notice_sources_unavailable",
+    "source_unreadable": "notice_sources_unavailable",
+}
+PITH_REASONS = ("canonical_work_link_unavailable", "notice_sources_unavailable")
+PITH_TO_CITELEDGER_REASON: dict[str, str] = {"canonical_work_link_unavailable": "no_canonical_work",
+                                             "notice_sources_unavailable": "not_checked"}
 
 
 def pith_reason(citeledger_reason: str | None) -> str | None:
     if citeledger_reason is None:
         return None
-    return CITELEDGER_TO_PITH_REASON.get(citeledger_reason, citeledger_reason)
+    return CITELEDGER_TO_PITH_REASON.get(citeledger_reason, "notice_sources_unavailable")
 
 
 def citeledger_reason(pith_notice_reason: str | None) -> str | None:
     if pith_notice_reason is None:
         return None
     return PITH_TO_CITELEDGER_REASON.get(pith_notice_reason, pith_notice_reason)
+
+
+# A notice source as Pith names it: Pith publishes ``crossref`` and ``retraction_watch``; the
+# organisations citeledger also asks are named the same way. citeledger's own source names
+# (``retraction_watch_csv``, ``crossref_publisher``) stay in the extension.
+PITH_SOURCES = ("crossref", "retraction_watch", "openalex", "arxiv")
+
+
+def pith_source(source: str) -> str:
+    """``retraction_watch_doi_nature`` -> ``retraction_watch``: the organisation whose data it is."""
+    low = source.lower()
+    return next((name for name in PITH_SOURCES if low.startswith(name)), low)
+
+
+# A coverage lane's state in Pith's words: ``measured`` (with how much of it: records_observed of
+# the denominator, as Pith writes "measured 0 of 1"), or ``unavailable`` when nothing was measured.
+PITH_LANE_STATES = ("measured", "unavailable")
 
 
 # citeledger v2 ``coverage`` lane -> Pith ``coverage[].lane``, in Pith's order.

@@ -55,6 +55,11 @@ SELECT p.* EXCLUDE (n, latest_at, latest_run) REPLACE ({ISO_Z.format("p.observed
 FROM picked p LEFT JOIN first_seen f USING (citing_paper, reference_index, raw)"""
 
 
+# The statements one pass asks the ledger, whatever the number of its papers: PASS_ROWS_SQL and the
+# cited works' notices (``pass_rows``).
+PASS_STATEMENTS = 2
+
+
 def papers_observations(ledger_dir: LedgerDir, catalog_dir: CatalogDir,
                         papers: Sequence[tuple[Sequence[str], str | None]]) -> list[Observed]:
     """One paper's current outbound rows, the current rows of other papers citing its work, and the
