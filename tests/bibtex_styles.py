@@ -238,7 +238,7 @@ _SENTENCES = ("The measured rate depends on the sample and on the model chosen f
               "A larger sample would narrow the interval, which future surveys will provide.")
 _PARAGRAPH = " ".join(_SENTENCES[(k * 3) % 5] for k in range(12))
 _CLASS_DOCUMENT = r"""%(klass)s
-\usepackage[utf8]{inputenc}\usepackage{url}\usepackage{amsmath,amssymb}
+\usepackage[utf8]{inputenc}%(fontenc)s\usepackage{url}\usepackage{amsmath,amssymb}
 \makeatletter
 \@ifpackageloaded{natbib}{}{\usepackage[%(mode)s]{natbib}}
 \@ifpackageloaded{hyperref}{}{\usepackage{hyperref}}
@@ -269,8 +269,11 @@ def typeset_class(bbl: str, klass: str) -> bytes | None:
     line, front, _, mode = CLASSES[klass]
     macros = "\n".join(f"\\providecommand{{\\{k}}}{{{v}}}" for k, v in _JOURNALS.items())
     section = "chapter" if "report" in line else "section"
-    text = _CLASS_DOCUMENT % {"klass": line, "mode": mode, "macros": macros, "front": front, "section": section,
-                              "body": _PARAGRAPH}
+    # T1 fonts as journals' templates load them (an underscore is a glyph, not OT1's rule); acmart
+    # sets its own fonts, and its T1 Libertine is not in Debian's TeX Live base
+    fontenc = "" if "acmart" in line else r"\usepackage[T1]{fontenc}"
+    text = _CLASS_DOCUMENT % {"klass": line, "fontenc": fontenc, "mode": mode, "macros": macros, "front": front,
+                              "section": section, "body": _PARAGRAPH}
     return _pdflatex(text, {"paper.bbl": bbl}, runs=3)
 
 

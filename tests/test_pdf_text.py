@@ -469,6 +469,9 @@ def test_a_supplements_own_list_does_not_replace_the_papers_list():
     (["doi: 10.1103/Phys-", "RevD.102.024055."], "doi: 10.1103/PhysRevD.102.024055."),
     (["doi: 10.1175/JCLI-", "D-11-00234.1"], "doi: 10.1175/JCLI-D-11-00234.1"),  # the DOI's own hyphen
     (["https://doi.org/10.3847/1538-3881%", "2Fab1234."], "https://doi.org/10.3847/1538-3881%2Fab1234."),
+    (["doi:10.1051/0004-6361:", "20066082."], "doi:10.1051/0004-6361:20066082."),  # a break at no DOI's end
+    (["doi:10.1016/s0375-9474(", "00)00131-7"], "doi:10.1016/s0375-9474(00)00131-7"),
+    (["doi: 10.1162/evco_", "a_00278"], "doi: 10.1162/evco_a_00278"),
 ])
 def test_line_breaks_are_joined(parts, joined):
     assert join_lines(parts, {"semi-supervised"}) == joined
@@ -480,6 +483,8 @@ def test_line_breaks_are_joined(parts, joined):
     ["See 10.1000/xyz", "2019.12.01 accessed"],
     ["arXiv:1402.1517", "1234 pages"],
     ["Ref. 1402.", "1517"],  # a bare number: nothing says arXiv
+    ["doi:10.1000/abc:", "In Proc. (2019)."],  # a colon after a DOI, then words
+    ["doi:10.1000/abc;", "2019, pages 3-4."],
 ])
 def test_no_identifier_is_made_by_joining(parts):
     """A break is closed only when the resolvers read the broken text as the joined identifier;
@@ -595,3 +600,4 @@ def test_a_page_whose_wide_figure_leaves_no_gutter_of_its_own_is_split_at_the_do
     refs = pdf_reference_strings(make_pdf([first, caption + bottom, third]))
     assert refs == ["Anania R., Winter A. J., 2025, A&A, 695, 74", "Ansdell M., Williams J. P., 2017, AJ, 153, 240",
                         "Cieza L. A., et al., 2009, ApJ, 696, L84"]
+

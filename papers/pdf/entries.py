@@ -87,6 +87,8 @@ UNHYPHEN = "\x00"  # the separator that also drops the hyphen before it
 _URL = re.compile(r"(?:https?://|www\.)\S", re.I)
 _URL_BREAKS = ("/", ".", "-", "_", "=", "?", "&", "#", "~")
 _WORD_PART = re.compile(r"[^\W\d_]+-\Z")
+# characters no DOI ends with, so a line break after one is inside it, with what must follow
+_DOI_GOES_ON = {":": str.isdigit, "(": str.isdigit, "_": str.isalnum}
 
 
 # what a page prints after or among the entries that is no reference: a figure's or table's
@@ -430,6 +432,8 @@ def _id_break(before: str, after: str) -> str | None:
         return None
     broken = extract_identifiers(a + "\n" + b)
     alone = extract_identifiers(a), extract_identifiers(b)
+    if _doi_runs_on(a, b, alone[0].dois):
+        return ""
     new = {i for i in broken.dois + broken.arxiv_ids
            if all(i not in side.dois + side.arxiv_ids for side in alone)}
     if not new:
@@ -442,6 +446,21 @@ def _id_break(before: str, after: str) -> str | None:
         if new <= set(unhyphened.dois + unhyphened.arxiv_ids):
             return UNHYPHEN
     return None
+
+
+def _doi_runs_on(a: str, b: str, dois: tuple[str, ...] | list[str]) -> bool:
+    """The line ends inside a DOI, at a character no DOI ends with (``10.1051/0004-6361:`` +
+    ``20066082``, ``10.1016/s0375-9474(`` + ``00)00131-7``, ``10.1162/evco_`` + ``a_00278``), and
+    the resolvers read the joined text as that DOI run on."""
+    if not dois or not b[:1].isalnum():
+        return False
+    last = dois[-1].lower()
+    tail = a.lower()
+    ends = last[-1] if tail.endswith(last) else next((c for c in _DOI_GOES_ON if tail.endswith(last + c)), "")
+    if ends not in _DOI_GOES_ON or not _DOI_GOES_ON[ends](b[0]):
+        return False
+    joined = extract_identifiers(a + b)
+    return any(d.lower().startswith(last) and len(d) > len(last) + 1 for d in joined.dois)
 
 
 def _join_id_gaps(text: str) -> str:
