@@ -33,12 +33,17 @@ def _watch(parent: int) -> None:
     os._exit(1)  # the parent is gone: nobody will read this worker's results
 
 
-def die_with_parent() -> None:
+def die_with_parent(parent: int | None = None) -> None:
     """A pool initializer: this worker process ends when the process that started it does.
+    ``parent``: that process's pid (``initargs=(os.getpid(),)``), so a worker whose parent died
+    while it was still starting (a spawned process imports for seconds before its initializer
+    runs) ends at once instead of watching the process it was handed to.
 
     The kernel's ``PR_SET_PDEATHSIG`` acts when the *thread* that spawned the worker ends: every
     pool of the library is made, used and shut down within one call, so that thread outlives the
     pool's use. The poll below needs no such care and holds where ``prctl`` does not exist."""
+    if parent is not None and os.getppid() != parent:
+        os._exit(1)  # the parent is gone already
     parent = os.getppid()
     if sys.platform.startswith("linux"):
         try:

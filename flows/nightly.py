@@ -145,7 +145,7 @@ def nightly_markdown(summary: NightlySummary) -> str:
 def nightly(inbox: str = "data/inbox", processed: str = "data/processed", catalog: str = "data/catalog",
             ledger: str = "data/ledger", catalog_inbox: str | None = "data/catalog-inbox", remote: bool = False,
             batch_size: BatchSize = DEFAULT_BATCH_SIZE, records: bool = True, task_runner: TaskRunner = "auto",
-            dask_address: str | None = None, dask_workers: Workers = 2) -> dict[str, Any]:
+            dask_address: str | None = None, dask_workers: Workers = 2, site: str | None = None) -> dict[str, Any]:
     """One unattended night: take the inbox, refresh the catalog, re-resolve what could change, re-check notices.
 
     Args:
@@ -161,6 +161,8 @@ def nightly(inbox: str = "data/inbox", processed: str = "data/processed", catalo
             threads), threads, processes (a pool of dask_workers) or dask.
         dask_address: Scheduler of an existing Dask cluster (task_runner dask); default a local cluster.
         dask_workers: Processes of the process pool or of a local Dask cluster.
+        site: A folder to bring the ledger's static site up to date in, last (only the pages that
+            changed are made again; None: no site).
     """
     logger = get_run_logger()
     run_id, flow_run_id = this_flow_run()
@@ -186,8 +188,22 @@ def nightly(inbox: str = "data/inbox", processed: str = "data/processed", catalo
                                  lambda plan: resolve_batches(plan, task_runner, dask_address, dask_workers),
                                  write_records if records else None)
     summary = dataclasses.replace(summary, refresh=refresh)
+    if site:
+        clock.counts["site"] = clock.run("site", site_task, site, ledger, catalog)
     _publish(summary, clock, logger)
     return summary.as_dict()
+
+
+@task(name="site", task_run_name="site", cache_policy=NO_CACHE)
+def site_task(out: str, ledger: str, catalog: str) -> str:
+    """The ledger's static site in ``out``, made again where the night changed it (``citeledger site``)."""
+    from citeledger.site.site_files import build_site
+
+    report = build_site(out, ledger, catalog)
+    said = (f"{report.papers} papers, {report.written} files written, {report.kept} unchanged"
+            + (f", {len(report.left_out)} record files left out" if report.left_out else ""))
+    get_run_logger().info("site %s: %s", out, said)
+    return said
 
 
 def _resolve_night(work: steps.NightlyWork, processed: str, clock: StepClock, flow_run_id: str | None,

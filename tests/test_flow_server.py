@@ -162,8 +162,10 @@ def _artifacts(client, flow_run_id: UUID) -> dict[str, object]:
 
 def test_a_deployed_night_shows_its_steps_runs_and_tables(server, client, tmp_path, fixture_catalog):
     site = _site(tmp_path, fixture_catalog)
-    flow_run = _run(client, server, {**site, "catalog_inbox": None, "batch_size": 2, "task_runner": "threads"})
+    flow_run = _run(client, server, {**site, "catalog_inbox": None, "batch_size": 2, "task_runner": "threads",
+                                     "site": str(tmp_path / "html")})
     assert flow_run.state.is_completed(), flow_run.state.message
+    assert (tmp_path / "html" / "index.html").is_file()  # the site step, asked for, ran last
 
     (row,) = _runs_rows(site["ledger"])
     assert flow_run.name == row["run_id"] and row["run_id"].startswith("nightly-")
@@ -188,6 +190,7 @@ def test_a_deployed_night_shows_its_steps_runs_and_tables(server, client, tmp_pa
     rows = json.loads(steps.data) if isinstance(steps.data, str) else steps.data
     assert [r["step"] for r in rows][:3] == ["intake", "refresh-catalog", "select-rerun"]
     assert "resolve-batches" in [r["step"] for r in rows] and rows[0]["counts"].startswith("1 new files")
+    assert rows[-1]["step"] == "site" and rows[-1]["counts"].startswith("1 papers, ")
     assert artifacts["nightly-summary"].type == "markdown"
 
 

@@ -86,8 +86,9 @@ def test_a_cited_works_page_lists_the_references_citing_it(sample_site):
     work_link = re.search(r'<p>Cited work: <a href="(\.\./works/[^"]+)">', page).group(1)
     work = (sample_site / "papers" / unquote(work_link)).resolve()
     text = work.read_text(encoding="utf-8")
-    assert "Cited by 1 reference in this ledger" in text and "https://doi.org/" in text
+    assert "Cited by 1 paper in this ledger (1 reference)" in text and "https://doi.org/" in text
     assert 'href="../papers/citeledger-identifier-sample.html#ref-' in text
+    assert "<tr><th>Work id</th>" in text and "<tr><th>Title</th>" in text and "<tr><th>Authors</th>" in text
 
 
 def test_a_mismatch_shows_both_sides_of_each_contradicting_field(sample_site):
@@ -172,7 +173,7 @@ def test_links_on_a_sample_of_pages_resolve_in_a_real_browser(sample_site):
     links = parse(paper).links
     work = next(link for link in links if link.startswith("../works/"))
     opened = dump_dom((paper.parent / unquote(work)).resolve().as_uri())
-    assert "<title>Cited work " in opened
+    assert "<tr><th>Work id</th>" in opened
     back = next(link for link in parse((paper.parent / unquote(work)).resolve()).links if "#ref-" in link)
     path, anchor = back.split("#")
     target = dump_dom((paper.parent / unquote(path)).resolve().as_uri() + "#" + anchor)

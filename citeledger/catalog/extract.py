@@ -229,7 +229,8 @@ def executor(tasks: Sequence[Task], workers: int = WORKERS) -> Executor:
     size = sum((t.end if t.end is not None else t.path.stat().st_size) - t.start for t in tasks)
     if workers <= 1 or len(tasks) <= 1 or size < PARALLEL_BYTES:
         return _Inline()
-    return ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=die_with_parent)
+    return ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=die_with_parent,
+                               initargs=(os.getpid(),))
 
 
 @dataclass

@@ -158,7 +158,8 @@ def cmd_nightly(args: argparse.Namespace) -> int:
     summary = load_flow("nightly")(inbox=args.inbox, processed=args.processed, catalog=args.catalog, ledger=args.ledger,
                       catalog_inbox=args.catalog_inbox, remote=args.remote,
                       batch_size=args.batch_size or load_config().limits.batch_size,
-                      task_runner=args.task_runner, dask_address=args.dask_address, dask_workers=args.dask_workers)
+                      task_runner=args.task_runner, dask_address=args.dask_address, dask_workers=args.dask_workers,
+                      site=args.site)
     refresh = summary["refresh"]
     print(f"catalog: {refresh['works_before']} -> {refresh['works_after']} works from {len(refresh['files'])} files")
     if not summary["changed"]:
@@ -346,6 +347,8 @@ def _flow_parsers(sub: Any) -> None:
     night.add_argument("--grobid", metavar="URL", help="read PDFs dropped in the inbox through this GROBID service")
     night.add_argument("--batch-size", type=positive_int, default=None,
                        help="references per batch (default: limits.batch_size of the configuration)")
+    night.add_argument("--site", metavar="OUT", default=None,
+                       help="then bring the ledger's static site in OUT up to date (default: no site)")
     _runner_options(night)
     night.set_defaults(func=cmd_nightly)
 

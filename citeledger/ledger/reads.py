@@ -1,15 +1,17 @@
 """What other stages read of a ledger's views: the current verdicts of some states, the links and
-notices a nightly re-checks, the papers citing some works, a run's transitions and changed strings."""
+notices a nightly re-checks, the papers citing some works, a run's transitions and changed strings,
+the citing papers' titles read from their own sources."""
 from __future__ import annotations
 
 from typing import Any, Sequence
 
+import duckdb
 import pyarrow as pa
 
 from citeledger.catalog.store import dict_rows
 from citeledger.ledger.store import connect_views
-from citeledger.storage.places import LedgerDir
-from citeledger.storage.sql import scalar
+from citeledger.storage.places import LedgerDir, LedgerPlaces
+from citeledger.storage.sql import scalar, sql_literal
 
 
 def run_transitions(ledger_dir: LedgerDir, run_id: str) -> int:
@@ -73,3 +75,18 @@ def citing_papers_of_works(ledger_dir: LedgerDir, work_ids: Sequence[str]) -> li
             "ORDER BY 1").fetchall()]
     finally:
         con.close()
+
+
+def paper_titles(ledger_dir: LedgerDir) -> dict[str, list[str]]:
+    """Each citing paper's title as the latest run read it from the paper's own source (an e-print's
+    ``\\title``, a PDF's metadata or first page), with where it was read: paper id -> [title, source]."""
+    folder = LedgerPlaces.of(ledger_dir).titles
+    if not any(folder.glob("*/*.parquet")):
+        return {}
+    con = duckdb.connect()
+    try:
+        rows = con.execute("SELECT citing_paper, arg_max(title, observed_at), arg_max(title_source, observed_at) "
+                           f"FROM read_parquet({sql_literal(folder / '*' / '*.parquet')}) GROUP BY 1").fetchall()
+    finally:
+        con.close()
+    return {str(paper): [str(title), str(source)] for paper, title, source in rows if title}

@@ -194,14 +194,27 @@ def verify_file(path: Path, keys: Mapping[str, Ed25519PublicKey]) -> list[str]:
     """``verify_record`` of a JSON record file; a file that is not one (not a regular file, too
     large, not I-JSON: a member name twice, NaN, nested too deep; ``storage.json_documents``) is one
     problem, not an error."""
+    return checked_record_file(path, keys)[1]
+
+
+def checked_record_file(path: Path, keys: Mapping[str, Ed25519PublicKey],
+                        unsigned: bool = False) -> tuple[dict[str, Any] | None, list[str]]:
+    """A record file read and checked as ``verify`` checks it: (the record, []) when its content
+    digest holds and its receipt is signed by one of ``keys`` (or, with ``unsigned``, says it is
+    unsigned), else (None, what failed). Never raises for the file's content: a file that is not a
+    record file (``storage.json_documents``) is a problem like any other."""
     try:
         record = read_document(path)
     except ValueError as exc:
-        return [f"cannot read a JSON record: {str(exc).removeprefix(f'{path}: ')}"]
+        return None, [f"cannot read a JSON record: {str(exc).removeprefix(f'{path}: ')}"]
     try:
-        return verify_record(record, keys)
+        problems = verify_record(record, keys)
     except ValueError as exc:
-        return [f"content cannot be canonicalised: {exc}"]
+        return None, [f"content cannot be canonicalised: {exc}"]
+    receipt = record.get("receipt") if isinstance(record, dict) else None
+    if unsigned and isinstance(receipt, dict) and receipt.get("state") == "unsigned":
+        problems = [p for p in problems if not p.startswith("unsigned record")]
+    return (None, problems) if problems else (record, [])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -62,7 +62,7 @@ def write_in_workers(paper_ids: Sequence[str], ledger_dir: LedgerDir, catalog_di
     mine = set(range(0, len(parts), workers))
     done: dict[int, list[Path]] = {}
     with ProcessPoolExecutor(workers - 1, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=die_with_parent) as pool:
+                             initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
         try:
             futures = {i: pool.submit(write_block, part, str(ledger_dir), str(catalog_dir), first)
                        for i, (part, first) in enumerate(zip(parts, starts)) if i not in mine}

@@ -185,7 +185,7 @@ def direct_batches(plan: pipeline.RunPlan, task_runner: str = "auto", workers: i
     log.info("resolving %d batches on %s (direct)", len(plan.pending), chosen)
     if chosen == "processes":
         pool: Any = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                                        initializer=die_with_parent)
+                                        initializer=die_with_parent, initargs=(os.getpid(),))
     else:
         pool = ThreadPoolExecutor(max_workers=BATCHES_IN_FLIGHT)
     try:

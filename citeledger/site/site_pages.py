@@ -1,20 +1,26 @@
-"""The site's own pages: the index (every paper with its state counts in a table, which a small
-inline script sorts and searches over the same rows embedded as JSON; ``?q=words`` in the address
-starts a search), a cited work's page (the references citing it, paged like a record's), and the
-page of standing notices. Every value is escaped; links are relative."""
+"""The site's own pages: the index (every paper with its title, its linked references and its state
+counts in a table, which a small inline script sorts and searches over the same rows embedded as
+JSON; ``?q=words`` in the address starts a search), a cited work's page (the catalog's fields of the
+work, its identifiers and notice, every paper of the ledger citing it with its references, paged
+like a record's), and the page of standing notices. Every value is escaped for where it goes: HTML
+text and attributes by ``escape_html``, values reaching a script as JSON for a script element
+(``json_script``); links are relative."""
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
+from urllib.parse import quote
 
 from citeledger.display import visible_controls
 from citeledger.records.render import words
-from citeledger.records.render.names import href_name, page_file
-from citeledger.records.render.pages import css, link, state_class, work_line
+from citeledger.records.render.names import href_name, page_file, record_file_stem
+from citeledger.records.render.pages import css, link, state_class
 from citeledger.records.render.view import ALARM, escape_html
 from citeledger.site.collect import CitedWork, Noticed
 
 CITES_PER_PAGE = 1000  # references listed on one page of a cited work
+LINKED_MEANS = ("linked: verified exactly or by a close match; a reference whose identifier names another "
+                "work (metadata_mismatch) is counted on its own, never as a link")
 
 _SCRIPT = """
 (function () {
@@ -28,6 +34,7 @@ _SCRIPT = """
     });
   }
   function value(r, k) { return k.indexOf("s:") === 0 ? r.states[+k.slice(2)] : r[k]; }
+  function num(n, cls) { return '<td class="num' + (cls ? " " + cls : "") + '">' + esc(n) + "</td>"; }
   function render() {
     var q = box.value.trim().toLowerCase();
     var shown = rows.filter(function (r) {
@@ -38,11 +45,11 @@ _SCRIPT = """
       return (x < y ? -1 : x > y ? 1 : 0) * dir;
     });
     body.innerHTML = shown.map(function (r) {
-      return '<tr><td><a href="' + esc(r.href) + '">' + esc(r.id) + "</a></td><td>" + esc(r.title) +
-        '</td><td class="num">' + r.refs + "</td>" + r.states.map(function (n, i) {
-          return '<td class="num ' + (n ? "has " + states[i] : "") + '">' + n + "</td>";
-        }).join("") + '<td class="num">' + (r.alarms ? '<span class="marker">' + r.alarms + "</span>" : "0") +
-        '</td><td class="num">' + r.inbound + "</td></tr>";
+      return '<tr><td><a href="' + esc(r.href) + '">' + esc(r.id) + "</a></td><td>" + esc(r.title) + "</td>" +
+        num(r.refs) + num(r.linked, "linked") + r.states.map(function (n, i) {
+          return num(n, n ? "has " + states[i] : "");
+        }).join("") + '<td class="num">' + (r.alarms ? '<span class="marker">' + esc(r.alarms) + "</span>" : "0") +
+        "</td>" + num(r.inbound) + "</tr>";
     }).join("");
     count.textContent = shown.length + " of " + rows.length + " papers shown" + (q ? ' for "' + box.value + '"' : "");
   }
@@ -61,43 +68,56 @@ _SCRIPT = """
 })();
 """
 
+# what a JSON text may hold that ends or changes a script element, or ends a line in old scripts
+_SCRIPT_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026", 0x2028: "\\u2028",
+                   0x2029: "\\u2029"}
 
-def page_head(title: str, top: str) -> list[str]:
+
+def page_head(title: str, top: str, wide: bool = False) -> list[str]:
     """A site page's head and navigation (``top``: the address of the site's top folder from here)."""
     e = escape_html
     return ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
             f"<title>{e(title)}</title><style>{css()}.has{{font-weight:bold}}body.wide{{max-width:90em}}"
             "th[data-key]{cursor:pointer;text-decoration:underline dotted}#search{font-size:1.1em;width:30em}"
-            "</style></head><body" + (' class="wide">' if top == "" and title == "Citation ledger" else ">"),
+            "td.linked{background:#eef7ee}.fields th{width:12em}.left-out{border:2px solid #c00;background:#fee;"
+            "padding:.3em .8em}</style></head><body" + (' class="wide">' if wide else ">"),
             f'<nav class="home">{link(top + "index.html", "All papers")} &middot; '
             f'{link(top + "notices.html", "Standing notices")}</nav>', f"<h1>{e(title)}</h1>"]
 
 
 def json_script(element_id: str, value: Any) -> str:
-    """``value`` as JSON inside a ``<script type="application/json">`` (no ``<`` in it: ``</script>``
-    in a title cannot end the element)."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
-    return f'<script type="application/json" id="{element_id}">{text}</script>'
+    """``value`` as JSON inside a ``<script type="application/json">``: no ``<``, ``>`` or ``&`` in
+    it (``</script>`` or ``<!--`` in a title cannot end or change the element), nor U+2028/U+2029."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":")).translate(_SCRIPT_ESCAPES)
+    return f'<script type="application/json" id="{escape_html(element_id)}">{text}</script>'
 
 
-def index_page(rows: Sequence[dict[str, Any]], as_of: str, noticed: int) -> str:
-    """The index: every paper with its state counts; static rows (readable without a script)
-    that the script redraws when a header is clicked or the search box changes."""
+def index_page(rows: Sequence[Mapping[str, Any]], as_of: str, noticed: int,
+               left_out: Sequence[tuple[str, str]] = ()) -> str:
+    """The index: every paper with its title and counts; static rows (readable without a script)
+    that the script redraws when a header is clicked or the search box changes; the record files
+    left out, and why, above them."""
     e = escape_html
-    page = page_head("Citation ledger", "")
+    page = page_head("Citation ledger", "", wide=True)
     page.append(f"<p>{e(len(rows))} papers, as of {e(as_of or 'an unknown time')}; "
                 f"{link('notices.html', e(words.plural(noticed, 'cited work')) + ' with notices')}. "
-                "Click a column to sort; type to search ids and titles.</p>")
+                f"Click a column to sort; type to search ids and titles. {e(LINKED_MEANS.capitalize())}.</p>")
+    if left_out:
+        page.append(f'<div class="left-out" id="left-out"><p><b>{e(words.plural(len(left_out), "record file"))} '
+                    "could not be read or failed its check, and "
+                    f"{'is' if len(left_out) == 1 else 'are'} left out of this site</b> (run <code>citeledger "
+                    "records</code> to write them again from the ledger):</p><ul>"
+                    + "".join(f"<li><code>{e(name)}</code>: {e(why)}</li>" for name, why in left_out) + "</ul></div>")
     page.append('<p><label>Search: <input id="search" type="search" placeholder="arXiv id, DOI or title words">'
                 '</label> <span id="shown"></span></p>')
     page.append(f'<p class="legend">{"".join(legend_items())}</p>')
     head = "".join(f'<th data-key="s:{i}" title="{e(meaning)}"><span class="sw s-{s}"></span> {e(plain)}</th>'
                    for i, (s, (plain, meaning, _)) in enumerate(words.STATES.items()))
     page.append('<table id="papers"><thead><tr><th data-key="id">paper</th><th data-key="title">title</th>'
-                f'<th data-key="refs">references</th>{head}<th data-key="alarms">cited works retracted, withdrawn '
-                'or of concern</th><th data-key="inbound">cited by (this ledger)</th></tr></thead>'
-                '<tbody id="papers-body">')
+                f'<th data-key="refs">references</th><th data-key="linked" title="{e(LINKED_MEANS)}">linked</th>'
+                f'{head}<th data-key="alarms">cited works retracted, withdrawn or of concern</th>'
+                '<th data-key="inbound">cited by (this ledger)</th></tr></thead><tbody id="papers-body">')
     page += [static_row(row) for row in rows]
     page.append("</tbody></table>")
     page.append(json_script("papers-data", list(rows)))
@@ -111,46 +131,97 @@ def legend_items() -> list[str]:
             for s, (plain, _, _) in words.STATES.items()]
 
 
-def static_row(row: dict[str, Any]) -> str:
+def static_row(row: Mapping[str, Any]) -> str:
     e = escape_html
     cells = "".join(f'<td class="num{" has s-" + s if n else ""}">{e(n)}</td>'
                     for s, n in zip(words.STATES, row["states"]))
     alarms = f'<span class="marker">{e(row["alarms"])}</span>' if row["alarms"] else "0"
     return (f'<tr><td>{link(row["href"], e(row["id"]))}</td><td>{e(row["title"])}</td><td class="num">{e(row["refs"])}'
-            f'</td>{cells}<td class="num">{alarms}</td><td class="num">{e(row["inbound"])}</td></tr>')
+            f'</td><td class="num linked">{e(row["linked"])}</td>{cells}<td class="num">{alarms}</td>'
+            f'<td class="num">{e(row["inbound"])}</td></tr>')
 
 
-def work_pages(stem: str, work: CitedWork) -> list[str]:
-    """A cited work's pages: what it is, its links and notice, the references citing it."""
+def work_fields(work_id: str, row: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """(label, HTML) of each field of a cited work the catalog gives (escaped; identifiers linked)."""
     e = escape_html
-    resolved = work.resolved
-    chunks = [work.cites[i:i + CITES_PER_PAGE] for i in range(0, len(work.cites), CITES_PER_PAGE)] or [[]]
+    doi, arxiv_id = (row.get("doi"), row.get("arxiv_id")) if row else (None, None)
+    fields: list[tuple[str, str]] = []
+    if row:
+        authors = row.get("authors") or []
+        if not isinstance(authors, (list, tuple)):
+            authors = [authors]
+        for label, value in (("Title", row.get("title")), ("Authors", "; ".join(str(a) for a in authors)),
+                             ("Year", row.get("year")), ("Venue", row.get("venue")), ("Volume", row.get("volume")),
+                             ("Issue", row.get("issue")), ("First page", row.get("first_page")),
+                             ("Type", row.get("type")), ("Journal reference", row.get("journal_ref"))):
+            if value not in (None, "", []):
+                fields.append((label, e(value)))
+    fields.append(("Work id", f"<code>{e(work_id)}</code>"))
+    if doi:
+        fields.append(("DOI", link(words.doi_href(doi), e(doi))))
+    others = [d for d in (row.get("alt_dois") or [] if row else []) if d and d != doi]
+    if others:
+        fields.append(("Other DOIs", ", ".join(link(words.doi_href(d), e(d)) for d in others)))
+    if arxiv_id:
+        fields.append(("arXiv", link(words.arxiv_href(arxiv_id), e(arxiv_id))))
+    if row and row.get("pmid"):
+        fields.append(("PubMed", link("https://pubmed.ncbi.nlm.nih.gov/" + quote(str(row["pmid"]), safe="") + "/",
+                                      e(row["pmid"]))))
+    if row and row.get("pmcid"):
+        fields.append(("PMC", e(row["pmcid"])))
+    if row and row.get("sources"):
+        fields.append(("From the catalog sources", e(", ".join(str(s) for s in row["sources"]))))
+    if not row:
+        fields.append(("Catalog", "not in the catalog the site was built with (its citing references were "
+                                  "linked to it by an earlier one)"))
+    return fields
+
+
+def work_pages(stem: str, work_id: str, row: Mapping[str, Any] | None, work: CitedWork) -> list[str]:
+    """A cited work's pages: the catalog's fields of it, its identifiers and notice, then every paper
+    of the ledger citing it, each with its references to it (their state and a link to each)."""
+    e = escape_html
+    by_paper: dict[str, list[tuple[str, str, str, str, str]]] = {}
+    for cite in work.cites:
+        by_paper.setdefault(cite[0], []).append(cite)
+    papers = list(by_paper.values())
+    chunks: list[list[list[tuple[str, str, str, str, str]]]] = [[]]
+    for cites in papers:
+        if chunks[-1] and sum(map(len, chunks[-1])) + len(cites) > CITES_PER_PAGE:
+            chunks.append([])
+        chunks[-1].append(cites)
+    title = str(row.get("title")) if row and row.get("title") else f"Cited work {work_id}"
     pages = []
     for number, chunk in enumerate(chunks, start=1):
-        page = page_head(f"Cited work {resolved.get('work_id')}", "../")
-        page.append(f"<p><b>{e(work_line(resolved))}</b></p>")
-        outside = [link(href, e(label)) for label, href in words.work_links(resolved)]
-        if outside:
-            page.append(f"<p>Links: {' &middot; '.join(outside)}</p>")
-        marker = ALARM.get(work.standing)
+        page = page_head(title, "../")
+        page.append('<table class="fields">' + "".join(f"<tr><th>{e(label)}</th><td>{value}</td></tr>"
+                                                       for label, value in work_fields(work_id, row))
+                    + "</table>")
+        standing, notice = work.standing, work.notice
+        marker = ALARM.get(standing)
         flag = f'<span class="marker">{e(marker)}</span> ' if marker else ""
-        page.append(f"<p>{flag}Notice: {e(work.notice)}</p>")
-        page.append(f"<h2>Cited by {e(words.plural(len(work.cites), 'reference'))} in this ledger"
-                    + (f" (page {number} of {len(chunks)})" if len(chunks) > 1 else "") + "</h2>")
+        page.append(f'<p class="{"alarm" if marker else "notices"}">{flag}Notice: {e(notice)}</p>')
+        page.append(f"<h2>Cited by {e(words.plural(len(papers), 'paper'))} in this ledger "
+                    f"({e(words.plural(len(work.cites), 'reference'))})"
+                    + (f", page {number} of {len(chunks)}" if len(chunks) > 1 else "") + "</h2>")
         if len(chunks) > 1:
             page.append("<nav class=\"pager\">Pages: " + " ".join(
                 f"<b>{n}</b>" if n == number else link(href_name(page_file(stem, n)), str(n))
                 for n in range(1, len(chunks) + 1)) + "</nav>")
-        page.append("<ul class=\"inbound\">")
-        page += [f"<li>{link(href, e(paper))}, its reference [{e(index)}] "
-                 f'<span class="badge {state_class(status)}">{e(words.state_words(status)[0])}</span></li>'
-                 for paper, href, index, status in chunk]
-        page.append("</ul></body></html>")
+        page.append('<table class="citing"><tr><th>citing paper</th><th>title</th><th>its references to this work'
+                    "</th></tr>")
+        for cites in chunk:
+            paper, paper_title = cites[0][0], cites[0][1]
+            href = "../papers/" + href_name(page_file(record_file_stem(paper), 1))
+            refs = " ".join(f'{link(h, f"[{e(index)}]")} <span class="badge {state_class(status)}">'
+                            f"{e(words.state_words(status)[0])}</span>" for _, _, h, index, status in cites)
+            page.append(f"<tr><td>{link(href, e(paper))}</td><td>{e(paper_title)}</td><td>{refs}</td></tr>")
+        page.append("</table></body></html>")
         pages.append(visible_controls("\n".join(page) + "\n"))
     return pages
 
 
-def notices_page(noticed: dict[str, Noticed]) -> str:
+def notices_page(noticed: Mapping[str, Noticed]) -> str:
     """Every cited work with a notice, the alarming standings first, with the references citing it."""
     e = escape_html
     by_standing: dict[str, list[Noticed]] = {}

@@ -204,6 +204,69 @@ def publish_dir(src: Path, dest: Path) -> None:
         _fsync(dest.parent)
 
 
+RENAME_EXCHANGE = 2  # <linux/fs.h>: renameat2 swaps the two names, both of which must exist
+AT_FDCWD = -100
+
+
+def exchange_folders(first: Path, second: Path) -> bool:
+    """Swap two folders' names in one step (Linux ``renameat2(RENAME_EXCHANGE)``): a process
+    opening a path inside either sees the folder before or the folder after, never neither and
+    never a mix. False when this system or file system cannot (no ``renameat2``, ``EINVAL``,
+    ``ENOSYS``, ``EOPNOTSUPP``): nothing was changed, and the caller takes another way."""
+    import ctypes
+
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if renameat2(AT_FDCWD, os.fsencode(first), AT_FDCWD, os.fsencode(second), RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), str(second))
+
+
+def write_new_file(path: Path, data: bytes) -> os.stat_result:
+    """``data`` as a new file ``path`` in a folder no reader sees yet (a site's staging folder, which
+    is then swapped in whole: no rename per file, no sync): created anew, never over an entry and
+    never through a link (``FileExistsError`` when something is there). Its status after the write."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with disk_errors(path), os.fdopen(fd, "wb", buffering=0) as fh:
+        view = memoryview(data)
+        while view:  # a raw file's write may be short
+            view = view[fh.write(view) or 0:]
+        return os.fstat(fh.fileno())
+
+
+def link_file(source: Path, target: Path) -> None:
+    """A second name ``target`` of the file (or link, never followed) ``source``: the same bytes,
+    times and permissions; ``FileExistsError`` when ``target`` is there, ``OSError`` where the file
+    system has no hard links."""
+    os.link(source, target, follow_symlinks=False)
+
+
+def swap_in_folder(staged: Path, live: Path, aside: Path) -> Path | None:
+    """The complete folder ``staged`` becomes ``live`` in one step, ``exchange_folders`` where the file
+    system can (``staged`` then holds the previous ``live``), else by renaming ``live`` to ``aside``
+    and ``staged`` to ``live`` (for an instant there is no ``live``). The previous folder's path now,
+    for the caller to remove; None when there was none."""
+    if not os.path.lexists(live):
+        os.rename(staged, live)
+        return None
+    if exchange_folders(staged, live):
+        return staged
+    os.rename(live, aside)
+    os.rename(staged, live)
+    return aside
+
+
+def put_back(aside: Path, live: Path) -> None:
+    """A previous folder that ``swap_in_folder`` renamed aside, renamed back where it was."""
+    os.rename(aside, live)
+
+
 def _fsync(path: Path) -> None:
     """Flush a file's (or a folder's entries') bytes to the disk."""
     fd = os.open(path, os.O_RDONLY)

@@ -119,7 +119,15 @@ def release_all_ledgers() -> list[str]:
 @contextmanager
 def exclusive(directory: CatalogDir, timeout: float | None = None) -> Iterator[None]:
     """The folder's writer lock for the duration of a block (a catalog build)."""
-    fh = _acquire(CatalogPlaces.of(directory).lock, lock_timeout(timeout))
+    with exclusive_file(CatalogPlaces.of(directory).lock, timeout):
+        yield
+
+
+@contextmanager
+def exclusive_file(path: Path, timeout: float | None = None) -> Iterator[None]:
+    """The lock of the lock file ``path`` for the duration of a block (a site's build, whose lock
+    sits beside the site's folder, which a build swaps whole)."""
+    fh = _acquire(path, lock_timeout(timeout))
     try:
         yield
     finally:

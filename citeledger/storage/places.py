@@ -74,6 +74,11 @@ class LedgerPlaces(Folder):
         return self.root / "records"
 
     @property
+    def titles(self) -> Path:
+        """The citing papers' titles as read from their own sources: one part per run that read papers."""
+        return self.root / "titles"
+
+    @property
     def views(self) -> Path:
         """``ledger.duckdb``: the views over the parts, for the plain ``duckdb`` command."""
         return self.root / LEDGER_DB

@@ -241,7 +241,9 @@ def link(href: str | None, label: str) -> str:
 def html_page(view: RecordView, number: int) -> str:
     """Page ``number`` of the record: the summary on the first page, then its references."""
     record, e = view.record, escape_html
-    work = record["paper"].get("work") or {}
+    work = dict(record["paper"].get("work") or {})
+    if not work.get("title") and view.links.title:
+        work["title"] = view.links.title  # the paper's own source's, when the catalog has none
     heading = f"Citation ledger of {record['paper']['id']}"
     page = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
             '<meta name="viewport" content="width=device-width, initial-scale=1">',

@@ -102,16 +102,18 @@ def common_provenance(references: list[Mapping[str, Any]]) -> str | None:
 class PageLinks:
     """Where a record's pages link: ``stem`` (the record's file stem, naming its page files),
     ``paper_href`` (a ledger paper id -> the relative address of its page, or None) and
-    ``work_href`` (a cited work's resolved view -> the address of its page here, or None), and
-    ``home`` ((label, address) pairs shown at the top of every page)."""
+    ``work_href`` (a cited work's resolved view -> the address of its page here, or None),
+    ``home`` ((label, address) pairs shown at the top of every page) and ``title``: the paper's
+    title as read from its own source, shown when the catalog has none."""
 
     def __init__(self, stem: str, paper_href: Callable[[str], str | None] | None = None,
                  work_href: Callable[[Mapping[str, Any]], str | None] | None = None,
-                 home: list[tuple[str, str]] | None = None):
+                 home: list[tuple[str, str]] | None = None, title: str | None = None):
         self.stem = stem
         self.paper_href = paper_href or sibling_page
         self.work_href = work_href or (lambda resolved: None)
         self.home = home or []
+        self.title = title
 
 
 def sibling_page(paper_id: str) -> str:

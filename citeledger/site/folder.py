@@ -1,0 +1,292 @@
+"""The site's folder ``OUT`` and how a build reaches it: whole, or not at all, touching nothing the
+site did not write.
+
+What the site wrote is listed in ``OUT/.citeledger-site/manifest.json`` (each file's size,
+modification time and SHA-256). Only a file listed there, and unchanged since (same size and
+time, or the same bytes), is the site's own: a build removes or replaces only those. Anything else
+in ``OUT`` (a user's file or folder, a link, a listed file someone edited) is carried into the new
+build as it is (a hard link of the same file, so its bytes, times and permissions stay); a page the
+build would write where such an entry is refuses the build, naming it. A non-empty ``OUT`` with no
+manifest is not a citeledger site: refused unless the caller allows other files. Links inside
+``OUT`` are never followed (a link where the site keeps a folder, ``OUT/papers``, refuses the
+build); ``OUT`` itself may be a link, to the folder the user means.
+
+A build is staged beside ``OUT`` (``.OUT.citeledger-staging-*``), complete with the carried
+entries and the manifest, then published in one step: ``renameat2(RENAME_EXCHANGE)`` swaps the
+staged folder and ``OUT`` (``storage.atomic.exchange_folders``), so a reader or a web server that
+opens ``OUT/...`` gets a file of the previous build or of the new one, never a mix of the two and
+never nothing. Where the file system cannot swap, ``OUT`` is renamed aside and the staged folder
+renamed to ``OUT`` (for an instant there is no ``OUT``; a build killed between the two renames is
+put back by the next one). The previous build, now beside ``OUT``, is then removed. A build killed
+at any point leaves ``OUT`` as the previous build left it; the next build removes what the killed
+one staged. Builds of one ``OUT`` take turns on a lock beside it (``.OUT.citeledger-lock``)."""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import secrets
+import shutil
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import orjson
+
+from citeledger.storage.atomic import link_file, put_back, swap_in_folder, write_new_file
+from resolvers.errors import UsageError
+
+SITE_DIR = ".citeledger-site"  # in OUT: what the site wrote and what its build read
+MANIFEST = f"{SITE_DIR}/manifest.json"
+STATE = f"{SITE_DIR}/state.json"
+CITES = f"{SITE_DIR}/cites.arrow"
+FORMAT = "citeledger-site 1"
+# the only names the site writes: its two top pages, and pages in its two folders
+OWN_NAME = re.compile(r"(?:index|notices)\.html|(?:papers|works)/[^/\x00\\]+\.html")
+FOLDERS = ("papers", "works", SITE_DIR)  # the folders the site keeps in OUT (never links)
+SHOWN = 5  # entries a refusal names
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A file the site wrote: its size, modification time (ns) and the SHA-256 of its bytes."""
+
+    size: int
+    mtime_ns: int
+    sha256: str
+
+    def as_list(self) -> list[Any]:
+        return [self.size, self.mtime_ns, self.sha256]
+
+
+@dataclass
+class Contents:
+    """``OUT`` as a build finds it: the site's own files (unchanged since it wrote them), the
+    entries it did not write (kept; folders apart from files), and what the previous build read
+    (its state: None for no usable one)."""
+
+    own: dict[str, Entry] = field(default_factory=dict)
+    others: list[str] = field(default_factory=list)
+    other_folders: list[str] = field(default_factory=list)
+    state: dict[str, Any] | None = None
+
+
+def file_entry(data: bytes, status: os.stat_result) -> Entry:
+    return Entry(status.st_size, status.st_mtime_ns, hashlib.sha256(data).hexdigest())
+
+
+class SiteFolder:
+    """``OUT``, the lock and staging folders beside it, and the steps of a build's publishing."""
+
+    def __init__(self, out: str | os.PathLike[str]):
+        given = Path(out)
+        self.out = given.resolve() if given.is_symlink() else given.absolute()
+        self.parent, name = self.out.parent, self.out.name
+        self.lock = self.parent / f".{name}.citeledger-lock"
+        self.prefix = f".{name}.citeledger-"
+
+    # ---- before a build: what was left behind, what OUT holds -------------------------------
+
+    def leftovers(self) -> list[Path]:
+        """What killed builds left beside ``OUT``: staged folders and previous builds moved aside."""
+        if not self.parent.is_dir():
+            return []
+        return sorted(p for p in self.parent.iterdir()
+                      if p.name.startswith(self.prefix + "staging-") or p.name.startswith(self.prefix + "old-"))
+
+    def clean_leftovers(self) -> int:
+        """Put back a previous build a killed publish moved aside (``OUT`` missing), then remove
+        every other leftover; only under the lock, where no live build owns one."""
+        left = self.leftovers()
+        aside = [p for p in left if p.name.startswith(self.prefix + "old-")]
+        if not os.path.lexists(self.out) and aside:
+            newest = max(aside, key=lambda p: p.stat().st_mtime_ns)
+            put_back(newest, self.out)
+            left.remove(newest)
+        for path in left:
+            remove_tree(path)
+        return len(left)
+
+    def contents(self, allow_other_files: bool) -> Contents:
+        """What ``OUT`` holds, or a one-line refusal (``UsageError``, exit 2): ``OUT`` is not a folder;
+        it holds files but no site manifest (unless ``allow_other_files``); a folder the site keeps
+        is a link or a file; the manifest cannot be read."""
+        out = self.out
+        if not os.path.lexists(out):
+            return Contents()
+        if not out.is_dir():
+            raise UsageError(f"{out}: not a folder; the site is written to a folder (give another OUT)")
+        for name in FOLDERS:
+            path = out / name
+            if os.path.lexists(path) and (path.is_symlink() or not path.is_dir()):
+                what = "a symbolic link" if path.is_symlink() else "not a folder"
+                raise UsageError(f"{path}: {what}; the site keeps its {name}/ folder there and never writes "
+                                 "through a link: move it away or give another OUT")
+        manifest = self._manifest()
+        if manifest is None:
+            entries = sorted(os.listdir(out))
+            if entries and not allow_other_files:
+                raise UsageError(f"{out}: holds {len(entries)} entries citeledger did not write (not a citeledger "
+                                 f"site: no {MANIFEST}), e.g. {', '.join(entries[:SHOWN])}; give an empty or new "
+                                 "folder, or --allow-other-files to write the site beside them (they are kept)")
+            manifest = {}
+        contents = Contents(state=self._state() if manifest else None)
+        for rel, status in walk(out):
+            if rel == SITE_DIR or rel.startswith(SITE_DIR + "/"):
+                continue  # the manifest and state: written again by every build
+            if stat.S_ISDIR(status.st_mode):
+                if rel not in FOLDERS:
+                    contents.other_folders.append(rel)
+                continue
+            entry = manifest.get(rel)
+            if entry is not None and self._unchanged(rel, status, entry):
+                contents.own[rel] = entry
+            else:
+                contents.others.append(rel)
+        return contents
+
+    def _manifest(self) -> dict[str, Entry] | None:
+        """The manifest's files, None when ``OUT`` has none; a manifest that is there but cannot be
+        read, or names a file the site never writes, is a one-line refusal."""
+        path = self.out / MANIFEST
+        if not os.path.lexists(path):
+            return None
+        try:
+            if not stat.S_ISREG(path.lstat().st_mode):
+                raise ValueError("not a regular file")
+            data = orjson.loads(path.read_bytes())
+            if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("files"), dict):
+                raise ValueError(f"not a manifest of format {FORMAT!r}")
+            files = {}
+            for rel, value in data["files"].items():
+                if not OWN_NAME.fullmatch(rel) or "/." in "/" + rel:
+                    raise ValueError(f"names {rel[:80]!r}, which is no file the site writes")
+                size, mtime_ns, sha = value
+                files[rel] = Entry(int(size), int(mtime_ns), str(sha))
+            return files
+        except (OSError, ValueError, TypeError) as exc:
+            raise UsageError(f"{path}: cannot be read as the site's manifest ({exc}); nothing was changed: remove "
+                             f"{self.out} or give another OUT") from None
+
+    def _state(self) -> dict[str, Any] | None:
+        """What the previous build read (for an incremental build), None when it is missing or unreadable:
+        the build then makes every page again, and links the unchanged ones."""
+        try:
+            state = orjson.loads((self.out / STATE).read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            return None
+        return state if isinstance(state, dict) and state.get("format") == FORMAT else None
+
+    def _unchanged(self, rel: str, status: os.stat_result, entry: Entry) -> bool:
+        """A listed file is the site's own while it is as written: same size and time, or (copied
+        elsewhere and back) the same bytes."""
+        if not stat.S_ISREG(status.st_mode) or status.st_size != entry.size:
+            return False
+        if status.st_mtime_ns == entry.mtime_ns:
+            return True
+        try:
+            return hashlib.sha256((self.out / rel).read_bytes()).hexdigest() == entry.sha256
+        except OSError:
+            return False
+
+    # ---- the build: staged beside OUT, then swapped in --------------------------------------
+
+    def stage(self, contents: Contents) -> Path:
+        """A new staging folder beside ``OUT`` holding the site's folders and every entry the site did
+        not write (hard links: the same files), or a one-line refusal when one cannot be carried."""
+        staging = self.parent / f"{self.prefix}staging-{os.getpid()}-{secrets.token_hex(4)}"
+        try:
+            self.parent.mkdir(parents=True, exist_ok=True)
+            staging.mkdir()
+        except OSError as exc:
+            raise UsageError(f"{self.parent}: cannot stage the site beside {self.out.name} ({exc.strerror}); the "
+                             "site is built next to OUT and swapped in whole") from None
+        if self.out.is_dir():
+            os.chmod(staging, stat.S_IMODE(self.out.stat().st_mode))
+        for name in FOLDERS:
+            (staging / name).mkdir()
+        for rel in sorted(contents.other_folders):
+            (staging / rel).mkdir(exist_ok=True)
+        for rel in contents.others:
+            try:
+                link_file(self.out / rel, staging / rel)
+            except OSError as exc:
+                remove_tree(staging)
+                raise UsageError(f"{self.out / rel}: a file citeledger did not write, which the new build cannot "
+                                 f"keep beside its pages ({exc.strerror}); nothing was changed") from None
+        for rel in sorted(contents.other_folders, reverse=True):  # once filled: a read-only folder stays so
+            os.chmod(staging / rel, stat.S_IMODE((self.out / rel).lstat().st_mode))
+        return staging
+
+    def publish(self, staging: Path) -> None:
+        """The staged build becomes ``OUT`` in one step; the previous build is then removed."""
+        try:
+            previous = swap_in_folder(staging, self.out,
+                                      self.parent / f"{self.prefix}old-{os.getpid()}-{secrets.token_hex(4)}")
+            if previous is not None:
+                remove_tree(previous)
+        except OSError as exc:
+            raise UsageError(f"{self.out}: the built site could not be put in place ({exc.strerror}); the previous "
+                             "site is as it was (OUT must be a folder its parent lets citeledger rename)") from None
+
+
+class StagedFiles:
+    """The files of a build written into its staging folder: a page's bytes as a new file, or, when the
+    published build has the same bytes under that name, a hard link of that file (its time kept, the
+    page not rewritten). Each is created anew (never over an entry: a page where a carried entry is
+    refuses the build). ``written`` and ``kept``: what each way made."""
+
+    def __init__(self, out: Path, staging: Path, own: dict[str, Entry]):
+        self.out, self.staging, self.own = out, staging, own
+        self.files: dict[str, Entry] = {}
+        self.written = self.kept = 0
+
+    def put(self, rel: str, data: bytes) -> None:
+        sha = hashlib.sha256(data).hexdigest()
+        old = self.own.get(rel)
+        if old is not None and old.sha256 == sha:
+            self.keep(rel)
+            return
+        self._write(rel, data, sha)
+        self.written += 1
+
+    def _write(self, rel: str, data: bytes, sha: str) -> None:
+        try:
+            status = write_new_file(self.staging / rel, data)
+        except FileExistsError:
+            raise UsageError(f"{self.out / rel}: a file citeledger did not write (or one changed since) is where "
+                             "the site puts this page; it is left alone and nothing was changed: move it away "
+                             "or give another OUT") from None
+        self.files[rel] = Entry(status.st_size, status.st_mtime_ns, sha)
+
+    def keep(self, rel: str) -> None:
+        """The published build's own file ``rel`` in the new build as it is: a hard link (a copy
+        where the file system has none)."""
+        old = self.own[rel]
+        try:
+            link_file(self.out / rel, self.staging / rel)
+        except FileExistsError:
+            raise UsageError(f"{self.out / rel}: listed twice in the build; nothing was changed") from None
+        except OSError:  # a file system without hard links: the same bytes written again
+            self._write(rel, (self.out / rel).read_bytes(), old.sha256)
+        else:
+            self.files[rel] = old
+        self.kept += 1
+
+
+def walk(top: Path, rel: str = "") -> Iterator[tuple[str, os.stat_result]]:
+    """Every entry under ``top`` (relative POSIX name, its ``lstat``), folders before what they hold;
+    a link is an entry, never followed."""
+    with os.scandir(top / rel if rel else top) as entries:
+        found = sorted((e.name, e.stat(follow_symlinks=False)) for e in entries)
+    for name, status in found:
+        path = f"{rel}/{name}" if rel else name
+        yield path, status
+        if stat.S_ISDIR(status.st_mode):
+            yield from walk(top, path)
+
+
+def remove_tree(path: Path) -> None:
+    """Remove a folder the site staged (links in it removed, never followed)."""
+    shutil.rmtree(path, ignore_errors=False)
