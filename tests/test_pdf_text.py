@@ -601,3 +601,57 @@ def test_a_page_whose_wide_figure_leaves_no_gutter_of_its_own_is_split_at_the_do
     assert refs == ["Anania R., Winter A. J., 2025, A&A, 695, 74", "Ansdell M., Williams J. P., 2017, AJ, 153, 240",
                         "Cieza L. A., et al., 2009, ApJ, 696, L84"]
 
+
+
+@needs_pdftotext
+def test_line_numbers_in_the_texts_own_size_on_every_page_are_dropped():
+    """A conference's submission style numbers every line of every page in the margin, in a
+    size close to the text's: the same edge on most pages tells them from a list's labels."""
+    pages, number = [], 100
+    for n in range(3):
+        body = [(108, 60 + 12 * i, f"Body text of page {n}, line {i}, of the submitted paper.") for i in range(20)]
+        if n == 2:
+            body = [(108, 60, "References")]
+            for k in range(1, 6):
+                body += [(108, 60 + 24 * k, f"[{k}] {NAMES[k]}, A. A work on {TOPICS[k]}. J. Tests {k}, 1 (2001)."),
+                         (120, 72 + 24 * k, f"doi:10.1000/test.{k}.")]
+        numbered = []
+        for x, y, _ in body:
+            numbered.append((86 - 5 * len(str(number)), y, str(number)))
+            number += 1
+        pages.append(body + numbered)
+    refs = pdf_reference_strings(make_pdf(pages))
+    assert refs == [f"{NAMES[k]}, A. A work on {TOPICS[k]}. J. Tests {k}, 1 (2001). doi:10.1000/test.{k}."
+                    for k in range(1, 6)]
+
+
+def test_a_run_in_heading_with_a_full_stop_opens_the_list():
+    lines = _lines([(72, "Body text."), (72, "References."), (72, "Aaltonen, T. et al. (2010). A work. J. 1."),
+                    (84, "More of it."), (72, "Baker, B. (2011). Another. J. 2."), (84, "More of it.")])
+    assert len(reference_strings(lines)) == 2
+
+
+def test_a_journal_s_history_line_and_a_box_after_the_list_are_no_entries():
+    texts = [(72, "References")]
+    for k, name in enumerate(NAMES[:4]):
+        texts += [(72, f"{name}, A. 200{k}. A work. J. {k}, 1."), (82, "and more of the entry.")]
+    texts += [(72, "Received 2024-02-28; accepted 2024-06-18")]
+    assert len(reference_strings(_lines(texts))) == 4
+    texts[-1] = (82, "Box 1: Summary of Practices 1. Data Management a) Save the raw data.")
+    assert reference_strings(_lines(texts))[-1] == "Dunn, A. 2003. A work. J. 3, 1. and more of the entry."
+
+
+def test_a_footnote_under_a_column_of_the_list_is_no_entry():
+    """The list's left column ends over the page's footnote (a raised mark, then the note); the
+    list goes on in the right column."""
+    left = [line for k in range(3) for line in ((72, f"{NAMES[k]}, A. 200{k}, ApJ,"), (82, f"{k}, 1"))]
+    right = [line for k in range(3, 6) for line in ((320, f"{NAMES[k]}, A. 200{k}, ApJ,"), (330, f"{k}, 1"))]
+    lines = _lines([(72, "References"), *left, (72, "2 https://github.com/someone/code/")]) + _lines(right, column=1)
+    note = lines[len(left) + 1]
+    mark, *rest = note.words
+    note.words = [Word(mark.x0, mark.x1, mark.text, 5.3)] + [Word(w.x0, w.x1, w.text, 7.6) for w in rest]
+    for line in lines:
+        if line is not note:
+            line.words = [Word(w.x0, w.x1, w.text, 7.1) for w in line.words]
+    refs = reference_strings(lines)
+    assert len(refs) == 6 and not any("github" in r for r in refs)

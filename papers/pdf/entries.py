@@ -35,7 +35,7 @@ from resolvers.identifiers.extract import extract_identifiers
 HEADING = re.compile(
     r"(?:(?:\d{1,2}|[IVXL]{1,5}|[A-Z])\.?\s{0,3})?"
     r"(?:references(?:\s+and\s+notes)?|bibliography|literature\s+cited|works\s+cited|cited\s+literature"
-    r"|reference\s+list)\s{0,2}:?", re.I)
+    r"|reference\s+list)\s{0,2}[:.]?", re.I)
 END_HEADING = re.compile(
     r"(?:(?:\d{1,2}|[IVXL]{1,5}|[A-Z])\.?\s{0,3})?"
     r"(?:appendix|appendices|supplementary|supplemental|supporting\s+information|acknowledge?ments?"
@@ -54,6 +54,9 @@ LARGER = 1.1  # a heading's line is this much taller than the body's median line
 # the lines of the longest other entry (and at least MAX_LINES_PER_ENTRY)
 LAST_ENTRY_LINES = 2
 LAST_ENTRY_AFTER = 5  # entries a list needs before its last one is bounded so
+FOOTNOTE_MARK_SIZE = 0.8  # a footnote's raised mark is this much smaller than the note's text
+FOOTNOTE_LINES = 4  # a footnote under a column is this many lines at most
+_FOOTNOTE_MARK = re.compile(r"\d{1,2}|[*\u2020\u2021\u00a7\u00b6\u2016#]{1,2}|[a-z]")
 TALLER = 1.08  # body text is set this much taller than a list in a smaller size (9 pt beside 10 pt)
 FIRST_LABEL = re.compile(r"\s*\[1\]\s")  # the first entry of a bracket-numbered list
 LABEL_LOOKBACK = 200  # lines looked back for a cut list's last label (a long entry runs to 60)
@@ -93,11 +96,13 @@ _DOI_GOES_ON = {":": str.isdigit, "(": str.isdigit, "_": str.isalnum}
 
 # what a page prints after or among the entries that is no reference: a figure's or table's
 # caption, a journal's closing line, a copyright line
-FURNITURE = re.compile(r"(?:(?:Figure|Fig\.|Table|Extended Data Fig\.)\s*[A-Z]?\d+[.:|]"
+FURNITURE = re.compile(r"(?:(?:Figure|Fig\.|Table|Box|Extended Data Fig\.)\s*[A-Z]?\d+[.:|]"
+                       r"|Received\b.{0,60}\b(?:accepted|revised|published)\b"
                        r"|This (?:paper|article|manuscript) (?:has been|was) (?:typeset|produced)"
                        r"|\u00a9|\(c\)\s*(?:19|20)\d\d|Copyright\b)", re.I)
-FURNITURE_INSIDE = re.compile(r"\bThis (?:paper|article|manuscript) (?:has been|was) (?:typeset|produced) "
-                              r"(?:from|using|with)\b.*$", re.I | re.S)
+FURNITURE_INSIDE = re.compile(r"(?:\bThis (?:paper|article|manuscript) (?:has been|was) (?:typeset|produced) "
+                              r"(?:from|using|with)\b|(?<=[.)] )Box \d+[.:] [A-Z]|(?<=[.)] )Received \d"
+                              r"[^.]{0,60}\b(?:accepted|revised|published)\b).*$", re.I | re.S)
 # a surname's lowercase particle opening an author-year entry (van Son, de Mink, de la Fuente)
 PARTICLE_START = re.compile(r"(?:van|von|de|da|das|dos|del|della|der|den|di|du|la|le|ten|ter|zu|af|av|'t)"
                             r"(?:\s+(?:la|der|den|de|het|van|da|los|las))?\s+[A-Z\u00c0-\u024f]")
@@ -327,6 +332,8 @@ def skip_body_text(lines: list[Line]) -> list[Line]:
         elif not taller:
             skipping = False
         stray = len(line.text) <= 2 and not any(c.isdigit() for c in line.text) and line.x0 > ends[len(ends) // 2]
+        if _footnote_mark(line, lines[i + 1] if i + 1 < len(lines) else None) and _column_foot(lines, i):
+            skipping = True  # a footnote under the column: to the column's end
         if not skipping and not stray:
             out.append(line)
     edges: dict[tuple[int, int], float] = {}
@@ -336,6 +343,30 @@ def skip_body_text(lines: list[Line]) -> list[Line]:
     for line in out:
         line.left = edges[(line.page, line.column)]
     return out
+
+
+def _footnote_mark(line: Line, after: Line | None) -> bool:
+    """A footnote's first line: a raised mark (a number of one or two digits, ``*``, ``†``...)
+    smaller than the text that follows it on its row (``² https://github.com/...``), in its
+    line or (set apart by poppler) the next one."""
+    mark = line.words[0]
+    if not (_FOOTNOTE_MARK.fullmatch(mark.text) and mark.height):
+        return False
+    if len(line.words) > 1:
+        return bool(line.words[1].height) and mark.height < FOOTNOTE_MARK_SIZE * line.words[1].height
+    return (after is not None and after.y0 < line.y1 and line.y0 < after.y1 and after.words[0].height > 0
+            and mark.height < FOOTNOTE_MARK_SIZE * after.words[0].height)
+
+
+def _column_foot(lines: list[Line], i: int) -> bool:
+    """The line is among the last ``FOOTNOTE_LINES`` of its page's column in the section."""
+    key = (lines[i].page, lines[i].column)
+    after = 0
+    for line in lines[i + 1:]:
+        if (line.page, line.column) != key:
+            break
+        after += 1
+    return after < FOOTNOTE_LINES
 
 
 def split_entries(lines: list[Line]) -> list[Entry]:

@@ -30,6 +30,7 @@ HEADER_DRIFT = 3.0  # points: a running header or footer sits at the same height
 LINE_NUMBERS_MIN = 5  # aligned numbers on a page before they count as a manuscript's line numbers
 LINE_NUMBER_SIZE = 0.92  # line numbers are set smaller than the text beside them (lineno: \tiny)
 LINE_NUMBER_ALIGN = 1.5  # points: the numbers of one margin share an edge (right-aligned, or left)
+LINE_NUMBER_PAGES = 3  # pages (and half the document's at least) numbered at one edge: a margin's numbers
 GLUE_GAP = 0.06  # a gap narrower than this share of the line height is no space (a word space is ~0.25)
 LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
                            "\ufb05": "st", "\ufb06": "st"})
@@ -129,28 +130,49 @@ def join_glued(words: list[Word], height: float) -> list[Word]:
 
 def drop_line_numbers(pages: list[Page]) -> None:
     """Drop a manuscript's line numbers (``lineno``, journals' review modes) wherever they stand:
-    bare numbers in a smaller font than the text beside them, sharing an edge (a margin, or the
-    gutter between two columns), rising down the page in even steps (one per line, or every
-    fifth line numbered): at least ``LINE_NUMBERS_MIN`` of them on a page, or, once a page has
-    shown such numbers, two or more of the same size (the short column of a last page). A
-    list's own labels are set in its text's size, so they stay. Read as text, line numbers
-    would open an entry with a number, glue two entries, or sit inside a DOI cut at a line end."""
-    groups = [_line_number_groups(page) for page in pages]
-    sizes = {round(w.height, 1) for page in groups for members in page if _numbers_lines(members, LINE_NUMBERS_MIN)
+    bare numbers sharing an edge (a margin, or the gutter between two columns) that rise down
+    the page in even steps (one per line, or every fifth line numbered), either set smaller than
+    the text beside them (at least ``LINE_NUMBERS_MIN`` on a page, or, once a page has shown such
+    numbers, two or more of the same size: the short column of a last page), or, whatever their
+    size, standing at the same edge on most pages of the document (body text and list alike: a
+    list's own bare labels stand only on its pages). A list's labels are set in its text's size,
+    so they stay. Read as text, line numbers would open an entry with a number, glue two
+    entries, or sit inside a DOI cut at a line end."""
+    small = [_line_number_groups(page, True) for page in pages]
+    sizes = {round(w.height, 1) for page in small for members in page if _numbers_lines(members, LINE_NUMBERS_MIN)
              for _, w in members}
-    for page, page_groups in zip(pages, groups):
+    every = [_line_number_groups(page, False) for page in pages]
+    pages_at: dict[int, int] = {}
+    for page_groups in every:
+        for edge in {_edge_key(members) for members in page_groups if _numbers_lines(members, LINE_NUMBERS_MIN)}:
+            pages_at[edge] = pages_at.get(edge, 0) + 1
+    with_text = sum(1 for page in pages if page.lines)
+    margins = {edge for edge, count in pages_at.items() if count >= max(LINE_NUMBER_PAGES, with_text / 2)}
+    for page, small_groups, all_groups in zip(pages, small, every):
         drop: set[int] = set()
-        for members in page_groups:
+        for members in small_groups:
             if _numbers_lines(members, LINE_NUMBERS_MIN) or (
                     _numbers_lines(members, 2) and all(round(w.height, 1) in sizes for _, w in members)):
+                drop.update(id(w) for _, w in members)
+        for members in all_groups:
+            if _edge_key(members) in margins and _numbers_lines(members, 2):
                 drop.update(id(w) for _, w in members)
         if drop:
             _drop_words(page, drop)
 
 
-def _line_number_groups(page: Page) -> list[list[tuple[Line, Word]]]:
-    """The page's bare numbers set smaller than the text beside them, grouped by a shared edge
-    (right-aligned numbers by their right edge, left-aligned ones by their left)."""
+def _edge_key(members: list[tuple[Line, Word]]) -> int:
+    """Where a group of numbers stands: its members' shared edge (the right one for right-aligned
+    numbers, else the left), in ``LINE_NUMBER_ALIGN`` steps."""
+    rights = sorted(w.x1 for _, w in members)
+    lefts = sorted(w.x0 for _, w in members)
+    spread = (rights[-1] - rights[0], lefts[-1] - lefts[0])
+    return round((rights[len(rights) // 2] if spread[0] <= spread[1] else lefts[len(lefts) // 2]) / LINE_NUMBER_ALIGN)
+
+
+def _line_number_groups(page: Page, smaller: bool) -> list[list[tuple[Line, Word]]]:
+    """The page's bare numbers (``smaller``: those set smaller than the text beside them) grouped
+    by a shared edge (right-aligned numbers by their right edge, left-aligned ones by their left)."""
     text = [ln for ln in page.lines if not _LINE_NUMBER.fullmatch(ln.text)]
     if not text:
         return []
@@ -167,7 +189,8 @@ def _line_number_groups(page: Page) -> list[list[tuple[Line, Word]]]:
             beside = sorted(t.y1 - t.y0 for t in text if t.y0 < line.y1 and line.y0 < t.y1 and t is not line)
         return size < LINE_NUMBER_SIZE * (beside[len(beside) // 2] if beside else page_height)
 
-    found = [(ln, w) for ln in page.lines for w in ln.words if _LINE_NUMBER.fullmatch(w.text) and small(ln, w)]
+    found = [(ln, w) for ln in page.lines for w in ln.words
+             if _LINE_NUMBER.fullmatch(w.text) and (not smaller or small(ln, w))]
     out: list[list[tuple[Line, Word]]] = []
     for edge in (lambda w: w.x1, lambda w: w.x0):
         groups: dict[int, list[tuple[Line, Word]]] = {}
