@@ -616,7 +616,7 @@ def test_line_numbers_in_the_texts_own_size_on_every_page_are_dropped():
                 body += [(108, 60 + 24 * k, f"[{k}] {NAMES[k]}, A. A work on {TOPICS[k]}. J. Tests {k}, 1 (2001)."),
                          (120, 72 + 24 * k, f"doi:10.1000/test.{k}.")]
         numbered = []
-        for x, y, _ in body:
+        for _, y, _ in body:
             numbered.append((86 - 5 * len(str(number)), y, str(number)))
             number += 1
         pages.append(body + numbered)
