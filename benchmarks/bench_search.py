@@ -47,9 +47,9 @@ from resolvers.candidates.fuzzy import FuzzyResolver  # noqa: E402
 from resolvers.candidates.retrieval import InMemoryRetriever  # noqa: E402
 from resolvers.catalog import InMemoryCatalog  # noqa: E402
 from resolvers.model import Reference, Work  # noqa: E402
-from resolvers.remote import build_remote  # noqa: E402
 from resolvers.remote.arxiv import entries_to_work, parse_feed  # noqa: E402
 from resolvers.remote.crossref import message_to_work  # noqa: E402
+from resolvers.remote.facade import build_remote  # noqa: E402
 from resolvers.remote.settings import (  # noqa: E402
     ARXIV_DEFAULTS,
     CROSSREF_DEFAULTS,

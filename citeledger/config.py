@@ -1,11 +1,17 @@
-"""citeledger's settings: one typed model (pydantic-settings) fed by four sources.
+"""citeledger's settings: one typed model (pydantic-settings, ``config_model``) fed by four sources.
 
 Precedence, later winning: built-in defaults < the TOML file < ``CITELEDGER_*`` environment
 variables < the command line. The file is ``--config PATH`` (``load_config(path)``), else
 ``$CITELEDGER_CONFIG``, else ``citeledger.toml`` in the working directory, else none. Defaults
 are safe: every remote resolver is off, so a default run opens no network connection. Every key,
 its variable and its default are in ``docs/configuration.md``; ``citeledger config show`` prints
-the effective settings and where each came from.
+the effective settings and where each came from, the ledger and the catalog first.
+
+Paths (``ledger``, ``catalog``, ``state_dir``) given in a settings file are relative to that file's
+folder; in the environment or on the command line, to the working directory. They are checked by
+``options.path_setting`` here and in the model; when nothing but paths is given (no file, or a file of
+paths only), the settings are the defaults and those paths, and the model (with pydantic) is not
+loaded: a command such as ``citeledger query`` starts without it.
 
 ``load_config`` returns the frozen ``Config`` the library takes; ``Config.origins`` names the
 source of every setting (``default``, ``file PATH``, ``env NAME``, ``cli --option``).
@@ -14,16 +20,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
-
-from papers import PaperLimits
+from citeledger.options import DEFAULT_CATALOG, DEFAULT_LEDGER, path_setting
+from papers.model import PaperLimits
 from resolvers.errors import ConfigError
 from resolvers.remote.settings import (  # noqa: F401 (re-exported: the types config files fill)
     ARXIV_DEFAULTS,
@@ -38,9 +41,8 @@ from resolvers.remote.settings import (  # noqa: F401 (re-exported: the types co
     ServiceSettings,
 )
 
-REMOTE_SERVICES = ("arxiv", "crossref", "openalex")
 SERVICES = ("arxiv", "crossref", "retraction_watch", "openalex", "grobid")
-SEARCH_SERVICES = ("crossref", "openalex", "arxiv")
+PATH_KEYS = ("ledger", "catalog", "state_dir")  # in a settings file: relative to the file's folder
 CONFIG_FILE_NAME = "citeledger.toml"
 CROSSREF_PUBLIC_INTERVAL = 0.5  # Crossref without a contact address: the public pool, slower
 CROSSREF_PUBLIC_CONCURRENCY = 1
@@ -70,6 +72,8 @@ class QueryLimits:
 class Config:
     """Everything configurable. Frozen: build a new one with ``dataclasses.replace``."""
 
+    ledger: str = DEFAULT_LEDGER  # the ledger folder of every command that takes --ledger
+    catalog: str = DEFAULT_CATALOG  # the catalog folder of every command that takes --catalog
     remote: frozenset[str] = frozenset()  # which remote resolvers are on; default none
     mailto: str | None = None
     arxiv: ServiceSettings = ARXIV_DEFAULTS
@@ -100,148 +104,6 @@ class Config:
         )
 
 
-# -- the typed model ---------------------------------------------------------------------------
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ServiceModel(_Section):
-    min_interval_seconds: float = Field(ge=0)
-    max_concurrency: int = Field(ge=1)
-    timeout_seconds: float = Field(gt=0)
-    retries: int = Field(ge=0)
-    backoff_base_seconds: float = Field(ge=0)
-    backoff_max_seconds: float = Field(ge=0)
-    max_retry_after_seconds: float = Field(ge=0)
-    circuit_failures: int = Field(ge=1)
-    circuit_cooldown_seconds: float = Field(ge=0)
-    max_body_bytes: int = Field(gt=0)
-    max_file_bytes: int = Field(gt=0)
-    deadline_seconds: float = Field(gt=0)
-    max_redirects: int = Field(ge=0)
-
-
-def _service_list(value: Any, known: tuple[str, ...]) -> tuple[str, ...]:
-    """A list, or a comma-separated string (the environment's form), of known service names."""
-    if isinstance(value, str):
-        value = value.split(",")
-    if not isinstance(value, (list, tuple, set, frozenset)):
-        raise ValueError(f"expected a list of services, got {value!r}")
-    items = tuple(dict.fromkeys(str(v).strip().lower() for v in value if str(v).strip()))
-    items = tuple(v for v in items if v != "none")
-    unknown = sorted(set(items) - set(known))
-    if unknown:
-        raise ValueError(f"unknown service(s) {unknown}; known: {list(known)}")
-    return items
-
-
-class RemoteModel(_Section):
-    enabled: frozenset[str]
-    mailto: str | None
-    arxiv: ServiceModel
-    crossref: ServiceModel
-    retraction_watch: ServiceModel
-    openalex: ServiceModel
-    grobid: ServiceModel
-
-    @field_validator("enabled", mode="before")
-    @classmethod
-    def _enabled(cls, value: Any) -> frozenset[str]:
-        return frozenset(_service_list(value, REMOTE_SERVICES))
-
-    @field_validator("mailto", mode="before")
-    @classmethod
-    def _mailto(cls, value: Any) -> str | None:
-        text = None if value is None else str(value).strip()
-        if text and "@" not in text:
-            raise ValueError(f"{text!r} is not an e-mail address")
-        return text or None
-
-
-class EndpointsModel(_Section):
-    arxiv_api: str
-    arxiv_oai: str
-    crossref_api: str
-    openalex_api: str
-    retraction_watch_csv: str
-    arxiv_eprint: str
-    arxiv_pdf: str
-    grobid: str | None
-
-
-class SearchModel(_Section):
-    services: tuple[str, ...]
-    rows: int = Field(ge=1)
-    max_query_chars: int = Field(ge=1)
-    min_chars: int = Field(ge=0)
-    min_title_words: int = Field(ge=0)
-    cache_days: float = Field(ge=0)
-    max_requests_per_run: int = Field(ge=0)
-    nightly_request_budget: int = Field(ge=0)
-    threads: int = Field(ge=1)
-
-    @field_validator("services", mode="before")
-    @classmethod
-    def _services(cls, value: Any) -> tuple[str, ...]:
-        return _service_list(value, SEARCH_SERVICES)
-
-
-class LimitsModel(_Section):
-    max_raw_chars: int = Field(ge=1)
-    max_input_bytes: int = Field(ge=1)
-    batch_size: int = Field(ge=1)
-    arxiv_id_batch: int = Field(ge=1)
-
-
-_MEMORY_LIMIT = re.compile(r"^\s*(\d+(\.\d+)?)\s*(%|[KMGT]i?B)\s*$", re.IGNORECASE)
-
-
-class QueryModel(_Section):
-    timeout_seconds: float = Field(gt=0)
-    memory_limit: str
-
-    @field_validator("memory_limit")
-    @classmethod
-    def _memory(cls, value: str) -> str:
-        match = _MEMORY_LIMIT.match(value)
-        if not match or float(match.group(1)) <= 0 or (match.group(3) == "%" and float(match.group(1)) > 100):
-            raise ValueError("expected a size such as '4GB', '512MiB' or '25%' (of RAM, at most 100%)")
-        return value
-
-
-class PapersModel(_Section):
-    max_total_bytes: int = Field(ge=1)
-    max_members: int = Field(ge=1)
-    max_member_bytes: int = Field(ge=1)
-    max_input_depth: int = Field(ge=1)
-    max_expanded_bytes: int = Field(ge=1)
-    max_inputs: int = Field(ge=1)
-    max_references: int = Field(ge=1)
-
-
-class Settings(BaseSettings):
-    """The whole configuration as one typed model; its sources are given by ``load_config``."""
-
-    model_config = SettingsConfigDict(extra="forbid", frozen=True)
-
-    state_dir: str
-    remote: RemoteModel
-    endpoints: EndpointsModel
-    search: SearchModel
-    limits: LimitsModel
-    query: QueryModel
-    papers: PapersModel
-
-    @classmethod
-    def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
-                                   env_settings: PydanticBaseSettingsSource,
-                                   dotenv_settings: PydanticBaseSettingsSource,
-                                   file_secret_settings: PydanticBaseSettingsSource,
-                                   ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings,)  # load_config hands the merged layers in; see Layer
-
-
 # -- the sources ---------------------------------------------------------------------------------
 
 def _flat(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -269,7 +131,8 @@ def default_values() -> dict[str, Any]:
     """Every setting's built-in default, nested as in the TOML file."""
     remote: dict[str, Any] = {"enabled": [], "mailto": None}
     remote.update({name: dataclasses.asdict(s) for name, s in _SERVICE_DEFAULTS.items()})
-    return {"state_dir": Config.state_dir, "remote": remote, "endpoints": dataclasses.asdict(Endpoints()),
+    return {"ledger": Config.ledger, "catalog": Config.catalog, "state_dir": Config.state_dir, "remote": remote,
+            "endpoints": dataclasses.asdict(Endpoints()),
             "search": {**dataclasses.asdict(SearchSettings()), "services": list(SearchSettings().services)},
             "limits": dataclasses.asdict(ResourceLimits()), "query": dataclasses.asdict(QueryLimits()),
             "papers": dataclasses.asdict(PaperLimits())}
@@ -285,8 +148,8 @@ _ENDPOINT_ENV = {"arxiv_api": "CITELEDGER_ARXIV_URL", "arxiv_oai": "CITELEDGER_A
 def env_names() -> dict[str, str]:
     """The environment variable of every setting, by dotted key (``limits.batch_size`` ->
     ``CITELEDGER_BATCH_SIZE``)."""
-    names = {"remote.enabled": "CITELEDGER_REMOTE", "remote.mailto": "CITELEDGER_MAILTO",
-             "state_dir": "CITELEDGER_STATE_DIR"}
+    names = {"ledger": "CITELEDGER_LEDGER", "catalog": "CITELEDGER_CATALOG", "state_dir": "CITELEDGER_STATE_DIR",
+             "remote.enabled": "CITELEDGER_REMOTE", "remote.mailto": "CITELEDGER_MAILTO"}
     names.update({f"endpoints.{k}": v for k, v in _ENDPOINT_ENV.items()})
     defaults = default_values()
     for name in SERVICES:
@@ -316,6 +179,10 @@ def read_config_file(file: Path | None) -> Layer:
     except OSError as exc:
         raise ConfigError(f"config file {file}: cannot be read ({exc.strerror})") from None
     values = _flat(data)
+    for key in PATH_KEYS:  # relative to the file, so the file means the same from any working directory
+        if isinstance(values.get(key), str) and values[key].strip():
+            path = Path(values[key]).expanduser()
+            values[key] = str(path if path.is_absolute() else Path(os.path.normpath(file.parent / path)))
     return Layer(values, {k: f"file {file}" for k in values})
 
 
@@ -387,15 +254,36 @@ def load_config(
     for key in merged:  # a section given as a value (``remote = 3``) would hide its settings
         if any(other.startswith(key + ".") for other in merged):
             raise ConfigError(f"{key}: expected a table, got {merged[key]!r} ({labels[key]})")
+    set_keys = {key for layer in layers[1:] for key in layer.values}
+    if set_keys <= set(PATH_KEYS):  # defaults and paths only: nothing for the model to check
+        for key in set_keys:
+            merged[key] = _checked_path(key, merged[key], labels[key])
+        return _to_config(_nest(merged), str(file) if file else None, labels)
+    return _to_config(_checked(merged, labels), str(file) if file else None, labels)
+
+
+def _checked_path(key: str, value: Any, origin: str) -> str:
     try:
-        settings = Settings(**_nest(merged))
+        return path_setting(value)
+    except ValueError as exc:
+        raise ConfigError(f"{key}: {exc}, got {value!r} ({origin})") from None
+
+
+def _checked(merged: dict[str, Any], labels: dict[str, str]) -> dict[str, Any]:
+    """The merged values checked by the typed model (``config_model``, pydantic), as plain values."""
+    from pydantic import ValidationError
+
+    from citeledger.config_model import Settings
+
+    try:
+        return Settings(**_nest(merged)).model_dump()
     except ValidationError as exc:
         raise ConfigError(_first_error(exc, labels)) from None
-    return _to_config(settings, str(file) if file else None, labels)
 
 
 # The command-line options that set a setting (``config show`` names them as the source).
-CLI_OPTIONS = {"limits.batch_size": "--batch-size", "endpoints.grobid": "--grobid"}
+CLI_OPTIONS = {"ledger": "--ledger", "catalog": "--catalog", "limits.batch_size": "--batch-size",
+               "endpoints.grobid": "--grobid"}
 _CLI_CONFIG: list[str] = []  # the ``--config`` of this command, when given
 
 
@@ -413,7 +301,7 @@ def cli_config_path() -> str | None:
     return _CLI_CONFIG[0] if _CLI_CONFIG else None
 
 
-def _first_error(exc: ValidationError, labels: Mapping[str, str]) -> str:
+def _first_error(exc: Any, labels: Mapping[str, str]) -> str:
     """One line: the setting, what is wrong, the value and where it came from."""
     error = exc.errors()[0]
     loc = [str(part) for part in error["loc"] if not isinstance(part, int)]
@@ -437,21 +325,23 @@ def _first_error(exc: ValidationError, labels: Mapping[str, str]) -> str:
     return f"{key}: {what}, got {error.get('input')!r} ({origin})"
 
 
-def _to_config(settings: Settings, source: str | None, labels: dict[str, str]) -> Config:
-    remote = settings.remote
-    services = {name: ServiceSettings(**getattr(remote, name).model_dump()) for name in SERVICES}
+def _to_config(values: Mapping[str, Any], source: str | None, labels: dict[str, str]) -> Config:
+    """The frozen Config of checked values, nested as in the file (the model's, or defaults and paths)."""
+    remote = values["remote"]
+    services = {name: ServiceSettings(**remote[name]) for name in SERVICES}
+    search = {**values["search"], "services": tuple(values["search"]["services"])}
     return Config(
-        remote=remote.enabled, mailto=remote.mailto, **services,
-        search=SearchSettings(**settings.search.model_dump()),
-        endpoints=Endpoints(**settings.endpoints.model_dump()),
-        limits=ResourceLimits(**settings.limits.model_dump()), query=QueryLimits(**settings.query.model_dump()),
-        papers=PaperLimits(**settings.papers.model_dump()), state_dir=settings.state_dir, source=source,
-        origins=labels)
+        remote=frozenset(remote["enabled"]), mailto=remote["mailto"], **services,
+        search=SearchSettings(**search), endpoints=Endpoints(**values["endpoints"]),
+        limits=ResourceLimits(**values["limits"]), query=QueryLimits(**values["query"]),
+        papers=PaperLimits(**values["papers"]), ledger=values["ledger"], catalog=values["catalog"],
+        state_dir=values["state_dir"], source=source, origins=labels)
 
 
 def effective_settings(config: Config) -> list[tuple[str, Any, str]]:
     """(dotted key, value, source) of every setting, in the file's order (``config show``)."""
-    values = {"state_dir": config.state_dir, "remote.enabled": sorted(config.remote), "remote.mailto": config.mailto}
+    values = {"ledger": config.ledger, "catalog": config.catalog, "state_dir": config.state_dir,
+              "remote.enabled": sorted(config.remote), "remote.mailto": config.mailto}
     for name in SERVICES:
         values.update({f"remote.{name}.{k}": v for k, v in dataclasses.asdict(config.service(name)).items()})
     for section in ("endpoints", "search", "limits", "query", "papers"):

@@ -18,6 +18,18 @@ DEFAULT_PROCESSED = "data/processed"
 DEFAULT_CATALOG_INBOX = "data/catalog-inbox"
 
 
+def path_setting(value: Any) -> str:
+    """A folder setting (``ledger``, ``catalog``, ``state_dir``) as given, or a ValueError saying what
+    it must be: the one check of a path the settings file, the environment and the model share."""
+    if not isinstance(value, str) or isinstance(value, bool):
+        raise ValueError("expected a folder path (a string)")
+    if not value.strip():
+        raise ValueError("expected a folder path, got an empty one")
+    if "\x00" in value:
+        raise ValueError("a path holds no NUL character")
+    return value
+
+
 def at_least(name: str, value: Any, low: int) -> int:
     """``value`` as an int of at least ``low``, or a ConfigError naming the option: the one check
     the configuration's ``[limits]``, the command line and the library entry points share."""

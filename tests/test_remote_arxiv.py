@@ -6,9 +6,9 @@ from remote_server import FakeClock, fast, fixture_bytes, server, test_config  #
 from werkzeug import Response
 
 from resolvers.errors import ArxivQueryError, RateLimited, RemoteUnavailable
-from resolvers.remote import build_remote
 from resolvers.remote.arxiv import parse_feed, split_arxiv_id
 from resolvers.remote.checkpoint import MemoryCheckpoint
+from resolvers.remote.facade import build_remote
 
 ATOM = "application/atom+xml; charset=utf-8"
 MISSING_BATCH = ["2201.13455", "2201.13452", "2201.13453", "2201.13454"]

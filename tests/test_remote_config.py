@@ -7,7 +7,7 @@ import pytest
 
 from citeledger.config import load_config
 from resolvers.errors import ConfigError
-from resolvers.remote import build_remote
+from resolvers.remote.facade import build_remote
 
 
 def test_defaults_are_off_and_polite(tmp_path):

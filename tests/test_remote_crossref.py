@@ -5,9 +5,9 @@ import pytest
 from remote_server import FakeClock, fast, fixture_bytes, fixture_json, server, test_config  # noqa: F401
 
 from resolvers.errors import RemoteUnavailable
-from resolvers.remote import RemoteBatchUnavailable, build_remote
 from resolvers.remote.checkpoint import MemoryCheckpoint
 from resolvers.remote.crossref import message_relations, message_to_work
+from resolvers.remote.facade import RemoteBatchUnavailable, build_remote
 
 JSON = "application/json;charset=utf-8"
 TYPICAL = "crossref/works_10.1021_acs.orglett.9b00971_typical.json"

@@ -18,7 +18,7 @@ from resolvers.candidates.retrieval import InMemoryRetriever
 from resolvers.catalog import InMemoryCatalog
 from resolvers.errors import ConfigError
 from resolvers.model import Reference, Work
-from resolvers.remote import build_remote
+from resolvers.remote.facade import build_remote
 from resolvers.remote.settings import SearchSettings
 from resolvers.resolution import apply_rule_chain
 from resolvers.search_step import SearchStep

@@ -16,15 +16,21 @@ from citeledger.cli.pith import sign_option
 from citeledger.cli.prefect_env import SignalWatch, load_flow, stop_on_sigterm
 from citeledger.cli.preflight import check_catalog, check_inputs, check_ledger, prefect_defaults, use_flow, use_grobid
 from citeledger.cli.records import cmd_record, cmd_records
-from citeledger.cli.settings import apply_config_option, citeledger_version, config_option, config_parsers
+from citeledger.cli.settings import (
+    PLACE_SETTINGS,
+    apply_config_option,
+    apply_place_settings,
+    citeledger_version,
+    config_option,
+    config_parsers,
+)
 from citeledger.cli.shards import shard_catalog, shard_options
 from citeledger.options import non_negative_int, positive_int
 from citeledger.run.summary import RunSummary
 from citeledger.storage import locking
 from resolvers.errors import CiteledgerError, DiskFull, NotFound, UsageError
 
-DEFAULT_CATALOG = "data/catalog"
-DEFAULT_LEDGER = "data/ledger"
+FROM_SETTINGS = None  # --ledger and --catalog not given: the ``ledger`` and ``catalog`` settings (apply_place_settings)
 NOTHING_READ = 3  # the exit status of a run in which no input row could be read (README, "Exit status")
 
 
@@ -88,9 +94,14 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     finally:
         locking.release_ledger(args.ledger)  # a no-op once the run has finished or given up
     print_summary(summary)
-    if not (summary["references"] if isinstance(summary, dict) else summary.references):
+    summary = RunSummary.from_dict(summary) if isinstance(summary, dict) else summary
+    if not summary.references:
         print("citeledger: no input row could be read: nothing was resolved (see above)", file=sys.stderr)
         return NOTHING_READ
+    from citeledger.cli.next_steps import unresolved_lines
+
+    print("\n".join(unresolved_lines(summary, [str(p) for p in args.inputs], args.catalog, args.ledger,
+                                      args.remote)), end="")
     return 0
 
 
@@ -201,14 +212,16 @@ def _flow_option(p: argparse.ArgumentParser) -> None:
 
 def _store_options(parser: argparse.ArgumentParser, ledger: bool = True) -> None:
     if ledger:
-        parser.add_argument("--ledger", default=DEFAULT_LEDGER, help="the ledger folder")
-    parser.add_argument("--catalog", default=DEFAULT_CATALOG, help="the catalog folder")
+        parser.add_argument("--ledger", default=FROM_SETTINGS, help="the ledger folder")
+    parser.add_argument("--catalog", default=FROM_SETTINGS, help="the catalog folder")
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """Shows each option's default, unless its help already says it or it is an off switch."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.dest in PLACE_SETTINGS and action.default is None and "(default" not in (action.help or ""):
+            return f"{action.help} (default: the `{action.dest}` setting; {PLACE_SETTINGS[action.dest]} unless set)"
         if action.default in (None, False) or "default" in (action.help or ""):
             return action.help
         return super()._get_help_string(action)
@@ -246,7 +259,7 @@ def _catalog_parsers(sub: Any) -> None:
     build.add_argument("files", nargs="+", type=Path, help="source files or folders (works JSONL, arXiv snapshot, "
                        "Crossref, Retraction Watch CSV, OpenAlex, DBLP, arXiv OAI-PMH); the format is recognised "
                        "by content")
-    build.add_argument("--catalog", default=DEFAULT_CATALOG, help="the catalog folder (created if missing)")
+    build.add_argument("--catalog", default=FROM_SETTINGS, help="the catalog folder (created if missing)")
     build.add_argument("--format", choices=["works_jsonl", "arxiv_snapshot", "crossref", "retraction_watch_csv",
                                             "doi_nature_csv", "openalex", "dblp", "arxiv_oai"],
                        help="force a format where the content does not say (default: recognised by content; "
@@ -254,10 +267,10 @@ def _catalog_parsers(sub: Any) -> None:
     shard_options(build)
     build.set_defaults(func=cmd_catalog_build)
     _inspect(catalog_sub, "info", "what a catalog holds: generation, works per source, identifiers, notices",
-             "--catalog", DEFAULT_CATALOG, cmd_catalog_info)
+             "--catalog", FROM_SETTINGS, cmd_catalog_info)
 
 
-def _inspect(sub: Any, name: str, help: str, folder_option: str, default: str, func: Any) -> None:
+def _inspect(sub: Any, name: str, help: str, folder_option: str, default: str | None, func: Any) -> None:
     """An inspection command (``catalog info``, ``runs``): one folder, a table or JSON."""
     p = _sub(sub, name, help)
     p.add_argument(folder_option, default=default, help=f"the {folder_option[2:]} folder")
@@ -295,8 +308,8 @@ def _ledger_parsers(sub: Any) -> None:
                              "limits: [query] in the configuration (docs/configuration.md).",
                  epilog=_VIEWS_EPILOG, formatter_class=_QueryHelpFormatter)
     query.add_argument("sql", help="the query, e.g. \"select status, count(*) from current group by 1\"")
-    query.add_argument("--ledger", default=DEFAULT_LEDGER, help="the ledger folder, needed by every view but works")
-    query.add_argument("--catalog", default=DEFAULT_CATALOG, help="the catalog folder, needed by the works view")
+    query.add_argument("--ledger", default=FROM_SETTINGS, help="the ledger folder, needed by every view but works")
+    query.add_argument("--catalog", default=FROM_SETTINGS, help="the catalog folder, needed by the works view")
     query.add_argument("--format", choices=["table", "json", "csv"], default="table",
                        help="table, json (one object a line) or csv")
     query.add_argument("--max-rows", type=positive_int, default=100, help="rows a table shows")
@@ -328,13 +341,16 @@ def _ledger_parsers(sub: Any) -> None:
     from citeledger.cli.keys import keys_parsers
     from citeledger.cli.pith import pith_parsers
 
-    keys_parsers(sub, _sub, DEFAULT_LEDGER)
-    pith_parsers(sub, _sub, DEFAULT_LEDGER)
+    keys_parsers(sub, _sub, FROM_SETTINGS)
+    pith_parsers(sub, _sub, FROM_SETTINGS)
 
     config_parsers(sub, _sub)
+    from citeledger.cli.ledger_file import ledger_parsers
+
+    ledger_parsers(sub, _sub)
 
     _inspect(sub, "runs", "the runs a ledger has: id, started, finished, counts, state",
-             "--ledger", DEFAULT_LEDGER, cmd_runs)
+             "--ledger", FROM_SETTINGS, cmd_runs)
 
 
 def _flow_parsers(sub: Any) -> None:
@@ -353,7 +369,7 @@ def _flow_parsers(sub: Any) -> None:
     night.set_defaults(func=cmd_nightly)
 
     refresh = _sub(sub, "refresh", "grow the catalog from the catalog inbox (runs the refresh-catalog flow)")
-    refresh.add_argument("--catalog", default=DEFAULT_CATALOG, help="the catalog folder")
+    refresh.add_argument("--catalog", default=FROM_SETTINGS, help="the catalog folder")
     refresh.add_argument("--catalog-inbox", default="data/catalog-inbox", help="folder of new catalog source files")
     refresh.add_argument("--remote", action="store_true", help="also harvest the configured services")
     refresh.set_defaults(func=cmd_refresh)
@@ -365,7 +381,7 @@ def _flow_parsers(sub: Any) -> None:
                     "real citation styles and degraded; precision/recall per style and degradation (citeproc-py)")
     ev.add_argument("--per-source", type=positive_int, default=50, help="with --styles: works per source format")
     ev.add_argument("--seed", type=int, default=12, help="with --styles: the sample's and degradations' seed")
-    ev.add_argument("--catalog", default=DEFAULT_CATALOG, help="the catalog folder")
+    ev.add_argument("--catalog", default=FROM_SETTINGS, help="the catalog folder")
     ev.add_argument("--worst", type=non_negative_int, default=10, help="how many worst errors and misses to print")
     ev.add_argument("--format", choices=["text", "json"], default="text",
                     help="text (a report) or json (the whole metrics dict)")
@@ -387,7 +403,7 @@ def build_parser() -> argparse.ArgumentParser:
     _flow_parsers(sub)
     from citeledger.cli.site import site_parser
 
-    site_parser(sub, _sub, DEFAULT_LEDGER, DEFAULT_CATALOG)
+    site_parser(sub, _sub, FROM_SETTINGS, FROM_SETTINGS)
     return parser
 
 
@@ -430,6 +446,7 @@ def interrupted(signum: int) -> int:
 def run_command(args: argparse.Namespace, watch: SignalWatch | None) -> int:
     try:
         apply_config_option(args)
+        apply_place_settings(args)
         return args.func(args)
     except BrokenPipeError:  # `citeledger record ... | head`: the reader has all it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit

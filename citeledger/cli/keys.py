@@ -78,7 +78,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return report_checks(args.files, lambda path: verify_file(path, keys))
 
 
-def keys_parsers(sub: Any, make: Callable[..., argparse.ArgumentParser], default_ledger: str) -> None:
+def keys_parsers(sub: Any, make: Callable[..., argparse.ArgumentParser], default_ledger: str | None) -> None:
     """The ``keys init`` and ``verify`` subcommands (``make``: the commands module's subcommand maker)."""
     keys = make(sub, "keys", "the ledger's signing keys")
     keys_sub = keys.add_subparsers(dest="keys_command", required=True)

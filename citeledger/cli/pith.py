@@ -224,7 +224,7 @@ def report_checks(paths: list[Path], problems_of: Callable[[Path], list[str]]) -
     return 1 if failed else 0
 
 
-def pith_parsers(sub: Any, make: Callable[..., argparse.ArgumentParser], default_ledger: str) -> None:
+def pith_parsers(sub: Any, make: Callable[..., argparse.ArgumentParser], default_ledger: str | None) -> None:
     """The ``import-pith`` and ``compare`` subcommands (``make``: the commands module's subcommand maker)."""
     imp = make(sub, "import-pith", "keep Pith records in the ledger (pith_records, pith_observations; never "
                "in current); a file that is not what it says is refused (a reject row, exit 1)")

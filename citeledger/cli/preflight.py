@@ -46,7 +46,7 @@ def check_catalog(catalog: str) -> None:
     if not pointer.is_file() or not (places.generation(pointer.read_text().strip()) / "manifest.json").is_file():
         raise UsageError(f"no catalog in {catalog}: build one with "
                          f"`citeledger catalog build --catalog {catalog} FILE...`"
-                         " or give --catalog DIR")
+                         " or give --catalog DIR (or the `catalog` setting, CITELEDGER_CATALOG)")
 
 
 def check_inputs(inputs: list[Path]) -> None:

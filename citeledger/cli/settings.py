@@ -7,6 +7,8 @@ import json
 import os
 from typing import Any, Callable
 
+from citeledger.options import DEFAULT_CATALOG, DEFAULT_LEDGER
+
 
 def cmd_config_show(args: argparse.Namespace) -> int:
     from citeledger.config import cli_config_path, effective_settings, load_config
@@ -44,6 +46,23 @@ def apply_config_option(args: argparse.Namespace) -> None:
         from citeledger.config import use_cli_config
 
         use_cli_config(args.config)
+
+
+# the folder settings a command takes as --ledger / --catalog, with their built-in defaults
+PLACE_SETTINGS = {"ledger": DEFAULT_LEDGER, "catalog": DEFAULT_CATALOG}
+
+
+def apply_place_settings(args: argparse.Namespace) -> None:
+    """``--ledger`` / ``--catalog`` not given: the ``ledger`` / ``catalog`` setting (settings file,
+    ``CITELEDGER_LEDGER`` / ``CITELEDGER_CATALOG``, else the default), so every command finds the same
+    folders from any working directory."""
+    wanted = [key for key in PLACE_SETTINGS if getattr(args, key, "") is None]
+    if wanted:
+        from citeledger.config import load_config
+
+        config = load_config()
+        for key in wanted:
+            setattr(args, key, getattr(config, key))
 
 
 def citeledger_version() -> str:

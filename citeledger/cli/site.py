@@ -25,7 +25,8 @@ def cmd_site(args: argparse.Namespace) -> int:
     return 0
 
 
-def site_parser(sub: Any, make: Callable[..., argparse.ArgumentParser], ledger: str, catalog: str) -> None:
+def site_parser(sub: Any, make: Callable[..., argparse.ArgumentParser], ledger: str | None,
+                catalog: str | None) -> None:
     site = make(sub, "site", "write the ledger as a static site to browse (index, papers, cited works, notices)")
     site.add_argument("out", help="the folder of the site: created if missing; made again only where the ledger "
                       "changed; published whole")

@@ -18,7 +18,7 @@ from citeledger.storage.remote_state import SearchCacheDir
 from resolvers.candidates.fuzzy import OUTCOME_CACHE, FuzzyResolver
 from resolvers.errors import ConfigError
 from resolvers.notices.standing import NoticeEvent, NoticeIndex
-from resolvers.remote import build_remote
+from resolvers.remote.facade import build_remote
 
 
 class CacheKey(NamedTuple):

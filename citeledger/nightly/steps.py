@@ -51,9 +51,9 @@ from citeledger.storage.places import CatalogDir, LedgerDir, LedgerPlaces
 from citeledger.storage.remote_state import FileCheckpoint, retraction_watch_files
 from resolvers.errors import CiteledgerError
 from resolvers.model import Reference
-from resolvers.remote import make_http_client
 from resolvers.remote.arxiv import ArxivClient
 from resolvers.remote.crossref import CrossrefClient
+from resolvers.remote.facade import make_http_client
 from resolvers.remote.retraction_watch import refresh_retraction_watch
 
 
