@@ -78,4 +78,8 @@ def test_the_run_row_is_written_after_the_records(tmp_path, fixture_catalog, mon
     real_row = LedgerStore.finish_run
     monkeypatch.setattr(LedgerStore, "finish_run", lambda self, row: (order.append("run row"), real_row(self, row))[1])
     resolve(inp, fixture_catalog, ledger, "r1")
+    # the ledger's first run row is followed by ledger.duckdb once more: its runs view binds to a row
+    assert order == ["write_ledger_database", "write_records", "run row", "write_ledger_database"]
+    order.clear()
+    resolve(inp, fixture_catalog, ledger, "r2")
     assert order == ["write_ledger_database", "write_records", "run row"]

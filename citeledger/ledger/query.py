@@ -2,11 +2,13 @@
 
 Why not DuckDB's own file sandbox: ``allowed_directories`` does not tell reading from writing, so
 a folder a query may read is a folder ``EXPLAIN ANALYZE COPY ... TO`` may overwrite (EXPLAIN
-ANALYZE executes its statement). Here DuckDB gets no file access at all: Python lists the part
-files, each base view is a pyarrow dataset registered on the connection (pyarrow reads the
-Parquet, DuckDB pushes projections and filters into the scan), and the connection has external
-access off, no allowed directory, no temp directory (nothing spills to disk), no extension
-loading, no Python replacement scans, and its configuration locked before the user's SQL runs.
+ANALYZE executes its statement). Here the user's database gets no file access at all: Python lists
+the part files, and each base view scans an Arrow stream (the Arrow C stream interface) that a
+second, in-memory DuckDB database reads from those files with SQL of ours only, a new stream each
+time the user's database asks (each bind, each scan). The user's connection has external access off,
+no allowed directory, no temp directory (nothing spills to disk), no extension loading, no Python
+replacement scans, and its configuration locked before the user's SQL runs. Neither side imports
+pyarrow: a query starts in the time DuckDB takes to load.
 ``check_read_only`` (statement types) stays in front for a clear refusal; the connection is what
 makes a write impossible.
 
@@ -16,8 +18,11 @@ A view over a ledger or catalog that is not there fails when read, naming the pa
 from __future__ import annotations
 
 import contextlib
+import importlib.abc
 import io
+import os
 import re
+import sys
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,14 +30,20 @@ from pathlib import Path
 from typing import Iterator
 
 import duckdb
-import pyarrow as pa
-import pyarrow.dataset as ds
 
-from citeledger.catalog.store import CatalogStore
 from citeledger.config import QueryLimits
 from citeledger.display import visible_controls
-from citeledger.ledger.store import DERIVED_VIEWS, LEDGER_PARTS, VIEW_NAMES, WORKS_VIEW_SCHEMA, ledger_problem
-from citeledger.storage.places import CatalogDir, LedgerDir
+from citeledger.ledger.views import (
+    DERIVED_VIEWS,
+    LEDGER_PARTS,
+    VIEW_NAMES,
+    WORKS_HIDDEN,
+    Columns,
+    columns_select,
+    empty_select,
+    ledger_problem,
+)
+from citeledger.storage.places import CatalogDir, CatalogPlaces, LedgerDir
 from citeledger.storage.sql import sql_literal
 from resolvers.errors import ConfigError, QueryFailed, QueryRefused
 
@@ -41,14 +52,21 @@ from resolvers.errors import ConfigError, QueryFailed, QueryRefused
 _ALLOWED = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
 _LEADING = re.compile(r"(?:\s+|--[^\n]*(?:\n|$)|/\*.*?\*/)*", re.S)  # blanks and comments
 _EXPLAIN = re.compile(r"explain\s+(?:analy[sz]e\s+)?", re.I)
+_PRAGMA_SELECT = re.compile(r"SELECT \* FROM pragma_\w+")  # the parser's own form of a PRAGMA statement
 
 
 def check_read_only(sql: str) -> None:
-    """Refuse anything but reading (delete, copy, attach, set...), also behind EXPLAIN ANALYZE."""
+    """Refuse anything but reading (delete, copy, attach, set, pragma...), also behind EXPLAIN ANALYZE."""
     statements = _statements(sql)
     if not statements:
         raise QueryRefused("empty query")
+    leading = _LEADING.match(sql)
+    pivot = re.match(r"(un)?pivot\b", sql[leading.end():] if leading else sql, re.I)
     for st in statements:
+        if pivot and st.type == duckdb.StatementType.CREATE and not st.query:
+            continue  # a PIVOT without IN (...): DuckDB's parser adds an enum of the values (no text of the user's)
+        if _PRAGMA_SELECT.match(st.query) and st.query not in sql:
+            raise QueryRefused("only read-only queries are allowed; refused a PRAGMA statement")
         _check_statement(st.type, st.query)
 
 
@@ -82,22 +100,68 @@ SANDBOX: dict[str, str | bool | int | float | list[str]] = {
            "temp_directory": "", "python_enable_replacements": False}
 
 
+def duckdb_memory_limit(limit: str) -> str:
+    """``query.memory_limit`` as DuckDB takes it: a share of RAM (``25%``) turned into MiB of this
+    machine's physical memory (DuckDB 1.5 knows only sizes); a size as it is."""
+    text = limit.strip()
+    if not text.endswith("%"):
+        return text
+    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return f"{max(1, int(ram * float(text[:-1]) / 100) >> 20)}MiB"
+
+
+def live_generation(catalog_dir: CatalogDir) -> Path | None:
+    """The catalog's live generation folder (its ``CURRENT`` names one with a manifest), or None."""
+    places = CatalogPlaces.of(catalog_dir)
+    try:
+        gen = places.generation(places.current.read_text().strip())
+    except (OSError, ValueError):
+        return None
+    return gen if (gen / "manifest.json").is_file() else None
+
+
 def catalog_problem(catalog_dir: CatalogDir | None) -> str | None:
     if catalog_dir is None:
-        return "no catalog given: give --catalog the folder `citeledger catalog build` wrote"
-    if CatalogStore(catalog_dir).current() is not None:
+        return ("no catalog given: give --catalog (or the `catalog` setting, CITELEDGER_CATALOG) the folder "
+                "`citeledger catalog build` wrote")
+    if live_generation(catalog_dir) is not None:
         return None
-    return f"no catalog in {catalog_dir}: give --catalog the folder `citeledger catalog build` wrote"
+    return (f"no catalog in {catalog_dir}: give --catalog (or the `catalog` setting, CITELEDGER_CATALOG) the "
+            "folder `citeledger catalog build` wrote")
 
 
-def _add_view(con: duckdb.DuckDBPyConnection, name: str, schema: pa.Schema, files: list[Path] | None,
-              problem: str | None) -> None:
-    """``name`` over ``files`` read by pyarrow, or, when ``problem``, a view that fails with it when read."""
-    if problem:
-        con.register(f"{name}_missing", pa.Table.from_pylist([{}], schema=schema))
-        con.execute(f"CREATE VIEW {name} AS SELECT * FROM {name}_missing WHERE error({sql_literal(problem)}) IS NULL")
+class PartStream:
+    """A base view's rows for the user's database: each time it asks (``__arrow_c_stream__``, the
+    Arrow PyCapsule interface), a new stream of ``sql`` on a cursor of the reading database, which
+    alone opens files and never runs the user's SQL."""
+
+    def __init__(self, reader: duckdb.DuckDBPyConnection, sql: str):
+        self.reader = reader
+        self.sql = sql
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        return self.reader.cursor().sql(self.sql).__arrow_c_stream__(requested_schema)
+
+
+def _parts_sql(reader: duckdb.DuckDBPyConnection, files: list[Path], columns: Columns) -> str:
+    """The reading SQL of a view over part files: every column in file order, null where no file has it."""
+    if not files:
+        return empty_select(columns)
+    scan = f"read_parquet([{', '.join(sql_literal(f) for f in files)}], union_by_name=true)"
+    present = set(reader.sql(f"SELECT * FROM {scan}").columns)
+    return f"SELECT {columns_select(present, columns)} FROM {scan}"
+
+
+def _add_view(con: duckdb.DuckDBPyConnection, name: str, source: PartStream | None,
+              columns: Columns = (("missing", "INTEGER"),)) -> None:
+    """``name`` over ``source``, or, without one, a view that fails naming its problem when bound:
+    ``sandbox`` drops ``{name}_missing`` once every view is made (``_plain_errors`` maps its name to the
+    problem), so the error comes when a query binds the view, whatever the query does with its rows."""
+    if source is None:
+        con.execute(f"CREATE TABLE {name}_missing AS {empty_select(columns)}")  # for the views over it to bind
+        con.execute(f"CREATE VIEW {name} AS SELECT * FROM {name}_missing")
         return
-    con.register(f"{name}_parts", ds.dataset([str(f) for f in files or ()], schema=schema, format="parquet"))
+    con.register(f"{name}_parts", source)
     con.execute(f"CREATE VIEW {name} AS SELECT * FROM {name}_parts")
 
 
@@ -106,25 +170,40 @@ def _part_files(folder: Path) -> list[Path]:
 
 
 def sandbox(ledger_dir: LedgerDir, catalog_dir: CatalogDir | None,
-            limits: QueryLimits | None = None) -> tuple[duckdb.DuckDBPyConnection, list[str]]:
-    """A connection holding the views and no way to touch a file; also the problems its views report."""
+            limits: QueryLimits | None = None) -> tuple[duckdb.DuckDBPyConnection, dict[str, str]]:
+    """A connection holding the views and no way to touch a file; also the problems its views report,
+    by the name of the table a failing view misses."""
     limits = limits or QueryLimits()
     ledger = Path(ledger_dir)
     if ledger.exists() and not ledger.is_dir():
         raise ConfigError(ledger_problem(ledger))
-    problems = [p for p in (ledger_problem(ledger), catalog_problem(catalog_dir)) if p]
-    con = duckdb.connect(config=SANDBOX | {"memory_limit": limits.memory_limit})
+    memory = duckdb_memory_limit(limits.memory_limit)
+    reader = duckdb.connect(config={"memory_limit": memory, "temp_directory": ""})
+    con = duckdb.connect(config=SANDBOX | {"memory_limit": memory})
+    problems: dict[str, str] = {}
     try:
-        for name, (folder, schema) in LEDGER_PARTS.items():
-            _add_view(con, name, schema, _part_files(ledger / folder), ledger_problem(ledger))
-        gen = CatalogStore(catalog_dir).current() if catalog_dir is not None else None
-        works = [gen / "works.parquet"] if gen else None
-        _add_view(con, "works", WORKS_VIEW_SCHEMA, works, catalog_problem(catalog_dir))
+        no_ledger = ledger_problem(ledger)
+        for name, (folder, columns) in LEDGER_PARTS.items():
+            _add_view(con, name, None if no_ledger else
+                      PartStream(reader, _parts_sql(reader, _part_files(ledger / folder), columns)), columns)
+            if no_ledger:
+                problems[f"{name}_missing"] = no_ledger
+        gen = live_generation(catalog_dir) if catalog_dir is not None else None
+        if gen is not None:
+            works = (f"SELECT * EXCLUDE ({', '.join(WORKS_HIDDEN)}) "
+                     f"FROM read_parquet({sql_literal(gen / 'works.parquet')})")
+            _add_view(con, "works", PartStream(reader, works))
+        else:
+            _add_view(con, "works", None)
+            problems["works_missing"] = catalog_problem(catalog_dir) or ""
         for name, sql in DERIVED_VIEWS.items():
             con.execute(f"CREATE VIEW {name} AS {sql}")
+        for missing in problems:
+            con.execute(f"DROP TABLE {missing}")
         con.execute("SET lock_configuration = true")
     except BaseException:
         con.close()
+        reader.close()
         raise
     return con, problems
 
@@ -227,21 +306,47 @@ def user_query(sql: str, ledger_dir: LedgerDir, catalog_dir: CatalogDir | None,
     """The user's query on its sandbox, interrupted after ``limits.timeout_seconds``."""
     limits = limits or QueryLimits()
     check_read_only(sql)
-    con, problems = sandbox(ledger_dir, catalog_dir, limits)
-    expired = threading.Event()
+    with arrow_left_unloaded():
+        con, problems = sandbox(ledger_dir, catalog_dir, limits)
+        expired = threading.Event()
 
-    def stop() -> None:
-        expired.set()
-        con.interrupt()
-    timer = threading.Timer(limits.timeout_seconds, stop)
-    timer.daemon = True
-    timer.start()
+        def stop() -> None:
+            expired.set()
+            con.interrupt()
+        timer = threading.Timer(limits.timeout_seconds, stop)
+        timer.daemon = True
+        timer.start()
+        try:
+            with _plain_errors(limits, problems, expired):
+                yield QueryResult(con, sql, expired)
+        finally:
+            timer.cancel()
+            con.close()
+
+
+class _NotHere(importlib.abc.MetaPathFinder):
+    """Answers that pyarrow cannot be found (see ``arrow_left_unloaded``)."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name == "pyarrow" or name.startswith("pyarrow."):
+            raise ModuleNotFoundError(f"{name} is left unloaded while a query runs", name=name)
+
+
+@contextmanager
+def arrow_left_unloaded() -> Iterator[None]:
+    """While a query's views are made and scanned, DuckDB would import pyarrow (a fifth of a second)
+    only to ask whether a registered object is one of pyarrow's types; ours speak the Arrow C stream
+    interface, which DuckDB reads itself. So, when pyarrow is not loaded yet (a fresh ``citeledger
+    query``), its import is answered "not found" meanwhile; a process that already has it is untouched."""
+    if "pyarrow" in sys.modules:
+        yield
+        return
+    finder = _NotHere()
+    sys.meta_path.insert(0, finder)
     try:
-        with _plain_errors(limits, problems, expired):
-            yield QueryResult(con, sql, expired)
+        yield
     finally:
-        timer.cancel()
-        con.close()
+        sys.meta_path.remove(finder)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -249,13 +354,13 @@ def _one_line(exc: BaseException) -> str:
 
 
 @contextmanager
-def _plain_errors(limits: QueryLimits, problems: list[str], expired: threading.Event) -> Iterator[None]:
+def _plain_errors(limits: QueryLimits, problems: dict[str, str], expired: threading.Event) -> Iterator[None]:
     """DuckDB's errors as one-line citeledger errors: a missing ledger or catalog, the limits, the rest."""
     try:
         yield
     except duckdb.Error as exc:
-        for problem in problems:
-            if problem in str(exc):
+        for missing, problem in problems.items():
+            if f"Table with name {missing} does not exist" in str(exc):
                 raise ConfigError(problem) from None
         if expired.is_set() or isinstance(exc, duckdb.InterruptException):
             raise QueryFailed(f"query stopped after {limits.timeout_seconds:g} s, its time limit "
@@ -271,11 +376,14 @@ def _plain_errors(limits: QueryLimits, problems: list[str], expired: threading.E
 
 def view_columns() -> dict[str, list[tuple[str, str]]]:
     """Each view's columns and types, as DuckDB binds the real view definitions over empty data."""
+    from citeledger.ledger.store import WORKS_VIEW_SCHEMA  # the works row's Arrow schema (pyarrow): help only
+
     con = duckdb.connect()
     try:
-        for name, (_, schema) in [*LEDGER_PARTS.items(), ("works", (None, WORKS_VIEW_SCHEMA))]:
-            con.register(f"{name}_parts", schema.empty_table())
-            con.execute(f"CREATE VIEW {name} AS SELECT * FROM {name}_parts")
+        for name, (_, columns) in LEDGER_PARTS.items():
+            con.execute(f"CREATE VIEW {name} AS {empty_select(columns)}")
+        con.register("works_parts", WORKS_VIEW_SCHEMA.empty_table())
+        con.execute("CREATE VIEW works AS SELECT * FROM works_parts")
         for name, sql in DERIVED_VIEWS.items():
             con.execute(f"CREATE VIEW {name} AS {sql}")
         return {name: [(r[0], r[1]) for r in con.execute(f"DESCRIBE {name}").fetchall()] for name in VIEW_NAMES}

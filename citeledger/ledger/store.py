@@ -22,8 +22,20 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from citeledger.catalog.store import CatalogStore
+from citeledger.ledger.views import (
+    DERIVED_VIEWS,
+    NOTICE_COLUMNS,
+    OBSERVATION_COLUMNS,
+    PITH_OBSERVATION_COLUMNS,
+    PITH_RECORD_COLUMNS,
+    REJECT_COLUMNS,
+    RUN_COLUMNS,
+    WORKS_HIDDEN,
+    Columns,
+    ledger_problem,
+)
+from citeledger.ledger.views import LEDGER_PARTS as VIEW_PARTS
 from citeledger.options import check_run_id
-from citeledger.pith import reader as pith_reader
 from citeledger.storage.atomic import (
     SyncedBatches,
     atomic_write_bytes,
@@ -39,73 +51,22 @@ from citeledger.storage.sql import sql_literal
 from citeledger.works.row_schema import VERSION_TYPE, WORKS_SCHEMA
 from resolvers.errors import ConfigError, LedgerPathError
 
-OBSERVATION_SCHEMA = pa.schema([
-    ("observation_id", pa.string()), ("observation_digest", pa.string()), ("run_id", pa.string()),
-    ("observed_at", pa.timestamp("us", tz="UTC")), ("citing_paper", pa.string()),
-    ("reference_index", pa.int64()), ("raw", pa.string()), ("source", pa.string()),
-    ("status", pa.string()), ("reason", pa.string()), ("resolver_source", pa.string()),
-    ("work_id", pa.string()), ("doi", pa.string()), ("arxiv_id", pa.string()),
-    ("extracted_dois", pa.list_(pa.string())), ("extracted_arxiv_ids", pa.list_(pa.string())),
-    ("score", pa.float64()), ("evidence", pa.string()),
-])
+# DuckDB's types of the columns (``views``) as the Arrow types the part files are written in
+_ARROW_TYPES: dict[str, pa.DataType] = {
+    "VARCHAR": pa.string(), "BIGINT": pa.int64(), "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_(),
+    "TIMESTAMPTZ": pa.timestamp("us", tz="UTC"), "VARCHAR[]": pa.list_(pa.string())}
 
-# Rows read from Pith's records (``citeledger import-pith``): the observation columns, Pith's own
-# (``pith.reader``: times Pith states are kept as Pith wrote them, the observation whole as its
-# RFC 8785 text), and which file they came from, when. Apart from ``observations``, so Pith's
-# verdicts never take the place of citeledger's in ``current``.
-PITH_TYPES: dict[str, pa.DataType] = {
-    "direction": pa.string(), "pith_status": pa.string(), "state_mapping": pa.string(),
-    "digest_verified": pa.bool_(), "reference_source": pa.string(), "cited_title": pa.string(),
-    "notice_state": pa.string(), "notice_reason": pa.string(), "record_digest": pa.string(),
-    "source_observed_at": pa.string(), "citing_title": pa.string(), "citing_version": pa.int64(),
-    "cited_paper": pa.string(), "notice_sources": pa.list_(pa.string()), "notice_observed_at": pa.string(),
-    "stored_as": pa.string(), "observation_json": pa.string(),
-}
-PITH_OBSERVATION_SCHEMA = pa.schema(
-    [OBSERVATION_SCHEMA.field(name) for name in pith_reader.LEDGER_COLUMNS]
-    + [(name, PITH_TYPES[name]) for name in pith_reader.PITH_COLUMNS]
-    + [("record_digest_verified", pa.bool_()), ("imported_from", pa.string()),
-       ("imported_at", pa.timestamp("us", tz="UTC"))])
 
-# One row per Pith record kept (``<ledger>/pith_records/<stored_as>.parquet``, written after its
-# observations: its presence says the import of that record finished): what the record is, of
-# which paper, as of when, and the record whole (``document``: its RFC 8785 text, which
-# ``record ID --format pith`` gives back).
-PITH_RECORD_SCHEMA = pa.schema([
-    ("stored_as", pa.string()), ("kind", pa.string()), ("record_digest", pa.string()), ("arxiv_id", pa.string()),
-    ("pith_number", pa.string()), ("short_pith_number", pa.string()), ("title", pa.string()),
-    ("as_of", pa.string()), ("as_of_at", pa.timestamp("us", tz="UTC")), ("outbound", pa.int64()),
-    ("inbound", pa.int64()), ("signed", pa.bool_()), ("receipt_key_id", pa.string()),
-    ("receipt_verified", pa.bool_()), ("imported_from", pa.string()), ("imported_at", pa.timestamp("us", tz="UTC")),
-    ("document", pa.string()),
-])
+def arrow_schema(columns: Columns) -> pa.Schema:
+    return pa.schema([(name, _ARROW_TYPES[kind]) for name, kind in columns])
 
-REJECT_SCHEMA = pa.schema([
-    ("run_id", pa.string()), ("file", pa.string()), ("line", pa.int64()), ("field", pa.string()),
-    ("reason", pa.string()), ("excerpt", pa.string()),
-])
 
-NOTICE_SCHEMA = pa.schema([
-    ("run_id", pa.string()), ("work_id", pa.string()), ("doi", pa.string()), ("state", pa.string()),
-    ("reason", pa.string()), ("standing", pa.string()), ("events", pa.string()),
-    ("sources_checked", pa.list_(pa.string())), ("checked_at", pa.timestamp("us", tz="UTC")),
-])
-
-RUN_SCHEMA = pa.schema([
-    ("run_id", pa.string()), ("started_at", pa.timestamp("us", tz="UTC")),
-    ("finished_at", pa.timestamp("us", tz="UTC")), ("inputs", pa.list_(pa.string())),
-    ("catalog_fingerprint", pa.string()), ("references", pa.int64()), ("rejects", pa.int64()),
-    ("state_counts", pa.string()), ("seconds", pa.float64()), ("errors", pa.string()),
-    # since the nightly issue (older run files lack these; the views read them with union_by_name)
-    ("trigger", pa.string()),  # resolve | nightly
-    ("catalog_seq", pa.int64()),  # the catalog's ingested_seq when the run resolved: works above it are newer
-    ("transitions", pa.int64()),  # state or work changes this run recorded (see the transitions view)
-    ("notices_changed", pa.int64()),  # notices re-checked by this run that differ from the previous ones
-    ("timings", pa.string()),  # JSON: seconds per step
-    ("reason_counts", pa.string()),  # JSON: the rules' reasons -> count (older rows lack it)
-    ("reference_changes", pa.int64()),  # known references this run read with another raw string
-    ("flow_run_id", pa.string()),  # the Prefect flow run that ran it; null for a direct run (older rows lack it)
-])
+OBSERVATION_SCHEMA = arrow_schema(OBSERVATION_COLUMNS)
+PITH_OBSERVATION_SCHEMA = arrow_schema(PITH_OBSERVATION_COLUMNS)
+REJECT_SCHEMA = arrow_schema(REJECT_COLUMNS)
+NOTICE_SCHEMA = arrow_schema(NOTICE_COLUMNS)
+RUN_SCHEMA = arrow_schema(RUN_COLUMNS)
+PITH_RECORD_SCHEMA = arrow_schema(PITH_RECORD_COLUMNS)
 
 
 def check_ledger_dir(ledger_dir: LedgerDir, write: bool = True) -> Path:
@@ -136,18 +97,6 @@ class RunManifest:
 
 
 FAILED_PART = "failed"  # runs/<run_id>/failed.parquet: the row of a run whose last attempt failed
-# what a run or an import leaves
-LEDGER_MARKS = ("_runs", "observations", "runs", "ledger.duckdb", "pith", "pith_records")
-
-
-def ledger_problem(directory: LedgerDir) -> str | None:
-    """Why ``directory`` is not a ledger (a mistyped ``--ledger`` must not read as an empty one), or None."""
-    path = Path(directory)
-    if path.is_dir() and any((path / mark).exists() for mark in LEDGER_MARKS):
-        return None
-    what = "is a file" if path.exists() and not path.is_dir() else \
-        "does not exist" if not path.exists() else "holds no ledger (no observations/, runs/ or ledger.duckdb)"
-    return f"ledger {path} {what}: give --ledger the folder `citeledger resolve` wrote"
 
 
 def require_ledger(directory: LedgerDir) -> Path:
@@ -373,24 +322,6 @@ class LedgerStore:
 
 # --- views and queries ---------------------------------------------------------------------
 
-VIEW_NAMES = ("observations", "current", "transitions", "reference_changes", "works", "notices", "notices_history",
-              "rejects", "runs", "pith_observations", "pith_records")
-
-# A state change of one reference between two consecutive observations of it (same order as
-# ``current``): a new status, or the same status now pointing at another work. ``changed_at`` is
-# the later observation's time (``at`` is a reserved word in DuckDB 2).
-TRANSITIONS_SQL = """
-SELECT citing_paper, reference_index, from_status, to_status, from_work_id, to_work_id, from_run, to_run, changed_at
-FROM (SELECT citing_paper, reference_index,
-             lag(status) OVER w AS from_status, status AS to_status,
-             lag(work_id) OVER w AS from_work_id, work_id AS to_work_id,
-             lag(run_id) OVER w AS from_run, run_id AS to_run, observed_at AS changed_at
-      FROM observations
-      WINDOW w AS (PARTITION BY citing_paper, reference_index ORDER BY observed_at, run_id))
-WHERE from_run IS NOT NULL
-  AND (from_status IS DISTINCT FROM to_status OR from_work_id IS DISTINCT FROM to_work_id)"""
-
-
 def _empty_select(schema: pa.Schema) -> str:
     duck = {pa.string(): "VARCHAR", pa.int64(): "BIGINT", pa.int32(): "INTEGER", pa.float64(): "DOUBLE",
             pa.bool_(): "BOOLEAN", pa.timestamp("us", tz="UTC"): "TIMESTAMPTZ",
@@ -399,56 +330,56 @@ def _empty_select(schema: pa.Schema) -> str:
     return f"SELECT {cols} WHERE false"
 
 
-def _source(glob: Path, schema: pa.Schema, base: Path | None = None) -> str:
-    """A parquet glob when files exist, else an empty relation of the right shape; the glob is
-    written relative to ``base`` when given (``ledger.duckdb``)."""
-    parent = Path(str(glob).split("*", 1)[0])
-    if parent.exists() and any(parent.rglob("*.parquet")):
-        shown = Path(os.path.relpath(glob, base)) if base is not None else glob
-        return f"SELECT * FROM read_parquet({sql_literal(shown)}, union_by_name=true)"
-    return _empty_select(schema)
+# In ``ledger.duckdb``, the folder holding the file as DuckDB knows it: a database file's temporary
+# folder is ``<file>.tmp`` beside it unless set otherwise, so the views find their parts from any
+# working directory and after the ledger folder is moved or copied; opened some other way (ATTACH'ed
+# to another database, a temp_directory set by the user), the folder the file was written in.
+_FILE_FOLDER = ("(CASE WHEN suffix(current_setting('temp_directory'), '.tmp') AND "
+                "starts_with(parse_filename(current_setting('temp_directory')), current_database() || '.') "
+                "THEN coalesce(nullif(parse_dirpath(current_setting('temp_directory')), ''), '.') ELSE {written} END)")
+
+
+def _source(ledger: Path, folder: str, schema: pa.Schema, found: bool = False) -> str:
+    """The part files of ``folder`` when there are any, else an empty relation of the right shape;
+    ``found``: the ledger folder is where the database file is (``_FILE_FOLDER``)."""
+    parts = ledger / folder
+    if not (parts.exists() and any(parts.rglob("*.parquet"))):
+        return _empty_select(schema)
+    where = f"{_FILE_FOLDER.format(written=sql_literal(ledger))} || {sql_literal(f'/{folder}/**/*.parquet')}" \
+        if found else sql_literal(parts / "**" / "*.parquet")
+    return f"SELECT * FROM read_parquet({where}, union_by_name=true)"
 
 
 # the views over part files: name -> (folder under the ledger, schema of its files)
-LEDGER_PARTS = {"observations": ("observations", OBSERVATION_SCHEMA), "rejects": ("rejects", REJECT_SCHEMA),
-                "runs": ("runs", RUN_SCHEMA), "notices_history": ("notices", NOTICE_SCHEMA),
-                "pith_observations": ("pith", PITH_OBSERVATION_SCHEMA),
-                "pith_records": ("pith_records", PITH_RECORD_SCHEMA)}
-CURRENT_SQL = ("SELECT * EXCLUDE (rn) FROM (SELECT *, row_number() OVER (PARTITION BY citing_paper, "
-               "reference_index ORDER BY observed_at DESC, run_id DESC) AS rn FROM observations) WHERE rn = 1")
-NOTICES_SQL = ("SELECT * EXCLUDE (rn) FROM (SELECT *, row_number() OVER (PARTITION BY work_id "
-               "ORDER BY checked_at DESC, run_id DESC) AS rn FROM notices_history) WHERE rn = 1")
-# a known reference (citing_paper, reference_index) that a later run read with another raw string
-REFERENCE_CHANGES_SQL = """
-SELECT citing_paper, reference_index, old_raw, new_raw, from_run, to_run, changed_at
-FROM (SELECT citing_paper, reference_index, lag(raw) OVER w AS old_raw, raw AS new_raw,
-             lag(run_id) OVER w AS from_run, run_id AS to_run, observed_at AS changed_at
-      FROM observations
-      WINDOW w AS (PARTITION BY citing_paper, reference_index ORDER BY observed_at, run_id))
-WHERE from_run IS NOT NULL AND old_raw IS DISTINCT FROM new_raw"""
-# the views over other views, in an order in which each one's sources exist before it
-DERIVED_VIEWS = {"current": CURRENT_SQL, "transitions": TRANSITIONS_SQL, "notices": NOTICES_SQL,
-                 "reference_changes": REFERENCE_CHANGES_SQL}
-WORKS_VIEW_SCHEMA = pa.schema([f for f in WORKS_SCHEMA if f.name not in ("precedence", "ingested_seq")])
+LEDGER_PARTS = {name: (folder, arrow_schema(columns)) for name, (folder, columns) in VIEW_PARTS.items()}
+WORKS_VIEW_SCHEMA = pa.schema([f for f in WORKS_SCHEMA if f.name not in WORKS_HIDDEN])
 
 
 def view_definitions(ledger_dir: LedgerDir, catalog_dir: CatalogDir | None,
-                     relative: bool = False) -> dict[str, str]:
-    """SQL for every view of the contract, over absolute paths, or (``relative``) over paths
-    relative to the ledger folder, which DuckDB resolves against its working directory or its
-    ``file_search_path`` (``ledger.duckdb``: the folder can be copied or moved)."""
+                     found: bool = False) -> dict[str, str]:
+    """SQL for every view of the contract over absolute paths, or (``found``, ``ledger.duckdb``) over
+    the folder the database file is in, the catalog's works table by its path relative to that folder."""
     ledger = Path(ledger_dir).resolve()
-    base = ledger if relative else None
-    views = {name: _source(ledger / folder / "**" / "*.parquet", schema, base)
-             for name, (folder, schema) in LEDGER_PARTS.items()}
-    gen = CatalogStore(catalog_dir).current() if catalog_dir else None
-    if gen is not None:
-        works = (gen / "works.parquet").resolve()
-        shown = Path(os.path.relpath(works, base)) if base is not None else works
-        views["works"] = f"SELECT * EXCLUDE (precedence, ingested_seq) FROM read_parquet({sql_literal(shown)})"
-    else:
-        views["works"] = _empty_select(WORKS_VIEW_SCHEMA)
+    views = {name: _source(ledger, folder, schema, found) for name, (folder, schema) in LEDGER_PARTS.items()}
+    works = works_file(catalog_dir)
+    hidden = ", ".join(WORKS_HIDDEN)
+    views["works"] = (f"SELECT * EXCLUDE ({hidden}) FROM read_parquet({_works_path(ledger, works, found)})"
+                      if works is not None else _empty_select(WORKS_VIEW_SCHEMA))
     return views | DERIVED_VIEWS
+
+
+def _works_path(ledger: Path, works: Path, found: bool) -> str:
+    """The works table as SQL: its absolute path, or (``found``) its path from the folder the database
+    file is in, so a ledger moved or copied together with its catalog still reads it."""
+    if not found:
+        return sql_literal(works)
+    return f"{_FILE_FOLDER.format(written=sql_literal(ledger))} || {sql_literal('/' + os.path.relpath(works, ledger))}"
+
+
+def works_file(catalog_dir: CatalogDir | None) -> Path | None:
+    """The works table of the catalog's live generation (absolute), or None without a catalog."""
+    gen = CatalogStore(catalog_dir).current() if catalog_dir else None
+    return (gen / "works.parquet").resolve() if gen is not None else None
 
 
 def connect_views(ledger_dir: LedgerDir, catalog_dir: CatalogDir | None) -> duckdb.DuckDBPyConnection:
@@ -460,20 +391,32 @@ def connect_views(ledger_dir: LedgerDir, catalog_dir: CatalogDir | None) -> duck
 
 def write_ledger_database(ledger_dir: LedgerDir, catalog_dir: CatalogDir | None) -> Path:
     """``<ledger>/ledger.duckdb``: the views of ``citeledger query`` stored in a DuckDB file, for
-    the duckdb shell and notebooks. The views hold paths relative to the ledger folder, so a
-    copied or moved ledger keeps working: DuckDB resolves them against the working directory
-    (``cd LEDGER && duckdb ledger.duckdb``) or its ``file_search_path`` (``duckdb -cmd "SET
-    file_search_path='LEDGER'" LEDGER/ledger.duckdb`` from elsewhere); the works view points at
-    the catalog relative to the ledger. The views are fixed when written: a later catalog
-    generation or a kind of part file that did not exist yet appears once the file is written
-    again, which every run does. Written beside, then renamed over the old file, so a reader
-    never sees half a file."""
+    the duckdb shell and notebooks, opened by its path from any working directory
+    (``duckdb data/ledger/ledger.duckdb``). The views read the part files of the folder the file is
+    in, so a moved or copied ledger keeps working; the works view reads the catalog by its path from
+    there (a ledger moved with its catalog, as ``data/`` copied whole, keeps it) and ``ledger_catalog``
+    names it (``citeledger ledger relink`` points a ledger moved alone at its catalog again). The
+    views are fixed when written: a later catalog generation or a kind of part file that did not
+    exist yet appears once the file is written again, which every run does (the first run of a
+    ledger writes it again after its row). Written beside, then renamed over the old file, so a
+    reader never sees half a file."""
     ledger = Path(ledger_dir)
     ledger.mkdir(parents=True, exist_ok=True)
     target = LedgerPlaces.of(ledger).views
     with disk_errors(target):
         _write_database_file(ledger, catalog_dir, target)
     return target
+
+
+def _catalog_row(ledger: Path, catalog_dir: CatalogDir | None) -> str:
+    """One row naming the catalog the works view reads: the folder it was written for, its generation,
+    and the works file as the view finds it now (beside a moved ledger as the catalog was beside it)."""
+    works = works_file(catalog_dir)
+    if works is None:
+        return (f"SELECT {sql_literal(str(catalog_dir or ''))} AS catalog, NULL::VARCHAR AS generation, "
+                "NULL::VARCHAR AS works_file")
+    return (f"SELECT {sql_literal(Path(str(catalog_dir)).resolve())} AS catalog, {sql_literal(works.parent.name)} "
+            f"AS generation, {_works_path(ledger.resolve(), works, True)} AS works_file")
 
 
 def _write_database_file(ledger: Path, catalog_dir: CatalogDir | None, target: Path) -> None:
@@ -483,12 +426,10 @@ def _write_database_file(ledger: Path, catalog_dir: CatalogDir | None, target: P
             # an older storage format, so the duckdb shell of the `duckdb-cli` package (1.5) opens it too
             con = duckdb.connect(str(tmp), config={"storage_compatibility_version": "v1.0.0"})
             try:
-                folder = ledger.resolve()
-                relative = "," not in str(folder)  # file_search_path is a comma-separated list
-                if relative:  # the views are bound when created: find the relative paths from here
-                    con.execute(f"SET file_search_path = {sql_literal(folder)}")
-                for name, sql in view_definitions(ledger, catalog_dir, relative).items():
+                # the views are bound when created: from the staged file, the folder is the ledger's
+                for name, sql in view_definitions(ledger, catalog_dir, found=True).items():
                     con.execute(f"CREATE VIEW {name} AS {sql}")
+                con.execute(f"CREATE VIEW ledger_catalog AS {_catalog_row(ledger, catalog_dir)}")
                 con.execute("CHECKPOINT")
             finally:
                 con.close()

@@ -419,8 +419,12 @@ def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "r
             ledger.write_notices(plan.run_id, recheck_notices, part="recheck")
     summary = _summarise(plan, ledger, errors or [], timings or {})
     if not finished:
+        runs = ledger.places.parts("runs", plan.run_id).parent
+        first = not (runs.is_dir() and any(runs.rglob("*.parquet")))  # the ledger's first run row
         _complete_run(plan, ledger, records)
         ledger.finish_run(_run_row(plan, summary, trigger, len(recheck_notices or []), flow_run_id))
+        if first:  # ledger.duckdb's views are bound when written: its runs view needs a row to read
+            write_ledger_database(plan.ledger_dir, plan.catalog_dir)
     elif records is not None:
         records()
     unpin_generation(plan.catalog_dir, plan.ledger_dir, plan.run_id)  # its catalog may go now

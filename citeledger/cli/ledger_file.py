@@ -1,0 +1,36 @@
+"""``citeledger ledger relink``: ``ledger.duckdb`` written again for the folder the ledger is in now
+and the catalog it should read (``--catalog`` or the ``catalog`` setting), after the ledger was moved
+or copied without its catalog; it says which catalog the works view reads, or that it is absent."""
+from __future__ import annotations
+
+import argparse
+from typing import Any, Callable
+
+
+def cmd_relink(args: argparse.Namespace) -> int:
+    from citeledger.cli.preflight import check_catalog
+    from citeledger.ledger.store import require_ledger, works_file, write_ledger_database
+    from citeledger.storage import locking
+
+    require_ledger(args.ledger)
+    check_catalog(args.catalog)  # one line naming the catalog when it is absent, exit 2
+    locking.acquire_ledger(args.ledger)  # a run writes the same file: one writer at a time
+    try:
+        target = write_ledger_database(args.ledger, args.catalog)
+    finally:
+        locking.release_ledger(args.ledger)
+    works = works_file(args.catalog)
+    print(f"{target}: the views read the parts beside it, and works from catalog {args.catalog} "
+          f"({works.parent.name if works else 'no generation'}); open it with: duckdb {target}")
+    return 0
+
+
+def ledger_parsers(sub: Any, make: Callable[..., argparse.ArgumentParser]) -> None:
+    """``ledger relink`` (``make``: main's subcommand maker, which adds --config and --debug)."""
+    ledger = make(sub, "ledger", "the ledger's DuckDB file for the duckdb shell")
+    ledger_sub = ledger.add_subparsers(dest="ledger_command", required=True)
+    relink = make(ledger_sub, "relink", "write ledger.duckdb again for where the ledger is now and its catalog "
+                  "(after moving or copying the ledger without its catalog)")
+    relink.add_argument("--ledger", default=None, help="the ledger folder")
+    relink.add_argument("--catalog", default=None, help="the catalog its works view reads")
+    relink.set_defaults(func=cmd_relink)
