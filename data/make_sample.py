@@ -101,6 +101,12 @@ def main() -> None:
                 "Doe J. A study of things. J Things. 2001;3:1-9. doi:10.1016/",
                 "add.period write newline", "E., and Stoica, I.", "G.; Smola, A", "write newline"]:
         add("citeledger-identifier-sample", raw, "derived")
+    # 5. the dev strings whose gold DOI has a Retraction Watch notice in the excerpt above (two retracted
+    #    works, one corrected): the sample's links to works with a notice (README, query 2)
+    noticed = {line.split(",", 1)[0].strip().lower() for line in kept[1:]}
+    for r in dev:
+        if (r["gold_doi"] or "").lower() in noticed and not any(x["raw"] == r["raw"] for x in refs):
+            add("citeledger-sample-glutton", r["raw"], "pdf_text", gold_doi=r["gold_doi"])
     with open(OUT / "sample_references.jsonl", "w", encoding="utf-8") as fh:
         for r in refs:
             fh.write(json.dumps(r, ensure_ascii=False) + "\n")
