@@ -19,7 +19,6 @@ import signal
 import sys
 import threading
 import time
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 PARENT_POLL_SECONDS = 0.5  # how often a worker checks that its parent is alive (the fallback watch)
@@ -59,6 +58,8 @@ def die_with_parent(parent: int | None = None) -> None:
 def stop_pool(pool: Any) -> None:
     """Stop a process pool now: no further task starts, its workers are terminated (SIGTERM, then
     SIGKILL after ``STOP_GRACE_SECONDS``) rather than left to finish a task nobody will read."""
+    from concurrent.futures import ProcessPoolExecutor  # (loaded by whoever made the pool)
+
     processes = list((getattr(pool, "_processes", None) or {}).values()) if isinstance(pool, ProcessPoolExecutor) \
         else []
     pool.shutdown(wait=False, cancel_futures=True)

@@ -22,6 +22,7 @@ import pyarrow.json as pa_json
 from citeledger.sources import formats as src
 from citeledger.works.row_schema import SOURCE_FIELDS, WORKS_SCHEMA
 from resolvers.identifiers.extract import canonical_arxiv_id, normalize_doi
+from resolvers.parsing.text_arrow import python_class
 from resolvers.work_fields import arxiv_doi, clean_text, content_work_id
 from resolvers.work_fields import first_page as _first_page
 from resolvers.work_fields import int_year as _int_year
@@ -36,10 +37,14 @@ _READ_SCHEMA = pa.schema([("doi", pa.string()), ("arxiv_id", pa.string()), ("tit
 # block where Arrow meets one (unknown keys are inferred, so a key is seen even with a null value
 # or written with escapes) is read per row.
 _OTHER_SHAPE_KEYS = frozenset({"items", "message", "DOI", "id", "authorships", "primary_location"})
-# What ``clean_text`` changes: a character reference, a tag, white space other than single spaces
-# between words (the characters ``str.split`` splits on, all of them).
-_WS = "".join(chr(c) for c in range(0x110000) if chr(c).isspace() and c != 0x20)
-_NOT_CLEAN = "&|<|^ | $|  |[" + "".join(f"\\x{{{ord(c):x}}}" for c in _WS) + "]"
+
+
+def _not_clean() -> str:
+    """What ``clean_text`` changes: a character reference, a tag, white space other than single
+    spaces between words (the characters ``str.split`` splits on, all of them)."""
+    return "&|<|^ | $|  |" + python_class("space", leave_out=" ")
+
+
 # A DOI ``normalize_doi`` returns unchanged: lower-case, no prefix, escape, markup or trailing
 # punctuation, a well-formed registrant.
 _CANONICAL_DOI = r"^10\.[0-9]{1,9}(\.[0-9]{1,9})*/[a-z0-9._/()\-]{0,900}[a-z0-9]$"
@@ -123,7 +128,7 @@ def _empty_to_null(values: pa.Array) -> pa.Array:
 def clean_texts(values: pa.Array) -> pa.Array:
     """``clean_text`` of every value (null and "" -> null)."""
     values = _empty_to_null(values)
-    return _fix(values, pc.match_substring_regex(values, _NOT_CLEAN), clean_text, pa.string())
+    return _fix(values, pc.match_substring_regex(values, _not_clean()), clean_text, pa.string())
 
 
 def _authors(column: pa.Array) -> pa.Array:

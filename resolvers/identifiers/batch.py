@@ -22,7 +22,7 @@ identifier (``plain_doi_strings``), is answered by that DOI lower-cased, again w
 """
 from __future__ import annotations
 
-import unicodedata
+from functools import cache
 from typing import Sequence
 
 import pyarrow as pa
@@ -30,28 +30,20 @@ import pyarrow.compute as pc
 
 from resolvers.identifiers.extract import MAX_TOKEN, NO_IDENTIFIERS, extract_identifiers
 from resolvers.model import ExtractedIdentifiers
+from resolvers.parsing.text_arrow import python_class
 
 __all__ = ["extract_batch"]
 
 
-def _digit_class() -> str:
-    """An RE2 class of every character Python's ``re`` reads as ``\\d`` (category Nd)."""
-    codes = [c for c in range(0x110000) if unicodedata.category(chr(c)) == "Nd"]
-    ranges: list[list[int]] = []
-    for c in codes:
-        if ranges and ranges[-1][1] == c - 1:
-            ranges[-1][1] = c
-        else:
-            ranges.append([c, c])
-    return "[" + "".join(f"\\x{{{a:x}}}-\\x{{{b:x}}}" for a, b in ranges) + "]"
+@cache
+def gate() -> str:
+    """What a string that may hold an identifier has: "10.", "doi", "arxiv", digits around a dot,
+    a digit after "/", a backslash (Python's digits, RE2's class made on first use)."""
+    digit = python_class("digit")
+    return "(?s)" + "|".join([r"10\.", "[dD][oO][iI\u0130]", "[aA][rR][xX][iI\u0130][vV]",
+                              digit + r"[ \t\r\n]{0,2}\.[ \t\r\n]{0,2}" + digit, "/.{0,2}" + digit, r"\\"])
 
 
-_D = _digit_class()
-_WS = "[" + "".join(f"\\x{{{c:x}}}" for c in range(0x110000) if chr(c).isspace()) + "]"  # Python's \s
-GATE = ("(?s)" + "|".join([
-    r"10\.", "[dD][oO][iI\u0130]", "[aA][rR][xX][iI\u0130][vV]",
-    _D + r"[ \t\r\n]{0,2}\.[ \t\r\n]{0,2}" + _D, "/.{0,2}" + _D, r"\\",
-]))
 MIN_BATCH = 64  # below this, the Arrow calls cost more than they save
 
 # The DOI (``PLAIN_DOI``'s shape: a 4-9 digit registrant, a suffix of letters, digits and "-._"
@@ -66,10 +58,14 @@ PLAIN_DOI_STRING = r"(?:[dD][oO][iI]: ?|https?://(?:dx\.)?doi\.org/)10\.[0-9]{4,
 # archive's "/", an arXiv word or "abs/"), before DOI characters or the end (never a category),
 # so it is no id. (The text before the DOI is what is left when the leftmost match is cut off;
 # a second "doi" anywhere, in the DOI too, is loud.)
-_LOUD_TEXT = (r"\\|[aA][rR][xX]|[:.]" + _WS + r"{1,3}(?://|[oO][rR][gG])"
-              r"|[dD][oO][iI](?s:.*)[dD][oO][iI]")
-_LOUD_PREFIX = ("/(?s:.{0,2})" + _D + "|10\\.|[dD][oO][iI\u0130\u0131]|" + _D + r"{3}\." + _D + "{3}|" + _D
-                + r"{4}[ \t\r\n]{1,2}\.|" + _D + r"{4}\.[ \t\r\n]{1,2}" + _D)
+@cache
+def _loud() -> tuple[str, str]:
+    """The loud text and the loud prefix (above), with Python's spaces and digits as RE2 classes."""
+    space, digit = python_class("space"), python_class("digit")
+    text = r"\\|[aA][rR][xX]|[:.]" + space + r"{1,3}(?://|[oO][rR][gG])" + r"|[dD][oO][iI](?s:.*)[dD][oO][iI]"
+    prefix = ("/(?s:.{0,2})" + digit + "|10\\.|[dD][oO][iI\u0130\u0131]|" + digit + r"{3}\." + digit + "{3}|"
+              + digit + r"{4}[ \t\r\n]{1,2}\.|" + digit + r"{4}\.[ \t\r\n]{1,2}" + digit)
+    return text, prefix
 
 
 def plain_doi_strings(raws: pa.Array) -> list[str | None]:
@@ -77,8 +73,9 @@ def plain_doi_strings(raws: pa.Array) -> list[str | None]:
     where a match is without Python; a capture group would cost it ten times more.)"""
     shaped = pc.match_substring_regex(raws, PLAIN_DOI_STRING)
     prefix = pc.replace_substring_regex(raws, PLAIN_DOI_STRING, "", max_replacements=1)
-    quiet = pc.and_not(shaped, pc.or_(pc.match_substring_regex(raws, _LOUD_TEXT),
-                                      pc.match_substring_regex(prefix, _LOUD_PREFIX)))
+    loud_text, loud_prefix = _loud()
+    quiet = pc.and_not(shaped, pc.or_(pc.match_substring_regex(raws, loud_text),
+                                      pc.match_substring_regex(prefix, loud_prefix)))
     out: list[str | None] = []
     for raw, before, ok in zip(raws.to_pylist(), prefix.to_pylist(), quiet.to_pylist()):
         doi = raw[raw.index("10.", len(before)):] if ok else None  # (what follows "doi:" / doi.org/)
@@ -95,7 +92,7 @@ def extract_batch(raws: Sequence[str]) -> list[ExtractedIdentifiers]:
         column = pa.array(raws, pa.large_string())
     except UnicodeEncodeError:  # a lone surrogate (no input route should let one in): Arrow holds UTF-8 only
         return [extract_identifiers(r) for r in raws]
-    maybe = pc.match_substring_regex(column, GATE).to_pylist()
+    maybe = pc.match_substring_regex(column, gate()).to_pylist()
     plain = plain_doi_strings(column)
     return [(ExtractedIdentifiers((d.lower(),)) if d is not None else extract_identifiers(r)) if m else NO_IDENTIFIERS
             for r, m, d in zip(raws, maybe, plain)]

@@ -10,6 +10,8 @@ general kernels, then are put back in their places. (A numpy version of ``norm_a
 """
 from __future__ import annotations
 
+import unicodedata
+from functools import cache
 from typing import Any, Callable
 
 import pyarrow as pa
@@ -38,3 +40,21 @@ def per_distinct(form: Callable[[pa.Array], pa.Array], values: Any) -> pa.Array:
     repeat: a catalog of 10M works has some thousands of venues); null -> "" as ``fold_arrow``."""
     encoded = pc.dictionary_encode(_flat(values))
     return pc.fill_null(pc.take(form(encoded.dictionary), encoded.indices), "")
+
+
+@cache
+def python_class(kind: str, leave_out: str = "") -> str:
+    """An RE2 character class of every character Python reads as ``kind``: "space" (``str.isspace``,
+    ``re``'s ``\\s``) or "digit" (category Nd, ``re``'s ``\\d``), less ``leave_out``; RE2's own
+    ``\\s`` and ``\\d`` are ASCII only. Made on first use: it looks at every code point (a tenth of a
+    second), which no module may spend when it is imported."""
+    def wanted(c: int) -> bool:
+        ch = chr(c)
+        return ch not in leave_out and (ch.isspace() if kind == "space" else unicodedata.category(ch) == "Nd")
+    ranges: list[list[int]] = []
+    for c in filter(wanted, range(0x110000)):
+        if ranges and ranges[-1][1] == c - 1:
+            ranges[-1][1] = c
+        else:
+            ranges.append([c, c])
+    return "[" + "".join(f"\\x{{{a:x}}}-\\x{{{b:x}}}" if a != b else f"\\x{{{a:x}}}" for a, b in ranges) + "]"
