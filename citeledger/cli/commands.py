@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from citeledger.cli import prefect_env
+from citeledger.cli.formats import format_option
 from citeledger.cli.inspect import cmd_catalog_info, cmd_query, cmd_runs
 from citeledger.cli.pith import sign_option
 from citeledger.cli.prefect_env import SignalWatch, load_flow, stop_on_sigterm
@@ -100,8 +101,8 @@ def cmd_resolve(args: argparse.Namespace) -> int:
         return NOTHING_READ
     from citeledger.cli.next_steps import unresolved_lines
 
-    print("\n".join(unresolved_lines(summary, [str(p) for p in args.inputs], args.catalog, args.ledger,
-                                      args.remote)), end="")
+    for line in unresolved_lines(summary, [str(p) for p in args.inputs], args.catalog, args.ledger, args.remote):
+        print(line)
     return 0
 
 
@@ -179,6 +180,9 @@ def cmd_nightly(args: argparse.Namespace) -> int:
     print_summary(summary)
     print(f"{summary['transitions']} transitions, re-resolved {summary['rerun']}, "
           f"{summary['notices_changed']} notices changed, {summary.get('records', 0)} records")
+    if summary.get("rejected"):
+        print(f"{len(summary['rejected'])} inbox files nothing could be read from, moved to "
+              f"{Path(summary['rejected'][0]).parent}: the rejects view says why")
     return 0
 
 
@@ -274,7 +278,7 @@ def _inspect(sub: Any, name: str, help: str, folder_option: str, default: str | 
     """An inspection command (``catalog info``, ``runs``): one folder, a table or JSON."""
     p = _sub(sub, name, help)
     p.add_argument(folder_option, default=default, help=f"the {folder_option[2:]} folder")
-    p.add_argument("--format", choices=["table", "json"], default="table", help="output format")
+    format_option(p, ["text", "json"], "text", "text (a table) or json", formerly=("table",))
     p.set_defaults(func=func)
 
 
@@ -282,18 +286,19 @@ def _resolve_parser(sub: Any) -> None:
     resolve = _sub(sub, "resolve", "resolve reference files into the ledger")
     resolve.add_argument("inputs", nargs="*", type=Path,
                          help="reference files or folders: JSON Lines (.gz), CSV, Parquet, papers (.bbl/.bib/.tex, "
-                         "e-prints, PDFs with --grobid), arXiv:ID (with --remote); with --resume: the run's own")
+                         "e-prints, PDFs: read by poppler's pdftotext, or by GROBID with --grobid), arXiv:ID (with "
+                         "--remote); with --resume: the run's own")
     _store_options(resolve)
     resolve.add_argument("--run-id", help="id of this run (default: a new one); the id of an interrupted run "
                          "completes it; warns when the ledger holds unfinished runs this one does not complete")
     resolve.add_argument("--resume", metavar="ID", help="complete the interrupted run ID; an id the ledger "
                          "does not know is an error naming its nearest unfinished runs")
-    resolve.add_argument("--citing-paper", help="the citing paper of a .bbl or .bib input (default: from an "
-                         "arXiv-style file name)")
+    resolve.add_argument("--citing-paper", help="the citing paper of a paper input (default: a PDF's own arXiv id "
+                         "or DOI; an arXiv-style file name; a PDF's file name)")
     resolve.add_argument("--remote", action="store_true", help="use the remote resolvers configured; "
                          "fetch arXiv:ID inputs from arXiv")
     resolve.add_argument("--grobid", metavar="URL", help="read PDF inputs through this GROBID service "
-                         "(default: endpoints.grobid of the configuration; none: PDFs are rejected)")
+                         "(default: endpoints.grobid of the configuration; none: the built-in reader)")
     resolve.add_argument("--batch-size", type=positive_int, default=None,
                          help="references per batch (default: limits.batch_size of the configuration)")
     _runner_options(resolve)
@@ -310,8 +315,8 @@ def _ledger_parsers(sub: Any) -> None:
     query.add_argument("sql", help="the query, e.g. \"select status, count(*) from current group by 1\"")
     query.add_argument("--ledger", default=FROM_SETTINGS, help="the ledger folder, needed by every view but works")
     query.add_argument("--catalog", default=FROM_SETTINGS, help="the catalog folder, needed by the works view")
-    query.add_argument("--format", choices=["table", "json", "csv"], default="table",
-                       help="table, json (one object a line) or csv")
+    format_option(query, ["text", "json", "csv"], "text", "text (a table), json (one object a line) or csv",
+                  formerly=("table",))
     query.add_argument("--max-rows", type=positive_int, default=100, help="rows a table shows")
     query.add_argument("--max-bytes", type=positive_int, default=256 << 20,
                        help="json and csv: stop the output (saying so on stderr) before the values of the rows "
@@ -321,8 +326,8 @@ def _ledger_parsers(sub: Any) -> None:
     record = _sub(sub, "record", "the citation record of one paper (arXiv id, DOI or citing_paper id)")
     record.add_argument("id", help="the paper: arXiv:ID, IDvN, 10.48550/arXiv.ID, a DOI or a citing_paper id")
     _store_options(record)
-    record.add_argument("--format", choices=["json", "ledger", "html", "pith"], default="ledger",
-                        help="ledger (a text page), json, html, or pith (Pith's pith.paper-citation-record.v1)")
+    format_option(record, ["text", "json", "html", "pith"], "text",
+                  "text (a page), json, html, or pith (Pith's pith.paper-citation-record.v1)", formerly=("ledger",))
     sign_option(record)
     record.add_argument("--page-cap", type=positive_int, default=None, help="list at most this many entries per list "
                         "(default: the records' own cap)")
@@ -332,8 +337,8 @@ def _ledger_parsers(sub: Any) -> None:
     _store_options(recs)
     recs.add_argument("--run-id", help="the run whose papers to write (default: the latest run)")
     recs.add_argument("--papers", nargs="*", help="write these papers' records instead (default: the run's papers)")
-    recs.add_argument("--format", choices=["citeledger", "pith"], default="citeledger",
-                      help="pith: also each paper's pith.paper-citation-record.v1 under records/pith/")
+    format_option(recs, ["json", "pith"], "json", "json: each paper's record (with its text and html pages); "
+                  "pith: also its pith.paper-citation-record.v1 under records/pith/", formerly=("citeledger",))
     sign_option(recs)
     _flow_option(recs)
     recs.set_defaults(func=cmd_records)
@@ -383,8 +388,7 @@ def _flow_parsers(sub: Any) -> None:
     ev.add_argument("--seed", type=int, default=12, help="with --styles: the sample's and degradations' seed")
     ev.add_argument("--catalog", default=FROM_SETTINGS, help="the catalog folder")
     ev.add_argument("--worst", type=non_negative_int, default=10, help="how many worst errors and misses to print")
-    ev.add_argument("--format", choices=["text", "json"], default="text",
-                    help="text (a report) or json (the whole metrics dict)")
+    format_option(ev, ["text", "json"], "text", "text (a report) or json (the whole metrics dict)")
     ev.add_argument("--json", dest="format", action="store_const", const="json", default=None,
                     help="the same as --format json")
     ev.set_defaults(func=cmd_eval)

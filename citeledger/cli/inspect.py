@@ -66,7 +66,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     from citeledger.ledger.query import user_query
 
     with user_query(args.sql, args.ledger, args.catalog, load_config().query) as result:
-        if args.format == "table":
+        if args.format == "text":
             sys.stdout.write(result.table(args.max_rows))
             return 0
         columns, rows = result.rows(args.max_bytes)

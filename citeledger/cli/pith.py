@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from citeledger.cli.formats import format_option
 from citeledger.cli.preflight import check_inputs
 from resolvers.errors import ConfigError, UsageError
 
@@ -238,7 +239,7 @@ def pith_parsers(sub: Any, make: Callable[..., argparse.ArgumentParser], default
     cmp = make(sub, "compare", "one paper's references: citeledger's current state beside Pith's imported one")
     cmp.add_argument("id", help="the paper: arXiv:ID, IDvN, or the citing_paper id")
     cmp.add_argument("--ledger", default=default_ledger, help="the ledger folder")
-    cmp.add_argument("--format", choices=["table", "json"], default="table", help="output format")
+    format_option(cmp, ["text", "json"], "text", "text (a table) or json", formerly=("table",))
     cmp.add_argument("--width", type=int, default=160, help="characters a table line shows at most")
     cmp.set_defaults(func=cmd_compare)
 

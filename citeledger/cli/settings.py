@@ -79,5 +79,7 @@ def config_parsers(sub: Any, make: Callable[..., argparse.ArgumentParser]) -> No
     config = make(sub, "config", "the settings: file, environment and command line")
     config_sub = config.add_subparsers(dest="config_command", required=True)
     show = make(config_sub, "show", "print the effective settings and where each came from (default/file/env/cli)")
-    show.add_argument("--format", choices=["table", "json"], default="table", help="output format")
+    from citeledger.cli.formats import format_option
+
+    format_option(show, ["text", "json"], "text", "text (a table) or json", formerly=("table",))
     show.set_defaults(func=cmd_config_show)

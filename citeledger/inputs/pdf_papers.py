@@ -136,20 +136,18 @@ def current_service() -> PdfService:
 
 def read_pdf(name: str, data: bytes, citing_paper: str | None = None,
              service: PdfService | None = None) -> PaperReferences:
-    """The references of one PDF, in order, ``source`` ``pdf_text``: GROBID's when a GROBID service is
+    """The references of one PDF, in order, ``source`` ``pdf_text``, under ``citing_paper`` or the PDF's
+    own id (``papers.pdf.ids``: its arXiv id or DOI, else its file name): GROBID's when a GROBID service is
     configured (its parsed fields kept beside each raw string, BibTeX names as a ``.bib`` entry's),
     else the built-in reader's (``papers.pdf.read``: poppler's word boxes, the references section
     found and split into entries). A configured GROBID that cannot answer is not replaced by the
     built-in reader: the paper is read again by GROBID on a later run, so one PDF never gives two
     readers' references. Never raises for a PDF or a service that fails: that is a reject."""
-    result = PaperReferences(name, citing_paper, "pdf")
-    if not citing_paper:
-        from papers.names import citing_paper_from_name  # the papers package's one rule for names
+    if not citing_paper:  # the PDF's own arXiv id or DOI, else its file's name: a PDF is never refused for its name
+        from papers.pdf.ids import pdf_id
 
-        result.citing_paper, why = citing_paper_from_name(name)
-        if result.citing_paper is None:
-            result.rejects.append(PaperReject(name, None, "no_citing_paper", why))
-            return result  # GROBID is not asked for a paper whose references could go nowhere
+        citing_paper = pdf_id(name, data).citing_paper
+    result = PaperReferences(name, citing_paper, "pdf")
     service = service or current_service()
     tei = _tei(service, data, name)
     if isinstance(tei, PaperReject) and tei.code == "grobid_not_configured":

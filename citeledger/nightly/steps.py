@@ -57,6 +57,12 @@ from resolvers.remote.facade import make_http_client
 from resolvers.remote.retraction_watch import refresh_retraction_watch
 
 
+def rejected_folder(processed: str | Path) -> Path:
+    """Where the inbox files a night rejected go: ``rejected/`` beside ``processed`` (``data/rejected``),
+    under the run's id, so ``processed`` holds only files whose references are in the ledger."""
+    return Path(processed).parent / "rejected"
+
+
 def move_to_processed(files: Sequence[Path], processed: str | Path, run_id: str) -> list[Path]:
     """Move resolved inbox files to ``<processed>/<run_id>/``; called only once the run that read
     them is finished, so a crash leaves them in the inbox to be taken again."""
@@ -352,6 +358,7 @@ class NightlySummary:
 
     run: RunSummary | None
     files: list[str] = field(default_factory=list)  # inbox files moved to processed
+    rejected: list[str] = field(default_factory=list)  # inbox files nothing could be read from, moved to rejected
     already_processed: dict[str, str] = field(default_factory=dict)  # inbox file -> the run that read it
     rerun: dict[str, int] = field(default_factory=dict)  # why references were re-resolved -> count
     notices_changed: int = 0
@@ -374,7 +381,8 @@ class NightlySummary:
         """JSON for the flow's result: the run's keys, then the nightly's own."""
         out = self.run.as_dict() if self.run else {"run_id": None, "references": 0, "rejects": 0,
                                                      "transitions": 0, "states": {}}
-        out.update(changed=self.changed, files=self.files, already_processed=self.already_processed,
+        out.update(changed=self.changed, files=self.files, rejected=self.rejected,
+                   already_processed=self.already_processed,
                    rerun=self.rerun, notices_changed=self.notices_changed, papers=self.papers)
         if self.refresh is not None:
             out["refresh"] = self.refresh
@@ -397,7 +405,8 @@ def finish_nightly(work: NightlyWork, processed: str | Path, notices: list[dict[
     """Write the records of the papers the night changed (``records``: the writer, given the
     papers; None: none written) and then the run row (with the changed ``notices``): the row marks
     the night finished, so a night stopped while writing records has none and is resumed. Then
-    the inbox files move to ``processed`` (only now, their observations being written)."""
+    the inbox files move to ``processed`` (only now, their observations being written), those the run
+    rejected whole (an archive that does not open, a PDF without text...) to ``rejected_folder``."""
     plan = work.plan
     assert plan is not None
 
@@ -415,11 +424,15 @@ def finish_nightly(work: NightlyWork, processed: str | Path, notices: list[dict[
     summary = pipeline.finish_run(plan, trigger="nightly", timings=timings, recheck_notices=notices,
                                   records=write_records if records is not None else None, flow_run_id=flow_run_id)
     unread = {r.file for r in plan.rejects if read_later(r.reason)}  # stay in the inbox for the next night
-    moved = move_to_processed([p for p in work.new_files if str(p) not in unread], processed, plan.run_id)
+    whole = {r.file for r in plan.rejects if r.line is None} - unread  # a reject of the file itself
+    set_aside = move_to_processed([p for p in work.new_files if str(p) in whole], rejected_folder(processed),
+                                  plan.run_id)
+    moved = move_to_processed([p for p in work.new_files if str(p) not in unread | whole], processed, plan.run_id)
     for path, run_id in work.already_processed.items():
         move_to_processed([Path(path)], processed, run_id)
     papers, count = written[-1] if written else (changed_papers(), None)
-    night = NightlySummary(summary, files=[str(p) for p in moved], already_processed=work.already_processed,
+    night = NightlySummary(summary, files=[str(p) for p in moved], rejected=[str(p) for p in set_aside],
+                           already_processed=work.already_processed,
                            rerun=dict(work.rerun.why), notices_changed=len(notices), papers=papers)
     return night.with_records(count) if count is not None and papers else night
 
