@@ -17,13 +17,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from citeledger.catalog.extract import Extracted, extract, keep_cache
 from citeledger.catalog.generation_pins import pinned_generations
 from citeledger.catalog.merge_sql import (
     ALL_ROWS_SQL,
@@ -38,7 +37,6 @@ from citeledger.index import notice_files as notice_file
 from citeledger.index import upgrade as index_upgrade
 from citeledger.index import venues as venue_index
 from citeledger.options import env_memory_size
-from citeledger.sources import rows as source_rows
 from citeledger.storage.atomic import atomic_write_bytes, disk_errors, file_sha256, publish_dir
 from citeledger.storage.locking import exclusive
 from citeledger.storage.mapped_files import release_if_over
@@ -48,6 +46,10 @@ from citeledger.works.row_reader import WorkReader
 from citeledger.works.row_schema import WORKS_SCHEMA, work_from_row
 from resolvers.errors import CatalogSourceError, ConfigError
 from resolvers.model import Work
+
+if TYPE_CHECKING:  # the build's reading of source files: loaded by a build only (``citeledger query`` reads)
+    from citeledger.catalog.extract import Extracted
+    from citeledger.sources import rows as source_rows
 
 NOTICE_EVENT_SCHEMA = pa.schema([
     ("original_doi", pa.string()), ("type", pa.string()), ("date", pa.string()),
@@ -113,6 +115,8 @@ class CatalogStore:
     def _build(self, files: Sequence[Path], fmt: source_rows.SourceFormat | None = None,
                file_done: Callable[[Path], None] | None = None) -> CatalogBuildReport:
         """Extract, merge, index, publish: each a step of its own (tested alone)."""
+        from citeledger.catalog.extract import extract, keep_cache
+
         started = time.monotonic()
         previous = start_build(self.dir)
         staging = Path(tempfile.mkdtemp(dir=self.dir, prefix=".building-"))

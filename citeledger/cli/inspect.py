@@ -42,7 +42,7 @@ def cmd_catalog_info(args: argparse.Namespace) -> int:
 
 def cmd_runs(args: argparse.Namespace) -> int:
     from citeledger.ledger.inspect import ledger_runs
-    from citeledger.ledger.store import require_ledger
+    from citeledger.ledger.views import require_ledger
     from resolvers.model import linked_count
 
     require_ledger(args.ledger)

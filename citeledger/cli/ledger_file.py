@@ -9,7 +9,8 @@ from typing import Any, Callable
 
 def cmd_relink(args: argparse.Namespace) -> int:
     from citeledger.cli.preflight import check_catalog
-    from citeledger.ledger.store import require_ledger, works_file, write_ledger_database
+    from citeledger.ledger.store import works_file, write_ledger_database
+    from citeledger.ledger.views import require_ledger
     from citeledger.storage import locking
 
     require_ledger(args.ledger)

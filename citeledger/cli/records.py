@@ -14,7 +14,7 @@ from resolvers.errors import NotFound, UsageError
 
 def cmd_record(args: argparse.Namespace) -> int:
     from citeledger.display import json_visible
-    from citeledger.ledger.store import require_ledger
+    from citeledger.ledger.views import require_ledger
     from citeledger.records import record as records
     from citeledger.records.files import citation_record
     from citeledger.records.render.pages import render_ledger_html, render_ledger_text
@@ -74,7 +74,7 @@ def raise_unknown(args: argparse.Namespace, imported: bool) -> None:
 
 def cmd_records(args: argparse.Namespace) -> int:
     check_catalog(args.catalog)
-    from citeledger.ledger.store import require_ledger
+    from citeledger.ledger.views import require_ledger
 
     require_ledger(args.ledger)  # an existing folder that holds no ledger is a mistyped --ledger too
     check_sign(args)

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 def cmd_site(args: argparse.Namespace) -> int:
     from citeledger.cli.preflight import check_catalog
-    from citeledger.ledger.store import require_ledger
+    from citeledger.ledger.views import require_ledger
     from citeledger.site.site_files import build_site
 
     check_catalog(args.catalog)

@@ -18,7 +18,6 @@ from citeledger.storage.remote_state import SearchCacheDir
 from resolvers.candidates.fuzzy import OUTCOME_CACHE, FuzzyResolver
 from resolvers.errors import ConfigError
 from resolvers.notices.standing import NoticeEvent, NoticeIndex
-from resolvers.remote.facade import build_remote
 
 
 class CacheKey(NamedTuple):
@@ -109,6 +108,8 @@ def get_remote(enabled: bool, config: Config | None = None) -> Any:
             if not config.remote:
                 config = dataclasses.replace(config, remote=frozenset({"arxiv", "crossref"}))
             cache = SearchCacheDir(Path(config.state_dir) / "search-cache")
+            from resolvers.remote.facade import build_remote  # HTTP clients: only a run with --remote
+
             _CACHE[_REMOTE] = build_remote(config.remote_settings(), search_cache=cache,
                                            eprint_max_bytes=config.limits.max_input_bytes)
         return _CACHE[_REMOTE]

@@ -68,59 +68,52 @@ def _index_format(path: Path) -> int | None:
 
 def ledger_runs(ledger_dir: LedgerDir) -> list[dict[str, Any]]:
     """Every run the ledger has begun, oldest first: finished ones with their counts from the runs
-    table, unfinished ones (no runs row yet) from their manifest."""
+    table, unfinished ones (no runs row yet) from their manifest, failed ones from the row of their
+    last failed attempt (``LedgerStore.record_failure``). Read with DuckDB alone (``citeledger runs``
+    starts without the writer's modules)."""
     import duckdb
 
-    from citeledger.ledger.store import LedgerStore
+    from citeledger.storage.places import LedgerPlaces
     from citeledger.storage.sql import sql_literal
 
-    ledger = LedgerStore(ledger_dir)
-    places = ledger.places
-    manifests = sorted(places.manifests.glob("*/manifest.json"))
-    finished: dict[str, dict[str, Any]] = {}
-    run_files = list((places / "runs").glob("*/run.parquet"))
-    if run_files:
+    places = LedgerPlaces.of(ledger_dir)
+    rows: dict[str, dict[str, dict[str, Any]]] = {"run": {}, "failed": {}}  # part -> run id -> its row
+    files = sorted((places / "runs").glob("*/*.parquet"))
+    if files:
         con = duckdb.connect()
         try:
-            runs = sql_literal(places / "runs" / "*" / "run.parquet")
-            cur = con.execute(f"SELECT * FROM read_parquet({runs},"
-                              " union_by_name=true)")
+            cur = con.execute(f"SELECT *, parse_filename(filename, true) AS part FROM read_parquet("
+                              f"[{', '.join(sql_literal(f) for f in files)}], union_by_name=true, filename=true)")
             cols = [d[0] for d in cur.description]
-            finished = {row["run_id"]: row for row in (dict(zip(cols, r)) for r in cur.fetchall())}
+            for part in (dict(zip(cols, r)) for r in cur.fetchall()):
+                rows.setdefault(part["part"], {})[part["run_id"]] = part
         finally:
             con.close()
+    finished, failed = rows["run"], rows["failed"]
     out = []
-    for path in manifests:
+    for path in sorted(places.manifests.glob("*/manifest.json")):
         started = json.loads(path.read_text())
         run_id = started["run_id"]
-        row = finished.get(run_id)
+        row: dict[str, Any] | None = finished.get(run_id)
         out.append({"run_id": run_id, "started_at": started.get("started_at"),
                     "finished_at": row["finished_at"].isoformat() if row and row.get("finished_at") else None,
-                    "state": _run_state(ledger, run_id),
+                    "state": "finished" if row else "failed" if run_id in failed else "unfinished",
                     "trigger": row.get("trigger") if row else None,
                     "references": row.get("references") if row else None,
                     "rejects": row.get("rejects") if row else None,
                     "reference_changes": row.get("reference_changes") if row else None,
                     "states": json.loads(row["state_counts"]) if row and row.get("state_counts") else {}})
     begun = {r["run_id"] for r in out}
-    for path in sorted((places / "runs").glob("*/failed.parquet")):  # failed before it began (no manifest)
-        failed = ledger.run_failure(path.parent.name)
-        if failed is not None and failed["run_id"] not in begun:
-            out.append({"run_id": failed["run_id"], "started_at": _iso(failed.get("started_at")),
-                        "finished_at": None, "state": "failed", "trigger": failed.get("trigger"),
-                        "references": None, "rejects": None, "states": {}})
+    for run_id, attempt in sorted(failed.items()):  # failed before it began (no manifest)
+        if run_id not in begun and run_id not in finished:
+            out.append({"run_id": run_id, "started_at": _iso(attempt.get("started_at")), "finished_at": None,
+                        "state": "failed", "trigger": attempt.get("trigger"), "references": None, "rejects": None,
+                        "states": {}})
     return sorted(out, key=lambda r: r["started_at"] or "")
 
 
 def _iso(value: Any) -> str | None:
     return value.isoformat() if value is not None else None
-
-
-def _run_state(ledger: Any, run_id: str) -> str:
-    """finished, failed (its last attempt failed: ``LedgerStore.record_failure``) or unfinished."""
-    if ledger.run_finished(run_id):
-        return "finished"
-    return "failed" if ledger.run_failure(run_id) is not None else "unfinished"
 
 
 def near_ids(wanted: str, known: list[str], limit: int = 5) -> list[str]:

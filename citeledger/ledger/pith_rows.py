@@ -31,8 +31,8 @@ from citeledger.ledger.store import (
     PITH_RECORD_SCHEMA,
     LedgerStore,
     connect_views,
-    require_ledger,
 )
+from citeledger.ledger.views import require_ledger
 from citeledger.pith import receipts as pith_receipts
 from citeledger.pith.export_parts import arxiv_parts
 from citeledger.pith.reader import PithRead, check_pith, pair_rows, read_pith

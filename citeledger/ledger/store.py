@@ -32,7 +32,6 @@ from citeledger.ledger.views import (
     RUN_COLUMNS,
     WORKS_HIDDEN,
     Columns,
-    ledger_problem,
 )
 from citeledger.ledger.views import LEDGER_PARTS as VIEW_PARTS
 from citeledger.options import check_run_id
@@ -97,13 +96,6 @@ class RunManifest:
 
 
 FAILED_PART = "failed"  # runs/<run_id>/failed.parquet: the row of a run whose last attempt failed
-
-
-def require_ledger(directory: LedgerDir) -> Path:
-    problem = ledger_problem(directory)
-    if problem:
-        raise ConfigError(problem)
-    return Path(directory)
 
 
 class LedgerStore:

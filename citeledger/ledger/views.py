@@ -7,6 +7,8 @@ from __future__ import annotations
 from os import PathLike
 from pathlib import Path
 
+from resolvers.errors import ConfigError
+
 Columns = tuple[tuple[str, str], ...]  # (name, DuckDB type) in file order
 
 OBSERVATION_COLUMNS: Columns = (
@@ -133,3 +135,11 @@ def ledger_problem(directory: str | PathLike[str]) -> str | None:
         "does not exist" if not path.exists() else "holds no ledger (no observations/, runs/ or ledger.duckdb)"
     return (f"ledger {path} {what}: give --ledger (or the `ledger` setting, CITELEDGER_LEDGER) the folder "
             "`citeledger resolve` wrote")
+
+
+def require_ledger(directory: str | PathLike[str]) -> Path:
+    """The folder, or a ConfigError saying why it is not a ledger."""
+    problem = ledger_problem(directory)
+    if problem:
+        raise ConfigError(problem)
+    return Path(directory)

@@ -1,0 +1,100 @@
+"""Start-up as a budget: what a read-only command imports, read from ``python -X importtime`` (module
+names, never times, so a loaded machine cannot fail it). ``citeledger query`` loads no catalog
+builder, no Prefect, no pydantic and no pyarrow; ``runs`` no catalog and no writer; no module does
+work at import that a command pays for without using it (benchmarks/bench_cli.py has the times)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from citeledger.ledger import views
+from citeledger.ledger.store import PITH_OBSERVATION_SCHEMA, PITH_RECORD_SCHEMA, arrow_schema
+from citeledger.pith import reader as pith_reader
+
+REPO = Path(__file__).parent.parent
+REFS = ('{"citing_paper": "p", "reference_index": 1, "raw": "Yuri N. Kartashov, Invariance principle for additive '
+        'functionals of Markov chains, arXiv preprint arXiv:0704.0508, 2007."}\n')
+
+
+RUN = """import json, runpy, sys
+sys.argv = ["citeledger", *json.loads(sys.argv[1])]
+code = 0
+try:
+    runpy.run_module("citeledger.cli", run_name="__main__", alter_sys=True)
+except SystemExit as exc:
+    code = exc.code
+sys.stdout.flush()
+sys.stderr.write("loaded modules: " + json.dumps(sorted(sys.modules)) + "\\n")
+sys.exit(code)
+"""
+
+
+def imported(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> set[str]:
+    """Every module ``citeledger ARGV`` loaded, run under ``python -X importtime`` (whose lines also
+    list imports that were tried and failed, so the modules loaded are read from ``sys.modules`` at
+    the end); the command must succeed."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", RUN, json.dumps(argv)], cwd=cwd,
+                          capture_output=True, text=True, timeout=300,
+                          env={k: v for k, v in (env or os.environ).items() if not k.startswith("CITELEDGER_")})
+    assert done.returncode == 0, done.stderr[-2000:]
+    tried = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    loaded = set(json.loads(done.stderr.split("loaded modules: ", 1)[1].splitlines()[0]))
+    assert "citeledger.cli.commands" in tried & loaded
+    return loaded
+
+
+def roots(modules: set[str]) -> set[str]:
+    return {m.split(".")[0] for m in modules}
+
+
+@pytest.fixture(scope="module")
+def ledger(tmp_path_factory, default_catalog) -> Path:
+    root = tmp_path_factory.mktemp("startup")
+    (root / "refs.jsonl").write_text(REFS)
+    done = subprocess.run([sys.executable, "-m", "citeledger.cli", "resolve", "refs.jsonl", "--catalog",
+                           str(default_catalog), "--ledger", "ledger"], cwd=root, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    return root / "ledger"
+
+
+def test_query_imports_no_builder_prefect_pydantic_or_pyarrow(ledger, default_catalog, tmp_path):
+    modules = imported(["query", "select status, count(*) from current join works using (work_id) group by 1",
+                        "--ledger", str(ledger), "--catalog", str(default_catalog)], tmp_path)
+    assert "duckdb" in modules and "citeledger.ledger.query" in modules
+    assert not roots(modules) & {"prefect", "pydantic", "pydantic_settings", "pyarrow", "numpy", "httpx", "rich",
+                                 "jsonschema", "cryptography"}
+    assert not {m for m in modules if m.startswith(("citeledger.catalog", "citeledger.index", "citeledger.sources",
+                                                    "citeledger.ledger.store", "citeledger.engine", "papers.reader"))}
+
+
+def test_settings_of_paths_only_load_no_model(ledger, default_catalog, tmp_path):
+    (tmp_path / "citeledger.toml").write_text(f'ledger = "{ledger}"\ncatalog = "{default_catalog}"\n')
+    modules = imported(["query", "select count(*) from current"], tmp_path)
+    assert "citeledger.config" in modules and not roots(modules) & {"pydantic", "pydantic_settings"}
+    (tmp_path / "citeledger.toml").write_text(f'ledger = "{ledger}"\n[query]\ntimeout_seconds = 30\n')
+    assert "citeledger.config_model" in imported(["query", "select 1"], tmp_path)  # a value the model checks
+
+
+def test_runs_reads_the_ledger_without_the_writer(ledger, tmp_path):
+    modules = imported(["runs", "--ledger", str(ledger)], tmp_path)
+    assert not roots(modules) & {"prefect", "pydantic", "pyarrow", "numpy", "httpx", "jsonschema"}
+    assert not {m for m in modules if m.startswith(("citeledger.catalog", "citeledger.ledger.store"))}
+
+
+def test_help_and_version_load_nothing_heavy(tmp_path):
+    for argv in (["--help"], ["--version"], ["query", "--version"][-1:]):
+        assert not roots(imported(argv, tmp_path)) & {"duckdb", "pyarrow", "prefect", "pydantic", "numpy"}
+
+
+def test_the_pith_columns_are_the_pith_reader_s():
+    """``views`` says the Pith rows' columns without importing the Pith reader; they are its columns, in order."""
+    named = PITH_OBSERVATION_SCHEMA.names
+    assert named[:len(pith_reader.LEDGER_COLUMNS)] == list(pith_reader.LEDGER_COLUMNS)
+    assert named[len(pith_reader.LEDGER_COLUMNS):][:len(pith_reader.PITH_COLUMNS)] == list(pith_reader.PITH_COLUMNS)
+    assert PITH_RECORD_SCHEMA == arrow_schema(views.PITH_RECORD_COLUMNS)
