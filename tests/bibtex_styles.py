@@ -13,6 +13,7 @@ import functools
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -242,7 +243,7 @@ _CLASS_DOCUMENT = r"""%(klass)s
 \makeatletter
 \@ifpackageloaded{natbib}{}{\usepackage[%(mode)s]{natbib}}
 \@ifpackageloaded{hyperref}{}{\usepackage{hyperref}}
-\providecommand{\doi}[1]{\href{https://doi.org/#1}{doi:~#1}}
+\providecommand{\doi}[1]{\href{https://doi.org/#1}{doi:\nolinkurl{#1}}}
 \providecommand{\mn@doi}[1]{\href{https://doi.org/#1}{doi:\nolinkurl{#1}}}
 \makeatother
 %(macros)s
@@ -269,17 +270,23 @@ def typeset_class(bbl: str, klass: str) -> bytes | None:
     line, front, _, mode = CLASSES[klass]
     macros = "\n".join(f"\\providecommand{{\\{k}}}{{{v}}}" for k, v in _JOURNALS.items())
     section = "chapter" if "report" in line else "section"
-    # T1 fonts as journals' templates load them (an underscore is a glyph, not OT1's rule); acmart
-    # sets its own fonts, and its T1 Libertine is not in Debian's TeX Live base
-    fontenc = "" if "acmart" in line else r"\usepackage[T1]{fontenc}"
+    # T1 fonts as journals' templates load them (an underscore is a glyph, not OT1's rule), Latin
+    # Modern's outlines (Debian's TeX Live has no cm-super: T1 Computer Modern would be bitmaps);
+    # acmart sets its own fonts
+    fontenc = "" if "acmart" in line else r"\usepackage[T1]{fontenc}\usepackage{lmodern}"
     text = _CLASS_DOCUMENT % {"klass": line, "fontenc": fontenc, "mode": mode, "macros": macros, "front": front,
                               "section": section, "body": _PARAGRAPH}
     return _pdflatex(text, {"paper.bbl": bbl}, runs=3)
 
 
+_LOST_TEXT = ("Emergency stop", "Fatal error", "File ended while scanning", "Runaway argument",
+              "Paragraph ended before", "TeX capacity exceeded")
+
+
 def _pdflatex(document: str, files: dict[str, str], runs: int, between: list[str] | None = None) -> bytes | None:
     """Typeset ``document`` with ``files`` beside it (``between``: a command run after the first
-    pass, such as biber); the PDF, or None when pdflatex stopped before the end."""
+    pass, such as biber); the PDF, or None when pdflatex stopped before the end or reported an
+    error that swallows text (in batch mode it leaves the rest of the list unprinted)."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         for name, text in files.items():
@@ -292,7 +299,9 @@ def _pdflatex(document: str, files: dict[str, str], runs: int, between: list[str
                 subprocess.run(between, cwd=folder, capture_output=True, timeout=600)
         log = (folder / "doc.log").read_text(encoding="utf-8", errors="replace") if (folder / "doc.log").is_file() else ""
         pdf = folder / "doc.pdf"
-        if not pdf.is_file() or "Emergency stop" in log or "Fatal error" in log:
+        # an error that swallows text in batch mode drops the rest of a list from the page (an author
+        # would mend it); others (a year that is no number) leave the entries printed
+        if not pdf.is_file() or any(sign in log for sign in _LOST_TEXT):
             return None
         if between and (folder / "doc.bbl").is_file():
             files["doc.bbl"] = (folder / "doc.bbl").read_text(encoding="utf-8", errors="replace")
@@ -337,7 +346,9 @@ def measure_class(name: str, klass: str) -> dict | None:
     pdf = typeset_class(bbl, klass) if bbl is not None else None
     if bbl is None or pdf is None:
         return None
-    bibitems = expected_ids.bibitems(bbl)
+    # an entry whose fields the style prints none of (a @misc of a note mnras.bst drops) is no entry
+    bibitems = [(key, body) for key, body in expected_ids.bibitems(bbl)
+                if re.search(r"[^\W_]", re.sub(r"\\[A-Za-z@]+", "", body))]
     items = [(key, expected_ids.ids_of_bibitem(body)) for key, body in bibitems]
     return _score(pdf, items, max(len(body) for _, body in bibitems))
 
