@@ -85,27 +85,26 @@ class Found:
         self.references.append(ExtractedReference(order, raw, source, member, kind, key, line, fields))
 
 
+# rejects that end the search for a document's list: the list is there, but too long to read
+_NOT_MISSING = frozenset({"too_many_references", "expansion_budget"})
+
+
 def choose(file: str, members: dict[str, str], source: str | None, limits: PaperLimits) -> Found:
     """The tree's bibliography by the module's rule; ``source`` None: each member's own kind."""
     clean = {n: strip_comments_keep_lines(t) if kind_of(n) != "bib" else t for n, t in members.items()}
     mains = main_files(clean)
     if mains:
-        expanded = expand(file, clean, mains[0], limits)
-        found = Found(limits, Expander(definitions(expanded.text)))
-        found.rejects += expanded.rejects
-        if expanded.over is not None:
-            found.rule = f"main file {mains[0]}: not read (expansion budget)"
-            return found
-        if _inline(found, file, expanded, source) or _bbl(found, file, clean, mains[0], source) or \
-                _bib(found, file, clean, expanded, source):
-            found.rule = f"main file {mains[0]}: {found.rule}"
-        else:
-            found.rule = f"main file {mains[0]}: no bibliography"
-        if found.macros.overflowed:
-            found.rejects.append(PaperReject(file, mains[0], "macro_expansion", "the paper's macros multiply: "
-                                             f"{found.macros.overflowed} entries passed {MAX_EXPANDED_ENTRY:,} "
-                                             "characters being expanded and keep their macros unexpanded"))
-        return found
+        first = _from_main(file, clean, mains[0], source, limits)
+        # a tarball of two documents (a paper and its supplement): when the one ranked first gives
+        # no list (it cites nothing, or prints none), the next one's is the paper's
+        for other in mains[1:]:
+            if first.references or any(r.code in _NOT_MISSING for r in first.rejects):
+                break
+            found = _from_main(file, clean, other, source, limits)
+            if found.references:
+                found.rule += f" ({mains[0]} gives no list)"
+                return found
+        return first
     found = Found(limits)
     for name in sorted(clean, key=lambda n: (kind_of(n) != "bbl", kind_of(n) != "bib", n)):
         if kind_of(name) == "bib":
@@ -117,6 +116,26 @@ def choose(file: str, members: dict[str, str], source: str | None, limits: Paper
         if found.references or any(r.code == "too_many_references" for r in found.rejects):
             found.rule = f"no main file: {found.rule}"
             return found
+    return found
+
+
+def _from_main(file: str, clean: dict[str, str], main: str, source: str | None, limits: PaperLimits) -> Found:
+    """The bibliography of the document ``main`` (its inline list, its ``.bbl``, its ``.bib``)."""
+    expanded = expand(file, clean, main, limits)
+    found = Found(limits, Expander(definitions(expanded.text)))
+    found.rejects += expanded.rejects
+    if expanded.over is not None:
+        found.rule = f"main file {main}: not read (expansion budget)"
+        return found
+    if _inline(found, file, expanded, source) or _bbl(found, file, clean, main, source) or \
+            _bib(found, file, clean, expanded, source):
+        found.rule = f"main file {main}: {found.rule}"
+    else:
+        found.rule = f"main file {main}: no bibliography"
+    if found.macros.overflowed:
+        found.rejects.append(PaperReject(file, main, "macro_expansion", "the paper's macros multiply: "
+                                         f"{found.macros.overflowed} entries passed {MAX_EXPANDED_ENTRY:,} "
+                                         "characters being expanded and keep their macros unexpanded"))
     return found
 
 

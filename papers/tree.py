@@ -16,6 +16,9 @@ _CONTROL = bytes(b for b in range(32) if b not in (9, 10, 11, 12, 13))
 _INPUT = re.compile(r"\\(?:input|include|subfile|InputIfFileExists)(?![A-Za-z@])\s*"
                     r"(?:\{\s*([^{}]*?)\s*\}|([^\s{}%\\]+))")
 _DOCUMENT = re.compile(r"\\document(?:class|style)(?![A-Za-z])")
+# names of a paper's companion documents, read only when the paper itself gives no list
+_COMPANION = re.compile(r"(?i)(?:^|[^a-z])(?:supp|suppl|supplement(?:ary|al)?|si|sm|appendix|appendices|response|"
+                        r"reply|rebuttal|referee|cover|letter|erratum|poster|slides|talk)(?:[^a-z]|$)")
 _BIBCMD = re.compile(r"\\(?:bibliography|addbibresource|addglobalbib)\s*(?:\[[^\]]*\])?\s*\{([^{}]*)\}")
 
 
@@ -145,15 +148,18 @@ def _append(out: Expanded, parts: list[str], member: str, member_offset: int, ch
 
 
 def main_files(members: dict[str, str]) -> list[str]:
-    """``.tex`` members holding ``\\documentclass``, the ones with a bibliography first, then the
-    shallowest, then by name (a paper and its supplement: the paper's list is read)."""
+    """``.tex`` members holding ``\\documentclass``, the ones with a bibliography first, then those
+    not named as a companion document (a supplement, an appendix, a reply to referees, a cover
+    letter), then the shallowest, then by name (a paper and its supplement: the paper's list is
+    read)."""
     mains = [n for n, t in members.items() if n.lower().endswith((".tex", ".ltx", ".latex")) and _DOCUMENT.search(t)]
 
-    def rank(name: str) -> tuple[int, int, str]:
+    def rank(name: str) -> tuple[int, int, int, str]:
         text = members[name]
         stem = posixpath.splitext(name)[0]
         has_bib = "thebibliography" in text or f"{stem}.bbl" in members or _BIBCMD.search(text) is not None
-        return (0 if has_bib else 1, name.count("/"), name)
+        companion = _COMPANION.search(posixpath.basename(stem)) is not None
+        return (0 if has_bib else 1, int(companion), name.count("/"), name)
 
     return sorted(mains, key=rank)
 

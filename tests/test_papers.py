@@ -167,3 +167,24 @@ def test_binary_junk_named_tex_is_a_reject():
 def test_a_name_without_id_is_a_reject_not_a_guess():
     paper = read_paper("paper.tar.gz", tar_bytes({"x.bbl": BBL}))
     assert paper.citing_paper is None and codes(paper) == [(None, "no_citing_paper")]
+
+
+PAPER_TEX = (b"\\documentclass{article}\\begin{document}See \\cite{a,b}.\\bibliographystyle{plain}"
+             b"\\bibliography{refs}\\end{document}")
+REFS_BIB = (b"@article{a, author={A. Author}, title={First}, journal={J. Tests}, year={2001}, doi={10.1000/one}}\n"
+            b"@article{b, author={B. Writer}, title={Second}, journal={J. Tests}, year={2002}}\n")
+
+
+def test_a_tarball_of_a_paper_and_its_supplement_reads_the_papers_list():
+    """Two top-level documents, each with its own \\documentclass and \\bibliography: the
+    supplement (first by name, citing nothing of its own) does not hide the paper's list."""
+    supplement = (b"\\documentclass{article}\\begin{document}Supplementary figures.\\bibliography{refs}"
+                  b"\\end{document}")
+    paper = read_paper("2501.00254.tar.gz", tar_bytes({"SI.tex": supplement, "main.tex": PAPER_TEX,
+                                                      "refs.bib": REFS_BIB}))
+    assert [r.key for r in paper.references] == ["a", "b"] and not paper.rejects
+    notes = (b"\\documentclass{article}\\begin{document}Notes for the talk.\\bibliography{refs}\\end{document}")
+    paper = read_paper("2501.00254.tar.gz", tar_bytes({"a_notes.tex": notes, "b_paper.tex": PAPER_TEX,
+                                                      "refs.bib": REFS_BIB}))
+    assert [r.key for r in paper.references] == ["a", "b"] and not paper.rejects
+    assert "a_notes.tex gives no list" in paper.rule
