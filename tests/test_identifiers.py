@@ -248,3 +248,14 @@ def test_normalisers_are_idempotent(text):
     aid = canonical_arxiv_id(text)
     if aid is not None:
         assert canonical_arxiv_id(aid) == aid
+
+
+@pytest.mark.parametrize("raw", [
+    "https://doi.org/10.1038/nature12345%5Cnhttp://www.nature.com/articles/nature12345",
+    "https://doi.org/10.1038/nature12345%0Ahttp://www.nature.com/articles/nature12345",
+    "url: 10.1038/nature12345\\nhttp://www.nature.com/articles/nature12345",
+    "doi:10.1038/nature12345\\n",
+])
+def test_a_doi_ends_at_a_url_encoded_or_literal_line_break(raw):
+    """A .bib field holding two URLs joined by a newline, written literally or URL-encoded."""
+    assert extract_identifiers(raw).dois == ("10.1038/nature12345",)

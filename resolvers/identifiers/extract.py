@@ -193,6 +193,13 @@ _CUT_ESCAPE = re.compile(r"%[0-9A-Fa-f]?\Z")
 _ESCAPE_GOES_ON = re.compile(r"[0-9A-Fa-f]{2}")
 
 
+# a URL-encoded backslash, line feed, carriage return or tab inside a DOI-shaped token: where a
+# field holding two URLs ("...%5Cnhttp://...") was encoded whole; no DOI holds one
+_ENCODED_CONTROL = re.compile(r"%(?:5c|0a|0d|09)", re.I)
+# a literal "\n", "\r" or "\t" written into a field between two URLs, then the next URL or the end
+_LITERAL_CONTROL = re.compile(r"\\[nrt](?:https?:|www\.|\s|$|\\)")
+
+
 def _join_break(text: str, token: str, end: int) -> tuple[str, int]:
     """Rejoin a DOI that PDF extraction split with whitespace, where the split is unambiguous.
 
@@ -330,6 +337,12 @@ class _Scan:
                 continue  # inside a DOI rejoined across a line break
             self.doi_starts.add(m.start())
             token, consumed = _join_break(text, m.group(0), m.end())
+            control = _ENCODED_CONTROL.search(token)
+            if control:  # "10.1038/x%5Cnhttp://...": a URL-encoded backslash or line break ends the DOI
+                token, consumed = token[:control.start()], m.start() + control.start()
+            elif _LITERAL_CONTROL.match(text, consumed):  # a literal "\n" (a .bib field's two URLs)
+                self.add_doi(m.start(), token, consumed)
+                continue
             if text[consumed:consumed + 1] == "\\":  # e.g. a SICI "<" mangled to "\" by PDF
                 self.bad.append((m.start(), MalformedToken(
                     "doi", token[:80], "DOI runs into a backslash: cut short or mangled")))
