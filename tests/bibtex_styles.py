@@ -35,13 +35,13 @@ from papers.pdf.read import pdf_reference_strings  # noqa: E402
 from resolvers.identifiers.extract import extract_identifiers  # noqa: E402
 
 # plain BibTeX, natbib, REVTeX 4.0/4.1/4.2 and AIP, IEEE, ACM, Elsevier, AMS, AAS, MNRAS, Nature,
-# Springer LNCS, SPIE, Vancouver (medicine), AGU, Quantum, Kluwer, JASA (statistics)
+# Springer LNCS, SPIE, Vancouver (medicine), AGU, Quantum, Kluwer, JASA (statistics), A&A
 STYLES = ["plain", "abbrv", "alpha", "unsrt", "ieeetr", "acm", "siam", "apalike",
           "plainnat", "abbrvnat", "unsrtnat",
           "apsrev", "apsrev4-1", "apsrev4-2", "aipnum4-2",
           "IEEEtran", "IEEEtranN", "ACM-Reference-Format", "elsarticle-num", "elsarticle-harv",
           "amsplain", "aasjournal", "mnras", "naturemag", "splncs04", "spiebib", "vancouver", "agu",
-          "quantum", "klunamed", "jasa"]
+          "quantum", "klunamed", "jasa", "aa"]
 
 
 # the .bib-only papers that BibTeX (not biber) formats, and the keys each cites (in the answer's order)
@@ -134,7 +134,8 @@ def measure(name: str, style: str) -> dict | None:
 
 
 # styles meant for author-year citations (natbib's authoryear); the others print numbers
-AUTHOR_YEAR = {"plainnat", "abbrvnat", "apalike", "jasa", "aasjournal", "mnras", "elsarticle-harv", "klunamed", "agu"}
+AUTHOR_YEAR = {"plainnat", "abbrvnat", "apalike", "jasa", "aasjournal", "mnras", "elsarticle-harv", "klunamed", "agu",
+               "aa"}
 # journal macros the astronomy databases' entries use (\apj ...) and mnras.bst's \mn@doi, as the
 # journals' classes define them
 _JOURNALS = {"apj": "ApJ", "apjl": "ApJL", "apjs": "ApJS", "aj": "AJ", "mnras": "MNRAS", "aap": "A\\&A",

@@ -13,7 +13,7 @@ from papers.text import latex_to_text
 
 # one em dash or a rule of several dashes or underscores, then punctuation or a space
 _DASH = re.compile(r"^\s*(?:—[—–\-_]*|[–\-_]{2,})\s*(?=[.,;:(]|\s|\d)")
-_YEAR = re.compile(r"(?<![\w/.])(?:1[6-9]\d\d|20\d\d)[a-z]?(?![\w/])")
+_YEAR = re.compile(r"(?<![\w/.])(?:1[6-9]\d\d|20\d\d|\?{4})[a-z]?(?![\w/])")  # "????": BibTeX's missing year
 _STARTS_WITH_YEAR = re.compile(r"^[\s.,;:(]*(?:1[6-9]\d\d|20\d\d|\?{4})[a-z]?(?![\w/])")
 # an author-year style's year closing the author block: "Ricker, G. R., ... (2015a)", "Chepurnoy, A. (????)"
 _ENDS_WITH_YEAR = re.compile(r"[\s,;:]*\(?(?:1[6-9]\d\d|20\d\d|\?{4})[a-z]?\)?[\s.,;:]*$")
@@ -43,7 +43,7 @@ def _authors_of(previous: str, fields: dict[str, str], block: str | None, rest: 
         return _ENDS_WITH_YEAR.sub("", block) or None
     if _STARTS_WITH_YEAR.match(rest):
         year = _YEAR.search(previous)
-        if year is not None and 0 < year.start() <= 600:
+        if year is not None and 0 < year.start() <= _MOST_AUTHOR_CHARS:  # (an author list of 60 names: 1,500)
             block = previous[:year.start()].rstrip(" ,;(")
             return block or None
     return None
