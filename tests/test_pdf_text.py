@@ -21,7 +21,8 @@ from pdf_pages import PAGE_W, column_lines, make_pdf, nested_forms_pdf
 from rapidfuzz import fuzz
 
 from papers.model import MiB
-from papers.pdf.entries import join_lines, reference_strings, split_entries
+from papers.pdf.entries import reference_strings, split_entries
+from papers.pdf.joins import join_lines
 from papers.pdf.layout import Line, Word, reading_order
 from papers.pdf.read import (
     MAX_MEMORY_BYTES,
