@@ -656,3 +656,21 @@ def test_a_footnote_under_a_column_of_the_list_is_no_entry():
             line.words = [Word(w.x0, w.x1, w.text, 7.1) for w in line.words]
     refs = reference_strings(lines)
     assert len(refs) == 6 and not any("github" in r for r in refs)
+
+
+@needs_pdftotext
+def test_entry_lines_that_read_alike_at_the_same_height_of_two_pages_are_no_running_header():
+    """Numbers blanked, the last lines of two Phys. Rev. D entries read alike: heading two pages
+    at the same height, they are still the entries' (a running header naming an identifier
+    stands on half the pages, three at least)."""
+    first = [(72, 60, "References")]
+    first += [(72, 80 + 24 * k, f"[{k}] {NAMES[k]}, A work on {TOPICS[k]}. Phys. Rev. D {k} (2001)") for k in range(1, 5)]
+    first += [(72, 80 + 24 * k + 12, f"10{k}. arXiv:120{k}.1234.") for k in range(1, 5)]
+    first += [(72, 200, "[5] E. Evans, Asymptotic frame selection, Phys. Rev. D 86 (2012)")]
+    second = [(84, 60, "104037. arXiv:1205.2287, doi:10.1103/PhysRevD.86.104037."),
+              (72, 80, "[6] F. Fox, Precessing signals, Phys. Rev. D 86 (2012)")]
+    third = [(84, 60, "104063. arXiv:1207.3088, doi:10.1103/PhysRevD.86.104063."),
+             (72, 80, "[7] G. Gray, Another work. J. Tests 7 (2007).")]
+    refs = pdf_reference_strings(make_pdf([first, second + [(84, 92, "more of the sixth entry")], third]))
+    read = {d for r in refs for d in extract_identifiers(r).dois}
+    assert {"10.1103/physrevd.86.104037", "10.1103/physrevd.86.104063"} <= read

@@ -40,6 +40,7 @@ _CONTROL = bytes(c for c in range(32) if c not in (9, 10, 13))
 _DIGITS = re.compile(r"\d+")
 _DOI_IN_WORD = re.compile(r"10\.\d{4,9}/")
 _LINE_NUMBER = re.compile(r"\d{1,5}")
+_NAMES_ID = re.compile(r"doi|arxiv|#\.#/|https?:|www\.")
 _PAGE_NUMBER = re.compile(r"(?:page\s*)?\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?", re.I)
 
 
@@ -245,18 +246,22 @@ def drop_headers(pages: list[Page]) -> None:
             seen.setdefault(edge_key(line), []).append((number, line.y0))
     for page in pages:
         drop = {id(ln) for ln in edges(page)
-                if _running(edge_key(ln), ln.y0, seen)
+                if _running(edge_key(ln), ln.y0, seen, len(pages))
                 or (_PAGE_NUMBER.fullmatch(ln.text.strip()) and _outside(ln, page))}
         page.lines = [ln for ln in page.lines if id(ln) not in drop]
 
 
-def _running(key: str, y0: float, seen: dict[str, list[tuple[int, float]]]) -> bool:
+def _running(key: str, y0: float, seen: dict[str, list[tuple[int, float]]], count: int) -> bool:
     """A running header or footer: text (a letter at least: a bare number is a page number or a
     list's label, told apart by ``_outside``) seen at the same height at the edge of two pages or
     more (two entries that open alike, ``[9] Abbott, R., ...`` and ``[10] Abbott, R., ...``, at
-    a page's foot and the next page's head are no header)."""
+    a page's foot and the next page's head are no header). A line that names an identifier
+    (``104037. arXiv:1205.2287, doi:10.1103/PhysRevD.86.104037.``: numbers blanked, the last
+    line of two entries of one journal can read alike) must stand on half the ``count`` pages,
+    three at least, as a journal's DOI in its running footer does."""
     pages = {number for number, y in seen.get(key, []) if abs(y - y0) <= HEADER_DRIFT}
-    return len(pages) >= 2 and any(c.isalpha() for c in key)
+    least = max(3, count // 2) if _NAMES_ID.search(key) else 2
+    return len(pages) >= least and any(c.isalpha() for c in key)
 
 
 def _outside(line: Line, page: Page) -> bool:
