@@ -29,6 +29,9 @@ run: catalog
 	  "select status, resolver_source, work_id, left(replace(raw, chr(10), ' '), 70) as reference \
 	   from current where status in ('verified_exact', 'verified_fuzzy', 'metadata_mismatch') \
 	   order by status, citing_paper, reference_index limit 12"
+	$(BIN)/citeledger query --catalog $(CATALOG) --ledger $(LEDGER) \
+	  "select c.citing_paper, c.reference_index, c.doi, n.standing as notice from current c join notices n using (work_id) \
+	   where n.standing <> 'none' and c.status in ('verified_exact', 'verified_fuzzy') order by 1, 2"
 
 # The pictures of the site in docs/images: the make-run ledger's site, shot by headless chromium.
 SHOT := chromium --headless --no-sandbox --disable-gpu --hide-scrollbars
