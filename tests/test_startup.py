@@ -64,13 +64,25 @@ def ledger(tmp_path_factory, default_catalog) -> Path:
 
 
 def test_query_imports_no_builder_prefect_pydantic_or_pyarrow(ledger, default_catalog, tmp_path):
-    modules = imported(["query", "select status, count(*) from current join works using (work_id) group by 1",
-                        "--ledger", str(ledger), "--catalog", str(default_catalog)], tmp_path)
+    modules = imported(["query", "select status, count(*) from current group by 1", "--ledger", str(ledger),
+                        "--catalog", str(default_catalog)], tmp_path)
     assert "duckdb" in modules and "citeledger.ledger.query" in modules
     assert not roots(modules) & {"prefect", "pydantic", "pydantic_settings", "pyarrow", "numpy", "httpx", "rich",
                                  "jsonschema", "cryptography"}
     assert not {m for m in modules if m.startswith(("citeledger.catalog", "citeledger.index", "citeledger.sources",
                                                     "citeledger.ledger.store", "citeledger.engine", "papers.reader"))}
+
+
+def test_a_query_of_a_big_view_reads_it_through_pyarrow(ledger, default_catalog, tmp_path):
+    """The embedded catalog's works table passes ``STREAM_BYTES``: a query naming it reads it as a
+    pyarrow dataset (only the columns it needs); one that does not name it loads no pyarrow."""
+    from citeledger.ledger.query import STREAM_BYTES
+
+    works = next(default_catalog.glob("gen-*/works.parquet"))
+    assert works.stat().st_size > STREAM_BYTES
+    modules = imported(["query", "select count(*) from current join works using (work_id)", "--ledger", str(ledger),
+                        "--catalog", str(default_catalog)], tmp_path)
+    assert "pyarrow.dataset" in modules and not roots(modules) & {"prefect", "pydantic"}
 
 
 def test_settings_of_paths_only_load_no_model(ledger, default_catalog, tmp_path):
@@ -98,3 +110,19 @@ def test_the_pith_columns_are_the_pith_reader_s():
     assert named[:len(pith_reader.LEDGER_COLUMNS)] == list(pith_reader.LEDGER_COLUMNS)
     assert named[len(pith_reader.LEDGER_COLUMNS):][:len(pith_reader.PITH_COLUMNS)] == list(pith_reader.PITH_COLUMNS)
     assert PITH_RECORD_SCHEMA == arrow_schema(views.PITH_RECORD_COLUMNS)
+
+
+def test_streams_and_datasets_give_the_same_answers(ledger, default_catalog, monkeypatch):
+    """A view read as an Arrow stream (small) and as a pyarrow dataset (big) answers alike."""
+    from citeledger.ledger import query
+
+    sqls = ["select status, reason, count(*) from current group by all order by all",
+            "select c.work_id, w.title from current c join works w using (work_id) order by 1",
+            "select count(*), max(checked_at) is not null from notices", "select run_id, \"references\" from runs",
+            "select * from transitions", "select count(*) from rejects", "select count(*) from pith_observations"]
+
+    def answers(stream_bytes: int) -> list:
+        monkeypatch.setattr(query, "STREAM_BYTES", stream_bytes)
+        return [query.run_query(sql, ledger, default_catalog).fetchall() for sql in sqls]
+
+    assert answers(0) == answers(1 << 40)

@@ -7,8 +7,10 @@ the part files, and each base view scans an Arrow stream (the Arrow C stream int
 second, in-memory DuckDB database reads from those files with SQL of ours only, a new stream each
 time the user's database asks (each bind, each scan). The user's connection has external access off,
 no allowed directory, no temp directory (nothing spills to disk), no extension loading, no Python
-replacement scans, and its configuration locked before the user's SQL runs. Neither side imports
-pyarrow: a query starts in the time DuckDB takes to load.
+replacement scans, and its configuration locked before the user's SQL runs. A small ledger's query
+imports no pyarrow and starts in the time DuckDB takes to load; a big view the query names (past
+``STREAM_BYTES``: the catalog's works, a large ledger's observations) is a pyarrow dataset instead,
+so DuckDB reads only the columns and row groups it needs.
 ``check_read_only`` (statement types) stays in front for a clear refusal; the connection is what
 makes a write impossible.
 
@@ -36,6 +38,7 @@ from citeledger.display import visible_controls
 from citeledger.ledger.views import (
     DERIVED_VIEWS,
     LEDGER_PARTS,
+    READ_BY,
     VIEW_NAMES,
     WORKS_HIDDEN,
     Columns,
@@ -133,14 +136,17 @@ def catalog_problem(catalog_dir: CatalogDir | None) -> str | None:
 class PartStream:
     """A base view's rows for the user's database: each time it asks (``__arrow_c_stream__``, the
     Arrow PyCapsule interface), a new stream of ``sql`` on a cursor of the reading database, which
-    alone opens files and never runs the user's SQL."""
+    alone opens files and never runs the user's SQL. While the views are made (``rows`` false) DuckDB
+    asks only for the columns: the stream of no row, which reads no data."""
 
     def __init__(self, reader: duckdb.DuckDBPyConnection, sql: str):
         self.reader = reader
         self.sql = sql
+        self.rows = False
 
     def __arrow_c_stream__(self, requested_schema: object = None) -> object:
-        return self.reader.cursor().sql(self.sql).__arrow_c_stream__(requested_schema)
+        sql = self.sql if self.rows else f"SELECT * FROM ({self.sql}) LIMIT 0"
+        return self.reader.cursor().sql(sql).__arrow_c_stream__(requested_schema)
 
 
 def _parts_sql(reader: duckdb.DuckDBPyConnection, files: list[Path], columns: Columns) -> str:
@@ -169,10 +175,56 @@ def _part_files(folder: Path) -> list[Path]:
     return sorted(folder.rglob("*.parquet")) if folder.is_dir() else []
 
 
-def sandbox(ledger_dir: LedgerDir, catalog_dir: CatalogDir | None,
-            limits: QueryLimits | None = None) -> tuple[duckdb.DuckDBPyConnection, dict[str, str]]:
+# A base view whose files pass this many bytes, and that the query names, is read through a pyarrow
+# dataset: DuckDB then reads only the columns and row groups the query needs (an Arrow C stream
+# gives every column of every row), worth pyarrow's fifth of a second to load. Smaller ones, and
+# those a query does not name, are streams.
+STREAM_BYTES = 1 << 20
+
+
+def named(sql: str | None, view: str) -> bool:
+    """Whether ``sql`` may read ``view`` (its name, or a view over it, as a word; None: any view)."""
+    names = READ_BY.get(view, (view,))
+    return sql is None or re.search(r"\b(" + "|".join(names) + r")\b", sql, re.I) is not None
+
+
+def wants_arrow(sql: str | None, ledger_dir: LedgerDir, catalog_dir: CatalogDir | None) -> bool:
+    """Whether the query's sandbox reads some view through a pyarrow dataset (``STREAM_BYTES``)."""
+    return any(_big(files) and named(sql, name) for name, files in _view_files(Path(ledger_dir), catalog_dir).items())
+
+
+def _big(files: list[Path]) -> bool:
+    return sum(f.stat().st_size for f in files) > STREAM_BYTES
+
+
+def _view_files(ledger: Path, catalog_dir: CatalogDir | None) -> dict[str, list[Path]]:
+    """The files each base view reads (none for a ledger or catalog that is not there)."""
+    found = {} if ledger_problem(ledger) else {name: _part_files(ledger / folder)
+                                               for name, (folder, _) in LEDGER_PARTS.items()}
+    gen = live_generation(catalog_dir) if catalog_dir is not None else None
+    if gen is not None:
+        found["works"] = [gen / "works.parquet"]
+    return found
+
+
+def _dataset(con: duckdb.DuckDBPyConnection, name: str, files: list[Path], columns: Columns | None) -> None:
+    """``name`` over a pyarrow dataset of ``files`` (pyarrow reads them; DuckDB pushes projections and
+    filters into the scan): the way of a big view."""
+    import pyarrow.dataset as ds
+
+    from citeledger.ledger.views import arrow_schema
+
+    schema = arrow_schema(columns) if columns is not None else None
+    con.register(f"{name}_parts", ds.dataset([str(f) for f in files], schema=schema, format="parquet"))
+    hidden = f" EXCLUDE ({', '.join(WORKS_HIDDEN)})" if name == "works" else ""
+    con.execute(f"CREATE VIEW {name} AS SELECT *{hidden} FROM {name}_parts")
+
+
+def sandbox(ledger_dir: LedgerDir, catalog_dir: CatalogDir | None, limits: QueryLimits | None = None,
+            sql: str | None = None) -> tuple[duckdb.DuckDBPyConnection, dict[str, str]]:
     """A connection holding the views and no way to touch a file; also the problems its views report,
-    by the name of the table a failing view misses."""
+    by the name of the table a failing view misses. ``sql``: the query the views are for (a big view
+    it names is a pyarrow dataset; None: every big view is)."""
     limits = limits or QueryLimits()
     ledger = Path(ledger_dir)
     if ledger.exists() and not ledger.is_dir():
@@ -181,26 +233,37 @@ def sandbox(ledger_dir: LedgerDir, catalog_dir: CatalogDir | None,
     reader = duckdb.connect(config={"memory_limit": memory, "temp_directory": ""})
     con = duckdb.connect(config=SANDBOX | {"memory_limit": memory})
     problems: dict[str, str] = {}
+    streams: list[PartStream] = []
+    files = _view_files(ledger, catalog_dir)
     try:
         no_ledger = ledger_problem(ledger)
-        for name, (folder, columns) in LEDGER_PARTS.items():
-            _add_view(con, name, None if no_ledger else
-                      PartStream(reader, _parts_sql(reader, _part_files(ledger / folder), columns)), columns)
+        for name, (_, columns) in LEDGER_PARTS.items():
             if no_ledger:
+                _add_view(con, name, None, columns)
                 problems[f"{name}_missing"] = no_ledger
-        gen = live_generation(catalog_dir) if catalog_dir is not None else None
-        if gen is not None:
-            works = (f"SELECT * EXCLUDE ({', '.join(WORKS_HIDDEN)}) "
-                     f"FROM read_parquet({sql_literal(gen / 'works.parquet')})")
-            _add_view(con, "works", PartStream(reader, works))
-        else:
+            elif not files[name]:  # none of these parts yet: a view of no row needs no file
+                con.execute(f"CREATE VIEW {name} AS {empty_select(columns)}")
+            elif _big(files[name]) and named(sql, name):
+                _dataset(con, name, files[name], columns)
+            else:
+                streams.append(PartStream(reader, _parts_sql(reader, files[name], columns)))
+                _add_view(con, name, streams[-1])
+        if "works" not in files:
             _add_view(con, "works", None)
             problems["works_missing"] = catalog_problem(catalog_dir) or ""
-        for name, sql in DERIVED_VIEWS.items():
-            con.execute(f"CREATE VIEW {name} AS {sql}")
+        elif _big(files["works"]) and named(sql, "works"):
+            _dataset(con, "works", files["works"], None)
+        else:
+            streams.append(PartStream(reader, f"SELECT * EXCLUDE ({', '.join(WORKS_HIDDEN)}) "
+                                              f"FROM read_parquet({sql_literal(files['works'][0])})"))
+            _add_view(con, "works", streams[-1])
+        for name, derived in DERIVED_VIEWS.items():
+            con.execute(f"CREATE VIEW {name} AS {derived}")
         for missing in problems:
             con.execute(f"DROP TABLE {missing}")
         con.execute("SET lock_configuration = true")
+        for stream in streams:
+            stream.rows = True
     except BaseException:
         con.close()
         reader.close()
@@ -212,7 +275,7 @@ def run_query(sql: str, ledger_dir: LedgerDir, catalog_dir: CatalogDir | None,
               limits: QueryLimits | None = None) -> duckdb.DuckDBPyRelation:
     """The user's SQL as a relation on its sandbox (no time limit: ``user_query`` has one)."""
     check_read_only(sql)
-    con, _ = sandbox(ledger_dir, catalog_dir, limits)
+    con, _ = sandbox(ledger_dir, catalog_dir, limits, sql)
     return con.sql(sql)
 
 
@@ -306,8 +369,10 @@ def user_query(sql: str, ledger_dir: LedgerDir, catalog_dir: CatalogDir | None,
     """The user's query on its sandbox, interrupted after ``limits.timeout_seconds``."""
     limits = limits or QueryLimits()
     check_read_only(sql)
+    if wants_arrow(sql, ledger_dir, catalog_dir):
+        import pyarrow.dataset  # noqa: F401 (a big view's dataset: loaded before the views are made)
     with arrow_left_unloaded():
-        con, problems = sandbox(ledger_dir, catalog_dir, limits)
+        con, problems = sandbox(ledger_dir, catalog_dir, limits, sql)
         expired = threading.Event()
 
         def stop() -> None:

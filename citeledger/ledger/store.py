@@ -31,7 +31,7 @@ from citeledger.ledger.views import (
     REJECT_COLUMNS,
     RUN_COLUMNS,
     WORKS_HIDDEN,
-    Columns,
+    arrow_schema,
 )
 from citeledger.ledger.views import LEDGER_PARTS as VIEW_PARTS
 from citeledger.options import check_run_id
@@ -49,16 +49,6 @@ from citeledger.storage.places import CatalogDir, LedgerDir, LedgerPlaces
 from citeledger.storage.sql import sql_literal
 from citeledger.works.row_schema import VERSION_TYPE, WORKS_SCHEMA
 from resolvers.errors import ConfigError, LedgerPathError
-
-# DuckDB's types of the columns (``views``) as the Arrow types the part files are written in
-_ARROW_TYPES: dict[str, pa.DataType] = {
-    "VARCHAR": pa.string(), "BIGINT": pa.int64(), "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_(),
-    "TIMESTAMPTZ": pa.timestamp("us", tz="UTC"), "VARCHAR[]": pa.list_(pa.string())}
-
-
-def arrow_schema(columns: Columns) -> pa.Schema:
-    return pa.schema([(name, _ARROW_TYPES[kind]) for name, kind in columns])
-
 
 OBSERVATION_SCHEMA = arrow_schema(OBSERVATION_COLUMNS)
 PITH_OBSERVATION_SCHEMA = arrow_schema(PITH_OBSERVATION_COLUMNS)

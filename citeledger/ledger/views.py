@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from os import PathLike
 from pathlib import Path
+from typing import Any
 
 from resolvers.errors import ConfigError
 
@@ -114,6 +115,20 @@ WORKS_HIDDEN = ("precedence", "ingested_seq")  # columns of works.parquet the wo
 
 # what a run or an import leaves
 LEDGER_MARKS = ("_runs", "observations", "runs", "ledger.duckdb", "pith", "pith_records")
+
+
+# the views that read each base view's parts (a query naming one of them reads those parts)
+READ_BY = {"observations": ("observations", "current", "transitions", "reference_changes"),
+           "notices_history": ("notices_history", "notices")}
+
+
+def arrow_schema(columns: Columns) -> Any:
+    """The Arrow schema of these columns (pyarrow is loaded here, by the writer or a big query only)."""
+    import pyarrow as pa
+
+    types = {"VARCHAR": pa.string(), "BIGINT": pa.int64(), "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_(),
+             "TIMESTAMPTZ": pa.timestamp("us", tz="UTC"), "VARCHAR[]": pa.list_(pa.string())}
+    return pa.schema([(name, types[kind]) for name, kind in columns])
 
 
 def empty_select(columns: Columns) -> str:
