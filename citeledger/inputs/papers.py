@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import BinaryIO, Iterator
 
 from citeledger.storage.atomic import file_sha256
-from papers import PaperLimits, PaperReferences, PaperReject, citing_paper_from_name, read_paper, read_tree
+from papers.model import PaperLimits, PaperReferences, PaperReject
+from papers.names import citing_paper_from_name
 from papers.suffixes import TEXT_SUFFIXES
 
 PAPER_KIND, FOLDER_KIND = "paper", "paper_folder"
@@ -138,6 +139,8 @@ def read_paper_input(path: Path, name: str, kind: str, limits: PaperLimits,
     """One paper read from disk: a file's bytes, or a folder's text files."""
     if kind == FOLDER_KIND:
         files, problems = folder_files(path, limits)
+        from papers.reader import read_tree  # the LaTeX and archive readers: loaded with the first paper
+
         paper = read_tree(name, files, limits, citing_paper)
         paper.rejects[:0] = [PaperReject(name, member, code, reason) for member, code, reason in problems]
         return paper
@@ -146,6 +149,8 @@ def read_paper_input(path: Path, name: str, kind: str, limits: PaperLimits,
         from citeledger.inputs.pdf_papers import read_pdf
 
         return read_pdf(name, data, citing_paper)
+    from papers.reader import read_paper
+
     return read_paper(name, data, limits, citing_paper)
 
 

@@ -16,16 +16,17 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from citeledger.config import Config, load_config
 from citeledger.storage.places import LedgerDir
 from citeledger.storage.remote_state import PaperCache, paper_cache
 from papers import ExtractedReference, PaperReferences, PaperReject
-from papers.pdf.read import read_pdf_text
 from resolvers.errors import GrobidNotConfigured, PdfUnreadable, RemoteUnavailable
-from resolvers.remote.eprint import ArxivFiles
-from resolvers.remote.grobid import GrobidClient, build_grobid, parse_tei
+
+if TYPE_CHECKING:  # GROBID's client and TEI reader (lxml) and poppler's reader load with the first PDF
+    from resolvers.remote.eprint import ArxivFiles
+    from resolvers.remote.grobid import GrobidClient
 
 SOURCE = "pdf_text"
 UNAVAILABLE = "unavailable"  # the reject code (and the reason's first word) of a PDF GROBID could not answer for
@@ -60,6 +61,8 @@ class PdfService:
             raise GrobidNotConfigured(NOT_CONFIGURED)
         try:
             tei = self.client.process_references(pdf, Path(name).name or "paper.pdf")
+            from resolvers.remote.grobid import parse_tei
+
             parse_tei(tei)  # a garbled answer raises here, before it is kept
         except PdfUnreadable as exc:
             if self.cache is not None:
@@ -87,6 +90,8 @@ def grobid_client(url: str | None, config: Config | None = None) -> GrobidClient
         return None
     with _CLIENTS_LOCK:
         if url not in _CLIENTS:
+            from resolvers.remote.grobid import build_grobid
+
             client = build_grobid(settings, url)
             assert client is not None
             _CLIENTS[url] = client
@@ -151,10 +156,14 @@ def read_pdf(name: str, data: bytes, citing_paper: str | None = None,
     service = service or current_service()
     tei = _tei(service, data, name)
     if isinstance(tei, PaperReject) and tei.code == "grobid_not_configured":
+        from papers.pdf.read import read_pdf_text
+
         return read_pdf_text(name, data, result.citing_paper)
     if isinstance(tei, PaperReject):
         result.rejects.append(tei)
         return result
+    from resolvers.remote.grobid import parse_tei
+
     for order, ref in enumerate(parse_tei(tei), 1):
         result.references.append(ExtractedReference(order, ref.raw, SOURCE, None, "pdf", fields=ref.fields()))
     if not result.references:
