@@ -152,7 +152,6 @@ def test_a_run_reads_papers_within_the_configured_limits_and_keeps_them_for_a_re
 
 
 def test_two_versions_of_one_paper_are_settled_as_duplicates_and_other_papers_read_once(tmp_path, monkeypatch):
-    from citeledger.inputs import papers as paper_inputs
     from citeledger.inputs.dedupe import read_inputs
     from citeledger.inputs.rows import InputLimits
 
@@ -163,14 +162,16 @@ def test_two_versions_of_one_paper_are_settled_as_duplicates_and_other_papers_re
     shutil.copy(FIXTURES / "1606.03757.tar", papers / "1606.03757v1.tar")
     shutil.copy(FIXTURES / "1606.03757.tar", papers / "1606.03757v2.tar")  # the same bytes twice
     shutil.copy(FIXTURES / "1202.3665.gz", papers / "1202.3665.gz")
+    from papers import reader as paper_reader  # (paper_inputs loads its readers on use)
+
     reads = []
-    real = paper_inputs.read_paper
+    real = paper_reader.read_paper
 
     def counted(name, *args, **kwargs):
         reads.append(Path(name).name)
         return real(name, *args, **kwargs)
 
-    monkeypatch.setattr(paper_inputs, "read_paper", counted)
+    monkeypatch.setattr(paper_reader, "read_paper", counted)
     refs, rejects = read_inputs([papers], InputLimits())
     # v1 has 19 references, v2 20: positions 1-19 disagree (all rejected), 20 is v2's alone
     assert sorted({(r.citing_paper, len([x for x in refs if x.citing_paper == r.citing_paper])) for r in refs}) == \
