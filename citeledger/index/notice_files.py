@@ -37,9 +37,9 @@ ID_HASHES, ID_ROWS = "notice_id_hashes.npy", "notice_id_rows.npy"  # work id has
 REL_ROWS, REL_ENDS, REL_TEXT = "notice_rel_rows.npy", "notice_rel_ends.npy", "notice_rel_text.npy"
 STAMP = "notice_stamp.npy"  # int64: n_works, works_bytes, index format, NOTICE_FORMAT; written last
 FILES = (FLAGS, ID_HASHES, ID_ROWS, REL_ROWS, REL_ENDS, REL_TEXT, STAMP)
-NOTICE_FORMAT = 1
+NOTICE_FORMAT = 2  # 2: the arXiv sources among HELD
 WORK_COLUMNS = ("work_id", "doi", "arxiv_id", "alt_dois", "withdrawn")  # read from works.arrow
-HELD = ("crossref", "openalex")
+HELD = ("crossref", "openalex", "arxiv_snapshot", "arxiv_oai")  # arXiv's: whether arXiv's record was read
 NAMES = (*WORK_COLUMNS, "sources", "relations")  # the sources whose holding a work changes its notice's sources checked
 
 

@@ -13,10 +13,15 @@ from resolvers.notices import sources as notice_sources
 from resolvers.notices import standing as notices
 from resolvers.notices.standing import NoticeIndex, notice_row
 
+# The sources that read a work's arXiv record, and with it whether the paper was withdrawn: only
+# then was arXiv asked about it (an arXiv id from another source says nothing of a withdrawal).
+ARXIV_RECORDS = frozenset({"arxiv_snapshot", "arxiv_oai"})
+
 
 def work_notice(work: dict[str, Any], index: NoticeIndex, checked_at: str | None) -> Any:
     """The standing notice of one catalog work: Retraction Watch events for any of its DOIs, the
-    Crossref update relations its record carries, OpenAlex's is_retracted, and arXiv's withdrawn flag."""
+    Crossref update relations its record carries, OpenAlex's is_retracted, and arXiv's withdrawn flag
+    (each source counted as asked only when the work's record came from it)."""
     extra_events, extra_sources = _work_extras(work, index)
     return index.notice_for(work.get("doi"), work.get("arxiv_id"), checked_at=checked_at,
                             extra_events=extra_events, extra_sources=extra_sources)
@@ -36,7 +41,7 @@ def _work_extras(work: dict[str, Any], index: NoticeIndex) -> tuple[list[Any], l
         extra_sources.append(notices.SOURCE_OPENALEX)
         if work.get("relations") and work.get("doi"):
             extra_events += notice_sources.events_from_openalex(work["doi"], json.loads(work["relations"]))
-    if work.get("arxiv_id"):
+    if work.get("arxiv_id") and (work_sources & ARXIV_RECORDS or work.get("withdrawn")):
         extra_sources.append(notices.SOURCE_ARXIV)
         if work.get("withdrawn"):
             extra_events += notice_sources.events_from_arxiv_withdrawal(work["arxiv_id"])
@@ -55,7 +60,8 @@ def _plain_extras(work: dict[str, Any], made: dict[tuple[bool, bool, bool], list
     if work.get("relations") or work.get("withdrawn") or any(d != work.get("doi") for d in work.get("alt_dois") or ()):
         return None
     held = work.get("sources") or ()
-    key = ("crossref" in held, "openalex" in held, bool(work.get("arxiv_id")))
+    arxiv_read = bool(work.get("arxiv_id")) and bool(ARXIV_RECORDS.intersection(held))
+    key = ("crossref" in held, "openalex" in held, arxiv_read)
     if key not in made:
         made[key] = ([notices.SOURCE_CROSSREF_PUBLISHER, notices.SOURCE_CROSSREF_RW] if key[0] else []) + \
             ([notices.SOURCE_OPENALEX] if key[1] else []) + ([notices.SOURCE_ARXIV] if key[2] else [])
