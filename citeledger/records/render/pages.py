@@ -104,12 +104,12 @@ def state_rows(record: Mapping[str, Any]) -> list[tuple[Any, str, str, str, Any]
     return [(s, *words.state_words(s), by_status[s]) for s in order]
 
 
-def coverage_rows(record: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
-    """(what, how far measured, figure, what it means) of each coverage lane."""
+def coverage_rows(record: Mapping[str, Any]) -> list[tuple[str, str, str, str, str]]:
+    """(what, how far measured, figure, from where and when, what it means) of each coverage lane."""
     lanes = record["coverage"]
     order = [n for n in words.LANES if n in lanes] + sorted(n for n in lanes if n not in words.LANES)
-    return [(*words.lane_figures(name, lanes[name]), str(lanes[name].get("means") or "")) for name in order
-            if isinstance(lanes[name], Mapping)]
+    return [(*words.lane_figures(name, lanes[name]), words.lane_source(name, lanes[name]),
+             str(lanes[name].get("means") or "")) for name in order if isinstance(lanes[name], Mapping)]
 
 
 def page_heading(view: RecordView, number: int) -> str:
@@ -147,8 +147,8 @@ def text_page(view: RecordView) -> str:
     lines += [f"  {plain:<34} {count:>6}  ({state}: {meaning})"
               for state, plain, meaning, _, count in state_rows(record)]
     lines += ["", "What this record measured:"]
-    lines += [f"  {what}: {state}, {figure}" + (f" ({means})" if means else "")
-              for what, state, figure, means in coverage_rows(record)]
+    lines += [f"  {what}: {state}, {figure}; from {source}" + (f" ({means})" if means else "")
+              for what, state, figure, source, means in coverage_rows(record)]
     lines += ["", "Provenance (of every reference unless it says otherwise):", f"  {view.common or 'not recorded'}",
               f"  record digest {record['content_digest']}", f"  {receipt_line(record)}"]
     lines += text_notices(view)
@@ -285,9 +285,9 @@ def html_summary(view: RecordView) -> list[str]:
              for s, plain, meaning, _, count in state_rows(record)]
     page += ["</table>", "<h2>What this record measured</h2>",
              '<table class="coverage"><tr><th>what</th><th>measured?</th><th>how much</th>'
-             "<th>what it means</th></tr>"]
-    page += [f"<tr><td>{e(what)}</td><td>{e(state)}</td><td>{e(figure)}</td><td>{e(means)}</td></tr>"
-             for what, state, figure, means in coverage_rows(record)]
+             "<th>from (as of)</th><th>what it means</th></tr>"]
+    page += [f"<tr><td>{e(what)}</td><td>{e(state)}</td><td>{e(figure)}</td><td>{e(source)}</td>"
+             f"<td>{e(means)}</td></tr>" for what, state, figure, source, means in coverage_rows(record)]
     page += ["</table>", "<h2>Provenance</h2>",
              f'<p class="prov">Every reference below was {e(view.common or "of unrecorded provenance")}, '
              "unless it says otherwise.</p>",

@@ -71,13 +71,17 @@ def as_of_sentence(record: Mapping[str, Any]) -> str:
     if "external_citations" not in cov:  # a v1 record: no lanes with states
         return f"As of {record['coverage']['resolution'].get('as_of') or 'an unknown time'}, this is a v1 record."
     res, notes, inbound = cov["resolution"], cov["notices"], cov["inbound"]
-    missing = [name for name, lane in (("the paper's own metadata", cov["paper_metadata"]), ("notices", notes),
+    missing = [name for name, lane in (("the paper's own metadata", cov["paper_metadata"]),
+                                       ("the notices of the cited works (no notice source answered)", notes),
                                        ("resolution", res)) if lane["state"] == "not_measured"]
-    return (f"As of {record.get('as_of') or 'an unknown time'}, this record measured the resolution of "
-            f"{res['observed']} of {res['denominator']} references, the notices of the cited works of "
-            f"{notes['observed']} of {notes['denominator']} references naming a catalog work and the citations "
-            f"from the {inbound['denominator']} references in this ledger that cite the paper; it did not measure "
-            f"citations from outside this ledger" + (f", nor {', '.join(missing)}" if missing else "") + ".")
+    measured = [f"the resolution of {res['observed']} of {res['denominator']} references"]
+    if notes["state"] != "not_measured":
+        measured.append(f"the notices of the cited works of {notes['observed']} of {notes['denominator']} "
+                        "references naming a catalog work")
+    measured.append(f"the citations from the {inbound['denominator']} references in this ledger that cite the paper")
+    return (f"As of {record.get('as_of') or 'an unknown time'}, this record measured {', '.join(measured[:-1])} "
+            f"and {measured[-1]}; it did not measure citations from outside this ledger"
+            + (f", nor {', '.join(missing)}" if missing else "") + ".")
 
 
 def provenance_of(item: Mapping[str, Any]) -> str | None:

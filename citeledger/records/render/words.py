@@ -69,6 +69,17 @@ def lane_figures(name: str, lane: Mapping[str, Any]) -> tuple[str, str, str]:
     return what, state, figure
 
 
+def lane_source(name: str, lane: Mapping[str, Any]) -> str:
+    """Where a lane's figure comes from and as of when: the notice sources that answered, each with
+    the time it was asked ("arxiv (2026-08-15T06:32:42Z)"), or "no notice source answered"; for the
+    other lanes the tables read and the lane's time."""
+    if name == "notices":
+        times = lane.get("source_times") or {s: lane.get("as_of") for s in lane.get("sources") or []}
+        return ", ".join(f"{s} ({t or 'time not recorded'})" for s, t in times.items()) or "no notice source answered"
+    sources = ", ".join(str(s) for s in lane.get("sources") or []) or "no source"
+    return f"{sources}, as of {lane['as_of']}" if lane.get("as_of") else sources
+
+
 def doi_href(doi: Any) -> str:
     return "https://doi.org/" + quote(str(doi), safe="/:;()._-")
 
