@@ -7,11 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from test_nightly_pdf import night
 
 from citeledger.catalog.store import CatalogStore
 from citeledger.inputs.pdf_papers import forget_clients
-from citeledger.nightly import steps as nightly
-from citeledger.run import pipeline
 from papers.pdf.ids import PdfId, own_id, pdf_id
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -50,14 +49,6 @@ def site(tmp_path, monkeypatch):
     forget_clients()
     yield dirs
     forget_clients()
-
-
-def night(site) -> nightly.NightlySummary:
-    work = nightly.prepare_nightly(site["inbox"], site["catalog"], site["ledger"], batch_size=50)
-    assert work.plan is not None
-    for job in work.plan.pending:
-        pipeline.run_batch(job)
-    return nightly.complete_nightly(work, site["processed"])
 
 
 @poppler
