@@ -674,3 +674,38 @@ def test_entry_lines_that_read_alike_at_the_same_height_of_two_pages_are_no_runn
     refs = pdf_reference_strings(make_pdf([first, second + [(84, 92, "more of the sixth entry")], third]))
     read = {d for r in refs for d in extract_identifiers(r).dois}
     assert {"10.1103/physrevd.86.104037", "10.1103/physrevd.86.104063"} <= read
+
+
+def test_bracketed_author_year_labels_cut_entries():
+    lines = _lines([(72, "References"), (72, "[Abadi et al. 2016] Martín Abadi, Paul Barham, and Jianmin Chen."),
+                    (84, "TensorFlow: a system for machine learning. In OSDI."),
+                    (72, "[Bradley and Terry 1952] Ralph Allan Bradley and Milton E Terry. Rank"),
+                    (84, "analysis of incomplete block designs. Biometrika (1952)."),
+                    (72, "[van Son et al. 2022a] L. A. C. van Son, S. E. de Mink. A work. ApJ 931."),
+                    (72, "[Zhou 2020] X. Zhou. Another work. J. Tests 1 (2020).")])
+    refs = reference_strings(lines)
+    assert [r.split(".")[0] for r in refs] == ["Martín Abadi, Paul Barham, and Jianmin Chen", "Ralph Allan Bradley and "
+                                               "Milton E Terry", "L", "X"]
+
+
+def test_a_surname_s_lowercase_particle_opens_an_entry():
+    texts = [(72, "References")]
+    for name in ("van Son, L. A. C., de Mink, S. E., and Callister, T. (2022). A long title of",
+                 "de la Fuente, A. and Other, B. (2019). A long title of", "Dunn, A. and Other, C. (2003). A long title of",
+                 "von Hippel, T., Other, D. (2001). A long title of"):
+        texts += [(72, name), (72, "a work, with more words"), (72, "in it, and yet more words of"),
+                  (72, "the title. Journal 1, 2-3.")]
+    assert len(split_entries(_lines(texts[1:]))) == 4
+
+
+@needs_pdftotext
+def test_a_running_header_references_atop_each_page_of_the_list_is_no_new_list():
+    pages = []
+    for n in range(3):
+        # the heading repeated atop each page of the list, not always at one height (so no header rule drops it)
+        lines = [(72, 40 + 8 * n, "References")] if n else [(72, 40, "Body text of the paper."), (72, 60, "References")]
+        lines += [(72, 80 + 22 * k, f"[{4 * n + k + 1}] {NAMES[4 * n + k]}, A. A work on {TOPICS[4 * n + k]}. "
+                                    f"J. Tests {k} (2001).") for k in range(4)]
+        pages.append(lines)
+    refs = pdf_reference_strings(make_pdf(pages))
+    assert len(refs) == 12 and refs[0].startswith("Adams")

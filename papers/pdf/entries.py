@@ -72,6 +72,8 @@ LABELS = ((re.compile(r"\[(\d{1,4})\]"), 2), (re.compile(r"\((\d{1,4})\)(?=\s|$)
 # (any script's letters: [DĎ86]; a raised "+" may come out spaced: [HSK +22])
 _KEY_LABEL = re.compile(r"\[(?!Online\]|Internet\]|Accessed)[^\W\d_][\w+\-.'\u2019\u0300-\u036f]{0,11}"
                         r"(?: ?\+ ?\d{0,4}[a-z]?)?\](?=\s)")
+# an author-year label: a name (a particle may open it), the year, in brackets: [van Son et al. 2022a]
+_AUTHOR_YEAR_LABEL = re.compile(r"\[(?:[^\W\d_]|\w+ [A-Z])[^\[\]]{0,80}?[\s,](?:1[6-9]|20)\d\d[a-z]?\](?=\s)")
 KEY_LABELS_AT_LEAST = 3
 MAX_SKIP = 1  # one label may be lost (printed as a glyph the text layer lacks) without ending the list
 HANG_MIN = 3.0  # points: continuation lines indented at least this much make a hanging list
@@ -122,13 +124,20 @@ def find_sections(lines: list[Line]) -> list[tuple[bool, list[Line]]]:
 
 
 def _collect(lines: list[Line], sections: list[tuple[bool, list[Line]]], body: float) -> None:
-    """Append each section's lines to ``sections`` (whose last one, when given, is open)."""
+    """Append each section's lines to ``sections`` (whose last one, when given, is open). A
+    list's heading repeated as the first line of a page while the list is open is its running
+    header, not a new list."""
     current: list[Line] | None = sections[-1][1] if sections else None
     cut: list[Line] | None = None  # a list a heading interrupted, and the label it waits for
     waiting = ""
     supplement = False
+    previous: Line | None = None
     for line in lines:
         text = line.text.strip()
+        new_page = previous is None or line.page != previous.page
+        previous = line
+        if HEADING.fullmatch(text) and current and new_page:
+            continue  # "References" atop each page of the list (a running header): the list goes on
         if HEADING.fullmatch(text):
             current, cut = [], None
             sections.append((supplement, current))
@@ -249,7 +258,8 @@ def split_unnumbered(lines: list[Line]) -> list[Entry]:
         starts = [i for i, ln in enumerate(lines) if i == 0 or _wide_gap(lines, i)]
     if hang is None and len(starts) * MAX_LINES_PER_ENTRY < len(lines):  # neither indent nor gaps
         starts = [i for i, ln in enumerate(lines)
-                  if i == 0 or (AUTHOR_START.match(ln.text) and lines[i - 1].text.rstrip().endswith(_ENTRY_ENDS))]
+                  if i == 0 or ((AUTHOR_START.match(ln.text) or PARTICLE_START.match(ln.text))
+                                and lines[i - 1].text.rstrip().endswith(_ENTRY_ENDS))]
     if not starts or starts[0] != 0:
         starts = [0] + starts
     return [Entry(lines[a:b]) for a, b in zip(starts, starts[1:] + [len(lines)])]
@@ -283,7 +293,7 @@ def _wide_gap(lines: list[Line], i: int) -> bool:
     lines of one entry keep; the first line of a column counts as a start only if capitalised."""
     prev, line = lines[i - 1], lines[i]
     if (prev.page, prev.column) != (line.page, line.column):
-        return line.text[:1].isupper()
+        return line.text[:1].isupper() or PARTICLE_START.match(line.text) is not None
     spacing = _spacing(lines)
     return spacing is not None and line.y0 - prev.y0 > spacing * 1.3
 
@@ -371,11 +381,17 @@ def bound_last(entries: list[Entry]) -> list[Entry]:
     return entries
 
 
+def _label_at(text: str) -> re.Match[str] | None:
+    """The key label opening ``text``: alpha-like (``[AL09]``) or author-year (``[Name et al.
+    2018]``, ``[Name and Other 2020]``, as ACM's and some journals' styles print it)."""
+    return _KEY_LABEL.match(text) or _AUTHOR_YEAR_LABEL.match(text)
+
+
 def split_labelled(lines: list[Line]) -> list[Entry] | None:
     """Entries cut at key labels (``[AL09]``, ``[GFY+20]``, ``[Coda]``: alpha-like styles, the
     label right-aligned so its start moves), when most entries carry one; the label is dropped as
     a number's is."""
-    starts = [i for i, ln in enumerate(lines) if _KEY_LABEL.match(ln.text.lstrip())]
+    starts = [i for i, ln in enumerate(lines) if _label_at(ln.text.lstrip())]
     if len(starts) < KEY_LABELS_AT_LEAST or len(starts) * MAX_LINES_PER_NUMBERED_ENTRY < len(lines):
         return None
     if starts[0] != 0:
@@ -383,7 +399,7 @@ def split_labelled(lines: list[Line]) -> list[Entry] | None:
     entries = []
     for a, b in zip(starts, starts[1:] + [len(lines)]):
         first = lines[a]
-        m = _KEY_LABEL.match(first.text.lstrip())
+        m = _label_at(first.text.lstrip())
         entries.append(Entry([_without_label(first, m.group(0) if m else "")] + lines[a + 1:b]))
     return entries
 
