@@ -167,3 +167,80 @@ class RecordView:
             return None
         target = f"#ref-{item['reference_index']}"
         return target if number == here else href_name(page_file(self.links.stem, number)) + target
+
+
+# ---- facts both pages say ------------------------------------------------------------------
+
+
+def cut_text(text: Any, limit: int) -> str:
+    words_ = " ".join(str(text or "").split())
+    return words_ if len(words_) <= limit else words_[: limit - 1] + "…"
+
+
+def paper_facts(record: Mapping[str, Any]) -> list[str]:
+    """The paper's ids, handle, aliases, categories, versions and dates, each only when known."""
+    paper = record["paper"]
+    work = paper.get("work") or {}
+    ids = [f"{k} {work[k]}" for k in ("work_id", "doi", "arxiv_id") if work.get(k)]
+    lines = [" | ".join(ids) if ids else "not in the catalog"]
+    if "handle" in paper:
+        lines.append(f"handle {paper['handle']} | aliases: {', '.join(paper['aliases'])}")
+        if paper.get("categories") is not None:
+            lines.append(f"categories: {', '.join(paper['categories']) or 'none'}")
+        if paper.get("versions"):
+            lines.append(f"submitted {paper['submitted_at']}, last updated {paper['last_updated_at']}, versions: "
+                         + ", ".join(f"{v['version']} {v['created']}" for v in paper["versions"]))
+        elif paper.get("versions") is None:
+            lines.append("categories, versions and dates: not kept by this catalog for this paper")
+        if paper.get("metadata_source"):
+            lines.append(f"metadata from: {', '.join(paper['metadata_source'])}")
+    return lines
+
+
+def receipt_line(record: Mapping[str, Any]) -> str:
+    receipt = record.get("receipt")
+    if not receipt:
+        return "receipt: none"
+    if receipt["state"] == "signed":
+        return (f"signed {receipt['signed_at']} by key {receipt['key_id']} ({receipt['algorithm']}, "
+                f"{receipt['builder']})")
+    return f"unsigned ({receipt['why_unsigned']}); built {receipt['signed_at']} by {receipt['builder']}"
+
+
+def state_rows(record: Mapping[str, Any]) -> list[tuple[Any, str, str, str, Any]]:
+    """(state, words, meaning, colour, count) of each state the record counts, known states first."""
+    by_status = record["counts"]["by_status"]
+    order = [s for s in words.STATES if s in by_status] + [s for s in by_status if s not in words.STATES]
+    return [(s, *words.state_words(s), by_status[s]) for s in order]
+
+
+def coverage_rows(record: Mapping[str, Any]) -> list[tuple[str, str, str, str, str]]:
+    """(what, how far measured, figure, from where and when, what it means) of each coverage lane."""
+    lanes = record["coverage"]
+    order = [n for n in words.LANES if n in lanes] + sorted(n for n in lanes if n not in words.LANES)
+    return [(*words.lane_figures(name, lanes[name]), words.lane_source(name, lanes[name]),
+             str(lanes[name].get("means") or "")) for name in order if isinstance(lanes[name], Mapping)]
+
+
+def page_heading(view: RecordView, number: int) -> str:
+    """"References 1001-2000 of 12485 (page 2 of 13)": what a page of a paged list shows."""
+    outbound, page = view.record["outbound"], view.pages[number - 1]
+    total = outbound["total"]
+    if len(view.pages) == 1 and not outbound["truncated"]:
+        return f"References ({total})"
+    first = sum(len(p) for p in view.pages[:number - 1]) + 1
+    shown = f"References {first}-{first + len(page) - 1} of {total}" if page else f"References (0 of {total})"
+    missing = len(view.references) < total
+    return shown + f" (page {number} of {len(view.pages)}" + (
+        f"; the record holds {len(view.references)} of them, cut at {outbound['cap']}" if missing else "") + ")"
+
+
+def inbound_heading(record: Mapping[str, Any]) -> str:
+    inbound = record["inbound"]
+    cut = f", cut at {inbound['cap']}" if inbound["truncated"] else ""
+    return f"Cited by papers in this ledger ({inbound['listed']} of {inbound['total']} listed{cut})"
+
+
+def no_notice_found(notice: Any) -> bool:
+    """A notice check that ran and found nothing (the usual case: said once on a page, not per reference)."""
+    return isinstance(notice, Mapping) and notice.get("state") == "measured" and not notice.get("events")
