@@ -86,7 +86,8 @@ class PaperReferences:
     """One paper read: ``form`` what it was (``tar``, ``gzip_tex``, ``tex``, ``bbl``, ``bib``,
     ``folder``, ``pdf``, ``unknown``), ``rule`` which source won and why, the references in order
     and the rejects. ``citing_paper`` is None when neither the caller nor the name gave one (then
-    ``rejects`` says so)."""
+    ``rejects`` says so). ``title``: the paper's own title when its source gives one
+    (``papers.titles``), and ``title_source`` where it was read."""
 
     name: str
     citing_paper: str | None
@@ -94,6 +95,8 @@ class PaperReferences:
     references: list[ExtractedReference] = field(default_factory=list)
     rejects: list[PaperReject] = field(default_factory=list)
     rule: str = ""
+    title: str | None = None
+    title_source: str = ""
 
     @property
     def has_bibliography(self) -> bool:

@@ -12,6 +12,7 @@ from papers.model import PaperLimits, PaperReferences, PaperReject
 from papers.names import citing_paper_from_name, strip_suffix
 from papers.sources import choose
 from papers.suffixes import KINDS
+from papers.titles import TEX
 from papers.tree import decode
 
 ARCHIVE_FORMS = ("tar", "gzip_tex")
@@ -118,6 +119,8 @@ def _fill(result: PaperReferences, raw: dict[str, bytes], rejects: list[PaperRej
         braces.forget()
     result.references, result.rule = found.references, found.rule
     result.rejects += found.rejects
+    if found.title:
+        result.title, result.title_source = found.title, TEX
     if not found.references and not any(r.code in NOT_A_MISSING_BIBLIOGRAPHY for r in result.rejects):
         result.rejects.append(PaperReject(result.name, None, "no_bibliography",
                                           f"no bibliography found ({found.rule or 'no .tex, .bbl or .bib member'})"))

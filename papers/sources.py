@@ -31,6 +31,7 @@ from papers.macros import MAX_EXPANDED_ENTRY, Expander, definitions
 from papers.model import ExtractedReference, PaperLimits, PaperReject
 from papers.suffixes import KINDS
 from papers.text import latex_to_text
+from papers.titles import tex_title
 from papers.tree import Expanded, bib_names, expand, main_files, newline_offsets, strip_comments_keep_lines
 
 _STYLE = re.compile(r"\\bibliographystyle\s*\{([^{}]*)\}")
@@ -48,6 +49,7 @@ class Found:
         self.references: list[ExtractedReference] = []
         self.rejects: list[PaperReject] = []
         self.rule = ""
+        self.title: str | None = None  # the main file's \title, when it has one
         self.limits = limits
         self.macros = macros or Expander({})
         self._latex = ""  # the LaTeX of the last entry added (its authors are read when a dash follows)
@@ -127,6 +129,7 @@ def _from_main(file: str, clean: dict[str, str], main: str, source: str | None, 
     if expanded.over is not None:
         found.rule = f"main file {main}: not read (expansion budget)"
         return found
+    found.title = tex_title(expanded.text, found.macros) or _member_title(clean, main)
     if _inline(found, file, expanded, source) or _bbl(found, file, clean, main, source) or \
             _bib(found, file, clean, expanded, source):
         found.rule = f"main file {main}: {found.rule}"
@@ -137,6 +140,18 @@ def _from_main(file: str, clean: dict[str, str], main: str, source: str | None, 
                                          f"{found.macros.overflowed} entries passed {MAX_EXPANDED_ENTRY:,} "
                                          "characters being expanded and keep their macros unexpanded"))
     return found
+
+
+def _member_title(members: dict[str, str], main: str) -> str | None:
+    """A ``\\title`` the main file's inputs do not bring (a class that reads ``metadata.tex`` itself),
+    from another ``.tex`` member with its own macros."""
+    for name in sorted(n for n in members if n != main and kind_of(n) == "tex"):
+        text = members[name]
+        if "\\title" in text or "title{" in text:
+            title = tex_title(text, Expander(definitions(text)))
+            if title:
+                return title
+    return None
 
 
 def _inline(found: Found, file: str, expanded: Expanded, source: str | None) -> bool:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
@@ -15,6 +17,8 @@ from papers.names import citing_paper_from_name
 from papers.suffixes import TEXT_SUFFIXES
 
 PAPER_KIND, FOLDER_KIND = "paper", "paper_folder"
+# the papers' own titles read while a run's inputs are read (``collecting_titles``), by citing paper
+_TITLES: ContextVar[dict[str, tuple[str, str, str]] | None] = ContextVar("paper_titles", default=None)
 # an entry of an input folder that is not read (a symbolic link, a FIFO, a socket, a device): a reject row
 REFUSED_KIND = "not_read"
 NOT_FOLLOWED = "not followed or opened (inside an input folder only regular files and folders are read)"
@@ -152,6 +156,25 @@ def read_paper_input(path: Path, name: str, kind: str, limits: PaperLimits,
     from papers.reader import read_paper
 
     return read_paper(name, data, limits, citing_paper)
+
+
+@contextmanager
+def collecting_titles() -> Iterator[dict[str, tuple[str, str, str]]]:
+    """While a run's inputs are read within the block: each paper's own title as its source gives it
+    (``papers.titles``), citing paper -> (title, where it was read, the input), the last read kept."""
+    found: dict[str, tuple[str, str, str]] = {}
+    token = _TITLES.set(found)
+    try:
+        yield found
+    finally:
+        _TITLES.reset(token)
+
+
+def note_title(paper: PaperReferences) -> None:
+    """Keep a paper's title for ``collecting_titles``, when one is being collected and the paper has one."""
+    found = _TITLES.get()
+    if found is not None and paper.citing_paper and paper.title:
+        found[paper.citing_paper] = (paper.title, paper.title_source, paper.name)
 
 
 def paper_rows(paper: PaperReferences) -> Iterator[tuple[str, dict | None, int | None, str]]:

@@ -169,7 +169,20 @@ def read_pdf(name: str, data: bytes, citing_paper: str | None = None,
     if not result.references:
         result.rejects.append(PaperReject(name, None, "no_bibliography", "GROBID found no reference list in this PDF"))
     result.rule = "GROBID processReferences" + ("" if service.client is None else f" at {service.client.url}")
+    result.title, result.title_source = first_page_title(data) or (None, "")
     return result
+
+
+def first_page_title(data: bytes) -> tuple[str, str] | None:
+    """The PDF's title from its first page's text (``papers.pdf.title``), None when poppler's pdftotext
+    is missing or cannot read it: GROBID's references stand without it."""
+    from papers.pdf.read import PdfTextLimits, PdfTextProblem, layout_xhtml
+    from papers.pdf.title import pdf_title
+
+    try:
+        return pdf_title(layout_xhtml(data, PdfTextLimits(max_pages=1)))
+    except PdfTextProblem:
+        return None
 
 
 def _tei(service: PdfService, data: bytes, name: str) -> bytes | PaperReject:

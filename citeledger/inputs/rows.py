@@ -21,7 +21,7 @@ from typing import Any, Iterable, Iterator
 import orjson
 
 from citeledger.inputs.files import CHUNK, open_binary
-from citeledger.inputs.papers import paper_rows, read_paper_input
+from citeledger.inputs.papers import note_title, paper_rows, read_paper_input
 from papers import PaperLimits, PaperReferences
 from resolvers.errors import RowTooLong
 from resolvers.model import Reference
@@ -373,7 +373,9 @@ def read_paper_rows(path: Path, limits: InputLimits, citing_paper: str | None, n
 
 def paper_input_rows(paper: PaperReferences, limits: InputLimits) -> Iterator[Reference | InputReject]:
     """A paper already read (``papers.model.PaperReferences``, from a file, a folder, GROBID or
-    arXiv) as rows: every paper input names its rejects' file, line and field alike."""
+    arXiv) as rows: every paper input names its rejects' file, line and field alike. Its title, when
+    its source gives one, is kept for the run (``papers.collecting_titles``)."""
+    note_title(paper)
     for where, row, line, reason in paper_rows(paper):
         if row is None:
             yield InputReject(where, line, "citing_paper" if reason.startswith("no_citing_paper") else None, reason)

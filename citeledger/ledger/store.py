@@ -30,6 +30,7 @@ from citeledger.ledger.views import (
     PITH_RECORD_COLUMNS,
     REJECT_COLUMNS,
     RUN_COLUMNS,
+    TITLE_COLUMNS,
     WORKS_HIDDEN,
     arrow_schema,
 )
@@ -56,6 +57,7 @@ REJECT_SCHEMA = arrow_schema(REJECT_COLUMNS)
 NOTICE_SCHEMA = arrow_schema(NOTICE_COLUMNS)
 RUN_SCHEMA = arrow_schema(RUN_COLUMNS)
 PITH_RECORD_SCHEMA = arrow_schema(PITH_RECORD_COLUMNS)
+TITLE_SCHEMA = arrow_schema(TITLE_COLUMNS)
 
 
 def check_ledger_dir(ledger_dir: LedgerDir, write: bool = True) -> Path:
@@ -132,6 +134,13 @@ class LedgerStore:
 
     def batch_done(self, run_id: str, part: str) -> bool:
         return self.part_path("observations", run_id, part).exists()
+
+    def write_titles(self, run_id: str, rows: list[dict[str, Any]]) -> None:
+        """The titles the run read from its papers' own sources (``titles/<run>/titles.parquet``; read by
+        ``ledger.reads.paper_titles``): written when the run is planned, again when it is resumed."""
+        if rows:
+            write_parquet(pa.Table.from_pylist(rows, schema=TITLE_SCHEMA), self.part_path("titles", run_id, "titles"),
+                          self.staging)
 
     def write_rejects(self, run_id: str, part: str, rejects: list[dict[str, Any]]) -> None:
         if rejects:

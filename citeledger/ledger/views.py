@@ -53,6 +53,12 @@ REJECT_COLUMNS: Columns = (
     ("excerpt", "VARCHAR"),
 )
 
+# a citing paper's own title, as a run read it from the paper's source (``papers.titles``)
+TITLE_COLUMNS: Columns = (
+    ("run_id", "VARCHAR"), ("citing_paper", "VARCHAR"), ("title", "VARCHAR"), ("title_source", "VARCHAR"),
+    ("file", "VARCHAR"), ("observed_at", "TIMESTAMPTZ"),
+)
+
 NOTICE_COLUMNS: Columns = (
     ("run_id", "VARCHAR"), ("work_id", "VARCHAR"), ("doi", "VARCHAR"), ("state", "VARCHAR"), ("reason", "VARCHAR"),
     ("standing", "VARCHAR"), ("events", "VARCHAR"), ("sources_checked", "VARCHAR[]"),
@@ -78,10 +84,11 @@ RUN_COLUMNS: Columns = (
 LEDGER_PARTS: dict[str, tuple[str, Columns]] = {
     "observations": ("observations", OBSERVATION_COLUMNS), "rejects": ("rejects", REJECT_COLUMNS),
     "runs": ("runs", RUN_COLUMNS), "notices_history": ("notices", NOTICE_COLUMNS),
-    "pith_observations": ("pith", PITH_OBSERVATION_COLUMNS), "pith_records": ("pith_records", PITH_RECORD_COLUMNS)}
+    "pith_observations": ("pith", PITH_OBSERVATION_COLUMNS), "pith_records": ("pith_records", PITH_RECORD_COLUMNS),
+    "paper_titles": ("titles", TITLE_COLUMNS)}
 
 VIEW_NAMES = ("observations", "current", "transitions", "reference_changes", "works", "notices", "notices_history",
-              "rejects", "runs", "pith_observations", "pith_records")
+              "rejects", "runs", "pith_observations", "pith_records", "paper_titles")
 
 # A state change of one reference between two consecutive observations of it (same order as
 # ``current``): a new status, or the same status now pointing at another work. ``changed_at`` is

@@ -26,6 +26,7 @@ from citeledger.engine.process_cache import get_catalog, get_fuzzy, get_remote
 from citeledger.index import upgrade as index_upgrade
 from citeledger.inputs.dedupe import OnePass, iter_unique
 from citeledger.inputs.files import FETCHED_KINDS, PIPE_OPEN_TIMEOUT, InputSource, discard_spools, prepare_inputs
+from citeledger.inputs.papers import collecting_titles
 from citeledger.inputs.pdf_papers import pdf_service
 from citeledger.inputs.rows import InputLimits, InputReject
 from citeledger.ledger.reads import run_changes
@@ -230,8 +231,11 @@ def _plan_locked(sources: Sequence[InputSource], catalog_dir: CatalogDir, ledger
     if not remote and any(s.kind in FETCHED_KINDS for s in sources):
         raise InputError(f"{next(s.name for s in sources if s.kind in FETCHED_KINDS)}: arXiv:ID inputs are "
                          "fetched from arXiv, which needs --remote")
-    with pdf_service(None, ledger_dir, remote, config):  # PDFs to the configured GROBID, fetches cached in the ledger
+    with pdf_service(None, ledger_dir, remote, config), collecting_titles() as titles:  # PDFs to GROBID when set
         jobs, rejects, count = _read_batches(sources, limits, citing_paper, batch_size, made)
+    ledger.write_titles(run_id, [{"run_id": run_id, "citing_paper": paper, "title": title, "title_source": source,
+                                  "file": file, "observed_at": manifest.observed_at}
+                                 for paper, (title, source, file) in sorted(titles.items())])
     ledger.write_rejects(run_id, "input-rejects", [
         {"run_id": run_id, "file": r.file, "line": r.line, "field": r.field, "reason": r.reason,
          "excerpt": r.excerpt} for r in rejects])

@@ -31,6 +31,7 @@ from papers.model import ExtractedReference, MiB, PaperReferences, PaperReject
 from papers.names import citing_paper_from_name
 from papers.pdf.entries import reference_strings
 from papers.pdf.layout import reading_order
+from papers.pdf.title import pdf_title
 
 SOURCE = "pdf_text"
 KIND = "pdf"
@@ -235,10 +236,12 @@ def read_pdf_text(name: str, data: bytes, citing_paper: str | None = None,
             result.rejects.append(PaperReject(name, None, "no_citing_paper", why))
             return result  # the PDF is not read when its references could go nowhere
     try:
-        strings = pdf_reference_strings(data, limits, binary)
+        xhtml = layout_xhtml(data, limits, binary)
+        strings = reference_strings(reading_order(xhtml))
     except PdfTextProblem as problem:
         result.rejects.append(PaperReject(name, None, problem.code, problem.reason))
         return result
+    result.title, result.title_source = pdf_title(xhtml) or (None, "")
     result.references = [ExtractedReference(order, raw, SOURCE, None, KIND) for order, raw in enumerate(strings, 1)]
     if not result.references:
         result.rejects.append(PaperReject(name, None, "no_bibliography", "no reference list was found in the "
