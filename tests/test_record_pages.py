@@ -61,7 +61,7 @@ def test_recurring_words_are_escaped_by_their_own_value():
     odd["outbound"]["items"][0]["reference_index"] = True
     odd["outbound"]["items"][1]["status"] = 1.0
     page = render_ledger_html(odd)
-    assert 'id="ref-True"' in page and '<code>1.0</code>' in page
+    assert 'id="ref-True"' in page and 'data-state="1.0"' in page and 'title="1.0: ' in page
 
 
 @pytest.mark.parametrize("raw", ["A. Author, <i>Title</i> & \"more\" 'x'.", "NUL \x00 inside <b>", "\x00", "two\x00\x00<&>"])
