@@ -65,8 +65,10 @@ def test_two_processes_write_the_same_site(sample_site, default_catalog, tmp_pat
     from citeledger.site.site_files import build_site
 
     report = build_site(tmp_path / "two", sample_site.parent / "ledger", default_catalog, workers=2)
-    one = {p.relative_to(sample_site): p.read_bytes() for p in sample_site.rglob("*.html")}
-    two = {p.relative_to(tmp_path / "two"): p.read_bytes() for p in (tmp_path / "two").rglob("*.html")}
+    one = {p.relative_to(sample_site): p.read_bytes() for p in [*sample_site.rglob("*.html"),
+                                                                *sample_site.glob("papers/*.json")]}
+    two = {p.relative_to(tmp_path / "two"): p.read_bytes() for p in [*(tmp_path / "two").rglob("*.html"),
+                                                                     *(tmp_path / "two").glob("papers/*.json")]}
     assert report.files == len(two) and one.keys() == two.keys() and one == two
 
 
@@ -120,6 +122,7 @@ def test_a_long_records_page_files_link_to_the_right_page(tmp_path):
 
     from citeledger.records.render.fast_pages import render_all_files
     from citeledger.records.render.names import href_name, record_file_stem
+    from resolvers.jcs import jcs
 
     record = record_of("arXiv:0704.0001", WORK_A, page_cap=2)
     files = render_all_files(record)
@@ -127,6 +130,7 @@ def test_a_long_records_page_files_link_to_the_right_page(tmp_path):
     stem = record_file_stem("arXiv:0704.0001")
     for suffix, data in files.items():
         (tmp_path / f"{stem}.{suffix}").write_bytes(data)
+    (tmp_path / f"{stem}.json").write_bytes(jcs(record) + b"\n")  # the record its first page links to
     (tmp_path / f"{record_file_stem('10.1234/b')}.html").write_text("<p>the citing paper's page</p>")
     broken, _ = broken_links(tmp_path)
     assert broken == []

@@ -42,8 +42,8 @@ MANIFEST = f"{SITE_DIR}/manifest.json"
 STATE = f"{SITE_DIR}/state.json"
 CITES = f"{SITE_DIR}/cites.arrow"
 FORMAT = "citeledger-site 1"
-# the only names the site writes: its two top pages, and pages in its two folders
-OWN_NAME = re.compile(r"(?:index|notices)\.html|(?:papers|works)/[^/\x00\\]+\.html")
+# the only names the site writes: its two top pages, pages in its two folders, the papers' JSON records
+OWN_NAME = re.compile(r"(?:index|notices)\.html|(?:papers|works)/[^/\x00\\]+\.html|papers/[^/\x00\\]+\.json")
 FOLDERS = ("papers", "works", SITE_DIR)  # the folders the site keeps in OUT (never links)
 SHOWN = 5  # entries a refusal names
 

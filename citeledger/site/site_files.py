@@ -1,5 +1,6 @@
 """``citeledger site OUT``: the static site of the ledger in ``OUT`` (``index.html``, ``notices.html``,
-``papers/<stem>.html`` and its later pages, ``works/<stem>.html``), made again only where it changed.
+``papers/<stem>.html`` and its later pages with ``papers/<stem>.json``, the record they show, and
+``works/<stem>.html``), made again only where it changed.
 
 A build reads what the published build read (``OUT/.citeledger-site/state.json``: each paper's
 part, ``collect.paper_part``) and makes again the pages of the papers whose record file changed
@@ -37,6 +38,7 @@ from citeledger.records.files import ledger_work_pages
 from citeledger.records.ledger_reads import citing_papers
 from citeledger.records.render.names import page_file, record_file_stem
 from citeledger.records.render.pages import RecordView, view_html_pages
+from citeledger.records.render.view import json_name
 from citeledger.site.collect import (
     CITES_SCHEMA,
     PAPERS,
@@ -55,6 +57,7 @@ from citeledger.site.folder import CITES, FORMAT, MANIFEST, STATE, Contents, Ent
 from citeledger.site.site_pages import index_page, notices_page, work_pages
 from citeledger.storage import locking
 from citeledger.storage.atomic import write_new_file
+from resolvers.jcs import jcs
 
 PAPERS_FOR_TWO = 2000  # from this many papers to make, a second process makes part of them
 HEAD_START = 200  # papers the building process makes beyond half while the second one starts
@@ -316,6 +319,8 @@ def _make_paper(paper: str, record: dict[str, Any], source: list[int] | None, st
         view = RecordView(record, links.links_for(record))
         pages = [visible_utf8(page) for page in view_html_pages(view)]
         files = [f"{PAPERS}/{page_file(view.links.stem, n)}" for n in range(1, len(pages) + 1)]
+        pages.append(jcs(record) + b"\n")  # the record as JSON, which its first page links to
+        files.append(f"{PAPERS}/{json_name(view)}")
         part, cites = paper_part(view, links, source, files)
         part["key"] = links.page_key(pages_code(), part)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from citeledger.pith.export import REFUSAL
 from citeledger.records.render import words
 from citeledger.records.render.names import href_name, page_file
 from citeledger.records.render.view import (
@@ -20,6 +21,7 @@ from citeledger.records.render.view import (
     cut_text,
     escape_html,
     inbound_heading,
+    json_name,
     no_notice_found,
     notice_line,
     page_heading,
@@ -54,7 +56,7 @@ def make_css() -> str:
             ".filter{background:#f6f8fa;border:1px solid #d0d7de;padding:.3em .6em;position:sticky;top:0}"
             ".filter label{margin-right:.9em;white-space:nowrap}details{margin:.4em 0}"
             "details>summary{cursor:pointer;font-weight:600}.summary{font-size:1.05em}.ids{color:#57606a}"
-            ".as-of{color:#57606a;font-size:.9em}")
+            ".as-of{color:#57606a;font-size:.9em}.refusal{color:#57606a;font-size:.9em;font-style:italic}")
 
 
 CSS = make_css()
@@ -119,6 +121,7 @@ def html_page(view: RecordView, number: int) -> str:
     if outside:
         page.append(f'<p class="ids">{" &middot; ".join(outside)}</p>')
     page.append(f'<p class="as-of">{e(as_of_sentence(record))}</p>')
+    page.append(f'<p class="refusal">{e(REFUSAL)}</p>')
     if number == 1:
         page += html_head_lines(view)
     else:
@@ -138,7 +141,10 @@ def html_head_lines(view: RecordView) -> list[str]:
     record, e = view.record, escape_html
     alarming = any(s in words.ALARMING for s in view.noticed)
     page = [f'<p class="summary"><b>{e(words.linked_words(record["counts"]))}</b>; '
-            f'{e(words.works_sentence(view.noticed))}</p>']
+            f'{e(words.works_sentence(view.noticed))}</p>',
+            f'<p class="prov">Schema <code>{e(record["schema"])}</code>; the record as JSON: '
+            f"{link(href_name(json_name(view)), e(json_name(view)))}; its digest <code>{e(record['content_digest'])}"
+            "</code></p>"]
     if alarming:
         refs = ", ".join(link(view.anchor(i, 1), f"[{e(i['reference_index'])}]") for i in record["with_notices"]
                          if i["notice"]["standing"] in words.ALARMING)
@@ -271,6 +277,7 @@ def html_reference(view: RecordView, item: Mapping[str, Any]) -> str:
     own = provenance_of(item)
     if own is not None and own != view.common:
         block.append(f'<p class="prov">Provenance: {e(own)}</p>')
+    block.append(f'<p class="prov">Observation <code>{e(item.get("observation_id"))}</code></p>')
     return "\n".join(block) + "\n</div>"
 
 
@@ -297,5 +304,5 @@ def html_inbound(view: RecordView) -> list[str]:
         page.append(f"<li>{link(href, e(item['citing_paper']))}{e(title)}, "
                     f"its reference [{e(item['reference_index'])}] "
                     f'(<span class="badge {state_class(item["status"])}">{e(words.state_words(item["status"])[0])}'
-                    "</span>)</li>")
+                    f'</span>), observation <code>{e(item.get("observation_id"))}</code></li>')
     return page + ["</ul>"]

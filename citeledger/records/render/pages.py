@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from citeledger.display import visible_controls
+from citeledger.pith.export import REFUSAL
 from citeledger.records import canonical as record_canonical
 from citeledger.records.render import words
 from citeledger.records.render.html_pages import html_page
@@ -27,6 +28,7 @@ from citeledger.records.render.view import (
     coverage_rows,
     cut_text,
     inbound_heading,
+    json_name,
     notice_line,
     paper_facts,
     provenance_of,
@@ -74,7 +76,7 @@ def text_page(view: RecordView) -> str:
     record = view.record
     work = record["paper"].get("work") or {}
     title = f' "{work["title"]}"' if work.get("title") else ""
-    lines = [as_of_sentence(record), "", f"Citation ledger of {record['paper']['id']}{title}"]
+    lines = [as_of_sentence(record), REFUSAL, "", f"Citation ledger of {record['paper']['id']}{title}"]
     lines += [f"  {line}" for line in paper_facts(record)]
     lines += [f"  link: {href}" for _, href in words.work_links(work)]
     lines += ["", f"Notices: {words.works_sentence(view.noticed)}", "",
@@ -85,7 +87,8 @@ def text_page(view: RecordView) -> str:
     lines += [f"  {what}: {state}, {figure}; from {source}" + (f" ({means})" if means else "")
               for what, state, figure, source, means in coverage_rows(record)]
     lines += ["", "Provenance (of every reference unless it says otherwise):", f"  {view.common or 'not recorded'}",
-              f"  record digest {record['content_digest']}", f"  {receipt_line(record)}"]
+              f"  record digest {record['content_digest']}", f"  {receipt_line(record)}",
+              f"  schema {record['schema']}; the record as JSON: {json_name(view)}"]
     lines += text_notices(view)
     lines += ["", page_heading_text(view) + ":"]
     lines += [text_reference(view, item) for item in view.references]
@@ -95,7 +98,8 @@ def text_page(view: RecordView) -> str:
     for item in record["inbound"]["items"]:
         title = f' "{item["citing_title"]}"' if item.get("citing_title") else ""
         via = f" via {item['resolver_source']}" if item.get("resolver_source") else ""
-        lines.append(f"  - {item['citing_paper']}{title} reference [{item['reference_index']}] ({item['status']}{via})")
+        lines.append(f"  - {item['citing_paper']}{title} reference [{item['reference_index']}] "
+                     f"({item['status']}{via}), observation {item.get('observation_id')}")
     return "\n".join(lines) + "\n"
 
 
@@ -132,6 +136,7 @@ def text_reference(view: RecordView, item: Mapping[str, Any]) -> str:
                   f'the work says "{cut_text(has, 200)}"'
                   for field, said, has in words.contradictions(item.get("evidence"))]
     lines.append(f"    notice: {notice_line(item['notice'], words.notice_doi(item))}")
+    lines.append(f"    observation: {item.get('observation_id')}")
     own = provenance_of(item)
     if own is not None and own != view.common:
         lines.append(f"    provenance: {own}")

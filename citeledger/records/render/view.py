@@ -197,6 +197,11 @@ def paper_facts(record: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def json_name(view: "RecordView") -> str:
+    """The record's JSON file, beside its pages (``<ledger>/records/``, the site's ``papers/``)."""
+    return f"{view.links.stem}.json"
+
+
 def receipt_line(record: Mapping[str, Any]) -> str:
     receipt = record.get("receipt")
     if not receipt:
