@@ -29,7 +29,12 @@ def make_pdf(pages: list[list[tuple]], size: float = 9.0) -> bytes:
     kids = " ".join(f"{p} 0 R" for p in page_ids)
     head = [b"<< /Type /Catalog /Pages 2 0 R >>", f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>".encode()]
     font = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
-    body = head + objects + [font]
+    return pdf_file(head + objects + [font])
+
+
+def pdf_file(body: list[bytes]) -> bytes:
+    """A PDF of these objects (numbered from 1, the first the catalog) with its cross-reference
+    table and trailer."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, obj in enumerate(body, 1):
@@ -74,13 +79,4 @@ def nested_forms_pdf(depth: int = 26, words: int = 45) -> bytes:
             f"/XObject << /X 6 0 R >> >> /Contents 4 0 R >>".encode(),
             b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
             b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>", *forms]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, obj in enumerate(body, 1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n".encode() + obj + b"\nendobj\n"
-    xref = len(out)
-    out += f"xref\n0 {len(body) + 1}\n0000000000 65535 f \n".encode()
-    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
-    out += f"trailer\n<< /Size {len(body) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    return bytes(out)
+    return pdf_file(body)
