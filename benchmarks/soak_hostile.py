@@ -1,6 +1,7 @@
-"""The hostile-world soak: the remote clients' hostile answers (``soak_remote.py``) and a directory
-of papers resolved, killed and resumed (``soak_papers.py``, again and again) run side by side for a
-set time, with the whole process tree watched.
+"""The hostile-world soak: the remote clients' hostile answers (``soak_remote.py``), the circuit
+breakers against runs of thousands of references and stopped runs (``soak_breaker.py``) and a
+directory of papers resolved, killed and resumed (``soak_papers.py``, again and again) run side by
+side for a set time, with the whole process tree watched.
 
     .venv/bin/python benchmarks/soak_hostile.py --seconds 600
 
@@ -56,13 +57,16 @@ def tree_rss(pids: set[int]) -> int:
     return total
 
 
-def run(seconds: float, max_tree_mb: float, papers: int, private_tmp: bool = False) -> int:
+def run(seconds: float, max_tree_mb: float, papers: int, references: int, private_tmp: bool = False) -> int:
     work = Path(tempfile.mkdtemp(prefix="citeledger-soak-"))
     temp_before = set(os.listdir(tempfile.gettempdir()))
     python = sys.executable
     env = {**os.environ, "TMPDIR": str(work)}  # every temp file of the children inside the work folder
     remote = subprocess.Popen([python, str(REPO / "benchmarks/soak_remote.py"), "--seconds", str(seconds)],
                               cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    breaker = subprocess.Popen([python, str(REPO / "benchmarks/soak_breaker.py"), "--seconds", str(seconds),
+                                "--references", str(references)],
+                               cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline, peak, paper_runs, failures = time.monotonic() + seconds, 0, 0, []
     while time.monotonic() < deadline:
         papers_run = subprocess.Popen([python, str(REPO / "benchmarks/soak_papers.py"), "--papers", str(papers)],
@@ -77,12 +81,16 @@ def run(seconds: float, max_tree_mb: float, papers: int, private_tmp: bool = Fal
     remote_out, _ = remote.communicate(timeout=seconds + 300)
     if remote.returncode != 0:
         failures.append(f"remote soak: exit {remote.returncode}: {remote_out[-400:]}")
+    breaker_out, _ = breaker.communicate(timeout=seconds + 900)  # (a run begun before the end is waited for)
+    if breaker.returncode != 0:
+        failures.append(f"breaker soak: exit {breaker.returncode}: {breaker_out[-400:]}")
     time.sleep(2)
     left = descendants(os.getpid())
     outside = sorted(n for n in set(os.listdir(tempfile.gettempdir())) - temp_before - {work.name}
                      if private_tmp or n.startswith("citeledger"))  # a shared /tmp: other programs write there too
     outside += [f"{work.name}/{n}" for n in sorted(os.listdir(work))]
     print(remote_out.strip().splitlines()[-12:] and "\n".join(remote_out.strip().splitlines()[-12:]))
+    print("\n".join(breaker_out.strip().splitlines()[-10:]))
     print(f"papers runs (each resolved, killed, resumed, checked): {paper_runs}, failed: {len(failures)}")
     print(f"process tree peak RSS: {peak / 2**20:.0f} MB (bound {max_tree_mb:.0f} MB)")
     print(f"processes left behind: {sorted(left) or 'none'}; files left outside the ledgers "
@@ -98,6 +106,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=600.0)
     parser.add_argument("--max-tree-mb", type=float, default=1536.0)
     parser.add_argument("--papers", type=int, default=300, help="papers in each soak_papers.py run")
+    parser.add_argument("--references", type=int, default=2000, help="references in each soak_breaker.py run")
     parser.add_argument("--shared-tmp", action="store_true", help="use the machine's /tmp (no mount namespace)")
     parser.add_argument("--in-private-tmp", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -105,7 +114,7 @@ def main() -> int:
         inner = [sys.executable, *sys.argv, "--in-private-tmp"]
         script = 'mount -t tmpfs -o size=4g citeledger-soak /tmp && exec "$@"'
         return subprocess.call(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", *inner])
-    return run(args.seconds, args.max_tree_mb, args.papers, private_tmp=args.in_private_tmp)
+    return run(args.seconds, args.max_tree_mb, args.papers, args.references, private_tmp=args.in_private_tmp)
 
 
 if __name__ == "__main__":

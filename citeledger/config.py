@@ -33,6 +33,7 @@ from resolvers.remote.settings import (  # noqa: F401 (re-exported: the types co
     CROSSREF_DEFAULTS,
     CROSSREF_POLITE_INTERVAL,
     GROBID_DEFAULTS,
+    MAX_RUN_SECONDS,
     OPENALEX_DEFAULTS,
     RETRACTION_WATCH_DEFAULTS,
     Endpoints,
@@ -76,6 +77,7 @@ class Config:
     catalog: str = DEFAULT_CATALOG  # the catalog folder of every command that takes --catalog
     remote: frozenset[str] = frozenset()  # which remote resolvers are on; default none
     mailto: str | None = None
+    max_run_seconds: float = MAX_RUN_SECONDS  # a run's remote time in all (resolvers/remote/session.py)
     arxiv: ServiceSettings = ARXIV_DEFAULTS
     crossref: ServiceSettings = CROSSREF_DEFAULTS
     retraction_watch: ServiceSettings = RETRACTION_WATCH_DEFAULTS
@@ -100,7 +102,7 @@ class Config:
             enabled=self.remote, mailto=self.mailto, arxiv=self.arxiv, crossref=self.crossref,
             retraction_watch=self.retraction_watch, openalex=self.openalex, grobid=self.grobid,
             endpoints=self.endpoints,
-            arxiv_id_batch=self.limits.arxiv_id_batch, search=self.search,
+            arxiv_id_batch=self.limits.arxiv_id_batch, search=self.search, max_run_seconds=self.max_run_seconds,
         )
 
 
@@ -129,7 +131,7 @@ def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
 
 def default_values() -> dict[str, Any]:
     """Every setting's built-in default, nested as in the TOML file."""
-    remote: dict[str, Any] = {"enabled": [], "mailto": None}
+    remote: dict[str, Any] = {"enabled": [], "mailto": None, "max_run_seconds": MAX_RUN_SECONDS}
     remote.update({name: dataclasses.asdict(s) for name, s in _SERVICE_DEFAULTS.items()})
     return {"ledger": Config.ledger, "catalog": Config.catalog, "state_dir": Config.state_dir, "remote": remote,
             "endpoints": dataclasses.asdict(Endpoints()),
@@ -149,7 +151,8 @@ def env_names() -> dict[str, str]:
     """The environment variable of every setting, by dotted key (``limits.batch_size`` ->
     ``CITELEDGER_BATCH_SIZE``)."""
     names = {"ledger": "CITELEDGER_LEDGER", "catalog": "CITELEDGER_CATALOG", "state_dir": "CITELEDGER_STATE_DIR",
-             "remote.enabled": "CITELEDGER_REMOTE", "remote.mailto": "CITELEDGER_MAILTO"}
+             "remote.enabled": "CITELEDGER_REMOTE", "remote.mailto": "CITELEDGER_MAILTO",
+             "remote.max_run_seconds": "CITELEDGER_REMOTE_MAX_RUN_SECONDS"}
     names.update({f"endpoints.{k}": v for k, v in _ENDPOINT_ENV.items()})
     defaults = default_values()
     for name in SERVICES:
@@ -331,7 +334,8 @@ def _to_config(values: Mapping[str, Any], source: str | None, labels: dict[str, 
     services = {name: ServiceSettings(**remote[name]) for name in SERVICES}
     search = {**values["search"], "services": tuple(values["search"]["services"])}
     return Config(
-        remote=frozenset(remote["enabled"]), mailto=remote["mailto"], **services,
+        remote=frozenset(remote["enabled"]), mailto=remote["mailto"], max_run_seconds=remote["max_run_seconds"],
+        **services,
         search=SearchSettings(**search), endpoints=Endpoints(**values["endpoints"]),
         limits=ResourceLimits(**values["limits"]), query=QueryLimits(**values["query"]),
         papers=PaperLimits(**values["papers"]), ledger=values["ledger"], catalog=values["catalog"],
@@ -341,7 +345,8 @@ def _to_config(values: Mapping[str, Any], source: str | None, labels: dict[str, 
 def effective_settings(config: Config) -> list[tuple[str, Any, str]]:
     """(dotted key, value, source) of every setting, in the file's order (``config show``)."""
     values = {"ledger": config.ledger, "catalog": config.catalog, "state_dir": config.state_dir,
-              "remote.enabled": sorted(config.remote), "remote.mailto": config.mailto}
+              "remote.enabled": sorted(config.remote), "remote.mailto": config.mailto,
+              "remote.max_run_seconds": config.max_run_seconds}
     for name in SERVICES:
         values.update({f"remote.{name}.{k}": v for k, v in dataclasses.asdict(config.service(name)).items()})
     for section in ("endpoints", "search", "limits", "query", "papers"):

@@ -30,10 +30,13 @@ class ServiceModel(_Section):
     max_retry_after_seconds: float = Field(ge=0)
     circuit_failures: int = Field(ge=1)
     circuit_cooldown_seconds: float = Field(ge=0)
+    circuit_openings: int = Field(ge=1)
     max_body_bytes: int = Field(gt=0)
     max_file_bytes: int = Field(gt=0)
     deadline_seconds: float = Field(gt=0)
     max_redirects: int = Field(ge=0)
+    min_bytes_per_second: float = Field(ge=0)
+    stall_seconds: float = Field(gt=0)
 
 
 def _service_list(value: Any, known: tuple[str, ...]) -> tuple[str, ...]:
@@ -53,6 +56,7 @@ def _service_list(value: Any, known: tuple[str, ...]) -> tuple[str, ...]:
 class RemoteModel(_Section):
     enabled: frozenset[str]
     mailto: str | None
+    max_run_seconds: float = Field(gt=0)
     arxiv: ServiceModel
     crossref: ServiceModel
     retraction_watch: ServiceModel

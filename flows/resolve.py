@@ -14,7 +14,7 @@ from prefect.futures import as_completed
 from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import unmapped
 
-from citeledger.run import orchestrate, pipeline
+from citeledger.run import orchestrate, pipeline, remote_run
 from citeledger.run.orchestrate import BATCHES_IN_FLIGHT
 from citeledger.run.summary import RunSummary, state_table
 from citeledger.run.task_runners import choose_task_runner, make_task_runner, workers_report_here
@@ -79,6 +79,9 @@ def summary_markdown(summary: RunSummary) -> str:
     for value, title in ((summary.search, "search requests"), (summary.errors, "errors")):
         if value:
             lines += ["", f"**{title}**: " + json.dumps(value, sort_keys=True, default=str)]
+    notes = summary.notes()  # circuits that opened, folders' entries left out, changed raw strings
+    if notes:
+        lines += ["", *[f"- {note}" for note in notes]]
     return "\n".join(lines)
 
 
@@ -99,8 +102,9 @@ def resolve_batches(plan: pipeline.RunPlan, task_runner: TaskRunner = "auto", da
                                 remote=any(job.remote for job in plan.pending))
     runner = make_task_runner(chosen, dask_address, dask_workers)
     logger.info("resolving %d batches on %s", len(plan.pending), chosen)
-    if runner is None:
-        return _collect(run_batch_task.map(**batch_numbers(plan)), plan, logger)
+    if runner is None:  # the flow's threads (every remote run): an interrupt stops their remote requests
+        with remote_run.remote_stopped_on_interrupt():
+            return _collect(run_batch_task.map(**batch_numbers(plan)), plan, logger)
     with workers_report_here(), runner:
         return _collect(list(runner.map(run_batch_task, batch_numbers(plan))), plan, logger)
 

@@ -61,6 +61,16 @@ class PermanentError(CiteledgerError):
     """Will fail the same way again: report it, keep it, go on."""
 
 
+class RemoteStopped(PermanentError):
+    """The run was stopped (SIGTERM, Ctrl-C) while a remote request was waiting or in flight: the
+    request is abandoned at once and its batch is not written: the run is left unfinished (nothing
+    is marked ``unavailable``, nothing retried), and a re-run with its id does the batch again."""
+
+    def __init__(self, service: str):
+        super().__init__(f"{service}: the run was stopped while a request was waiting or in flight")
+        self.service = service
+
+
 class CatalogSourceError(PermanentError):
     """A catalog source file (or one of its rows) that cannot be read."""
 

@@ -199,16 +199,20 @@ def test_retry_after_out_of_range_is_clamped_or_ignored():
 
 
 @pytest.mark.parametrize("value", ["999999999999", "Fri, 31 Dec 9999 23:59:59 GMT"])
-def test_a_huge_retry_after_is_unavailable_and_the_service_pauses_at_most_the_maximum(server, value):
+def test_a_huge_retry_after_is_unavailable_and_nobody_waits_it_out(server, value):
+    """The circuit opens (for the cool-down, or ``max_retry_after_seconds`` if longer): the next
+    request fails at once instead of sleeping, and the one after the cool-down is sent."""
     server.expect_request("/x").respond_with_data("slow down", status=429, headers={"Retry-After": value})
-    c, clock = client(retries=3, max_retry_after_seconds=5.0)
+    c, clock = client(retries=3, max_retry_after_seconds=5.0, circuit_cooldown_seconds=2.0)
     with pytest.raises(RateLimited) as info:
         c.get(server.url_for("/x"))
     assert info.value.retry_after == RETRY_AFTER_CEILING and len(server.log) == 1
+    with pytest.raises(RemoteUnavailable, match="circuit open"):
+        c.get(server.url_for("/x"))
     server.clear()
     server.expect_request("/x").respond_with_data("found")
-    assert c.get(server.url_for("/x")).text == "found"  # the next request waits the maximum, no more
-    assert max(clock.sleeps) <= 5.0
+    clock.now += 5.0
+    assert c.get(server.url_for("/x")).text == "found" and clock.sleeps == []
 
 
 # -- redirects -----------------------------------------------------------------------------------

@@ -94,6 +94,8 @@ backoff_base_seconds = 0.01
 backoff_max_seconds = 0.02
 timeout_seconds = 0.5
 circuit_failures = 100000
+circuit_openings = 100000
+circuit_cooldown_seconds = 0.0
 max_concurrency = 4
 """
     config.write_text(f"""
@@ -159,6 +161,6 @@ def test_faults_at_volume_are_unavailable_never_unresolved(faulty_remote, tmp_pa
         elif want == "unavailable":
             failed = json.loads(evidence)["failed"]
             assert failed and all(why for why in failed.values()), evidence  # the reason is kept
-    assert wrong == {}
+    assert wrong == {}, {i: rows[i][1][:300] for i in wrong}
     counts = Counter(status for status, _ in rows.values())
     assert counts["unavailable"] == PER_KIND * len(CROSSREF_FAULTS) + len(ARXIV_FAULTS)

@@ -74,6 +74,8 @@ deadline_seconds = 3.0
 max_retry_after_seconds = 0.5
 max_body_bytes = 1048576
 circuit_failures = 100000
+circuit_openings = 100000
+circuit_cooldown_seconds = 0.0
 [endpoints]
 crossref_api = "{server.url_for('').rstrip('/')}"
 """)

@@ -10,7 +10,7 @@ import json
 import pytest
 from remote_server import ResetServer, fast, fixture_bytes, fixture_json, holding, http_response, server, test_config  # noqa: F401
 
-from citeledger.run import pipeline
+from citeledger.run import pipeline, remote_run
 from citeledger.run.task_runners import choose_task_runner
 from citeledger.storage.remote_state import SearchCacheDir
 from resolvers.candidates.fuzzy import FuzzyResolver
@@ -172,7 +172,7 @@ def test_the_run_budget_is_spent_then_unavailable(server):
 def test_nightly_local_reruns_are_not_searched(server):
     serve_crossref(server, "crossref_query_bibliographic_crispr_select.json")
     remote = remote_for(server)
-    step = pipeline.search_step(remote, "night", 10, skip_files=("rerun.jsonl",))
+    step = remote_run.search_step(remote, "night", 10, skip_files=("rerun.jsonl",))
     refs = [Reference("p", 1, CRISPR, file="rerun.jsonl"), Reference("p", 2, CRISPR.replace("2026", "2026;"), file="new.jsonl")]
     fuzzy = FuzzyResolver(InMemoryRetriever([]))
     old, new = [r.verdict for r in apply_rule_chain(refs, InMemoryCatalog([]), fuzzy, remote, step)]
@@ -289,7 +289,7 @@ def test_the_rate_slot_is_taken_inside_the_concurrency_slot():
                           transport=httpx.MockTransport(lambda request: httpx.Response(200, json={})))
     held: list[int] = []
     acquire = client.limiter.acquire
-    client.limiter.acquire = lambda *a: (held.append(client._slots._value), acquire(*a))[1]  # type: ignore[method-assign]
+    client.limiter.acquire = lambda *a: (held.append(client.gate.free()), acquire(*a))[1]  # type: ignore[method-assign]
     client.get("http://127.0.0.1:9/works")
     assert held == [1]  # one of the two connection slots was taken when the rate slot was
 

@@ -78,6 +78,7 @@ RUN_COLUMNS: Columns = (
     ("reason_counts", "VARCHAR"),  # JSON: the rules' reasons -> count (older rows lack it)
     ("reference_changes", "BIGINT"),  # known references this run read with another raw string
     ("flow_run_id", "VARCHAR"),  # the Prefect flow run that ran it; null for a direct run (older rows lack it)
+    ("remote", "VARCHAR"),  # JSON: the circuits that opened, requests refused, the run's remote time (or null)
 )
 
 # the views over part files: name -> (folder under the ledger, columns of its files)

@@ -23,7 +23,7 @@ from citeledger.ledger.store import LedgerStore
 from citeledger.processes import die_with_parent, stop_pool
 from citeledger.records import files as record_files
 from citeledger.records.ledger_reads import latest_run_id
-from citeledger.run import pipeline
+from citeledger.run import pipeline, remote_run
 from citeledger.run.summary import RunSummary
 from citeledger.run.task_runners import choose_task_runner
 from citeledger.storage.places import CatalogDir, CatalogPlaces, LedgerDir, LedgerPlaces
@@ -189,8 +189,9 @@ def direct_batches(plan: pipeline.RunPlan, task_runner: str = "auto", workers: i
     else:
         pool = ThreadPoolExecutor(max_workers=BATCHES_IN_FLIGHT)
     try:
-        futures = [pool.submit(run_batch_retrying, job) for job in plan.pending]
-        return collect(futures, [job.size for job in plan.pending])
+        with remote_run.remote_stopped_on_interrupt():
+            futures = [pool.submit(run_batch_retrying, job) for job in plan.pending]
+            return collect(futures, [job.size for job in plan.pending])
     except BaseException:  # Ctrl-C, SIGTERM: no further batch, the workers stopped; complete_run gives the run up
         stop_pool(pool)
         raise

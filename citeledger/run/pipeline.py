@@ -34,6 +34,7 @@ from citeledger.ledger.store import LedgerStore, check_ledger_dir, write_ledger_
 from citeledger.options import at_least, check_run_id
 from citeledger.run.batch_codec import pack_references, unpack_references
 from citeledger.run.notice_check import write_run_notices
+from citeledger.run.remote_run import remote_report, search_report, search_step
 from citeledger.run.summary import RunSummary
 from citeledger.storage import locking
 from citeledger.storage.locking import exclusive
@@ -81,24 +82,6 @@ def resolve_batch_references(references: Sequence[Reference], catalog: Any, remo
     paused: what ``run_batch``, ``citeledger eval`` and the benchmarks all run."""
     with gc_paused():
         return apply_rule_chain(references, catalog, get_fuzzy(catalog), remote, search)
-
-
-def search_step(remote: Any, run_id: str, budget: int | None = None,
-                skip_files: Sequence[str] = ()) -> SearchStep | None:
-    """The batch's search step when a search service is on: the run's request budget
-    (``budget`` None: the configured ``search.max_requests_per_run``), and no search for the
-    references read from ``skip_files`` (a nightly run's local re-runs)."""
-    search = getattr(remote, "search", None) if remote is not None else None
-    if search is None:
-        return None
-    skip = frozenset(skip_files)
-    return SearchStep(search, search.budget(run_id, budget), lambda r: r.file not in skip)
-
-
-def search_report(run_id: str, remote: bool) -> dict[str, Any]:
-    """What the run's search step spent in this process (requests per service, cache hits)."""
-    search = getattr(get_remote(True), "search", None) if remote else None
-    return search.budget(run_id).report() if search is not None else {}
 
 
 def new_run_id() -> str:
@@ -348,6 +331,8 @@ def run_batch(job: BatchJob) -> dict[str, int]:
         return {"skipped": job.size}
     catalog = get_catalog(job.catalog_dir, job.catalog_generation)
     remote = get_remote(job.remote)
+    if remote is not None:
+        remote.begin_run(job.run_id)  # the run's circuits and remote time (nothing changes for its next batch)
     resolutions = resolve_batch_references(job.references, catalog, remote,
                                            search_step(remote, job.run_id, job.search_budget, job.search_skip_files))
     with gc_paused():  # (thousands of short-lived dicts and strings: no cycles worth a collection of the heap)
@@ -456,6 +441,7 @@ def _summarise(plan: RunPlan, ledger: LedgerStore, errors: list[str], timings: d
         inputs=[i["path"] for i in plan.inputs], timings={k: round(v, 3) for k, v in sorted(timings.items())},
         errors=list(errors), reject_messages=[r.message for r in plan.rejects[:20]],
         search=search_report(plan.run_id, any(j.remote for j in plan.jobs)),
+        remote=remote_report(plan.run_id, any(j.remote for j in plan.jobs)),
         skipped=skipped_counts(plan.skipped))
 
 
@@ -478,4 +464,5 @@ def _run_row(plan: RunPlan, summary: RunSummary, trigger: str, notices_changed: 
             "errors": json.dumps(summary.errors), "trigger": trigger, "catalog_seq": plan.catalog_seq,
             "transitions": summary.transitions, "notices_changed": notices_changed,
             "timings": json.dumps(summary.timings, sort_keys=True), "reason_counts": json.dumps(summary.reasons),
-            "reference_changes": summary.reference_changes, "flow_run_id": flow_run_id}
+            "reference_changes": summary.reference_changes, "flow_run_id": flow_run_id,
+            "remote": json.dumps(summary.remote, sort_keys=True) if summary.remote else None}

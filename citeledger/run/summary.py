@@ -26,6 +26,7 @@ class RunSummary:
     reject_messages: list[str] = field(default_factory=list)  # the first 20
     records: int | None = None  # citation records rebuilt after the run, when asked for
     search: dict[str, Any] = field(default_factory=dict)  # what the search step spent, when on
+    remote: dict[str, Any] = field(default_factory=dict)  # circuits opened, requests refused, remote time
     skipped: dict[str, int] = field(default_factory=dict)  # entries of input folders left out, by why
     reference_changes: int = 0  # known (citing_paper, reference_index) that came with another raw string
 
@@ -40,10 +41,12 @@ class RunSummary:
         return cls(**{f.name: data[f.name] for f in dataclasses.fields(cls) if f.name in data})
 
     def notes(self) -> list[str]:
-        """What the counts alone do not say: entries of input folders left out (one line per kind)
-        and known references that came with another raw string."""
+        """What the counts alone do not say: entries of input folders left out (one line per kind),
+        the remote services whose circuit opened and requests the run's remote time refused (one
+        line each), and known references that came with another raw string."""
         lines = [f"skipped {n} {'entry' if n == 1 else 'entries'} of the input folders: {why}"
                  for why, n in self.skipped.items()]
+        lines += remote_notes(self.remote)
         if self.reference_changes:
             lines.append(f"{self.reference_changes} references already in the ledger came with another raw "
                          "string: the newer one is current (query the reference_changes view for old and new)")
@@ -57,9 +60,24 @@ class RunSummary:
         out["links"] = self.links
         if self.records is None:
             del out["records"]
-        if not self.search:
-            del out["search"]
+        for empty in ("search", "remote"):
+            if not out[empty]:
+                del out[empty]
         return out
+
+
+def remote_notes(remote: dict[str, Any]) -> list[str]:
+    """One line per service whose circuit opened, and one when the run's remote time ran out."""
+    lines = []
+    for service, circuit in remote.get("services", {}).items():
+        openings = circuit["openings"]
+        lines.append(f"{service}: circuit {circuit['state']} after {openings} opening{'s' * (openings != 1)} "
+                     f"({circuit['why']}); {circuit['refused']:,} requests not sent: unavailable, asked again "
+                     "on the next run")
+    if remote.get("refused"):
+        lines.append(f"remote time: the run's {remote['max_run_seconds']:g} s (remote.max_run_seconds) were spent; "
+                     f"{remote['refused']:,} requests not sent: unavailable, asked again on the next run")
+    return lines
 
 
 def state_table(summary: RunSummary) -> list[dict[str, Any]]:

@@ -13,6 +13,10 @@ never creates a client, let alone opens a connection. Results:
 ``facade`` holds ``build_remote`` and the ``RemoteResolver``; the package itself imports nothing, so
 reading ``settings`` (as ``citeledger.config`` does for every command) loads no HTTP client.
 Every request goes through ``http`` (one client per service: contact address, rate limit,
-retries, bounds). May import: ``resolvers.identifiers``, ``resolvers.parsing``, ``resolvers.openalex``,
-``resolvers.model`` and ``resolvers.errors``; nothing that writes a file.
+retries, bounds, circuit breaker); the clients share one ``RemoteSession`` (the run's remote time,
+bounded by ``max_run_seconds``, and the stop of an interrupt). ``begin_run`` starts a run (each
+circuit closed, the run's remote time from zero); ``run_report`` says what the run's circuits
+and remote time did, for its summary and its row in ``runs``. May import: ``resolvers.identifiers``,
+``resolvers.parsing``, ``resolvers.openalex``, ``resolvers.model`` and ``resolvers.errors``; nothing
+that writes a file.
 """

@@ -2,9 +2,10 @@
 
 A remote service is a hostile input like any file: its body may be endless (with a Content-Length
 of gigabytes, or streamed without one), a small gzip body may decode to gigabytes, a byte may
-trickle every few seconds (each read within the timeout, the answer never done), a
-``Retry-After`` may ask for centuries, a redirect may loop or lead to another host (carrying the
-contact e-mail of the User-Agent). Each is stopped here and becomes ``RemoteUnavailable`` whose
+trickle every second (each read within the timeout, the answer never done: ``wire.py`` cuts an
+answer under a minimum rate, and every read at the deadline), a ``Retry-After`` may ask for
+centuries, a redirect may loop or lead to another host (carrying the contact e-mail of the
+User-Agent). Each is stopped here and becomes ``RemoteUnavailable`` whose
 ``why`` starts with its ``Fault``: the reference is ``unavailable`` (reason ``remote_unavailable``,
 the why in its evidence) and asked again on the next run; the batch goes on.
 
@@ -12,7 +13,7 @@ The bounds of one request (``RequestBounds``): ``max_bytes`` decoded bytes (coun
 ``iter_bytes`` yields them, so a gzip bomb is stopped after at most one network read's worth of
 decoding: 64 KiB of deflate decodes to at most about 66 MB), and ``deadline_seconds`` of wall
 clock from the first attempt's send slot, across connects, reads and retries' sleeps, checked at
-every chunk read (so a request ends at most one read timeout after its deadline).
+every chunk read here and by every socket read's timeout (``wire.py``).
 """
 from __future__ import annotations
 
@@ -49,11 +50,17 @@ class Fault(str, Enum):
     STATUS = "HTTP"  # a 5xx (or a 429, see RATE_LIMITED) after the retries
     RATE_LIMITED = "rate limited"
     TOO_LARGE = "answer too large"
+    TOO_SLOW = "answer too slow"  # under min_bytes_per_second over stall_seconds (``wire.RequestGuard``)
     DEADLINE = "deadline passed"
+    RUN_TIME = "run's remote time spent"  # max_run_seconds (``session.RemoteSession``)
     REDIRECT = "redirect refused"
     ENCODING = "content encoding refused"
     CIRCUIT_OPEN = "circuit open"
     OTHER = "other"
+
+
+# the faults of a service that stalls: each opens its circuit at once (``breaker.CircuitBreaker.trip``)
+STALLS = frozenset({Fault.TIMEOUT, Fault.TOO_SLOW, Fault.DEADLINE})
 
 
 def fault_of(error: RemoteUnavailable) -> Fault:

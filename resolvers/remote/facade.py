@@ -15,13 +15,14 @@ from resolvers.remote.crossref import CrossrefClient, message_to_work
 from resolvers.remote.eprint import ArxivFiles
 from resolvers.remote.http import PoliteClient
 from resolvers.remote.search import SearchCache, SearchResolver
+from resolvers.remote.session import RemoteSession
 from resolvers.remote.settings import RemoteSettings
 
 _ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.I)
 
 
 def make_http_client(settings: RemoteSettings, service: str, **kwargs) -> PoliteClient:
-    """The polite client of one service from the settings (kwargs: transport, clock, sleep)."""
+    """The polite client of one service from the settings (kwargs: transport, clock, sleep, session)."""
     return PoliteClient(service, settings.service(service), mailto=settings.mailto, **kwargs)
 
 
@@ -40,7 +41,9 @@ class RemoteResolver:
     """Lookups by identifier against the enabled services, cached for the life of the object."""
 
     def __init__(self, arxiv: ArxivClient | None = None, crossref: CrossrefClient | None = None,
-                 search: SearchResolver | None = None, files: ArxivFiles | None = None):
+                 search: SearchResolver | None = None, files: ArxivFiles | None = None,
+                 session: RemoteSession | None = None):
+        self.session = session or RemoteSession()
         self.arxiv = arxiv
         self.crossref = crossref
         self.files = files  # arXiv's e-prints and PDFs (``arXiv:ID`` inputs), through arXiv's one client
@@ -129,6 +132,34 @@ class RemoteResolver:
                     remember(doi, by_id[aid])
         return {d: answered[d] for d in dois if d in answered}
 
+    def clients(self) -> dict[str, PoliteClient]:
+        """The polite client of each service on, by service (lookups, searches and files share them)."""
+        found: dict[str, PoliteClient] = {}
+        for client in (self.arxiv, self.crossref, self.files):
+            if client is not None:
+                found.setdefault(client.http.service, client.http)
+        for http, _ in (self.search.clients.values() if self.search is not None else ()):
+            found.setdefault(http.service, http)
+        return dict(sorted(found.items()))
+
+    def begin_run(self, run_id: str) -> None:
+        """The run ``run_id`` starts (nothing changes for its next batch): every circuit closed,
+        the run's remote time counted from zero."""
+        if self.session.begin_run(run_id):
+            for client in self.clients().values():
+                client.breaker.new_run()
+
+    def run_report(self) -> dict:
+        """What the run's circuits did (each service whose circuit opened or refused a request:
+        its state, openings, requests refused unsent, why it last opened) and its remote time."""
+        services = {name: report for name, client in self.clients().items()
+                    if (report := client.breaker.report())["openings"] or report["refused"]}
+        return {"run_id": self.session.run_id, "services": services, **self.session.report()}
+
+    def stop(self) -> None:
+        """End every request now (``RemoteStopped``), and refuse every later one: an interrupt."""
+        self.session.stop()
+
     def close(self) -> None:
         for client in (self.arxiv, self.crossref, self.files):
             if client is not None:
@@ -152,7 +183,8 @@ def build_remote(
     ``eprint_max_bytes``, so do arXiv's e-print and PDF downloads (``files``), each at most that big."""
     if not settings.enabled:
         return None
-    kwargs: dict = {}
+    session = RemoteSession(settings.max_run_seconds, **({"clock": clock} if clock is not None else {}))
+    kwargs: dict = {"session": session}
     if transport is not None:
         kwargs["transport"] = transport
     if clock is not None:
@@ -175,7 +207,7 @@ def build_remote(
     if eprint_max_bytes is not None:
         http = arxiv.http if arxiv is not None else make_http_client(settings, "arxiv", **kwargs)
         files = ArxivFiles(http, settings.endpoints.arxiv_eprint, settings.endpoints.arxiv_pdf, eprint_max_bytes)
-    return RemoteResolver(arxiv, crossref, _search(settings, arxiv, crossref, kwargs, search_cache), files)
+    return RemoteResolver(arxiv, crossref, _search(settings, arxiv, crossref, kwargs, search_cache), files, session)
 
 
 def _search(settings: RemoteSettings, arxiv: ArxivClient | None, crossref: CrossrefClient | None,

@@ -1,45 +1,53 @@
 """A polite HTTP client, one per remote service.
 
-Every request of a service goes through the same gate: the circuit breaker, then the concurrency
-limit, then (holding a slot) the rate limit shared by all threads, then retries with exponential
-backoff and jitter that honour ``Retry-After``. When retries run out the caller gets ``RateLimited`` or
-``RemoteUnavailable`` (transient: the reference becomes ``unavailable``). Any other answer,
-404 included, is returned as a response: "not found" is a value the caller decides on.
+Every request of a service goes through the same gate: the circuit breaker (``breaker.py``), then
+a connection slot, then (holding it) the rate limit shared by all threads (``pacing.py``), then
+retries with exponential backoff and jitter that honour ``Retry-After``. When retries run out the
+caller gets ``RateLimited`` or ``RemoteUnavailable`` (transient: the reference becomes
+``unavailable``). Any other answer, 404 included, is returned as a response: "not found" is a value
+the caller decides on.
 
-Every answer is read within its bounds (``bounds.py``): at most ``max_body_bytes`` decoded bytes,
-streamed and counted, a deadline over the whole request, a clamped ``Retry-After``, redirects only
-within the same host. Crossing one is ``RemoteUnavailable`` too, its ``why`` naming the bound.
+Every answer is read within its bounds (``bounds.py``, and ``wire.py`` at the socket): at most
+``max_body_bytes`` decoded bytes, streamed and counted, a deadline over the whole request, a
+minimum rate once the answer has begun, a clamped ``Retry-After``, redirects only within the same
+host. Crossing one is ``RemoteUnavailable`` too, its ``why`` naming the bound. A stall (a timeout,
+an answer too slow, a deadline passed), a ``Retry-After`` longer than ``max_retry_after_seconds``
+or a request whose retries all met 5xx opens the service's circuit at once: the requests waiting
+behind it fail without being sent, and it is not retried.
 
-httpx ignores ``limits=`` when a ``transport=`` is given, so the concurrency limit is our own
-semaphore, not httpx's pool.
+The clients of one resolver share a ``RemoteSession``: the run's remote time, bounded as a whole,
+and the stop that ends every request at once (``RemoteStopped``) on an interrupt.
 """
 from __future__ import annotations
 
 import itertools
-import math
 import random
-import threading
 import time
-from collections import deque
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterator, Mapping
 
 import httpx
 
-from resolvers.errors import RateLimited, RemoteUnavailable
+from resolvers.errors import RateLimited, RemoteStopped, RemoteUnavailable
 from resolvers.remote.bounds import (
     ERROR_BODY_MAX,
+    STALLS,
     ClientStats,
     Fault,
     RequestBounds,
     bounded_chunks,
     check_encoding,
+    fault_of,
     parse_retry_after,
     redirect_refused,
     unavailable,
 )
+from resolvers.remote.breaker import CircuitBreaker
+from resolvers.remote.pacing import Gate, RateLimiter
+from resolvers.remote.session import RemoteSession
 from resolvers.remote.settings import ServiceSettings
+from resolvers.remote.wire import GuardedTransport, RequestGuard, guarding
 
 __all__ = ["PoliteClient", "RateLimiter", "CircuitBreaker", "parse_retry_after", "user_agent", "Sink"]
 
@@ -62,133 +70,23 @@ def user_agent(mailto: str | None) -> str:
     return f"citeledger/{TOOL_VERSION} ({contact})"
 
 
-SEND_WAIT_MAX = 5.0
-SENDS_KEPT = 10_000  # the write starts a limiter remembers (what the tests and the soak measure)
-
-
-class RateLimiter:
-    """Minimum interval between request starts, enforced across threads.
-
-    Each caller reserves the next free slot under a lock, then sleeps outside the lock until its
-    slot: N threads calling at once start at t, t+i, t+2i, ... ``defer`` pushes the next slot
-    later (a server's ``Retry-After`` pauses the whole service, not one thread).
-    """
-
-    def __init__(self, min_interval: float, clock: Callable[[], float], sleep: Callable[[float], None]):
-        self.min_interval = max(0.0, min_interval)
-        self._clock = clock
-        self._sleep = sleep
-        self._lock = threading.Lock()
-        self._next_slot = float("-inf")
-        self._sending = threading.Condition()
-        self._in_write = False
-        self._last_send = float("-inf")
-        self.sends: deque[float] = deque(maxlen=SENDS_KEPT)  # when each write started, on ``clock``
-
-    def acquire(self, until: float = math.inf) -> bool:
-        """Waits for this caller's slot; False (no slot taken, no wait) when the slot would come
-        after ``until`` (a request's deadline: a long pause of the service is not waited out)."""
-        with self._lock:
-            now = self._clock()
-            slot = max(now, self._next_slot)
-            if slot > until:
-                return False
-            self._next_slot = slot + self.min_interval
-        wait = slot - now
-        if wait > 0:
-            self._sleep(wait)
-        return True
-
-    def defer(self, seconds: float) -> None:
-        with self._lock:
-            self._next_slot = max(self._next_slot, self._clock() + seconds)
-
-    def gate(self) -> None:
-        """Called as a request's bytes are about to be written: the write starts at least
-        ``min_interval`` after the previous write was complete. A thread descheduled between its
-        slot and its write (a loaded machine, the GIL) would otherwise write right beside the
-        next one, and the server would count both in one interval (``bench_search.py --rate``
-        measured gaps of 14 ms at a 0.2 s interval without this gate). ``sent`` ends the write;
-        a write that never reports (it cannot happen through httpcore's trace) is waited for at
-        most ``SEND_WAIT_MAX`` seconds."""
-        with self._sending:
-            deadline = self._clock() + SEND_WAIT_MAX
-            while self._in_write and self._clock() < deadline:
-                self._sending.wait(timeout=0.05)
-            while (wait := self._last_send + self.min_interval - self._clock()) > 0:
-                self._sleep(wait)
-            self._in_write = True
-            self.sends.append(self._clock())
-
-    def sent(self) -> None:
-        """The gated write is complete (or failed): the next write may start ``min_interval`` on."""
-        with self._sending:
-            self._in_write = False
-            self._last_send = self._clock()
-            self._sending.notify_all()
-
-
-class CircuitBreaker:
-    """Opens after ``threshold`` consecutive failed attempts; half-open after ``cooldown``.
-
-    While open every call fails at once with ``RemoteUnavailable`` (no request is sent). When the
-    cool-down has passed one probe request is let through: success closes the circuit, failure
-    opens it for another cool-down.
-    """
-
-    CLOSED, OPEN, HALF_OPEN = "closed", "open", "half_open"
-
-    def __init__(self, service: str, threshold: int, cooldown: float, clock: Callable[[], float]):
-        self.service = service
-        self.threshold = max(1, threshold)
-        self.cooldown = cooldown
-        self._clock = clock
-        self._lock = threading.Lock()
-        self.state = self.CLOSED
-        self._failures = 0
-        self._opened_at = 0.0
-        self._probe_out = False
-
-    def before_request(self) -> None:
-        with self._lock:
-            if self.state == self.CLOSED:
-                return
-            if self.state == self.OPEN and self._clock() - self._opened_at >= self.cooldown:
-                self.state = self.HALF_OPEN
-                self._probe_out = False
-            if self.state == self.HALF_OPEN and not self._probe_out:
-                self._probe_out = True
-                return
-            raise RemoteUnavailable(self.service, "circuit open after repeated failures")
-
-    def record_success(self) -> None:
-        with self._lock:
-            self.state = self.CLOSED
-            self._failures = 0
-            self._probe_out = False
-
-    def record_failure(self) -> None:
-        with self._lock:
-            self._failures += 1
-            if self.state == self.HALF_OPEN or self._failures >= self.threshold:
-                self.state = self.OPEN
-                self._opened_at = self._clock()
-                self._probe_out = False
-
-
 @dataclass
 class _Attempt:
-    """What one failed attempt left behind: the error to raise, how long to wait, and whether
-    another attempt may help (a body over its limit or a refused redirect would come again)."""
+    """What one failed attempt left behind: the error to raise, how long to wait, whether another
+    attempt may help (a body over its limit or a refused redirect would come again), and whether
+    it opened the circuit (a stall, a refused pause: no other attempt either)."""
 
     error: RemoteUnavailable
     wait: float
     retry: bool = True
+    tripped: bool = False
 
 
 class PoliteClient:
     """An httpx client for one service, with its rate, concurrency, retry and circuit policy, and
-    the bounds of every answer (``bounds.py``: bytes, deadline, redirects, encodings)."""
+    the bounds of every answer (``bounds.py``: bytes, deadline, redirects, encodings; ``wire.py``:
+    the minimum rate and the deadline at the socket). ``sleep`` (tests: a fake clock's) replaces
+    the waits, which otherwise end early when the circuit opens or the session stops."""
 
     def __init__(
         self,
@@ -198,35 +96,30 @@ class PoliteClient:
         mailto: str | None = None,
         transport: httpx.BaseTransport | None = None,
         clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
         rng: random.Random | None = None,
         wallclock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+        session: RemoteSession | None = None,
     ):
         self.service = service
         self.settings = settings
         self._clock = clock
-        self._sleep = sleep
+        self.gate = Gate(settings.max_concurrency)
+        self._sleep = sleep or self.gate.pause
         self._rng = rng or random.Random()
         self._wallclock = wallclock
+        self.session = session or RemoteSession()
+        self.session.on_stop(self.gate.wake)
         self.stats = ClientStats()
-        self.limiter = RateLimiter(settings.min_interval_seconds, clock, sleep)
-        self.breaker = CircuitBreaker(
-            service, settings.circuit_failures, settings.circuit_cooldown_seconds, clock
-        )
-        self._slots = threading.BoundedSemaphore(max(1, settings.max_concurrency))
-        kwargs: dict[str, Any] = {
-            "timeout": httpx.Timeout(settings.timeout_seconds),
-            "headers": {"User-Agent": user_agent(mailto)},
-            "follow_redirects": False,  # followed here, within the same host only (``_open``)
-        }
-        if transport is not None:
-            kwargs["transport"] = transport
-        else:
-            kwargs["limits"] = httpx.Limits(
-                max_connections=max(1, settings.max_concurrency),
-                max_keepalive_connections=max(1, settings.max_concurrency),
-            )
-        self._client = httpx.Client(**kwargs)
+        self.limiter = RateLimiter(settings.min_interval_seconds, clock, self._sleep)
+        self.breaker = CircuitBreaker(service, settings.circuit_failures, settings.circuit_cooldown_seconds, clock,
+                                      settings.circuit_openings, on_open=self.gate.wake)
+        limits = httpx.Limits(max_connections=max(1, settings.max_concurrency),
+                              max_keepalive_connections=max(1, settings.max_concurrency))
+        self._client = httpx.Client(
+            transport=transport if transport is not None else GuardedTransport(limits),
+            timeout=httpx.Timeout(settings.timeout_seconds), headers={"User-Agent": user_agent(mailto)},
+            follow_redirects=False)  # followed here, within the same host only (``_open``)
 
     # -- public --------------------------------------------------------------------------------
     def get(
@@ -269,10 +162,15 @@ class PoliteClient:
                                self.settings.deadline_seconds)
         body = {"params": params, "headers": headers, "data": data, "files": files}
         try:
-            return self._attempts(method, url, body, sink, final, bounds)
+            with self.session.active(self.service):
+                return self._attempts(method, url, body, sink, final, bounds)
         except RemoteUnavailable as exc:
             self.stats.failed(exc)
             raise
+
+    def waiting(self) -> int:
+        """Requests waiting for a connection slot or in a pause."""
+        return self.gate.waiting()
 
     def close(self) -> None:
         self._client.close()
@@ -285,57 +183,82 @@ class PoliteClient:
 
     # -- internals -----------------------------------------------------------------------------
     def _attempts(self, method, url, body, sink, final, bounds: RequestBounds) -> httpx.Response:
-        """The first attempt and the retries, while they may help and fit the deadline."""
+        """The first attempt and the retries, while they may help and fit the deadline. A request
+        whose attempts (two or more) all met a retryable status opens the circuit (a run of 5xx)."""
         attempts = max(0, self.settings.retries) + 1
         last: _Attempt | None = None
         for attempt in range(attempts):
-            self.breaker.before_request()
-            outcome = self._attempt(method, url, body, sink, attempt, final, bounds)
+            generation, probe = self.breaker.before_request()
+            try:
+                outcome = self._attempt(method, url, body, sink, attempt, final, bounds, generation)
+            finally:
+                if probe:
+                    self.breaker.probe_done()
             if isinstance(outcome, httpx.Response):
                 return outcome
             last = outcome
-            if not outcome.retry or attempt + 1 >= attempts:
+            if outcome.tripped or not outcome.retry:
                 break
-            if outcome.wait > self.settings.max_retry_after_seconds:
-                break  # the server asks for a longer pause than a run should block for
-            if outcome.wait >= bounds.left():
-                break  # no time left for another attempt: the last failure is the answer
+            if attempt + 1 >= attempts or outcome.wait >= bounds.left():
+                if attempt and fault_of(outcome.error) in (Fault.STATUS, Fault.RATE_LIMITED):
+                    self.breaker.trip(outcome.error.why)  # every attempt met a 5xx (or 429): a run of them
+                break
             self._sleep(outcome.wait)
+            self._may_go_on(generation)
         assert last is not None
         raise last.error
+
+    def _may_go_on(self, generation: int) -> None:
+        """Raise when a request that waited must not be sent: the session stopped, the circuit opened."""
+        if self.session.stopped:
+            raise RemoteStopped(self.service)
+        self.breaker.check(generation)
 
     def _backoff(self, attempt: int) -> float:
         """Exponential backoff with equal jitter: half fixed, half random."""
         ceiling = min(self.settings.backoff_max_seconds, self.settings.backoff_base_seconds * (2**attempt))
         return ceiling / 2 + self._rng.uniform(0, ceiling / 2)
 
-    def _attempt(self, method, url, request, sink, attempt, final, bounds) -> httpx.Response | _Attempt:
+    def _attempt(self, method, url, request, sink, attempt, final, bounds, generation) -> httpx.Response | _Attempt:
         # the rate limit is taken inside the concurrency slot: a thread that waited for a slot
         # must still wait for its turn, or the threads freed together would send in a burst
-        with self._slots:
+        with self.gate.slot(lambda: self._may_go_on(generation)):
+            self._may_go_on(generation)
             if not self.limiter.acquire(bounds.at):
                 why = f"the service's pause (Retry-After) ends after the deadline of {method} {url}"
                 return _Attempt(unavailable(self.service, Fault.DEADLINE, why), 0.0, retry=False)
+            self._may_go_on(generation)
             bounds.start()
             self.stats.count("attempt")
+            guard = RequestGuard(bounds, f"{method} {url}", self.settings.min_bytes_per_second,
+                                 self.settings.stall_seconds, self.session.left, self.session.spent_error)
             try:
-                outcome = self._exchange(method, url, request, sink, attempt, final, bounds)
+                with self.session.in_flight(guard, self.service), guarding(guard):
+                    outcome = self._exchange(method, url, request, sink, attempt, final, bounds)
             except httpx.TimeoutException as exc:
-                self.breaker.record_failure()
                 if bounds.left() <= 0:
-                    return _Attempt(bounds.passed(f"{method} {url}"), 0.0, retry=False)
+                    return self._stalled(bounds.passed(f"{method} {url}"))
                 why = f"({type(exc).__name__}) on {method} {url}"
-                return _Attempt(unavailable(self.service, Fault.TIMEOUT, why), self._backoff(attempt))
+                return self._stalled(unavailable(self.service, Fault.TIMEOUT, why))
             except (httpx.HTTPError, httpx.InvalidURL) as exc:  # resets, undecodable bodies, bad Locations...
-                self.breaker.record_failure()
-                why = f"({type(exc).__name__}: {exc}) on {method} {url}"
-                return _Attempt(unavailable(self.service, Fault.TRANSPORT, why), self._backoff(attempt))
-            except RemoteUnavailable as exc:  # a bound: too large, deadline, redirect, encoding
-                self.breaker.record_failure()
-                return _Attempt(exc, 0.0, retry=False)
+                error = unavailable(self.service, Fault.TRANSPORT, f"({type(exc).__name__}: {exc}) on {method} {url}")
+                opened = self.breaker.record_failure(error.why)
+                return _Attempt(error, self._backoff(attempt), tripped=opened)
+            except RemoteUnavailable as exc:  # a bound: too large, too slow, deadline, redirect, encoding
+                fault = fault_of(exc)
+                if fault in STALLS:
+                    return self._stalled(exc)
+                # the run's remote time spent is the run's bound, not a failure of the service
+                opened = fault is not Fault.RUN_TIME and self.breaker.record_failure(exc.why)
+                return _Attempt(exc, 0.0, retry=False, tripped=opened)
         if isinstance(outcome, httpx.Response):
             self.breaker.record_success()
         return outcome
+
+    def _stalled(self, error: RemoteUnavailable) -> _Attempt:
+        """A stall: the circuit opens at once, and the request is not tried again."""
+        self.breaker.trip(error.why)
+        return _Attempt(error, 0.0, retry=False, tripped=True)
 
     def _exchange(self, method, url, request, sink, attempt, final, bounds) -> httpx.Response | _Attempt:
         """One attempt's request (and its allowed redirects) and its answer, read within the bounds."""
@@ -388,13 +311,23 @@ class PoliteClient:
         wait = self._backoff(attempt) if retry_after is None else retry_after
         snippet = body[:80].decode("utf-8", "replace").strip()
         why = f"HTTP {response.status_code} on {response.request.url}: {snippet!r}"
-        if retry_after is not None:  # the whole service pauses, at most as long as a run may wait
-            self.limiter.defer(min(retry_after, self.settings.max_retry_after_seconds))
         if response.status_code == 429:
             # the service is alive and asking us to slow down: not a failure for the breaker
-            return _Attempt(RateLimited(self.service, f"{Fault.RATE_LIMITED.value}: {why}"[:500], retry_after), wait)
-        self.breaker.record_failure()
-        return _Attempt(RemoteUnavailable(self.service, why[:500]), wait)
+            error: RemoteUnavailable = RateLimited(self.service, f"{Fault.RATE_LIMITED.value}: {why}"[:500],
+                                                   retry_after)
+        else:
+            error = RemoteUnavailable(self.service, why[:500])
+            if self.breaker.record_failure(why):  # a failed probe, or the last of circuit_failures
+                return _Attempt(error, wait, retry=False, tripped=True)
+        if retry_after is not None and retry_after > self.settings.max_retry_after_seconds:
+            # a longer pause than a run may wait: nobody waits it out; the circuit opens instead
+            self.breaker.trip(f"{Fault.RATE_LIMITED.value}: HTTP {response.status_code} asks for a pause of "
+                              f"{retry_after:g} s (Retry-After), longer than max_retry_after_seconds "
+                              f"{self.settings.max_retry_after_seconds:g}")
+            return _Attempt(error, retry_after, retry=False, tripped=True)
+        if retry_after is not None:  # the whole service pauses, as asked
+            self.limiter.defer(retry_after)
+        return _Attempt(error, wait)
 
 
 def _answered(response: httpx.Response, body: bytes) -> httpx.Response:

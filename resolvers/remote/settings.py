@@ -23,17 +23,22 @@ class ServiceSettings:
     retries: int = 3  # extra attempts after the first
     backoff_base_seconds: float = 1.0
     backoff_max_seconds: float = 60.0
-    max_retry_after_seconds: float = 120.0  # a longer Retry-After gives up (unavailable) at once
+    max_retry_after_seconds: float = 120.0  # a longer Retry-After opens the circuit (unavailable) at once
     circuit_failures: int = 5  # consecutive failed attempts that open the circuit
-    circuit_cooldown_seconds: float = 60.0
+    circuit_cooldown_seconds: float = 60.0  # then one probe request; a stall or a refused pause opens it at once
+    circuit_openings: int = 3  # openings in one run after which the circuit stays open for the rest of the run
     # the bounds of one answer (resolvers/remote/bounds.py); docs/configuration.md gives the reasons
     max_body_bytes: int = 64 * MIB  # decoded bytes of one answer; past it: unavailable, the rest unread
     max_file_bytes: int = 256 * MIB  # a whole file fetched (arXiv e-print, PDF) or sent (a PDF to GROBID)
     deadline_seconds: float = 180.0  # one request in all: connects, reads, retries' sleeps
     max_redirects: int = 3  # followed within the same host only; 0: none
+    # an answer (headers and body) must keep this rate over every ``stall_seconds`` from its first
+    # byte, or it is cut as a stall: a trickle ends in seconds, not at the deadline
+    min_bytes_per_second: float = 1024.0
+    stall_seconds: float = 10.0
 
     def __post_init__(self) -> None:
-        for name in ("max_body_bytes", "max_file_bytes", "deadline_seconds"):
+        for name in ("max_body_bytes", "max_file_bytes", "deadline_seconds", "stall_seconds"):
             if not getattr(self, name) > 0:
                 raise ConfigError(f"{name}: must be > 0, got {getattr(self, name)!r}")
         if self.max_redirects < 0:
@@ -107,6 +112,13 @@ class SearchSettings:
     threads: int = 8  # references searched at once within a batch (the rate limits still hold)
 
 
+# A nightly of 10,000 new references asks arXiv about 200 id batches (10 minutes at its one request
+# every 3 s) and spends its search budget of 2,000 requests (7 minutes at Crossref's 5/s, up to 100
+# at arXiv's pace): three hours bound a night whose services are slow but answering, and leave the
+# rest of the day before the next night.
+MAX_RUN_SECONDS = 3 * 3600.0
+
+
 @dataclass(frozen=True)
 class RemoteSettings:
     """Which services are on, how politely to call each, and where they live."""
@@ -121,6 +133,9 @@ class RemoteSettings:
     endpoints: Endpoints = field(default_factory=Endpoints)
     arxiv_id_batch: int = 50  # ids per arXiv id_list query
     search: SearchSettings = field(default_factory=SearchSettings)
+    # the run's remote time in all (while any request of the run waits or is in flight); past it
+    # every further request of the run is refused: its references are unavailable, asked next run
+    max_run_seconds: float = MAX_RUN_SECONDS
 
     def service(self, name: str) -> ServiceSettings:
         settings: ServiceSettings = getattr(self, name)
