@@ -4,6 +4,7 @@ set -u
 cd "$1"
 W=$(mktemp -d /tmp/deploy-demo.XXXX)
 export PREFECT_HOME=$W/prefect PREFECT_API_URL=http://127.0.0.1:4231/api PREFECT_SERVER_ANALYTICS_ENABLED=false DO_NOT_TRACK=1
+export CITELEDGER_NIGHTLY_ROOTS=$W  # the night's folders lie in the work folder (nightly.roots)
 .venv/bin/prefect server start --host 127.0.0.1 --port 4231 > $W/server.log 2>&1 &
 SERVER=$!
 for i in $(seq 1 120); do curl -sf $PREFECT_API_URL/health >/dev/null && break; sleep 1; done

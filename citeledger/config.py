@@ -89,6 +89,7 @@ class Config:
     query: QueryLimits = field(default_factory=QueryLimits)
     papers: PaperLimits = field(default_factory=PaperLimits)  # [papers]: bounds on one paper (archive bombs)
     state_dir: str = "data/state"  # harvest checkpoints and download validators
+    nightly_roots: tuple[str, ...] = ("data",)  # folders a nightly's own must lie under (citeledger/nightly/folders.py)
     source: str | None = None  # the file this came from, for error messages
     # where each setting came from, by its dotted key (``limits.batch_size``): default, file, env, cli
     origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
@@ -137,7 +138,7 @@ def default_values() -> dict[str, Any]:
             "endpoints": dataclasses.asdict(Endpoints()),
             "search": {**dataclasses.asdict(SearchSettings()), "services": list(SearchSettings().services)},
             "limits": dataclasses.asdict(ResourceLimits()), "query": dataclasses.asdict(QueryLimits()),
-            "papers": dataclasses.asdict(PaperLimits())}
+            "papers": dataclasses.asdict(PaperLimits()), "nightly": {"roots": list(Config.nightly_roots)}}
 
 
 _ENDPOINT_ENV = {"arxiv_api": "CITELEDGER_ARXIV_URL", "arxiv_oai": "CITELEDGER_ARXIV_OAI_URL",
@@ -152,7 +153,8 @@ def env_names() -> dict[str, str]:
     ``CITELEDGER_BATCH_SIZE``)."""
     names = {"ledger": "CITELEDGER_LEDGER", "catalog": "CITELEDGER_CATALOG", "state_dir": "CITELEDGER_STATE_DIR",
              "remote.enabled": "CITELEDGER_REMOTE", "remote.mailto": "CITELEDGER_MAILTO",
-             "remote.max_run_seconds": "CITELEDGER_REMOTE_MAX_RUN_SECONDS"}
+             "remote.max_run_seconds": "CITELEDGER_REMOTE_MAX_RUN_SECONDS",
+             "nightly.roots": "CITELEDGER_NIGHTLY_ROOTS"}
     names.update({f"endpoints.{k}": v for k, v in _ENDPOINT_ENV.items()})
     defaults = default_values()
     for name in SERVICES:
@@ -184,9 +186,17 @@ def read_config_file(file: Path | None) -> Layer:
     values = _flat(data)
     for key in PATH_KEYS:  # relative to the file, so the file means the same from any working directory
         if isinstance(values.get(key), str) and values[key].strip():
-            path = Path(values[key]).expanduser()
-            values[key] = str(path if path.is_absolute() else Path(os.path.normpath(file.parent / path)))
+            values[key] = _beside(file, values[key])
+    if isinstance(values.get("nightly.roots"), list):
+        values["nightly.roots"] = [_beside(file, r) if isinstance(r, str) and r.strip() else r
+                                   for r in values["nightly.roots"]]
     return Layer(values, {k: f"file {file}" for k in values})
+
+
+def _beside(file: Path, value: str) -> str:
+    """A path a settings file gives, relative to the file's folder."""
+    path = Path(value).expanduser()
+    return str(path if path.is_absolute() else Path(os.path.normpath(file.parent / path)))
 
 
 def _env_layer(env: Mapping[str, str]) -> Layer:
@@ -339,7 +349,7 @@ def _to_config(values: Mapping[str, Any], source: str | None, labels: dict[str, 
         search=SearchSettings(**search), endpoints=Endpoints(**values["endpoints"]),
         limits=ResourceLimits(**values["limits"]), query=QueryLimits(**values["query"]),
         papers=PaperLimits(**values["papers"]), ledger=values["ledger"], catalog=values["catalog"],
-        state_dir=values["state_dir"], source=source, origins=labels)
+        state_dir=values["state_dir"], nightly_roots=tuple(values["nightly"]["roots"]), source=source, origins=labels)
 
 
 def effective_settings(config: Config) -> list[tuple[str, Any, str]]:
@@ -352,4 +362,5 @@ def effective_settings(config: Config) -> list[tuple[str, Any, str]]:
     for section in ("endpoints", "search", "limits", "query", "papers"):
         values.update({f"{section}.{k}": v for k, v in dataclasses.asdict(getattr(config, section)).items()})
     values["search.services"] = list(config.search.services)
+    values["nightly.roots"] = list(config.nightly_roots)
     return [(key, value, config.origins.get(key, "default")) for key, value in values.items()]

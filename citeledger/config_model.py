@@ -4,6 +4,7 @@ its bounds. ``citeledger.config`` reads the sources and merges them; it hands th
 command whose settings are all defaults or paths starts without it (docs/configuration.md)."""
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -138,6 +139,20 @@ class PapersModel(_Section):
     max_references: int = Field(ge=1)
 
 
+class NightlyModel(_Section):
+    roots: tuple[str, ...]
+
+    @field_validator("roots", mode="before")
+    @classmethod
+    def _roots(cls, value: Any) -> tuple[str, ...]:
+        """A list of folders, or (the environment's form) folders joined by the path separator."""
+        if isinstance(value, str):
+            value = [v for v in value.split(os.pathsep) if v.strip()]
+        if not isinstance(value, (list, tuple)) or not value:
+            raise ValueError("expected a list of one folder or more")
+        return tuple(path_setting(v) for v in value)
+
+
 class Settings(BaseSettings):
     """The whole configuration as one typed model; its sources are given by ``load_config``."""
 
@@ -152,6 +167,7 @@ class Settings(BaseSettings):
     limits: LimitsModel
     query: QueryModel
     papers: PapersModel
+    nightly: NightlyModel
 
     @classmethod
     def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,

@@ -6,7 +6,9 @@ Inbox: reference files (JSONL, CSV, Parquet, ``.bbl``, ``.bib``) dropped into ``
 ``.bbl``/``.bib`` file's citing paper is its file name without the extension (percent-escapes
 decoded: ``hep-th%2F9901001.bib``). A file moves to ``<processed>/<run_id>/`` only once the run
 that read it has finished. Which references are re-resolved: see ``citeledger.nightly.steps``.
-A second run with nothing new writes nothing to the ledger.
+A second run with nothing new writes nothing to the ledger. The folders must lie under the
+configured ``nightly.roots``, side by side (``citeledger.nightly.folders``): a night given others
+fails before anything is read or moved.
 
 The flow run is named by the ledger run id (``nightly-<time>-<hex>``, or the id of the interrupted
 run it resumes) and the run's row in ``runs`` keeps the flow run's id. A failure (a step, the
@@ -166,6 +168,7 @@ def nightly(inbox: str = "data/inbox", processed: str = "data/processed", catalo
     """
     logger = get_run_logger()
     run_id, flow_run_id = this_flow_run()
+    steps.nightly_folders(inbox, processed, catalog, ledger, catalog_inbox)  # before anything is read or moved
     clock = StepClock()
     intake = clock.run("intake", intake_task, inbox, ledger)
     clock.counts["intake"] = "{new_files} new files, {already_processed} already read".format(**intake.counts())

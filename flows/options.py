@@ -60,6 +60,9 @@ def record_failed_run(flow: Any, flow_run: Any, state: Any) -> None:
     trigger = "nightly" if flow.name == "nightly" else "resolve"
     message = state.message or state.name
     ledger = flow_run.parameters.get("ledger") or _default(flow, "ledger")
+    if trigger == "nightly" and not _confined(ledger):  # a ledger given outside the nightly's roots: not written
+        logger.warning("ledger %s is outside the nightly's roots: the failure is not written there", ledger)
+        return
     lines = [f"# citeledger {flow.name} failed", "", f"flow run `{flow_run.name}`: {state.name}", "",
              f"    {message}"]
     if flow_run.name.startswith(("nightly-", "run-")) or flow_run.parameters.get("run_id") == flow_run.name:
@@ -75,6 +78,14 @@ def record_failed_run(flow: Any, flow_run: Any, state: Any) -> None:
                          flow_run_id=flow_run.id).create()
     except Exception as exc:  # noqa: BLE001 - as above
         logger.warning("could not write the failure artifact: %s", exc)
+
+
+def _confined(ledger: str) -> bool:
+    """Whether a nightly's ledger lies under the configured ``nightly.roots``."""
+    from citeledger.config import load_config
+    from citeledger.nightly.folders import within_roots
+
+    return within_roots(ledger, load_config().nightly_roots)
 
 
 def flow_run_logger(flow_run: Any, flow: Any) -> Any:

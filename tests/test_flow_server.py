@@ -117,6 +117,11 @@ def _site(tmp_path: Path, fixture_catalog: Path) -> dict[str, str]:
     return {k: str(v) for k, v in dirs.items()}
 
 
+def roots(folder: Path) -> dict[str, str]:
+    """The flow run's environment that lets a night's folders lie under ``folder`` (``nightly.roots``)."""
+    return {"CITELEDGER_NIGHTLY_ROOTS": str(folder)}
+
+
 def _run(client, server, parameters: dict, env: dict | None = None):
     """Start a run of the nightly deployment (``env``: the flow run's extra environment) and wait
     (bounded) for its end; the flow run."""
@@ -163,7 +168,7 @@ def _artifacts(client, flow_run_id: UUID) -> dict[str, object]:
 def test_a_deployed_night_shows_its_steps_runs_and_tables(server, client, tmp_path, fixture_catalog):
     site = _site(tmp_path, fixture_catalog)
     flow_run = _run(client, server, {**site, "catalog_inbox": None, "batch_size": 2, "task_runner": "threads",
-                                     "site": str(tmp_path / "html")})
+                                     "site": str(tmp_path / "html")}, env=roots(tmp_path))
     assert flow_run.state.is_completed(), flow_run.state.message
     assert (tmp_path / "html" / "index.html").is_file()  # the site step, asked for, ran last
 
@@ -223,7 +228,7 @@ def _failure_hook_done(client, server, flow_run_id: UUID) -> None:
 def test_a_failing_step_is_written_into_the_runs_row(server, client, tmp_path, fixture_catalog):
     site = _site(tmp_path, fixture_catalog)
     site["catalog"] = str(tmp_path / "no-catalog")  # the select step finds no catalog: the night fails
-    flow_run = _run(client, server, {**site, "catalog_inbox": None, "batch_size": 2})
+    flow_run = _run(client, server, {**site, "catalog_inbox": None, "batch_size": 2}, env=roots(tmp_path))
     assert flow_run.state.is_failed()
     _failure_hook_done(client, server, flow_run.id)
     assert "no catalog" in flow_run.state.message

@@ -309,8 +309,10 @@ def test_a_refresh_shards_the_new_generation_as_the_catalog_was(site, monkeypatc
     assert broken.changed and broken.shards is None and [e for e in broken.errors if "not a shard count" in e]
 
 
-def test_nightly_flow_through_prefect(site):
+def test_nightly_flow_through_prefect(site, monkeypatch):
     from flows.nightly import nightly as nightly_flow
+
+    monkeypatch.setenv("CITELEDGER_NIGHTLY_ROOTS", str(site["inbox"].parent))  # the night's folders' root
 
     kwargs = {k.replace("-", "_"): str(v) for k, v in site.items()}
     summary = nightly_flow(inbox=kwargs["inbox"], processed=kwargs["processed"], catalog=kwargs["catalog"],

@@ -163,15 +163,15 @@ def _eval_styles(args: argparse.Namespace) -> int:
 
 
 def cmd_nightly(args: argparse.Namespace) -> int:
-    from citeledger.config import load_config
+    from citeledger.cli.preflight import check_nightly_folders
 
+    config = check_nightly_folders(args)  # refused in one line before Prefect starts, nothing moved
     use_grobid(args.grobid)
     prefect_defaults()
     summary = load_flow("nightly")(inbox=args.inbox, processed=args.processed, catalog=args.catalog, ledger=args.ledger,
-                      catalog_inbox=args.catalog_inbox, remote=args.remote,
-                      batch_size=args.batch_size or load_config().limits.batch_size,
-                      task_runner=args.task_runner, dask_address=args.dask_address, dask_workers=args.dask_workers,
-                      site=args.site)
+                      catalog_inbox=args.catalog_inbox, remote=args.remote, task_runner=args.task_runner,
+                      batch_size=args.batch_size or config.limits.batch_size, dask_address=args.dask_address,
+                      dask_workers=args.dask_workers, site=args.site)
     refresh = summary["refresh"]
     print(f"catalog: {refresh['works_before']} -> {refresh['works_after']} works from {len(refresh['files'])} files")
     if not summary["changed"]:

@@ -9,10 +9,14 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from citeledger.storage import locking
 from citeledger.storage.places import CatalogPlaces
 from resolvers.errors import LockTimeout, UnknownRun, UsageError
+
+if TYPE_CHECKING:  # (the settings module loads when a check needs it)
+    from citeledger.config import Config
 
 
 def prefect_defaults() -> None:
@@ -133,3 +137,15 @@ def _nearest(wanted: str, unfinished: list[str]) -> str:
 
     near = [k for k, _, _ in process.extract(wanted, unfinished, scorer=fuzz.ratio, limit=3)]
     return f"; nearest unfinished runs: {', '.join(near)}"
+
+
+def check_nightly_folders(args: argparse.Namespace) -> Config:
+    """``nightly``'s folders under the configured ``nightly.roots`` and side by side
+    (``nightly.folders``), or a one-line usage error before Prefect starts and anything moves.
+    Returns the loaded settings."""
+    from citeledger.config import load_config
+    from citeledger.nightly.folders import confined_folders
+
+    config = load_config()
+    confined_folders(args.inbox, args.processed, args.catalog, args.ledger, args.catalog_inbox, config.nightly_roots)
+    return config

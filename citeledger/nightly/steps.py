@@ -40,6 +40,7 @@ from citeledger.inputs.pdf_papers import pdf_service, read_later
 from citeledger.inputs.rows import InputLimits
 from citeledger.ledger.reads import citing_papers_of_works, current_links_and_notices
 from citeledger.ledger.store import LedgerStore, write_ledger_database
+from citeledger.nightly.folders import NightlyFolders, confined_folders, entries_read, rejected_folder
 from citeledger.nightly.intake import CATALOG_SUFFIXES, Intake, citing_paper_of, inbox_files, take_inbox
 from citeledger.nightly.rerun_selection import RerunSelection, select_rerun
 from citeledger.records.files import papers_touched
@@ -55,12 +56,6 @@ from resolvers.remote.arxiv import ArxivClient
 from resolvers.remote.crossref import CrossrefClient
 from resolvers.remote.facade import make_http_client
 from resolvers.remote.retraction_watch import refresh_retraction_watch
-
-
-def rejected_folder(processed: str | Path) -> Path:
-    """Where the inbox files a night rejected go: ``rejected/`` beside ``processed`` (``data/rejected``),
-    under the run's id, so ``processed`` holds only files whose references are in the ledger."""
-    return Path(processed).parent / "rejected"
 
 
 def move_to_processed(files: Sequence[Path], processed: str | Path, run_id: str) -> list[Path]:
@@ -269,6 +264,13 @@ class NightlyWork:
     pending_notices: int = 0
 
 
+def nightly_folders(inbox: str | Path, processed: str | Path, catalog_dir: CatalogDir, ledger_dir: LedgerDir,
+                    catalog_inbox: str | Path | None) -> NightlyFolders:
+    """The night's folders, confined under the configured ``nightly.roots`` and side by side
+    (``folders.confined_folders``): checked before a night reads or moves anything."""
+    return confined_folders(inbox, processed, catalog_dir, ledger_dir, catalog_inbox, load_config().nightly_roots)
+
+
 def new_nightly_run_id() -> str:
     return "nightly-" + pipeline.new_run_id().removeprefix("run-")
 
@@ -406,7 +408,8 @@ def finish_nightly(work: NightlyWork, processed: str | Path, notices: list[dict[
     papers; None: none written) and then the run row (with the changed ``notices``): the row marks
     the night finished, so a night stopped while writing records has none and is resumed. Then
     the inbox files move to ``processed`` (only now, their observations being written), those the run
-    rejected whole (an archive that does not open, a PDF without text...) to ``rejected_folder``."""
+    rejected whole (an archive that does not open, a PDF without text...) to ``rejected_folder``; an
+    inbox entry the run read nothing from (a folder of notes) stays where it is."""
     plan = work.plan
     assert plan is not None
 
@@ -425,9 +428,9 @@ def finish_nightly(work: NightlyWork, processed: str | Path, notices: list[dict[
                                   records=write_records if records is not None else None, flow_run_id=flow_run_id)
     unread = {r.file for r in plan.rejects if read_later(r.reason)}  # stay in the inbox for the next night
     whole = {r.file for r in plan.rejects if r.line is None} - unread  # a reject of the file itself
-    set_aside = move_to_processed([p for p in work.new_files if str(p) in whole], rejected_folder(processed),
-                                  plan.run_id)
-    moved = move_to_processed([p for p in work.new_files if str(p) not in unread | whole], processed, plan.run_id)
+    read = entries_read(work.new_files, [i["path"] for i in plan.inputs])  # (a folder of notes: nothing read)
+    set_aside = move_to_processed([p for p in read if str(p) in whole], rejected_folder(processed), plan.run_id)
+    moved = move_to_processed([p for p in read if str(p) not in unread | whole], processed, plan.run_id)
     for path, run_id in work.already_processed.items():
         move_to_processed([Path(path)], processed, run_id)
     papers, count = written[-1] if written else (changed_papers(), None)
