@@ -9,7 +9,7 @@ import sys
 import pytest
 from test_records import WORK_A, record_of
 
-from citeledger.display import _CONTROLS, visible_controls
+from citeledger.display import _CONTROLS, shown, visible_controls
 from citeledger.records.render.fast_pages import PageCache, render_page_files
 from citeledger.records.render.pages import render_ledger_html, render_ledger_text
 
@@ -28,14 +28,16 @@ def test_both_pages_at_once_are_the_pages_made_one_by_one():
     assert 'Provenance: read None from a&lt;b&gt;&amp;&quot;c&#x27;\\x1b' in page
 
 
-@pytest.mark.parametrize("code", [*range(0, 0x100), 0x2028, 0xFEFF, 0x1F600, 0xD800])
+@pytest.mark.parametrize("code", [*range(0, 0x100), 0x2028, 0x202E, 0x2066, 0xFEFF, 0x1F600, 0xE0041, 0xD800])
 def test_controls_are_made_visible_as_the_regex_says(code):
-    """Every character up to U+00FF (C0, DEL, C1, and the Latin-1 letters whose UTF-8 shares the
-    C1 lead byte 0xC2) in a page: the quick byte scan never lets a control through."""
+    """Every character up to U+00FF (C0, DEL, C1, the soft hyphen, and the Latin-1 letters whose
+    UTF-8 shares the C1 lead byte 0xC2) and format characters past it in a page: the quick byte
+    scan never lets one through."""
     text = f"a{chr(code)}b\n\t"
-    expected = _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    expected = _CONTROLS.sub(lambda m: shown(m.group()), text)
     assert visible_controls(text) == expected
-    assert (expected == text) == (code in (9, 10) or 0x20 <= code < 0x7F or code > 0x9F)
+    hidden = code < 9 or 10 < code < 0x20 or 0x7F <= code <= 0x9F or code in (0xAD, 0x202E, 0x2066, 0xFEFF, 0xE0041)
+    assert (expected == text) == (not hidden)
 
 
 def test_the_byte_scan_is_what_skips_the_regex(monkeypatch):
@@ -47,8 +49,8 @@ def test_the_byte_scan_is_what_skips_the_regex(monkeypatch):
             return _CONTROLS.sub(*args)
 
     monkeypatch.setattr(sys.modules["citeledger.display"], "_CONTROLS", Counting())
-    assert visible_controls("plain text, é, \U0001f600\n") == "plain text, é, \U0001f600\n"
-    assert calls == []  # no control byte: the regex is not run
+    assert visible_controls("plain text, é, ñ\n") == "plain text, é, ñ\n"
+    assert calls == []  # no byte that may begin a control or a format character: the regex is not run
     assert visible_controls("\u00a7 and \x1b") == "\u00a7 and \\x1b" and len(calls) == 1
 
 

@@ -6,13 +6,16 @@ import hashlib
 from urllib.parse import quote
 
 RECORD_STEM_MAX = 120
+# names Windows keeps for devices, whatever follows their first dot (``con.html`` cannot be made there)
+DEVICE_NAMES = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))})
 
 
 def record_file_stem(paper_id: str) -> str:
     """The record file name of a paper id: distinct ids always get distinct names.
 
     An id whose percent-escape (``quote``, keeping ``-_.``) is a plain name (not empty, no
-    leading dot, no upper-case letter, at most 120 bytes) is its own name: ``2301.00001``,
+    leading dot, no upper-case letter, at most 120 bytes, no device name of Windows before its first
+    dot: ``con``, ``nul.1``, ``com1``) is its own name: ``2301.00001``,
     ``hep-th%2F9901001``, ``10.1000%2Fxyz``; escaping is reversible, so these never meet. Any
     other id gets the escape's first 100 bytes, ``+`` and 16 hex digits of the id's SHA-256
     (``hidden+1f0c...`` for ``.hidden``, ``PhysRev...+...`` for a DOI with capitals, so two ids
@@ -20,10 +23,14 @@ def record_file_stem(paper_id: str) -> str:
     plain name (``quote`` escapes it), so the two kinds cannot meet either."""
     escaped = quote(paper_id, safe="-_.")
     plain = escaped.lstrip(".")
-    if plain == escaped and plain and len(plain) <= RECORD_STEM_MAX and not any("A" <= c <= "Z" for c in paper_id):
+    if plain == escaped and plain and len(plain) <= RECORD_STEM_MAX and not any("A" <= c <= "Z" for c in paper_id) \
+            and plain.split(".", 1)[0] not in DEVICE_NAMES:
         return plain
     digest = hashlib.sha256(paper_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return plain[:100] + "+" + digest
+    head = plain[:100]
+    if head.split(".", 1)[0].lower() in DEVICE_NAMES:
+        head = head.replace(".", "_", 1)  # a device name is one only up to its dot: ``con.1`` -> ``con_1+...``
+    return head + "+" + digest
 
 
 def page_suffix(number: int) -> str:
