@@ -28,6 +28,7 @@ from typing import Any, Mapping
 from citeledger.options import DEFAULT_CATALOG, DEFAULT_LEDGER, path_setting
 from papers.model import PaperLimits
 from resolvers.errors import ConfigError
+from resolvers.redaction import HIDDEN, redact
 from resolvers.remote.settings import (  # noqa: F401 (re-exported: the types config files fill)
     ARXIV_DEFAULTS,
     CROSSREF_DEFAULTS,
@@ -43,6 +44,7 @@ from resolvers.remote.settings import (  # noqa: F401 (re-exported: the types co
 )
 
 SERVICES = ("arxiv", "crossref", "retraction_watch", "openalex", "grobid")
+MAX_SETTINGS_DEPTH = 8  # the deepest setting is a list in a table in a table: remote.<service>.<key>
 PATH_KEYS = ("ledger", "catalog", "state_dir")  # in a settings file: relative to the file's folder
 CONFIG_FILE_NAME = "citeledger.toml"
 CROSSREF_PUBLIC_INTERVAL = 0.5  # Crossref without a contact address: the public pool, slower
@@ -77,7 +79,8 @@ class Config:
     catalog: str = DEFAULT_CATALOG  # the catalog folder of every command that takes --catalog
     remote: frozenset[str] = frozenset()  # which remote resolvers are on; default none
     mailto: str | None = None
-    max_run_seconds: float = MAX_RUN_SECONDS  # a run's remote time in all (resolvers/remote/session.py)
+    private_mailto: bool = False  # the contact sent to the services only, hidden in what is printed or stored
+    max_run_seconds: float = MAX_RUN_SECONDS  # a run's remote time in all (resolvers/remote/guard/session.py)
     arxiv: ServiceSettings = ARXIV_DEFAULTS
     crossref: ServiceSettings = CROSSREF_DEFAULTS
     retraction_watch: ServiceSettings = RETRACTION_WATCH_DEFAULTS
@@ -100,8 +103,8 @@ class Config:
     def remote_settings(self) -> RemoteSettings:
         """The plain settings the remote layer takes (it never sees this Config)."""
         return RemoteSettings(
-            enabled=self.remote, mailto=self.mailto, arxiv=self.arxiv, crossref=self.crossref,
-            retraction_watch=self.retraction_watch, openalex=self.openalex, grobid=self.grobid,
+            enabled=self.remote, mailto=self.mailto, private_mailto=self.private_mailto, arxiv=self.arxiv,
+            crossref=self.crossref, retraction_watch=self.retraction_watch, openalex=self.openalex, grobid=self.grobid,
             endpoints=self.endpoints,
             arxiv_id_batch=self.limits.arxiv_id_batch, search=self.search, max_run_seconds=self.max_run_seconds,
         )
@@ -132,7 +135,8 @@ def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
 
 def default_values() -> dict[str, Any]:
     """Every setting's built-in default, nested as in the TOML file."""
-    remote: dict[str, Any] = {"enabled": [], "mailto": None, "max_run_seconds": MAX_RUN_SECONDS}
+    remote: dict[str, Any] = {"enabled": [], "mailto": None, "private_mailto": False,
+                              "max_run_seconds": MAX_RUN_SECONDS}
     remote.update({name: dataclasses.asdict(s) for name, s in _SERVICE_DEFAULTS.items()})
     return {"ledger": Config.ledger, "catalog": Config.catalog, "state_dir": Config.state_dir, "remote": remote,
             "endpoints": dataclasses.asdict(Endpoints()),
@@ -153,6 +157,7 @@ def env_names() -> dict[str, str]:
     ``CITELEDGER_BATCH_SIZE``)."""
     names = {"ledger": "CITELEDGER_LEDGER", "catalog": "CITELEDGER_CATALOG", "state_dir": "CITELEDGER_STATE_DIR",
              "remote.enabled": "CITELEDGER_REMOTE", "remote.mailto": "CITELEDGER_MAILTO",
+             "remote.private_mailto": "CITELEDGER_PRIVATE_MAILTO",
              "remote.max_run_seconds": "CITELEDGER_REMOTE_MAX_RUN_SECONDS",
              "nightly.roots": "CITELEDGER_NIGHTLY_ROOTS"}
     names.update({f"endpoints.{k}": v for k, v in _ENDPOINT_ENV.items()})
@@ -181,8 +186,12 @@ def read_config_file(file: Path | None) -> Layer:
         data = tomllib.loads(file.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+    except RecursionError:  # arrays or inline tables nested thousands deep: the parser's stack
+        raise ConfigError(f"{file}: nested deeper than a settings file goes ({MAX_SETTINGS_DEPTH} levels)") from None
     except OSError as exc:
         raise ConfigError(f"config file {file}: cannot be read ({exc.strerror})") from None
+    if _depth(data) > MAX_SETTINGS_DEPTH:
+        raise ConfigError(f"{file}: nested deeper than a settings file goes ({MAX_SETTINGS_DEPTH} levels)")
     values = _flat(data)
     for key in PATH_KEYS:  # relative to the file, so the file means the same from any working directory
         if isinstance(values.get(key), str) and values[key].strip():
@@ -191,6 +200,15 @@ def read_config_file(file: Path | None) -> Layer:
         values["nightly.roots"] = [_beside(file, r) if isinstance(r, str) and r.strip() else r
                                    for r in values["nightly.roots"]]
     return Layer(values, {k: f"file {file}" for k in values})
+
+
+def _depth(value: Any) -> int:
+    """How deep tables and arrays nest in a parsed settings file (a number or a string: 0)."""
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
 
 
 def _beside(file: Path, value: str) -> str:
@@ -344,7 +362,8 @@ def _to_config(values: Mapping[str, Any], source: str | None, labels: dict[str, 
     services = {name: ServiceSettings(**remote[name]) for name in SERVICES}
     search = {**values["search"], "services": tuple(values["search"]["services"])}
     return Config(
-        remote=frozenset(remote["enabled"]), mailto=remote["mailto"], max_run_seconds=remote["max_run_seconds"],
+        remote=frozenset(remote["enabled"]), mailto=remote["mailto"], private_mailto=remote["private_mailto"],
+        max_run_seconds=remote["max_run_seconds"],
         **services,
         search=SearchSettings(**search), endpoints=Endpoints(**values["endpoints"]),
         limits=ResourceLimits(**values["limits"]), query=QueryLimits(**values["query"]),
@@ -356,6 +375,7 @@ def effective_settings(config: Config) -> list[tuple[str, Any, str]]:
     """(dotted key, value, source) of every setting, in the file's order (``config show``)."""
     values = {"ledger": config.ledger, "catalog": config.catalog, "state_dir": config.state_dir,
               "remote.enabled": sorted(config.remote), "remote.mailto": config.mailto,
+              "remote.private_mailto": config.private_mailto,
               "remote.max_run_seconds": config.max_run_seconds}
     for name in SERVICES:
         values.update({f"remote.{name}.{k}": v for k, v in dataclasses.asdict(config.service(name)).items()})
@@ -363,4 +383,16 @@ def effective_settings(config: Config) -> list[tuple[str, Any, str]]:
         values.update({f"{section}.{k}": v for k, v in dataclasses.asdict(getattr(config, section)).items()})
     values["search.services"] = list(config.search.services)
     values["nightly.roots"] = list(config.nightly_roots)
-    return [(key, value, config.origins.get(key, "default")) for key, value in values.items()]
+    if config.private_mailto and config.mailto:
+        values["remote.mailto"] = HIDDEN
+    return [(key, shown_value(value), config.origins.get(key, "default")) for key, value in values.items()]
+
+
+def shown_value(value: Any) -> Any:
+    """A setting as ``config show`` prints it: a URL's user info and secret parameters hidden
+    (``resolvers.redaction``), in lists too."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [shown_value(v) for v in value]
+    return value

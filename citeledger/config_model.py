@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
@@ -21,23 +22,34 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+# Times are finite numbers of seconds within a sane maximum: ``inf`` or 1e308 for a timeout would
+# let one stalled request hold a run forever. A request, its retries and a pause: a day at most;
+# a run's remote time, a week.
+DAY = 86_400.0
+Seconds = Annotated[float, Field(gt=0, le=DAY, allow_inf_nan=False)]
+Pause = Annotated[float, Field(ge=0, le=DAY, allow_inf_nan=False)]
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+# an address whose parts hold no space, control character or second "@" (it goes into a header)
+_ADDRESS = re.compile(r"^[^@\s\x00-\x1f\x7f-\x9f]+@[^@\s\x00-\x1f\x7f-\x9f]+\.[^@\s\x00-\x1f\x7f-\x9f]+$")
+
+
 class ServiceModel(_Section):
-    min_interval_seconds: float = Field(ge=0)
+    min_interval_seconds: Pause
     max_concurrency: int = Field(ge=1)
-    timeout_seconds: float = Field(gt=0)
+    timeout_seconds: Seconds
     retries: int = Field(ge=0)
-    backoff_base_seconds: float = Field(ge=0)
-    backoff_max_seconds: float = Field(ge=0)
-    max_retry_after_seconds: float = Field(ge=0)
+    backoff_base_seconds: Pause
+    backoff_max_seconds: Pause
+    max_retry_after_seconds: Pause
     circuit_failures: int = Field(ge=1)
-    circuit_cooldown_seconds: float = Field(ge=0)
+    circuit_cooldown_seconds: Pause
     circuit_openings: int = Field(ge=1)
     max_body_bytes: int = Field(gt=0)
     max_file_bytes: int = Field(gt=0)
-    deadline_seconds: float = Field(gt=0)
+    deadline_seconds: Seconds
     max_redirects: int = Field(ge=0)
-    min_bytes_per_second: float = Field(ge=0)
-    stall_seconds: float = Field(gt=0)
+    min_bytes_per_second: float = Field(ge=0, allow_inf_nan=False)
+    stall_seconds: Seconds
 
 
 def _service_list(value: Any, known: tuple[str, ...]) -> tuple[str, ...]:
@@ -57,7 +69,8 @@ def _service_list(value: Any, known: tuple[str, ...]) -> tuple[str, ...]:
 class RemoteModel(_Section):
     enabled: frozenset[str]
     mailto: str | None
-    max_run_seconds: float = Field(gt=0)
+    private_mailto: bool
+    max_run_seconds: float = Field(gt=0, le=7 * DAY, allow_inf_nan=False)
     arxiv: ServiceModel
     crossref: ServiceModel
     retraction_watch: ServiceModel
@@ -72,9 +85,10 @@ class RemoteModel(_Section):
     @field_validator("mailto", mode="before")
     @classmethod
     def _mailto(cls, value: Any) -> str | None:
-        text = None if value is None else str(value).strip()
-        if text and "@" not in text:
-            raise ValueError(f"{text!r} is not an e-mail address")
+        """An e-mail address, sent in the User-Agent header: a CR LF in it would break every request."""
+        text = None if value is None else str(value).strip(" ")
+        if text and not _ADDRESS.match(text):
+            raise ValueError("expected an e-mail address (one @, no space or control character)")
         return text or None
 
 
@@ -88,6 +102,22 @@ class EndpointsModel(_Section):
     arxiv_pdf: str
     grobid: str | None
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _url(cls, value: Any) -> Any:
+        """An http(s) URL with a host, no space or control character (it goes into every request line)."""
+        if value is None:
+            return None
+        text = str(value)
+        try:
+            parts = urlsplit(text)
+        except ValueError:
+            parts = None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or _CONTROL.search(text) \
+                or any(c.isspace() for c in text):
+            raise ValueError("expected an http:// or https:// URL with a host, no space or control character")
+        return text
+
 
 class SearchModel(_Section):
     services: tuple[str, ...]
@@ -95,7 +125,7 @@ class SearchModel(_Section):
     max_query_chars: int = Field(ge=1)
     min_chars: int = Field(ge=0)
     min_title_words: int = Field(ge=0)
-    cache_days: float = Field(ge=0)
+    cache_days: float = Field(ge=0, le=36_500, allow_inf_nan=False)
     max_requests_per_run: int = Field(ge=0)
     nightly_request_budget: int = Field(ge=0)
     threads: int = Field(ge=1)
@@ -113,11 +143,24 @@ class LimitsModel(_Section):
     arxiv_id_batch: int = Field(ge=1)
 
 
+# DuckDB's units: KB, MB... are powers of 1000; KiB, MiB... of 1024
+_UNITS = {f"{p}B": 1000.0 ** (i + 1) for i, p in enumerate("KMGT")} | {f"{p}IB": 1024.0 ** (i + 1)
+                                                                      for i, p in enumerate("KMGT")}
+
+
+def machine_memory() -> int | None:
+    """The machine's physical memory in bytes (None where the system does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
 _MEMORY_LIMIT = re.compile(r"^\s*(\d+(\.\d+)?)\s*(%|[KMGT]i?B)\s*$", re.IGNORECASE)
 
 
 class QueryModel(_Section):
-    timeout_seconds: float = Field(gt=0)
+    timeout_seconds: Seconds
     memory_limit: str
 
     @field_validator("memory_limit")
@@ -126,6 +169,11 @@ class QueryModel(_Section):
         match = _MEMORY_LIMIT.match(value)
         if not match or float(match.group(1)) <= 0 or (match.group(3) == "%" and float(match.group(1)) > 100):
             raise ValueError("expected a size such as '4GB', '512MiB' or '25%' (of RAM, at most 100%)")
+        size = float(match.group(1)) * _UNITS.get(match.group(3).upper(), 0)
+        memory = machine_memory()
+        if memory and size > memory:
+            raise ValueError(f"more than this machine's memory ({memory / 2**30:.1f} GiB); give a size "
+                             "below it or a share ('25%')")
         return value
 
 

@@ -14,6 +14,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from citeledger.run import orchestrate
 from citeledger.run.task_runners import TaskRunnerName
+from resolvers.redaction import redact
 
 TaskRunner = TaskRunnerName  # auto | threads | processes | dask
 BatchSize = Annotated[int, Field(ge=1, le=1_000_000)]
@@ -58,7 +59,7 @@ def record_failed_run(flow: Any, flow_run: Any, state: Any) -> None:
     it got its name (its parameters refused) has no ledger run."""
     logger = flow_run_logger(flow_run, flow)
     trigger = "nightly" if flow.name == "nightly" else "resolve"
-    message = state.message or state.name
+    message = redact(state.message or state.name)  # a failed step's message may name a URL with credentials
     ledger = flow_run.parameters.get("ledger") or _default(flow, "ledger")
     if trigger == "nightly" and not _confined(ledger):  # a ledger given outside the nightly's roots: not written
         logger.warning("ledger %s is outside the nightly's roots: the failure is not written there", ledger)

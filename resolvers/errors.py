@@ -15,12 +15,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from resolvers.redaction import redact
+
 if TYPE_CHECKING:  # only for the annotation: model imports nothing from here, but keep it light
     from resolvers.model import Work
 
 
 class CiteledgerError(Exception):
-    """Base of every error citeledger raises on purpose."""
+    """Base of every error citeledger raises on purpose. Its message never carries a secret: a
+    URL's user info and secret parameters, a private contact (``resolvers.redaction``), since
+    messages reach the ledger (evidence, rejects), logs and the terminal."""
+
+    def __init__(self, *args: object):
+        super().__init__(*(redact(a) if isinstance(a, str) else a for a in args))
 
 
 class TransientError(CiteledgerError):
@@ -31,9 +38,9 @@ class RemoteUnavailable(TransientError):
     """A remote service did not answer usefully (timeout, 5xx, reset, open circuit)."""
 
     def __init__(self, service: str, why: str):
-        super().__init__(f"{service}: {why}")
+        self.why = redact(why)
+        super().__init__(f"{service}: {self.why}")
         self.service = service
-        self.why = why
 
 
 class RateLimited(RemoteUnavailable):

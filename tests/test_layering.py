@@ -21,7 +21,8 @@ from import_graph import ROOT, cycles, product_graph, room, room_edges
 
 # bottom first; a room may import the rooms before it
 LAYERS = [
-    "resolvers.model", "resolvers.errors", "resolvers.strict_json", "resolvers.jcs", "resolvers.canonical", "resolvers.work_fields",
+    "resolvers.redaction", "resolvers.model", "resolvers.errors", "resolvers.strict_json", "resolvers.jcs",
+    "resolvers.canonical", "resolvers.work_fields",
     "resolvers.notices", "resolvers.parsing", "resolvers.identifiers", "resolvers.catalog", "resolvers.openalex",
     "resolvers.verification", "resolvers.remote", "resolvers.candidates", "resolvers.context",
     "resolvers.search_step", "resolvers.resolution", "resolvers.observation", "resolvers",

@@ -23,8 +23,8 @@ from werkzeug import Response
 
 from resolvers.errors import RateLimited, RemoteStopped, RemoteUnavailable
 from resolvers.remote.bounds import Fault, fault_of
+from resolvers.remote.guard.session import RemoteSession
 from resolvers.remote.http import PoliteClient
-from resolvers.remote.session import RemoteSession
 
 
 def slow_settings(**overrides):

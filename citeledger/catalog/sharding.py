@@ -47,6 +47,9 @@ def sharding_of(catalog_dir: CatalogDir) -> dict[str, Any] | None:
         live = CatalogStore(catalog_dir).current()
         stamp = stamp_of(live) if live is not None else None
         return {"n_shards": int(stamp["n_shards"])} if stamp else None
+    except RecursionError:
+        raise ConfigError(f"{path}: not a shard count (JSON nested past the parser's depth); remove it or shard "
+                          "again with `citeledger catalog build --shards N`") from None
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ConfigError(f"{path}: not a shard count ({exc}); remove it or shard again "
                           "with `citeledger catalog build --shards N`") from exc

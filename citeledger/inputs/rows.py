@@ -20,15 +20,18 @@ from typing import Any, Iterable, Iterator
 
 import orjson
 
+from citeledger.display import visible_line
 from citeledger.inputs.files import CHUNK, open_binary
 from citeledger.inputs.papers import note_title, paper_rows, read_paper_input
 from papers import PaperLimits, PaperReferences
 from resolvers.errors import RowTooLong
 from resolvers.model import Reference
 from resolvers.parsing.text import unicode_problem
+from resolvers.redaction import redact
 
 DEFAULT_MAX_RAW_CHARS = 100_000
-EXCERPT_CHARS = 200
+EXCERPT_CHARS = 200  # of a rejected line, kept in the rejects table (what the line was, not the line)
+REASON_CHARS = 500
 # the largest reference_index every stage carries exactly: the ledger stores int64, but a citation
 # record is RFC 8785 JSON, whose numbers are IEEE doubles (``resolvers.jcs``: exact up to 2^53);
 # a larger index is rejected when read, never later (where it failed every records build of its run)
@@ -40,11 +43,19 @@ MAX_CSV_ROW_LINES = 100
 
 @dataclass(frozen=True, slots=True)
 class InputReject:
+    """An input row that could not be read, and why. Its reason and its excerpt of the line are
+    kept as any ``query`` user reads them: cut (``REASON_CHARS``, ``EXCERPT_CHARS``), on one line,
+    control characters visible (``\x1b``), a URL's credentials hidden (``resolvers.redaction``)."""
+
     file: str
     line: int | None
     field: str | None
     reason: str
     excerpt: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "reason", stored_text(self.reason, REASON_CHARS))
+        object.__setattr__(self, "excerpt", stored_text(self.excerpt, EXCERPT_CHARS))
 
     @property
     def message(self) -> str:
@@ -64,6 +75,14 @@ class InputLimits:
         # a JSON line may escape every character (\u0000 is 6 bytes) and carry other fields; up
         # to 16 MiB a line is parsed, so an oversized ``raw`` is reported as such, field named
         return max(self.max_raw_chars * 6 + 64_000, 16 << 20)
+
+
+def stored_text(text: str, limit: int) -> str:
+    """``text`` as a rejects row keeps it: secrets hidden, controls and newlines visible, at most
+    ``limit`` characters."""
+    if len(text) > limit * 4:
+        text = text[: limit * 4]  # (a visible control takes at most four characters)
+    return visible_line(redact(text))[:limit]
 
 
 def excerpt_of(text: str | bytes) -> str:

@@ -52,6 +52,7 @@ from citeledger.storage.places import CatalogDir, LedgerDir, LedgerPlaces
 from citeledger.storage.remote_state import FileCheckpoint, retraction_watch_files
 from resolvers.errors import CiteledgerError
 from resolvers.model import Reference
+from resolvers.redaction import redact
 from resolvers.remote.arxiv import ArxivClient
 from resolvers.remote.crossref import CrossrefClient
 from resolvers.remote.facade import make_http_client
@@ -148,7 +149,7 @@ class _Harvest:
         try:
             step()
         except Exception as exc:  # noqa: BLE001 - reported; the other sources still refresh
-            self.errors.append(f"{what}: {type(exc).__name__}: {exc}")
+            self.errors.append(redact(f"{what}: {type(exc).__name__}: {exc}"))
         finally:
             close()
 

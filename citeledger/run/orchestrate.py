@@ -28,6 +28,7 @@ from citeledger.run.summary import RunSummary
 from citeledger.run.task_runners import choose_task_runner
 from citeledger.storage.places import CatalogDir, CatalogPlaces, LedgerDir, LedgerPlaces
 from resolvers.errors import RunIncomplete, TransientError
+from resolvers.redaction import redact
 
 # Batches resolved at once by the thread runner: resolution is CPU-bound Python (numpy and DuckDB
 # release the GIL for part of it), so a few threads keep both cores busy; more only hold more
@@ -108,6 +109,7 @@ def record_failure(ledger_dir: LedgerDir, run_id: str, message: str, trigger: st
     manifest = ledger.places.manifest(run_id)
     began = json.loads(manifest.read_text()) if manifest.exists() else {}
     started = began.get("started_at")
+    message = redact(message)  # what a failed step said may name a URL with its credentials
     row = {"run_id": run_id, "finished_at": None, "trigger": trigger, "flow_run_id": flow_run_id,
            "started_at": datetime.fromisoformat(started) if started else datetime.now(timezone.utc),
            "inputs": [i["path"] for i in began.get("inputs", [])],
@@ -211,7 +213,7 @@ def collect(futures: list, sizes: list[int], result: Callable[[Any], Any] = lamb
             try:
                 result(future)
             except Exception as exc:  # noqa: BLE001 - reported in the run row, then raised by the caller
-                errors.append(f"{type(exc).__name__}: {exc}")
+                errors.append(redact(f"{type(exc).__name__}: {exc}"))  # (a URL's credentials hidden)
                 continue
             advance(size_of[id(future)])
     return errors

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
 from citeledger.engine.process_cache import get_remote
-from resolvers.remote.session import stop_all as stop_all_sessions
+from resolvers.remote.guard.session import stop_all as stop_all_sessions
 from resolvers.search_step import SearchStep
 
 

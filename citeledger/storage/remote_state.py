@@ -64,7 +64,7 @@ class SearchCacheDir:
     def get(self, service: str, query: str) -> dict[str, Any] | None:
         try:
             entry = json.loads(self.path(service, query).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # a damaged entry (nested past the parser's depth...)
             return None
         return entry if isinstance(entry, dict) else None
 

@@ -2,7 +2,7 @@
 
 A remote service is a hostile input like any file: its body may be endless (with a Content-Length
 of gigabytes, or streamed without one), a small gzip body may decode to gigabytes, a byte may
-trickle every second (each read within the timeout, the answer never done: ``wire.py`` cuts an
+trickle every second (each read within the timeout, the answer never done: ``guard/wire.py`` cuts an
 answer under a minimum rate, and every read at the deadline), a ``Retry-After`` may ask for
 centuries, a redirect may loop or lead to another host (carrying the contact e-mail of the
 User-Agent). Each is stopped here and becomes ``RemoteUnavailable`` whose
@@ -13,7 +13,7 @@ The bounds of one request (``RequestBounds``): ``max_bytes`` decoded bytes (coun
 ``iter_bytes`` yields them, so a gzip bomb is stopped after at most one network read's worth of
 decoding: 64 KiB of deflate decodes to at most about 66 MB), and ``deadline_seconds`` of wall
 clock from the first attempt's send slot, across connects, reads and retries' sleeps, checked at
-every chunk read here and by every socket read's timeout (``wire.py``).
+every chunk read here and by every socket read's timeout (``guard/wire.py``).
 """
 from __future__ import annotations
 

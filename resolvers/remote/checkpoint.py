@@ -42,7 +42,7 @@ def encode_state(state: dict[str, Any]) -> bytes:
 def decode_state(data: bytes) -> dict[str, Any]:
     try:
         state = json.loads(data.decode("utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, nested past the parser's depth
         return {}  # a damaged checkpoint means starting over, never a wrong resume
     return state if isinstance(state, dict) else {}
 

@@ -10,19 +10,23 @@ import httpx
 
 from resolvers.errors import ArxivQueryError, RemoteBatchUnavailable, RemoteUnavailable
 from resolvers.model import Work
+from resolvers.redaction import keep_private
 from resolvers.remote.arxiv import ArxivClient, split_arxiv_id
 from resolvers.remote.crossref import CrossrefClient, message_to_work
 from resolvers.remote.eprint import ArxivFiles
+from resolvers.remote.guard.session import RemoteSession
 from resolvers.remote.http import PoliteClient
 from resolvers.remote.search import SearchCache, SearchResolver
-from resolvers.remote.session import RemoteSession
 from resolvers.remote.settings import RemoteSettings
 
 _ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.I)
 
 
 def make_http_client(settings: RemoteSettings, service: str, **kwargs) -> PoliteClient:
-    """The polite client of one service from the settings (kwargs: transport, clock, sleep, session)."""
+    """The polite client of one service from the settings (kwargs: transport, clock, sleep, session).
+    A contact configured private is hidden from every message from then on (``redaction``)."""
+    if settings.private_mailto:
+        keep_private(settings.mailto, "mailto")
     return PoliteClient(service, settings.service(service), mailto=settings.mailto, **kwargs)
 
 

@@ -25,6 +25,7 @@ from typing import Any
 from lxml import etree
 
 from resolvers.errors import PdfUnreadable, RemoteUnavailable
+from resolvers.redaction import keep_private
 from resolvers.remote.arxiv import split_arxiv_id
 from resolvers.remote.http import PoliteClient
 from resolvers.remote.settings import RemoteSettings
@@ -212,5 +213,7 @@ def build_grobid(settings: RemoteSettings, url: str | None = None, **http_kwargs
     url = url or settings.endpoints.grobid
     if not url:
         return None
+    if settings.private_mailto:  # sent in the User-Agent only, never printed or stored
+        keep_private(settings.mailto, "mailto")
     http = PoliteClient(SERVICE, settings.grobid, mailto=settings.mailto, **http_kwargs)
     return GrobidClient(http, url)

@@ -1,13 +1,13 @@
 """A polite HTTP client, one per remote service.
 
-Every request of a service goes through the same gate: the circuit breaker (``breaker.py``), then
-a connection slot, then (holding it) the rate limit shared by all threads (``pacing.py``), then
+Every request of a service goes through the same gate: the circuit breaker (``guard/breaker.py``), then
+a connection slot, then (holding it) the rate limit shared by all threads (``guard/pacing.py``), then
 retries with exponential backoff and jitter that honour ``Retry-After``. When retries run out the
 caller gets ``RateLimited`` or ``RemoteUnavailable`` (transient: the reference becomes
 ``unavailable``). Any other answer, 404 included, is returned as a response: "not found" is a value
 the caller decides on.
 
-Every answer is read within its bounds (``bounds.py``, and ``wire.py`` at the socket): at most
+Every answer is read within its bounds (``bounds.py``, and ``guard/wire.py`` at the socket): at most
 ``max_body_bytes`` decoded bytes, streamed and counted, a deadline over the whole request, a
 minimum rate once the answer has begun, a clamped ``Retry-After``, redirects only within the same
 host. Crossing one is ``RemoteUnavailable`` too, its ``why`` naming the bound. A stall (a timeout,
@@ -43,11 +43,11 @@ from resolvers.remote.bounds import (
     redirect_refused,
     unavailable,
 )
-from resolvers.remote.breaker import CircuitBreaker
-from resolvers.remote.pacing import Gate, RateLimiter
-from resolvers.remote.session import RemoteSession
+from resolvers.remote.guard.breaker import CircuitBreaker
+from resolvers.remote.guard.pacing import Gate, RateLimiter
+from resolvers.remote.guard.session import RemoteSession
+from resolvers.remote.guard.wire import GuardedTransport, RequestGuard, guarding
 from resolvers.remote.settings import ServiceSettings
-from resolvers.remote.wire import GuardedTransport, RequestGuard, guarding
 
 __all__ = ["PoliteClient", "RateLimiter", "CircuitBreaker", "parse_retry_after", "user_agent", "Sink"]
 
@@ -84,7 +84,7 @@ class _Attempt:
 
 class PoliteClient:
     """An httpx client for one service, with its rate, concurrency, retry and circuit policy, and
-    the bounds of every answer (``bounds.py``: bytes, deadline, redirects, encodings; ``wire.py``:
+    the bounds of every answer (``bounds.py``: bytes, deadline, redirects, encodings; ``guard/wire.py``:
     the minimum rate and the deadline at the socket). ``sleep`` (tests: a fake clock's) replaces
     the waits, which otherwise end early when the circuit opens or the session stops."""
 

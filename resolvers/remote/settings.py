@@ -125,6 +125,7 @@ class RemoteSettings:
 
     enabled: frozenset[str] = frozenset()  # default: none, so no client is ever created
     mailto: str | None = None
+    private_mailto: bool = False  # the contact is sent to the services only, never printed or stored
     arxiv: ServiceSettings = ARXIV_DEFAULTS
     crossref: ServiceSettings = CROSSREF_DEFAULTS
     retraction_watch: ServiceSettings = RETRACTION_WATCH_DEFAULTS
