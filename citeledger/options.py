@@ -93,7 +93,19 @@ _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
 def check_run_id(run_id: str) -> str:
-    """Run ids become folder names: allow only a safe alphabet."""
+    """Run ids become folder names: allow only a safe alphabet, and no name Windows keeps for a device."""
     if not _RUN_ID.match(run_id or "") or ".." in run_id:
         raise ConfigError(f"run id {run_id!r} must be 1-128 letters, digits, '.', '_' or '-'")
+    if is_device_name(run_id):
+        raise ConfigError(f"run id {run_id!r} is a name Windows keeps for a device (a folder of that name cannot "
+                          "be made there): give another")
     return run_id
+
+
+# names Windows keeps for devices, whatever follows their first dot (``con.html`` cannot be made there)
+DEVICE_NAMES = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))})
+
+
+def is_device_name(name: str) -> bool:
+    """Whether a file or folder name is, up to its first dot and in any case, a Windows device name."""
+    return name.split(".", 1)[0].lower() in DEVICE_NAMES

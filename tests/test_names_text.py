@@ -59,3 +59,14 @@ def test_no_file_name_holds_a_bidi_control(tmp_path, fixture_catalog):
     assert names and not any(RLO in n for n in names)
     texts = [p.read_text() for p in (tmp_path / "ledger" / "records").glob("*.txt")]
     assert texts and all(RLO not in t and "\\u202e" in t for t in texts)
+
+
+@pytest.mark.parametrize("run_id", ["con", "NUL", "com1.2026", "lpt9"])
+def test_a_run_id_that_is_a_device_name_is_refused(run_id, tmp_path, fixture_catalog, capsys):
+    from citeledger.cli import main
+
+    refs = tmp_path / "refs.jsonl"
+    refs.write_text(json.dumps({"citing_paper": "p", "reference_index": 1, "raw": "Doe J. A thing. 2020."}) + "\n")
+    assert main(["resolve", str(refs), "--catalog", str(fixture_catalog), "--ledger", str(tmp_path / "ledger"),
+                 "--run-id", run_id]) == 2
+    assert "device" in capsys.readouterr().err and not (tmp_path / "ledger" / "runs").exists()

@@ -88,3 +88,19 @@ def test_a_harvest_checkpoint_nested_too_deep_is_a_damaged_one(tmp_path):
     path = tmp_path / "arxiv_oai.json"
     path.write_text('{"request": ' + "[" * 100_000 + "]" * 100_000 + "}")
     assert FileCheckpoint(path).read() == {}  # start over, never a crash (nor a wrong resume)
+
+
+def test_a_sharding_file_nested_too_deep_is_one_line_naming_it(tmp_path, fixture_catalog):
+    """``sharding.json``, the catalog's JSON setting of how it is sharded (a file edited by hand)."""
+    import shutil
+
+    from citeledger.catalog import sharding
+    from citeledger.storage.places import CatalogPlaces
+
+    catalog = tmp_path / "catalog"
+    shutil.copytree(fixture_catalog, catalog)
+    path = CatalogPlaces.of(catalog).sharding
+    path.write_text('{"n_shards": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(ConfigError) as info:
+        sharding.sharding_of(catalog)
+    assert str(info.value).startswith(f"{path}: not a shard count") and "\n" not in str(info.value)

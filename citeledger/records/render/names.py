@@ -5,9 +5,9 @@ from __future__ import annotations
 import hashlib
 from urllib.parse import quote
 
+from citeledger.options import is_device_name
+
 RECORD_STEM_MAX = 120
-# names Windows keeps for devices, whatever follows their first dot (``con.html`` cannot be made there)
-DEVICE_NAMES = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))})
 
 
 def record_file_stem(paper_id: str) -> str:
@@ -24,11 +24,11 @@ def record_file_stem(paper_id: str) -> str:
     escaped = quote(paper_id, safe="-_.")
     plain = escaped.lstrip(".")
     if plain == escaped and plain and len(plain) <= RECORD_STEM_MAX and not any("A" <= c <= "Z" for c in paper_id) \
-            and plain.split(".", 1)[0] not in DEVICE_NAMES:
+            and not is_device_name(plain):
         return plain
     digest = hashlib.sha256(paper_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     head = plain[:100]
-    if head.split(".", 1)[0].lower() in DEVICE_NAMES:
+    if is_device_name(head):
         head = head.replace(".", "_", 1)  # a device name is one only up to its dot: ``con.1`` -> ``con_1+...``
     return head + "+" + digest
 
