@@ -12,7 +12,7 @@ import time
 
 import pytest
 from prefect_homes import copy_of_session_home
-from test_worker_lifetime import MAIN, REPO, big_input, wait_for
+from test_worker_lifetime import MAIN, REPO, assert_interrupted, big_input, group_killed_after, wait_for
 
 
 @pytest.mark.flow
@@ -27,19 +27,10 @@ def test_sigterm_to_a_flow_runs_group_is_one_line_naming_the_run(tmp_path, fixtu
                                  "--ledger", str(tmp_path / "ledger"), "--run-id", "r-flow", "--flow",
                                  "--task-runner", "processes", "--dask-workers", "2"],
                                 cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
-    try:
+    with group_killed_after(proc):
         assert wait_for(lambda: "resolving 20 batches" in err_path.read_text(), 240), err_path.read_text()
         time.sleep(3)  # batches running in the pool
         assert proc.poll() is None
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=120)  # Prefect retries each call to its stopped server (twice, by default) first
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait(timeout=30)
-    text = err_path.read_text()
-    assert proc.returncode == 128 + signal.SIGTERM, text
-    assert "citeledger: interrupted; re-run with --run-id r-flow to finish" in text.splitlines(), text
-    assert "Traceback" not in text and "internal error" not in text, text
+    assert_interrupted(proc, err_path.read_text(), signal.SIGTERM, "r-flow")

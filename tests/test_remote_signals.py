@@ -20,7 +20,7 @@ import threading
 import pytest
 from remote_hostile import Sent, trickle
 from remote_server import server  # noqa: F401
-from test_worker_lifetime import MAIN, REPO
+from test_worker_lifetime import MAIN, REPO, assert_interrupted, group_killed_after
 
 REFERENCES = 40
 
@@ -72,19 +72,10 @@ def test_a_signal_ends_a_run_waiting_on_a_stalled_service_at_once(signum, stalle
                                  str(fixture_catalog), "--ledger", str(tmp_path / "ledger"), "--run-id", "r-stalled",
                                  "--batch-size", "10"], cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=err,
                                 start_new_session=True, preexec_fn=_ctrl_c_as_at_a_terminal)
-    try:
+    with group_killed_after(proc):
         assert arrived.wait(120), err_path.read_text()
         assert proc.poll() is None
         os.kill(proc.pid, signum)
         proc.wait(timeout=60)  # without the stop: ten minutes per request in flight
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait(timeout=30)
-    text = err_path.read_text()
-    assert proc.returncode == 128 + signum, text
-    assert "citeledger: interrupted; re-run with --run-id r-stalled to finish" in text.splitlines(), text
-    assert "Traceback" not in text and "internal error" not in text, text
+    assert_interrupted(proc, err_path.read_text(), signum, "r-stalled")
     assert not list((tmp_path / "ledger").glob("observations/**/*.parquet"))  # no batch written as unavailable

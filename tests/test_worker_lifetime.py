@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,26 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return stat[stat.rindex(")") + 2] != "Z"
+
+
+@contextmanager
+def group_killed_after(proc: subprocess.Popen):
+    """The block's process and its group killed (SIGKILL) when the block ends, however it ends."""
+    try:
+        yield proc
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait(timeout=30)
+
+
+def assert_interrupted(proc: subprocess.Popen, text: str, signum: int, run_id: str) -> None:
+    """A command stopped by ``signum``: exit 128 + N, one line naming the run to re-run, no traceback."""
+    assert proc.returncode == 128 + signum, text
+    assert f"citeledger: interrupted; re-run with --run-id {run_id} to finish" in text.splitlines(), text
+    assert "Traceback" not in text and "internal error" not in text, text
 
 
 def wait_for(check, seconds: float) -> bool:
