@@ -103,7 +103,7 @@ def check_run(kind: str, code: int, out: str, references: int) -> list[str]:
 class Soak:
     def __init__(self, work: Path, references: int, world: World, base: str):
         self.work, self.references, self.world = work, references, world
-        self.catalog, self.ledger = work / "catalog", work / "ledger"
+        self.pristine, self.catalog, self.ledger = work / "catalog-built", work / "catalog", work / "ledger"
         self.refs = work / "refs.jsonl"
         self.refs.write_text("".join(json.dumps(stalled_reference(i)) + "\n" for i in range(references)))
         config = work / "citeledger.toml"
@@ -115,8 +115,14 @@ class Soak:
         self.stops: list[tuple[str, float]] = []
         self.failures: list[str] = []
         fixtures = sorted((REPO / "tests" / "fixtures" / "catalog").glob("*.jsonl"))
-        subprocess.run([sys.executable, "-c", MAIN, "catalog", "build", "--catalog", str(self.catalog),
+        subprocess.run([sys.executable, "-c", MAIN, "catalog", "build", "--catalog", str(self.pristine),
                         *map(str, fixtures)], env=self.env, check=True, stdout=subprocess.DEVNULL)
+
+    def fresh_catalog(self) -> None:
+        """The catalog as built: a healthy run adds the works the services gave it, and a run after
+        it would find every reference at home, asking no service."""
+        shutil.rmtree(self.catalog, ignore_errors=True)
+        shutil.copytree(self.pristine, self.catalog)
 
     def command(self, run_id: str) -> list[str]:
         return [sys.executable, "-c", MAIN, "resolve", str(self.refs), "--remote", "--catalog", str(self.catalog),
@@ -124,6 +130,7 @@ class Soak:
 
     def run(self, kind: str) -> None:
         self.world.kind = kind
+        self.fresh_catalog()
         started = time.monotonic()
         try:
             done = subprocess.run(self.command(f"soak-{next(self.runs)}-{kind}"), env=self.env, capture_output=True,
@@ -137,6 +144,7 @@ class Soak:
     def stop(self, signum: int) -> None:
         """A run waiting on the trickling server, stopped by ``signum`` once its first request arrived."""
         self.world.kind = "trickle"
+        self.fresh_catalog()
         before = self.world.arrivals
         run_id = f"soak-{next(self.runs)}-stopped"
         proc = subprocess.Popen(self.command(run_id), env=self.env, stdout=subprocess.DEVNULL,
@@ -147,6 +155,10 @@ class Soak:
             while self.world.arrivals == before and time.monotonic() < end and proc.poll() is None:
                 time.sleep(0.05)
             time.sleep(0.5)  # the run's batches are now waiting on the stalled service
+            if proc.poll() is not None:
+                self.failures.append(f"{signal.Signals(signum).name}: the run ended before the signal "
+                                     f"(exit {proc.returncode}): {proc.communicate()[1][-300:]}")
+                return
             sent = time.monotonic()
             os.kill(proc.pid, signum)
             _, err = proc.communicate(timeout=120)
