@@ -1,6 +1,7 @@
 """Wall time of the everyday commands as a user meets them, beside the duckdb shell on the same
 ledger: ``citeledger query``, ``runs``, ``record`` and a one-reference ``resolve`` against the
-embedded catalog and the sample's ledger, with ``--help`` and a resolve against a missing catalog
+embedded catalog and the sample's ledger (a new run of it each time; and into a new ledger, whose
+first run writes ``ledger.duckdb`` twice), with ``--help`` and a resolve against a missing catalog
 (its exit code and how many lines it printed on stderr).
 
 Each command runs in a fresh process (the ``citeledger`` and ``duckdb`` scripts beside this Python, a
@@ -95,8 +96,9 @@ def main() -> int:
     measure("query", lambda i: [cli, "query", QUERY, *places], env, work, args.repeat)
     measure("runs", lambda i: [cli, "runs", "--ledger", str(ledger)], env, work, args.repeat)
     measure("record", lambda i: [cli, "record", "2212.11766", *places], env, work, args.repeat)
-    measure("resolve, 1 reference", lambda i: [cli, "resolve", str(refs), "--catalog", catalog,
-                                               "--ledger", str(work / f"ledger{i}")], env, work, args.repeat)
+    measure("resolve, 1 reference", lambda i: [cli, "resolve", str(refs), *places], env, work, args.repeat)
+    measure("resolve, new ledger", lambda i: [cli, "resolve", str(refs), "--catalog", catalog,
+                                              "--ledger", str(work / f"ledger{i}")], env, work, args.repeat)
     measure("--help", lambda i: [cli, "--help"], env, work, args.repeat)
     measure("resolve, no catalog", lambda i: [cli, "resolve", str(refs), "--catalog", str(work / "no-catalog"),
                                               "--ledger", str(work / f"nl{i}")], env, work, args.repeat)

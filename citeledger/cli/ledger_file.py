@@ -17,7 +17,7 @@ def cmd_relink(args: argparse.Namespace) -> int:
     check_catalog(args.catalog)  # one line naming the catalog when it is absent, exit 2
     locking.acquire_ledger(args.ledger)  # a run writes the same file: one writer at a time
     try:
-        target = write_ledger_database(args.ledger, args.catalog)
+        target = write_ledger_database(args.ledger, args.catalog, force=True)
     finally:
         locking.release_ledger(args.ledger)
     works = works_file(args.catalog)

@@ -8,6 +8,7 @@ batches that finished.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -380,7 +381,7 @@ def connect_views(ledger_dir: LedgerDir, catalog_dir: CatalogDir | None) -> duck
     return con
 
 
-def write_ledger_database(ledger_dir: LedgerDir, catalog_dir: CatalogDir | None) -> Path:
+def write_ledger_database(ledger_dir: LedgerDir, catalog_dir: CatalogDir | None, force: bool = False) -> Path:
     """``<ledger>/ledger.duckdb``: the views of ``citeledger query`` stored in a DuckDB file, for
     the duckdb shell and notebooks, opened by its path from any working directory
     (``duckdb data/ledger/ledger.duckdb``). The views read the part files of the folder the file is
@@ -388,14 +389,20 @@ def write_ledger_database(ledger_dir: LedgerDir, catalog_dir: CatalogDir | None)
     there (a ledger moved with its catalog, as ``data/`` copied whole, keeps it) and ``ledger_catalog``
     names it (``citeledger ledger relink`` points a ledger moved alone at its catalog again). The
     views are fixed when written: a later catalog generation or a kind of part file that did not
-    exist yet appears once the file is written again, which every run does (the first run of a
-    ledger writes it again after its row). Written beside, then renamed over the old file, so a
-    reader never sees half a file."""
+    exist yet appears once the file is written again, which every run asks for (a run writes it only
+    when its views differ from those it holds, by their digest beside the run manifests; ``force``:
+    always). Written beside, then renamed over the old file, so a reader never sees half a file."""
     ledger = Path(ledger_dir)
     ledger.mkdir(parents=True, exist_ok=True)
-    target = LedgerPlaces.of(ledger).views
+    places = LedgerPlaces.of(ledger)
+    target, written = places.views, places.manifests / "ledger.duckdb.sha256"
+    views = view_definitions(ledger, catalog_dir, found=True) | {"ledger_catalog": _catalog_row(ledger, catalog_dir)}
+    digest = hashlib.sha256(json.dumps(views, sort_keys=True).encode()).hexdigest()
+    if not force and target.is_file() and written.is_file() and written.read_text().strip() == digest:
+        return target  # the same views as the file holds: nothing to write
     with disk_errors(target):
-        _write_database_file(ledger, catalog_dir, target)
+        _write_database_file(views, target)
+        atomic_write_bytes(written, (digest + "\n").encode())
     return target
 
 
@@ -410,17 +417,15 @@ def _catalog_row(ledger: Path, catalog_dir: CatalogDir | None) -> str:
             f"AS generation, {_works_path(ledger.resolve(), works, True)} AS works_file")
 
 
-def _write_database_file(ledger: Path, catalog_dir: CatalogDir | None, target: Path) -> None:
+def _write_database_file(views: dict[str, str], target: Path) -> None:
     with staged(target) as tmp:
         tmp.unlink()  # duckdb creates the file itself
         try:
-            # an older storage format, so the duckdb shell of the `duckdb-cli` package (1.5) opens it too
+            # an older storage format, so older duckdb shells open it too
             con = duckdb.connect(str(tmp), config={"storage_compatibility_version": "v1.0.0"})
             try:
-                # the views are bound when created: from the staged file, the folder is the ledger's
-                for name, sql in view_definitions(ledger, catalog_dir, found=True).items():
+                for name, sql in views.items():  # (bound when created: the staged file is in the ledger)
                     con.execute(f"CREATE VIEW {name} AS {sql}")
-                con.execute(f"CREATE VIEW ledger_catalog AS {_catalog_row(ledger, catalog_dir)}")
                 con.execute("CHECKPOINT")
             finally:
                 con.close()

@@ -384,9 +384,18 @@ def _complete_run(plan: RunPlan, ledger: LedgerStore, records: Callable[[], Any]
     fetched = ledger.fetched_work_files(plan.run_id)
     if fetched:
         CatalogStore(plan.catalog_dir).build(fetched)
-    write_ledger_database(plan.ledger_dir, plan.catalog_dir)
+    write_ledger_database(plan.ledger_dir, plan.catalog_dir)  # (only when its views changed)
     if records is not None:
         records()
+
+
+def _views_after_first_row(plan: RunPlan) -> None:
+    """``ledger.duckdb`` again after a ledger's first run row, for its runs view. The run is finished
+    by then: a failure here (a full disk) is said, and the next run writes the file."""
+    try:
+        write_ledger_database(plan.ledger_dir, plan.catalog_dir)
+    except (DiskFull, OSError) as exc:
+        logging.getLogger("citeledger.run").warning("ledger.duckdb keeps no runs view until the next run: %s", exc)
 
 
 def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "resolve",
@@ -413,7 +422,7 @@ def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "r
         _complete_run(plan, ledger, records)
         ledger.finish_run(_run_row(plan, summary, trigger, len(recheck_notices or []), flow_run_id))
         if first:  # ledger.duckdb's views are bound when written: its runs view needs a row to read
-            write_ledger_database(plan.ledger_dir, plan.catalog_dir)
+            _views_after_first_row(plan)
     elif records is not None:
         records()
     unpin_generation(plan.catalog_dir, plan.ledger_dir, plan.run_id)  # its catalog may go now
