@@ -19,9 +19,9 @@ from citeledger.cli.preflight import check_catalog, check_inputs, check_ledger, 
 from citeledger.cli.records import cmd_record, cmd_records
 from citeledger.cli.settings import (
     PLACE_SETTINGS,
+    VersionAction,
     apply_config_option,
     apply_place_settings,
-    citeledger_version,
     config_option,
     config_parsers,
 )
@@ -398,7 +398,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="citeledger", formatter_class=HelpFormatter,
                                      description="Resolve reference strings into an auditable citation ledger.")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an internal error")
-    parser.add_argument("--version", action="version", version=f"citeledger {citeledger_version()}")
+    parser.add_argument("--version", action=VersionAction, nargs=0, help="print the version and exit")
     config_option(parser)
     sub = parser.add_subparsers(dest="command", required=True)
     _catalog_parsers(sub)

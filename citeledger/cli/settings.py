@@ -65,6 +65,16 @@ def apply_place_settings(args: argparse.Namespace) -> None:
             setattr(args, key, getattr(config, key))
 
 
+class VersionAction(argparse.Action):
+    """``--version``: the installed version, looked up only when asked (``importlib.metadata`` is
+    not loaded by every command)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        print(f"citeledger {citeledger_version()}")
+        parser.exit()
+
+
 def citeledger_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
