@@ -473,6 +473,8 @@ def test_a_supplements_own_list_does_not_replace_the_papers_list():
     (["doi:10.1051/0004-6361:", "20066082."], "doi:10.1051/0004-6361:20066082."),  # a break at no DOI's end
     (["doi:10.1016/s0375-9474(", "00)00131-7"], "doi:10.1016/s0375-9474(00)00131-7"),
     (["doi: 10.1162/evco_", "a_00278"], "doi: 10.1162/evco_a_00278"),
+    (["doi: 10.1088/0264", "-9381/25/11/114007."], "doi: 10.1088/0264-9381/25/11/114007."),  # a URL's break
+    (["https://doi.org/10.1145/3297858", ".3304007"], "https://doi.org/10.1145/3297858.3304007"),
 ])
 def test_line_breaks_are_joined(parts, joined):
     assert join_lines(parts, {"semi-supervised"}) == joined
@@ -486,6 +488,7 @@ def test_line_breaks_are_joined(parts, joined):
     ["Ref. 1402.", "1517"],  # a bare number: nothing says arXiv
     ["doi:10.1000/abc:", "In Proc. (2019)."],  # a colon after a DOI, then words
     ["doi:10.1000/abc;", "2019, pages 3-4."],
+    ["doi:10.1000/abc", "- a dash, then words"],
 ])
 def test_no_identifier_is_made_by_joining(parts):
     """A break is closed only when the resolvers read the broken text as the joined identifier;

@@ -22,6 +22,7 @@ _URL = re.compile(r"(?:https?://|www\.)\S", re.I)
 _URL_BREAKS = ("/", ".", "-", "_", "=", "?", "&", "#", "~")
 _WORD_PART = re.compile(r"[^\W\d_]+-\Z")
 # characters no DOI ends with, so a line break after one is inside it, with what must follow
+_DOI_PUNCTUATION = ("-", ".", "/", "_")  # a DOI's punctuation, which opens no line of prose
 _DOI_GOES_ON = {":": str.isdigit, "(": str.isdigit, "_": str.isalnum}
 
 
@@ -101,15 +102,22 @@ def _id_break(before: str, after: str) -> str | None:
 
 def _doi_runs_on(a: str, b: str, dois: tuple[str, ...] | list[str]) -> bool:
     """The line ends inside a DOI, at a character no DOI ends with (``10.1051/0004-6361:`` +
-    ``20066082``, ``10.1016/s0375-9474(`` + ``00)00131-7``, ``10.1162/evco_`` + ``a_00278``), and
-    the resolvers read the joined text as that DOI run on."""
-    if not dois or not b[:1].isalnum():
+    ``20066082``, ``10.1016/s0375-9474(`` + ``00)00131-7``, ``10.1162/evco_`` + ``a_00278``), or the
+    next line opens with the DOI's own punctuation, which no word or sentence opens with
+    (``10.1145/3297858`` + ``.3304007``, ``10.3847/2041`` + ``-8213/ab0f`` where a URL breaks anywhere),
+    and the resolvers read the joined text as that DOI run on."""
+    if not dois:
         return False
     last = dois[-1].lower()
     tail = a.lower()
-    ends = last[-1] if tail.endswith(last) else next((c for c in _DOI_GOES_ON if tail.endswith(last + c)), "")
-    if ends not in _DOI_GOES_ON or not _DOI_GOES_ON[ends](b[0]):
+    if b[:1] in _DOI_PUNCTUATION and b[1:2].isalnum() and tail.endswith(last):
+        pass  # a URL's break before the DOI's own punctuation (biblatex: "10.1088/0264" + "-9381/25/...")
+    elif not b[:1].isalnum():
         return False
+    else:
+        ends = last[-1] if tail.endswith(last) else next((c for c in _DOI_GOES_ON if tail.endswith(last + c)), "")
+        if ends not in _DOI_GOES_ON or not _DOI_GOES_ON[ends](b[0]):
+            return False
     joined = extract_identifiers(a + b)
     return any(d.lower().startswith(last) and len(d) > len(last) + 1 for d in joined.dois)
 
