@@ -67,8 +67,12 @@ def _check_values(value: Any, limit: int, surrogates: bool) -> None:
             if surrogates and isinstance(item, str) and _SURROGATE.search(item):
                 raise StrictJSONError(_LONE)
             continue
-        stack.extend((child, depth + 1) for child in children
-                     if surrogates or isinstance(child, (dict, list)))
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if child or depth + 1 > limit:  # an empty one adds no depth below it
+                    stack.append((child, depth + 1))
+            elif surrogates and isinstance(child, str):
+                stack.append((child, depth + 1))
 
 
 def loads_strict(data: bytes | str, max_depth: int = MAX_DEPTH) -> Any:

@@ -167,3 +167,36 @@ def test_every_hostile_form_is_one_line_naming_the_file_and_the_others_are_impor
     assert len(list((ledger / "pith_records").glob("*.parquet"))) == 1
     assert sorted(f for f, _, _ in _rejects(ledger)) == sorted(map(str, files.values()))
     assert _pith_output(ledger, capsys).encode() == jcs(citation_record()) + b"\n"
+
+
+def test_a_receipt_is_checked_without_a_key_against_the_digest_and_with_one_against_the_key(tmp_path, capsys):
+    """A receipt naming another digest than the record's is refused by itself; with ``--pith-key`` a
+    receipt whose signature is not the key's is refused, one that is imports as verified."""
+    import base64
+
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from citeledger.pith import receipts
+
+    private = Ed25519PrivateKey.generate()
+    key_file = tmp_path / "key.json"
+    key_file.write_text(json.dumps({"key_id": "k1", "algorithm": "ed25519",
+                                    "public_key_b64": base64.b64encode(private.public_key().public_bytes_raw()).decode()}))
+    record = citation_record()
+    receipt = receipts.sign_citation_record(record, receipts.PithSigningKey("k1", private), "2026-09-01T00:00:00Z", "t")
+    signed, other_digest, other_key = (tmp_path / f"{n}.json" for n in ("signed", "other-digest", "other-key"))
+    signed.write_text(json.dumps(dict(record, receipt=receipt)))
+    other_digest.write_text(json.dumps(dict(record, receipt=dict(receipt, canonical_sha256="0" * 64))))
+    stranger = receipts.sign_citation_record(record, receipts.PithSigningKey("k1", Ed25519PrivateKey.generate()),
+                                             "2026-09-01T00:00:00Z", "t")
+    other_key.write_text(json.dumps(dict(record, receipt=stranger)))
+    ledger = tmp_path / "ledger"
+    assert _import(ledger, other_digest) == 1
+    assert "receipt.canonical_sha256: '" + "0" * 64 + "' is not the record's context digest" in capsys.readouterr().err
+    assert main(["import-pith", str(other_key), str(signed), "--pith-key", str(key_file),
+                 "--ledger", str(ledger)]) == 1
+    out, err = capsys.readouterr()
+    assert f"{other_key}: not imported: receipt: fingerprint_mismatch" in err and str(signed) in out
+    assert main(["query", "select signed, receipt_key_id, receipt_verified from pith_records", "--ledger", str(ledger),
+                 "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"signed": True, "receipt_key_id": "k1", "receipt_verified": True}

@@ -6,7 +6,8 @@ number record whose ``pith_number`` or ``paper.title`` was changed (a number rec
 only its ``canonical_record``; a citation record's digest leaves out ``as_of``). Each check here
 re-derives a member from the content it comes from:
 
-* a citation record: ``context_digest`` and every ``observation_digest`` recomputed (``digests``);
+* a citation record: ``context_digest`` and every ``observation_digest`` recomputed (``digests``),
+  and the digest a ``receipt`` beside it signs;
   the state counts add up to the references and match the statuses listed; ``displayed`` is the
   number listed, within the caps; each lane observes no more than its denominator, the inbound and
   external lanes as many as are listed; the thesis sentence names the day of ``as_of``, the counts
@@ -75,7 +76,12 @@ def _observations(record: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str,
 
 def citation_record_problems(record: Mapping[str, Any]) -> list[str]:
     """The checks of a ``pith.paper-citation-record.v1`` record (module docstring)."""
-    found = [_digest_problem("context_digest", record.get("context_digest"), context_digest(record))]
+    computed = context_digest(record)
+    found = [_digest_problem("context_digest", record.get("context_digest"), computed)]
+    receipt = record.get("receipt")
+    if isinstance(receipt, Mapping) and receipt.get("canonical_sha256") != computed.removeprefix(PREFIX):
+        found.append(f"receipt.canonical_sha256: {str(receipt.get('canonical_sha256'))[:80]!r} is not the "
+                     f"record's context digest {computed}")
     found += [_digest_problem(f"{where}.observation_digest", obs.get("observation_digest"), observation_digest(obs))
               for where, obs in _observations(record)]
     found += _count_problems(record) + _lane_problems(record) + _thesis_problems(record)

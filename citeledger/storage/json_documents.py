@@ -17,8 +17,10 @@ from typing import Any
 from resolvers.errors import RecordFileError, StrictJSONError
 from resolvers.strict_json import loads_strict
 
-# A citeledger record lists at most 1,000 references (about 4 MB with their evidence); a Pith record
-# 100 outbound and 100 inbound observations (about 150 KB). Four times the larger.
+# A citeledger record lists at most 1,000 references (1.7 KB a linked reference with its notice's
+# receipts, so 2-3 MB with fuzzy evidence); a Pith record 100 outbound and 100 inbound observations
+# (about 150 KB). At the bound, a file of nothing but empty lists takes about 420 MB once parsed
+# (benchmarks/bench_record_reading.py); a 30 MB one is refused having read 16 MiB.
 MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
 
 
