@@ -465,6 +465,7 @@ VIEW_MEANINGS = {
     "runs": "one row per finished run, and per failed run (finished_at null, errors the failure)",
     "pith_observations": "observations read from Pith's records (citeledger import-pith); never in current",
     "pith_records": "one row per Pith record imported (its digest, paper, pith number, as_of, the record whole)",
+    "paper_titles": "a citing paper's own title, as a run read it from the paper itself",
 }
 
 
