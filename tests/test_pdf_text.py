@@ -712,3 +712,4 @@ def test_a_running_header_references_atop_each_page_of_the_list_is_no_new_list()
         pages.append(lines)
     refs = pdf_reference_strings(make_pdf(pages))
     assert len(refs) == 12 and refs[0].startswith("Adams")
+

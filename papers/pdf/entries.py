@@ -311,7 +311,7 @@ def skip_body_text(lines: list[Line]) -> list[Line]:
     two at least, up to the next line of the list's size; and a figure's stray glyphs (a word of
     one or two letters beyond where the list's lines end). Each line's column edge is then
     measured on the list's own lines, not on the figure beside them."""
-    heights = sorted(ln.y1 - ln.y0 for ln in lines)
+    heights = sorted(_size(ln) for ln in lines)
     if len(heights) < 4:
         return lines
     limit = TALLER * heights[len(heights) // 2]
@@ -319,9 +319,9 @@ def skip_body_text(lines: list[Line]) -> list[Line]:
     out: list[Line] = []
     skipping = False
     for i, line in enumerate(lines):
-        taller = line.y1 - line.y0 > limit
+        taller = _size(line) > limit
         if i and (line.page, line.column) != (lines[i - 1].page, lines[i - 1].column):
-            skipping = taller and i + 1 < len(lines) and lines[i + 1].y1 - lines[i + 1].y0 > limit
+            skipping = taller and i + 1 < len(lines) and _size(lines[i + 1]) > limit
         elif not taller:
             skipping = False
         stray = len(line.text) <= 2 and not any(c.isdigit() for c in line.text) and line.x0 > ends[len(ends) // 2]
@@ -336,6 +336,13 @@ def skip_body_text(lines: list[Line]) -> list[Line]:
     for line in out:
         line.left = edges[(line.page, line.column)]
     return out
+
+
+def _size(line: Line) -> float:
+    """A line's type size: the median height of its words (a ligature or an accent whose glyph box
+    runs tall makes the line's own box taller), else the line's height."""
+    heights = sorted(w.height for w in line.words if w.height)
+    return heights[len(heights) // 2] if heights else line.y1 - line.y0
 
 
 def _footnote_mark(line: Line, after: Line | None) -> bool:

@@ -21,6 +21,7 @@ GUTTER_ZONE = (0.3, 0.7)  # where a column gutter may lie, as fractions of the p
 GUTTER_MAX_COVER = 0.1  # the share of a page's lines that may cross its gutter (titles, wide floats)
 GUTTER_SLACK = 0.02  # share of the lines that may cross a gutter point and leave it in the gutter's run
 GUTTER_MIN_LINES = 4  # lines needed on each side before a page counts as two columns
+LABEL_COLUMN = 0.8  # share of one-word lines that makes a left "column" a list's labels
 SHORT = 0.4  # a line narrower than this share of the page may be a heading over a two-column part
 MAX_CUT_TRIES = 24  # short lines tried as the top of a two-column part, per page (bounds the work)
 CENTRED = 0.05  # a line whose middle is this close to the gutter (share of the page width) spans both columns
@@ -310,9 +311,14 @@ def find_gutter(page: Page) -> float | None:
             start = None
     _, a, b = max(runs)
     gutter = (a + b) / 2
-    left = sum(1 for ln in page.lines if ln.x1 <= gutter)
-    right = sum(1 for ln in page.lines if ln.x0 >= gutter)
-    return gutter if left >= GUTTER_MIN_LINES and right >= GUTTER_MIN_LINES else None
+    left = [ln for ln in page.lines if ln.x1 <= gutter]
+    right = [ln for ln in page.lines if ln.x0 >= gutter]
+    if len(left) < GUTTER_MIN_LINES or len(right) < GUTTER_MIN_LINES:
+        return None
+    # a column of single words is a list's labels set apart from its entries (biblatex's
+    # alphabetic [Fan+08] in a wide margin), not a column of text
+    single = sum(1 for ln in left if len(ln.words) == 1)
+    return None if single >= LABEL_COLUMN * len(left) else gutter
 
 
 def split_columns(page: Page, gutter: float) -> list[Line]:
