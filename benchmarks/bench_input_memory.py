@@ -6,8 +6,7 @@ has N distinct references over N/40 citing papers, each about 90 characters.
 
     .venv/bin/python benchmarks/bench_input_memory.py [N]   (default 1,000,000)
 
-Measured 2026-12-01 on this 2-core machine (shared, load 5-7), 1M rows (7.6 MB gzipped): before
-streaming 686 MB peak, 40.0 s; after (two reading passes, batches held compressed) 184 MB, 37.7 s.
+Figures: benchmarks/RESULTS.md, "Input planning memory".
 """
 from __future__ import annotations
 

@@ -10,9 +10,7 @@ Default PDFs: tests/fixtures/grobid/N18-3011.pdf and the corpus PDFs of tests/fi
 pdftotext (poppler-utils). Each PDF is read ``--rounds`` times (default 3); the best round
 counts, so a busy shared machine inflates the figures less.
 
-Measured 2026-12-03 on this shared 2-core machine over the 9 default PDFs (116 references):
-load average ~5: 1.12 s (pdftotext 0.66 s, python 0.46 s), 8.0 PDFs/s, 103 references/s;
-load average ~17: 3.88 s (pdftotext 2.06 s, python 1.82 s), 2.3 PDFs/s, 30 references/s.
+Figures: benchmarks/RESULTS.md, "PDFs without GROBID".
 """
 from __future__ import annotations
 
