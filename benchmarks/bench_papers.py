@@ -4,7 +4,7 @@ real e-print fixtures (tests/fixtures/papers/), one process, for each fixture an
 
     .venv/bin/python benchmarks/bench_papers.py [--seconds S] [--papers N]
 
-Each paper's bytes are read with ``papers.read_paper`` (in memory: decompressing, walking the tar,
+Each paper's bytes are read with ``papers.reader.read_paper`` (in memory: decompressing, walking the tar,
 choosing the bibliography, turning each entry into a string), repeatedly for about S seconds.
 ``--papers N`` also times ``read_paper`` over a directory of N papers written to a temporary
 folder (the files read from disk, as ``citeledger resolve DIR`` does). ``--corpus DIR`` (default
@@ -33,7 +33,7 @@ sys.path.insert(0, str(REPO))
 
 from step_timer import cpu_with_children  # noqa: E402
 
-from papers import read_paper  # noqa: E402
+from papers.reader import read_paper  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures" / "papers"
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from rapidfuzz import fuzz
 
-from papers import read_paper
 from papers.pdf.read import PdfTextLimits, layout_xhtml
 from papers.pdf.title import pdf_title
+from papers.reader import read_paper
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures"
 SAME = 90.0

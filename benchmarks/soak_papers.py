@@ -26,7 +26,8 @@ sys.path.insert(0, str(REPO))
 
 import duckdb  # noqa: E402
 
-from papers import citing_paper_from_name, read_paper  # noqa: E402
+from papers.names import citing_paper_from_name  # noqa: E402
+from papers.reader import read_paper
 
 FIXTURES = REPO / "tests" / "fixtures" / "papers"
 

@@ -30,8 +30,8 @@ import expected_ids  # noqa: E402
 import pdf_corpus  # noqa: E402
 from paper_answers import compare  # noqa: E402
 
-from papers import read_paper  # noqa: E402
 from papers.pdf.read import pdf_reference_strings  # noqa: E402
+from papers.reader import read_paper  # noqa: E402
 from resolvers.identifiers.extract import extract_identifiers  # noqa: E402
 
 # plain BibTeX, natbib, REVTeX 4.0/4.1/4.2 and AIP, IEEE, ACM, Elsevier, AMS, AAS, MNRAS, Nature,

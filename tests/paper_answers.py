@@ -1,4 +1,4 @@
-"""Hold what ``papers.read_paper`` gives for one paper against an answer made without the reader:
+"""Hold what ``papers.reader.read_paper`` gives for one paper against an answer made without the reader:
 the entries' keys in order, each entry's DOIs and arXiv ids, and the number of entries printed.
 Used by the paper corpus and by the BibTeX style matrix."""
 from __future__ import annotations

@@ -2,7 +2,7 @@
 (tests/fixtures/papers/corpus/) are formatted again by BibTeX itself with each style's ``.bst``:
 the paper's own ``.bib`` files and the keys it cites go in, and the ``.bbl`` BibTeX writes is put in
 the paper's tarball beside its ``.tex``, as an author who ran BibTeX would submit it. The paper is
-then read by ``papers.read_paper`` and held to the ``.bbl`` itself, read by ``expected_ids.py``
+then read by ``papers.reader.read_paper`` and held to the ``.bbl`` itself, read by ``expected_ids.py``
 (which imports nothing of the project): as many references as BibTeX printed entries, each
 entry's printed DOIs and arXiv ids found on its reference, none invented, no LaTeX left, no
 repeated-author dash unfilled.

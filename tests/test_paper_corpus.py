@@ -1,5 +1,5 @@
 """The paper corpus (tests/fixtures/papers/corpus.json, PROVENANCE.md there): real papers'
-bibliographies in every common form and style, each read by ``papers.read_paper`` and held to an
+bibliographies in every common form and style, each read by ``papers.reader.read_paper`` and held to an
 answer made without the reader (``expected_ids.py``): the reference count the compiled paper
 prints, every DOI and arXiv id each entry carries found on its reference, no identifier the entry
 does not carry, no LaTeX left in the text and no repeated-author dash left unfilled.
@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from paper_answers import assert_matches, compare, passes  # noqa: E402
 
-from papers import read_paper  # noqa: E402
+from papers.reader import read_paper  # noqa: E402
 
 EXPECTED = {k: v for k, v in json.loads((Path(__file__).parent / "fixtures" / "papers" / "corpus.json")
                                         .read_text()).items() if not k.startswith("_")}

@@ -10,7 +10,7 @@ import duckdb
 import pytest
 from test_crash import DRIVER, assert_no_partial_files, ledger_rows, run_driver
 
-from papers import read_paper
+from papers.reader import read_paper
 
 FIXTURES = Path(__file__).parent / "fixtures" / "papers"
 BATCH = 40

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from papers import read_paper
+from papers.reader import read_paper
 
 FIXTURES = Path(__file__).parent / "fixtures" / "papers"
 EXPECTED = {k: v for k, v in json.loads((FIXTURES / "expected.json").read_text()).items() if not k.startswith("_")}

@@ -12,7 +12,7 @@ import pytest
 
 from citeledger import cli
 from citeledger.ledger.reads import paper_titles
-from papers import read_paper
+from papers.reader import read_paper
 from papers.titles import first_page_title, metadata_title, tex_title
 
 FIXTURES = Path(__file__).parent / "fixtures"

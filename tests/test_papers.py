@@ -7,7 +7,9 @@ import gzip
 import pytest
 from archives import tar_bytes
 
-from papers import PaperLimits, citing_paper_from_name, read_paper, read_tree
+from papers.model import PaperLimits
+from papers.names import citing_paper_from_name
+from papers.reader import read_paper, read_tree
 from resolvers.model import Reason
 from resolvers.parsing.quality import parse_uncertain_reason
 

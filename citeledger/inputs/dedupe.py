@@ -18,7 +18,7 @@ from citeledger.inputs.papers import FOLDER_KIND, PAPER_KIND, REFUSED_KIND
 from citeledger.inputs.read import read_references
 from citeledger.inputs.rows import InputLimits, InputReject
 from citeledger.progress import track
-from papers import citing_paper_from_name
+from papers.names import citing_paper_from_name
 from resolvers.model import Reference
 
 ONE_PAPER_KINDS = (PAPER_KIND, FOLDER_KIND, ARXIV_ID_KIND, REFUSED_KIND)  # inputs of one paper each (or none)

@@ -35,8 +35,8 @@ from citeledger.inputs.papers import (
 )
 from citeledger.processes import Terminated
 from citeledger.storage.atomic import file_sha256
-from papers import citing_paper_from_name
 from papers.archive import is_tar
+from papers.names import citing_paper_from_name
 from papers.suffixes import PAPER_SUFFIXES, TEXT_SUFFIXES
 from resolvers.errors import InputError, InputTooLarge
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Iterator
 from citeledger.config import Config, load_config
 from citeledger.storage.places import LedgerDir
 from citeledger.storage.remote_state import PaperCache, paper_cache
-from papers import ExtractedReference, PaperReferences, PaperReject
+from papers.model import ExtractedReference, PaperReferences, PaperReject
 from resolvers.errors import GrobidNotConfigured, PdfUnreadable, RemoteUnavailable
 
 if TYPE_CHECKING:  # GROBID's client and TEI reader (lxml) and poppler's reader load with the first PDF

@@ -23,7 +23,7 @@ import orjson
 from citeledger.display import visible_line
 from citeledger.inputs.files import CHUNK, open_binary
 from citeledger.inputs.papers import note_title, paper_rows, read_paper_input
-from papers import PaperLimits, PaperReferences
+from papers.model import PaperLimits, PaperReferences
 from resolvers.errors import RowTooLong
 from resolvers.model import Reference
 from resolvers.parsing.text import unicode_problem

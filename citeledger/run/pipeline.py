@@ -40,7 +40,7 @@ from citeledger.storage import locking
 from citeledger.storage.locking import exclusive
 from citeledger.storage.places import CatalogDir, LedgerDir, LedgerPlaces
 from citeledger.works.row_schema import works_jsonl_row
-from papers import PaperLimits
+from papers.model import PaperLimits
 from resolvers.errors import DiskFull, InputError
 from resolvers.model import STATE_ORDER, Reason, Reference
 from resolvers.observation import observation_columns
