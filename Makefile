@@ -7,7 +7,7 @@ CATALOG ?= data/catalog
 LEDGER ?= data/ledger
 SOURCES := $(wildcard data/sources/*)
 
-.PHONY: run test venv catalog contract bench clean screenshots
+.PHONY: run test venv catalog contract bench clean screenshots docs
 
 venv: $(BIN)/citeledger
 
@@ -47,6 +47,11 @@ test: venv
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -n auto
+
+# The generated parts of the docs: the CLI reference from the parser, the import graph's picture.
+docs: venv
+	$(BIN)/python tests/cli_reference.py --write
+	$(BIN)/python tests/import_graph.py --write
 
 contract: venv
 	$(BIN)/python ../shared/tools/check_contract.py
