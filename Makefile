@@ -33,13 +33,23 @@ run: catalog
 	  "select c.citing_paper, c.reference_index, c.doi, n.standing as notice from current c join notices n using (work_id) \
 	   where n.standing <> 'none' and c.status in ('verified_exact', 'verified_fuzzy') order by 1, 2"
 
-# The pictures of the site in docs/images: the make-run ledger's site, shot by headless chromium.
+# The pictures of the site in docs/images, shot by headless chromium: the site of the sample
+# references and of an e-print whose title is only in its own source (a ledger of their own in build/).
 SHOT := chromium --headless --no-sandbox --disable-gpu --hide-scrollbars
-screenshots: run
-	$(BIN)/citeledger site build/site --ledger $(LEDGER) --catalog $(CATALOG)
-	$(SHOT) --window-size=1200,900 --screenshot=docs/images/site-index.png file://$(CURDIR)/build/site/index.html
-	$(SHOT) --window-size=1200,1700 --screenshot=docs/images/site-paper.png \
-	  file://$(CURDIR)/build/site/papers/citeledger-identifier-sample.html
+SHOTS := build/screenshots
+screenshots: catalog
+	rm -rf $(SHOTS)
+	$(BIN)/citeledger resolve data/sample_references.jsonl tests/fixtures/papers/1911.13021.tar.gz \
+	  --catalog $(CATALOG) --ledger $(SHOTS)/ledger
+	$(BIN)/citeledger records --ledger $(SHOTS)/ledger --catalog $(CATALOG)
+	$(BIN)/citeledger site $(SHOTS)/site --ledger $(SHOTS)/ledger --catalog $(CATALOG)
+	$(SHOT) --window-size=1500,700 --screenshot=docs/images/site-index.png file://$(CURDIR)/$(SHOTS)/site/index.html
+	$(SHOT) --window-size=1200,1300 --screenshot=docs/images/site-paper.png \
+	  file://$(CURDIR)/$(SHOTS)/site/papers/citeledger-sample-glutton.html
+	$(SHOT) --window-size=1200,1300 --screenshot=docs/images/site-paper-filtered.png \
+	  "file://$(CURDIR)/$(SHOTS)/site/papers/citeledger-identifier-sample.html?state=metadata_mismatch"
+	$(SHOT) --window-size=1100,700 --screenshot=docs/images/site-work.png \
+	  "file://$(CURDIR)/$(SHOTS)/site/works/doi%253A10.1016%252Fj.jclinane.2006.02.005.html"
 
 # Lint and types first (ruff: pyproject.toml and resolvers/ruff.toml; mypy: [tool.mypy] files), then
 # the tests on every core (pytest-xdist; each worker process has its own Prefect home and catalogs).

@@ -19,6 +19,10 @@ from citeledger.records.render.view import ALARM, escape_html
 from citeledger.site.collect import CitedWork, Noticed
 
 CITES_PER_PAGE = 1000  # references listed on one page of a cited work
+# the index's column heads (the legend above says each in full; a head's tooltip too)
+SHORT = {"verified_exact": "exact", "verified_fuzzy": "close", "metadata_mismatch": "mismatch",
+         "malformed_identifier": "broken id", "parse_uncertain": "unread", "unavailable": "unavailable",
+         "unresolved": "not found"}
 LINKED_MEANS = ("linked: verified exactly or by a close match; a reference whose identifier names another "
                 "work (metadata_mismatch) is counted on its own, never as a link")
 
@@ -80,7 +84,8 @@ def page_head(title: str, top: str, wide: bool = False) -> list[str]:
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
             f"<title>{e(title)}</title><style>{css()}.has{{font-weight:bold}}body.wide{{max-width:90em}}"
             "th[data-key]{cursor:pointer;text-decoration:underline dotted}#search{font-size:1.1em;width:30em}"
-            "td.linked{background:#eef7ee}.fields th{width:12em}.left-out{border:2px solid #c00;background:#fee;"
+            "td.linked{background:#eef7ee}th.t{min-width:16em}#papers td:first-child{white-space:nowrap}"
+            ".fields th{width:12em}.left-out{border:2px solid #c00;background:#fee;"
             "padding:.3em .8em}</style></head><body" + (' class="wide">' if wide else ">"),
             f'<nav class="home">{link(top + "index.html", "All papers")} &middot; '
             f'{link(top + "notices.html", "Standing notices")}</nav>', f"<h1>{e(title)}</h1>"]
@@ -112,12 +117,13 @@ def index_page(rows: Sequence[Mapping[str, Any]], as_of: str, noticed: int,
     page.append('<p><label>Search: <input id="search" type="search" placeholder="arXiv id, DOI or title words">'
                 '</label> <span id="shown"></span></p>')
     page.append(f'<p class="legend">{"".join(legend_items())}</p>')
-    head = "".join(f'<th data-key="s:{i}" title="{e(meaning)}"><span class="sw s-{s}"></span> {e(plain)}</th>'
-                   for i, (s, (plain, meaning, _)) in enumerate(words.STATES.items()))
-    page.append('<table id="papers"><thead><tr><th data-key="id">paper</th><th data-key="title">title</th>'
-                f'<th data-key="refs">references</th><th data-key="linked" title="{e(LINKED_MEANS)}">linked</th>'
-                f'{head}<th data-key="alarms">cited works retracted, withdrawn or of concern</th>'
-                '<th data-key="inbound">cited by (this ledger)</th></tr></thead><tbody id="papers-body">')
+    head = "".join(f'<th data-key="s:{i}" title="{e(plain)}: {e(meaning)}"><span class="sw s-{s}"></span> '
+                   f"{e(SHORT.get(s, plain))}</th>" for i, (s, (plain, meaning, _)) in enumerate(words.STATES.items()))
+    page.append('<table id="papers"><thead><tr><th data-key="id">paper</th><th data-key="title" class="t">title</th>'
+                f'<th data-key="refs">refs</th><th data-key="linked" title="{e(LINKED_MEANS)}">linked</th>'
+                f'{head}<th data-key="alarms" title="cited works retracted, withdrawn or under an expression of '
+                'concern">alarms</th><th data-key="inbound" title="references of papers in this ledger citing it">'
+                "cited by</th></tr></thead><tbody id=\"papers-body\">")
     page += [static_row(row) for row in rows]
     page.append("</tbody></table>")
     page.append(json_script("papers-data", list(rows)))
@@ -197,10 +203,7 @@ def work_pages(stem: str, work_id: str, row: Mapping[str, Any] | None, work: Cit
         page.append('<table class="fields">' + "".join(f"<tr><th>{e(label)}</th><td>{value}</td></tr>"
                                                        for label, value in work_fields(work_id, row))
                     + "</table>")
-        standing, notice = work.standing, work.notice
-        marker = ALARM.get(standing)
-        flag = f'<span class="marker">{e(marker)}</span> ' if marker else ""
-        page.append(f'<p class="{"alarm" if marker else "notices"}">{flag}Notice: {e(notice)}</p>')
+        page.append(f'<p class="{"alarm" if work.standing in ALARM else "notices"}">Notice: {e(work.notice)}</p>')
         page.append(f"<h2>Cited by {e(words.plural(len(papers), 'paper'))} in this ledger "
                     f"({e(words.plural(len(work.cites), 'reference'))})"
                     + (f", page {number} of {len(chunks)}" if len(chunks) > 1 else "") + "</h2>")

@@ -140,8 +140,9 @@ def html_head_lines(view: RecordView) -> list[str]:
     the cited works with notices, each alarming one with the references citing it."""
     record, e = view.record, escape_html
     alarming = any(s in words.ALARMING for s in view.noticed)
+    notices = words.works_sentence(view.noticed)
     page = [f'<p class="summary"><b>{e(words.linked_words(record["counts"]))}</b>; '
-            f'{e(words.works_sentence(view.noticed))}</p>',
+            f"{e(notices[:1].lower() + notices[1:])}</p>",
             f'<p class="prov">Schema <code>{e(record["schema"])}</code>; the record as JSON: '
             f"{link(href_name(json_name(view)), e(json_name(view)))}; its digest <code>{e(record['content_digest'])}"
             "</code></p>"]
@@ -222,8 +223,8 @@ def html_references(view: RecordView, number: int) -> list[str]:
             *html_pager(view, number)]
     if any(no_notice_found(item["notice"]) for item in items):
         page.append('<p class="prov">A reference below names the notice of its cited work when one was found or '
-                    "none could be checked; the sources checked, and when, are under What this record measured "
-                    "(first page).</p>")
+                    "its work could not be checked; the sources checked, and when, are under What this record "
+                    "measured (first page).</p>")
     page += [html_reference(view, item) for item in items]
     if not items:
         page.append("<p>No reference of this paper is in the ledger.</p>")
@@ -272,7 +273,7 @@ def html_reference(view: RecordView, item: Mapping[str, Any]) -> str:
              f"{html_work(view, item.get('resolved'), doi)}</p>"]
     if state == "metadata_mismatch":
         block.append(html_mismatch(item.get("evidence")))
-    if not no_notice_found(item["notice"]):
+    if not no_notice_found(item["notice"]) and item["notice"].get("reason") != "no_canonical_work":
         block.append(f"<p>Notice: {e(notice_line(item['notice'], words.notice_doi(item)))}</p>")
     own = provenance_of(item)
     if own is not None and own != view.common:
