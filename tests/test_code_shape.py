@@ -23,7 +23,8 @@ WRITERS = {"storage/atomic", "catalog/store", "catalog/extract", "catalog/genera
            "index/fuzzy_index", "index/shards", "ledger/store", "nightly/steps", "storage/remote_state",
            "engine/fuzzy_outcomes",  # the fuzzy outcomes a pool's workers share, in the temp folder
            "storage/external_sort",  # the index files fuzzy_index streams (``npy_stream``), through atomic.py
-           "site/site_files", "site/folder"}  # the static site of the ledger (``citeledger site OUT``), its own folder
+           "site/site_files", "site/folder",
+           "site/staging"}  # the static site (``citeledger site OUT``), its own folder
 # Scratch, not data: the input spool (a pipe copied once so it can be read twice, deleted after
 # planning), the lock files of storage/locking (empty; only their flock matters) and the index build's
 # sort runs (storage/external_sort: in the build's run folder, removed when it ends or by the next build).

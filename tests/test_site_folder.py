@@ -186,3 +186,33 @@ def test_a_record_file_that_fails_its_check_is_left_out_with_a_note(tmp_path, le
     assert not (out / "papers" / "2212.11766.html").exists() and not (out / "papers" / "2212.11770.html").exists()
     assert (out / "papers" / "citeledger-identifier-sample.html").is_file()
     assert "pwned" not in index
+
+
+def test_the_spare_build_is_brought_to_the_new_one_without_bringing_back_what_a_user_removed(
+        tmp_path, ledger, default_catalog, capsys):
+    """From the third build on, the build before last (the spare beside OUT, its unchanged pages the
+    same files as OUT's) is staged in: what a user added to OUT since is carried, what a user removed
+    stays removed, and the published site is the same as a fresh one's."""
+    out = tmp_path / "out"
+    (out / "mine").mkdir(parents=True)
+    (out / "mine" / "a.txt").write_text("a")
+    (out / "b.txt").write_text("b")
+    for _ in range(2):
+        assert site(out, ledger, default_catalog, "--allow-other-files") == 0
+    spare = tmp_path / ".out.citeledger-spare"
+    assert (spare / ".citeledger-site" / "manifest.json").is_file()
+    assert (spare / "index.html").stat().st_ino == (out / "index.html").stat().st_ino  # the same file
+    (out / "b.txt").unlink()
+    (out / "mine" / "a.txt").unlink()
+    (out / "mine").rmdir()
+    (out / "c.txt").write_text("c")
+    before = {k: v for k, v in snapshot(out).items() if not k.startswith(".citeledger-site")}
+    capsys.readouterr()
+    assert site(out, ledger, default_catalog) == 0
+    assert re.search(r": \d+ files, 0 written, \d+ unchanged \(0 papers' pages made", capsys.readouterr().out)
+    after = {k: v for k, v in snapshot(out).items() if not k.startswith(".citeledger-site")}
+    assert after == before  # c.txt carried; b.txt and mine/ not brought back; every page the same file
+    fresh = tmp_path / "fresh"
+    assert site(fresh, ledger, default_catalog) == 0
+    assert {k: v[1] for k, v in snapshot(fresh).items() if v[0] == "file" and "citeledger-site" not in k} == \
+        {k: v[1] for k, v in after.items() if v[0] == "file" and k != "c.txt"}

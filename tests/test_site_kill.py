@@ -1,8 +1,8 @@
 """A site build is whole or nothing: ``citeledger site`` killed with SIGKILL at several points of a
 build (its staging folder just made, half the papers' pages written, the cited works' pages being
-written) leaves ``OUT`` exactly as the previous build left it (or, killed after the swap, as the new
-one made it), takes its second process and the resource tracker with it, and the next build removes
-what it staged. Two builds started at once into one folder take turns and leave one whole site.
+written, the spare being brought up to date) leaves ``OUT`` exactly as the previous build left it
+(or, killed after the swap, as the new one made it), takes its second process and the resource
+tracker with it, and the next build removes what it staged. Two builds started at once into one folder take turns and leave one whole site.
 Every wait is bounded, and whatever a test started is killed after it."""
 from __future__ import annotations
 
@@ -70,10 +70,17 @@ def staged(out: Path, folder: str) -> int:
                if "staging" in p.name and (p / folder).is_dir())
 
 
+def spare_unfinished(out: Path) -> bool:
+    """A build is staging in the spare (the build before last, its manifest removed first)."""
+    spare = SiteFolder(out).spare
+    return spare.is_dir() and not (spare / ".citeledger-site" / "manifest.json").exists()
+
+
 POINTS = {  # when the build is killed
     "staged": lambda out: any("staging" in p.name for p in SiteFolder(out).leftovers()),
     "papers": lambda out: staged(out, "papers") >= PAPERS // 3,
     "works": lambda out: staged(out, "works") >= 50,
+    "spare": spare_unfinished,
 }
 
 
@@ -111,15 +118,23 @@ def test_a_killed_build_leaves_the_previous_site_whole_and_no_process(tmp_path, 
     after = pages(tmp_path / "reference")
     assert after != before
     workers_seen = 0
-    for point in POINTS:
+    for point in ("staged", "papers", "works"):
         workers_seen += kill_at(point, out, ledger_dir, catalog)
         now = pages(out)
         assert now == before or now == after, point
     assert workers_seen, "no kill point caught the build's second process"
-    assert SiteFolder(out).leftovers()  # what the killed builds staged, until the next build
+    folder = SiteFolder(out)
+    assert folder.leftovers()  # what the killed builds staged, until the next build
     report = build_site(out, ledger_dir, catalog)
-    assert SiteFolder(out).leftovers() == [] and pages(out) == after and report.left_out == []
-    assert broken_links(out)[0] == []
+    assert folder.leftovers() == [] and pages(out) == after and report.left_out == []
+    assert broken_links(out)[0] == [] and folder.spare_is_whole()  # the build before, kept as the spare
+    change_papers(ledger_dir, catalog, PAPERS // 2, REFS, step=2)
+    build_site(tmp_path / "reference2", ledger_dir, catalog)
+    again = pages(tmp_path / "reference2")
+    kill_at("spare", out, ledger_dir, catalog)  # killed while staging in the spare
+    assert pages(out) in (after, again) and not folder.spare_is_whole()
+    build_site(out, ledger_dir, catalog)  # the unfinished spare removed, the build staged afresh
+    assert folder.leftovers() == [] and pages(out) == again and folder.spare_is_whole()
 
 
 def test_two_builds_at_once_leave_one_whole_site(tmp_path, ledger):

@@ -40,10 +40,10 @@ def record_path(ledger_dir: str | Path, paper_id: str) -> Path:
     return Path(ledger_dir) / "records" / f"{record_file_stem(paper_id)}.json"
 
 
-def record_source(path: Path) -> list[int] | None:
+def record_source(path: str | Path) -> list[int] | None:
     """What says a record file is the one a build read before: [size, mtime (ns), inode], None for none."""
     try:
-        status = path.lstat()
+        status = os.lstat(path)
     except OSError:
         return None
     return [status.st_size, status.st_mtime_ns, status.st_ino] if stat.S_ISREG(status.st_mode) else None
@@ -160,8 +160,8 @@ def paper_part(view: RecordView, links: LedgerLinks, source: list[int] | None,
                         notice_line(item["notice"], doi), work_id, _plain(item["reference_index"]),
                         f"{PAPERS}/{anchor}" if anchor else row["href"]])
     inbound = sorted({str(i["citing_paper"]) for i in record["inbound"]["items"]})
-    part = {"source": source, "digest": str(record.get("content_digest")), "files": files, "row": row,
-            "noticed": noticed, "inbound": inbound}
+    part = {"stem": view.links.stem, "source": source, "digest": str(record.get("content_digest")), "files": files,
+            "row": row, "noticed": noticed, "inbound": inbound}
     return part, cites
 
 
@@ -196,9 +196,10 @@ class Noticed:
 
 
 def cited_works(cites: pa.Table, work_ids: set[str], titles: Mapping[str, str]) -> dict[str, CitedWork]:
-    """The pages' content of the cited works ``work_ids`` from the table of every reference (sorted
-    by paper and place), each work's references in that order: the same in every build."""
+    """The pages' content of the cited works ``work_ids`` from the table of every reference, each
+    work's references in the order of the papers' ids and their places: the same in every build."""
     wanted = cites.filter(pc.is_in(cites["work_id"], pa.array(sorted(work_ids), pa.string())))
+    wanted = wanted.sort_by([("paper", "ascending"), ("n", "ascending")])
     works: dict[str, CitedWork] = {}
     stems: dict[str, str] = {}
     for paper, work_id, page, ref, status, standing, notice in zip(

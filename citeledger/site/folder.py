@@ -11,15 +11,21 @@ manifest is not a citeledger site: refused unless the caller allows other files.
 ``OUT`` are never followed (a link where the site keeps a folder, ``OUT/papers``, refuses the
 build); ``OUT`` itself may be a link, to the folder the user means.
 
-A build is staged beside ``OUT`` (``.OUT.citeledger-staging-*``), complete with the carried
-entries and the manifest, then published in one step: ``renameat2(RENAME_EXCHANGE)`` swaps the
-staged folder and ``OUT`` (``storage.atomic.exchange_folders``), so a reader or a web server that
-opens ``OUT/...`` gets a file of the previous build or of the new one, never a mix of the two and
-never nothing. Where the file system cannot swap, ``OUT`` is renamed aside and the staged folder
-renamed to ``OUT`` (for an instant there is no ``OUT``; a build killed between the two renames is
-put back by the next one). The previous build, now beside ``OUT``, is then removed. A build killed
-at any point leaves ``OUT`` as the previous build left it; the next build removes what the killed
-one staged. Builds of one ``OUT`` take turns on a lock beside it (``.OUT.citeledger-lock``)."""
+A build is staged beside ``OUT`` (``staging``), complete with the carried entries and the
+manifest, then published in one step: ``renameat2(RENAME_EXCHANGE)`` swaps the staged folder and
+``OUT`` (``storage.atomic.exchange_folders``), so a reader or a web server that opens ``OUT/...``
+gets a file of the previous build or of the new one, never a mix of the two and never nothing.
+Where the file system cannot swap, ``OUT`` is renamed aside and the staged folder renamed to
+``OUT`` (for an instant there is no ``OUT``; a build killed between the two renames is put back by
+the next one).
+
+The build swapped out stays beside ``OUT`` as the spare (``.OUT.citeledger-spare``): its unchanged
+files are the same files as ``OUT``'s (hard links), so it costs the disk only the pages that
+changed, and the next build is staged in it. A spare is marked unfinished (its manifest removed)
+before a build changes it; a build killed then leaves it so, and the next build removes it and
+stages in a new folder (``.OUT.citeledger-staging-*``), as it removes what any killed build left.
+A build killed at any point leaves ``OUT`` as the previous build left it. Builds of one ``OUT``
+take turns on a lock beside it (``.OUT.citeledger-lock``)."""
 from __future__ import annotations
 
 import hashlib
@@ -34,7 +40,7 @@ from typing import Any, Iterator
 
 import orjson
 
-from citeledger.storage.atomic import link_file, put_back, swap_in_folder, write_new_file
+from citeledger.storage.atomic import move_folder, swap_in_folder
 from resolvers.errors import UsageError
 
 SITE_DIR = ".citeledger-site"  # in OUT: what the site wrote and what its build read
@@ -70,6 +76,7 @@ class Contents:
     others: list[str] = field(default_factory=list)
     other_folders: list[str] = field(default_factory=list)
     state: dict[str, Any] | None = None
+    inodes: dict[str, int] = field(default_factory=dict)  # each file's (own or other) inode in OUT
 
 
 def file_entry(data: bytes, status: os.stat_result) -> Entry:
@@ -85,6 +92,7 @@ class SiteFolder:
         self.parent, name = self.out.parent, self.out.name
         self.lock = self.parent / f".{name}.citeledger-lock"
         self.prefix = f".{name}.citeledger-"
+        self.spare = self.parent / f"{self.prefix}spare"
 
     # ---- before a build: what was left behind, what OUT holds -------------------------------
 
@@ -96,17 +104,28 @@ class SiteFolder:
                       if p.name.startswith(self.prefix + "staging-") or p.name.startswith(self.prefix + "old-"))
 
     def clean_leftovers(self) -> int:
-        """Put back a previous build a killed publish moved aside (``OUT`` missing), then remove
-        every other leftover; only under the lock, where no live build owns one."""
+        """Put back a previous build a killed publish moved aside (``OUT`` missing), then remove every
+        other leftover, and a spare a killed build left unfinished; only under the lock, where no
+        live build owns one."""
         left = self.leftovers()
         aside = [p for p in left if p.name.startswith(self.prefix + "old-")]
         if not os.path.lexists(self.out) and aside:
             newest = max(aside, key=lambda p: p.stat().st_mtime_ns)
-            put_back(newest, self.out)
+            move_folder(newest, self.out)
             left.remove(newest)
+        if os.path.lexists(self.spare) and not self.spare_is_whole():
+            left.append(self.spare)
         for path in left:
-            remove_tree(path)
+            if path.is_symlink():
+                path.unlink()
+            else:
+                remove_tree(path)
         return len(left)
+
+    def spare_is_whole(self) -> bool:
+        """Whether the spare is a build as it was published (a folder, not a link, with its manifest)."""
+        manifest = self.spare / MANIFEST
+        return not self.spare.is_symlink() and self.spare.is_dir() and manifest.is_file() and not manifest.is_symlink()
 
     def contents(self, allow_other_files: bool) -> Contents:
         """What ``OUT`` holds, or a one-line refusal (``UsageError``, exit 2): ``OUT`` is not a folder;
@@ -139,6 +158,7 @@ class SiteFolder:
                 if rel not in FOLDERS:
                     contents.other_folders.append(rel)
                 continue
+            contents.inodes[rel] = status.st_ino
             entry = manifest.get(rel)
             if entry is not None and self._unchanged(rel, status, entry):
                 contents.own[rel] = entry
@@ -190,89 +210,20 @@ class SiteFolder:
         except OSError:
             return False
 
-    # ---- the build: staged beside OUT, then swapped in --------------------------------------
-
-    def stage(self, contents: Contents) -> Path:
-        """A new staging folder beside ``OUT`` holding the site's folders and every entry the site did
-        not write (hard links: the same files), or a one-line refusal when one cannot be carried."""
-        staging = self.parent / f"{self.prefix}staging-{os.getpid()}-{secrets.token_hex(4)}"
-        try:
-            self.parent.mkdir(parents=True, exist_ok=True)
-            staging.mkdir()
-        except OSError as exc:
-            raise UsageError(f"{self.parent}: cannot stage the site beside {self.out.name} ({exc.strerror}); the "
-                             "site is built next to OUT and swapped in whole") from None
-        if self.out.is_dir():
-            os.chmod(staging, stat.S_IMODE(self.out.stat().st_mode))
-        for name in FOLDERS:
-            (staging / name).mkdir()
-        for rel in sorted(contents.other_folders):
-            (staging / rel).mkdir(exist_ok=True)
-        for rel in contents.others:
-            try:
-                link_file(self.out / rel, staging / rel)
-            except OSError as exc:
-                remove_tree(staging)
-                raise UsageError(f"{self.out / rel}: a file citeledger did not write, which the new build cannot "
-                                 f"keep beside its pages ({exc.strerror}); nothing was changed") from None
-        for rel in sorted(contents.other_folders, reverse=True):  # once filled: a read-only folder stays so
-            os.chmod(staging / rel, stat.S_IMODE((self.out / rel).lstat().st_mode))
-        return staging
+    # ---- publishing: the staged build swapped in, the previous one kept as the spare ----------
 
     def publish(self, staging: Path) -> None:
-        """The staged build becomes ``OUT`` in one step; the previous build is then removed."""
+        """The staged build becomes ``OUT`` in one step; the previous build becomes the spare."""
         try:
             previous = swap_in_folder(staging, self.out,
                                       self.parent / f"{self.prefix}old-{os.getpid()}-{secrets.token_hex(4)}")
-            if previous is not None:
-                remove_tree(previous)
+            if previous is not None and previous != self.spare:
+                if os.path.lexists(self.spare):
+                    remove_tree(self.spare)
+                move_folder(previous, self.spare)
         except OSError as exc:
             raise UsageError(f"{self.out}: the built site could not be put in place ({exc.strerror}); the previous "
                              "site is as it was (OUT must be a folder its parent lets citeledger rename)") from None
-
-
-class StagedFiles:
-    """The files of a build written into its staging folder: a page's bytes as a new file, or, when the
-    published build has the same bytes under that name, a hard link of that file (its time kept, the
-    page not rewritten). Each is created anew (never over an entry: a page where a carried entry is
-    refuses the build). ``written`` and ``kept``: what each way made."""
-
-    def __init__(self, out: Path, staging: Path, own: dict[str, Entry]):
-        self.out, self.staging, self.own = out, staging, own
-        self.files: dict[str, Entry] = {}
-        self.written = self.kept = 0
-
-    def put(self, rel: str, data: bytes) -> None:
-        sha = hashlib.sha256(data).hexdigest()
-        old = self.own.get(rel)
-        if old is not None and old.sha256 == sha:
-            self.keep(rel)
-            return
-        self._write(rel, data, sha)
-        self.written += 1
-
-    def _write(self, rel: str, data: bytes, sha: str) -> None:
-        try:
-            status = write_new_file(self.staging / rel, data)
-        except FileExistsError:
-            raise UsageError(f"{self.out / rel}: a file citeledger did not write (or one changed since) is where "
-                             "the site puts this page; it is left alone and nothing was changed: move it away "
-                             "or give another OUT") from None
-        self.files[rel] = Entry(status.st_size, status.st_mtime_ns, sha)
-
-    def keep(self, rel: str) -> None:
-        """The published build's own file ``rel`` in the new build as it is: a hard link (a copy
-        where the file system has none)."""
-        old = self.own[rel]
-        try:
-            link_file(self.out / rel, self.staging / rel)
-        except FileExistsError:
-            raise UsageError(f"{self.out / rel}: listed twice in the build; nothing was changed") from None
-        except OSError:  # a file system without hard links: the same bytes written again
-            self._write(rel, (self.out / rel).read_bytes(), old.sha256)
-        else:
-            self.files[rel] = old
-        self.kept += 1
 
 
 def walk(top: Path, rel: str = "") -> Iterator[tuple[str, os.stat_result]]:

@@ -34,7 +34,7 @@ from citeledger.display import visible_utf8
 from citeledger.engine.process_cache import get_catalog
 from citeledger.processes import die_with_parent, stop_pool
 from citeledger.records import receipts
-from citeledger.records.files import ledger_work_pages
+from citeledger.records.files import find_papers_works
 from citeledger.records.ledger_reads import citing_papers
 from citeledger.records.render.names import page_file, record_file_stem
 from citeledger.records.render.pages import RecordView, view_html_pages
@@ -53,8 +53,9 @@ from citeledger.site.collect import (
     record_path,
     record_source,
 )
-from citeledger.site.folder import CITES, FORMAT, MANIFEST, STATE, Contents, Entry, SiteFolder, StagedFiles, remove_tree
-from citeledger.site.site_pages import index_page, notices_page, work_pages
+from citeledger.site.folder import CITES, FORMAT, MANIFEST, STATE, Contents, SiteFolder, remove_tree
+from citeledger.site.site_pages import index_page, notices_page, static_row, work_pages
+from citeledger.site.staging import StagedFiles, finish, stage
 from citeledger.storage import locking
 from citeledger.storage.atomic import write_new_file
 from resolvers.jcs import jcs
@@ -112,29 +113,23 @@ def _build(folder: SiteFolder, contents: Contents, ledger_dir: Path, catalog_dir
 
     catalog = get_catalog(catalog_dir)
     papers = sorted(citing_papers(ledger_dir, catalog_dir, None))
-    links = LedgerLinks(frozenset(papers), ledger_work_pages(ledger_dir, catalog_dir), paper_titles(ledger_dir))
+    works_of = {work["work_id"]: paper for paper, work in zip(papers, find_papers_works(catalog, papers)) if work}
+    links = LedgerLinks(frozenset(papers), works_of, paper_titles(ledger_dir))
     code = pages_code()
     state = contents.state if contents.state and contents.state.get("code") == code else {}
     before: dict[str, Any] = state.get("papers") or {}
     old_cites = _read_cites(folder.out / CITES) if state else None
     if old_cites is None:
         before, state = {}, {}
-    moved = _moved_links(state, before, links, old_cites)
-    kept_parts, to_make = {}, []
-    for paper in papers:
-        old = before.get(paper)
-        if old is not None and paper not in moved and old["source"] is not None \
-                and old["source"] == record_source(record_path(ledger_dir, paper)) \
-                and old["key"] == links.page_key(code, old) and all(rel in contents.own for rel in old["files"]):
-            kept_parts[paper] = old
-        else:
-            to_make.append(paper)
-    staging = folder.stage(contents)
+    kept_parts, to_make = _unchanged_papers(papers, before, _moved_links(state, before, links, old_cites), links,
+                                            contents, ledger_dir)
+    staged = stage(folder, contents)
+    staging = staged.staging
     try:
-        staged = StagedFiles(folder.out, staging, contents.own)
-        for part in kept_parts.values():
-            for rel in part["files"]:
-                staged.keep(rel)
+        kept_files = {rel for part in kept_parts.values() for rel in part["files"]}
+        for rel in sorted(kept_files):
+            staged.keep(rel)
+        staged.clear_folder(f"{PAPERS}/", kept_files)
         made, new_cites, left_out = _make_papers(to_make, staged, before, ledger_dir, catalog_dir, links, workers)
         parts = dict(sorted({**kept_parts, **made}.items()))
         gone = set(before) - set(kept_parts)
@@ -151,11 +146,13 @@ def _build(folder: SiteFolder, contents: Contents, ledger_dir: Path, catalog_dir
         staged.put("notices.html", visible_utf8(notices_page(noticed)))
         rows = [part["row"] for part in parts.values()]
         as_of = max((r["as_of"] for r in rows), default="")
-        staged.put("index.html", visible_utf8(index_page(rows, as_of, len(noticed),
-                                                         sorted((str(n), str(w)) for n, w in left_out.values()))))
+        staged.put("index.html", visible_utf8(index_page(
+            rows, as_of, len(noticed), sorted((str(n), str(w)) for n, w in left_out.values()),
+            [part.get("row_html") or static_row(part["row"]) for part in parts.values()])))
         new_state = {"format": FORMAT, "code": code, "catalog": catalog.fingerprint, "papers": parts,
                      "work_papers": {w: p for w, p in sorted(links.work_papers.items()) if p in links.papers},
                      "works": works, "left_out": left_out}
+        finish(staged, folder, contents)
         write_new_file(staging / STATE, orjson.dumps(new_state))
         write_new_file(staging / CITES, _cites_bytes(cites))
         write_new_file(staging / MANIFEST, orjson.dumps(
@@ -166,6 +163,23 @@ def _build(folder: SiteFolder, contents: Contents, ledger_dir: Path, catalog_dir
         raise
     return SiteReport(len(parts), len(works), len(staged.files), staged.written, staged.kept, len(made),
                       sorted((str(n), str(w)) for n, w in left_out.values()))
+
+
+def _unchanged_papers(papers: list[str], before: Mapping[str, Any], moved: set[str], links: LedgerLinks,
+                      contents: Contents, ledger_dir: Path) -> tuple[dict[str, Any], list[str]]:
+    """The papers whose published pages stand (their record file, title and links as the published
+    build read them, their files the site's own still), by their parts; the papers to make again."""
+    code, records = pages_code(), f"{ledger_dir}/records/"
+    kept_parts, to_make = {}, []
+    for paper in papers:
+        old = before.get(paper)
+        if old is not None and paper not in moved and old["source"] is not None and old.get("stem") \
+                and old["source"] == record_source(f"{records}{old['stem']}.json") \
+                and old["key"] == links.page_key(code, old) and all(rel in contents.own for rel in old["files"]):
+            kept_parts[paper] = old
+        else:
+            to_make.append(paper)
+    return kept_parts, to_make
 
 
 def moved_works(state: Mapping[str, Any], links: LedgerLinks) -> set[str]:
@@ -208,13 +222,11 @@ def _cites_bytes(cites: pa.Table) -> bytes:
 
 def _joined_cites(old: pa.Table | None, gone: set[str], new: pa.Table) -> pa.Table:
     """The references of the kept papers (the published table's rows but those of papers made again
-    or gone) and of the papers made now, in the papers' order and each paper's own."""
+    or gone) and of the papers made now (in no order: ``collect.cited_works`` orders what it reads)."""
     if old is not None and len(old):
         old = old.filter(pc.invert(pc.is_in(old["paper"], pa.array(sorted(gone), pa.string())))) if gone else old
-        joined = pa.concat_tables([old, new])
-    else:
-        joined = new
-    return joined.sort_by([("paper", "ascending"), ("n", "ascending")])
+        return pa.concat_tables([old, new])
+    return new
 
 
 def _work_pages(staged: StagedFiles, cites: pa.Table, own_pages: set[str], touched: set[str],
@@ -259,29 +271,25 @@ def _make_papers(papers: list[str], staged: StagedFiles, before: Mapping[str, An
     theirs = papers[first:]
     own = {rel: staged.own[rel] for p in theirs for rel in (before.get(p) or {}).get("files", ())
            if rel in staged.own}
+    apart = StagedFiles(staged.out, staged.staging, own, others=staged.others)  # no spare's page in its way
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), initializer=die_with_parent,
                              initargs=(os.getpid(),)) as pool:
         try:
-            future = pool.submit(make_papers_apart, theirs, str(staged.out), str(staged.staging), own,
-                                 str(ledger_dir), str(catalog_dir), links)
+            future = pool.submit(make_papers_apart, theirs, apart, str(ledger_dir), str(catalog_dir), links)
             parts, rows, left_out = make_papers(papers[:first], staged, ledger_dir, catalog_dir, links)
-            their_parts, their_rows, their_left, files, written, kept = future.result()
+            their_parts, their_rows, their_left, counts = future.result()
         except BaseException:  # Ctrl-C, SIGTERM, a failure: the other process is not waited for
             stop_pool(pool)
             raise
-    staged.files.update({rel: Entry(*entry) for rel, entry in files.items()})
-    staged.written += written
-    staged.kept += kept
+    staged.add(counts)
     return {**parts, **their_parts}, cites_table(rows + their_rows), {**left_out, **their_left}
 
 
-def make_papers_apart(papers: list[str], out: str, staging: str, own: dict[str, Entry], ledger_dir: str,
-                      catalog_dir: str, links: LedgerLinks) -> tuple[dict, list, dict, dict, int, int]:
+def make_papers_apart(papers: list[str], staged: StagedFiles, ledger_dir: str, catalog_dir: str,
+                      links: LedgerLinks) -> tuple[dict, list, dict, dict]:
     """``make_papers`` in a second process: what it returns, and the files it wrote and kept."""
-    staged = StagedFiles(Path(out), Path(staging), own)
     parts, rows, left_out = make_papers(papers, staged, Path(ledger_dir), Path(catalog_dir), links)
-    return (parts, rows, left_out, {rel: entry.as_list() for rel, entry in staged.files.items()}, staged.written,
-            staged.kept)
+    return parts, rows, left_out, staged.counts()
 
 
 def make_papers(papers: list[str], staged: StagedFiles, ledger_dir: Path, catalog_dir: Path,
@@ -323,6 +331,7 @@ def _make_paper(paper: str, record: dict[str, Any], source: list[int] | None, st
         files.append(f"{PAPERS}/{json_name(view)}")
         part, cites = paper_part(view, links, source, files)
         part["key"] = links.page_key(pages_code(), part)
+        part["row_html"] = static_row(part["row"])  # the index's row, made once while the paper is unchanged
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         name = f"records/{record_file_stem(paper)}.json" if source is not None else f"the record built for {paper}"
         into[2][paper] = [name, f"cannot be shown: {type(exc).__name__}: {str(exc)[:200]}"]

@@ -7,6 +7,7 @@ text and attributes by ``escape_html``, values reaching a script as JSON for a s
 (``json_script``); links are relative."""
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any, Mapping, Sequence
 from urllib.parse import quote
@@ -99,10 +100,10 @@ def json_script(element_id: str, value: Any) -> str:
 
 
 def index_page(rows: Sequence[Mapping[str, Any]], as_of: str, noticed: int,
-               left_out: Sequence[tuple[str, str]] = ()) -> str:
-    """The index: every paper with its title and counts; static rows (readable without a script)
-    that the script redraws when a header is clicked or the search box changes; the record files
-    left out, and why, above them."""
+               left_out: Sequence[tuple[str, str]] = (), static_rows: Sequence[str] | None = None) -> str:
+    """The index: every paper with its title and counts; static rows (readable without a script;
+    ``static_rows``: made already, ``static_row`` of each row) that the script redraws when a header
+    is clicked or the search box changes; the record files left out, and why, above them."""
     e = escape_html
     page = page_head("Citation ledger", "", wide=True)
     page.append(f"<p>{e(len(rows))} papers, as of {e(as_of or 'an unknown time')}; "
@@ -124,7 +125,7 @@ def index_page(rows: Sequence[Mapping[str, Any]], as_of: str, noticed: int,
                 f'{head}<th data-key="alarms" title="cited works retracted, withdrawn or under an expression of '
                 'concern">alarms</th><th data-key="inbound" title="references of papers in this ledger citing it">'
                 "cited by</th></tr></thead><tbody id=\"papers-body\">")
-    page += [static_row(row) for row in rows]
+    page += static_rows if static_rows is not None else [static_row(row) for row in rows]
     page.append("</tbody></table>")
     page.append(json_script("papers-data", list(rows)))
     page.append(json_script("states-data", [f"s-{s}" for s in words.STATES]))
@@ -215,13 +216,23 @@ def work_pages(stem: str, work_id: str, row: Mapping[str, Any] | None, work: Cit
                     "</th></tr>")
         for cites in chunk:
             paper, paper_title = cites[0][0], cites[0][1]
-            href = "../papers/" + href_name(page_file(record_file_stem(paper), 1))
-            refs = " ".join(f'{link(h, f"[{e(index)}]")} <span class="badge {state_class(status)}">'
-                            f"{e(words.state_words(status)[0])}</span>" for _, _, h, index, status in cites)
-            page.append(f"<tr><td>{link(href, e(paper))}</td><td>{e(paper_title)}</td><td>{refs}</td></tr>")
+            refs = " ".join(f'<a href="{e(h)}">[{e(index)}]</a> {_badge(status)}' for _, _, h, index, status in cites)
+            page.append(f"<tr><td>{_paper_link(paper)}</td><td>{e(paper_title)}</td><td>{refs}</td></tr>")
         page.append("</table></body></html>")
         pages.append(visible_controls("\n".join(page) + "\n"))
     return pages
+
+
+@functools.lru_cache(maxsize=64)
+def _badge(status: str) -> str:
+    """A state's badge, made once a process (the works' pages show a few states thousands of times)."""
+    return f'<span class="badge {state_class(status)}">{escape_html(words.state_words(status)[0])}</span>'
+
+
+@functools.lru_cache(maxsize=65536)
+def _paper_link(paper: str) -> str:
+    """A citing paper's link from a work's page (a paper cites dozens of works: made once a process)."""
+    return link("../papers/" + href_name(page_file(record_file_stem(paper), 1)), escape_html(paper))
 
 
 def notices_page(noticed: Mapping[str, Noticed]) -> str:

@@ -228,19 +228,19 @@ def exchange_folders(first: Path, second: Path) -> bool:
     raise OSError(code, os.strerror(code), str(second))
 
 
-def write_new_file(path: Path, data: bytes) -> os.stat_result:
+def write_new_file(path: str | Path, data: bytes) -> os.stat_result:
     """``data`` as a new file ``path`` in a folder no reader sees yet (a site's staging folder, which
     is then swapped in whole: no rename per file, no sync): created anew, never over an entry and
     never through a link (``FileExistsError`` when something is there). Its status after the write."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-    with disk_errors(path), os.fdopen(fd, "wb", buffering=0) as fh:
+    with disk_errors(Path(path)), os.fdopen(fd, "wb", buffering=0) as fh:
         view = memoryview(data)
         while view:  # a raw file's write may be short
             view = view[fh.write(view) or 0:]
         return os.fstat(fh.fileno())
 
 
-def link_file(source: Path, target: Path) -> None:
+def link_file(source: str | Path, target: str | Path) -> None:
     """A second name ``target`` of the file (or link, never followed) ``source``: the same bytes,
     times and permissions; ``FileExistsError`` when ``target`` is there, ``OSError`` where the file
     system has no hard links."""
@@ -262,9 +262,10 @@ def swap_in_folder(staged: Path, live: Path, aside: Path) -> Path | None:
     return aside
 
 
-def put_back(aside: Path, live: Path) -> None:
-    """A previous folder that ``swap_in_folder`` renamed aside, renamed back where it was."""
-    os.rename(aside, live)
+def move_folder(source: Path, target: Path) -> None:
+    """A folder renamed within its file system (one ``swap_in_folder`` renamed aside, put back or kept
+    under another name); ``OSError`` when ``target`` is there."""
+    os.rename(source, target)
 
 
 def _fsync(path: Path) -> None:
