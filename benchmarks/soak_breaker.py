@@ -119,9 +119,11 @@ class Soak:
                         *map(str, fixtures)], env=self.env, check=True, stdout=subprocess.DEVNULL)
 
     def fresh_catalog(self) -> None:
-        """The catalog as built: a healthy run adds the works the services gave it, and a run after
+        """The catalog as built and no search answer kept: a healthy run adds the works the services
+        gave it to the catalog and their search answers to the cache (``state_dir``), and a run after
         it would find every reference at home, asking no service."""
         shutil.rmtree(self.catalog, ignore_errors=True)
+        shutil.rmtree(self.work / "state", ignore_errors=True)
         shutil.copytree(self.pristine, self.catalog)
 
     def command(self, run_id: str) -> list[str]:
@@ -207,6 +209,12 @@ def main() -> int:
 
 
 def report(soak: Soak, wall: float, references: int) -> None:
+    """The failures first (at most eight, and how many more), then the figures (the last lines,
+    which ``soak_hostile.py`` shows)."""
+    for line in soak.failures[:8]:
+        print("FAILED", line)
+    if len(soak.failures) > 8:
+        print(f"FAILED and {len(soak.failures) - 8} more")
     load = os.getloadavg()
     print(f"breaker soak: {wall:.0f} s, {references:,} references a run, load average {load[0]:.1f} {load[1]:.1f} "
           f"{load[2]:.1f} on {os.cpu_count()} cores")
@@ -217,8 +225,6 @@ def report(soak: Soak, wall: float, references: int) -> None:
     if soak.stops:
         print(f"  stopped runs {len(soak.stops)}: signal to exit longest {max(s for _, s in soak.stops):.2f} s "
               f"({', '.join(f'{name} {s:.2f} s' for name, s in soak.stops)})")
-    for line in soak.failures:
-        print("FAILED", line)
 
 
 if __name__ == "__main__":
