@@ -372,9 +372,10 @@ def test_harvest_spools_through_staged_writes(tmp_path, monkeypatch):
         raise OSError("no route")
 
     monkeypatch.setattr(nightly, "CrossrefClient", FakeCrossref)
-    monkeypatch.setattr(nightly, "make_http_client", lambda *a: FakeHttp())
+    monkeypatch.setattr(nightly, "make_http_client", lambda *a, **k: FakeHttp())
     monkeypatch.setattr(nightly, "refresh_retraction_watch", broken_download)
-    config = SimpleNamespace(remote={"crossref"}, remote_settings=lambda: None, mailto=None,
+    config = SimpleNamespace(remote={"crossref"}, remote_settings=lambda: SimpleNamespace(max_run_seconds=60.0),
+                             mailto=None,
                              endpoints=SimpleNamespace(crossref_api="x", retraction_watch_csv="y"))
     today = __import__("datetime").date(2026, 1, 2)
     files, counts, errors = nightly.harvest_remote(config, tmp_path, today)

@@ -56,6 +56,7 @@ from resolvers.redaction import redact
 from resolvers.remote.arxiv import ArxivClient
 from resolvers.remote.crossref import CrossrefClient
 from resolvers.remote.facade import make_http_client
+from resolvers.remote.guard.session import RemoteSession
 from resolvers.remote.retraction_watch import refresh_retraction_watch
 
 
@@ -160,21 +161,25 @@ def harvest_remote(config: Any, state_dir: str | Path, today: date | None = None
     catalog build reads. arXiv (OAI-PMH) and Crossref (cursor) keep checkpoints under
     ``state_dir``, so a failed harvest resumes where it stopped; the first harvest starts from
     yesterday, never from the beginning of the archive. Retraction Watch is downloaded only when
-    the server says it changed. A service that fails is reported, and the others still load."""
+    the server says it changed. A service that fails is reported, and the others still load. The
+    harvest's remote time, all services together, is bounded by ``remote.max_run_seconds``."""
     day = today or datetime.now(timezone.utc).date()
     run = _Harvest(Path(state_dir), day)
     since, until = (day - timedelta(days=1)).isoformat(), day.isoformat()
     marks_path = run.state_dir / "refresh.json"
     marks = FileCheckpoint(marks_path).read()
     settings = config.remote_settings()
+    session = RemoteSession(settings.max_run_seconds)  # the harvest's remote time, all services, bounded as a run's
     if "arxiv" in config.remote:
-        arxiv = ArxivClient(make_http_client(settings, "arxiv"), config.endpoints.arxiv_api, config.endpoints.arxiv_oai)
+        arxiv = ArxivClient(make_http_client(settings, "arxiv", session=session), config.endpoints.arxiv_api,
+                            config.endpoints.arxiv_oai)
         checkpoint = run.state_dir / "arxiv_oai.json"
         run.attempt("arxiv harvest", lambda: run.spool("arxiv", arxiv.harvest(
             from_date=None if FileCheckpoint(checkpoint).read().get("last_completed_until") else since,
             until_date=until, checkpoint=FileCheckpoint(checkpoint))), arxiv.http.close)
     if "crossref" in config.remote:
-        crossref = CrossrefClient(make_http_client(settings, "crossref"), config.endpoints.crossref_api, config.mailto)
+        crossref = CrossrefClient(make_http_client(settings, "crossref", session=session),
+                                  config.endpoints.crossref_api, config.mailto)
 
         def crossref_step() -> None:
             run.spool("crossref", crossref.harvest(marks.get("crossref_until") or since, until_index_date=until,
@@ -183,7 +188,7 @@ def harvest_remote(config: Any, state_dir: str | Path, today: date | None = None
 
         run.attempt("crossref harvest", crossref_step, crossref.http.close)
     if "retraction_watch" in config.remote or "crossref" in config.remote:
-        http = make_http_client(settings, "retraction_watch")
+        http = make_http_client(settings, "retraction_watch", session=session)
 
         def retraction_watch_step() -> None:
             result = refresh_retraction_watch(http, config.endpoints.retraction_watch_csv,
