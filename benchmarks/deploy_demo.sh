@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The nightly deployment as a flow run against a local `prefect server start` (docs/operations.md).
+# The nightly deployment as a flow run against a local `prefect server start` (docs/operator/deployments.md).
 set -u
 cd "$1"
 W=$(mktemp -d /tmp/deploy-demo.XXXX)

@@ -4,7 +4,7 @@ Precedence, later winning: built-in defaults < the TOML file < ``CITELEDGER_*`` 
 variables < the command line. The file is ``--config PATH`` (``load_config(path)``), else
 ``$CITELEDGER_CONFIG``, else ``citeledger.toml`` in the working directory, else none. Defaults
 are safe: every remote resolver is off, so a default run opens no network connection. Every key,
-its variable and its default are in ``docs/configuration.md``; ``citeledger config show`` prints
+its variable and its default are in ``docs/reference/configuration.md``; ``citeledger config show`` prints
 the effective settings and where each came from, the ledger and the catalog first.
 
 Paths (``ledger``, ``catalog``, ``state_dir``) given in a settings file are relative to that file's

@@ -1,7 +1,7 @@
 """The typed model that checks citeledger's settings (pydantic-settings): every key, its type and
 its bounds. ``citeledger.config`` reads the sources and merges them; it hands the merged values to
 ``Settings`` when any of them needs checking, loading this module (and pydantic) only then, so a
-command whose settings are all defaults or paths starts without it (docs/configuration.md)."""
+command whose settings are all defaults or paths starts without it (docs/reference/configuration.md)."""
 from __future__ import annotations
 
 import os

@@ -10,7 +10,7 @@ each other both ways is a loop of control across the layers (a callback into a c
 module handing work back up).
 
 ``python tests/call_way.py`` prints the way, its figures (modules, folders, two-way pairs) and the
-load average; ``--write`` draws it in ``docs/architecture.md`` (between the ``call way`` markers).
+load average; ``--write`` draws it in ``docs/contributing/architecture.md`` (between the ``call way`` markers).
 The catalog is built from ``data/sources/*`` into a temporary folder before the trace starts."""
 from __future__ import annotations
 
@@ -133,7 +133,7 @@ def with_way(page: str, way: Way) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--write", action="store_true", help="draw the way in docs/architecture.md")
+    parser.add_argument("--write", action="store_true", help="draw the way in docs/contributing/architecture.md")
     args = parser.parse_args()
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("DO_NOT_TRACK", "1")
@@ -148,7 +148,7 @@ def main() -> int:
         print(f"  {a} <-> {b}: " + "; ".join(sorted(way.functions[(a, b)] | way.functions[(b, a)])))
     print("load average " + " ".join(f"{x:.2f}" for x in os.getloadavg()) + f" ({os.cpu_count()} cores)")
     if args.write:
-        page = ROOT / "docs" / "architecture.md"
+        page = ROOT / "docs" / "contributing" / "architecture.md"
         text = page.read_text(encoding="utf-8")
         if BEGIN not in text:
             raise SystemExit(f"{page}: no {BEGIN!r} marker")

@@ -26,7 +26,7 @@ hand. tests/test_cli_reference.py fails when this page differs from what the par
 
 Every command of `citeledger`, as `citeledger COMMAND --help` prints it. What the commands are for
 and how they fit together: the [README](../../README.md); the settings every option falls back on:
-[configuration](../configuration.md); exit statuses: the README's "Exit status".
+[configuration](configuration.md); exit statuses: the README's "Exit status".
 
 Every command also takes `-h`/`--help` (its help, then exit), `--debug` (the traceback of an
 internal error) and `--config FILE` (the settings file; default `$CITELEDGER_CONFIG`, else

@@ -179,7 +179,7 @@ def with_picture(doc: str, graph: Graph) -> str:
 if __name__ == "__main__":
     import sys
 
-    page = ROOT / "docs" / "architecture.md"
+    page = ROOT / "docs" / "contributing" / "architecture.md"
     if "--write" in sys.argv:
         page.write_text(with_picture(page.read_text(encoding="utf-8"), product_graph()), encoding="utf-8")
     else:

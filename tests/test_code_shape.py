@@ -82,7 +82,7 @@ def test_files_are_written_only_through_the_atomic_helper(path):
     if key != "storage/atomic":
         assert writing_calls(tree) - SCRATCH.get(key, set()) == set()
     if atomic_imports(tree):
-        assert key in WRITERS, f"{key} writes files: add it to docs/architecture.md first"
+        assert key in WRITERS, f"{key} writes files: add it to docs/contributing/architecture.md first"
 
 
 def test_every_writer_and_scratch_module_named_exists():

@@ -1,6 +1,6 @@
 """Settings: one precedence (default < file < env < cli), `config show` naming each source,
 `--config` on every command, invalid values in one line with exit 2, and every option
-docs/configuration.md documents accepted."""
+docs/reference/configuration.md documents accepted."""
 from __future__ import annotations
 
 import importlib
@@ -15,7 +15,7 @@ from resolvers.errors import ConfigError
 
 cli = importlib.import_module("citeledger.cli.commands")
 REPO = Path(__file__).parent.parent
-DOC = (REPO / "docs" / "configuration.md").read_text()
+DOC = (REPO / "docs" / "reference" / "configuration.md").read_text()
 
 
 @pytest.fixture(autouse=True)
@@ -111,7 +111,7 @@ def test_version(capsys):
     assert stop.value.code == 0 and re.fullmatch(r"citeledger \S+\n", capsys.readouterr().out)
 
 
-# -- every option docs/configuration.md documents is accepted ------------------------------------
+# -- every option docs/reference/configuration.md documents is accepted ------------------------------------
 
 def documented_keys() -> dict[str, str]:
     """Dotted key -> environment variable, from the doc's key tables (sections by their heading)."""

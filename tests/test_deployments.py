@@ -90,7 +90,7 @@ def test_one_batch_size_default_everywhere():
         assert parameter_schema(flow).model_dump_for_openapi()["properties"]["batch_size"]["default"] == DEFAULT_BATCH_SIZE
     for command in ("resolve", "nightly"):  # without --batch-size: limits.batch_size of the configuration
         assert build_parser().parse_args([command, *(["x.jsonl"] if command == "resolve" else [])]).batch_size is None
-    assert f"| `batch_size` | `CITELEDGER_BATCH_SIZE` | {DEFAULT_BATCH_SIZE} |" in (REPO / "docs" / "configuration.md").read_text()
+    assert f"| `batch_size` | `CITELEDGER_BATCH_SIZE` | {DEFAULT_BATCH_SIZE} |" in (REPO / "docs" / "reference" / "configuration.md").read_text()
 
 
 def test_the_nightly_timeout_is_a_setting(monkeypatch):

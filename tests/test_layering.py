@@ -127,5 +127,5 @@ def test_the_graph_sees_lazy_and_private_imports(tmp_path):
 def test_the_architecture_picture_is_drawn_from_the_current_imports():
     from import_graph import with_picture
 
-    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    page = (ROOT / "docs" / "contributing" / "architecture.md").read_text(encoding="utf-8")
     assert page == with_picture(page, GRAPH), "run `python tests/import_graph.py --write`"

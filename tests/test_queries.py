@@ -1,4 +1,4 @@
-"""Every query of docs/queries.md runs, through `citeledger query` and through ledger.duckdb, over
+"""Every query of docs/user/queries.md runs, through `citeledger query` and through ledger.duckdb, over
 a small two-night ledger (unresolved references that became links on the second night)."""
 import json
 import re
@@ -10,7 +10,7 @@ from test_nightly import NEW_WORKS, built_catalog, night, site  # noqa: F401 - s
 
 from citeledger.ledger.query import run_query
 
-DOC = Path(__file__).parent.parent / "docs" / "queries.md"
+DOC = Path(__file__).parent.parent / "docs" / "user" / "queries.md"
 QUERIES = re.findall(r"^## (\d+\..+?)\n.*?```sql\n(.*?)```", DOC.read_text(), flags=re.S | re.M)
 
 

@@ -231,14 +231,14 @@ def test_rows_straight_from_duckdb():
 
 
 def test_documented_queries_run_and_find_the_retracted_citation():
-    """Every SQL block of docs/queries-notices.md runs over views shaped like the ledger's."""
+    """Every SQL block of docs/user/queries-notices.md runs over views shaped like the ledger's."""
     import re
     from pathlib import Path
 
     from resolvers.notices.standing import notice_from_dict
 
     duckdb = pytest.importorskip("duckdb")
-    doc = Path(__file__).parent.parent / "docs" / "queries-notices.md"
+    doc = Path(__file__).parent.parent / "docs" / "user" / "queries-notices.md"
     blocks = re.findall(r"```sql\n(.*?)```", doc.read_text(), re.S)
     assert len(blocks) == 4
     con = duckdb.connect()

@@ -110,7 +110,7 @@ def run_resolve(args: argparse.Namespace) -> RunSummary | dict:
     """The run as a flow run (``use_flow``) or directly; the same options either way."""
     from citeledger.config import load_config
 
-    # defaults < citeledger.toml < CITELEDGER_* < these options (docs/configuration.md)
+    # defaults < citeledger.toml < CITELEDGER_* < these options (docs/reference/configuration.md)
     limits = load_config(cli={"limits.batch_size": args.batch_size, "endpoints.grobid": args.grobid}).limits
     options = dict(run_id=args.run_id, remote=args.remote, citing_paper=args.citing_paper,
                    batch_size=limits.batch_size, max_raw_chars=limits.max_raw_chars)
@@ -310,7 +310,7 @@ def _ledger_parsers(sub: Any) -> None:
     query = _sub(sub, "query", "run read-only SQL over the ledger views",
                  description="Run read-only SQL (SELECT, EXPLAIN) over the ledger's views. The query\n"
                              "cannot write: its connection has no file access at all. Time and memory\n"
-                             "limits: [query] in the configuration (docs/configuration.md).",
+                             "limits: [query] in the configuration (docs/reference/configuration.md).",
                  epilog=_VIEWS_EPILOG, formatter_class=_QueryHelpFormatter)
     query.add_argument("sql", help="the query, e.g. \"select status, count(*) from current group by 1\"")
     query.add_argument("--ledger", default=FROM_SETTINGS, help="the ledger folder, needed by every view but works")

@@ -17,7 +17,7 @@ UNRESOLVED_WHY: dict[str, tuple[str, tuple[str, ...]]] = {
     "too_close_to_call": ("two catalog works fit about equally well: never linked", ("by_hand",)),
     "no_identifier": ("no identifier, and no title to match", ("by_hand",)),
 }
-# the snapshots a catalog is built from (docs/catalog.md), as their files are named when downloaded
+# the snapshots a catalog is built from (docs/user/catalog.md), as their files are named when downloaded
 SNAPSHOTS = ("arXiv's arxiv-metadata-oai-snapshot.json, a Crossref public data file, OpenAlex's works/ folder "
              "or dblp.xml.gz")
 

@@ -35,7 +35,7 @@ def _shown(value: Any) -> str:
 
 
 def config_option(p: argparse.ArgumentParser) -> None:
-    """``--config FILE`` before or after the command (docs/configuration.md, "Precedence")."""
+    """``--config FILE`` before or after the command (docs/reference/configuration.md, "Precedence")."""
     p.add_argument("--config", metavar="FILE", default=argparse.SUPPRESS,
                    help="the settings file (default: $CITELEDGER_CONFIG, else ./citeledger.toml if present)")
 

@@ -10,7 +10,8 @@ from citeledger.options import positive_int
 def shard_options(build: argparse.ArgumentParser) -> None:
     """The shard options of ``catalog build``: how many, and where the shard tasks run."""
     build.add_argument("--shards", type=positive_int, help="also split the fuzzy index by work into this many "
-                       "shards, one task each (docs/scale.md); runs then retrieve from the shards, same observations")
+                       "shards, one task each (docs/operator/scale.md); runs then retrieve from the shards, "
+                       "same observations")
     build.add_argument("--task-runner", choices=["threads", "dask"], default="threads",
                        help="where the shard tasks run: threads (this process, one after another) or dask (a cluster)")
     build.add_argument("--dask-address", help="scheduler of an existing Dask cluster (default: a local one)")

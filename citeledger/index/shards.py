@@ -1,7 +1,7 @@
 """A catalog generation's fuzzy index split by work into shards, built one task per shard (in this
 process, or on a Dask cluster), and the retriever over them (``ShardedRetriever``).
 
-Layout, under ``<generation>/shards/`` (docs/scale.md has the design and the figures):
+Layout, under ``<generation>/shards/`` (docs/operator/scale.md has the design and the figures):
 - ``shard-NNN/works.parquet``: the works whose stable hash (FNV-1a of ``work_id``) modulo N is NNN,
   in the generation's order (by ``work_id``), every column; ``global_rows.npy``: each one's row in
   the generation's ``works.parquet``; the shard's own index files (``fuzzy_index.build_index``:

@@ -1,7 +1,7 @@
 """Candidate retrieval over a catalog split by work into shards: the same candidates with the same
 scores, in the same order, as ``candidates.PostingsIndex`` over all the works at once.
 
-Why they are the same (docs/scale.md has the argument at length):
+Why they are the same (docs/operator/scale.md has the argument at length):
 - Terms are chosen per query with the *global* statistics (every shard's document frequencies
   summed by term hash, the idf computed from those and the total number of works), by one planner
   for all shards, so every shard looks up the same terms in the same order.

@@ -27,7 +27,7 @@ class ServiceSettings:
     circuit_failures: int = 5  # consecutive failed attempts that open the circuit
     circuit_cooldown_seconds: float = 60.0  # then one probe request; a stall or a refused pause opens it at once
     circuit_openings: int = 3  # openings in one run after which the circuit stays open for the rest of the run
-    # the bounds of one answer (resolvers/remote/bounds.py); docs/configuration.md gives the reasons
+    # the bounds of one answer (resolvers/remote/bounds.py); docs/reference/configuration.md gives the reasons
     max_body_bytes: int = 64 * MIB  # decoded bytes of one answer; past it: unavailable, the rest unread
     max_file_bytes: int = 256 * MIB  # a whole file fetched (arXiv e-print, PDF) or sent (a PDF to GROBID)
     deadline_seconds: float = 180.0  # one request in all: connects, reads, retries' sleeps
