@@ -1,12 +1,16 @@
 """The documentation holds together: every relative link of a Markdown page names a file of the
 repository (and, with ``#anchor``, a heading of that page), every ``docs/...`` path a file, code
 comment or help text names exists, and every page under ``docs/`` is reached from the README by
-links, so a page moved or renamed leaves no reader at a dead end.
+links, so a page moved or renamed leaves no reader at a dead end. And the pages stay true to the
+code they name: every module, file or folder of the code a page names (``resolvers/resolution.py``,
+``citeledger/storage/``, ``citeledger.run.pipeline.DEFAULT_BATCH_SIZE``) exists, with the name it
+names in it.
 
 Third-party material (``tests/fixtures/``) is left as its authors wrote it; the work-log test and
 this one name made-up pages as examples."""
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 from pathlib import Path
@@ -20,6 +24,11 @@ EXAMPLES = ("tests/test_docs_links.py", "tests/test_no_worklog.py")  # made-up p
 LINK = re.compile(r"!?\[(?:[^\]\n]|\][^(\n])*?\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 CODE = re.compile(r"^(```|~~~).*?^\1[^\n]*$|`[^`\n]*`", re.S | re.M)
 DOCS_PATH = re.compile(r"(?<![\w./-])docs/[\w./-]*\w\.(?:md|png)\b")
+CODE_ROOTS = ("citeledger", "resolvers", "papers", "flows")
+# a path of the code as pages name it: a file or folder, or a module and one of its names
+CODE_PATH = re.compile(r"(?<![\w./-])(?:citeledger|resolvers|papers|flows|tests|benchmarks)(?:/[\w.-]*\w)+/?")
+DOTTED = re.compile(r"(?<![\w./-])((?:citeledger|resolvers|papers|flows)(?:\.[A-Za-z_]\w*)+)(?![\w-])")
+NOT_CODE = {"citeledger.toml"}  # the settings file, named like a module
 
 
 def tracked(suffixes: tuple[str, ...] | None = None) -> list[Path]:
@@ -90,6 +99,58 @@ def test_every_docs_path_named_anywhere_exists():
         for m in DOCS_PATH.finditer(text):
             if not (ROOT / m.group(0)).exists():
                 missing.append(f"{path.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)}")
+    assert missing == []
+
+
+def _top_names(module: Path) -> set[str]:
+    """The names a module defines or imports at its top (and under a top-level ``if`` or ``try``)."""
+    names = set()
+    for node in ast.parse(module.read_text(encoding="utf-8")).body:
+        for inner in ast.walk(node) if isinstance(node, (ast.If, ast.Try)) else [node]:
+            if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(inner.name)
+            elif isinstance(inner, (ast.Import, ast.ImportFrom)):
+                names |= {(a.asname or a.name).split(".")[0] for a in inner.names}
+            elif isinstance(inner, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = inner.targets if isinstance(inner, ast.Assign) else [inner.target]
+                names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
+
+
+def code_name_missing(parts: list[str]) -> str | None:
+    """Why the dotted parts (``citeledger``, ``run``, ``pipeline``, ``DEFAULT_BATCH_SIZE``) name nothing
+    of the code, or None: folders, then a module, then at most one name defined in it."""
+    here = ROOT
+    for i, part in enumerate(parts):
+        if (here / part).is_dir():
+            here = here / part
+        elif (here / f"{part}.py").is_file():
+            module, rest = here / f"{part}.py", parts[i + 1:]
+            return f"no {rest[0]} in {module.relative_to(ROOT)}" if rest and rest[0] not in _top_names(module) else None
+        elif i and (here / "__init__.py").is_file() and part in _top_names(here / "__init__.py"):
+            return None
+        else:
+            return f"no {'/'.join(parts[:i + 1])}"
+    return None
+
+
+def documentation() -> list[Path]:
+    return [p for p in tracked((".md",)) if re.match(r"(README|CONTRIBUTING)\.md$|docs/", str(p.relative_to(ROOT)))]
+
+
+def test_every_module_file_and_name_a_page_names_exists():
+    missing = []
+    for page in documentation():
+        text = page.read_text(encoding="utf-8")
+        for m in CODE_PATH.finditer(text):
+            path = m.group(0)
+            if (ROOT / path).exists() or not all(re.match(r"[A-Za-z_]", part) for part in path.split("/")):
+                continue  # a file or folder of the repository, or an example's (``papers/2501.00001.tar.gz``)
+            why = code_name_missing(re.sub(r"\.py(?=\.|$)", "", path.rstrip("/")).replace("/", ".").split("."))
+            missing.append(f"{page.relative_to(ROOT)}: {path} ({why or 'no such file'})")
+        for m in DOTTED.finditer(text):
+            if m.group(1) not in NOT_CODE and (why := code_name_missing(m.group(1).split("."))):
+                missing.append(f"{page.relative_to(ROOT)}: {m.group(1)} ({why})")
     assert missing == []
 
 
