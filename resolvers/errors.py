@@ -1,4 +1,6 @@
-"""One error tree for citeledger (in the spirit of httpx's); every exception it raises is here.
+"""One error tree for citeledger (in the spirit of httpx's): its root and the resolution core's
+errors are here; the application's own (a usage error, a missing run, a full disk, a refused
+query...) branch from them in ``citeledger/app_errors.py``.
 
 ``CiteledgerError`` is the base: the CLI prints any of them as one line on stderr, exit 2
 (``NotFound``: exit 1), never a traceback. Two branches:
@@ -9,7 +11,7 @@
   with its reason, a command-line value or path an exit code.
 
 "No match" is never an exception: it is a ``Verdict`` with state ``unresolved``.
-``tests/test_errors.py`` fails when a ``CiteledgerError`` is defined anywhere else.
+``tests/test_errors.py`` fails when a ``CiteledgerError`` is defined anywhere but in these two modules.
 """
 from __future__ import annotations
 
@@ -78,18 +80,9 @@ class RemoteStopped(PermanentError):
         self.service = service
 
 
-class CatalogSourceError(PermanentError):
-    """A catalog source file (or one of its rows) that cannot be read."""
-
-
 class InputTooLarge(PermanentError):
     """Decompressed data ran past ``max_file_bytes``: a gzip bomb is stopped, not read; the file
     becomes a reject."""
-
-
-class RowTooLong(PermanentError):
-    """A CSV record spanning more physical lines than a reference can (an unclosed quote): the
-    reader rejects it and goes on from the line after its start."""
 
 
 class PdfUnreadable(PermanentError):
@@ -97,82 +90,19 @@ class PdfUnreadable(PermanentError):
     reject with GROBID's reason; asking again would give the same answer, so nothing is retried."""
 
 
-class GrobidNotConfigured(PermanentError):
-    """A PDF met no GROBID service (none configured): the paper is a reject saying how to start
-    one; no byte of the PDF left the machine."""
-
-
 class ArxivQueryError(PermanentError):
     """The arXiv API rejected the query itself (not one id): a bug on our side, not a missing
     paper; the batch gets no answer from arXiv, nothing is retried."""
-
-
-class QueryFailed(PermanentError):
-    """A user query DuckDB could not answer, or stopped at its time or memory limit
-    (``[query]``): exit 2."""
 
 
 class ConfigError(PermanentError):
     """A configuration value that is missing or wrong."""
 
 
-class QueryRefused(PermanentError):
-    """User SQL that would change the ledger or reach outside it."""
-
-
-class UsageError(ConfigError):
-    """A command-line value or path the user gave that cannot work (exit 2, one line)."""
-
-
-class InputError(UsageError):
-    """An input path that cannot be read at all (missing, a directory, a silent pipe): refused
-    before the run starts, so no run is marked finished without its input (exit 2)."""
-
-
-class NotFound(PermanentError):
-    """What was asked for is not there (an id the ledger does not know): one line, exit 1."""
-
-
-class LockTimeout(ConfigError):
-    """Another process holds the ledger or catalog lock for longer than we were willing to wait
-    (``CITELEDGER_LOCK_TIMEOUT``): exit 2, nothing was started."""
-
-
-class LedgerPathError(UsageError):
-    """A ledger folder that is a file, or that this process may not write."""
-
-
-class UnknownRun(UsageError):
-    """A run id the ledger has never seen."""
-
-
-class DiskFull(PermanentError):
-    """No space left while writing a file; what was staged is removed, nothing is half-written."""
-
-    def __init__(self, path: object):
-        super().__init__(f"no space left on the device writing {path}; nothing partial was kept: "
-                         "free some space and re-run")
-        self.path = path
-
-
-class RunIncomplete(PermanentError):
-    """Some batches of a run failed; what was written stays, and the same run id finishes it."""
-
-
-class RecordsIncomplete(PermanentError):
-    """Some papers' records could not be built (a value their JSON cannot carry); the others were
-    written, and the message names the papers left out and why."""
-
-
 class StrictJSONError(PermanentError, ValueError):
     """JSON read as a record that is not I-JSON (RFC 7493): not UTF-8, a member name twice in one
     object, NaN or Infinity, a number beyond a double, a lone surrogate, nesting too deep
     (``resolvers/strict_json.py``); a ValueError too, as json's own refusals are."""
-
-
-class RecordFileError(PermanentError, ValueError):
-    """A file read as a record that cannot be one before its JSON is even looked at: not a regular
-    file (a FIFO, a device), larger than a record can be, unreadable. The message names the file."""
 
 
 class JCSError(PermanentError, ValueError):

@@ -5,8 +5,8 @@ import stat
 
 import pytest
 
+from citeledger.app_errors import DiskFull
 from citeledger.storage import atomic
-from resolvers.errors import DiskFull
 
 
 def test_staged_renames_into_place_and_leaves_no_temp(tmp_path):

@@ -9,11 +9,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from citeledger.app_errors import CatalogSourceError
 from citeledger.catalog.store import CatalogStore, ParquetCatalog
 from citeledger.index import upgrade as index_upgrade
 from citeledger.sources.formats import sniff_format
 from citeledger.sources.rows import SourceFormat
-from resolvers.errors import CatalogSourceError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

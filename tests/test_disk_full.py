@@ -15,9 +15,9 @@ import duckdb
 import pytest
 
 from citeledger import cli
+from citeledger.app_errors import DiskFull
 from citeledger.ledger import store as ledger_store
 from citeledger.storage import atomic
-from resolvers.errors import DiskFull
 
 ROWS = [{"citing_paper": "paper-a", "reference_index": i,
          "raw": f"Nobody {i}. Not in any catalog. J Nowhere 1999;{i}:1."} for i in range(1, 4)]

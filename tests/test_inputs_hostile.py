@@ -17,11 +17,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from citeledger.app_errors import InputError
 from citeledger.inputs.read import read_references
 from citeledger.inputs.rows import MAX_REFERENCE_INDEX, InputLimits, InputReject
 from citeledger.run import pipeline
 from citeledger.storage import locking
-from resolvers.errors import CiteledgerError, InputError
+from resolvers.errors import CiteledgerError
 from resolvers.model import Reference
 
 

@@ -11,6 +11,7 @@ import pytest
 from conftest import FIXTURES
 
 from citeledger import cli, config, options
+from citeledger.app_errors import DiskFull, LedgerPathError
 from citeledger.catalog import generation_pins as pins_module
 from citeledger.catalog import store as catalog_module
 from citeledger.catalog.store import CatalogStore
@@ -21,7 +22,7 @@ from citeledger.records import files as record_files
 from citeledger.run import pipeline
 from citeledger.storage import atomic, locking
 from citeledger.storage.places import CatalogPlaces
-from resolvers.errors import CiteledgerError, ConfigError, DiskFull, LedgerPathError
+from resolvers.errors import CiteledgerError, ConfigError
 
 ROWS = [{"citing_paper": "paper-a", "reference_index": i,
          "raw": f"Nobody {i}. Not in any catalog. J Nowhere 1999;{i}:1."} for i in range(1, 5)]

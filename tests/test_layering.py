@@ -27,7 +27,7 @@ LAYERS = [
     "resolvers.verification", "resolvers.remote", "resolvers.candidates", "resolvers.context",
     "resolvers.search_step", "resolvers.resolution", "resolvers.observation", "resolvers",
     "papers",
-    "citeledger.options", "citeledger.processes", "citeledger.progress", "citeledger.display", "citeledger.config_model",
+    "citeledger.app_errors", "citeledger.options", "citeledger.processes", "citeledger.progress", "citeledger.display", "citeledger.config_model",
     "citeledger.config",
     "citeledger.pith", "citeledger.storage", "citeledger.works", "citeledger.sources", "citeledger.index",
     "citeledger.catalog", "citeledger.engine", "citeledger.inputs", "citeledger.ledger", "citeledger.records",

@@ -5,10 +5,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from citeledger.app_errors import QueryRefused
 from citeledger.ledger.query import run_query
 from citeledger.ledger.store import LedgerStore
 from citeledger.run import pipeline
-from resolvers.errors import ConfigError, QueryRefused
+from resolvers.errors import ConfigError
 
 CONTRACT_COLUMNS = {"observation_id", "observation_digest", "run_id", "observed_at", "citing_paper",
                     "reference_index", "raw", "source", "status", "resolver_source", "work_id", "doi", "arxiv_id",

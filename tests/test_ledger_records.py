@@ -157,9 +157,9 @@ def test_glutton_strings_citing_retracted_works(tmp_path, default_catalog):
 def test_a_paper_whose_record_cannot_be_built_leaves_the_others_recorded(tmp_path, default_catalog, monkeypatch):
     """A ledger holding an index a record's JSON cannot carry (read before intake limited it):
     every records build failed, and the good papers of the run got no record either."""
+    from citeledger.app_errors import RecordsIncomplete
     from citeledger.inputs import rows as input_rows
     from citeledger.run import orchestrate
-    from resolvers.errors import RecordsIncomplete
 
     monkeypatch.setattr(input_rows, "MAX_REFERENCE_INDEX", 2**63 - 1)  # the intake as it was
     bad = {"citing_paper": "paper-bad", "reference_index": 2**53 + 1, "raw": "Nobody. Nothing. 1999."}

@@ -252,8 +252,8 @@ def test_a_refresh_shards_the_new_generation_as_the_catalog_was(site, monkeypatc
     """A sharded catalog stays sharded across refreshes (as many shards, made for the new works
     table), an unsharded one stays unsharded; a sharding that fails is a refresh error that loses
     nothing (the inbox file is built in and moved), and the next refresh shards the generation."""
+    from citeledger.app_errors import DiskFull
     from citeledger.index import shards
-    from resolvers.errors import DiskFull
 
     def drop(name: str, title: str) -> None:
         work = {**NEW_WORKS[0], "doi": f"10.9999/{name}", "title": title}

@@ -13,9 +13,9 @@ import json
 import pytest
 from test_nightly import REFS, built_catalog, night, site  # noqa: F401
 
+from citeledger.app_errors import UsageError
 from citeledger.cli import main
 from citeledger.nightly.folders import confined_folders
-from resolvers.errors import UsageError
 
 KEYS = ("inbox", "processed", "catalog", "ledger", "catalog-inbox")
 

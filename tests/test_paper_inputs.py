@@ -14,9 +14,9 @@ import pytest
 from archives import tar_bytes
 
 from citeledger import cli
+from citeledger.app_errors import InputError
 from citeledger.inputs.files import prepare_inputs
 from citeledger.inputs.read import read_references
-from resolvers.errors import InputError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "papers"
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text())

@@ -3,10 +3,10 @@ names mapped, bad input named by its path."""
 import pytest
 from pith_fixtures import citation_record, number_record
 
+from citeledger.app_errors import InputError
 from citeledger.ledger.store import OBSERVATION_SCHEMA
 from citeledger.pith import reader, states
 from citeledger.pith.schema import RecordKind
-from resolvers.errors import InputError
 
 
 def test_a_citation_record_reads_as_one_row_per_observation():

@@ -24,6 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from citeledger.app_errors import QueryFailed, QueryRefused
 from citeledger.catalog.store import CatalogStore
 from citeledger.config import QueryLimits, load_config
 from citeledger.inputs.read import read_references
@@ -33,7 +34,7 @@ from citeledger.ledger.store import LEDGER_PARTS, WORKS_VIEW_SCHEMA
 from citeledger.options import check_run_id
 from citeledger.records import files as record_files
 from citeledger.run import pipeline
-from resolvers.errors import ConfigError, QueryFailed, QueryRefused
+from resolvers.errors import ConfigError
 
 REPO = Path(__file__).parent.parent
 

@@ -175,8 +175,8 @@ def test_a_publish_killed_between_its_renames_is_put_back(tmp_path):
 
 def test_a_build_waits_for_the_one_before(tmp_path):
     """While a build holds the lock of OUT, another waits (and gives up, one line, after the lock timeout)."""
+    from citeledger.app_errors import LockTimeout
     from citeledger.storage import locking
-    from resolvers.errors import LockTimeout
 
     folder = SiteFolder(tmp_path / "out")
     with locking.exclusive_file(folder.lock):

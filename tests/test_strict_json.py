@@ -8,8 +8,9 @@ import os
 
 import pytest
 
+from citeledger.app_errors import RecordFileError
 from citeledger.storage import json_documents
-from resolvers.errors import RecordFileError, StrictJSONError
+from resolvers.errors import StrictJSONError
 from resolvers.strict_json import MAX_DEPTH, loads_strict
 
 

@@ -10,13 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from citeledger.app_errors import LedgerPathError
 from citeledger.index import fuzzy_index as blocking
 from citeledger.index import upgrade as index_upgrade
 from citeledger.index.fuzzy_index import ParquetRetriever
 from citeledger.storage import mapped_files as mapped_pages
 from citeledger.works import row_reader as work_rows
 from citeledger.works.row_reader import WorkReader
-from resolvers.errors import LedgerPathError
 from resolvers.verification.verify import FORM_COLUMNS
 
 

@@ -29,13 +29,13 @@ import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
 
+from citeledger.app_errors import CatalogSourceError
 from citeledger.processes import die_with_parent
 from citeledger.sources import formats as src
 from citeledger.sources import rows as source_rows
 from citeledger.sources import works_columnar
 from citeledger.storage.atomic import atomic_write_bytes, file_sha256, publish_dir, staged
 from citeledger.works.row_schema import SOURCE_FIELDS, WORKS_SCHEMA
-from resolvers.errors import CatalogSourceError
 from resolvers.notices import sources as notice_sources
 
 PART_ROWS = 50_000  # rows per row group of a part file (and per Arrow conversion)

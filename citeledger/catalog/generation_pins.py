@@ -7,9 +7,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from citeledger.app_errors import LedgerPathError
 from citeledger.storage.atomic import atomic_write_bytes
 from citeledger.storage.places import CatalogDir, CatalogPlaces, LedgerDir, LedgerPlaces
-from resolvers.errors import ConfigError, LedgerPathError
+from resolvers.errors import ConfigError
 
 
 def _pin_path(catalog_dir: CatalogDir, ledger_dir: LedgerDir, run_id: str) -> Path:

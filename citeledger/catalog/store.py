@@ -23,6 +23,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from citeledger.app_errors import CatalogSourceError
 from citeledger.catalog.generation_pins import pinned_generations
 from citeledger.catalog.merge_sql import (
     ALL_ROWS_SQL,
@@ -44,7 +45,7 @@ from citeledger.storage.places import CatalogDir, CatalogPlaces
 from citeledger.storage.sql import scalar, sql_literal
 from citeledger.works.row_reader import WorkReader
 from citeledger.works.row_schema import WORKS_SCHEMA, work_from_row
-from resolvers.errors import CatalogSourceError, ConfigError
+from resolvers.errors import ConfigError
 from resolvers.model import Work
 
 if TYPE_CHECKING:  # the build's reading of source files: loaded by a build only (``citeledger query`` reads)

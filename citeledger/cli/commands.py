@@ -8,30 +8,36 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
+from citeledger.app_errors import DiskFull, NotFound, UsageError
 from citeledger.cli import prefect_env
-from citeledger.cli.formats import format_option
+from citeledger.cli.arguments import (
+    FROM_SETTINGS,
+    HelpFormatter,
+    OneLineParser,
+    VersionAction,
+    apply_config_option,
+    apply_place_settings,
+    config_option,
+    flow_option,
+    format_option,
+    runner_options,
+    shard_options,
+    store_options,
+    subcommand,
+)
+from citeledger.cli.config_show import config_parsers
 from citeledger.cli.inspect import cmd_catalog_info, cmd_query, cmd_runs
 from citeledger.cli.pith import sign_option
 from citeledger.cli.prefect_env import SignalWatch, load_flow, stop_on_sigterm
 from citeledger.cli.preflight import check_catalog, check_inputs, check_ledger, prefect_defaults, use_flow, use_grobid
 from citeledger.cli.records import cmd_record, cmd_records
-from citeledger.cli.settings import (
-    PLACE_SETTINGS,
-    VersionAction,
-    apply_config_option,
-    apply_place_settings,
-    config_option,
-    config_parsers,
-)
-from citeledger.cli.shards import shard_catalog, shard_options
 from citeledger.options import non_negative_int, positive_int
 from citeledger.run.summary import RunSummary
 from citeledger.storage import locking
-from resolvers.errors import CiteledgerError, DiskFull, NotFound, UsageError
+from resolvers.errors import CiteledgerError
 
-FROM_SETTINGS = None  # --ledger and --catalog not given: the ``ledger`` and ``catalog`` settings (apply_place_settings)
 NOTHING_READ = 3  # the exit status of a run in which no input row could be read (README, "Exit status")
 
 
@@ -53,6 +59,16 @@ def cmd_catalog_build(args: argparse.Namespace) -> int:
     print(f"catalog {args.catalog}: {report.works} works ({report.added:+d}), {report.notice_events} notice events, "
           f"{report.generation}, {report.seconds:.1f} s")
     return shard_catalog(args) if args.shards else 0
+
+
+def shard_catalog(args: argparse.Namespace) -> int:
+    """``catalog build --shards N``: shard the generation the build just published and print the
+    figures per shard (numpy and the shard builder load only then)."""
+    from citeledger.catalog.sharding import shard_with
+    from citeledger.index.shards import print_shards
+
+    print_shards(shard_with(args.catalog, args.shards, args.task_runner, args.dask_workers, args.dask_address))
+    return 0
 
 
 def _bytes(path: Path) -> int:
@@ -197,40 +213,6 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     return 0
 
 
-def _runner_options(p: argparse.ArgumentParser) -> None:
-    from citeledger.run.task_runners import TASK_RUNNERS
-
-    p.add_argument("--task-runner", choices=TASK_RUNNERS, default="auto",
-                   help="auto: processes for 20,000 references or more on 2+ cores, else threads; "
-                        "threads (one process), processes (a pool on this machine) or dask (a cluster, a flow run)")
-    p.add_argument("--dask-address", help="scheduler of an existing Dask cluster (default: a local one)")
-    p.add_argument("--dask-workers", type=positive_int, default=2,
-                   help="worker processes of --task-runner processes, or of a local Dask cluster")
-
-
-def _flow_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--flow", action="store_true",
-                   help="run as a Prefect flow run even without PREFECT_API_URL (starts a temporary Prefect "
-                        "server); with PREFECT_API_URL set it is always a flow run reported to that API")
-
-
-def _store_options(parser: argparse.ArgumentParser, ledger: bool = True) -> None:
-    if ledger:
-        parser.add_argument("--ledger", default=FROM_SETTINGS, help="the ledger folder")
-    parser.add_argument("--catalog", default=FROM_SETTINGS, help="the catalog folder")
-
-
-class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Shows each option's default, unless its help already says it or it is an off switch."""
-
-    def _get_help_string(self, action: argparse.Action) -> str | None:
-        if action.dest in PLACE_SETTINGS and action.default is None and "(default" not in (action.help or ""):
-            return f"{action.help} (default: the `{action.dest}` setting; {PLACE_SETTINGS[action.dest]} unless set)"
-        if action.default in (None, False) or "default" in (action.help or ""):
-            return action.help
-        return super()._get_help_string(action)
-
-
 _VIEWS_EPILOG = "(the views and their columns)"
 
 
@@ -246,20 +228,10 @@ class _QueryHelpFormatter(argparse.RawDescriptionHelpFormatter, HelpFormatter):
         super().add_text(text)
 
 
-def _sub(sub: Any, name: str, help: str, **kwargs: Any) -> argparse.ArgumentParser:
-    """A subcommand whose help shows every default, with --debug."""
-    p = sub.add_parser(name, help=help, description=kwargs.pop("description", help),
-                       formatter_class=kwargs.pop("formatter_class", HelpFormatter), **kwargs)
-    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                   help="show the traceback of an internal error")
-    config_option(p)
-    return p
-
-
 def _catalog_parsers(sub: Any) -> None:
-    catalog = _sub(sub, "catalog", "manage the local catalog")
+    catalog = subcommand(sub, "catalog", "manage the local catalog")
     catalog_sub = catalog.add_subparsers(dest="catalog_command", required=True)
-    build = _sub(catalog_sub, "build", "add works and notices from source files to the catalog")
+    build = subcommand(catalog_sub, "build", "add works and notices from source files to the catalog")
     build.add_argument("files", nargs="+", type=Path, help="source files or folders (works JSONL, arXiv snapshot, "
                        "Crossref, Retraction Watch CSV, OpenAlex, DBLP, arXiv OAI-PMH); the format is recognised "
                        "by content")
@@ -276,19 +248,19 @@ def _catalog_parsers(sub: Any) -> None:
 
 def _inspect(sub: Any, name: str, help: str, folder_option: str, default: str | None, func: Any) -> None:
     """An inspection command (``catalog info``, ``runs``): one folder, a table or JSON."""
-    p = _sub(sub, name, help)
+    p = subcommand(sub, name, help)
     p.add_argument(folder_option, default=default, help=f"the {folder_option[2:]} folder")
     format_option(p, ["text", "json"], "text", "text (a table) or json", formerly=("table",))
     p.set_defaults(func=func)
 
 
 def _resolve_parser(sub: Any) -> None:
-    resolve = _sub(sub, "resolve", "resolve reference files into the ledger")
+    resolve = subcommand(sub, "resolve", "resolve reference files into the ledger")
     resolve.add_argument("inputs", nargs="*", type=Path,
                          help="reference files or folders: JSON Lines (.gz), CSV, Parquet, papers (.bbl/.bib/.tex, "
                          "e-prints, PDFs: read by poppler's pdftotext, or by GROBID with --grobid), arXiv:ID (with "
                          "--remote); with --resume: the run's own")
-    _store_options(resolve)
+    store_options(resolve)
     resolve.add_argument("--run-id", help="id of this run (default: a new one); the id of an interrupted run "
                          "completes it; warns when the ledger holds unfinished runs this one does not complete")
     resolve.add_argument("--resume", metavar="ID", help="complete the interrupted run ID; an id the ledger "
@@ -301,13 +273,13 @@ def _resolve_parser(sub: Any) -> None:
                          "(default: endpoints.grobid of the configuration; none: the built-in reader)")
     resolve.add_argument("--batch-size", type=positive_int, default=None,
                          help="references per batch (default: limits.batch_size of the configuration)")
-    _runner_options(resolve)
-    _flow_option(resolve)
+    runner_options(resolve)
+    flow_option(resolve)
     resolve.set_defaults(func=cmd_resolve)
 
 
 def _ledger_parsers(sub: Any) -> None:
-    query = _sub(sub, "query", "run read-only SQL over the ledger views",
+    query = subcommand(sub, "query", "run read-only SQL over the ledger views",
                  description="Run read-only SQL (SELECT, EXPLAIN) over the ledger's views. The query\n"
                              "cannot write: its connection has no file access at all. Time and memory\n"
                              "limits: [query] in the configuration (docs/reference/configuration.md).",
@@ -323,9 +295,9 @@ def _ledger_parsers(sub: Any) -> None:
                             "given pass this many bytes (default 256 MB)")
     query.set_defaults(func=cmd_query)
 
-    record = _sub(sub, "record", "the citation record of one paper (arXiv id, DOI or citing_paper id)")
+    record = subcommand(sub, "record", "the citation record of one paper (arXiv id, DOI or citing_paper id)")
     record.add_argument("id", help="the paper: arXiv:ID, IDvN, 10.48550/arXiv.ID, a DOI or a citing_paper id")
-    _store_options(record)
+    store_options(record)
     format_option(record, ["text", "json", "html", "pith"], "text",
                   "text (a page), json, html, or pith (Pith's pith.paper-citation-record.v1)", formerly=("ledger",))
     sign_option(record)
@@ -333,53 +305,53 @@ def _ledger_parsers(sub: Any) -> None:
                         "(default: the records' own cap)")
     record.set_defaults(func=cmd_record)
 
-    recs = _sub(sub, "records", "write the records of the papers a run touched")
-    _store_options(recs)
+    recs = subcommand(sub, "records", "write the records of the papers a run touched")
+    store_options(recs)
     recs.add_argument("--run-id", help="the run whose papers to write (default: the latest run)")
     recs.add_argument("--papers", nargs="*", help="write these papers' records instead (default: the run's papers)")
     format_option(recs, ["json", "pith"], "json", "json: each paper's record (with its text and html pages); "
                   "pith: also its pith.paper-citation-record.v1 under records/pith/", formerly=("citeledger",))
     sign_option(recs)
-    _flow_option(recs)
+    flow_option(recs)
     recs.set_defaults(func=cmd_records)
 
     from citeledger.cli.keys import keys_parsers
     from citeledger.cli.pith import pith_parsers
 
-    keys_parsers(sub, _sub, FROM_SETTINGS)
-    pith_parsers(sub, _sub, FROM_SETTINGS)
+    keys_parsers(sub)
+    pith_parsers(sub)
 
-    config_parsers(sub, _sub)
+    config_parsers(sub)
     from citeledger.cli.ledger_file import ledger_parsers
 
-    ledger_parsers(sub, _sub)
+    ledger_parsers(sub)
 
     _inspect(sub, "runs", "the runs a ledger has: id, started, finished, counts, state",
              "--ledger", FROM_SETTINGS, cmd_runs)
 
 
 def _flow_parsers(sub: Any) -> None:
-    night = _sub(sub, "nightly", "one nightly run: refresh, inbox, re-resolve, notices (runs the nightly flow)")
+    night = subcommand(sub, "nightly", "one nightly run: refresh, inbox, re-resolve, notices (runs the nightly flow)")
     night.add_argument("--inbox", default="data/inbox", help="folder of new reference files")
     night.add_argument("--processed", default="data/processed", help="where inbox files go once resolved")
     night.add_argument("--catalog-inbox", default="data/catalog-inbox", help="folder of new catalog source files")
-    _store_options(night)
+    store_options(night)
     night.add_argument("--remote", action="store_true", help="harvest and resolve with the configured services")
     night.add_argument("--grobid", metavar="URL", help="read PDFs dropped in the inbox through this GROBID service")
     night.add_argument("--batch-size", type=positive_int, default=None,
                        help="references per batch (default: limits.batch_size of the configuration)")
     night.add_argument("--site", metavar="OUT", default=None,
                        help="then bring the ledger's static site in OUT up to date (default: no site)")
-    _runner_options(night)
+    runner_options(night)
     night.set_defaults(func=cmd_nightly)
 
-    refresh = _sub(sub, "refresh", "grow the catalog from the catalog inbox (runs the refresh-catalog flow)")
+    refresh = subcommand(sub, "refresh", "grow the catalog from the catalog inbox (runs the refresh-catalog flow)")
     refresh.add_argument("--catalog", default=FROM_SETTINGS, help="the catalog folder")
     refresh.add_argument("--catalog-inbox", default="data/catalog-inbox", help="folder of new catalog source files")
     refresh.add_argument("--remote", action="store_true", help="also harvest the configured services")
     refresh.set_defaults(func=cmd_refresh)
 
-    ev = _sub(sub, "eval", "link precision/recall of the resolution chain on files with gold_doi/gold_arxiv_id")
+    ev = subcommand(sub, "eval", "link precision/recall of the resolution chain on files with gold_doi/gold_arxiv_id")
     ev.add_argument("gold", nargs="*", type=Path, help="JSON Lines (.gz) rows with raw and gold_doi/gold_arxiv_id "
                     "(both null: the reference must not be linked)")
     ev.add_argument("--styles", action="store_true", help="instead of gold files: the catalog's own works rendered in "
@@ -407,7 +379,7 @@ def build_parser() -> argparse.ArgumentParser:
     _flow_parsers(sub)
     from citeledger.cli.site import site_parser
 
-    site_parser(sub, _sub, FROM_SETTINGS, FROM_SETTINGS)
+    site_parser(sub)
     return parser
 
 
@@ -416,13 +388,6 @@ def _rerun_hint() -> str:
     pipeline = sys.modules.get("citeledger.run.pipeline")
     run_id = pipeline.interrupted_run() if pipeline else None
     return f"; re-run with --run-id {run_id} to finish" if run_id else ""
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """A usage error is one line (``citeledger resolve: error: ...``), exit 2; ``--help`` shows usage."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def main(argv: list[str] | None = None) -> int:

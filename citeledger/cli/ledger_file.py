@@ -4,7 +4,9 @@ or copied without its catalog; it says which catalog the works view reads, or th
 from __future__ import annotations
 
 import argparse
-from typing import Any, Callable
+from typing import Any
+
+from citeledger.cli.arguments import subcommand
 
 
 def cmd_relink(args: argparse.Namespace) -> int:
@@ -26,11 +28,11 @@ def cmd_relink(args: argparse.Namespace) -> int:
     return 0
 
 
-def ledger_parsers(sub: Any, make: Callable[..., argparse.ArgumentParser]) -> None:
-    """``ledger relink`` (``make``: main's subcommand maker, which adds --config and --debug)."""
-    ledger = make(sub, "ledger", "the ledger's DuckDB file for the duckdb shell")
+def ledger_parsers(sub: Any) -> None:
+    """``ledger relink``."""
+    ledger = subcommand(sub, "ledger", "the ledger's DuckDB file for the duckdb shell")
     ledger_sub = ledger.add_subparsers(dest="ledger_command", required=True)
-    relink = make(ledger_sub, "relink", "write ledger.duckdb again for where the ledger is now and its catalog "
+    relink = subcommand(ledger_sub, "relink", "write ledger.duckdb again for where the ledger is now and its catalog "
                   "(after moving or copying the ledger without its catalog)")
     relink.add_argument("--ledger", default=None, help="the ledger folder")
     relink.add_argument("--catalog", default=None, help="the catalog its works view reads")

@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from citeledger.app_errors import LockTimeout, UnknownRun, UsageError
 from citeledger.storage import locking
 from citeledger.storage.places import CatalogPlaces
-from resolvers.errors import LockTimeout, UnknownRun, UsageError
 
 if TYPE_CHECKING:  # (the settings module loads when a check needs it)
     from citeledger.config import Config

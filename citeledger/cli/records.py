@@ -6,10 +6,10 @@ import argparse
 import json
 from pathlib import Path
 
+from citeledger.app_errors import NotFound, UsageError
 from citeledger.cli.pith import check_sign
 from citeledger.cli.prefect_env import load_flow
 from citeledger.cli.preflight import check_catalog, prefect_defaults, use_flow
-from resolvers.errors import NotFound, UsageError
 
 
 def cmd_record(args: argparse.Namespace) -> int:

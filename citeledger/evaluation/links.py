@@ -120,7 +120,7 @@ def read_rows(paths: Iterable[str | Path]) -> list[dict]:
     for p in paths:
         p = Path(p)
         if not p.is_file():
-            from resolvers.errors import UsageError
+            from citeledger.app_errors import UsageError
 
             raise UsageError(f"gold file {p}: {'a folder, not a file' if p.is_dir() else 'no such file'}")
         opener = gzip.open if p.suffix == ".gz" else open

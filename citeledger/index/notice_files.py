@@ -23,12 +23,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from citeledger.app_errors import DiskFull, LedgerPathError
 from citeledger.index import fuzzy_index as blocking
 from citeledger.storage.external_sort import HashRuns, npy_stream, parts_for, write_sorted
 from citeledger.storage.mapped_files import load_array, map_ipc, take_chunked
 from citeledger.storage.parquet_batches import parquet_file
 from resolvers.candidates.retrieval import TermIds, term_hashes
-from resolvers.errors import DiskFull, LedgerPathError
 
 # The catalog columns the notice step reads of a work (and the DOI it writes)
 NOTICE_COLUMNS = ("doi", "arxiv_id", "alt_dois", "withdrawn", "sources", "relations")

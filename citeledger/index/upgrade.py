@@ -14,6 +14,7 @@ import shutil
 import time
 from pathlib import Path
 
+from citeledger.app_errors import DiskFull, LedgerPathError
 from citeledger.index import fuzzy_index as blocking
 from citeledger.index import notice_files
 from citeledger.index import venues as venue_index
@@ -21,7 +22,6 @@ from citeledger.index.venues import LOCATORS_FILE, LocatorRuns, locator_rows
 from citeledger.storage.parquet_batches import parquet_file
 from citeledger.storage.places import CatalogDir
 from citeledger.works import row_reader as work_rows
-from resolvers.errors import DiskFull, LedgerPathError
 
 
 def upgrade_locators(catalog_dir: Path) -> dict | None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
+from citeledger.app_errors import InputError
 from citeledger.inputs.papers import (
     FOLDER_KIND,
     PAPER_KIND,
@@ -38,7 +39,7 @@ from citeledger.storage.atomic import file_sha256
 from papers.archive import is_tar
 from papers.names import citing_paper_from_name
 from papers.suffixes import PAPER_SUFFIXES, TEXT_SUFFIXES
-from resolvers.errors import InputError, InputTooLarge
+from resolvers.errors import InputTooLarge
 
 STDIN_NAME = "<stdin>"
 PIPE_OPEN_TIMEOUT = 60.0  # seconds to wait for a named pipe's writer

@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
+from citeledger.app_errors import GrobidNotConfigured
 from citeledger.config import Config, load_config
 from citeledger.storage.places import LedgerDir
 from citeledger.storage.remote_state import PaperCache, paper_cache
 from papers.model import ExtractedReference, PaperReferences, PaperReject
-from resolvers.errors import GrobidNotConfigured, PdfUnreadable, RemoteUnavailable
+from resolvers.errors import PdfUnreadable, RemoteUnavailable
 
 if TYPE_CHECKING:  # GROBID's client and TEI reader (lxml) and poppler's reader load with the first PDF
     from resolvers.remote.eprint import ArxivFiles

@@ -20,11 +20,11 @@ from typing import Any, Iterable, Iterator
 
 import orjson
 
+from citeledger.app_errors import RowTooLong
 from citeledger.display import visible_line
 from citeledger.inputs.files import CHUNK, open_binary
 from citeledger.inputs.papers import note_title, paper_rows, read_paper_input
 from papers.model import PaperLimits, PaperReferences
-from resolvers.errors import RowTooLong
 from resolvers.model import Reference
 from resolvers.parsing.text import unicode_problem
 from resolvers.redaction import redact

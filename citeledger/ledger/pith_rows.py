@@ -25,6 +25,7 @@ from typing import Any, Sequence
 
 import pyarrow as pa
 
+from citeledger.app_errors import InputError, NotFound
 from citeledger.catalog.store import dict_rows
 from citeledger.ledger.store import (
     PITH_OBSERVATION_SCHEMA,
@@ -40,7 +41,7 @@ from citeledger.pith.schema import RecordKind
 from citeledger.storage import locking
 from citeledger.storage.json_documents import read_document
 from citeledger.storage.places import LedgerDir
-from resolvers.errors import CiteledgerError, InputError, NotFound
+from resolvers.errors import CiteledgerError
 from resolvers.jcs import jcs
 
 

@@ -33,6 +33,7 @@ from typing import Iterator
 
 import duckdb
 
+from citeledger.app_errors import QueryFailed, QueryRefused
 from citeledger.config import QueryLimits
 from citeledger.display import visible_controls
 from citeledger.ledger.views import (
@@ -48,7 +49,7 @@ from citeledger.ledger.views import (
 )
 from citeledger.storage.places import CatalogDir, CatalogPlaces, LedgerDir
 from citeledger.storage.sql import sql_literal
-from resolvers.errors import ConfigError, QueryFailed, QueryRefused
+from resolvers.errors import ConfigError
 
 # --- the first line: statement types -------------------------------------------------------
 

@@ -22,6 +22,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from citeledger.app_errors import LedgerPathError
 from citeledger.catalog.store import CatalogStore
 from citeledger.ledger.views import (
     DERIVED_VIEWS,
@@ -50,7 +51,7 @@ from citeledger.storage.atomic import (
 from citeledger.storage.places import CatalogDir, LedgerDir, LedgerPlaces
 from citeledger.storage.sql import sql_literal
 from citeledger.works.row_schema import VERSION_TYPE, WORKS_SCHEMA
-from resolvers.errors import ConfigError, LedgerPathError
+from resolvers.errors import ConfigError
 
 OBSERVATION_SCHEMA = arrow_schema(OBSERVATION_COLUMNS)
 PITH_OBSERVATION_SCHEMA = arrow_schema(PITH_OBSERVATION_COLUMNS)

@@ -20,7 +20,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Sequence
 
-from resolvers.errors import UsageError
+from citeledger.app_errors import UsageError
 
 DEFAULT_ROOTS = ("data",)  # relative to the working directory (or the settings file that sets them)
 

@@ -17,7 +17,7 @@ What this package owns:
 * ``reader`` and ``states``: Pith records in -> rows shaped like the ledger's observation rows,
   Pith's state names -> citeledger's, and the two sides paired for a comparison.
 
-May import: the standard library, ``resolvers.jcs`` (the RFC 8785 bytes), ``resolvers.errors``
+May import: the standard library, ``resolvers.jcs`` (the RFC 8785 bytes), ``citeledger.app_errors``
 (``InputError``), ``cryptography`` (ed25519) and ``jsonschema``. Nothing else of citeledger: a
 citeledger record is read as a dict and ledger rows are plain dicts, so the package sits low in
 the layers (below ``storage``): ``records`` checks Pith's records with its schema, ``ledger`` and

@@ -20,7 +20,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from resolvers.errors import InputError
+from citeledger.app_errors import InputError
 from resolvers.jcs import jcs
 
 from . import consistency

@@ -10,6 +10,7 @@ import math
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
+from citeledger.app_errors import NotFound, RecordsIncomplete, UnknownRun, UsageError
 from citeledger.catalog.store import ParquetCatalog
 from citeledger.engine.process_cache import get_catalog
 from citeledger.ledger.store import LedgerStore, SyncedBatches, check_ledger_dir
@@ -24,7 +25,7 @@ from citeledger.records.render import pages as record_pages
 from citeledger.records.render.names import record_file_stem
 from citeledger.storage import locking
 from citeledger.storage.places import CatalogDir, LedgerDir, LedgerPlaces
-from resolvers.errors import JCSError, NotFound, RecordsIncomplete, UnknownRun, UsageError
+from resolvers.errors import JCSError
 from resolvers.identifiers.extract import canonical_arxiv_id, normalize_doi
 
 

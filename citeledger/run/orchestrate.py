@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Sequence, TypeVar, cast
 
 from citeledger import progress
+from citeledger.app_errors import RunIncomplete
 from citeledger.inputs.rows import InputLimits
 from citeledger.ledger.store import LedgerStore
 from citeledger.processes import die_with_parent, stop_pool
@@ -27,7 +28,7 @@ from citeledger.run import pipeline, remote_run
 from citeledger.run.summary import RunSummary
 from citeledger.run.task_runners import choose_task_runner
 from citeledger.storage.places import CatalogDir, CatalogPlaces, LedgerDir, LedgerPlaces
-from resolvers.errors import RunIncomplete, TransientError
+from resolvers.errors import TransientError
 from resolvers.redaction import redact
 
 # Batches resolved at once by the thread runner: resolution is CPU-bound Python (numpy and DuckDB

@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
+from citeledger.app_errors import DiskFull, InputError
 from citeledger.catalog.generation_pins import pin_generation, pinned_generation, unpin_generation
 from citeledger.catalog.store import CatalogStore, ParquetCatalog
 from citeledger.config import Config, load_config
@@ -41,7 +42,6 @@ from citeledger.storage.locking import exclusive
 from citeledger.storage.places import CatalogDir, LedgerDir, LedgerPlaces
 from citeledger.works.row_schema import works_jsonl_row
 from papers.model import PaperLimits
-from resolvers.errors import DiskFull, InputError
 from resolvers.model import STATE_ORDER, Reason, Reference
 from resolvers.observation import observation_columns
 from resolvers.remote.search import SEARCH_SOURCES

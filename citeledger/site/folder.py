@@ -40,8 +40,8 @@ from typing import Any, Iterator
 
 import orjson
 
+from citeledger.app_errors import UsageError
 from citeledger.storage.atomic import move_folder, swap_in_folder
-from resolvers.errors import UsageError
 
 SITE_DIR = ".citeledger-site"  # in OUT: what the site wrote and what its build read
 MANIFEST = f"{SITE_DIR}/manifest.json"

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from citeledger.app_errors import UsageError
 from citeledger.site.folder import (
     CITES,
     FOLDERS,
@@ -33,7 +34,6 @@ from citeledger.site.folder import (
     walk,
 )
 from citeledger.storage.atomic import link_file, write_new_file
-from resolvers.errors import UsageError
 
 
 def clash(out: Path, rel: str) -> UsageError:

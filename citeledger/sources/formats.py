@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
+from citeledger.app_errors import CatalogSourceError
 from citeledger.sources.rows import (
     FORMAT_NAMES,
     NOTICE_FORMATS,
@@ -29,7 +30,6 @@ from citeledger.sources.rows import (
     work_from_crossref,
     work_from_works_jsonl,
 )
-from resolvers.errors import CatalogSourceError
 
 
 def _first_meaningful_line(path: str | Path) -> str:

@@ -17,6 +17,7 @@ from typing import IO, Any, Callable, Iterator
 
 from lxml import etree
 
+from citeledger.app_errors import CatalogSourceError
 from citeledger.sources.rows import (
     READABLE,
     CatalogReject,
@@ -25,7 +26,6 @@ from citeledger.sources.rows import (
     SourceRow,
     work_from_arxiv_snapshot,
 )
-from resolvers.errors import CatalogSourceError
 from resolvers.identifiers.extract import canonical_arxiv_id, normalize_doi
 from resolvers.work_fields import arxiv_doi, clean_text, first_page, int_year
 

@@ -4,5 +4,5 @@
 harvests' state files (``remote_state``) and JSON documents read from files others made, as I-JSON
 and within bounds (``json_documents``: records and key files).
 
-May import: ``resolvers`` only.
+May import: ``citeledger.app_errors``, ``citeledger.options`` and ``resolvers``.
 """

@@ -24,8 +24,8 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from citeledger.app_errors import DiskFull, LedgerPathError
 from citeledger.storage.sql import sql_literal
-from resolvers.errors import DiskFull, LedgerPathError
 
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 _NO_SPACE_WORDS = (os.strerror(errno.ENOSPC).lower(), os.strerror(errno.EDQUOT).lower(), "no space left")

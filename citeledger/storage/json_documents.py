@@ -14,7 +14,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from resolvers.errors import RecordFileError, StrictJSONError
+from citeledger.app_errors import RecordFileError
+from resolvers.errors import StrictJSONError
 from resolvers.strict_json import loads_strict
 
 # A citeledger record lists at most 1,000 references (1.7 KB a linked reference with its notice's

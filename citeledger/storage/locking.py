@@ -19,9 +19,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Iterator
 
+from citeledger.app_errors import LedgerPathError, LockTimeout
 from citeledger.options import env_seconds
 from citeledger.storage.places import CatalogDir, CatalogPlaces, LedgerDir, LedgerPlaces
-from resolvers.errors import LedgerPathError, LockTimeout
 
 # Seconds a writer waits for a lock another process holds: None reads CITELEDGER_LOCK_TIMEOUT
 # (checked: a finite number >= 0) when a lock is taken, else an hour.
