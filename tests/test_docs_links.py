@@ -146,8 +146,8 @@ def test_every_module_file_and_name_a_page_names_exists():
             path = m.group(0)
             if (ROOT / path).exists() or not all(re.match(r"[A-Za-z_]", part) for part in path.split("/")):
                 continue  # a file or folder of the repository, or an example's (``papers/2501.00001.tar.gz``)
-            why = code_name_missing(re.sub(r"\.py(?=\.|$)", "", path.rstrip("/")).replace("/", ".").split("."))
-            missing.append(f"{page.relative_to(ROOT)}: {path} ({why or 'no such file'})")
+            if why := code_name_missing(re.sub(r"\.py(?=\.|$)", "", path.rstrip("/")).replace("/", ".").split(".")):
+                missing.append(f"{page.relative_to(ROOT)}: {path} ({why})")
         for m in DOTTED.finditer(text):
             if m.group(1) not in NOT_CODE and (why := code_name_missing(m.group(1).split("."))):
                 missing.append(f"{page.relative_to(ROOT)}: {m.group(1)} ({why})")
@@ -179,3 +179,14 @@ def test_anchors_are_githubs(tmp_path, heading, anchor):
     page = tmp_path / "x.md"
     page.write_text(f"# Title\n\n{heading}\n\n```sh\n# not a heading\n```\n")
     assert anchor in anchors(page) and "not-a-heading" not in anchors(page)
+
+
+def test_a_name_of_the_code_is_checked_down_to_the_module_and_its_name(tmp_path, monkeypatch):
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("from pkg.sub.mod import FACE\n")
+    (tmp_path / "pkg" / "sub" / "mod.py").write_text("FACE = 1\n\ndef _merge():\n    pass\n")
+    monkeypatch.setattr(__import__(__name__), "ROOT", tmp_path)
+    assert code_name_missing(["pkg", "sub", "mod", "_merge"]) is None
+    assert code_name_missing(["pkg", "FACE"]) is None
+    assert code_name_missing(["pkg", "mod", "_merge"]) == "no pkg/mod"
+    assert code_name_missing(["pkg", "sub", "mod", "gone"]) == "no gone in pkg/sub/mod.py"
