@@ -21,7 +21,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 THIRD_PARTY = ("tests/fixtures/",)
 EXAMPLES = ("tests/test_docs_links.py", "tests/test_no_worklog.py")  # made-up pages as examples
-LINK = re.compile(r"!?\[(?:[^\]\n]|\][^(\n])*?\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+LINK = re.compile(r"!?\[(?:[^\]]|\][^(])*?\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")  # its text may break lines
 CODE = re.compile(r"^(```|~~~).*?^\1[^\n]*$|`[^`\n]*`", re.S | re.M)
 DOCS_PATH = re.compile(r"(?<![\w./-])docs/[\w./-]*\w\.(?:md|png)\b")
 CODE_ROOTS = ("citeledger", "resolvers", "papers", "flows")
@@ -29,6 +29,7 @@ CODE_ROOTS = ("citeledger", "resolvers", "papers", "flows")
 CODE_PATH = re.compile(r"(?<![\w./-])(?:citeledger|resolvers|papers|flows|tests|benchmarks)(?:/[\w.-]*\w)+/?")
 DOTTED = re.compile(r"(?<![\w./-])((?:citeledger|resolvers|papers|flows)(?:\.[A-Za-z_]\w*)+)(?![\w-])")
 NOT_CODE = {"citeledger.toml"}  # the settings file, named like a module
+FILE_SUFFIXES = {"md", "py", "json", "jsonl", "toml", "yaml", "txt", "html", "csv", "gz", "parquet", "pdf", "tex"}
 
 
 def tracked(suffixes: tuple[str, ...] | None = None) -> list[Path]:
@@ -149,8 +150,11 @@ def test_every_module_file_and_name_a_page_names_exists():
             if why := code_name_missing(re.sub(r"\.py(?=\.|$)", "", path.rstrip("/")).replace("/", ".").split(".")):
                 missing.append(f"{page.relative_to(ROOT)}: {path} ({why})")
         for m in DOTTED.finditer(text):
-            if m.group(1) not in NOT_CODE and (why := code_name_missing(m.group(1).split("."))):
-                missing.append(f"{page.relative_to(ROOT)}: {m.group(1)} ({why})")
+            name = m.group(1)
+            if name in NOT_CODE or name.rsplit(".", 1)[1] in FILE_SUFFIXES:  # a page (papers.md), not a module
+                continue
+            if why := code_name_missing(name.split(".")):
+                missing.append(f"{page.relative_to(ROOT)}: {name} ({why})")
     assert missing == []
 
 
