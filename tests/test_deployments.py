@@ -94,6 +94,7 @@ def test_one_batch_size_default_everywhere():
 
 
 def test_the_nightly_timeout_is_a_setting(monkeypatch):
+    from flows.nightly import nightly  # loaded before the environment changes below, as a worker loads it
     from flows.options import NightlySettings
 
     loaded = NightlySettings().timeout_seconds  # what the flow got when this process loaded it
@@ -104,6 +105,4 @@ def test_the_nightly_timeout_is_a_setting(monkeypatch):
     monkeypatch.setenv("CITELEDGER_NIGHTLY_TIMEOUT_SECONDS", "0")
     with pytest.raises(ValueError):
         NightlySettings()
-    from flows.nightly import nightly
-
     assert nightly.timeout_seconds == loaded
