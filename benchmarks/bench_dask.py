@@ -90,7 +90,7 @@ def make_catalog(args: argparse.Namespace, catalog: Path) -> None:
 def rebuild_index(gen: Path) -> None:
     """The unsharded index built again in a child process: its wall time and peak RSS."""
     t = time.perf_counter()
-    code = f"from citeledger.index import fuzzy_index; print(fuzzy_index.build_index({str(gen)!r}))"
+    code = f"from citeledger.index import blocking; print(blocking.build_index({str(gen)!r}))"
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(REPO)}).stdout.strip()
     rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024

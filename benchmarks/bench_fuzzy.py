@@ -292,7 +292,7 @@ def direct(n: int, root: str, batch: int = BATCH) -> dict:
     to ``works.parquet``, the blocking index built on it, and glutton_dev resolved on the fuzzy path
     alone (``FuzzyResolver``, one process). For catalogs whose store build does not fit in memory
     here (10M): it measures how the *matcher* scales, not the store."""
-    from citeledger.index.fuzzy_index import ParquetRetriever, build_index
+    from citeledger.index.blocking import ParquetRetriever, build_index
     from resolvers.candidates.fuzzy import FuzzyResolver
     from resolvers.resolution import fuzzy_verdicts
 

@@ -1,6 +1,6 @@
 """How much memory does each resolving worker hold of its own, and does it grow with the catalog?
 
-The fuzzy index is memory-mapped from files of the catalog generation (``citeledger.index.fuzzy_index``),
+The fuzzy index is memory-mapped from files of the catalog generation (``citeledger.index.blocking``),
 its touched pages handed back to the page cache past a budget (``citeledger.storage.mapped_files``); the
 works and their comparison forms are read by positional reads of the row files
 (``citeledger.works.row_reader``). So worker processes share the catalog's pages through the OS page

@@ -279,7 +279,7 @@ def test_merge_of_the_same_rows_twice_adds_nothing(tmp_path):
 def test_index_alone_builds_the_fuzzy_index_of_a_generation(tmp_path):
     from citeledger.catalog.extract import extract
     from citeledger.catalog.store import index, merge
-    from citeledger.index import fuzzy_index as blocking
+    from citeledger.index import blocking
 
     gen = tmp_path / "g"
     gen.mkdir()

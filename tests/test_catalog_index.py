@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from citeledger.catalog.store import CatalogStore
-from citeledger.index import fuzzy_index as blocking
+from citeledger.index import blocking
 from citeledger.index import terms as index_terms
 from citeledger.index import venues as venue_index
 from citeledger.storage import external_sort as hash_runs

@@ -20,9 +20,9 @@ WRITING_CALLS = {("os", "replace"), ("os", "rename"), ("shutil", "move"), ("shut
 # and index/ (index files, shards); the ledger folder: ledger/store; the nightly's own inbox and
 # harvest state: nightly/steps, storage/remote_state.
 WRITERS = {"storage/atomic", "catalog/store", "catalog/extract", "catalog/generation_pins", "catalog/sharding",
-           "index/fuzzy_index", "index/shards", "ledger/store", "nightly/steps", "storage/remote_state",
+           "index/blocking", "index/shards", "ledger/store", "nightly/steps", "storage/remote_state",
            "engine/fuzzy_outcomes",  # the fuzzy outcomes a pool's workers share, in the temp folder
-           "storage/external_sort",  # the index files fuzzy_index streams (``npy_stream``), through atomic.py
+           "storage/external_sort",  # the index files blocking streams (``npy_stream``), through atomic.py
            "site/site_files", "site/folder",
            "site/staging"}  # the static site (``citeledger site OUT``), its own folder
 # Scratch, not data: the input spool (a pipe copied once so it can be read twice, deleted after

@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from citeledger.evaluation.links import evaluate
-from citeledger.index.fuzzy_index import INDEX_FILE, ParquetRetriever, build_index
+from citeledger.index.blocking import INDEX_FILE, ParquetRetriever, build_index
 from citeledger.index.upgrade import ensure_index
 from resolvers.candidates.fuzzy import FuzzyResolver
 from resolvers.candidates.retrieval import InMemoryRetriever, index_tokens
@@ -167,7 +167,7 @@ def test_planning_a_run_brings_an_older_index_up_to_date_once(tmp_path):
     import json as _json
 
     from citeledger.catalog.store import CatalogStore
-    from citeledger.index.fuzzy_index import FORMS_FILE
+    from citeledger.index.blocking import FORMS_FILE
     from citeledger.index.upgrade import ensure_index
     from citeledger.run import pipeline
 
@@ -250,7 +250,7 @@ def test_external_build_in_small_chunks_equals_one_chunk(tmp_path):
     holding every work; the run folder is gone afterwards, and a killed build's is removed."""
     import numpy as np
 
-    from citeledger.index.fuzzy_index import ARRAYS
+    from citeledger.index.blocking import ARRAYS
 
     works = [_work(d) for c in MATCH for d in c["catalog"]]
     rows = [{"work_id": f"w{i}", "doi": w.doi, "title": w.title, "authors": list(w.authors), "year": w.year,

@@ -9,7 +9,7 @@ import pytest
 from citeledger.catalog.store import CatalogStore
 from citeledger.engine.process_cache import get_catalog, get_notice_index
 from citeledger.index import notice_files as notice_file
-from citeledger.index.fuzzy_index import WORKS_ARROW, map_ipc
+from citeledger.index.blocking import WORKS_ARROW, map_ipc
 from citeledger.inputs import dedupe as unique_inputs
 from citeledger.inputs.rows import InputLimits
 from citeledger.run import notice_check, pipeline

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 import shutil
 
-from citeledger.index import fuzzy_index as blocking
+from citeledger.index import blocking
 from citeledger.works.row_reader import WorkReader, works_by_field
 from resolvers.model import Work
 

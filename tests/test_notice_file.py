@@ -14,7 +14,7 @@ import pytest
 from citeledger.catalog.store import CatalogStore, ParquetCatalog
 from citeledger.engine.process_cache import get_catalog
 from citeledger.index import notice_files as notice_file
-from citeledger.index.fuzzy_index import WORKS_ARROW
+from citeledger.index.blocking import WORKS_ARROW
 from citeledger.run import notice_check
 from citeledger.run.pipeline import bring_up_to_date
 from citeledger.storage import external_sort as hash_runs

@@ -15,7 +15,7 @@ import pytest
 
 from citeledger.catalog import sharding
 from citeledger.index import shards
-from citeledger.index.fuzzy_index import ParquetRetriever
+from citeledger.index.blocking import ParquetRetriever
 from citeledger.storage import external_sort as hash_runs
 from resolvers.candidates.retrieval import PostingsIndex, index_tokens, locator_tokens
 from resolvers.candidates.shard_retrieval import Shard, ShardedIndex, global_idf_of, global_terms, term_table

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from citeledger.app_errors import LedgerPathError
-from citeledger.index import fuzzy_index as blocking
+from citeledger.index import blocking
 from citeledger.index import upgrade as index_upgrade
-from citeledger.index.fuzzy_index import ParquetRetriever
+from citeledger.index.blocking import ParquetRetriever
 from citeledger.storage import mapped_files as mapped_pages
 from citeledger.works import row_reader as work_rows
 from citeledger.works.row_reader import WorkReader

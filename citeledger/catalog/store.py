@@ -33,7 +33,7 @@ from citeledger.catalog.merge_sql import (
     NEW_LATEST_SQL,
     SHARED_IDS_SQL,
 )
-from citeledger.index import fuzzy_index as blocking
+from citeledger.index import blocking
 from citeledger.index import notice_files as notice_file
 from citeledger.index import upgrade as index_upgrade
 from citeledger.index import venues as venue_index
@@ -314,7 +314,7 @@ def dict_rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
 
 class ParquetCatalog:
     """``CatalogLookup`` over a built catalog folder: identifier lookups on memory-mapped files
-    (``fuzzy_index.IdentifierIndex``); other reads (work rows by id, new works, notice events) in
+    (``blocking.IdentifierIndex``); other reads (work rows by id, new works, notice events) in
     DuckDB, each call on its own cursor, so tasks in several threads can share one catalog.
     """
 
@@ -363,7 +363,7 @@ class ParquetCatalog:
             cur.close()
 
     def _lookup(self, scheme: str, values: Sequence[str]) -> dict[str, Work]:
-        """Works by identifier through the memory-mapped lookup (``fuzzy_index.IdentifierIndex``):
+        """Works by identifier through the memory-mapped lookup (``blocking.IdentifierIndex``):
         a binary search per value, no query engine, no per-identifier heap."""
         rows = self._identifiers.lookup(scheme, values)
         works = self._works.works(sorted(set(rows.values())))

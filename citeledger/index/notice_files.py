@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from citeledger.app_errors import DiskFull, LedgerPathError
-from citeledger.index import fuzzy_index as blocking
+from citeledger.index import blocking
 from citeledger.storage.external_sort import HashRuns, npy_stream, parts_for, write_sorted
 from citeledger.storage.mapped_files import load_array, map_ipc, take_chunked
 from citeledger.storage.parquet_batches import parquet_file

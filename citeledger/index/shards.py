@@ -4,7 +4,7 @@ process, or on a Dask cluster), and the retriever over them (``ShardedRetriever`
 Layout, under ``<generation>/shards/`` (docs/operator/scale.md has the design and the figures):
 - ``shard-NNN/works.parquet``: the works whose stable hash (FNV-1a of ``work_id``) modulo N is NNN,
   in the generation's order (by ``work_id``), every column; ``global_rows.npy``: each one's row in
-  the generation's ``works.parquet``; the shard's own index files (``fuzzy_index.build_index``:
+  the generation's ``works.parquet``; the shard's own index files (``blocking.build_index``:
   postings, works.arrow, work_forms.arrow); ``global_idf.npy``: the global idf of its terms;
 - ``terms_hashes.npy``, ``terms_df.npy``, ``terms_idf.npy``: the global term table, df summed over
   the shards (what the planner chooses terms by);
@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from citeledger.index import fuzzy_index as blocking
+from citeledger.index import blocking
 from citeledger.storage.atomic import atomic_move, atomic_write_bytes, publish_dir, staged
 from citeledger.storage.external_sort import append_raw, npy_stream, part_bounds, parts_for, raw_to_npy
 from citeledger.storage.mapped_files import load_array, release_if_over
@@ -218,7 +218,7 @@ def dask_mapper(workers: int = 2, address: str | None = None) -> Iterator[Mapper
 
 
 class ShardedRetriever:
-    """``fuzzy_index.ParquetRetriever``'s answers from a generation's shards: each shard's files
+    """``blocking.ParquetRetriever``'s answers from a generation's shards: each shard's files
     memory-mapped, terms chosen by the global table, candidates merged (``ShardedIndex``)."""
 
     def __init__(self, gen_dir: str | Path, **index_options):
@@ -250,7 +250,7 @@ class ShardedRetriever:
 
 
 def _mapped(path: Path) -> np.ndarray:
-    """An array file memory-mapped, as a plain ndarray view (``fuzzy_index._load_index`` says why)."""
+    """An array file memory-mapped, as a plain ndarray view (``blocking._load_index`` says why)."""
     return np.asarray(np.load(path, mmap_mode="r"))
 
 

@@ -1,4 +1,4 @@
-"""The terms of the catalog's fuzzy index, chunk by chunk (``fuzzy_index.build_index``): title words
+"""The terms of the catalog's fuzzy index, chunk by chunk (``blocking.build_index``): title words
 and ``vol:page`` locator keys as sorted, distinct (term hash, row) pairs, and the first authors'
 surnames of the stored forms.
 

@@ -3,7 +3,7 @@
 Format 5 differs from 6 only in the venue locators (then Parquet, loaded into each process; now
 the mapped ``venue_locators.arrow``): it gets its locator files written from works.parquet's venue,
 volume and first page and the stamp rewritten (seconds, where a rebuild takes minutes at 10M
-works). Anything else is left to ``fuzzy_index.build_index``. The locators' page lookup, added to an
+works). Anything else is left to ``blocking.build_index``. The locators' page lookup, added to an
 index that lacks it, is ``ensure_page_index``; the works' row files (``row_reader``), ``ensure_work_rows``.
 ``ensure_index`` does all of it where a run is planned.
 """
@@ -15,8 +15,7 @@ import time
 from pathlib import Path
 
 from citeledger.app_errors import DiskFull, LedgerPathError
-from citeledger.index import fuzzy_index as blocking
-from citeledger.index import notice_files
+from citeledger.index import blocking, notice_files
 from citeledger.index import venues as venue_index
 from citeledger.index.venues import LOCATORS_FILE, LocatorRuns, locator_rows
 from citeledger.storage.parquet_batches import parquet_file
@@ -95,7 +94,7 @@ def ensure_index(catalog_dir: CatalogDir) -> dict | None:
     works' row files and the notice files. Returns the index build's stats, or None when the index
     was current. Called where a run is planned, under the catalog's lock, so a catalog of an older
     format is brought up to date once, before the worker processes start; opening a catalog only
-    checks (``fuzzy_index.require_current``)."""
+    checks (``blocking.require_current``)."""
     catalog_dir = Path(catalog_dir)
     stats = None if blocking.is_current(catalog_dir) else (upgrade_locators(catalog_dir)
                                                            or blocking.build_index(catalog_dir))

@@ -4,7 +4,7 @@ One entry per work that has all three: ``venue_key`` (``resolvers.identifiers.jo
 spelling of a venue meets on one key), ``volume`` and ``first_page`` (``number_key``: lower case,
 leading zeros dropped) and the work's ``row`` in ``works.arrow``, with ``hash`` the stable 64-bit
 hash (``candidates.term_hashes``) of the three joined by tabs; sorted by hash, then row.
-``citeledger.index.fuzzy_index`` writes it beside the title index (same staleness stamp) as an
+``citeledger.index.blocking`` writes it beside the title index (same staleness stamp) as an
 uncompressed Arrow IPC file, so every worker memory-maps it (no copy per process) and
 ``LocatorIndex`` answers a batch with a binary search, the works read from the mapped
 ``works.arrow``: no query engine, no join of ``works.parquet``. The build sorts the entries on

@@ -16,7 +16,7 @@ def catalog_info(catalog_dir: CatalogDir) -> dict[str, Any]:
     import duckdb
 
     from citeledger.catalog.store import CatalogStore
-    from citeledger.index.fuzzy_index import INDEX_FILE, INDEX_FORMAT
+    from citeledger.index.blocking import INDEX_FILE, INDEX_FORMAT
     from citeledger.storage.sql import sql_literal
 
     store = CatalogStore(catalog_dir)

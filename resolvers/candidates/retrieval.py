@@ -16,7 +16,7 @@ The postings budget (300 per query) was measured, not guessed: at 1M works recal
 was the same with 300, 500, 1,000, 2,000 and 4,000 (97.81-97.86 %, measured before later changes)
 while the batch query time fell from 1.5 ms to 0.1 ms per query; the rarest few title tokens carry the identity.
 
-The same engine serves the catalog (``citeledger.index.fuzzy_index`` memory-maps the arrays the build
+The same engine serves the catalog (``citeledger.index.blocking`` memory-maps the arrays the build
 stored in the catalog generation) and tests (``InMemoryRetriever``).
 """
 from __future__ import annotations

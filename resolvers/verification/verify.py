@@ -99,7 +99,7 @@ def form_columns(titles, venues, surnames) -> dict:
     """The text forms of many works at once, as Arrow arrays (Arrow kernels for the folding: per
     work in Python it is most of verification's cost on a large catalog). ``surnames``: each
     work's first-author family name (``surname``). The catalog's blocking index stores these
-    columns for every work (``citeledger.index.fuzzy_index``); ``prepare_forms`` makes them for works from
+    columns for every work (``citeledger.index.blocking``); ``prepare_forms`` makes them for works from
     elsewhere. Either way ``forms_from_columns`` turns them into ``WorkForms`` equal to
     ``work_forms`` one by one."""
     import pyarrow as pa
