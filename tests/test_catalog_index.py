@@ -7,9 +7,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from citeledger.catalog.store import CatalogStore
-from citeledger.index import blocking
+from citeledger.index import blocking, venue_index
 from citeledger.index import terms as index_terms
-from citeledger.index import venues as venue_index
 from citeledger.storage import external_sort as hash_runs
 from citeledger.storage.external_sort import HashRuns
 from resolvers.candidates.retrieval import STOPWORDS, term_hashes

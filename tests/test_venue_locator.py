@@ -175,7 +175,7 @@ def test_locator_rows_keep_the_works_with_venue_volume_and_page_keyed_one_by_one
     """The Arrow form of the locator rows equals keying each work alone (empty keys dropped)."""
     import pyarrow as pa
 
-    from citeledger.index.venues import locator_rows
+    from citeledger.index.venue_index import locator_rows
     from resolvers.identifiers.journal_ref import number_key, venue_key
 
     rows = [("w1", "Phys. Rev. Lett.", "007", "0012"), ("w2", "", "1", "2"), ("w3", "Nature", None, "5"),

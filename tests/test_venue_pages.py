@@ -9,7 +9,7 @@ from citeledger.app_errors import LedgerPathError
 from citeledger.catalog.store import CatalogStore, ParquetCatalog
 from citeledger.index import blocking
 from citeledger.index import upgrade as index_upgrade
-from citeledger.index.venues import PAGES_AT, PAGES_HASHES, PAGES_STAMP, LocatorIndex, LocatorRuns, locator_rows
+from citeledger.index.venue_index import PAGES_AT, PAGES_HASHES, PAGES_STAMP, LocatorIndex, LocatorRuns, locator_rows
 from citeledger.storage import external_sort as hash_runs
 
 

@@ -15,7 +15,7 @@ the rest is complete and its stamp says for which ``works.parquet``):
 - ``identifier_keys.arrow``, ``identifier_hashes.npy``, ``identifier_rows.npy``: DOI / arXiv id ->
   row (``IdentifierIndex``; the keys in hash order, in record batches of whole hash parts, so a
   key is read from its batch alone); ``venue_locators.arrow``: venue key, volume, first page -> row, and
-  ``venue_pages_hashes.npy``, ``venue_pages_at.npy``: volume, first page -> its entries (``venues``).
+  ``venue_pages_hashes.npy``, ``venue_pages_at.npy``: volume, first page -> its entries (``venue_index``).
 
 Why memory-mapped files: a worker process's private memory then does not grow with the catalog;
 the pages are shared through the OS cache by every worker (and every run) on the machine, and a
@@ -54,9 +54,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from citeledger.index import venues as venue_index
+from citeledger.index import venue_index
 from citeledger.index.terms import batch_terms, first_surnames
-from citeledger.index.venues import LOCATOR_SCHEMA, LOCATORS_FILE, PAGES_AT, PAGES_HASHES, locator_rows
+from citeledger.index.venue_index import LOCATOR_SCHEMA, LOCATORS_FILE, PAGES_AT, PAGES_HASHES, locator_rows
 from citeledger.options import env_memory_size
 from citeledger.storage.atomic import atomic_stream, atomic_write_bytes, staged
 from citeledger.storage.external_sort import (
@@ -89,10 +89,10 @@ ARRAYS = ("offsets", "postings", "df", "idf", "term_hashes")  # index_<name>.npy
 # hashes ascending and the row of the best-ranked work holding each (own id before cross-walk).
 ID_KEYS, ID_HASHES, ID_ROWS = "identifier_keys.arrow", "identifier_hashes.npy", "identifier_rows.npy"
 # 2: locator keys (vol:page) beside the title tokens; 3: work_forms.parquet; 4: venue_locators.parquet
-# (``venues``); 5: memory-mapped arrays and Arrow IPC files; 6: the venue locators as a mapped
+# (``venue_index``); 5: memory-mapped arrays and Arrow IPC files; 6: the venue locators as a mapped
 # Arrow IPC file of rows (``venue_locators.arrow``). Format 5 is upgraded (``index.upgrade``), another
 # is rebuilt. The locators' (volume, first page) lookup (``venue_pages_*.npy``) is derived from them
-# and carries its own stamp (``venues.PAGES_STAMP``), not the format: an index without it (made
+# and carries its own stamp (``venue_index.PAGES_STAMP``), not the format: an index without it (made
 # by older code, or in a folder this user cannot write) is current, and each process then makes the
 # lookup in memory; older code reading an index with it neither minds nor rebuilds.
 INDEX_FORMAT = 6
@@ -172,7 +172,7 @@ def drop_file(path: Path) -> None:
 
 
 def write_page_index(catalog_dir: Path, table: pa.Table) -> None:
-    """The (volume, first page) lookup of the locator table (``venues.page_index``): the
+    """The (volume, first page) lookup of the locator table (``venue_index.page_index``): the
     table's batches hashed into hash parts on disk, each sorted and appended (the positions of
     one hash ascend, as ``page_index`` orders them), so memory does not grow with the table."""
     scratch = scratch_dir(catalog_dir, "pages-")  # (it runs beside the build's own run folder)

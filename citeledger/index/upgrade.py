@@ -15,9 +15,8 @@ import time
 from pathlib import Path
 
 from citeledger.app_errors import DiskFull, LedgerPathError
-from citeledger.index import blocking, notice_files
-from citeledger.index import venues as venue_index
-from citeledger.index.venues import LOCATORS_FILE, LocatorRuns, locator_rows
+from citeledger.index import blocking, notice_files, venue_index
+from citeledger.index.venue_index import LOCATORS_FILE, LocatorRuns, locator_rows
 from citeledger.storage.parquet_batches import parquet_file
 from citeledger.storage.places import CatalogDir
 from citeledger.works import row_reader as work_rows
@@ -65,7 +64,7 @@ def pages_current(catalog_dir: Path) -> bool:
 def ensure_page_index(catalog_dir: Path) -> bool:
     """Write the page lookup of an index that lacks it (made before it existed: seconds at 10M
     works, where a rebuild takes minutes). A folder this user cannot write keeps working: each
-    process then makes the lookup in memory (``venues.load``). True when it is on disk."""
+    process then makes the lookup in memory (``venue_index.load``). True when it is on disk."""
     if pages_current(catalog_dir):
         return True
     try:
