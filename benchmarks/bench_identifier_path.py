@@ -38,7 +38,7 @@ from step_timer import time_steps  # noqa: E402
 from citeledger.catalog.store import CatalogStore  # noqa: E402
 from citeledger.engine import process_cache as workers
 from citeledger.index.blocking import WORKS_ARROW, map_ipc  # noqa: E402
-from citeledger.index.upgrade import ensure_index  # noqa: E402
+from citeledger.index.index_upgrade import ensure_index  # noqa: E402
 from citeledger.run import pipeline
 
 COLUMNS = ["title", "authors", "year", "venue", "doi", "arxiv_id"]

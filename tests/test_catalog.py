@@ -11,7 +11,7 @@ import pytest
 
 from citeledger.app_errors import CatalogSourceError
 from citeledger.catalog.store import CatalogStore, ParquetCatalog
-from citeledger.index import upgrade as index_upgrade
+from citeledger.index import index_upgrade
 from citeledger.sources.formats import sniff_format
 from citeledger.sources.rows import SourceFormat
 

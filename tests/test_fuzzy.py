@@ -8,7 +8,7 @@ import pytest
 
 from citeledger.evaluation.links import evaluate
 from citeledger.index.blocking import INDEX_FILE, ParquetRetriever, build_index
-from citeledger.index.upgrade import ensure_index
+from citeledger.index.index_upgrade import ensure_index
 from resolvers.candidates.fuzzy import FuzzyResolver
 from resolvers.candidates.retrieval import InMemoryRetriever, index_tokens
 from resolvers.errors import ConfigError
@@ -168,7 +168,7 @@ def test_planning_a_run_brings_an_older_index_up_to_date_once(tmp_path):
 
     from citeledger.catalog.store import CatalogStore
     from citeledger.index.blocking import FORMS_FILE
-    from citeledger.index.upgrade import ensure_index
+    from citeledger.index.index_upgrade import ensure_index
     from citeledger.run import pipeline
 
     catalog = tmp_path / "catalog"

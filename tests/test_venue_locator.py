@@ -7,7 +7,7 @@ import json
 import pytest
 
 from citeledger.catalog.store import CatalogStore, ParquetCatalog
-from citeledger.index import upgrade as index_upgrade
+from citeledger.index import index_upgrade
 from citeledger.sources.rows import work_from_arxiv_snapshot
 from resolvers.candidates.fuzzy import FuzzyResolver
 from resolvers.candidates.retrieval import InMemoryRetriever

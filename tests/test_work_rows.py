@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 from citeledger.app_errors import LedgerPathError
-from citeledger.index import blocking
-from citeledger.index import upgrade as index_upgrade
+from citeledger.index import blocking, index_upgrade
 from citeledger.index.blocking import ParquetRetriever
 from citeledger.storage import mapped_files as mapped_pages
 from citeledger.works import row_reader as work_rows

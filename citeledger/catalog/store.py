@@ -33,9 +33,8 @@ from citeledger.catalog.merge_sql import (
     NEW_LATEST_SQL,
     SHARED_IDS_SQL,
 )
-from citeledger.index import blocking, venue_index
+from citeledger.index import blocking, index_upgrade, venue_index
 from citeledger.index import notice_files as notice_file
-from citeledger.index import upgrade as index_upgrade
 from citeledger.options import env_memory_size
 from citeledger.storage.atomic import atomic_write_bytes, disk_errors, file_sha256, publish_dir
 from citeledger.storage.locking import exclusive

@@ -145,7 +145,7 @@ def index_files(catalog_dir: Path) -> list[Path]:
 def require_current(catalog_dir: Path) -> None:
     """Refuse a catalog folder whose index is missing or of an older format. Opening a catalog
     reads only: the index is brought up to date where a build or a run is planned
-    (``upgrade.ensure_index``, under the catalog's lock), never by a reader."""
+    (``index_upgrade.ensure_index``, under the catalog's lock), never by a reader."""
     if not is_current(catalog_dir):
         raise ConfigError(f"the catalog index in {catalog_dir} is missing or of an older format: "
                           "`citeledger resolve` brings it up to date when it plans a run, "

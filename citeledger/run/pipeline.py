@@ -24,7 +24,7 @@ from citeledger.catalog.generation_pins import pin_generation, pinned_generation
 from citeledger.catalog.store import CatalogStore, ParquetCatalog
 from citeledger.config import Config, load_config
 from citeledger.engine.process_cache import get_catalog, get_fuzzy, get_remote
-from citeledger.index import upgrade as index_upgrade
+from citeledger.index import index_upgrade
 from citeledger.inputs.dedupe import OnePass, iter_unique
 from citeledger.inputs.files import FETCHED_KINDS, PIPE_OPEN_TIMEOUT, InputSource, discard_spools, prepare_inputs
 from citeledger.inputs.papers import collecting_titles
