@@ -23,7 +23,7 @@ whole process tree (the CLI, Prefect's temporary API server, the pool's worker p
 - ``page_cache_mb_before`` / ``_after``: the machine's page cache (``Cached`` of /proc/meminfo)
   before and after the run, and ``catalog_cached_mb_after``: how much of the catalog generation's
   files is in it after the run, by file (``fincore``, where installed): where the catalog's pages
-  live when no process holds them (``citeledger.storage.mapped_files``, ``citeledger.works.row_reader``).
+  live when no process holds them (``citeledger.storage.mapped_files``, ``citeledger.works.work_rows``).
 
 Build a catalog with N synthetic works first, e.g. ``python benchmarks/bench_fuzzy.py 1000000
 --sample 0 --procs 1`` (it leaves it in ``/tmp/citeledger-bench/n1000000/catalog``).

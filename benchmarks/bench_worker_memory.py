@@ -3,7 +3,7 @@
 The fuzzy index is memory-mapped from files of the catalog generation (``citeledger.index.blocking``),
 its touched pages handed back to the page cache past a budget (``citeledger.storage.mapped_files``); the
 works and their comparison forms are read by positional reads of the row files
-(``citeledger.works.row_reader``). So worker processes share the catalog's pages through the OS page
+(``citeledger.works.work_rows``). So worker processes share the catalog's pages through the OS page
 cache and a worker's RSS stays about its own heap plus that budget. This starts N worker processes on a built catalog, has each load the matcher and resolve
 a share of real reference strings on the fuzzy path, and prints per worker (from
 ``/proc/PID/smaps_rollup``):

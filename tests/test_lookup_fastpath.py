@@ -7,7 +7,7 @@ import random
 import shutil
 
 from citeledger.index import blocking
-from citeledger.works.row_reader import WorkReader, works_by_field
+from citeledger.works.work_rows import WorkReader, works_by_field
 from resolvers.model import Work
 
 ROWS = [["w1", "10.1/a", None, "T\u00eftle", ["A", "B"], 2001, None, "3", "5", None, "journal-article", [], None],

@@ -1,4 +1,4 @@
-"""The works' row files (``row_reader``) and the release of mapped pages (``mapped_files``): a
+"""The works' row files (``work_rows``) and the release of mapped pages (``mapped_files``): a
 resolving process reads the rows it needs by positional reads and hands back the mapped pages it
 touched, so the catalog's pages live in the OS page cache, not in each process's resident set
 (the target: a process tree under 4 GB at 10M works)."""
@@ -14,8 +14,8 @@ from citeledger.app_errors import LedgerPathError
 from citeledger.index import blocking, index_upgrade
 from citeledger.index.blocking import ParquetRetriever
 from citeledger.storage import mapped_files as mapped_pages
-from citeledger.works import row_reader as work_rows
-from citeledger.works.row_reader import WorkReader
+from citeledger.works import work_rows
+from citeledger.works.work_rows import WorkReader
 from resolvers.verification.verify import FORM_COLUMNS
 
 

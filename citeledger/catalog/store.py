@@ -41,8 +41,8 @@ from citeledger.storage.locking import exclusive
 from citeledger.storage.mapped_files import release_if_over
 from citeledger.storage.places import CatalogDir, CatalogPlaces
 from citeledger.storage.sql import scalar, sql_literal
-from citeledger.works.row_reader import WorkReader
 from citeledger.works.row_schema import WORKS_SCHEMA, work_from_row
+from citeledger.works.work_rows import WorkReader
 from resolvers.errors import ConfigError
 from resolvers.model import Work
 

@@ -22,7 +22,7 @@ the pages are shared through the OS cache by every worker (and every run) on the
 process starts in milliseconds instead of decoding Parquet. At 1M works the resident set of a
 loaded retriever was about 1 GB per process when these were decoded into the heap. A mapped page
 a process has read still counts in its resident set, though: so the rows a batch needs are read
-from the derived row files by positional reads (``row_reader``, beside ``works.arrow``), and the
+from the derived row files by positional reads (``work_rows``, beside ``works.arrow``), and the
 pages of the mapped arrays are handed back to the page cache past a budget (``mapped_files``).
 
 Why an in-memory postings structure rather than a DuckDB join per batch: the query side needs,
@@ -73,9 +73,9 @@ from citeledger.storage.mapped_files import load_array, map_ipc, release_if_over
 from citeledger.storage.parquet_batches import parquet_file
 from citeledger.storage.places import CatalogDir
 from citeledger.storage.sql import sql_literal
-from citeledger.works import row_reader as work_rows
-from citeledger.works.row_reader import WorkReader
+from citeledger.works import work_rows
 from citeledger.works.row_schema import WORK_FIELDS, WORK_TYPES
+from citeledger.works.work_rows import WorkReader
 from resolvers.candidates.retrieval import Candidate, PostingsIndex, TermIds, term_hashes, term_idf
 from resolvers.errors import ConfigError
 from resolvers.model import Work
@@ -193,7 +193,7 @@ def write_page_index(catalog_dir: Path, table: pa.Table) -> None:
 
 
 def write_work_rows(catalog_dir: Path) -> None:
-    """The row files of the works and their forms (``row_reader``), from the two Arrow files; the
+    """The row files of the works and their forms (``work_rows``), from the two Arrow files; the
     pages the conversion maps are handed back as it goes (``mapped_files``)."""
     stamp = index_stamp(catalog_dir)
     works, forms = map_ipc(catalog_dir / WORKS_ARROW), map_ipc(catalog_dir / FORMS_FILE)
@@ -441,7 +441,7 @@ def _load_index(catalog_dir: Path) -> tuple[PostingsIndex, int]:
 class ParquetRetriever:
     """Candidate retrieval over a catalog folder: its index arrays memory-mapped once per process
     (their pages handed back to the page cache past a budget: ``mapped_files``), the works and
-    their forms read by positional reads (``row_reader``).
+    their forms read by positional reads (``work_rows``).
 
     Thread-safe for reads (numpy and Arrow are read-only here; no DuckDB connection is kept).
     """

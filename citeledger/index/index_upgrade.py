@@ -4,7 +4,7 @@ Format 5 differs from 6 only in the venue locators (then Parquet, loaded into ea
 the mapped ``venue_locators.arrow``): it gets its locator files written from works.parquet's venue,
 volume and first page and the stamp rewritten (seconds, where a rebuild takes minutes at 10M
 works). Anything else is left to ``blocking.build_index``. The locators' page lookup, added to an
-index that lacks it, is ``ensure_page_index``; the works' row files (``row_reader``), ``ensure_work_rows``.
+index that lacks it, is ``ensure_page_index``; the works' row files (``work_rows``), ``ensure_work_rows``.
 ``ensure_index`` does all of it where a run is planned.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from citeledger.index import blocking, notice_files, venue_index
 from citeledger.index.venue_index import LOCATORS_FILE, LocatorRuns, locator_rows
 from citeledger.storage.parquet_batches import parquet_file
 from citeledger.storage.places import CatalogDir
-from citeledger.works import row_reader as work_rows
+from citeledger.works import work_rows
 
 
 def upgrade_locators(catalog_dir: Path) -> dict | None:
@@ -77,7 +77,7 @@ def ensure_page_index(catalog_dir: Path) -> bool:
 def ensure_work_rows(catalog_dir: Path) -> bool:
     """Write the row files of an index that lacks them (made before they existed: minutes at 10M
     works, once). A folder this user cannot write keeps working: its processes then read the rows
-    from the mapped Arrow files (``row_reader.WorkReader``). True when they are on disk."""
+    from the mapped Arrow files (``work_rows.WorkReader``). True when they are on disk."""
     if work_rows.rows_current(catalog_dir, blocking.index_stamp(catalog_dir)):
         return True
     try:

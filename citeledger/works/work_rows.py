@@ -5,11 +5,11 @@ Why: ``works.arrow`` and ``work_forms.arrow`` are column-major; a batch reads so
 at random, i.e. a page of every column buffer per row, and a mapped page counts in the resident
 set of every process that read it (with Linux's 64 KB fault-around, one batch maps most of both
 files: 5.7 GB per worker at 10M works). Here a row is one JSON array (the values of
-``WORK_FIELDS`` then ``FORM_COLUMNS``, as Arrow's ``to_pylist`` gives them) in ``row_reader.bin``,
+``WORK_FIELDS`` then ``FORM_COLUMNS``, as Arrow's ``to_pylist`` gives them) in ``work_rows.bin``,
 found through ``work_rows_offsets.npy`` (int64, rows + 1): two ``os.pread`` calls per row, and
 the file's pages stay in the OS page cache, shared, counted in no process.
 
-The files are derived from the two Arrow files and carry their own stamp (``row_reader.json``:
+The files are derived from the two Arrow files and carry their own stamp (``work_rows.json``:
 the index stamp they were made for plus ``ROWS_FORMAT``), written last; an index without them is
 current and the readers then take the rows from the mapped Arrow files (``works_at``).
 """
