@@ -13,7 +13,7 @@ from citeledger.app_errors import CatalogSourceError
 from citeledger.catalog.store import CatalogStore, ParquetCatalog
 from citeledger.index import index_upgrade
 from citeledger.sources.formats import sniff_format
-from citeledger.sources.rows import SourceFormat
+from citeledger.sources.source_rows import SourceFormat
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -335,7 +335,7 @@ def test_works_schema_is_the_work_fields_then_the_catalog_columns(tmp_path):
 
 
 def test_a_work_survives_its_row_and_a_source_row_is_a_work():
-    from citeledger.sources.rows import SourceRow
+    from citeledger.sources.source_rows import SourceRow
     from citeledger.works.row_schema import work_from_row, work_row
     from resolvers.model import Work
 

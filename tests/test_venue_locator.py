@@ -8,7 +8,7 @@ import pytest
 
 from citeledger.catalog.store import CatalogStore, ParquetCatalog
 from citeledger.index import index_upgrade
-from citeledger.sources.rows import work_from_arxiv_snapshot
+from citeledger.sources.source_rows import work_from_arxiv_snapshot
 from resolvers.candidates.fuzzy import FuzzyResolver
 from resolvers.candidates.retrieval import InMemoryRetriever
 from resolvers.catalog import InMemoryCatalog

@@ -9,7 +9,7 @@ import pytest
 
 from citeledger.catalog import extract as ce
 from citeledger.sources import works_columnar
-from citeledger.sources.rows import SourceFormat
+from citeledger.sources.source_rows import SourceFormat
 
 SOURCES = Path(__file__).parent.parent / "data" / "sources"
 

@@ -32,8 +32,7 @@ import pyarrow.parquet as pq
 from citeledger.app_errors import CatalogSourceError
 from citeledger.processes import die_with_parent
 from citeledger.sources import formats as src
-from citeledger.sources import rows as source_rows
-from citeledger.sources import works_columnar
+from citeledger.sources import source_rows, works_columnar
 from citeledger.storage.atomic import atomic_write_bytes, file_sha256, publish_dir, staged
 from citeledger.works.row_schema import SOURCE_FIELDS, WORKS_SCHEMA
 from resolvers.notices import sources as notice_sources

@@ -48,7 +48,7 @@ from resolvers.model import Work
 
 if TYPE_CHECKING:  # the build's reading of source files: loaded by a build only (``citeledger query`` reads)
     from citeledger.catalog.extract import Extracted
-    from citeledger.sources import rows as source_rows
+    from citeledger.sources import source_rows
 
 NOTICE_EVENT_SCHEMA = pa.schema([
     ("original_doi", pa.string()), ("type", pa.string()), ("date", pa.string()),

@@ -4,7 +4,7 @@ Formats (contract section 3): works JSONL, the arXiv metadata snapshot (OAI/Kagg
 Crossref REST ``message`` objects (JSONL, envelopes, or the public data file's ``{"items": [...]}``),
 the two Retraction Watch CSVs (which carry notices, not works), OpenAlex works snapshot files, DBLP
 XML and arXiv OAI-PMH XML (``xml_formats``, ``openalex``). The rows themselves and their converters
-live in ``rows``. Pure: the store decides where rows go.
+live in ``source_rows``. Pure: the store decides where rows go.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from citeledger.app_errors import CatalogSourceError
-from citeledger.sources.rows import (
+from citeledger.sources.source_rows import (
     FORMAT_NAMES,
     NOTICE_FORMATS,
     READABLE,

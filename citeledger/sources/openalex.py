@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from citeledger.sources.rows import SourceRow, citation_count, utc_time
+from citeledger.sources.source_rows import SourceRow, citation_count, utc_time
 from resolvers.model import Work
 from resolvers.openalex import openalex_work
 

@@ -18,7 +18,7 @@ from typing import IO, Any, Callable, Iterator
 from lxml import etree
 
 from citeledger.app_errors import CatalogSourceError
-from citeledger.sources.rows import (
+from citeledger.sources.source_rows import (
     READABLE,
     CatalogReject,
     CatalogSkip,
