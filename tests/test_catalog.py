@@ -12,7 +12,7 @@ import pytest
 from citeledger.app_errors import CatalogSourceError
 from citeledger.catalog.store import CatalogStore, ParquetCatalog
 from citeledger.index import index_upgrade
-from citeledger.sources.formats import sniff_format
+from citeledger.sources.source_files import sniff_format
 from citeledger.sources.source_rows import SourceFormat
 
 FIXTURES = Path(__file__).parent / "fixtures"

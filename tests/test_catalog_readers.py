@@ -12,8 +12,8 @@ import pytest
 
 from citeledger.app_errors import CatalogSourceError
 from citeledger.catalog.store import CatalogStore
-from citeledger.sources.formats import iter_work_rows, sniff_format
 from citeledger.sources.openalex import work_from_openalex
+from citeledger.sources.source_files import iter_work_rows, sniff_format
 from citeledger.sources.source_rows import SourceFormat, split_arxiv_authors
 
 CAT = Path(__file__).parent / "fixtures" / "catalog"

@@ -31,8 +31,7 @@ import pyarrow.parquet as pq
 
 from citeledger.app_errors import CatalogSourceError
 from citeledger.processes import die_with_parent
-from citeledger.sources import formats as src
-from citeledger.sources import source_rows, works_columnar
+from citeledger.sources import source_files, source_rows, works_columnar
 from citeledger.storage.atomic import atomic_write_bytes, file_sha256, publish_dir, staged
 from citeledger.works.row_schema import SOURCE_FIELDS, WORKS_SCHEMA
 from resolvers.notices import sources as notice_sources
@@ -77,7 +76,7 @@ def plan(path: Path, fmt: source_rows.SourceFormat, first: int) -> list[Task]:
     """The tasks of one works file: byte ranges of a big plain JSON-lines file, else the file."""
     size, range_bytes = path.stat().st_size, RANGE_BYTES
     if fmt not in _RANGED or size <= range_bytes or _is_gzip(path) or \
-            (fmt is source_rows.SourceFormat.CROSSREF and src.is_items_file(path)):
+            (fmt is source_rows.SourceFormat.CROSSREF and source_files.is_items_file(path)):
         return [Task(first, path, fmt)]
     bounds = [0]
     with open(path, "rb") as fh:
@@ -100,13 +99,13 @@ def _items(task: Task) -> Iterator[Any]:
     """The rows (works, rejects, skips) of a task, in file order; a range is read like the
     whole file would be (UTF-8, bad bytes replaced, lines split as ``open_text`` splits them)."""
     if task.end is None:
-        yield from src.iter_work_rows(task.path, task.fmt)
+        yield from source_files.iter_work_rows(task.path, task.fmt)
         return
     with open(task.path, "rb") as fh:
         fh.seek(task.start)
         data = fh.read(task.end - task.start)
     lines: list[int] = []
-    yield from src.rows_of_bytes(data, str(task.path), task.fmt, 0, lines)
+    yield from source_files.rows_of_bytes(data, str(task.path), task.fmt, 0, lines)
     yield _Lines(lines[0])
 
 
@@ -289,7 +288,7 @@ EXTRACT_VERSION = 1  # part files of another version are not reused (a reader ch
 # The code that decides what a works file's rows become: the readers and everything they call
 # (``resolvers`` normalises DOIs, ids, names and text). A cache entry made by other code of these
 # modules is not reused, so a changed reader never goes on serving the rows its old self made.
-_READER_CODE = ("citeledger/sources/formats.py", "citeledger/catalog/extract.py", "citeledger/works/row_schema.py",
+_READER_CODE = ("citeledger/sources/source_files.py", "citeledger/catalog/extract.py", "citeledger/works/row_schema.py",
                 "citeledger/sources/*.py", "resolvers/**/*.py")
 
 
@@ -324,7 +323,7 @@ def extract(files: Sequence[Path], fmt: source_rows.SourceFormat | None, seq: in
     for path in map(Path, files):
         if not path.exists():
             raise CatalogSourceError(f"{path}: no such file")
-        this_fmt = src.check_format(path, fmt)
+        this_fmt = source_files.check_format(path, fmt)
         if this_fmt in source_rows.NOTICE_FORMATS:
             plans.append((path, this_fmt, "", None))
             continue

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
-from citeledger.sources import formats as src
+from citeledger.sources import source_files
 from citeledger.works.row_schema import SOURCE_FIELDS, WORKS_SCHEMA
 from resolvers.identifiers.extract import canonical_arxiv_id, normalize_doi
 from resolvers.parsing.text_arrow import python_class
@@ -215,4 +215,4 @@ def _empty(arrow_type: pa.DataType, n: int) -> pa.Array:
 
 def row_items(block: bytes, name: str, line0: int, lines: list[int]) -> Iterator[Any]:
     """The per-row reader over a block (``sources.rows_of_bytes``): works and rejects."""
-    return src.rows_of_bytes(block, name, src.SourceFormat.WORKS_JSONL, line0, lines)
+    return source_files.rows_of_bytes(block, name, source_files.SourceFormat.WORKS_JSONL, line0, lines)
