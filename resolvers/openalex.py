@@ -1,5 +1,5 @@
 """An OpenAlex work object as a catalog work: the one conversion both the catalog reader
-(``citeledger.sources.openalex``, snapshot files) and the OpenAlex search client
+(``citeledger.sources.openalex_snapshot``, snapshot files) and the OpenAlex search client
 (``resolvers.remote.search_clients``) use, so a work found by a search is the work the catalog
 would hold: same id (an arXiv DataCite DOI or an arXiv location gives the arXiv id), same DOI
 form, same author names (display names, whose surname the verifier takes itself).

@@ -12,7 +12,7 @@ import pytest
 
 from citeledger.app_errors import CatalogSourceError
 from citeledger.catalog.store import CatalogStore
-from citeledger.sources.openalex import work_from_openalex
+from citeledger.sources.openalex_snapshot import work_from_openalex
 from citeledger.sources.source_files import iter_work_rows, sniff_format
 from citeledger.sources.source_rows import SourceFormat, split_arxiv_authors
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 from remote_server import fast
 
-from citeledger.sources.openalex import work_from_openalex
+from citeledger.sources.openalex_snapshot import work_from_openalex
 from resolvers.candidates.fuzzy import FuzzyResolver
 from resolvers.candidates.retrieval import InMemoryRetriever
 from resolvers.model import Work

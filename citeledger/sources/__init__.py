@@ -1,5 +1,5 @@
 """Catalog sources: each format of the contract recognised by its content and read into work rows
-(``source_files`` dispatches; ``openalex``, ``xml_formats`` (DBLP, arXiv OAI-PMH), ``arxiv_details``
+(``source_files`` dispatches; ``openalex_snapshot``, ``xml_formats`` (DBLP, arXiv OAI-PMH), ``arxiv_details``
 and ``works_columnar`` read the big ones).
 
 May import: ``works``, ``storage`` and ``resolvers``.

@@ -3,7 +3,7 @@
 Formats (contract section 3): works JSONL, the arXiv metadata snapshot (OAI/Kaggle shape),
 Crossref REST ``message`` objects (JSONL, envelopes, or the public data file's ``{"items": [...]}``),
 the two Retraction Watch CSVs (which carry notices, not works), OpenAlex works snapshot files, DBLP
-XML and arXiv OAI-PMH XML (``xml_formats``, ``openalex``). The rows themselves and their converters
+XML and arXiv OAI-PMH XML (``xml_formats``, ``openalex_snapshot``). The rows themselves and their converters
 live in ``source_rows``. Pure: the store decides where rows go.
 """
 from __future__ import annotations
@@ -194,7 +194,7 @@ def iter_work_rows(path: str | Path, fmt: SourceFormat | None = None
 def _json_row_taker(name: str, fmt: SourceFormat) -> Callable[[int | None, Any], SourceRow | CatalogReject]:
     """One JSON object of a ``fmt`` file -> a work or a reject naming file, line and why; an
     object of another format's shape is a reject, never misread."""
-    from citeledger.sources.openalex import work_from_openalex
+    from citeledger.sources.openalex_snapshot import work_from_openalex
 
     convert: Callable[[dict], SourceRow | None] = {
         SourceFormat.WORKS_JSONL: work_from_works_jsonl, SourceFormat.ARXIV_SNAPSHOT: work_from_arxiv_snapshot,
