@@ -232,7 +232,7 @@ def test_in_memory_catalog_answers_as_the_parquet_one(tmp_path):
 # --- the build's steps, each alone ---------------------------------------------------------
 
 def test_extract_of_one_file_gives_its_rows_and_rejects(tmp_path):
-    from citeledger.catalog.extract import extract
+    from citeledger.catalog.extract_parts import extract
 
     src = tmp_path / "works.jsonl"
     src.write_text(json.dumps({"doi": "10.1000/A", "title": "A"}) + "\n{broken\n"
@@ -251,7 +251,7 @@ def test_extract_of_one_file_gives_its_rows_and_rejects(tmp_path):
 
 
 def test_extract_of_a_notice_file_gives_events_not_works():
-    from citeledger.catalog.extract import extract
+    from citeledger.catalog.extract_parts import extract
 
     out = extract([FIXTURES / "notices" / "retraction_watch_doi_nature_excerpt.csv"], None, seq=0)
     assert out.works.num_rows == 0 and out.ingested_seq == 0
@@ -260,7 +260,7 @@ def test_extract_of_a_notice_file_gives_events_not_works():
 
 
 def test_merge_of_the_same_rows_twice_adds_nothing(tmp_path):
-    from citeledger.catalog.extract import extract
+    from citeledger.catalog.extract_parts import extract
     from citeledger.catalog.store import merge
 
     new = extract([CAT / "works.jsonl", CAT / "arxiv_snapshot.jsonl"], None, seq=0)
@@ -277,7 +277,7 @@ def test_merge_of_the_same_rows_twice_adds_nothing(tmp_path):
 
 
 def test_index_alone_builds_the_fuzzy_index_of_a_generation(tmp_path):
-    from citeledger.catalog.extract import extract
+    from citeledger.catalog.extract_parts import extract
     from citeledger.catalog.store import index, merge
     from citeledger.index import blocking
 
@@ -292,7 +292,7 @@ def test_index_alone_builds_the_fuzzy_index_of_a_generation(tmp_path):
 
 def test_publish_that_dies_before_the_pointer_swap_leaves_the_previous_generation(tmp_path, monkeypatch):
     import citeledger.catalog.store as catalog_module
-    from citeledger.catalog.extract import extract
+    from citeledger.catalog.extract_parts import extract
     from citeledger.catalog.store import index, merge, publish, start_build
 
     store = CatalogStore(tmp_path / "c")
@@ -370,8 +370,8 @@ def test_a_fetched_work_is_kept_as_a_works_jsonl_row(work_args, doi):
 
 def test_extract_in_byte_ranges_by_worker_processes_gives_the_same_catalog(tmp_path, monkeypatch):
     """A big works file is read in ranges by two processes: same works bytes, same reject lines."""
-    from citeledger.catalog import extract as catalog_extract
-    from citeledger.catalog.extract import extract
+    from citeledger.catalog import extract_parts as catalog_extract
+    from citeledger.catalog.extract_parts import extract
 
     lines = []
     for i in range(400):
@@ -403,7 +403,7 @@ def test_extract_in_byte_ranges_by_worker_processes_gives_the_same_catalog(tmp_p
 def test_merge_of_works_with_one_row_skips_the_grouping_and_gives_the_grouped_rows(tmp_path, monkeypatch):
     """The merge groups only works several rows describe; its rows equal grouping every work."""
     import citeledger.catalog.store as catalog_module
-    from citeledger.catalog.extract import extract
+    from citeledger.catalog.extract_parts import extract
     from citeledger.catalog.merge_sql import MERGED_GROUPED_SQL
     from citeledger.catalog.store import merge
     from citeledger.works.row_schema import WORKS_SCHEMA
@@ -439,7 +439,7 @@ def test_merge_of_works_with_one_row_skips_the_grouping_and_gives_the_grouped_ro
 def test_a_build_naming_unchanged_files_again_reuses_their_extract_and_gives_the_same_catalog(tmp_path, monkeypatch):
     """Incremental: the second build reads only the new file (the others' parts are cached by
     digest) and writes the same bytes as a build that reads every file again."""
-    from citeledger.catalog import extract as catalog_extract
+    from citeledger.catalog import extract_parts as catalog_extract
 
     first = [CAT / "works.jsonl", CAT / "arxiv_snapshot.jsonl"]
     files = [*first, CAT / "crossref_messages.jsonl"]
@@ -462,7 +462,7 @@ def test_a_build_naming_unchanged_files_again_reuses_their_extract_and_gives_the
 def test_the_extract_cache_is_not_reused_by_other_reader_code(tmp_path, monkeypatch):
     """An entry made by other code of the readers is read again, not served (a changed reader
     must not go on giving the rows its old self made), and the old entry is dropped."""
-    from citeledger.catalog import extract as catalog_extract
+    from citeledger.catalog import extract_parts as catalog_extract
 
     store = CatalogStore(tmp_path / "c")
     store.build([CAT / "works.jsonl"])

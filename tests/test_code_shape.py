@@ -19,7 +19,7 @@ WRITING_CALLS = {("os", "replace"), ("os", "rename"), ("shutil", "move"), ("shut
 # by their path under citeledger/). The catalog folder: catalog/ (store, extract parts, pins, sharding)
 # and index/ (index files, shards); the ledger folder: ledger/store; the nightly's own inbox and
 # harvest state: nightly/steps, storage/remote_state.
-WRITERS = {"storage/atomic", "catalog/store", "catalog/extract", "catalog/generation_pins", "catalog/sharding",
+WRITERS = {"storage/atomic", "catalog/store", "catalog/extract_parts", "catalog/generation_pins", "catalog/sharding",
            "index/blocking", "index/shards", "ledger/store", "nightly/steps", "storage/remote_state",
            "engine/fuzzy_outcomes",  # the fuzzy outcomes a pool's workers share, in the temp folder
            "storage/external_sort",  # the index files blocking streams (``npy_stream``), through atomic.py

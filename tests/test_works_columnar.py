@@ -7,7 +7,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from citeledger.catalog import extract as ce
+from citeledger.catalog import extract_parts as ce
 from citeledger.sources import works_columnar
 from citeledger.sources.source_rows import SourceFormat
 

@@ -1,4 +1,4 @@
-"""The catalog: works and notice events built into generations on disk (``extract``, ``merge_sql``),
+"""The catalog: works and notice events built into generations on disk (``extract_parts``, ``merge_sql``),
 read back through one lookup interface (``store``), and the generation pins that keep a running
 generation alive during a build (``generation_pins``).
 

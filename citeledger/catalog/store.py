@@ -47,7 +47,7 @@ from resolvers.errors import ConfigError
 from resolvers.model import Work
 
 if TYPE_CHECKING:  # the build's reading of source files: loaded by a build only (``citeledger query`` reads)
-    from citeledger.catalog.extract import Extracted
+    from citeledger.catalog.extract_parts import Extracted
     from citeledger.sources import source_rows
 
 NOTICE_EVENT_SCHEMA = pa.schema([
@@ -114,7 +114,7 @@ class CatalogStore:
     def _build(self, files: Sequence[Path], fmt: source_rows.SourceFormat | None = None,
                file_done: Callable[[Path], None] | None = None) -> CatalogBuildReport:
         """Extract, merge, index, publish: each a step of its own (tested alone)."""
-        from citeledger.catalog.extract import extract, keep_cache
+        from citeledger.catalog.extract_parts import extract, keep_cache
 
         started = time.monotonic()
         previous = start_build(self.dir)

@@ -288,8 +288,8 @@ EXTRACT_VERSION = 1  # part files of another version are not reused (a reader ch
 # The code that decides what a works file's rows become: the readers and everything they call
 # (``resolvers`` normalises DOIs, ids, names and text). A cache entry made by other code of these
 # modules is not reused, so a changed reader never goes on serving the rows its old self made.
-_READER_CODE = ("citeledger/sources/source_files.py", "citeledger/catalog/extract.py", "citeledger/works/row_schema.py",
-                "citeledger/sources/*.py", "resolvers/**/*.py")
+_READER_CODE = ("citeledger/sources/source_files.py", "citeledger/catalog/extract_parts.py",
+                "citeledger/works/row_schema.py", "citeledger/sources/*.py", "resolvers/**/*.py")
 
 
 @functools.lru_cache(maxsize=1)
