@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_flow import tree_rss_mb  # noqa: E402
 
-from citeledger.catalog import store as catalog
+from citeledger.catalog import catalog_store as catalog
 
 
 def _status(key: str) -> int:

@@ -76,7 +76,7 @@ class PeakPss:
 
 
 def make_catalog(args: argparse.Namespace, catalog: Path) -> None:
-    from citeledger.catalog.store import CatalogStore
+    from citeledger.catalog.catalog_store import CatalogStore
 
     t = time.perf_counter()
     if args.catalog_from:

@@ -384,7 +384,7 @@ def main(argv=None) -> dict:
     args = ap.parse_args(argv)
     import shutil
 
-    from citeledger.catalog.store import CatalogStore
+    from citeledger.catalog.catalog_store import CatalogStore
     from citeledger.engine.process_cache import get_catalog, get_fuzzy
 
     out = Path(args.dir) / f"n{args.n}"

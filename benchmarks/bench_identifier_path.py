@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO))
 from reference_forms import FORMS  # noqa: E402
 from step_timer import time_steps  # noqa: E402
 
-from citeledger.catalog.store import CatalogStore  # noqa: E402
+from citeledger.catalog.catalog_store import CatalogStore  # noqa: E402
 from citeledger.engine import process_cache as workers
 from citeledger.index.blocking import WORKS_ARROW, map_ipc  # noqa: E402
 from citeledger.index.index_upgrade import ensure_index  # noqa: E402
@@ -72,13 +72,13 @@ STEPS = [
     ("citeledger.run.pipeline", "plan_run"), ("citeledger.run.pipeline", "run_batch"),
     ("citeledger.run.pipeline", "resolve_batch_references"), ("resolvers.resolution", "extract_identifiers"),
     ("resolvers.resolution", "extract_batch"),
-    ("resolvers.resolution", "_parsed"), ("citeledger.catalog.store", "ParquetCatalog.works_by_arxiv_id"),
-    ("citeledger.catalog.store", "ParquetCatalog.works_by_doi"), ("resolvers.resolution", "rule_identifier"),
+    ("resolvers.resolution", "_parsed"), ("citeledger.catalog.catalog_store", "ParquetCatalog.works_by_arxiv_id"),
+    ("citeledger.catalog.catalog_store", "ParquetCatalog.works_by_doi"), ("resolvers.resolution", "rule_identifier"),
     ("resolvers.resolution", "check_agreement"), ("resolvers.resolution", "decide"),
     ("citeledger.run.pipeline", "observation_columns"), ("citeledger.ledger.store", "LedgerStore.write_observation_columns"),
     ("citeledger.run.pipeline", "finish_run"), ("citeledger.run.pipeline", "write_run_notices"),
     ("citeledger.ledger.store", "LedgerStore.linked_work_ids"), ("citeledger.run.notice_check", "work_notice_rows"),
-    ("citeledger.catalog.store", "ParquetCatalog.notice_rows"), ("citeledger.run.notice_check", "cited_doi_notice_rows"),
+    ("citeledger.catalog.catalog_store", "ParquetCatalog.notice_rows"), ("citeledger.run.notice_check", "cited_doi_notice_rows"),
     ("citeledger.ledger.store", "LedgerStore.write_notices"), ("citeledger.run.pipeline", "_summarise"),
     ("citeledger.ledger.store", "LedgerStore.finish_run"), ("citeledger.run.pipeline", "_complete_run"),
 ]

@@ -51,7 +51,7 @@ def main() -> None:
         child(Path(sys.argv[2]))
         return
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
-    from citeledger.catalog.store import CatalogStore
+    from citeledger.catalog.catalog_store import CatalogStore
 
     work = Path(tempfile.mkdtemp(prefix="bench-input-mem-"))
     CatalogStore(work / "catalog").build(sorted((REPO / "tests" / "fixtures" / "catalog").glob("*.jsonl")))

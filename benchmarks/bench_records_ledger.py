@@ -28,7 +28,7 @@ from pathlib import Path
 import duckdb
 from step_timer import time_steps
 
-from citeledger.catalog.store import CatalogStore
+from citeledger.catalog.catalog_store import CatalogStore
 from citeledger.ledger.store import LedgerStore
 from citeledger.records import files as record_files
 from citeledger.records import receipts

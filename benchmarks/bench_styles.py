@@ -33,7 +33,7 @@ from synthetic_catalog import CATALOG_FILES, SHARED, generate, load_shared_works
 
 def build_catalog(n: int, directory: Path) -> Path:
     """The shared catalog files plus N synthetic works, built through the real catalog build."""
-    from citeledger.catalog.store import CatalogStore
+    from citeledger.catalog.catalog_store import CatalogStore
 
     catalog = directory / f"n{n}" / "catalog"
     if CatalogStore(catalog).exists():

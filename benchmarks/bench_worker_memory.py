@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
     with ProcessPoolExecutor(args.workers, initializer=_load, initargs=(args.catalog,)) as pool:
         results = list(pool.map(_resolve, shares))
     wall = time.perf_counter() - t0
-    from citeledger.catalog.store import CatalogStore
+    from citeledger.catalog.catalog_store import CatalogStore
 
     gen = CatalogStore(args.catalog).current()
     mapped = sum(p.stat().st_size for p in gen.glob("*") if p.suffix in (".npy", ".arrow")) // 2**20

@@ -228,7 +228,7 @@ def main() -> int:
     seed = args.seed if args.seed is not None else int(time.time())
     rng = random.Random(seed)
     tmp = Path(tempfile.mkdtemp(prefix="citeledger-soak-"))
-    from citeledger.catalog.store import CatalogStore
+    from citeledger.catalog.catalog_store import CatalogStore
     from citeledger.engine import process_cache as workers
 
     default_catalog, fixture_catalog = tmp / "default-catalog", tmp / "fixture-catalog"

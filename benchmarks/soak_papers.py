@@ -106,7 +106,7 @@ def main() -> int:
         folder.mkdir()
         expected = make_directory(folder, args.papers)
         if not (args.catalog / "CURRENT").is_file():
-            from citeledger.catalog.store import CatalogStore
+            from citeledger.catalog.catalog_store import CatalogStore
 
             args.catalog = Path(tmp) / "catalog"
             CatalogStore(args.catalog).build(sorted((REPO / "data" / "sources").glob("*")))

@@ -96,7 +96,7 @@ def trace(argv: list[str]) -> tuple[Way, int]:
 
 def resolve_way(work: Path) -> Way:
     """The way of ``ONE_REFERENCE`` through ``citeledger resolve`` into a new ledger."""
-    from citeledger.catalog.store import CatalogStore
+    from citeledger.catalog.catalog_store import CatalogStore
 
     catalog, ledger, refs = work / "catalog", work / "ledger", work / "one.jsonl"
     CatalogStore(catalog).build(sorted((ROOT / "data" / "sources").iterdir()))

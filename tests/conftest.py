@@ -41,7 +41,7 @@ def each_test_starts_clean():
 @pytest.fixture(scope="session")
 def fixture_catalog(tmp_path_factory) -> Path:
     """A small catalog built once from the fixture files of every work format."""
-    from citeledger.catalog.store import CatalogStore
+    from citeledger.catalog.catalog_store import CatalogStore
 
     directory = tmp_path_factory.mktemp("catalog")
     CatalogStore(directory).build(sorted((FIXTURES / "catalog").glob("*.jsonl")))
@@ -51,7 +51,7 @@ def fixture_catalog(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def default_catalog(tmp_path_factory) -> Path:
     """The embedded default catalog of data/sources, built into a temporary folder."""
-    from citeledger.catalog.store import CatalogStore
+    from citeledger.catalog.catalog_store import CatalogStore
 
     directory = tmp_path_factory.mktemp("default-catalog")
     CatalogStore(directory).build(sorted((REPO / "data" / "sources").glob("*")))

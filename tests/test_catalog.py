@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from citeledger.app_errors import CatalogSourceError
-from citeledger.catalog.store import CatalogStore, ParquetCatalog
+from citeledger.catalog.catalog_store import CatalogStore, ParquetCatalog
 from citeledger.index import index_upgrade
 from citeledger.sources.source_files import sniff_format
 from citeledger.sources.source_rows import SourceFormat
@@ -153,7 +153,7 @@ def test_bad_rows_are_reported_not_fatal(tmp_path):
 def test_killed_build_leaves_the_previous_catalog(tmp_path, monkeypatch):
     store = CatalogStore(tmp_path / "c")
     first = store.build([CAT / "works.jsonl"])
-    import citeledger.catalog.store as catalog_module
+    import citeledger.catalog.catalog_store as catalog_module
 
     def boom(*args, **kwargs):
         raise KeyboardInterrupt("killed")
@@ -260,8 +260,8 @@ def test_extract_of_a_notice_file_gives_events_not_works():
 
 
 def test_merge_of_the_same_rows_twice_adds_nothing(tmp_path):
+    from citeledger.catalog.catalog_store import merge
     from citeledger.catalog.extract_parts import extract
-    from citeledger.catalog.store import merge
 
     new = extract([CAT / "works.jsonl", CAT / "arxiv_snapshot.jsonl"], None, seq=0)
     first, second = tmp_path / "g1", tmp_path / "g2"
@@ -277,8 +277,8 @@ def test_merge_of_the_same_rows_twice_adds_nothing(tmp_path):
 
 
 def test_index_alone_builds_the_fuzzy_index_of_a_generation(tmp_path):
+    from citeledger.catalog.catalog_store import index, merge
     from citeledger.catalog.extract_parts import extract
-    from citeledger.catalog.store import index, merge
     from citeledger.index import blocking
 
     gen = tmp_path / "g"
@@ -291,9 +291,9 @@ def test_index_alone_builds_the_fuzzy_index_of_a_generation(tmp_path):
 
 
 def test_publish_that_dies_before_the_pointer_swap_leaves_the_previous_generation(tmp_path, monkeypatch):
-    import citeledger.catalog.store as catalog_module
+    import citeledger.catalog.catalog_store as catalog_module
+    from citeledger.catalog.catalog_store import index, merge, publish, start_build
     from citeledger.catalog.extract_parts import extract
-    from citeledger.catalog.store import index, merge, publish, start_build
 
     store = CatalogStore(tmp_path / "c")
     first = store.build([CAT / "works.jsonl"])
@@ -402,10 +402,10 @@ def test_extract_in_byte_ranges_by_worker_processes_gives_the_same_catalog(tmp_p
 
 def test_merge_of_works_with_one_row_skips_the_grouping_and_gives_the_grouped_rows(tmp_path, monkeypatch):
     """The merge groups only works several rows describe; its rows equal grouping every work."""
-    import citeledger.catalog.store as catalog_module
+    import citeledger.catalog.catalog_store as catalog_module
+    from citeledger.catalog.catalog_store import merge
     from citeledger.catalog.extract_parts import extract
     from citeledger.catalog.merge_sql import MERGED_GROUPED_SQL
-    from citeledger.catalog.store import merge
     from citeledger.works.row_schema import WORKS_SCHEMA
 
     edge = tmp_path / "edge.jsonl"

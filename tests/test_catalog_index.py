@@ -6,7 +6,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from citeledger.catalog.store import CatalogStore
+from citeledger.catalog.catalog_store import CatalogStore
 from citeledger.index import blocking, venue_index
 from citeledger.index import terms as index_terms
 from citeledger.storage import external_sort as hash_runs

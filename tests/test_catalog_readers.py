@@ -11,7 +11,7 @@ import duckdb
 import pytest
 
 from citeledger.app_errors import CatalogSourceError
-from citeledger.catalog.store import CatalogStore
+from citeledger.catalog.catalog_store import CatalogStore
 from citeledger.sources.openalex_snapshot import work_from_openalex
 from citeledger.sources.source_files import iter_work_rows, sniff_format
 from citeledger.sources.source_rows import SourceFormat, split_arxiv_authors

@@ -19,7 +19,7 @@ WRITING_CALLS = {("os", "replace"), ("os", "rename"), ("shutil", "move"), ("shut
 # by their path under citeledger/). The catalog folder: catalog/ (store, extract parts, pins, sharding)
 # and index/ (index files, shards); the ledger folder: ledger/store; the nightly's own inbox and
 # harvest state: nightly/steps, storage/remote_state.
-WRITERS = {"storage/atomic", "catalog/store", "catalog/extract_parts", "catalog/generation_pins", "catalog/sharding",
+WRITERS = {"storage/atomic", "catalog/catalog_store", "catalog/extract_parts", "catalog/generation_pins", "catalog/sharding",
            "index/blocking", "index/shards", "ledger/store", "nightly/steps", "storage/remote_state",
            "engine/fuzzy_outcomes",  # the fuzzy outcomes a pool's workers share, in the temp folder
            "storage/external_sort",  # the index files blocking streams (``npy_stream``), through atomic.py
@@ -70,7 +70,7 @@ def test_product_modules_and_functions_stay_small(path):
 
 
 def module_key(path: Path) -> str:
-    """``citeledger/catalog/store.py`` -> ``catalog/store`` (other packages keep their top folder)."""
+    """``citeledger/catalog/catalog_store.py`` -> ``catalog/catalog_store`` (other packages keep their top folder)."""
     rel = path.relative_to(REPO).with_suffix("")
     return "/".join(rel.parts[1:] if rel.parts[0] == "citeledger" else rel.parts)
 

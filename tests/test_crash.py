@@ -200,7 +200,7 @@ MORE = sorted((REPO / "data" / "sources").glob("*.jsonl.gz"))[:1]
 def clean_fingerprint(tmp_path_factory) -> str:
     """The fingerprint of the catalog two uninterrupted builds give (SOURCES, then MORE), built
     once for every kill point."""
-    from citeledger.catalog.store import CatalogStore, ParquetCatalog
+    from citeledger.catalog.catalog_store import CatalogStore, ParquetCatalog
 
     clean = tmp_path_factory.mktemp("clean") / "clean"
     CatalogStore(clean).build(SOURCES)
@@ -212,7 +212,7 @@ def clean_fingerprint(tmp_path_factory) -> str:
 def test_killed_catalog_build_leaves_the_previous_catalog_and_rebuilds(tmp_path, clean_fingerprint, point):
     """A build killed at any point leaves ``CURRENT`` on the previous, intact generation; the next
     build clears the debris and gives the catalog an uninterrupted build gives."""
-    from citeledger.catalog.store import CatalogStore, ParquetCatalog
+    from citeledger.catalog.catalog_store import CatalogStore, ParquetCatalog
 
     more = MORE
     crashed = tmp_path / "crashed"

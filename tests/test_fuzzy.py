@@ -166,7 +166,7 @@ def test_planning_a_run_brings_an_older_index_up_to_date_once(tmp_path):
     planned, before any batch or worker process needs it; a current one is left as it is."""
     import json as _json
 
-    from citeledger.catalog.store import CatalogStore
+    from citeledger.catalog.catalog_store import CatalogStore
     from citeledger.index.blocking import FORMS_FILE
     from citeledger.index.index_upgrade import ensure_index
     from citeledger.run import pipeline

@@ -6,7 +6,7 @@ from datetime import datetime
 
 import pytest
 
-from citeledger.catalog.store import CatalogStore
+from citeledger.catalog.catalog_store import CatalogStore
 from citeledger.engine.process_cache import get_catalog, get_notice_index
 from citeledger.index import notice_files as notice_file
 from citeledger.index.blocking import WORKS_ARROW, map_ipc

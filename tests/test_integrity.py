@@ -12,9 +12,9 @@ from conftest import FIXTURES
 
 from citeledger import cli, config, options
 from citeledger.app_errors import DiskFull, LedgerPathError
+from citeledger.catalog import catalog_store as catalog_module
 from citeledger.catalog import generation_pins as pins_module
-from citeledger.catalog import store as catalog_module
-from citeledger.catalog.store import CatalogStore
+from citeledger.catalog.catalog_store import CatalogStore
 from citeledger.cli import commands as cli_main
 from citeledger.ledger import store as ledger_module
 from citeledger.ledger.store import LedgerStore

@@ -201,7 +201,7 @@ def test_a_run_resolves_against_the_generation_it_was_planned_on(tmp_path, fixtu
     would otherwise carry the planned catalog's fingerprint but another catalog's answers."""
     import shutil
 
-    from citeledger.catalog.store import CatalogStore
+    from citeledger.catalog.catalog_store import CatalogStore
 
     catalog = tmp_path / "catalog"
     shutil.copytree(fixture_catalog, catalog)

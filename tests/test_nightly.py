@@ -11,7 +11,7 @@ import duckdb
 import pytest
 
 from citeledger.catalog import sharding
-from citeledger.catalog.store import CatalogStore
+from citeledger.catalog.catalog_store import CatalogStore
 from citeledger.ledger.query import run_query
 from citeledger.nightly import steps as nightly
 from citeledger.run import pipeline

@@ -12,7 +12,7 @@ from remote_server import server  # noqa: F401
 from test_pdf_papers import rows
 from werkzeug import Request, Response
 
-from citeledger.catalog.store import CatalogStore
+from citeledger.catalog.catalog_store import CatalogStore
 from citeledger.inputs.pdf_papers import forget_clients
 from citeledger.nightly import steps as nightly
 from citeledger.run import pipeline

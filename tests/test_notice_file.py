@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from citeledger.catalog.store import CatalogStore, ParquetCatalog
+from citeledger.catalog.catalog_store import CatalogStore, ParquetCatalog
 from citeledger.engine.process_cache import get_catalog
 from citeledger.index import notice_files as notice_file
 from citeledger.index.blocking import WORKS_ARROW

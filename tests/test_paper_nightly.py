@@ -8,7 +8,7 @@ import shutil
 import tarfile
 from pathlib import Path
 
-from citeledger.catalog.store import CatalogStore
+from citeledger.catalog.catalog_store import CatalogStore
 from citeledger.nightly import steps as nightly
 from citeledger.run import pipeline
 

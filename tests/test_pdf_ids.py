@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from test_nightly_pdf import night
 
-from citeledger.catalog.store import CatalogStore
+from citeledger.catalog.catalog_store import CatalogStore
 from citeledger.inputs.pdf_papers import forget_clients
 from papers.pdf.ids import PdfId, own_id, pdf_id
 

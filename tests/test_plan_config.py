@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import citeledger.config as config_module
-from citeledger.catalog.store import CatalogStore
+from citeledger.catalog.catalog_store import CatalogStore
 from citeledger.inputs.pdf_papers import forget_clients
 from citeledger.run import pipeline
 

@@ -8,7 +8,7 @@ import json
 import pytest
 from remote_server import fixture_bytes, fixture_json, server  # noqa: F401
 
-from citeledger.catalog.store import ParquetCatalog
+from citeledger.catalog.catalog_store import ParquetCatalog
 from citeledger.engine import process_cache as workers
 from citeledger.ledger.query import run_query
 from citeledger.run import pipeline

@@ -197,7 +197,7 @@ def test_a_searched_work_joins_the_catalog_and_the_next_run_asks_nobody(server, 
                                                                        fixture_catalog):
     import shutil
 
-    from citeledger.catalog.store import ParquetCatalog
+    from citeledger.catalog.catalog_store import ParquetCatalog
     from citeledger.engine import process_cache as workers
     from citeledger.ledger.query import run_query
 

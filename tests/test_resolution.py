@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from citeledger.catalog.store import ParquetCatalog
+from citeledger.catalog.catalog_store import ParquetCatalog
 from resolvers.candidates.fuzzy import FuzzyResolver
 from resolvers.candidates.retrieval import InMemoryRetriever
 from resolvers.catalog import InMemoryCatalog

@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from citeledger.app_errors import QueryFailed, QueryRefused
-from citeledger.catalog.store import CatalogStore
+from citeledger.catalog.catalog_store import CatalogStore
 from citeledger.config import QueryLimits, load_config
 from citeledger.inputs.read import read_references
 from citeledger.inputs.rows import InputLimits, InputReject

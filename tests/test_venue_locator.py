@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from citeledger.catalog.store import CatalogStore, ParquetCatalog
+from citeledger.catalog.catalog_store import CatalogStore, ParquetCatalog
 from citeledger.index import index_upgrade
 from citeledger.sources.source_rows import work_from_arxiv_snapshot
 from resolvers.candidates.fuzzy import FuzzyResolver

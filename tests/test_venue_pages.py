@@ -6,7 +6,7 @@ import random
 import pyarrow as pa
 
 from citeledger.app_errors import LedgerPathError
-from citeledger.catalog.store import CatalogStore, ParquetCatalog
+from citeledger.catalog.catalog_store import CatalogStore, ParquetCatalog
 from citeledger.index import blocking, index_upgrade
 from citeledger.index.venue_index import PAGES_AT, PAGES_HASHES, PAGES_STAMP, LocatorIndex, LocatorRuns, locator_rows
 from citeledger.storage import external_sort as hash_runs

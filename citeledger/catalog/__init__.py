@@ -1,5 +1,5 @@
 """The catalog: works and notice events built into generations on disk (``extract_parts``, ``merge_sql``),
-read back through one lookup interface (``store``), and the generation pins that keep a running
+read back through one lookup interface (``catalog_store``), and the generation pins that keep a running
 generation alive during a build (``generation_pins``).
 
 May import: ``index`` and the packages below it, and ``resolvers``.

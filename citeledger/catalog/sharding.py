@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from citeledger.catalog.store import CatalogStore
+from citeledger.catalog.catalog_store import CatalogStore
 from citeledger.index.shards import Mapper, build_shards, dask_mapper, stamp_of
 from citeledger.storage.atomic import atomic_write_bytes, disk_errors
 from citeledger.storage.locking import exclusive

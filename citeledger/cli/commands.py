@@ -43,7 +43,7 @@ NOTHING_READ = 3  # the exit status of a run in which no input row could be read
 
 def cmd_catalog_build(args: argparse.Namespace) -> int:
     from citeledger import progress
-    from citeledger.catalog.store import CatalogStore
+    from citeledger.catalog.catalog_store import CatalogStore
     from citeledger.sources.source_rows import SourceFormat
 
     check_inputs(args.files)

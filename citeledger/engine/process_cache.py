@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from citeledger.catalog.store import ParquetCatalog
+from citeledger.catalog.catalog_store import ParquetCatalog
 from citeledger.config import Config, load_config
 from citeledger.engine.fuzzy_outcomes import generation_key, pool_share
 from citeledger.index.shards import retriever

@@ -331,7 +331,7 @@ def render_sample(catalog_dir: CatalogDir, per_source: int = 200, seed: int = 12
                   styles: Sequence[str] = STYLES, degradations: Sequence[str] = DEGRADATIONS
                   ) -> tuple[list[Work], list[tuple[str, str, Work, str]]]:
     """The sampled works and their strings (the slow part: citeproc-py's pace)."""
-    from citeledger.catalog.store import CatalogStore
+    from citeledger.catalog.catalog_store import CatalogStore
 
     gen = CatalogStore(catalog_dir).current()
     if gen is None:

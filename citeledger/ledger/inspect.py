@@ -15,7 +15,7 @@ def catalog_info(catalog_dir: CatalogDir) -> dict[str, Any]:
     disk and build time of the catalog's live generation."""
     import duckdb
 
-    from citeledger.catalog.store import CatalogStore
+    from citeledger.catalog.catalog_store import CatalogStore
     from citeledger.index.blocking import INDEX_FILE, INDEX_FORMAT
     from citeledger.storage.sql import sql_literal
 

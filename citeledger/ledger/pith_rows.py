@@ -26,7 +26,7 @@ from typing import Any, Sequence
 import pyarrow as pa
 
 from citeledger.app_errors import InputError, NotFound
-from citeledger.catalog.store import dict_rows
+from citeledger.catalog.catalog_store import dict_rows
 from citeledger.ledger.store import (
     PITH_OBSERVATION_SCHEMA,
     PITH_RECORD_SCHEMA,

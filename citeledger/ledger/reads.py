@@ -8,7 +8,7 @@ from typing import Any, Sequence
 import duckdb
 import pyarrow as pa
 
-from citeledger.catalog.store import dict_rows
+from citeledger.catalog.catalog_store import dict_rows
 from citeledger.ledger.store import connect_views
 from citeledger.storage.places import LedgerDir, LedgerPlaces
 from citeledger.storage.sql import scalar, sql_literal

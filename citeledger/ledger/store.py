@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from citeledger.app_errors import LedgerPathError
-from citeledger.catalog.store import CatalogStore
+from citeledger.catalog.catalog_store import CatalogStore
 from citeledger.ledger.views import (
     DERIVED_VIEWS,
     NOTICE_COLUMNS,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from citeledger.catalog.store import ParquetCatalog
+from citeledger.catalog.catalog_store import ParquetCatalog
 from citeledger.engine.process_cache import get_catalog
 from citeledger.ledger.reads import current_rows
 from citeledger.storage.places import CatalogDir, LedgerDir

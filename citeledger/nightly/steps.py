@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from citeledger.catalog import sharding as catalog_sharding
-from citeledger.catalog.store import CatalogStore
+from citeledger.catalog.catalog_store import CatalogStore
 from citeledger.config import load_config
 from citeledger.engine.process_cache import get_catalog
 from citeledger.index import shards

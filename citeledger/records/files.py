@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from citeledger.app_errors import NotFound, RecordsIncomplete, UnknownRun, UsageError
-from citeledger.catalog.store import ParquetCatalog
+from citeledger.catalog.catalog_store import ParquetCatalog
 from citeledger.engine.process_cache import get_catalog
 from citeledger.ledger.store import LedgerStore, SyncedBatches, check_ledger_dir
 from citeledger.options import at_least, check_run_id

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from citeledger.catalog.store import ParquetCatalog, dict_rows
+from citeledger.catalog.catalog_store import ParquetCatalog, dict_rows
 from citeledger.engine.process_cache import get_catalog
 from citeledger.ledger.store import LedgerStore, connect_views
 from citeledger.pith import consistency, export, schema

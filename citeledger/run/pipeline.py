@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from citeledger.app_errors import DiskFull, InputError
+from citeledger.catalog.catalog_store import CatalogStore, ParquetCatalog
 from citeledger.catalog.generation_pins import pin_generation, pinned_generation, unpin_generation
-from citeledger.catalog.store import CatalogStore, ParquetCatalog
 from citeledger.config import Config, load_config
 from citeledger.engine.process_cache import get_catalog, get_fuzzy, get_remote
 from citeledger.index import index_upgrade
