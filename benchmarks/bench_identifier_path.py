@@ -75,12 +75,12 @@ STEPS = [
     ("resolvers.resolution", "_parsed"), ("citeledger.catalog.catalog_store", "ParquetCatalog.works_by_arxiv_id"),
     ("citeledger.catalog.catalog_store", "ParquetCatalog.works_by_doi"), ("resolvers.resolution", "rule_identifier"),
     ("resolvers.resolution", "check_agreement"), ("resolvers.resolution", "decide"),
-    ("citeledger.run.pipeline", "observation_columns"), ("citeledger.ledger.store", "LedgerStore.write_observation_columns"),
+    ("citeledger.run.pipeline", "observation_columns"), ("citeledger.ledger.ledger_store", "LedgerStore.write_observation_columns"),
     ("citeledger.run.pipeline", "finish_run"), ("citeledger.run.pipeline", "write_run_notices"),
-    ("citeledger.ledger.store", "LedgerStore.linked_work_ids"), ("citeledger.run.notice_check", "work_notice_rows"),
+    ("citeledger.ledger.ledger_store", "LedgerStore.linked_work_ids"), ("citeledger.run.notice_check", "work_notice_rows"),
     ("citeledger.catalog.catalog_store", "ParquetCatalog.notice_rows"), ("citeledger.run.notice_check", "cited_doi_notice_rows"),
-    ("citeledger.ledger.store", "LedgerStore.write_notices"), ("citeledger.run.pipeline", "_summarise"),
-    ("citeledger.ledger.store", "LedgerStore.finish_run"), ("citeledger.run.pipeline", "_complete_run"),
+    ("citeledger.ledger.ledger_store", "LedgerStore.write_notices"), ("citeledger.run.pipeline", "_summarise"),
+    ("citeledger.ledger.ledger_store", "LedgerStore.finish_run"), ("citeledger.run.pipeline", "_complete_run"),
 ]
 
 

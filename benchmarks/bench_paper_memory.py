@@ -72,7 +72,7 @@ def resolve(paper: Path, catalog: Path, ledger: Path) -> dict:
 
 def counts(ledger: Path, catalog: Path) -> tuple[int, int]:
     """Observations and reject rows the run left (the views ``citeledger query`` reads)."""
-    from citeledger.ledger.store import connect_views
+    from citeledger.ledger.ledger_store import connect_views
 
     con = connect_views(ledger, catalog)
     try:

@@ -29,7 +29,7 @@ import duckdb
 from step_timer import time_steps
 
 from citeledger.catalog.catalog_store import CatalogStore
-from citeledger.ledger.store import LedgerStore
+from citeledger.ledger.ledger_store import LedgerStore
 from citeledger.records import files as record_files
 from citeledger.records import receipts
 from citeledger.records.ledger_reads import citing_papers
@@ -103,7 +103,7 @@ STEPS = [
     ("citeledger.records.record", "build_record", 0), ("citeledger.records.fast_build", "_entries", 1),
     ("citeledger.records.fast_build", "_record", 1), ("citeledger.records.receipts", "sign_record", 0),
     ("citeledger.records.record", "validate_record", 0), ("citeledger.records.render.fast_pages", "render_page_files", 0),
-    ("citeledger.records.render.pages", "render_json", 0), ("citeledger.ledger.store", "LedgerStore.write_records_batch", 0),
+    ("citeledger.records.render.pages", "render_json", 0), ("citeledger.ledger.ledger_store", "LedgerStore.write_records_batch", 0),
 ]
 
 

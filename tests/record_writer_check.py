@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from citeledger.ledger.store import LedgerStore
+from citeledger.ledger.ledger_store import LedgerStore
 from citeledger.records.record import validate_record
 from resolvers.jcs import jcs, jcs_exact
 

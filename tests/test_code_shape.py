@@ -17,10 +17,10 @@ WRITING_CALLS = {("os", "replace"), ("os", "rename"), ("shutil", "move"), ("shut
                  (None, "write_bytes")}
 # The modules that decide what is written, each for its own folder, through storage/atomic.py (named
 # by their path under citeledger/). The catalog folder: catalog/ (store, extract parts, pins, sharding)
-# and index/ (index files, shards); the ledger folder: ledger/store; the nightly's own inbox and
+# and index/ (index files, shards); the ledger folder: ledger/ledger_store; the nightly's own inbox and
 # harvest state: nightly/steps, storage/remote_state.
 WRITERS = {"storage/atomic", "catalog/catalog_store", "catalog/extract_parts", "catalog/generation_pins", "catalog/sharding",
-           "index/blocking", "index/shards", "ledger/store", "nightly/steps", "storage/remote_state",
+           "index/blocking", "index/shards", "ledger/ledger_store", "nightly/steps", "storage/remote_state",
            "engine/fuzzy_outcomes",  # the fuzzy outcomes a pool's workers share, in the temp folder
            "storage/external_sort",  # the index files blocking streams (``npy_stream``), through atomic.py
            "site/site_files", "site/folder",

@@ -16,7 +16,7 @@ import pytest
 
 from citeledger import cli
 from citeledger.app_errors import DiskFull
-from citeledger.ledger import store as ledger_store
+from citeledger.ledger import ledger_store
 from citeledger.storage import atomic
 
 ROWS = [{"citing_paper": "paper-a", "reference_index": i,

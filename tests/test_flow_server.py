@@ -141,7 +141,7 @@ def _run(client, server, parameters: dict, env: dict | None = None):
 
 def _runs_rows(ledger: str) -> list[dict]:
     """The ledger's ``runs`` view, as ``citeledger query`` sees it."""
-    from citeledger.ledger.store import connect_views
+    from citeledger.ledger.ledger_store import connect_views
 
     con = connect_views(ledger, None)
     try:

@@ -6,8 +6,8 @@ import duckdb
 import pytest
 
 from citeledger.app_errors import QueryRefused
+from citeledger.ledger.ledger_store import LedgerStore
 from citeledger.ledger.query import run_query
-from citeledger.ledger.store import LedgerStore
 from citeledger.run import pipeline
 from resolvers.errors import ConfigError
 

@@ -101,7 +101,7 @@ def test_a_night_refused_for_its_folders_is_failed_in_runs(site, tmp_path, monke
     with pytest.raises(UsageError, match="lies inside inbox"):
         nightly_flow(inbox=str(site["inbox"]), processed=str(inner), catalog=str(site["catalog"]),
                      ledger=str(site["ledger"]), catalog_inbox=str(site["catalog-inbox"]), batch_size=2)
-    from citeledger.ledger.store import LedgerStore
+    from citeledger.ledger.ledger_store import LedgerStore
 
     runs = ledger_runs(site["ledger"])
     assert [r["state"] for r in runs] == ["failed"], runs

@@ -4,7 +4,7 @@ import pytest
 from pith_fixtures import citation_record, number_record
 
 from citeledger.app_errors import InputError
-from citeledger.ledger.store import OBSERVATION_SCHEMA
+from citeledger.ledger.ledger_store import OBSERVATION_SCHEMA
 from citeledger.pith import reader, states
 from citeledger.pith.schema import RecordKind
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from citeledger.ledger.store import LedgerStore
+from citeledger.ledger.ledger_store import LedgerStore
 from citeledger.records.ledger_reads import papers_observations
 from citeledger.records.record import plain_value, sorted_rows
 
@@ -67,7 +67,7 @@ def test_pass_rows_are_the_current_views_rows_with_first_reads(tmp_path):
                                           row("r2", times[2], "paper-a", 5, "String 5, changed.", "w-b")])
     store.write_observations("r3", "p0", [row("r3", times[3], "paper-a", 5, "String 5.", "w-b")])
     (outbound, inbound, _), = papers_observations(tmp_path, None, [(["paper-a"], "w-a")])
-    from citeledger.ledger.store import connect_views
+    from citeledger.ledger.ledger_store import connect_views
 
     con = connect_views(tmp_path, None)
     current = con.sql("SELECT citing_paper, reference_index, observation_id FROM current ORDER BY 1, 2").fetchall()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from citeledger.ledger.inspect import ledger_runs
-from citeledger.ledger.store import LedgerStore, connect_views
+from citeledger.ledger.ledger_store import LedgerStore, connect_views
 from citeledger.records import files as record_files
 from citeledger.run import orchestrate, pipeline
 

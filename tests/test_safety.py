@@ -29,8 +29,8 @@ from citeledger.catalog.catalog_store import CatalogStore
 from citeledger.config import QueryLimits, load_config
 from citeledger.inputs.read import read_references
 from citeledger.inputs.rows import InputLimits, InputReject
+from citeledger.ledger.ledger_store import LEDGER_PARTS, WORKS_VIEW_SCHEMA
 from citeledger.ledger.query import check_read_only, run_query, sandbox, user_query
-from citeledger.ledger.store import LEDGER_PARTS, WORKS_VIEW_SCHEMA
 from citeledger.options import check_run_id
 from citeledger.records import files as record_files
 from citeledger.run import pipeline

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from citeledger.ledger import views
-from citeledger.ledger.store import PITH_OBSERVATION_SCHEMA, PITH_RECORD_SCHEMA, arrow_schema
+from citeledger.ledger.ledger_store import PITH_OBSERVATION_SCHEMA, PITH_RECORD_SCHEMA, arrow_schema
 from citeledger.pith import reader as pith_reader
 
 REPO = Path(__file__).parent.parent
@@ -70,7 +70,7 @@ def test_query_imports_no_builder_prefect_pydantic_or_pyarrow(ledger, default_ca
     assert not roots(modules) & {"prefect", "pydantic", "pydantic_settings", "pyarrow", "numpy", "httpx", "rich",
                                  "jsonschema", "cryptography"}
     assert not {m for m in modules if m.startswith(("citeledger.catalog", "citeledger.index", "citeledger.sources",
-                                                    "citeledger.ledger.store", "citeledger.engine", "papers.reader"))}
+                                                    "citeledger.ledger.ledger_store", "citeledger.engine", "papers.reader"))}
 
 
 def test_a_query_of_a_big_view_reads_it_through_pyarrow(ledger, default_catalog, tmp_path):
@@ -96,7 +96,7 @@ def test_settings_of_paths_only_load_no_model(ledger, default_catalog, tmp_path)
 def test_runs_reads_the_ledger_without_the_writer(ledger, tmp_path):
     modules = imported(["runs", "--ledger", str(ledger)], tmp_path)
     assert not roots(modules) & {"prefect", "pydantic", "pyarrow", "numpy", "httpx", "jsonschema"}
-    assert not {m for m in modules if m.startswith(("citeledger.catalog", "citeledger.ledger.store"))}
+    assert not {m for m in modules if m.startswith(("citeledger.catalog", "citeledger.ledger.ledger_store"))}
 
 
 def test_help_and_version_load_nothing_heavy(tmp_path):

@@ -17,7 +17,7 @@ from citeledger.storage import locking
 
 
 def cmd_keys_init(args: argparse.Namespace) -> int:
-    from citeledger.ledger.store import check_ledger_dir
+    from citeledger.ledger.ledger_store import check_ledger_dir
     from citeledger.records.receipts import init_keys, key_file_stem, keys_dir
 
     check_ledger_dir(args.ledger)

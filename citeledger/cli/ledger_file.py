@@ -11,7 +11,7 @@ from citeledger.cli.arguments import subcommand
 
 def cmd_relink(args: argparse.Namespace) -> int:
     from citeledger.cli.preflight import check_catalog
-    from citeledger.ledger.store import works_file, write_ledger_database
+    from citeledger.ledger.ledger_store import works_file, write_ledger_database
     from citeledger.ledger.views import require_ledger
     from citeledger.storage import locking
 

@@ -79,8 +79,8 @@ def cmd_import_pith(args: argparse.Namespace) -> int:
     """Each file kept or refused on its own: a line per file kept (stdout), a line per file refused
     (stderr, also a ``rejects`` row); exit 1 when any was refused."""
     from citeledger.display import visible_line
+    from citeledger.ledger.ledger_store import check_ledger_dir
     from citeledger.ledger.pith_rows import import_pith
-    from citeledger.ledger.store import check_ledger_dir
 
     check_inputs(args.files)
     check_ledger_dir(args.ledger)

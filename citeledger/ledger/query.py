@@ -442,7 +442,7 @@ def _plain_errors(limits: QueryLimits, problems: dict[str, str], expired: thread
 
 def view_columns() -> dict[str, list[tuple[str, str]]]:
     """Each view's columns and types, as DuckDB binds the real view definitions over empty data."""
-    from citeledger.ledger.store import WORKS_VIEW_SCHEMA  # the works row's Arrow schema (pyarrow): help only
+    from citeledger.ledger.ledger_store import WORKS_VIEW_SCHEMA  # the works row's Arrow schema (pyarrow): help only
 
     con = duckdb.connect()
     try:

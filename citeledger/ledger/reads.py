@@ -9,7 +9,7 @@ import duckdb
 import pyarrow as pa
 
 from citeledger.catalog.catalog_store import dict_rows
-from citeledger.ledger.store import connect_views
+from citeledger.ledger.ledger_store import connect_views
 from citeledger.storage.places import LedgerDir, LedgerPlaces
 from citeledger.storage.sql import scalar, sql_literal
 

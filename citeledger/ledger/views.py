@@ -1,5 +1,5 @@
 """The ledger's views as plain data: each kind of part file with its folder and its columns (DuckDB
-types), the views over other views, and what makes a folder a ledger. ``store`` builds the Arrow
+types), the views over other views, and what makes a folder a ledger. ``ledger_store`` builds the Arrow
 schemas it writes from these columns; ``query`` and ``ledger.duckdb`` build their views from them.
 Nothing here imports pyarrow or DuckDB, so a read-only command starts without the writer's modules."""
 from __future__ import annotations

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 
 from citeledger.inputs.papers import input_digests
 from citeledger.inputs.pdf_papers import read_later
-from citeledger.ledger.store import LedgerStore
+from citeledger.ledger.ledger_store import LedgerStore
 from citeledger.storage.places import LedgerDir, LedgerPlaces
 from papers.suffixes import PAPER_SUFFIXES
 

@@ -38,8 +38,8 @@ from citeledger.inputs.dedupe import read_inputs
 from citeledger.inputs.papers import given_inputs, input_sha256
 from citeledger.inputs.pdf_papers import pdf_service, read_later
 from citeledger.inputs.rows import InputLimits
+from citeledger.ledger.ledger_store import LedgerStore, write_ledger_database
 from citeledger.ledger.reads import citing_papers_of_works, current_links_and_notices
-from citeledger.ledger.store import LedgerStore, write_ledger_database
 from citeledger.nightly.folders import NightlyFolders, confined_folders, entries_read, rejected_folder
 from citeledger.nightly.intake import CATALOG_SUFFIXES, Intake, citing_paper_of, inbox_files, take_inbox
 from citeledger.nightly.rerun_selection import RerunSelection, select_rerun

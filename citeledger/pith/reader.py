@@ -1,6 +1,6 @@
 """Pith records in: a ``pith.paper-citation-record.v1`` record or a ``pith_number_record`` -> the
 paper as Pith states it, the record's facts, and rows shaped like the ledger's observation rows (the
-ledger's columns, ``ledger/store.py``'s ``OBSERVATION_SCHEMA``, as far as they map, then Pith's own).
+ledger's columns, ``ledger/ledger_store.py``'s ``OBSERVATION_SCHEMA``, as far as they map, then Pith's own).
 
 Nothing of the record is lost: ``PithRead.document`` is the whole record, which the ledger keeps
 (``pith_records.document``, its RFC 8785 text) and gives back (``record ID --format pith``), and each

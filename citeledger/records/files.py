@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator, Sequence
 from citeledger.app_errors import NotFound, RecordsIncomplete, UnknownRun, UsageError
 from citeledger.catalog.catalog_store import ParquetCatalog
 from citeledger.engine.process_cache import get_catalog
-from citeledger.ledger.store import LedgerStore, SyncedBatches, check_ledger_dir
+from citeledger.ledger.ledger_store import LedgerStore, SyncedBatches, check_ledger_dir
 from citeledger.options import at_least, check_run_id
 from citeledger.records import fast_build, receipts
 from citeledger.records import record as records

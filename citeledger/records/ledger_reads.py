@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 import pyarrow as pa
 
-from citeledger.ledger.store import connect_views
+from citeledger.ledger.ledger_store import connect_views
 from citeledger.records.record import plain_value
 from citeledger.storage.places import CatalogDir, LedgerDir
 

@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence
 
 from citeledger.catalog.catalog_store import ParquetCatalog, dict_rows
 from citeledger.engine.process_cache import get_catalog
-from citeledger.ledger.store import LedgerStore, connect_views
+from citeledger.ledger.ledger_store import LedgerStore, connect_views
 from citeledger.pith import consistency, export, schema
 from citeledger.pith import receipts as pith_receipts
 from citeledger.pith.export_parts import arxiv_parts, paper_facts

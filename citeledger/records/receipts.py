@@ -229,7 +229,7 @@ def init_keys(ledger_dir: LedgerDir, rotate: bool = False) -> str:
     """Make the ledger's ed25519 key pair and make it the active one; returns its key id. With a
     key already active this is an error unless ``rotate``: then the new key becomes active, the
     old private key is deleted and the old public key stays, so old records still verify."""
-    from citeledger.ledger.store import LedgerStore
+    from citeledger.ledger.ledger_store import LedgerStore
 
     try:
         old = active_key_id(ledger_dir)

@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence, TypeVar, cast
 from citeledger import progress
 from citeledger.app_errors import RunIncomplete
 from citeledger.inputs.rows import InputLimits
-from citeledger.ledger.store import LedgerStore
+from citeledger.ledger.ledger_store import LedgerStore
 from citeledger.processes import die_with_parent, stop_pool
 from citeledger.records import files as record_files
 from citeledger.records.ledger_reads import latest_run_id

@@ -30,8 +30,8 @@ from citeledger.inputs.files import FETCHED_KINDS, PIPE_OPEN_TIMEOUT, InputSourc
 from citeledger.inputs.papers import collecting_titles
 from citeledger.inputs.pdf_papers import pdf_service
 from citeledger.inputs.rows import InputLimits, InputReject
+from citeledger.ledger.ledger_store import LedgerStore, check_ledger_dir, write_ledger_database
 from citeledger.ledger.reads import run_changes
-from citeledger.ledger.store import LedgerStore, check_ledger_dir, write_ledger_database
 from citeledger.options import at_least, check_run_id
 from citeledger.run.batch_codec import pack_references, unpack_references
 from citeledger.run.notice_check import write_run_notices
