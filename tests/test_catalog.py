@@ -391,7 +391,7 @@ def test_extract_in_byte_ranges_by_worker_processes_gives_the_same_catalog(tmp_p
     serial = build("serial")
     monkeypatch.setattr(catalog_extract, "RANGE_BYTES", 2_000)
     monkeypatch.setattr(catalog_extract, "PARALLEL_BYTES", 0)
-    assert len(catalog_extract.plan(src, catalog_extract.src.SourceFormat.WORKS_JSONL, 0)) > 10
+    assert len(catalog_extract.plan(src, catalog_extract.source_files.SourceFormat.WORKS_JSONL, 0)) > 10
     ranged = build("ranged")
     assert ranged[1:] == serial[1:]
     assert ranged[0].files == serial[0].files and serial[0].files[0]["rejects"] == 5

@@ -72,7 +72,7 @@ print("DONE", summary.resumed, sum(summary.states.values()))
 BUILD_DRIVER = r'''
 import os, sys, time
 from pathlib import Path
-from citeledger.catalog import store as catalog
+from citeledger.catalog import catalog_store as catalog
 
 point, ready = os.environ.get("CRASH_POINT", ""), Path(os.environ.get("CRASH_READY", "/nonexistent"))
 
