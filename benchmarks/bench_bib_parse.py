@@ -15,7 +15,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from citeledger.inputs.read import read_references
+from citeledger.inputs.read_input import read_references
 from citeledger.inputs.rows import InputLimits
 
 

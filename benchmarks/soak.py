@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 os.environ.setdefault("PREFECT_HOME", tempfile.mkdtemp(prefix="soak-prefect-"))
 
-from citeledger.inputs.read import read_references
+from citeledger.inputs.read_input import read_references
 from citeledger.inputs.rows import InputLimits, InputReject
 from resolvers.model import Reference  # noqa: E402
 

@@ -14,7 +14,7 @@ from citeledger.inputs import arxiv_fetch as paper_fetch
 from citeledger.inputs.dedupe import iter_unique
 from citeledger.inputs.files import prepare_inputs
 from citeledger.inputs.pdf_papers import pdf_service
-from citeledger.inputs.read import read_references
+from citeledger.inputs.read_input import read_references
 from citeledger.inputs.rows import InputLimits, InputReject
 from citeledger.storage.remote_state import paper_cache
 

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from citeledger.inputs.read import read_references
+from citeledger.inputs.read_input import read_references
 from citeledger.inputs.rows import InputLimits, InputReject
 from papers.tree import decode
 from resolvers.model import Reference

@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from citeledger.inputs.dedupe import read_inputs
-from citeledger.inputs.read import read_references
+from citeledger.inputs.read_input import read_references
 from citeledger.inputs.rows import InputLimits, InputReject
 from resolvers.model import Reference
 

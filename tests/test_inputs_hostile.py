@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from citeledger.app_errors import InputError
-from citeledger.inputs.read import read_references
+from citeledger.inputs.read_input import read_references
 from citeledger.inputs.rows import MAX_REFERENCE_INDEX, InputLimits, InputReject
 from citeledger.run import pipeline
 from citeledger.storage import locking

@@ -16,7 +16,7 @@ from archives import tar_bytes
 from citeledger import cli
 from citeledger.app_errors import InputError
 from citeledger.inputs.files import prepare_inputs
-from citeledger.inputs.read import read_references
+from citeledger.inputs.read_input import read_references
 
 FIXTURES = Path(__file__).parent / "fixtures" / "papers"
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text())

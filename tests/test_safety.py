@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from citeledger.app_errors import QueryFailed, QueryRefused
 from citeledger.catalog.catalog_store import CatalogStore
 from citeledger.config import QueryLimits, load_config
-from citeledger.inputs.read import read_references
+from citeledger.inputs.read_input import read_references
 from citeledger.inputs.rows import InputLimits, InputReject
 from citeledger.ledger.ledger_store import LEDGER_PARTS, WORKS_VIEW_SCHEMA
 from citeledger.ledger.query import check_read_only, run_query, sandbox, user_query

@@ -15,7 +15,7 @@ import numpy as np
 
 from citeledger.inputs.files import ARXIV_ID_KIND, InputSource, discard_spools, prepare_inputs
 from citeledger.inputs.papers import FOLDER_KIND, PAPER_KIND, REFUSED_KIND
-from citeledger.inputs.read import read_references
+from citeledger.inputs.read_input import read_references
 from citeledger.inputs.rows import InputLimits, InputReject
 from citeledger.progress import track
 from papers.names import citing_paper_from_name
