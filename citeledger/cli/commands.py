@@ -28,10 +28,10 @@ from citeledger.cli.arguments import (
     subcommand,
 )
 from citeledger.cli.config_show import config_parsers
-from citeledger.cli.inspect import cmd_catalog_info, cmd_query, cmd_runs
 from citeledger.cli.pith import sign_option
 from citeledger.cli.prefect_env import SignalWatch, load_flow, stop_on_sigterm
 from citeledger.cli.preflight import check_catalog, check_inputs, check_ledger, prefect_defaults, use_flow, use_grobid
+from citeledger.cli.read_commands import cmd_catalog_info, cmd_query, cmd_runs
 from citeledger.cli.records import cmd_record, cmd_records
 from citeledger.options import non_negative_int, positive_int
 from citeledger.run.summary import RunSummary
