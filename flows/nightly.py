@@ -32,7 +32,7 @@ from citeledger.run import orchestrate
 from citeledger.run.orchestrate import BATCHES_IN_FLIGHT
 from citeledger.run.pipeline import DEFAULT_BATCH_SIZE
 from citeledger.run.summary import state_table, step_table
-from flows.options import (
+from flows.flow_options import (
     BatchSize,
     NightlySettings,
     TaskRunner,

@@ -18,7 +18,7 @@ from citeledger.run import orchestrate, pipeline, remote_run
 from citeledger.run.orchestrate import BATCHES_IN_FLIGHT
 from citeledger.run.summary import RunSummary, state_table
 from citeledger.run.task_runners import choose_task_runner, make_task_runner, workers_report_here
-from flows.options import BatchSize, MaxRawChars, TaskRunner, Workers, record_failed_run, this_flow_run
+from flows.flow_options import BatchSize, MaxRawChars, TaskRunner, Workers, record_failed_run, this_flow_run
 from resolvers.errors import TransientError
 
 

@@ -94,8 +94,8 @@ def test_one_batch_size_default_everywhere():
 
 
 def test_the_nightly_timeout_is_a_setting(monkeypatch):
+    from flows.flow_options import NightlySettings
     from flows.nightly import nightly  # loaded before the environment changes below, as a worker loads it
-    from flows.options import NightlySettings
 
     loaded = NightlySettings().timeout_seconds  # what the flow got when this process loaded it
     monkeypatch.delenv("CITELEDGER_NIGHTLY_TIMEOUT_SECONDS", raising=False)
