@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from resolvers.notices.sources import (
+from resolvers.notices.notice_sources import (
     events_from_arxiv_withdrawal,
     events_from_crossref_relations,
     is_doi_nature_csv,

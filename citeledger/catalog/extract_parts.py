@@ -34,7 +34,7 @@ from citeledger.processes import die_with_parent
 from citeledger.sources import source_files, source_rows, works_columnar
 from citeledger.storage.atomic import atomic_write_bytes, file_sha256, publish_dir, staged
 from citeledger.works.row_schema import SOURCE_FIELDS, WORKS_SCHEMA
-from resolvers.notices import sources as notice_sources
+from resolvers.notices import notice_sources
 
 PART_ROWS = 50_000  # rows per row group of a part file (and per Arrow conversion)
 RANGE_BYTES = 64 << 20  # a plain JSON-lines works file is read in byte ranges of about this size

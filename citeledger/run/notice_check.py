@@ -9,7 +9,7 @@ from typing import Any
 from citeledger.engine.process_cache import get_catalog, get_notice_index
 from citeledger.ledger.ledger_store import LedgerStore
 from citeledger.storage.places import CatalogDir, LedgerDir
-from resolvers.notices import sources as notice_sources
+from resolvers.notices import notice_sources
 from resolvers.notices import standing as notices
 from resolvers.notices.standing import NoticeIndex, notice_row
 

@@ -3,7 +3,7 @@
 A citation ledger must say not only *which* work a reference names but whether that work still
 stands. The sources (the Retraction Watch database CSV, the two-column
 ``doi,retractionwatch`` CSV, Crossref ``update-to`` / ``updated-by`` relations and arXiv
-withdrawals) are read into typed ``NoticeEvent`` records by ``resolvers.notices.sources``; this
+withdrawals) are read into typed ``NoticeEvent`` records by ``resolvers.notices.notice_sources``; this
 module holds the records and folds the events of one work into a ``StandingNotice``. Pure
 Python: no DuckDB, no Prefect, no network, so the catalog builder and the ledger can both feed it.
 
@@ -101,7 +101,7 @@ class NoticeEvent:
     ``original_doi`` is the lower-case DOI of the work the notice is about (for arXiv, the
     DataCite DOI ``10.48550/arxiv.<id>``); ``notice_doi`` the notice's own DOI when known;
     ``date`` an ISO date (``YYYY-MM-DD``) or None; ``nature_raw`` the source's own word for it.
-    ``sources`` names every source that reported this event (``source`` is the first).
+    ``notice_sources`` names every source that reported this event (``source`` is the first).
     """
 
     original_doi: str
