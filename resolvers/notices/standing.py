@@ -101,7 +101,7 @@ class NoticeEvent:
     ``original_doi`` is the lower-case DOI of the work the notice is about (for arXiv, the
     DataCite DOI ``10.48550/arxiv.<id>``); ``notice_doi`` the notice's own DOI when known;
     ``date`` an ISO date (``YYYY-MM-DD``) or None; ``nature_raw`` the source's own word for it.
-    ``notice_sources`` names every source that reported this event (``source`` is the first).
+    ``sources`` names every source that reported this event (``source`` is the first).
     """
 
     original_doi: str
