@@ -11,7 +11,8 @@
 resolution core can be used and tested on its own. ``papers/`` (a paper in, its references out)
 stands beside it and may import only the identifier grammar (``resolvers.identifiers``) of it, so
 a paper's name gives an arXiv id by the same rule as a reference string. The flows build on the
-library; the command line loads a flow by its entrypoint, as a Prefect worker does."""
+library; the command line stands on both and imports a flow where it starts a flow run, so every
+link between them is an import this graph sees."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -87,8 +88,24 @@ def test_papers_import_of_the_resolvers_only_the_identifiers():
 
 
 def test_the_library_never_imports_the_flows():
-    assert [f"{m} imports {t}" for m, ts in GRAPH.edges.items() if m.startswith("citeledger") for t in ts
-            if t.startswith("flows")] == []
+    """Only the command line starts a flow (``citeledger.cli``, above ``flows`` in ``LAYERS``)."""
+    assert [f"{m} imports {t}" for m, ts in GRAPH.edges.items() if m.startswith("citeledger")
+            and not m.startswith("citeledger.cli") for t in ts if t.startswith("flows")] == []
+
+
+def test_the_command_line_starts_the_flows_it_names_by_import():
+    """No flow is started by a name string (a link no import graph sees): the command line imports
+    every flow module it runs, and loads none by its entrypoint."""
+    cli = {t for m, ts in GRAPH.edges.items() if m.startswith("citeledger.cli") for t in ts if t.startswith("flows")}
+    assert {"flows.resolve", "flows.records", "flows.nightly", "flows.refresh"} <= cli
+    import ast
+    import re
+
+    entrypoint = re.compile(r"flows[./]\w+(\.py)?:\w+")
+    named = [f"{m}: {n.value}" for m, p in GRAPH.modules.items() if m.startswith("citeledger")
+             for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+             if isinstance(n, ast.Constant) and isinstance(n.value, str) and entrypoint.search(n.value)]
+    assert named == []
 
 
 def _third_party_imports(package: str, names: tuple[str, ...]) -> list[str]:

@@ -1,5 +1,5 @@
-"""``citeledger``: a thin map from the command line onto the library, and onto the flows (loaded by
-their entrypoints) when a run reports to Prefect."""
+"""``citeledger``: a thin map from the command line onto the library, and onto the flows when a run
+reports to Prefect (a flow's module, and Prefect with it, is imported only by a command that runs it)."""
 from __future__ import annotations
 
 import argparse
@@ -29,7 +29,7 @@ from citeledger.cli.arguments import (
 )
 from citeledger.cli.config_show import config_parsers
 from citeledger.cli.pith import sign_option
-from citeledger.cli.prefect_env import SignalWatch, load_flow, stop_on_sigterm
+from citeledger.cli.prefect_env import SignalWatch, quiet_after_signal, stop_on_sigterm
 from citeledger.cli.preflight import check_catalog, check_inputs, check_ledger, prefect_defaults, use_flow, use_grobid
 from citeledger.cli.read_commands import cmd_catalog_info, cmd_query, cmd_runs
 from citeledger.cli.records import cmd_record, cmd_records
@@ -134,7 +134,10 @@ def run_resolve(args: argparse.Namespace) -> RunSummary | dict:
     if not use_flow(args):
         return resolve_direct(inputs, args, options)
     prefect_defaults()
-    return load_flow("resolve")(inputs=inputs, catalog=args.catalog, ledger=args.ledger, task_runner=args.task_runner,
+    from flows.resolve import resolve_references
+
+    quiet_after_signal()  # Prefect's logging is set up by now
+    return resolve_references(inputs=inputs, catalog=args.catalog, ledger=args.ledger, task_runner=args.task_runner,
                               dask_address=args.dask_address, dask_workers=args.dask_workers, **options)
 
 
@@ -184,7 +187,10 @@ def cmd_nightly(args: argparse.Namespace) -> int:
     config = check_nightly_folders(args)  # refused in one line before Prefect starts, nothing moved
     use_grobid(args.grobid)
     prefect_defaults()
-    summary = load_flow("nightly")(inbox=args.inbox, processed=args.processed, catalog=args.catalog, ledger=args.ledger,
+    from flows.nightly import nightly
+
+    quiet_after_signal()
+    summary = nightly(inbox=args.inbox, processed=args.processed, catalog=args.catalog, ledger=args.ledger,
                       catalog_inbox=args.catalog_inbox, remote=args.remote, task_runner=args.task_runner,
                       batch_size=args.batch_size or config.limits.batch_size, dask_address=args.dask_address,
                       dask_workers=args.dask_workers, site=args.site)
@@ -204,7 +210,10 @@ def cmd_nightly(args: argparse.Namespace) -> int:
 
 def cmd_refresh(args: argparse.Namespace) -> int:
     prefect_defaults()
-    report = load_flow("refresh")(catalog=args.catalog, catalog_inbox=args.catalog_inbox, remote=args.remote)
+    from flows.refresh import refresh_catalog
+
+    quiet_after_signal()
+    report = refresh_catalog(catalog=args.catalog, catalog_inbox=args.catalog_inbox, remote=args.remote)
     for error in report["errors"]:
         print(f"refresh: {error}", file=sys.stderr)
     print(f"catalog {args.catalog}: {report['works_before']} -> {report['works_after']} works "

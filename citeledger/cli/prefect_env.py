@@ -145,18 +145,3 @@ def prepare_cli_process() -> None:
     stop_on_sigterm()
     watch_parent()
 
-
-# The flows the command line runs, named by the entrypoints their deployments carry in prefect.yaml
-# and loaded the way a Prefect worker loads a deployment's flow: the flows build on the library, so
-# the library (this command included) never imports them.
-FLOW_ENTRYPOINTS = {"resolve": "flows.resolve:resolve_references", "records": "flows.records:build_records",
-                    "nightly": "flows.nightly:nightly", "refresh": "flows.refresh:refresh_catalog"}
-
-
-def load_flow(name: str) -> Any:
-    """The Prefect flow of a command (``FLOW_ENTRYPOINTS``), loaded by its entrypoint."""
-    from prefect.flows import load_flow_from_entrypoint
-
-    flow: Any = load_flow_from_entrypoint(FLOW_ENTRYPOINTS[name], use_placeholder_flow=False)
-    quiet_after_signal()  # Prefect's logging is set up by now
-    return flow

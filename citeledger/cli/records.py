@@ -8,7 +8,6 @@ from pathlib import Path
 
 from citeledger.app_errors import NotFound, UsageError
 from citeledger.cli.pith import check_sign
-from citeledger.cli.prefect_env import load_flow
 from citeledger.cli.preflight import check_catalog, prefect_defaults, use_flow
 
 
@@ -84,7 +83,11 @@ def cmd_records(args: argparse.Namespace) -> int:
         check_run(args.ledger, args.run_id)  # before any server starts
     if use_flow(args):
         prefect_defaults()
-        written = load_flow("records")(ledger=args.ledger, catalog=args.catalog, run_id=args.run_id, papers=args.papers)
+        from citeledger.cli.prefect_env import quiet_after_signal
+        from flows.records import build_records
+
+        quiet_after_signal()
+        written = build_records(ledger=args.ledger, catalog=args.catalog, run_id=args.run_id, papers=args.papers)
     else:
         from citeledger.run import orchestrate
 
