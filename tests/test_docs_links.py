@@ -26,7 +26,7 @@ CODE = re.compile(r"^(```|~~~).*?^\1[^\n]*$|`[^`\n]*`", re.S | re.M)
 DOCS_PATH = re.compile(r"(?<![\w./-])docs/[\w./-]*\w\.(?:md|png)\b")
 CODE_ROOTS = ("citeledger", "resolvers", "papers", "flows")
 # a path of the code as pages name it: a file or folder, or a module and one of its names
-CODE_PATH = re.compile(r"(?<![\w./-])(?:citeledger|resolvers|papers|flows|tests|benchmarks)(?:/[\w.-]*\w)+/?")
+CODE_PATH = re.compile(r"(?<![\w./-])(?:citeledger|resolvers|papers|flows|tests|benchmarks)(?:/[\w.-]*\w)+/?(?![\w*])")
 DOTTED = re.compile(r"(?<![\w./-])((?:citeledger|resolvers|papers|flows)(?:\.[A-Za-z_]\w*)+)(?![\w-])")
 NOT_CODE = {"citeledger.toml"}  # the settings file, named like a module
 FILE_SUFFIXES = {"md", "py", "json", "jsonl", "toml", "yaml", "txt", "html", "csv", "gz", "parquet", "pdf", "tex"}
