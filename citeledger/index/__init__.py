@@ -3,5 +3,5 @@
 (``notice_files``), shards of the fuzzy index (``shards``) and the upgrade of an older index
 format (``index_upgrade``: run where a build or a run is planned, never when a catalog is opened).
 
-May import: ``sources``, ``works``, ``storage`` and ``resolvers``.
+May import: ``sources``, ``works``, ``storage`` and the packages below them, and ``resolvers``.
 """

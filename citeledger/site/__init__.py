@@ -4,7 +4,7 @@ embedded JSON), each paper's record pages (its references first, filtered by sta
 work's page (the catalog's fields, every citing paper), and a page of the standing notices;
 relative links only, so it opens from the file system as well as from any static file server.
 
-``collect`` reads each record (checked as ``verify`` checks it) and what each paper gives the site;
+``collect`` reads each record (checked as ``citeledger verify`` checks it) and what each paper gives the site;
 ``site_pages`` makes the index, work and notices pages; ``site_files`` decides what a build makes
 again and what it keeps; ``folder`` says what of ``OUT`` is the site's own and publishes a build
 whole; ``staging`` is the folder a build is staged in.

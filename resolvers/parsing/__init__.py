@@ -2,5 +2,6 @@
 parser (``fields``, ``lazy``), title forms (``title_parts``, ``title_order``, ``title_signs``) and
 the parse's quality (``quality``).
 
-May import: ``resolvers.identifiers``, ``resolvers.model`` and ``resolvers.errors``.
+May import: ``resolvers.model`` and ``resolvers.errors`` (the identifiers stand above, and read
+strings through ``text``).
 """
