@@ -30,3 +30,12 @@ def test_every_command_has_its_section_and_every_option_its_row():
         for action in command._actions:
             for option in set(action.option_strings) - set(COMMON) - {"--help"}:
                 assert re.search(rf"^\| `(?:\S+, )?{re.escape(option)}\b", section, re.M), f"{command.prog} {option}"
+
+
+def test_a_command_named_like_a_setting_shows_no_setting_default():
+    """``catalog`` and ``ledger`` are commands and settings: their lines in ``citeledger --help`` say
+    what the commands do, while the ``--catalog`` option names the setting it falls back on."""
+    help_text = build_parser().format_help()
+    assert "manage the local catalog\n" in help_text
+    assert "the `catalog` setting" not in help_text and "the `ledger` setting" not in help_text
+    assert "the `catalog` setting" in render().split("\n## citeledger query\n")[1].split("\n## ")[0]

@@ -31,7 +31,8 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """Shows each option's default, unless its help already says it or it is an off switch."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
-        if action.dest in PLACE_SETTINGS and action.default is None and "(default" not in (action.help or ""):
+        place = action.option_strings and action.dest in PLACE_SETTINGS  # an option, not the `catalog` command
+        if place and action.default is None and "(default" not in (action.help or ""):
             return f"{action.help} (default: the `{action.dest}` setting; {PLACE_SETTINGS[action.dest]} unless set)"
         if action.default in (None, False) or "default" in (action.help or ""):
             return action.help
