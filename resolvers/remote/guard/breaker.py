@@ -28,6 +28,9 @@ from resolvers.remote.bounds import Fault, unavailable
 
 
 class CircuitBreaker:
+    """One service's circuit, as the module says: its state, its openings this run, the requests it
+    refused and what opened it last."""
+
     CLOSED, OPEN, HALF_OPEN = "closed", "open", "half_open"
     FOR_RUN = "open for the rest of the run"
 
@@ -91,6 +94,7 @@ class CircuitBreaker:
         return unavailable(self.service, Fault.CIRCUIT_OPEN, f"{self.why}{when}")
 
     def record_success(self) -> None:
+        """An answer: a probe's closes the circuit; one that comes while it is open leaves it open."""
         with self._lock:
             if self.state != self.OPEN:
                 self.state = self.CLOSED
