@@ -56,17 +56,18 @@ def record_failed_run(flow: Any, flow_run: Any, state: Any) -> None:
     """``on_failure`` hook: the failure (a failed step, a timeout) as the run's row in the ledger's
     ``runs`` (``finished_at`` null, ``errors`` the message) and as a markdown artifact. Only a flow
     run named by a ledger run id (``<trigger>-...``) writes to the ledger: a run that failed before
-    it got its name (its parameters refused) has no ledger run."""
+    it got its name (its parameters refused) has no ledger run; nor does a night whose ledger lies
+    outside the nightly's roots (its artifact says so)."""
     logger = flow_run_logger(flow_run, flow)
     trigger = "nightly" if flow.name == "nightly" else "resolve"
     message = redact(state.message or state.name)  # a failed step's message may name a URL with credentials
     ledger = flow_run.parameters.get("ledger") or _default(flow, "ledger")
-    if trigger == "nightly" and not _confined(ledger):  # a ledger given outside the nightly's roots: not written
-        logger.warning("ledger %s is outside the nightly's roots: the failure is not written there", ledger)
-        return
     lines = [f"# citeledger {flow.name} failed", "", f"flow run `{flow_run.name}`: {state.name}", "",
              f"    {message}"]
-    if flow_run.name.startswith(("nightly-", "run-")) or flow_run.parameters.get("run_id") == flow_run.name:
+    if trigger == "nightly" and not _confined(ledger):  # a ledger given outside the nightly's roots: not written
+        lines += ["", f"ledger `{ledger}` is outside the nightly's roots (`nightly.roots`): the failure is not "
+                      "written there"]
+    elif flow_run.name.startswith(("nightly-", "run-")) or flow_run.parameters.get("run_id") == flow_run.name:
         try:
             orchestrate.record_failure(ledger, flow_run.name, message, trigger, str(flow_run.id))
             lines += ["", f"`runs` of ledger `{ledger}`: run `{flow_run.name}` failed (finished_at null); "

@@ -248,7 +248,7 @@ def test_a_night_past_its_timeout_fails_into_the_runs_row(server, client, tmp_pa
     millisecond, so the night times out before its first step is done."""
     site = _site(tmp_path, fixture_catalog)
     flow_run = _run(client, server, {**site, "catalog_inbox": None},
-                    env={"CITELEDGER_NIGHTLY_TIMEOUT_SECONDS": "0.001"})
+                    env={**roots(tmp_path), "CITELEDGER_NIGHTLY_TIMEOUT_SECONDS": "0.001"})
     assert flow_run.state.name == "TimedOut" and flow_run.state.is_failed()
     _failure_hook_done(client, server, flow_run.id)
     (row,) = _runs_rows(site["ledger"])
