@@ -713,3 +713,25 @@ def test_a_running_header_references_atop_each_page_of_the_list_is_no_new_list()
     refs = pdf_reference_strings(make_pdf(pages))
     assert len(refs) == 12 and refs[0].startswith("Adams")
 
+
+
+@needs_pdftotext
+def test_a_page_whose_narrowest_cover_is_between_labels_and_entries_is_split_at_the_documents_gutter():
+    """A table over both columns puts its cells across the gutter, so on the list's page the x that
+    the fewest words cover is the narrow gap between the right column's right-aligned labels and
+    its entries' text; the document's usual gutter, as clear on this page, splits it."""
+    body = "Left column text of the paper that goes to the edge, line {:02d}."  # to x = 295
+    first = [(60, 60 + 11 * i, body.format(i)) for i in range(30)]
+    first += [(318, 60 + 11 * i, f"Right column text of the paper, line {i}.") for i in range(30)]
+    table = [(x, 60 + 11 * row, f"{row}.{x}%") for row in range(7) for x in (200, 296, 360)]
+    table.append((54, 140, "Table 2: Performance of each rating system on the metrics, over every data set we hold."))
+    left = [(60, 170 + 11 * i, body.format(i)) for i in range(24)]
+    left += [(54, 450, "REFERENCES"), (54, 462, "[1] A. Adams. A first work. J. Tests 1, 1 (2001)."),
+             (54, 473, "[2] B. Baker. A second work. J. Tests 2, 2 (2002).")]
+    right = []
+    for k in range(3, 20):  # labels right-aligned at x = 330, the entries' text from x = 334
+        right += [(330 - (10.0 if k < 10 else 15.0), 170 + 22 * (k - 3), f"[{k}]"),
+                  (334, 170 + 22 * (k - 3), f"{NAMES[k % 12]}, A. A work on"),
+                  (334, 181 + 22 * (k - 3), f"{TOPICS[k % 12]}. J. Tests {k}, 1 ({1990 + k}).")]
+    refs = pdf_reference_strings(make_pdf([first, table + left + right, first]))
+    assert len(refs) == 19 and refs[2] == "Dunn, A. A work on dogs. J. Tests 3, 1 (1993)."

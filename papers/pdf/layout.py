@@ -25,6 +25,7 @@ LABEL_COLUMN = 0.8  # share of one-word lines that makes a left "column" a list'
 SHORT = 0.4  # a line narrower than this share of the page may be a heading over a two-column part
 MAX_CUT_TRIES = 24  # short lines tried as the top of a two-column part, per page (bounds the work)
 CENTRED = 0.05  # a line whose middle is this close to the gutter (share of the page width) spans both columns
+GUTTER_MOVE = 0.01  # a page's gutter this far (share of the page width) from the document's usual one lies elsewhere
 MARGIN_GAP = 2.0  # a gap (in line heights) no word space or justified line reaches
 EDGE_LINES = 3  # lines looked at, at the top and at the bottom of a page, for headers and footers
 HEADER_DRIFT = 3.0  # points: a running header or footer sits at the same height on every page
@@ -376,8 +377,14 @@ def _columns(page: Page, usual: float | None = None) -> list[Line]:
     one-column paper), the lines under the highest short line (a heading) below which a gutter
     still appears are split there and the lines above are ``SPAN``; else, on a page of a
     two-column document whose wide figures leave too few lines for a gutter of its own, split at
-    the document's ``usual`` gutter (a line across it spans both columns)."""
+    the document's ``usual`` gutter (a line across it spans both columns). A page whose own
+    gutter lies elsewhere than the usual one, which is as clear a gutter on this page, is split at
+    the usual one: a wide table's cells over the columns can leave the narrowest cover at the gap
+    between a list's labels and its entries' text."""
     gutter = find_gutter(page)
+    if gutter is not None and usual is not None and abs(gutter - usual) > GUTTER_MOVE * page.width \
+            and _clear_gutter(page, usual):
+        gutter = usual
     if gutter is not None:
         return split_columns(page, gutter)
     short = [ln for ln in sorted(page.lines, key=lambda ln: -ln.y0) if ln.x1 - ln.x0 < SHORT * page.width]
@@ -396,6 +403,15 @@ def _columns(page: Page, usual: float | None = None) -> list[Line]:
     for line in above:
         line.column = SPAN
     return above + split_columns(below, gutter)
+
+
+def _clear_gutter(page: Page, x: float) -> bool:
+    """``x`` can be the page's gutter: at most ``GUTTER_MAX_COVER`` of its lines have a word across
+    it and ``GUTTER_MIN_LINES`` lines at least stand wholly on each side."""
+    across = sum(1 for line in page.lines if any(w.x0 < x < w.x1 for w in line.words))
+    left = sum(1 for line in page.lines if line.x1 <= x)
+    right = sum(1 for line in page.lines if line.x0 >= x)
+    return across <= GUTTER_MAX_COVER * len(page.lines) and min(left, right) >= GUTTER_MIN_LINES
 
 
 def usual_gutter(pages: list[Page]) -> float | None:
