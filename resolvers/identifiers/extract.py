@@ -200,6 +200,17 @@ _ENCODED_CONTROL = re.compile(r"%(?:5c|0a|0d|09)", re.I)
 _LITERAL_CONTROL = re.compile(r"\\[nrt](?:https?:|www\.|\s|$|\\)")
 
 
+# a second DOI's prefix run into a DOI's end, as a style prints a doi field holding two DOIs with no
+# space between (``10.3847/1538-4357/aa901e10.48550/arXiv.1705.06179``): a registrant of four or
+# more digits not opening with 0, after a letter or a digit that does not make it a year's end
+# (``fpsyg.2010.00123/full`` is one DOI and its URL's tail)
+_RUN_ON_DOI = re.compile(r"(?<=[A-Za-z0-9])(?<!19|20)10\.[1-9]\d{3,8}/")
+
+
+# arXiv's DOI of an id, new or old style: a line break anywhere in its prefix is inside it
+_ARXIV_DOI_ID = re.compile(r"10\.48550/arxiv\.(?:\d{4}\.\d{4,5}|[a-z]+(?:-[a-z]+)?(?:\.[a-z]{2})?/\d{7})", re.I)
+
+
 def _join_break(text: str, token: str, end: int) -> tuple[str, int]:
     """Rejoin a DOI that PDF extraction split with whitespace, where the split is unambiguous.
 
@@ -207,7 +218,10 @@ def _join_break(text: str, token: str, end: int) -> tuple[str, int]:
     to it; after a line break, ``10.1016/j.`` + ``cell...``, ``10.1063/1.`` + ``4939112`` and
     ``S1074-`` + ``7613...`` are rejoined too (a word part cut by TeX's hyphen, ``mn-`` + ``ras``,
     without that hyphen), and so is ``npg-`` + ``19-227-2012`` after a plain space (a DOI does not
-    end with a hyphen). Anything else stays split (and a cut-short DOI is reported malformed)."""
+    end with a hyphen). Anything else stays split (and a cut-short DOI is reported malformed). Of a
+    token of DOIs run together (``_RUN_ON_DOI``) the last one is judged. arXiv's DOI prefix
+    ``10.48550/arXiv.`` goes on with the arXiv id after it, an old-style one too (``10.48550/arXiv.``
+    + ``astro-ph/0401128``)."""
     for _ in range(4):
         ws = _BREAK.match(text, end)
         if ws is None:
@@ -215,8 +229,14 @@ def _join_break(text: str, token: str, end: int) -> tuple[str, int]:
         nxt_m = DOI_CONTEXT_TOKEN.match(text, ws.end())
         nxt = nxt_m.group(0) if nxt_m else ""
         drop = 0  # characters of ``token`` the join leaves out
+        last = _last_run_on(token)
+        # "10.48550/arXiv." + "astro-ph/0401128", "10.48550/" + "arXiv.2101.00001"
+        if nxt and last[:9] == "10.48550/" and len(last) <= len(ARXIV_DOI_PREFIX) and _ARXIV_DOI_ID.match(last + nxt):
+            token, end = token + nxt, ws.end() + len(nxt)
+            break
         if not nxt or _NOT_A_CONTINUATION.match(nxt):
             break  # the next token is an identifier of its own
+        token, whole = last, token  # the checks below read the last DOI; the join keeps the whole token
         if _CUT_10.fullmatch(token):
             ok = nxt[0] == "." if token == "10" else nxt[0].isdigit()
         elif _CUT_REGISTRANT.fullmatch(token):
@@ -238,10 +258,21 @@ def _join_break(text: str, token: str, end: int) -> tuple[str, int]:
             ok = nxt[0].islower() or nxt[0].isdigit() or _CODE.match(nxt) is not None
         else:
             ok = False
+        token = whole
         if not ok or len(token) + len(nxt) > MAX_TOKEN:
             break
         token, end = token[:len(token) - drop] + nxt, ws.end() + len(nxt)
     return token, end
+
+
+def _last_run_on(token: str) -> str:
+    """The last DOI of a token that may hold several run together (``_RUN_ON_DOI``), else the token."""
+    if len(token) <= 16:
+        return token
+    start = 0
+    for cut in _RUN_ON_DOI.finditer(token, token.find("/") + 2):
+        start = cut.start()
+    return token[start:]
 
 
 _SPLIT_URL = re.compile(r"(https?):\s{1,3}//|(arxiv|doi)\s?\.\s{1,3}(org)", re.I)
@@ -347,7 +378,16 @@ class _Scan:
                 self.bad.append((m.start(), MalformedToken(
                     "doi", token[:80], "DOI runs into a backslash: cut short or mangled")))
                 continue
-            self.add_doi(m.start(), token, consumed)
+            self.add_run_on(m.start(), token, consumed)
+
+    def add_run_on(self, pos: int, token: str, end: int) -> None:
+        """``add_doi`` for each DOI of a token that may hold several run together (``_RUN_ON_DOI``)."""
+        cut = _RUN_ON_DOI.search(token, token.find("/") + 2) if len(token) > 16 else None
+        while cut is not None:
+            self.add_doi(pos, token[:cut.start()], pos + cut.start())
+            pos, token = pos + cut.start(), token[cut.start():]
+            cut = _RUN_ON_DOI.search(token, token.find("/") + 2)
+        self.add_doi(pos, token, end)
 
     def dois_by_context(self) -> None:
         """Whatever "doi:", "DOI" or doi.org announces (any registrant the DOI Handbook allows)."""
@@ -361,7 +401,7 @@ class _Scan:
             t = DOI_CONTEXT_TOKEN.match(text, at)
             assert t is not None  # (a digit is a DOI character)
             joined, end = _join_break(text, t.group(0), t.end())
-            self.add_doi(at, joined, end)
+            self.add_run_on(at, joined, end)
 
     def new_style_arxiv(self) -> None:
         """New-style numbers: context decides whether a number is an arXiv id."""
