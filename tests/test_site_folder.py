@@ -216,3 +216,35 @@ def test_the_spare_build_is_brought_to_the_new_one_without_bringing_back_what_a_
     assert site(fresh, ledger, default_catalog) == 0
     assert {k: v[1] for k, v in snapshot(fresh).items() if v[0] == "file" and "citeledger-site" not in k} == \
         {k: v[1] for k, v in after.items() if v[0] == "file" and k != "c.txt"}
+
+
+def test_an_incremental_build_is_byte_for_byte_a_full_one(tmp_path, ledger, default_catalog, capsys):
+    """A site built, then the ledger grows (a new paper read from its e-print, with its title; the
+    papers it touches get their records again), then the site built again: it makes again only what
+    changed, and every file is the same bytes as a full build's of the grown ledger into a new folder."""
+    import shutil
+
+    grown = tmp_path / "ledger"
+    shutil.copytree(ledger, grown)
+    out = tmp_path / "out"
+    assert site(out, grown, default_catalog) == 0
+    assert site(out, grown, default_catalog) == 0  # the spare is made: the next build is staged in it
+    assert cli.main(["resolve", str(REPO / "tests" / "fixtures" / "papers" / "1911.13021.tar.gz"), "--catalog",
+                     str(default_catalog), "--ledger", str(grown)]) == 0
+    assert cli.main(["records", "--ledger", str(grown), "--catalog", str(default_catalog)]) == 0
+    capsys.readouterr()
+    assert site(out, grown, default_catalog) == 0
+    said = capsys.readouterr().out
+    made = int(re.search(r"\((\d+) papers' pages made", said).group(1))
+    assert 1 <= made < 6  # the new paper (and those whose records were written again), not all six
+    fresh = tmp_path / "fresh"
+    assert site(fresh, grown, default_catalog) == 0
+
+    def files(folder: Path) -> dict[str, bytes]:
+        return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*")
+                if p.is_file() and ".citeledger-site" not in p.parts}
+
+    incremental, full = files(out), files(fresh)
+    assert incremental.keys() == full.keys() and len(full) > 200
+    assert [name for name in full if incremental[name] != full[name]] == []
+    assert "Efficient Calibration of Embedded MPC" in full["index.html"].decode()
