@@ -20,10 +20,11 @@ from resolvers.candidates.fuzzy import FuzzyOutcome
 from resolvers.errors import RemoteUnavailable
 from resolvers.model import Reason, Reference, Work
 from resolvers.parsing.fields import ParsedReference
-from resolvers.remote.search import SEARCH_SOURCES, RequestBudget, SearchAnswer, SearchResolver
+from resolvers.remote.settings import SEARCH_SOURCES
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the HTTP clients load only when a run has search services on
     from resolvers.context import ReferenceContext
+    from resolvers.remote.search import RequestBudget, SearchAnswer, SearchResolver
 
 # the local outcomes a search may change: nothing found, nothing good enough, or only a notice
 SEARCHABLE = frozenset({Reason.NO_CANDIDATES, Reason.BELOW_THRESHOLD, Reason.NOTICE_NOT_WORK})

@@ -17,10 +17,10 @@ def test_validation_is_counted_over_the_whole_write(tmp_path, default_catalog, m
     checked: list[str] = []
     monkeypatch.setattr(records, "validate_record", lambda record: checked.append(record["paper"]["id"]))
     record_files.write_block(["paper-x"], str(tmp_path / "ledger"), str(default_catalog), first=2501)
-    assert checked == []  # the 2502nd record of a write: past the first 5, not a 2500th
+    assert checked == []  # the 2502nd record of a write: not a 2500th
     record_files.write_block(["paper-x"], str(tmp_path / "ledger"), str(default_catalog), first=2500)
     assert checked == ["paper-x"]
-    assert [n for n in range(6000) if record_files.validated(n)] == [*range(5), 2500, 5000]
+    assert [n for n in range(6000) if record_files.validated(n)] == [2500, 5000]  # a small write loads no jsonschema
 
 
 def test_worker_blocks_know_where_they_start(monkeypatch):

@@ -99,6 +99,31 @@ def test_runs_reads_the_ledger_without_the_writer(ledger, tmp_path):
     assert not {m for m in modules if m.startswith(("citeledger.catalog", "citeledger.ledger.ledger_store"))}
 
 
+def test_record_loads_no_schema_library_builder_or_remote(ledger, default_catalog, tmp_path):
+    """``citeledger record`` opens the catalog and reads the ledger: no jsonschema (the builder's
+    records are validated by the tests), no cryptography for a ledger without a key, no Arrow
+    compute kernels or datasets, no HTTP clients, no catalog builder, no Pith reader without an import."""
+    modules = imported(["record", "p", "--ledger", str(ledger), "--catalog", str(default_catalog)], tmp_path)
+    assert "citeledger.records.files" in modules and "duckdb" in modules
+    assert not roots(modules) & {"prefect", "pydantic", "pydantic_settings", "jsonschema", "cryptography", "httpx",
+                                 "rich", "pandas"}
+    assert not modules & {"pyarrow.compute", "pyarrow.dataset", "citeledger.catalog.extract_parts", "citeledger.index.terms",
+                          "citeledger.pith.reader", "citeledger.ledger.pith_rows", "resolvers.remote.http"}
+
+
+def test_a_one_reference_run_loads_no_remote_clients_or_schema_library(default_catalog, tmp_path):
+    """A one-reference ``resolve`` (no --remote) loads no HTTP clients, no schema library (a write of
+    a few records validates none: ``records.files.validated``), no cryptography without a key, no
+    Prefect, no settings model, no catalog builder."""
+    (tmp_path / "one.jsonl").write_text(REFS)
+    modules = imported(["resolve", "one.jsonl", "--catalog", str(default_catalog), "--ledger", "ledger"], tmp_path)
+    assert "citeledger.run.pipeline" in modules and "citeledger.records.files" in modules
+    assert not roots(modules) & {"prefect", "pydantic", "pydantic_settings", "jsonschema", "cryptography", "httpx",
+                                 "rich", "click", "pygments"}
+    assert not modules & {"citeledger.catalog.extract_parts", "citeledger.index.terms", "resolvers.remote.http",
+                          "resolvers.remote.search", "citeledger.pith.reader"}
+
+
 def test_help_and_version_load_nothing_heavy(tmp_path):
     for argv in (["--help"], ["--version"], ["query", "--version"][-1:]):
         assert not roots(imported(argv, tmp_path)) & {"duckdb", "pyarrow", "prefect", "pydantic", "numpy"}

@@ -40,7 +40,7 @@ from citeledger.storage.atomic import atomic_write_bytes, disk_errors, file_sha2
 from citeledger.storage.locking import exclusive
 from citeledger.storage.mapped_files import release_if_over
 from citeledger.storage.places import CatalogDir, CatalogPlaces
-from citeledger.storage.sql import scalar, sql_literal
+from citeledger.storage.sql import scalar, sql_literal, strings_table
 from citeledger.works.row_schema import WORKS_SCHEMA, work_from_row
 from citeledger.works.work_rows import WorkReader
 from resolvers.errors import ConfigError
@@ -401,7 +401,7 @@ class ParquetCatalog:
             have = set(pq.read_schema(self.works_path).names)
             wanted = ", ".join(f"w.{duckdb_name(c)}" for c in ("work_id", *columns) if c in have)
         with self._cursor() as cur:
-            cur.register("wanted", pa.table({"work_id": pa.array(ids, pa.string())}))
+            strings_table(cur, "wanted", "work_id", ids)
             cur.execute(f"SELECT {wanted} FROM works w JOIN wanted USING (work_id)")
             return {rec["work_id"]: rec for rec in dict_rows(cur)}
 

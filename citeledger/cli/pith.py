@@ -44,7 +44,12 @@ def print_pith_record(record: dict[str, Any], args: argparse.Namespace) -> int:
 
 
 def imported_record(paper_id: str, args: argparse.Namespace) -> dict[str, Any] | None:
-    """The paper's current imported Pith record (``ledger.pith_rows.current_record``), if any."""
+    """The paper's current imported Pith record (``ledger.pith_rows.current_record``), if any (a
+    ledger that imported none loads no Pith reader: ``citeledger record``'s start-up)."""
+    from citeledger.ledger.views import LEDGER_PARTS
+
+    if not (Path(args.ledger) / LEDGER_PARTS["pith_records"][0]).is_dir():
+        return None
     from citeledger.ledger.pith_rows import current_record
 
     return current_record(paper_id, args.ledger)

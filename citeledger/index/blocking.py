@@ -51,11 +51,9 @@ from typing import Iterator, Sequence
 import duckdb
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from citeledger.index import venue_index
-from citeledger.index.terms import batch_terms, first_surnames
 from citeledger.index.venue_index import LOCATOR_SCHEMA, LOCATORS_FILE, PAGES_AT, PAGES_HASHES, locator_rows
 from citeledger.options import env_memory_size
 from citeledger.storage.atomic import atomic_stream, atomic_write_bytes, staged
@@ -109,6 +107,8 @@ def index_stamp(catalog_dir: Path) -> dict:
 
 def _forms_batch(batch: pa.RecordBatch) -> pa.Table:
     """The comparison forms (``verify.form_columns``) of a chunk of works.parquet rows."""
+    from citeledger.index.terms import first_surnames  # the build's (a reader of the index loads none of it)
+
     names = batch.schema.names
     n = batch.num_rows
     venues = batch.column(names.index("venue")) if "venue" in names else pa.nulls(n, pa.string())
@@ -175,6 +175,8 @@ def write_page_index(catalog_dir: Path, table: pa.Table) -> None:
     """The (volume, first page) lookup of the locator table (``venue_index.page_index``): the
     table's batches hashed into hash parts on disk, each sorted and appended (the positions of
     one hash ascend, as ``page_index`` orders them), so memory does not grow with the table."""
+    import pyarrow.compute as pc  # the build's (0.06 s to load: a reader of the index loads none)
+
     scratch = scratch_dir(catalog_dir, "pages-")  # (it runs beside the build's own run folder)
     try:
         pages = HashRuns(scratch, "pages", parts_for(table.num_rows), ints={"at": np.int64})
@@ -286,6 +288,8 @@ def _chunk_outputs(batches: Iterator[pa.RecordBatch], with_pages: bool, with_loc
                    ) -> Iterator[tuple[pa.RecordBatch, tuple]]:
     """Each chunk of works with its forms, Work columns, (term hash, row) pairs and locator rows,
     in order; ``INDEX_THREADS`` chunks are computed at once (memory: that many chunks)."""
+    from citeledger.index.terms import batch_terms
+
     def outputs(batch: pa.RecordBatch, row0: int) -> tuple:
         forms = _forms_batch(batch)
         return (forms, _work_columns(batch), batch_terms(batch, forms.column("f_norm"), with_pages, row0),

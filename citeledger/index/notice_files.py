@@ -21,8 +21,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+# (``pyarrow.compute`` is imported by the functions that use it: 0.06 s to load, which a process that
+# only opens the catalog, as ``citeledger record`` does, need not pay)
 from citeledger.app_errors import DiskFull, LedgerPathError
 from citeledger.index import blocking
 from citeledger.storage.external_sort import HashRuns, npy_stream, parts_for, write_sorted
@@ -59,6 +60,8 @@ def is_current(gen_dir: Path) -> bool:
 
 def _source_flags(sources: pa.Array, n: int) -> np.ndarray:
     """The ``HELD`` bits of each row's list of sources."""
+    import pyarrow.compute as pc
+
     flags = np.zeros(n, np.uint8)
     values = pc.list_flatten(sources)
     parents = pc.list_parent_indices(sources).to_numpy()
@@ -73,6 +76,8 @@ def write(gen_dir: Path, chunk_rows: int = 500_000) -> None:
     work id hashes are sorted on disk by hash parts (``external_sort``, stable: a hash's rows
     ascend) and the flags streamed to their file, so memory does not grow with the catalog
     (in memory: a chunk, a part, and the relations of the few works that carry any)."""
+    import pyarrow.compute as pc
+
     stamp = _stamp_values(gen_dir)
     pf = parquet_file(gen_dir / blocking.WORKS_FILE)
     names = pf.schema_arrow.names

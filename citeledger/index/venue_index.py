@@ -30,8 +30,9 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+# (``pyarrow.compute`` is imported by the functions that use it: 0.06 s to load, which a process that
+# only opens the catalog, as ``citeledger record`` does, need not pay)
 from citeledger.storage.external_sort import HashRuns, parts_for, whole_parts
 from citeledger.storage.mapped_files import load_array, take_chunked
 from resolvers.candidates.retrieval import term_hashes
@@ -52,6 +53,8 @@ def locator_rows(batch: pa.RecordBatch, row0: int) -> pa.Table:
     venue, volume, first_page) starting at row ``row0``, as a compact Arrow table: a 10M-work
     build holds all of them until the end. Keys are made once per distinct venue, volume and page
     (a catalog holds far fewer of each than works), then spread over the rows by Arrow."""
+    import pyarrow.compute as pc
+
     def column(name: str) -> pa.Array:
         a = batch.column(batch.schema.names.index(name))
         return a if a.type == pa.string() else a.cast(pa.string())
@@ -72,6 +75,8 @@ _ENTRY_SCHEMA = pa.schema([field for field in LOCATOR_SCHEMA if field.name != "h
 
 def _joined(venue: Any, volume: Any, page: Any) -> pa.Array:
     """The hashed form of keys: the three joined by tabs."""
+    import pyarrow.compute as pc
+
     return pc.binary_join_element_wise(pa.array(venue, pa.string()), pa.array(volume, pa.string()),
                                        pa.array(page, pa.string()), "\t")
 
@@ -103,6 +108,8 @@ class LocatorRuns:
 def page_index(table: pa.Table) -> tuple[np.ndarray, np.ndarray]:
     """The (volume, first page) lookup of a locator table: the hashes of volume and first page
     joined by a tab, ascending, and the table position of each (ascending among equal hashes)."""
+    import pyarrow.compute as pc
+
     if not table.num_rows:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     hashes = term_hashes(pc.binary_join_element_wise(table.column("volume").combine_chunks(),
@@ -180,6 +187,8 @@ class LocatorIndex:
         """(volume, first page) -> (venue key, row) of every entry there, whatever its venue, in
         the index's order (asked only for strings whose venue keys met nothing): a binary search
         in the page hashes; entries whose hash another pair shares are checked and dropped."""
+        import pyarrow.compute as pc
+
         wanted = sorted({p for p in pairs if all(p)})
         if not wanted or not len(self.page_hashes):
             return {}

@@ -6,12 +6,11 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import duckdb
-import pyarrow as pa
 
 from citeledger.catalog.catalog_store import dict_rows
 from citeledger.ledger.ledger_store import connect_views
 from citeledger.storage.places import LedgerDir, LedgerPlaces
-from citeledger.storage.sql import scalar, sql_literal
+from citeledger.storage.sql import scalar, sql_literal, strings_table
 
 
 def run_transitions(ledger_dir: LedgerDir, run_id: str) -> int:
@@ -34,7 +33,7 @@ def current_rows(ledger_dir: LedgerDir, statuses: Sequence[str]) -> list[dict[st
     (null for runs written before runs carried it)."""
     con = connect_views(ledger_dir, None)
     try:
-        con.register("wanted", pa.table({"status": pa.array(sorted(set(statuses)), pa.string())}))
+        strings_table(con, "wanted", "status", sorted(set(statuses)))
         cols = {r[0] for r in con.execute("DESCRIBE runs").fetchall()}
         seq = "r.catalog_seq" if "catalog_seq" in cols else "NULL::BIGINT"
         con.execute(f"""SELECT c.citing_paper, c.reference_index, c.raw, c.source, c.status, c.work_id,
@@ -67,7 +66,7 @@ def citing_papers_of_works(ledger_dir: LedgerDir, work_ids: Sequence[str]) -> li
         return []
     con = connect_views(ledger_dir, None)
     try:
-        con.register("wanted", pa.table({"work_id": pa.array(sorted(set(work_ids)), pa.string())}))
+        strings_table(con, "wanted", "work_id", sorted(set(work_ids)))
         # a cited DOI with no work has its notice under "doi:<doi>" (notice_check.cited_doi_notice_rows)
         return [r[0] for r in con.execute(
             "SELECT DISTINCT citing_paper FROM current WHERE work_id IN (SELECT work_id FROM wanted) OR (work_id IS "

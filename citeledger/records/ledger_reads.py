@@ -11,6 +11,7 @@ import pyarrow as pa
 from citeledger.ledger.ledger_store import connect_views
 from citeledger.records.record import plain_value
 from citeledger.storage.places import CatalogDir, LedgerDir
+from citeledger.storage.sql import strings_table
 
 Observed = tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]
 
@@ -79,12 +80,12 @@ def pass_rows(ledger_dir: LedgerDir, catalog_dir: CatalogDir,
     con = connect_views(ledger_dir, catalog_dir)
     try:
         every_form = sorted({f.lower() for forms, _ in papers for f in forms})
-        con.register("every_form", pa.table({"form": pa.array(every_form, pa.string())}))
-        con.register("every_work", pa.table({"work_id": pa.array(sorted({w for _, w in papers if w}), pa.string())}))
+        strings_table(con, "every_form", "form", every_form)
+        strings_table(con, "every_work", "work_id", sorted({w for _, w in papers if w}))
         table = con.sql(PASS_ROWS_SQL).to_arrow_table()
         passed = PassRows(table, papers)
         # the notices of the cited works, and of cited DOIs that name no catalog work ("doi:<doi>")
-        con.register("cited", pa.table({"work_id": pa.array(sorted(passed.cited()), pa.string())}))
+        strings_table(con, "cited", "work_id", sorted(passed.cited()))
         passed.notices = {r["work_id"]: r for r in _arrow_rows(con.sql(
             f"SELECT * REPLACE ({ISO_Z.format('checked_at')} AS checked_at) FROM notices "
             "WHERE work_id IN (SELECT work_id FROM cited) ORDER BY work_id").to_arrow_table())}

@@ -22,11 +22,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping
-
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from typing import TYPE_CHECKING, Any, Mapping
 
 from citeledger.pith.ed25519_points import key_problem
 from citeledger.records.record import content_digest
@@ -35,6 +31,9 @@ from citeledger.storage.places import LedgerDir, LedgerPlaces
 from resolvers.errors import ConfigError
 from resolvers.jcs import jcs
 from resolvers.strict_json import loads_strict
+
+if TYPE_CHECKING:  # cryptography loads when a key is made, read or checked: an unsigned record needs none
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 ALGORITHM = "ed25519"
 CANONICALIZATION = "RFC 8785 JCS"
@@ -59,18 +58,24 @@ BUILDER = _builder()
 
 def key_id(public: Ed25519PublicKey) -> str:
     """``ed25519:`` + 16 hex digits of SHA-256 over the raw public key: the same key, the same id."""
+    from cryptography.hazmat.primitives import serialization
+
     raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     return "ed25519:" + hashlib.sha256(raw).hexdigest()[:16]
 
 
 def public_key_doc(public: Ed25519PublicKey, created_at: str) -> dict[str, Any]:
     """The public key file's content: id, algorithm, raw key (base64), when it was made."""
+    from cryptography.hazmat.primitives import serialization
+
     raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     return {"key_id": key_id(public), "algorithm": ALGORITHM, "public_key": base64.b64encode(raw).decode(),
             "created_at": created_at}
 
 
 def private_pem(private: Ed25519PrivateKey) -> bytes:
+    from cryptography.hazmat.primitives import serialization
+
     return private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                  serialization.NoEncryption())
 
@@ -126,6 +131,8 @@ def load_public_keys(paths: list[Path]) -> dict[str, Ed25519PublicKey]:
 def _read_public(file: Path) -> Ed25519PublicKey:
     """The ed25519 public key of a key file; a key that would verify what it never signed (small
     order, outside the prime-order subgroup, non-canonical: ``pith.ed25519_points``) is refused."""
+    from cryptography.hazmat.primitives import serialization
+
     public = _public_of(file)
     refused = key_problem(public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw))
     if refused:
@@ -134,6 +141,9 @@ def _read_public(file: Path) -> Ed25519PublicKey:
 
 
 def _public_of(file: Path) -> Ed25519PublicKey:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
     try:
         data = read_document_bytes(file)
         if data.lstrip().startswith(b"{"):
@@ -173,6 +183,8 @@ def verify_record(record: Any, keys: Mapping[str, Ed25519PublicKey]) -> list[str
 
 
 def _signature_problems(receipt: Mapping[str, Any], keys: Mapping[str, Ed25519PublicKey]) -> list[str]:
+    from cryptography.exceptions import InvalidSignature
+
     if receipt.get("state") != "signed" or not receipt.get("signature"):
         return [f"unsigned record ({receipt.get('why_unsigned') or 'no signature'})"]
     if receipt.get("algorithm") != ALGORITHM:
@@ -229,6 +241,8 @@ def init_keys(ledger_dir: LedgerDir, rotate: bool = False) -> str:
     """Make the ledger's ed25519 key pair and make it the active one; returns its key id. With a
     key already active this is an error unless ``rotate``: then the new key becomes active, the
     old private key is deleted and the old public key stays, so old records still verify."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     from citeledger.ledger.ledger_store import LedgerStore
 
     try:
@@ -275,6 +289,9 @@ def active_key(ledger_dir: LedgerDir) -> SigningKey | None:
     kid = active_key_id(ledger_dir)
     if kid is None:
         return None
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     path = keys_dir(ledger_dir) / f"{key_file_stem(kid)}.private.pem"
     try:
         private = serialization.load_pem_private_key(path.read_bytes(), password=None)

@@ -44,7 +44,7 @@ from citeledger.works.row_schema import works_jsonl_row
 from papers.model import PaperLimits
 from resolvers.model import STATE_ORDER, Reason, Reference
 from resolvers.observation import observation_columns
-from resolvers.remote.search import SEARCH_SOURCES
+from resolvers.remote.settings import SEARCH_SOURCES
 from resolvers.resolution import apply_rule_chain
 from resolvers.search_step import SearchStep
 

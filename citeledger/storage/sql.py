@@ -1,9 +1,10 @@
-"""Small helpers of the SQL citeledger sends to DuckDB: a path as a SQL literal, and the one value a
-query answers."""
+"""Small helpers of the SQL citeledger sends to DuckDB: a path as a SQL literal, the one value a
+query answers, and a list of strings as a table to join."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 
 def sql_literal(value: str | Path) -> str:
@@ -15,3 +16,13 @@ def scalar(con: Any, sql: str, params: Sequence[Any] | None = None) -> Any:
     """The first column of the first row a query answers (a count, a maximum): None when no row."""
     row = con.execute(sql, params).fetchone() if params is not None else con.execute(sql).fetchone()
     return row[0] if row is not None else None
+
+
+def strings_table(con: Any, name: str, column: str, values: Iterable[str]) -> None:
+    """A temporary table ``name`` on this connection with one text column ``column`` holding
+    ``values`` (replacing one of that name), to join or to test ``IN`` against. Sent as one JSON
+    array: DuckDB turns it into rows in C (50,000 strings: 0.1 s), without pyarrow, which
+    registering an Arrow table makes DuckDB load with pyarrow.dataset (0.1 s of a short command's
+    start), and without a list parameter, whose binding grows with the square of its length."""
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT unnest(CAST(? AS JSON)::VARCHAR[]) AS {column}",
+                [json.dumps(list(values), ensure_ascii=False)])

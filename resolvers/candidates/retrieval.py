@@ -99,7 +99,8 @@ def term_hashes(terms: Sequence[str] | pa.Array) -> np.ndarray:
     arr = terms if isinstance(terms, (pa.Array, pa.ChunkedArray)) else pa.array(terms, pa.large_string())
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
-    arr = arr.cast(pa.large_string())
+    if arr.type != pa.large_string():  # (a cast loads pyarrow.compute: 0.06 s a process that looks up ids needs not)
+        arr = arr.cast(pa.large_string())
     n = len(arr)
     if n == 0:
         return np.zeros(0, dtype=np.int64)

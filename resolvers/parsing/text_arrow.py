@@ -15,7 +15,9 @@ from functools import cache
 from typing import Any, Callable
 
 import pyarrow as pa
-import pyarrow.compute as pc
+
+# (``pyarrow.compute`` is imported where it is used: 0.06 s to load, which a process that never runs these
+# kernels, a one-reference run, need not pay)
 
 
 def _flat(values: Any) -> pa.Array:
@@ -26,6 +28,8 @@ def split_ascii(values: Any, ascii_fn: Callable[[pa.Array], pa.Array],
                 general: Callable[[pa.Array], pa.Array]) -> pa.Array:
     """``ascii_fn`` on the ASCII strings, ``general`` on the others, each back in its place
     (a null stays null where ``general`` keeps it)."""
+    import pyarrow.compute as pc
+
     arr = _flat(values)
     is_ascii = pc.fill_null(pc.string_is_ascii(arr), False)  # (a null goes the general way)
     if pc.all(is_ascii).as_py() is not False:
@@ -38,6 +42,8 @@ def split_ascii(values: Any, ascii_fn: Callable[[pa.Array], pa.Array],
 def per_distinct(form: Callable[[pa.Array], pa.Array], values: Any) -> pa.Array:
     """``form`` of each distinct value once, spread back over the rows (venues and surnames
     repeat: a catalog of 10M works has some thousands of venues); null -> "" as ``fold_arrow``."""
+    import pyarrow.compute as pc
+
     encoded = pc.dictionary_encode(_flat(values))
     return pc.fill_null(pc.take(form(encoded.dictionary), encoded.indices), "")
 

@@ -27,8 +27,6 @@ from resolvers.remote.http import PoliteClient
 from resolvers.remote.search_clients import SEARCHERS
 from resolvers.remote.settings import SearchSettings
 
-# ``resolver_source`` of a link made from a service's search answer
-SEARCH_SOURCES = {"crossref": "crossref_search", "openalex": "openalex_search", "arxiv": "arxiv_search"}
 # answers hold converted works: a new conversion is a new format (2: OpenAlex hits converted as the
 # catalog reader converts them), and entries of an older one are asked again
 CACHE_FORMAT = 2

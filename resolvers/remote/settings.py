@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 from resolvers.errors import ConfigError
 
 MIB = 1024 * 1024
+# ``resolver_source`` of a link made from a search service's answer, by service (kept here, beside the
+# settings, so a run that searches nothing names them without loading the HTTP clients)
+SEARCH_SOURCES = {"crossref": "crossref_search", "openalex": "openalex_search", "arxiv": "arxiv_search"}
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,6 @@ from rapidfuzz import fuzz
 
 from resolvers.model import Work
 from resolvers.parsing.text import VENUE_TOKEN_MIN_CHARS, compact, fold, fold_arrow, norm_arrow, norm_text, ocr_skeleton
-from resolvers.parsing.text_arrow import per_distinct
 from resolvers.parsing.title_parts import names_another_part
 from resolvers.parsing.title_signs import NOTICE_RE, NOTICE_WORDS, TRUNCATED_END, TRUNCATED_PATTERN, title_cut_short  # noqa: F401
 from resolvers.verification.forms import RefView, WorkForms
@@ -104,6 +103,8 @@ def form_columns(titles, venues, surnames) -> dict:
     ``work_forms`` one by one."""
     import pyarrow as pa
     import pyarrow.compute as pc
+
+    from resolvers.parsing.text_arrow import per_distinct  # (Arrow kernels: loaded by the callers of this only)
 
     def arrow(values):
         if not isinstance(values, (pa.Array, pa.ChunkedArray)):
