@@ -57,6 +57,36 @@ def test_a_known_reference_with_another_raw_string_is_reported(tmp_path, default
     assert "another raw string" not in capsys.readouterr().out
 
 
+def test_a_run_s_counts_are_the_views_counts_of_its_rows(tmp_path, default_catalog):
+    """A run's transitions and reference changes are counted over the observations of the references
+    it read (not the whole ledger's): the same numbers as the ``transitions`` and ``reference_changes``
+    views give for that run, whatever else the ledger holds."""
+    ledger = tmp_path / "ledger"
+    rows = [dict(r) for r in ROWS]
+    rows[0]["raw"] = ("Yuri N. Kartashov, Invariance principle for additive functionals of Markov chains, "
+                      "arXiv preprint arXiv:0704.0508, 2007.")  # a work of the catalog
+    other = [dict(r, citing_paper="other-paper") for r in rows]  # never read again
+    moved = [dict(r) for r in rows]
+    moved[0]["raw"] = "Someone. A string that names no work at all. Nowhere, 1990."  # its link lost
+    moved[2]["raw"] = "Jones K. Quite another reference. Elsewhere, 2005."  # another string, no link either way
+    runs = {"one": rows + other, "two": moved, "three": rows, "four": moved[:1]}
+    for run_id, rows in runs.items():
+        assert cli.main(["resolve", str(write(tmp_path / f"{run_id}.jsonl", rows)), "--catalog", str(default_catalog),
+                         "--ledger", str(ledger), "--run-id", run_id]) == 0
+    con = duckdb.connect()
+    counted = {r[0]: r[1:] for r in con.execute(
+        f"SELECT run_id, transitions, reference_changes FROM read_parquet('{ledger}/runs/*/run.parquet', "
+        "union_by_name=true)").fetchall()}
+    from citeledger.ledger.ledger_store import connect_views
+
+    views = connect_views(ledger, default_catalog)
+    for run_id in runs:
+        expected = tuple(views.execute(f"SELECT count(*) FROM {view} WHERE to_run = ?", [run_id]).fetchone()[0]
+                         for view in ("transitions", "reference_changes"))
+        assert counted[run_id] == expected, run_id
+    assert counted == {"one": (0, 0), "two": (1, 2), "three": (1, 2), "four": (1, 1)}
+
+
 def readme_queries() -> list[str]:
     text = (REPO / "README.md").read_text().split("## Five queries")[1].split("```sql")[1].split("```")[0]
     queries = [q.strip() for q in text.split(";") if q.strip()]

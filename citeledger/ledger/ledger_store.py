@@ -30,6 +30,7 @@ from citeledger.ledger.views import (
     OBSERVATION_COLUMNS,
     PITH_OBSERVATION_COLUMNS,
     PITH_RECORD_COLUMNS,
+    READ_BY,
     REJECT_COLUMNS,
     RUN_COLUMNS,
     TITLE_COLUMNS,
@@ -375,10 +376,17 @@ def works_file(catalog_dir: CatalogDir | None) -> Path | None:
     return (gen / "works.parquet").resolve() if gen is not None else None
 
 
-def connect_views(ledger_dir: LedgerDir, catalog_dir: CatalogDir | None) -> duckdb.DuckDBPyConnection:
+def connect_views(ledger_dir: LedgerDir, catalog_dir: CatalogDir | None,
+                  views: Sequence[str] | None = None) -> duckdb.DuckDBPyConnection:
+    """A connection with the ledger's views, or (``views``) only those and the views they read:
+    creating a view over part files reads the footer of each of them (``union_by_name``), and the
+    observations are read by four views, so a reader that names its views spares the rest."""
+    wanted = None if views is None else {*views, *(base for base, readers in READ_BY.items()
+                                                     if any(v in readers for v in views))}
     con = duckdb.connect()
     for name, sql in view_definitions(ledger_dir, catalog_dir).items():
-        con.execute(f"CREATE VIEW {name} AS {sql}")
+        if wanted is None or name in wanted:
+            con.execute(f"CREATE VIEW {name} AS {sql}")
     return con
 
 

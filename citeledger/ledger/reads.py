@@ -9,6 +9,7 @@ import duckdb
 
 from citeledger.catalog.catalog_store import dict_rows
 from citeledger.ledger.ledger_store import connect_views
+from citeledger.ledger.views import REFERENCE_CHANGES_OVER, TRANSITIONS_OVER
 from citeledger.storage.places import LedgerDir, LedgerPlaces
 from citeledger.storage.sql import scalar, sql_literal, strings_table
 
@@ -19,14 +20,26 @@ def run_transitions(ledger_dir: LedgerDir, run_id: str) -> int:
 
 def run_changes(ledger_dir: LedgerDir, run_id: str) -> tuple[int, int]:
     """(transitions, reference changes) the observations of ``run_id`` recorded: state or work
-    changes, and known references that came with another raw string."""
-    con = connect_views(ledger_dir, None)
+    changes, and known references that came with another raw string. Counted over the observations
+    of the references the run read (the ``transitions`` and ``reference_changes`` views over those
+    alone: a reference's changes are within its own observations), so the cost follows the run's
+    rows and their history, not the ledger's size."""
+    parts = LedgerPlaces.of(ledger_dir).parts("observations", run_id)
+    if not any(parts.glob("*.parquet")):
+        return 0, 0
+    con = connect_views(ledger_dir, None, ("observations",))
     try:
-        transitions = scalar(con, "SELECT count(*) FROM transitions WHERE to_run = ?", [run_id])
-        changes = scalar(con, "SELECT count(*) FROM reference_changes WHERE to_run = ?", [run_id])
+        con.execute("CREATE TEMP TABLE read_by_run AS SELECT o.* FROM observations o SEMI JOIN (SELECT DISTINCT "
+                    f"citing_paper, reference_index FROM read_parquet({sql_literal(parts / '*.parquet')})) "
+                    "USING (citing_paper, reference_index)")
+        transitions = scalar(con, f"SELECT count(*) FROM ({TRANSITIONS_OVER.format(source='read_by_run')}) "
+                                  "WHERE to_run = ?", [run_id])
+        changes = scalar(con, f"SELECT count(*) FROM ({REFERENCE_CHANGES_OVER.format(source='read_by_run')}) "
+                              "WHERE to_run = ?", [run_id])
         return int(transitions), int(changes)
     finally:
         con.close()
+
 
 def current_rows(ledger_dir: LedgerDir, statuses: Sequence[str]) -> list[dict[str, Any]]:
     """Current observations in ``statuses``, with the catalog_seq of the run that made them

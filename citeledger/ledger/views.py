@@ -93,29 +93,32 @@ VIEW_NAMES = ("observations", "current", "transitions", "reference_changes", "wo
 
 # A state change of one reference between two consecutive observations of it (same order as
 # ``current``): a new status, or the same status now pointing at another work. ``changed_at`` is
-# the later observation's time (``at`` is a reserved word in DuckDB 2).
-TRANSITIONS_SQL = """
+# the later observation's time (``at`` is a reserved word in DuckDB 2). ``{source}``: the observations,
+# or (a run's own counts, ``ledger.reads.run_changes``) the observations of the references it read.
+TRANSITIONS_OVER = """
 SELECT citing_paper, reference_index, from_status, to_status, from_work_id, to_work_id, from_run, to_run, changed_at
 FROM (SELECT citing_paper, reference_index,
              lag(status) OVER w AS from_status, status AS to_status,
              lag(work_id) OVER w AS from_work_id, work_id AS to_work_id,
              lag(run_id) OVER w AS from_run, run_id AS to_run, observed_at AS changed_at
-      FROM observations
+      FROM {source}
       WINDOW w AS (PARTITION BY citing_paper, reference_index ORDER BY observed_at, run_id))
 WHERE from_run IS NOT NULL
   AND (from_status IS DISTINCT FROM to_status OR from_work_id IS DISTINCT FROM to_work_id)"""
+TRANSITIONS_SQL = TRANSITIONS_OVER.format(source="observations")
 CURRENT_SQL = ("SELECT * EXCLUDE (rn) FROM (SELECT *, row_number() OVER (PARTITION BY citing_paper, "
                "reference_index ORDER BY observed_at DESC, run_id DESC) AS rn FROM observations) WHERE rn = 1")
 NOTICES_SQL = ("SELECT * EXCLUDE (rn) FROM (SELECT *, row_number() OVER (PARTITION BY work_id "
                "ORDER BY checked_at DESC, run_id DESC) AS rn FROM notices_history) WHERE rn = 1")
 # a known reference (citing_paper, reference_index) that a later run read with another raw string
-REFERENCE_CHANGES_SQL = """
+REFERENCE_CHANGES_OVER = """
 SELECT citing_paper, reference_index, old_raw, new_raw, from_run, to_run, changed_at
 FROM (SELECT citing_paper, reference_index, lag(raw) OVER w AS old_raw, raw AS new_raw,
              lag(run_id) OVER w AS from_run, run_id AS to_run, observed_at AS changed_at
-      FROM observations
+      FROM {source}
       WINDOW w AS (PARTITION BY citing_paper, reference_index ORDER BY observed_at, run_id))
 WHERE from_run IS NOT NULL AND old_raw IS DISTINCT FROM new_raw"""
+REFERENCE_CHANGES_SQL = REFERENCE_CHANGES_OVER.format(source="observations")
 # the views over other views, in an order in which each one's sources exist before it
 DERIVED_VIEWS = {"current": CURRENT_SQL, "transitions": TRANSITIONS_SQL, "notices": NOTICES_SQL,
                  "reference_changes": REFERENCE_CHANGES_SQL}

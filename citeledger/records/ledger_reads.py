@@ -6,12 +6,13 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import Any, Sequence
 
+import duckdb
 import pyarrow as pa
 
 from citeledger.ledger.ledger_store import connect_views
 from citeledger.records.record import plain_value
-from citeledger.storage.places import CatalogDir, LedgerDir
-from citeledger.storage.sql import strings_table
+from citeledger.storage.places import CatalogDir, LedgerDir, LedgerPlaces
+from citeledger.storage.sql import sql_literal, strings_table
 
 Observed = tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]
 
@@ -27,13 +28,20 @@ ISO_Z = "strftime({} AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ')"
 # of the ledger was most of the pass: 3.4 of 5.4 CPU s for 5,000 of 10,000 papers). A reference seen
 # once was first read when it was observed; one seen more often, at the earliest observation with the
 # same string (``first_seen``). No ORDER BY: ``_PassRows`` and the builder sort what they keep.
+# Only the references one of whose observations names a pass's paper (as citing paper, work, DOI or
+# arXiv id) are ranked (``candidates``: those whose latest observation does are among them), so a pass
+# costs a filtered scan of the ledger and then work in proportion to its papers' rows, not the ledger's.
 PASS_ROWS_SQL = f"""
-WITH grouped AS (SELECT citing_paper, reference_index, count(*) AS n, any_value(observed_at) AS observed_at,
+WITH candidates AS (SELECT DISTINCT citing_paper, reference_index FROM observations
+       WHERE lower(citing_paper) IN (SELECT form FROM every_form) OR work_id IN (SELECT work_id FROM every_work)
+          OR doi IN (SELECT form FROM every_form) OR arxiv_id IN (SELECT form FROM every_form)),
+  candidate_rows AS (SELECT o.* FROM observations o SEMI JOIN candidates USING (citing_paper, reference_index)),
+  grouped AS (SELECT citing_paper, reference_index, count(*) AS n, any_value(observed_at) AS observed_at,
          any_value(run_id) AS run_id, any_value(work_id) AS work_id, any_value(doi) AS doi,
          any_value(arxiv_id) AS arxiv_id
-       FROM observations GROUP BY citing_paper, reference_index),
+       FROM candidate_rows GROUP BY citing_paper, reference_index),
   multi AS (SELECT o.citing_paper, o.reference_index, o.observed_at, o.run_id, o.work_id, o.doi, o.arxiv_id
-       FROM observations o
+       FROM candidate_rows o
        SEMI JOIN (SELECT citing_paper, reference_index FROM grouped WHERE n > 1) USING (citing_paper, reference_index)
        QUALIFY row_number() OVER (PARTITION BY citing_paper, reference_index
                                   ORDER BY observed_at DESC, run_id DESC) = 1),
@@ -44,7 +52,7 @@ WITH grouped AS (SELECT citing_paper, reference_index, count(*) AS n, any_value(
        WHERE lower(citing_paper) IN (SELECT form FROM every_form) OR work_id IN (SELECT work_id FROM every_work)
           OR doi IN (SELECT form FROM every_form) OR arxiv_id IN (SELECT form FROM every_form)),
   mine AS (SELECT o.*, w.n, w.latest_at, w.latest_run
-       FROM observations o JOIN wanted w USING (citing_paper, reference_index)),
+       FROM candidate_rows o JOIN wanted w USING (citing_paper, reference_index)),
   first_seen AS (SELECT citing_paper, reference_index, raw, min(observed_at) AS seen
        FROM mine WHERE n > 1 GROUP BY ALL),
   picked AS (SELECT * FROM mine WHERE n = 1 AND observed_at = latest_at AND run_id = latest_run
@@ -77,7 +85,7 @@ def pass_rows(ledger_dir: LedgerDir, catalog_dir: CatalogDir,
               papers: Sequence[tuple[Sequence[str], str | None]]) -> "PassRows":
     """The pass's rows and notices of these papers, kept as Arrow (``PassRows``: a paper's rows are
     made into dicts when its record is built, a few hundred papers at a time)."""
-    con = connect_views(ledger_dir, catalog_dir)
+    con = connect_views(ledger_dir, catalog_dir, ("observations", "notices"))
     try:
         every_form = sorted({f.lower() for forms, _ in papers for f in forms})
         strings_table(con, "every_form", "form", every_form)
@@ -191,21 +199,27 @@ class PassRows:
                         [self.notices[k] for k in keys if k in self.notices]))
         return got
 def citing_papers(ledger_dir: LedgerDir, catalog_dir: CatalogDir, run_id: str | None) -> list[str]:
-    """The citing papers of one run, or of the whole ledger."""
-    con = connect_views(ledger_dir, catalog_dir)
+    """The citing papers of one run (read from the run's own observation files), or of the whole
+    ledger (those of its observations: the same as ``current``'s, without ranking every reference's
+    observations first)."""
+    if run_id is not None:
+        parts = LedgerPlaces.of(ledger_dir).parts("observations", run_id)
+        if not any(parts.glob("*.parquet")):
+            return []
+        con = duckdb.connect()
+        sql = f"SELECT DISTINCT citing_paper FROM read_parquet({sql_literal(parts / '*.parquet')}) ORDER BY 1"
+    else:
+        con = connect_views(ledger_dir, catalog_dir, ("observations",))
+        sql = "SELECT DISTINCT citing_paper FROM observations ORDER BY 1"
     try:
-        if run_id is None:
-            con.execute("SELECT DISTINCT citing_paper FROM current ORDER BY 1")
-        else:
-            con.execute("SELECT DISTINCT citing_paper FROM observations WHERE run_id = ? ORDER BY 1", [run_id])
-        return [r[0] for r in con.fetchall()]
+        return [r[0] for r in con.execute(sql).fetchall()]
     finally:
         con.close()
 
 
 def latest_run_id(ledger_dir: LedgerDir) -> str | None:
     """The most recently finished run of a ledger."""
-    con = connect_views(ledger_dir, None)
+    con = connect_views(ledger_dir, None, ("runs",))
     try:
         row = con.execute("SELECT run_id FROM runs WHERE finished_at IS NOT NULL "
                           "ORDER BY finished_at DESC, run_id DESC LIMIT 1").fetchone()
