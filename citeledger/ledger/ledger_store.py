@@ -390,6 +390,34 @@ def connect_views(ledger_dir: LedgerDir, catalog_dir: CatalogDir | None,
     return con
 
 
+def observations_holding(con: duckdb.DuckDBPyConnection, ledger_dir: LedgerDir, keys: str, name: str) -> None:
+    """The temporary view ``name`` on ``con``: the ``observations`` view's rows, with its columns and
+    types, of the part files holding an observation of a reference ``keys`` names (SQL giving
+    ``citing_paper, reference_index``; it may read ``observation_files``, every observation part file
+    with each row's ``filename``). The files are found over the key columns alone: reading every column
+    of every part file costs about 1.4 ms a file, and a ledger gains files with every run, so a reader
+    of some references' whole history reads only the files that hold it."""
+    folder = LedgerPlaces.of(ledger_dir).root / "observations"
+    if not any(folder.rglob("*.parquet")):
+        con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS "
+                    f"{_source(folder.parent, 'observations', LEDGER_PARTS['observations'][1])}")
+        return
+    con.execute("CREATE OR REPLACE TEMP VIEW observation_files AS SELECT * FROM read_parquet("
+                f"{sql_literal(folder / '**' / '*.parquet')}, filename=true, union_by_name=true)")
+    files = [r[0] for r in con.execute(f"SELECT DISTINCT o.filename FROM observation_files o SEMI JOIN ({keys}) "
+                                       "USING (citing_paper, reference_index) ORDER BY 1").fetchall()]
+    if not files:
+        con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS SELECT * EXCLUDE (filename) FROM observation_files "
+                    "WHERE false")
+        return
+    source = f"read_parquet([{', '.join(sql_literal(f) for f in files)}], union_by_name=true)"
+    present = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
+    described = con.execute("DESCRIBE SELECT * EXCLUDE (filename) FROM observation_files").fetchall()
+    columns = ", ".join(f'CAST("{column}" AS {kind}) AS "{column}"' if column in present else
+                        f'NULL::{kind} AS "{column}"' for column, kind, *_ in described)
+    con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS SELECT {columns} FROM {source}")
+
+
 def write_ledger_database(ledger_dir: LedgerDir, catalog_dir: CatalogDir | None, force: bool = False) -> Path:
     """``<ledger>/ledger.duckdb``: the views of ``citeledger query`` stored in a DuckDB file, for
     the duckdb shell and notebooks, opened by its path from any working directory

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 import duckdb
 
 from citeledger.catalog.catalog_store import dict_rows
-from citeledger.ledger.ledger_store import connect_views
+from citeledger.ledger.ledger_store import connect_views, observations_holding
 from citeledger.ledger.views import REFERENCE_CHANGES_OVER, TRANSITIONS_OVER
 from citeledger.storage.places import LedgerDir, LedgerPlaces
 from citeledger.storage.sql import scalar, sql_literal, strings_table
@@ -27,9 +27,11 @@ def run_changes(ledger_dir: LedgerDir, run_id: str) -> tuple[int, int]:
     parts = LedgerPlaces.of(ledger_dir).parts("observations", run_id)
     if not any(parts.glob("*.parquet")):
         return 0, 0
-    con = connect_views(ledger_dir, None, ("observations",))
+    con = duckdb.connect()
     try:
-        con.execute("CREATE TEMP TABLE read_by_run AS SELECT o.* FROM observations o SEMI JOIN (SELECT DISTINCT "
+        observations_holding(con, ledger_dir, "SELECT DISTINCT citing_paper, reference_index FROM read_parquet("
+                             f"{sql_literal(parts / '*.parquet')})", "in_run_files")
+        con.execute("CREATE TEMP TABLE read_by_run AS SELECT o.* FROM in_run_files o SEMI JOIN (SELECT DISTINCT "
                     f"citing_paper, reference_index FROM read_parquet({sql_literal(parts / '*.parquet')})) "
                     "USING (citing_paper, reference_index)")
         transitions = scalar(con, f"SELECT count(*) FROM ({TRANSITIONS_OVER.format(source='read_by_run')}) "

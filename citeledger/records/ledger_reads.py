@@ -9,7 +9,7 @@ from typing import Any, Sequence
 import duckdb
 import pyarrow as pa
 
-from citeledger.ledger.ledger_store import connect_views
+from citeledger.ledger.ledger_store import connect_views, observations_holding
 from citeledger.records.record import plain_value
 from citeledger.storage.places import CatalogDir, LedgerDir, LedgerPlaces
 from citeledger.storage.sql import sql_literal, strings_table
@@ -29,13 +29,15 @@ ISO_Z = "strftime({} AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ')"
 # once was first read when it was observed; one seen more often, at the earliest observation with the
 # same string (``first_seen``). No ORDER BY: ``_PassRows`` and the builder sort what they keep.
 # Only the references one of whose observations names a pass's paper (as citing paper, work, DOI or
-# arXiv id) are ranked (``candidates``: those whose latest observation does are among them), so a pass
-# costs a filtered scan of the ledger and then work in proportion to its papers' rows, not the ledger's.
+# arXiv id) are ranked (``candidates``: those whose latest observation does are among them), and only
+# the part files holding an observation of one are read whole (``pass_observations``,
+# ``ledger_store.observations_holding``), so a pass costs a scan of the ledger's key columns and then work in
+# proportion to its papers' rows and their files, not the ledger's.
+NAMES_A_PAPER = """(lower(citing_paper) IN (SELECT form FROM every_form) OR work_id IN (SELECT work_id FROM every_work)
+          OR doi IN (SELECT form FROM every_form) OR arxiv_id IN (SELECT form FROM every_form))"""
 PASS_ROWS_SQL = f"""
-WITH candidates AS (SELECT DISTINCT citing_paper, reference_index FROM observations
-       WHERE lower(citing_paper) IN (SELECT form FROM every_form) OR work_id IN (SELECT work_id FROM every_work)
-          OR doi IN (SELECT form FROM every_form) OR arxiv_id IN (SELECT form FROM every_form)),
-  candidate_rows AS (SELECT o.* FROM observations o SEMI JOIN candidates USING (citing_paper, reference_index)),
+WITH candidates AS (SELECT DISTINCT citing_paper, reference_index FROM pass_observations WHERE {NAMES_A_PAPER}),
+  candidate_rows AS (SELECT o.* FROM pass_observations o SEMI JOIN candidates USING (citing_paper, reference_index)),
   grouped AS (SELECT citing_paper, reference_index, count(*) AS n, any_value(observed_at) AS observed_at,
          any_value(run_id) AS run_id, any_value(work_id) AS work_id, any_value(doi) AS doi,
          any_value(arxiv_id) AS arxiv_id
@@ -49,8 +51,7 @@ WITH candidates AS (SELECT DISTINCT citing_paper, reference_index FROM observati
        UNION ALL SELECT m.citing_paper, m.reference_index, g.n, m.observed_at, m.run_id, m.work_id, m.doi, m.arxiv_id
        FROM multi m JOIN grouped g USING (citing_paper, reference_index)),
   wanted AS (SELECT citing_paper, reference_index, n, observed_at AS latest_at, run_id AS latest_run FROM keys
-       WHERE lower(citing_paper) IN (SELECT form FROM every_form) OR work_id IN (SELECT work_id FROM every_work)
-          OR doi IN (SELECT form FROM every_form) OR arxiv_id IN (SELECT form FROM every_form)),
+       WHERE {NAMES_A_PAPER}),
   mine AS (SELECT o.*, w.n, w.latest_at, w.latest_run
        FROM candidate_rows o JOIN wanted w USING (citing_paper, reference_index)),
   first_seen AS (SELECT citing_paper, reference_index, raw, min(observed_at) AS seen
@@ -85,11 +86,13 @@ def pass_rows(ledger_dir: LedgerDir, catalog_dir: CatalogDir,
               papers: Sequence[tuple[Sequence[str], str | None]]) -> "PassRows":
     """The pass's rows and notices of these papers, kept as Arrow (``PassRows``: a paper's rows are
     made into dicts when its record is built, a few hundred papers at a time)."""
-    con = connect_views(ledger_dir, catalog_dir, ("observations", "notices"))
+    con = connect_views(ledger_dir, catalog_dir, ("notices",))
     try:
         every_form = sorted({f.lower() for forms, _ in papers for f in forms})
         strings_table(con, "every_form", "form", every_form)
         strings_table(con, "every_work", "work_id", sorted({w for _, w in papers if w}))
+        observations_holding(con, ledger_dir, f"SELECT citing_paper, reference_index FROM observation_files "
+                                              f"WHERE {NAMES_A_PAPER}", "pass_observations")
         table = con.sql(PASS_ROWS_SQL).to_arrow_table()
         passed = PassRows(table, papers)
         # the notices of the cited works, and of cited DOIs that name no catalog work ("doi:<doi>")
