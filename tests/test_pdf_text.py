@@ -23,7 +23,7 @@ from rapidfuzz import fuzz
 from papers.model import MiB
 from papers.pdf.entries import reference_strings, split_entries
 from papers.pdf.joins import join_lines
-from papers.pdf.layout import Line, Word, reading_order
+from papers.pdf.layout import reading_order
 from papers.pdf.read import (
     MAX_MEMORY_BYTES,
     SOURCE,
@@ -34,6 +34,7 @@ from papers.pdf.read import (
     pdftotext_path,
     read_pdf_text,
 )
+from papers.pdf.words import Line, Word, join_spaced
 from resolvers.identifiers.extract import extract_identifiers
 from resolvers.remote.grobid import parse_tei
 
@@ -475,6 +476,11 @@ def test_a_supplements_own_list_does_not_replace_the_papers_list():
     (["doi: 10.1162/evco_", "a_00278"], "doi: 10.1162/evco_a_00278"),
     (["doi: 10.1088/0264", "-9381/25/11/114007."], "doi: 10.1088/0264-9381/25/11/114007."),  # a URL's break
     (["https://doi.org/10.1145/3297858", ".3304007"], "https://doi.org/10.1145/3297858.3304007"),
+    # the DOI printed whole again in its URL on the next line does not keep the break open
+    (["doi: 10.21105/joss.", "00024. url: https://doi.org/10.21105/joss.00024."],
+     "doi: 10.21105/joss.00024. url: https://doi.org/10.21105/joss.00024."),
+    (["doi: 10.1016/0019-1035(92)", "90185-A."], "doi: 10.1016/0019-1035(92)90185-A."),  # after a year group
+    (["doi:10.4230/LIPIcs.", "TQC.2019.5."], "doi:10.4230/LIPIcs.TQC.2019.5."),  # a series' capitals and number
 ])
 def test_line_breaks_are_joined(parts, joined):
     assert join_lines(parts, {"semi-supervised"}) == joined
@@ -489,6 +495,7 @@ def test_line_breaks_are_joined(parts, joined):
     ["doi:10.1000/abc:", "In Proc. (2019)."],  # a colon after a DOI, then words
     ["doi:10.1000/abc;", "2019, pages 3-4."],
     ["doi:10.1000/abc", "- a dash, then words"],
+    ["doi: 10.1364/JOSAA.31.001348.", "url: http://josaa.osa.org/abstract.cfm"],  # a field's label, not the DOI's
 ])
 def test_no_identifier_is_made_by_joining(parts):
     """A break is closed only when the resolvers read the broken text as the joined identifier;
@@ -498,6 +505,33 @@ def test_no_identifier_is_made_by_joining(parts):
     before = extract_identifiers("\n".join(parts))
     after = extract_identifiers(joined)
     assert set(after.dois) <= set(before.dois) and set(after.arxiv_ids) <= set(before.arxiv_ids)
+
+
+def test_a_hyphen_at_a_doi_s_break_is_kept_when_the_document_prints_the_word_whole_elsewhere():
+    parts = ["doi: 10.1146/annurev-", "astro-081811-125615."]
+    assert join_lines(parts, {"10.1146/annurev-astro-112420-020055"}) == "doi: 10.1146/annurev-astro-081811-125615."
+    assert join_lines(parts, set()) == "doi: 10.1146/annurevastro-081811-125615."  # as TeX's, like mn-ras
+
+
+def _spaced(pieces: list[tuple[str, float]], start: float = 72.0) -> list[Word]:
+    """Words left to right, each ``(text, gap after it)``, in 5-point characters."""
+    words, x = [], start
+    for text, gap in pieces:
+        words.append(Word(x, x + 5 * len(text), text, 9.0))
+        x += 5 * len(text) + gap
+    return words
+
+
+def test_a_doi_a_justified_line_stretched_apart_is_joined_and_prose_is_not():
+    """biblatex sets a DOI with the url package, whose glue after each mark stretches with the line:
+    gaps well under the line's word space between its pieces."""
+    doi = [(p, 1.4) for p in ("10", ".", "3847", "/", "2041", "-", "8213", "/")] + [("aaa0c9.", 3.4)]
+    line = _spaced([("Color", 3.3), ("photometry", 3.3), ("of", 3.3), ("the", 3.3), ("object.", 3.4), ("doi:", 3.3)]
+                   + doi + [("arXiv:", 3.3), ("1711", 1.4), (".", 1.4), ("04927", 0.0)])
+    assert " ".join(w.text for w in join_spaced(line)) == \
+        "Color photometry of the object. doi: 10.3847/2041-8213/aaa0c9. arXiv: 1711.04927"
+    prose = _spaced([("Dust", 3.3), ("-", 3.3), ("a", 3.3), ("model", 3.3), ("of", 3.3), ("the", 3.3), ("coma", 0.0)])
+    assert [w.text for w in join_spaced(prose)] == ["Dust", "-", "a", "model", "of", "the", "coma"]
 
 
 def test_a_space_inside_an_id_is_removed_only_when_the_resolvers_read_it_as_one_id():

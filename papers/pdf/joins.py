@@ -7,8 +7,9 @@ broken text already gives the joined identifier: no identifier is made up here."
 from __future__ import annotations
 
 import re
+from collections.abc import Set
 
-from papers.pdf.layout import Line
+from papers.pdf.words import Line
 from resolvers.identifiers.extract import extract_identifiers
 
 ID_WINDOW = 80  # characters each side of a break that the identifier check reads
@@ -24,6 +25,9 @@ _WORD_PART = re.compile(r"[^\W\d_]+-\Z")
 # characters no DOI ends with, so a line break after one is inside it, with what must follow
 _DOI_PUNCTUATION = ("-", ".", "/", "_")  # a DOI's punctuation, which opens no line of prose
 _DOI_GOES_ON = {":": str.isdigit, "(": str.isdigit, "_": str.isalnum}
+_LETTERS_END = re.compile(r"[^\W\d_]+-\Z")
+_LETTERS = re.compile(r"[^\W\d_]+")
+_YEAR_GROUP = re.compile(r"\(\d{2}\)\Z")  # Elsevier's DOIs of the 1990s: 10.1016/0370-1573(91)90064-S
 
 
 def hyphenated_words(lines: list[Line]) -> set[str]:
@@ -51,7 +55,7 @@ def _separator(before: str, after: str, keep_hyphen: set[str]) -> str:
     """What goes between two lines: "" for an identifier or a URL across the break and after a
     hyphen or dash (``317-`` + ``day``, ``Valenzuela-`` + ``Escarcega``), ``UNHYPHEN`` for a word
     cut at its syllables (``inter-`` + ``ventions``), else a space."""
-    joint = _id_break(before, after)
+    joint = _id_break(before, after, keep_hyphen)
     if joint is not None:
         return joint
     tail = before.rsplit(" ", 1)[-1]
@@ -74,7 +78,7 @@ def _url_goes_on(tail: str, head: str) -> bool:
     return first.isalnum() and (not tail.endswith(".") or first.islower() or first.isdigit())
 
 
-def _id_break(before: str, after: str) -> str | None:
+def _id_break(before: str, after: str, keep_hyphen: Set[str] = frozenset()) -> str | None:
     """How to close a line break the resolvers read an identifier across that neither side holds
     alone: "" when the two sides joined print that same identifier, ``UNHYPHEN`` when they print
     it without the hyphen at the line's end (TeX's, in a DOI set as text: ``mn-`` + ``ras``);
@@ -88,6 +92,7 @@ def _id_break(before: str, after: str) -> str | None:
         return ""
     new = {i for i in broken.dois + broken.arxiv_ids
            if all(i not in side.dois + side.arxiv_ids for side in alone)}
+    new |= _runs_on(a, broken.dois, alone[0].dois)
     if not new:
         return None
     joined = extract_identifiers(a + b)
@@ -96,13 +101,32 @@ def _id_break(before: str, after: str) -> str | None:
     if a.endswith("-"):
         unhyphened = extract_identifiers(a[:-1] + b)
         if new <= set(unhyphened.dois + unhyphened.arxiv_ids):
-            return UNHYPHEN
+            return "" if _printed_whole(a, b, keep_hyphen) else UNHYPHEN
     return None
+
+
+def _runs_on(a: str, broken: tuple[str, ...], before: tuple[str, ...]) -> set[str]:
+    """The DOIs the resolvers read across the break that go on from the DOI the line ends with
+    (``10.21105/joss.`` + ``00024``), though the next line holds the whole DOI again (a URL of it)."""
+    if not before or not a.lower().rstrip("./-_:(").endswith(before[-1]):
+        return set()
+    return {d for d in broken if d.startswith(before[-1]) and len(d) > len(before[-1]) and d not in before}
+
+
+def _printed_whole(a: str, b: str, keep_hyphen: Set[str]) -> bool:
+    """The letters before the line's closing hyphen and after the break are printed elsewhere as one
+    hyphenated word (``annurev-astro`` of another DOI): the hyphen is the text's, not TeX's."""
+    left, right = _LETTERS_END.search(a), _LETTERS.match(b)
+    if left is None or right is None:
+        return False
+    piece = (left.group(0) + right.group(0)).lower()
+    return any(piece in word for word in keep_hyphen)
 
 
 def _doi_runs_on(a: str, b: str, dois: tuple[str, ...] | list[str]) -> bool:
     """The line ends inside a DOI, at a character no DOI ends with (``10.1051/0004-6361:`` +
-    ``20066082``, ``10.1016/s0375-9474(`` + ``00)00131-7``, ``10.1162/evco_`` + ``a_00278``), or the
+    ``20066082``, ``10.1016/s0375-9474(`` + ``00)00131-7``, ``10.1162/evco_`` + ``a_00278``; after a
+    year in parentheses, ``10.1016/0019-1035(92)`` + ``90185-A``), or the
     next line opens with the DOI's own punctuation, which no word or sentence opens with
     (``10.1145/3297858`` + ``.3304007``, ``10.3847/2041`` + ``-8213/ab0f`` where a URL breaks anywhere),
     and the resolvers read the joined text as that DOI run on."""
@@ -116,7 +140,8 @@ def _doi_runs_on(a: str, b: str, dois: tuple[str, ...] | list[str]) -> bool:
         return False
     else:
         ends = last[-1] if tail.endswith(last) else next((c for c in _DOI_GOES_ON if tail.endswith(last + c)), "")
-        if ends not in _DOI_GOES_ON or not _DOI_GOES_ON[ends](b[0]):
+        year_group = ends == ")" and _YEAR_GROUP.search(last) is not None and b[0].isdigit()  # "(92)" + "90185-A"
+        if not year_group and (ends not in _DOI_GOES_ON or not _DOI_GOES_ON[ends](b[0])):
             return False
     joined = extract_identifiers(a + b)
     return any(d.lower().startswith(last) and len(d) > len(last) + 1 for d in joined.dois)

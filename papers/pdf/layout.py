@@ -8,14 +8,10 @@ right column. Running headers and footers (the same text, digits aside, at the t
 two pages or more) and bare page numbers are dropped. Plain data and pure functions: no I/O."""
 from __future__ import annotations
 
-import io
 import re
-from dataclasses import dataclass, field
-from typing import Iterator
 
-from lxml import etree
+from papers.pdf.words import Line, Page, Word, parse_pages
 
-XHTML = "{http://www.w3.org/1999/xhtml}"
 SPAN = -1  # the column of a line that runs across the gutter
 GUTTER_ZONE = (0.3, 0.7)  # where a column gutter may lie, as fractions of the page width
 GUTTER_MAX_COVER = 0.1  # the share of a page's lines that may cross its gutter (titles, wide floats)
@@ -33,102 +29,10 @@ LINE_NUMBERS_MIN = 5  # aligned numbers on a page before they count as a manuscr
 LINE_NUMBER_SIZE = 0.92  # line numbers are set smaller than the text beside them (lineno: \tiny)
 LINE_NUMBER_ALIGN = 1.5  # points: the numbers of one margin share an edge (right-aligned, or left)
 LINE_NUMBER_PAGES = 3  # pages (and half the document's at least) numbered at one edge: a margin's numbers
-GLUE_GAP = 0.06  # a gap narrower than this share of the line height is no space (a word space is ~0.25)
-LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
-                           "\ufb05": "st", "\ufb06": "st"})
-# ASCII control codes XML 1.0 forbids (all but tab, line feed, carriage return); a parser in
-# recovery mode would drop the text around them
-_CONTROL = bytes(c for c in range(32) if c not in (9, 10, 13))
 _DIGITS = re.compile(r"\d+")
-_DOI_IN_WORD = re.compile(r"10\.\d{4,9}/")
 _LINE_NUMBER = re.compile(r"\d{1,5}")
 _NAMES_ID = re.compile(r"doi|arxiv|#\.#/|https?:|www\.")
 _PAGE_NUMBER = re.compile(r"(?:page\s*)?\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?", re.I)
-
-
-@dataclass(frozen=True, slots=True)
-class Word:
-    x0: float
-    x1: float
-    text: str
-    height: float = 0.0  # the glyphs' height (0: not known), which tells a line number's small font
-
-
-@dataclass(slots=True)
-class Line:
-    """One printed line: its page (0-based), column (0 left or only, 1 right, ``SPAN`` across),
-    box, and words left to right."""
-
-    page: int
-    x0: float
-    y0: float
-    x1: float
-    y1: float
-    words: list[Word] = field(default_factory=list)
-    column: int = 0
-    left: float = 0.0  # the left edge of the line's column on its page
-
-    @property
-    def text(self) -> str:
-        return " ".join(w.text for w in self.words)
-
-    @property
-    def indent(self) -> float:
-        return self.x0 - self.left
-
-
-@dataclass(slots=True)
-class Page:
-    number: int
-    width: float
-    lines: list[Line]
-
-
-def parse_pages(xhtml: bytes) -> Iterator[Page]:
-    """The pages of ``pdftotext -bbox-layout`` output, one at a time (each page's elements are
-    freed once read, so a long document is never held as one tree). Control codes are dropped
-    first: poppler passes them through from a PDF's text, and XML forbids them."""
-    xhtml = xhtml.translate(None, _CONTROL)  # poppler writes a glyph's control code as is: no XML
-    context = etree.iterparse(io.BytesIO(xhtml), events=("end",), tag=f"{XHTML}page", recover=True,
-                              resolve_entities=False, no_network=True, huge_tree=False)
-    for number, (_, element) in enumerate(context):
-        lines = []
-        for line_el in element.iter(f"{XHTML}line"):
-            words = join_glued([Word(float(w.get("xMin", 0)), float(w.get("xMax", 0)), _unligature(w.text or ""),
-                                     float(w.get("yMax", 0)) - float(w.get("yMin", 0)))
-                                for w in line_el.iter(f"{XHTML}word") if (w.text or "").strip()],
-                               float(line_el.get("yMax", 0)) - float(line_el.get("yMin", 0)))
-            if words:
-                lines.append(Line(number, float(line_el.get("xMin", 0)), float(line_el.get("yMin", 0)),
-                                  float(line_el.get("xMax", 0)), float(line_el.get("yMax", 0)), words))
-        yield Page(number, float(element.get("width", 0) or 0), lines)
-        element.clear()
-        while element.getprevious() is not None:
-            del element.getparent()[0]
-
-
-def _unligature(text: str) -> str:
-    """Typographic ligatures (U+FB00-FB06: ``ﬁ``, ``ﬃ`` ...) as their letters, so ``Oﬃce`` reads
-    ``Office`` for matching; and in a word holding a DOI, the dot accent ``˙`` as the underscore
-    it stands for (TeX's default OT1 text fonts keep the accent in the underscore's slot, so a DOI
-    set as text prints ``10.1007/978-1-4612-2544-7˙9``); nothing else of the text is normalised."""
-    if any("\ufb00" <= c <= "\ufb06" for c in text):
-        text = text.translate(LIGATURES)
-    if "\u02d9" in text and _DOI_IN_WORD.search(text):
-        text = text.replace("\u02d9", "_")
-    return text
-
-
-def join_glued(words: list[Word], height: float) -> list[Word]:
-    """Words poppler cut at a change of font with no space between (small capitals: ``A BADI``
-    printed as ``ABADI``) joined back: a gap under ``GLUE_GAP`` of the line's height."""
-    out: list[Word] = []
-    for word in words:
-        if out and 0 <= word.x0 - out[-1].x1 < GLUE_GAP * height:
-            out[-1] = Word(out[-1].x0, word.x1, out[-1].text + word.text, max(out[-1].height, word.height))
-        else:
-            out.append(word)
-    return out
 
 
 def drop_line_numbers(pages: list[Page]) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 import re
 
-from papers.pdf.layout import Line, parse_pages
+from papers.pdf.words import Line, parse_pages
 from papers.titles import PDF_FIRST_PAGE, PDF_METADATA, first_page_title, metadata_title
 
 _HEAD_TITLE = re.compile(rb"<title>(.*?)</title>", re.DOTALL)

@@ -180,14 +180,16 @@ _PLAIN_DOI = re.compile(r"10\.[0-9]{1,9}(?:\.[0-9]{1,9})*/[-./0-9A-Z_a-z]*[-/0-9
 _CUT_10 = re.compile(r"10\.?")
 _CUT_REGISTRANT = re.compile(r"10\.\d{1,9}(?:\.\d{1,9}){0,4}")
 _NOT_A_CONTINUATION = re.compile(
-    r"10\.\d|doi|https?:|arxiv|(?i:[a-z]{2,8}(?:-[a-z]{2,8})?)(?:\.[A-Z]{2})?/\d", re.I)
+    r"10\.\d|doi|https?:|arxiv|(?:url|urldate|issn|isbn|eprint|pmid)(?![a-z])"
+    r"|(?i:[a-z]{2,8}(?:-[a-z]{2,8})?)(?:\.[A-Z]{2})?/\d", re.I)
 _CUT_PREFIX = re.compile(r"10\.\d{1,9}(?:\.\d{1,9}){0,4}(?:/|%2[fF])")
 # a DOI printed as text is hyphenated by TeX like a word: letters, a hyphen at the line's end,
 # letters on the next line ("mn-" + "ras", "Phys-" + "RevD"); a one-letter code after the break
 # ("JCLI-" + "D-11-00234.1") is the DOI's own hyphen
 _SYLLABLE_CUT = re.compile(r"[A-Za-z]-\Z")
 _HYPHENATED_CODE = re.compile(r"[A-Za-z](?:[-\d]|\Z)")
-_CODE = re.compile(r"[A-Z]{1,3}\d")  # a page or article code (B1224, S0140...), never a sentence's word
+# a page or article code (B1224, S0140...) or a series' capitals and a number (TQC.2019.5), never a sentence's word
+_CODE = re.compile(r"[A-Z]{1,3}\d|[A-Z]{2,6}\.\d")
 # a URL-encoded character cut by a line break ("%" + "2F...", "%2" + "F..."): a DOI never ends in one
 _CUT_ESCAPE = re.compile(r"%[0-9A-Fa-f]?\Z")
 _ESCAPE_GOES_ON = re.compile(r"[0-9A-Fa-f]{2}")
