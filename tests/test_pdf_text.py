@@ -769,3 +769,57 @@ def test_a_page_whose_narrowest_cover_is_between_labels_and_entries_is_split_at_
                   (334, 181 + 22 * (k - 3), f"{TOPICS[k % 12]}. J. Tests {k}, 1 ({1990 + k}).")]
     refs = pdf_reference_strings(make_pdf([first, table + left + right, first]))
     assert len(refs) == 19 and refs[2] == "Dunn, A. A work on dogs. J. Tests 3, 1 (1993)."
+
+
+def test_an_entry_with_no_year_hung_as_the_list_hangs_its_entries_is_kept_at_the_list_s_end():
+    """A work with neither author nor year (a web page) sorts after the dated entries; it is set as
+    the list sets its entries, unlike the text that may follow a list."""
+    texts = [(72, "References")]
+    for k, name in enumerate(NAMES[:4]):
+        texts += [(72, f"{name}, A. 200{k}, ApJ, {k}, 1"), (82, "and more of the entry")]
+    texts += [(72, "Farming Volatility: How a major flaw in a well-known"), (82, "rating system takes over the"),
+              (82, "GBL leaderboard, reddit.com/r/TheSilphRoad/comments/hwff2d/")]
+    refs = reference_strings(_lines(texts))
+    assert len(refs) == 5 and refs[-1].startswith("Farming Volatility")
+    texts += [(72, "this perfect model."), (72, "N x2 t N 2 (15)"), (72, "model at large N.")]
+    assert len(reference_strings(_lines(texts))) == 5
+
+
+def test_a_running_head_and_foot_seen_on_one_page_only_are_no_part_of_the_list():
+    """A short paper's second page carries the journal's running head (``A. Author``) over the list
+    and its running foot under the left column, each once in the document: each stands apart from the
+    list by more than the list's widest usual step from line to line."""
+    def at(page: int, y: float, text: str, x: float = 72, column: int = 0) -> Line:
+        words, pos = [], x
+        for w in text.split():
+            words.append(Word(pos, pos + 5 * len(w), w, 8.0))
+            pos += 5 * len(w) + 3
+        return Line(page, x, y, pos, y + 8, words, column, 72 if column == 0 else 320)
+
+    def entry(page: int, y: float, k: int, x: float = 72, column: int = 0) -> list[Line]:
+        return [at(page, y, f"{NAMES[k % 12]}, A. 20{k:02d}, A work on", x, column),
+                at(page, y + 10, f"{TOPICS[k % 12]}, ApJ, {k}, 1", x + 10, column)]
+
+    first = [ln for k in range(3) for ln in entry(0, 500 + 20 * k, k)]
+    second = [at(1, 30, "A. Author")] + [ln for k in range(3) for ln in entry(1, 55 + 20 * k, 3 + k)]
+    second += [at(1, 137, "MNRAS 000, 000-000 (0000)")]
+    second += [ln for k in range(3) for ln in entry(1, 55 + 20 * k, 6 + k, 320, 1)]
+    refs = split_entries(first + second)
+    assert len(refs) == 9
+    assert not any("Author" in ln.text or "MNRAS 000" in ln.text for e in refs for ln in e.lines)
+
+
+@needs_pdftotext
+def test_a_list_set_under_both_columns_of_the_body_is_read_after_the_body():
+    """REVTeX sets a short paper's list as a new pair of columns under the balanced columns of its
+    body, with nothing across the page between: the body's right column is read before the list."""
+    body = "The measured rate depends on the sample, line {:02d}."
+    page = [(60, 60 + 11 * i, body.format(i)) for i in range(20)]
+    page += [(320, 60 + 11 * i, body.format(20 + i)) for i in range(8)] + [(380, 160, "II. RESULTS")]
+    page += [(320, 181 + 11 * i, body.format(30 + i)) for i in range(9)]
+    for k in range(1, 11):
+        x, row = (60, k - 1) if k <= 5 else (320, k - 6)
+        page += [(x, 330 + 22 * row, f"[{k}] {NAMES[k]}, A. A work on {TOPICS[k]},"), (x + 14, 341 + 22 * row,
+                                                                                    f"J. Tests {k}, 1 (2001).")]
+    refs = pdf_reference_strings(make_pdf([page]))
+    assert refs == [f"{NAMES[k]}, A. A work on {TOPICS[k]}, J. Tests {k}, 1 (2001)." for k in range(1, 11)]

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from statistics import median
 
 from papers.pdf.joins import hyphenated_words, join_lines
-from papers.pdf.layout import Line
+from papers.pdf.words import Line
 
 HEADING = re.compile(
     r"(?:(?:\d{1,2}|[IVXL]{1,5}|[A-Z])\.?\s{0,3})?"
@@ -51,6 +51,8 @@ LAST_ENTRY_LINES = 2
 LAST_ENTRY_AFTER = 5  # entries a list needs before its last one is bounded so
 FOOTNOTE_MARK_SIZE = 0.8  # a footnote's raised mark is this much smaller than the note's text
 FOOTNOTE_LINES = 4  # a footnote under a column is this many lines at most
+EDGE_GAP = 1.5  # a page's top or foot line this many wide line steps from the list is the page's, not the list's
+EDGE_STEP = 0.9  # the quantile of a list's steps from line to line that is its wide step (between entries)
 _FOOTNOTE_MARK = re.compile(r"\d{1,2}|[*\u2020\u2021\u00a7\u00b6\u2016#]{1,2}|[a-z]")
 TALLER = 1.08  # body text is set this much taller than a list in a smaller size (9 pt beside 10 pt)
 FIRST_LABEL = re.compile(r"\s*\[1\]\s")  # the first entry of a bracket-numbered list
@@ -338,6 +340,34 @@ def skip_body_text(lines: list[Line]) -> list[Line]:
     return out
 
 
+def without_page_edges(lines: list[Line]) -> list[Line]:
+    """The section less a page's furniture that no header rule caught (a running head or foot seen
+    on one page only: ``A. Author`` over the list's second page, ``MNRAS 000, 000-000 (0000)`` under
+    it): the top row of a page after the list's first, or the foot row of a page, set apart from the
+    list's nearest line by over ``EDGE_GAP`` times the list's wide steps from line to line (the
+    ``EDGE_STEP`` quantile: the steps between entries, where a style sets its entries apart)."""
+    steps = sorted(b.y0 - a.y0 for a, b in zip(lines, lines[1:])
+                   if (a.page, a.column) == (b.page, b.column) and b.y0 > a.y0)
+    if len(steps) < 4:
+        return lines
+    wide = EDGE_GAP * steps[int(EDGE_STEP * (len(steps) - 1))]
+    pages: dict[int, list[Line]] = {}
+    for line in lines:
+        pages.setdefault(line.page, []).append(line)
+    drop: set[int] = set()
+    for page, members in pages.items():
+        ordered = sorted(members, key=lambda ln: ln.y0)
+        top = [ln for ln in ordered if ln.y0 < ordered[0].y1]
+        below = ordered[len(top):]
+        if page != lines[0].page and below and below[0].y0 - top[-1].y0 > wide:
+            drop.update(id(ln) for ln in top)
+        foot = [ln for ln in ordered if ln.y1 > ordered[-1].y0]
+        above = [ln for ln in ordered if ln.y1 <= ordered[-1].y0]
+        if above and foot[0].y0 - above[-1].y0 > wide:
+            drop.update(id(ln) for ln in foot)
+    return [ln for ln in lines if id(ln) not in drop]
+
+
 def _size(line: Line) -> float:
     """A line's type size: the median height of its words (a ligature or an accent whose glyph box
     runs tall makes the line's own box taller), else the line's height."""
@@ -370,7 +400,7 @@ def _column_foot(lines: list[Line], i: int) -> bool:
 
 
 def split_entries(lines: list[Line]) -> list[Entry]:
-    body = skip_body_text([ln for ln in lines if ln.text.strip()])
+    body = skip_body_text(without_page_edges([ln for ln in lines if ln.text.strip()]))
     if not body:
         return []
     return bound_last(split_numbered(body) or split_labelled(body) or split_unnumbered(body))
@@ -434,9 +464,20 @@ def reference_strings(lines: list[Line]) -> list[str]:
     texts = [_before_furniture(t) for t in texts]
     keep_entry = [any(c.isalpha() for c in t) and not FURNITURE.match(t) for t in texts]
     if chosen and all(e.number is None for e in chosen):  # an author-year list: what follows its last entry
-        last = max((i for i, t in enumerate(texts) if keep_entry[i] and _opens_author_year(t)), default=-1)
+        hang = _hang([ln for e in chosen for ln in e.lines])
+        last = max((i for i, t in enumerate(texts) if keep_entry[i] and (
+            _opens_author_year(t) or _hung(chosen[i], hang))), default=-1)
         keep_entry[last + 1:] = [False] * (len(texts) - last - 1)
     return [t for t, ok in zip(texts, keep_entry) if ok]
+
+
+def _hung(entry: Entry, hang: float | None) -> bool:
+    """An entry set as its hanging list sets them, whatever it opens with (a work with no author or
+    year: ``Farming Volatility: How ... reddit.com/r/...``): its first line at the column's edge, the
+    others at the list's hang."""
+    first, *rest = entry.lines
+    return hang is not None and bool(rest) and first.indent < hang / 2 and all(
+        abs(ln.indent - hang) <= HANG_MIN / 2 for ln in rest)
 
 
 def _before_furniture(text: str) -> str:

@@ -23,6 +23,8 @@ MAX_CUT_TRIES = 24  # short lines tried as the top of a two-column part, per pag
 CENTRED = 0.05  # a line whose middle is this close to the gutter (share of the page width) spans both columns
 GUTTER_MOVE = 0.01  # a page's gutter this far (share of the page width) from the document's usual one lies elsewhere
 MARGIN_GAP = 2.0  # a gap (in line heights) no word space or justified line reaches
+BAND_GAP = 3.0  # line steps of empty height across both columns that part two pairs of columns
+BAND_ALIGN = 1.5  # points: two columns balanced over such a gap stop (and go on) at one height
 EDGE_LINES = 3  # lines looked at, at the top and at the bottom of a page, for headers and footers
 HEADER_DRIFT = 3.0  # points: a running header or footer sits at the same height on every page
 LINE_NUMBERS_MIN = 5  # aligned numbers on a page before they count as a manuscript's line numbers
@@ -343,16 +345,30 @@ def page_order(page: Page, usual: float | None = None) -> list[Line]:
             if line.column == column:
                 line.left = edge
     spans = sorted((ln for ln in merged if ln.column == SPAN), key=lambda ln: ln.y0)
-    cuts = [ln.y0 for ln in spans] + [float("inf")]
+    cuts = sorted({ln.y0 for ln in spans} | set(band_cuts(merged))) + [float("inf")]
     ordered: list[Line] = []
     top = float("-inf")
-    for cut, span in zip(cuts, spans + [None]):
+    for cut in cuts:
         band = [ln for ln in merged if ln.column != SPAN and top <= ln.y0 < cut]
         ordered += sorted(band, key=lambda ln: (ln.column, ln.y0, ln.x0))
-        if span is not None:
-            ordered.append(span)
+        ordered += [ln for ln in spans if ln.y0 == cut]
         top = cut
     return ordered
+
+
+def band_cuts(lines: list[Line]) -> list[float]:
+    """Where a page's two columns both stop at one height and both go on lower at one height, over a
+    gap of ``BAND_GAP`` line steps (balanced columns over a new pair of columns with nothing across
+    the page between: REVTeX sets a short paper's list under its body so): the top of the lower
+    pair, which is read after the whole of the upper one."""
+    columns = [sorted((ln for ln in lines if ln.column == c), key=lambda ln: ln.y0) for c in (0, 1)]
+    if not all(len(c) >= 2 for c in columns):
+        return []
+    steps = sorted(b.y0 - a.y0 for c in columns for a, b in zip(c, c[1:]) if b.y0 > a.y0)
+    step = steps[len(steps) // 2]
+    gaps = [[(a.y0, b.y0) for a, b in zip(c, c[1:]) if b.y0 - a.y0 > BAND_GAP * step] for c in columns]
+    return [min(b, d) for a, b in gaps[0] for c, d in gaps[1]
+            if abs(a - c) <= BAND_ALIGN and abs(b - d) <= BAND_ALIGN]
 
 
 def reading_order(xhtml: bytes) -> list[Line]:
