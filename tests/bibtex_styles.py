@@ -309,14 +309,16 @@ def _pdflatex(document: str, files: dict[str, str], runs: int, between: list[str
         return pdf.read_bytes()
 
 
-def _score(pdf: bytes, items: list[tuple[str, tuple[list[str], list[str]]]], longest: int) -> dict:
+def _score(pdf: bytes, items: list[tuple[str, tuple[list[str], list[str]]]], longest: int,
+           in_titles: frozenset[str] = frozenset()) -> dict:
     """The reader's strings of ``pdf`` against the entries it prints (key, the DOIs and arXiv ids
     its source carries): entries found, identifiers read, those no entry carries (``wrong``), the
     carried ones the PDF's text shows (``ids``: a style may leave a DOI out or set it only as a
     link) and those of them no string carries (``missed``), and the longest string beside
-    ``longest``, the longest entry's source (its LaTeX is longer than the printed text)."""
+    ``longest``, the longest entry's source (its LaTeX is longer than the printed text). An id an
+    entry's own title names (``in_titles``: a comment on another paper) is printed, so not wrong."""
     refs = pdf_reference_strings(pdf)
-    carried = set()
+    carried = set(in_titles)
     for _, found in items:
         for ids in found:
             carried.update(ids)
@@ -351,7 +353,7 @@ def measure_class(name: str, klass: str) -> dict | None:
     bibitems = [(key, body) for key, body in expected_ids.bibitems(bbl)
                 if re.search(r"[^\W_]", re.sub(r"\\[A-Za-z@]+", "", body))]
     items = [(key, expected_ids.ids_of_bibitem(body)) for key, body in bibitems]
-    return _score(pdf, items, max(len(body) for _, body in bibitems))
+    return _score(pdf, items, max(len(body) for _, body in bibitems), _in_titles(name))
 
 
 # --- biblatex -----------------------------------------------------------------------------------
@@ -393,4 +395,9 @@ def measure_biblatex(name: str, style: str) -> dict | None:
     if not entries:
         return None
     items = [(key, expected_ids.ids_of_biblatex(body)) for key, body in entries.items()]
-    return _score(pdf, items, max(len(body) for body in entries.values()))
+    return _score(pdf, items, max(len(body) for body in entries.values()), _in_titles(name))
+
+
+def _in_titles(name: str) -> frozenset[str]:
+    """Every id the paper's entries name in their own titles (``title_ids``)."""
+    return frozenset(i for ids in title_ids(name).values() for i in ids)
