@@ -144,7 +144,7 @@ def _resolve_chunk(args):
     """Worker: resolve one batch through the whole chain with the process's cached catalog."""
     catalog_dir, raws = args
     from citeledger.engine.process_cache import get_catalog
-    from citeledger.run.pipeline import resolve_batch_references
+    from citeledger.run.batches import resolve_batch_references
     from resolvers.model import Reference
 
     catalog = get_catalog(catalog_dir)
@@ -310,7 +310,7 @@ def direct(n: int, root: str, batch: int = BATCH) -> dict:
     fuzzy = FuzzyResolver(retriever)
     verdicts = []
     t4 = time.perf_counter()
-    from citeledger.run.pipeline import gc_paused
+    from citeledger.run.batches import gc_paused
 
     for i in range(0, len(rows), batch):
         with gc_paused():  # as the pipeline resolves a batch

@@ -39,7 +39,7 @@ from citeledger.catalog.catalog_store import CatalogStore  # noqa: E402
 from citeledger.engine import process_cache as workers
 from citeledger.index.blocking import WORKS_ARROW, map_ipc  # noqa: E402
 from citeledger.index.index_upgrade import ensure_index  # noqa: E402
-from citeledger.run import pipeline
+from citeledger.run import batches, finishing, planning
 
 COLUMNS = ["title", "authors", "year", "venue", "doi", "arxiv_id"]
 DRAWN = 200_000  # catalog rows drawn at most; the strings cite works among the titled ones
@@ -69,18 +69,18 @@ def write_refs(path: Path, works: list[tuple], n: int, rng: random.Random) -> No
 # (module, attribute) of each timed step, as the path looks it up (a function imported by name is
 # wrapped where it is called from); nested steps are indented under the one they run in.
 STEPS = [
-    ("citeledger.run.pipeline", "plan_run"), ("citeledger.run.pipeline", "run_batch"),
-    ("citeledger.run.pipeline", "resolve_batch_references"), ("resolvers.resolution", "extract_identifiers"),
+    ("citeledger.run.planning", "plan_run"), ("citeledger.run.batches", "run_batch"),
+    ("citeledger.run.batches", "resolve_batch_references"), ("resolvers.resolution", "extract_identifiers"),
     ("resolvers.resolution", "extract_batch"),
     ("resolvers.resolution", "_parsed"), ("citeledger.catalog.catalog_store", "ParquetCatalog.works_by_arxiv_id"),
     ("citeledger.catalog.catalog_store", "ParquetCatalog.works_by_doi"), ("resolvers.resolution", "rule_identifier"),
     ("resolvers.resolution", "check_agreement"), ("resolvers.resolution", "decide"),
-    ("citeledger.run.pipeline", "observation_columns"), ("citeledger.ledger.ledger_store", "LedgerStore.write_observation_columns"),
-    ("citeledger.run.pipeline", "finish_run"), ("citeledger.run.pipeline", "write_run_notices"),
+    ("citeledger.run.batches", "observation_columns"), ("citeledger.ledger.ledger_store", "LedgerStore.write_observation_columns"),
+    ("citeledger.run.finishing", "finish_run"), ("citeledger.run.finishing", "write_run_notices"),
     ("citeledger.ledger.ledger_store", "LedgerStore.linked_work_ids"), ("citeledger.run.notice_check", "work_notice_rows"),
     ("citeledger.catalog.catalog_store", "ParquetCatalog.notice_rows"), ("citeledger.run.notice_check", "cited_doi_notice_rows"),
-    ("citeledger.ledger.ledger_store", "LedgerStore.write_notices"), ("citeledger.run.pipeline", "_summarise"),
-    ("citeledger.ledger.ledger_store", "LedgerStore.finish_run"), ("citeledger.run.pipeline", "_complete_run"),
+    ("citeledger.ledger.ledger_store", "LedgerStore.write_notices"), ("citeledger.run.finishing", "_summarise"),
+    ("citeledger.ledger.ledger_store", "LedgerStore.finish_run"), ("citeledger.run.finishing", "write_ledger_database"),
 ]
 
 
@@ -88,12 +88,12 @@ def run(refs: Path, catalog: Path, ledger: Path, batch_size: int) -> tuple[dict[
     """The timed part: plan, every batch, finish; seconds of each step, and the process's CPU
     seconds over all of them (on a shared machine the wall clock waits for other jobs)."""
     t0, c0 = time.perf_counter(), time.process_time()
-    plan = pipeline.plan_run([refs], catalog, ledger, batch_size=batch_size)
+    plan = planning.plan_run([refs], catalog, ledger, batch_size=batch_size)
     t1 = time.perf_counter()
     for job in plan.pending:
-        pipeline.run_batch(job)
+        batches.run_batch(job)
     t2 = time.perf_counter()
-    summary = pipeline.finish_run(plan)
+    summary = finishing.finish_run(plan)
     t3 = time.perf_counter()
     cpu = time.process_time() - c0
     return {"plan": t1 - t0, "batches": t2 - t1, "finish": t3 - t2, "total": t3 - t0, "cpu": cpu}, summary

@@ -33,14 +33,14 @@ def write_input(path: Path, n: int) -> None:
 
 def child(work: Path) -> None:
     """Runs in its own process so the peak RSS is the planning's alone."""
-    from citeledger.run import pipeline
+    from citeledger.run import finishing, planning
 
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t0 = time.perf_counter()
-    plan = pipeline.plan_run([work / "refs.jsonl.gz"], work / "catalog", work / "ledger", run_id="bench")
+    plan = planning.plan_run([work / "refs.jsonl.gz"], work / "catalog", work / "ledger", run_id="bench")
     seconds = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    pipeline.abandon_run(plan)
+    finishing.abandon_run(plan)
     print(json.dumps({"references": plan.references, "batches": len(plan.jobs), "rejects": len(plan.rejects),
                       "plan_seconds": round(seconds, 1), "peak_rss_mb_before_plan": round(base / 1024),
                       "peak_rss_mb": round(peak / 1024)}))

@@ -33,7 +33,7 @@ from citeledger.ledger.ledger_store import LedgerStore
 from citeledger.records import files as record_files
 from citeledger.records import receipts
 from citeledger.records.ledger_reads import citing_papers
-from citeledger.run import notice_check, pipeline
+from citeledger.run import batches, finishing, notice_check, planning
 
 REPO = Path(__file__).resolve().parents[1]
 RUN = "run-bench"
@@ -81,10 +81,10 @@ def make_ledger(work: Path, papers: int, refs: int) -> tuple[Path, Path]:
     CatalogStore(catalog).build(sorted((REPO / "data" / "sources").glob("*")))
     seed = work / "seed.jsonl"
     seed.write_text(json.dumps({"citing_paper": "seed", "reference_index": 1, "raw": "Nobody. Nothing. 1999."}) + "\n")
-    plan = pipeline.plan_run([seed], catalog, ledger, run_id=RUN)
+    plan = planning.plan_run([seed], catalog, ledger, run_id=RUN)
     for job in plan.pending:
-        pipeline.run_batch(job)
-    pipeline.finish_run(plan)
+        batches.run_batch(job)
+    finishing.finish_run(plan)
     works, arxiv = catalog_works(catalog)
     ids = (arxiv[: papers // 10] + [f"2501.{p:05d}" for p in range(papers)])[:papers]
     store = LedgerStore(ledger)

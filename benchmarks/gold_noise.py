@@ -61,7 +61,7 @@ def _present(title: str | None, raw: str) -> float:
 
 def run_chain(rows: list[dict], catalog_dir: str, batch: int = 2000):
     from citeledger.engine.process_cache import get_catalog
-    from citeledger.run.pipeline import resolve_batch_references
+    from citeledger.run.batches import resolve_batch_references
     from resolvers.model import Reference
 
     catalog = get_catalog(catalog_dir)

@@ -168,7 +168,7 @@ def fault_case(tally: Tally, tmp: Path, fixture_catalog: Path) -> None:
 
     from citeledger.engine import process_cache as workers
     from citeledger.ledger.query import run_query
-    from citeledger.run import pipeline
+    from citeledger.run import batches, finishing, planning
 
     work = Path(tempfile.mkdtemp(dir=tmp))
     srv = HTTPServer(host="127.0.0.1", threaded=True)
@@ -191,10 +191,10 @@ def fault_case(tally: Tally, tmp: Path, fixture_catalog: Path) -> None:
         path = work / "refs.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in refs))
         started = time.monotonic()
-        plan = pipeline.plan_run([path], catalog, work / "ledger", run_id="faults", batch_size=1, remote=True)
+        plan = planning.plan_run([path], catalog, work / "ledger", run_id="faults", batch_size=1, remote=True)
         for job in plan.pending:
-            pipeline.run_batch(job)
-        pipeline.finish_run(plan)
+            batches.run_batch(job)
+        finishing.finish_run(plan)
         rows = run_query("select reference_index, status from observations", work / "ledger", catalog).fetchall()
         got = Counter(i for i, _ in rows)
         tally.c["rows"] += len(expected)

@@ -1,6 +1,7 @@
 """What the flows share: their parameter types (Prefect's form offers the choices and bounds, and
 refuses other values before a run is created), the nightly's settings, the flow run's identity
-(named by the ledger run id) and the failure hook that writes a failed run into the ledger."""
+(named by the ledger run id), the failure hook that writes a failed run into the ledger, and the
+reports a flow run leaves in the Prefect UI (a markdown artifact, tables)."""
 from __future__ import annotations
 
 import inspect
@@ -12,7 +13,7 @@ from prefect.context import FlowRunContext
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from citeledger.run import orchestrate
+from citeledger.run.finishing import record_failure
 from citeledger.run.task_runners import TaskRunnerName
 from resolvers.redaction import redact
 
@@ -69,7 +70,7 @@ def record_failed_run(flow: Any, flow_run: Any, state: Any) -> None:
                       "written there"]
     elif flow_run.name.startswith(("nightly-", "run-")) or flow_run.parameters.get("run_id") == flow_run.name:
         try:
-            orchestrate.record_failure(ledger, flow_run.name, message, trigger, str(flow_run.id))
+            record_failure(ledger, flow_run.name, message, trigger, str(flow_run.id))
             lines += ["", f"`runs` of ledger `{ledger}`: run `{flow_run.name}` failed (finished_at null); "
                           "the next run resumes it"]
         except Exception as exc:  # noqa: BLE001 - the hook reports; it must not hide the failure itself
@@ -98,3 +99,23 @@ def flow_run_logger(flow_run: Any, flow: Any) -> Any:
 
 def _default(flow: Any, name: str) -> Any:
     return inspect.signature(flow.fn).parameters[name].default
+
+
+def publish_artifact(markdown: str, key: str, description: str, logger: Any) -> None:
+    """A flow run's markdown report in the Prefect UI; a report never fails a run."""
+    try:
+        from prefect.artifacts import create_markdown_artifact
+
+        create_markdown_artifact(markdown=markdown, key=key, description=description)
+    except Exception as exc:  # noqa: BLE001 - an artifact is a report, never a reason to fail a run
+        logger.warning("could not write the run artifact: %s", exc)
+
+
+def publish_table(rows: list[dict[str, Any]], key: str, description: str, logger: Any) -> None:
+    """A flow run's table (a list of rows) in the Prefect UI; a report never fails a run."""
+    try:
+        from prefect.artifacts import create_table_artifact
+
+        create_table_artifact(table=rows, key=key, description=description)
+    except Exception as exc:  # noqa: BLE001 - an artifact is a report, never a reason to fail a run
+        logger.warning("could not write the %s table: %s", key, exc)

@@ -28,15 +28,16 @@ from citeledger.inputs.rows import InputLimits
 from citeledger.nightly import steps
 from citeledger.nightly.steps import NightlySummary
 from citeledger.records import files as record_files
-from citeledger.run import orchestrate
-from citeledger.run.orchestrate import BATCHES_IN_FLIGHT
-from citeledger.run.pipeline import DEFAULT_BATCH_SIZE
-from citeledger.run.summary import state_table, step_table
+from citeledger.run.orchestrate import BATCHES_IN_FLIGHT, abandoned_on_failure, check_batches
+from citeledger.run.planning import DEFAULT_BATCH_SIZE
+from citeledger.run.summary import RunSummary, state_table, step_table
 from flows.flow_options import (
     BatchSize,
     NightlySettings,
     TaskRunner,
     Workers,
+    publish_artifact,
+    publish_table,
     record_failed_run,
     rename_flow_run,
     this_flow_run,
@@ -84,12 +85,19 @@ def notices_task(work: steps.NightlyWork) -> list[dict[str, Any]]:
     return notices
 
 
+@task(name="settle-run", task_run_name="settle-run", cache_policy=NO_CACHE)
+def settle_task(work: steps.NightlyWork, notices: list[dict[str, Any]], timings: dict[str, float]) -> RunSummary:
+    """The run's notices and the changed ones, its counts, fetched works into the catalog,
+    ``ledger.duckdb``: all that comes before the records and the run row."""
+    return steps.settle_nightly(work, notices, timings)
+
+
 @task(name="write-run", task_run_name="write-run", cache_policy=NO_CACHE)
-def finish_task(work: steps.NightlyWork, processed: str, notices: list[dict[str, Any]], timings: dict[str, float],
-                flow_run_id: str | None, records: Callable[[list[str]], int] | None = None) -> NightlySummary:
-    """The records of the papers the night changed (``records``), then the run row (with this
-    flow run's id), then the inbox files moved to ``processed``."""
-    summary = steps.finish_nightly(work, processed, notices, timings, flow_run_id, records)
+def finish_task(work: steps.NightlyWork, processed: str, notices: list[dict[str, Any]], settled: RunSummary,
+                papers: list[str], records: int | None, flow_run_id: str | None) -> NightlySummary:
+    """After the records: the run row (with this flow run's id), then the inbox files moved to
+    ``processed``."""
+    summary = steps.close_nightly(work, processed, notices, settled, papers, records, flow_run_id)
     run = summary.run
     assert run is not None
     get_run_logger().info("run %s: %d references, %d transitions, %s; %d inbox files moved", run.run_id,
@@ -181,15 +189,10 @@ def nightly(inbox: str = "data/inbox", processed: str = "data/processed", catalo
     else:
         rename_flow_run(work.plan.run_id)  # a resumed run keeps its id
         clock.counts["select-rerun"] = f"{work.plan.references} references, {len(work.plan.pending)} batches to do"
-
-        def write_records(papers: list[str]) -> int:  # a task of its own, run by write-run before the run row
-            written = clock.run("records", records_task, papers, ledger, catalog)
-            clock.counts["records"] = f"{written} records"
-            return written
-
-        summary = _resolve_night(work, processed, clock, flow_run_id,
-                                 lambda plan: resolve_batches(plan, task_runner, dask_address, dask_workers),
-                                 write_records if records else None)
+        with abandoned_on_failure(work.plan):  # a failed step gives the run up for the next night
+            errors = clock.run("resolve-batches", resolve_batches, work.plan, task_runner, dask_address, dask_workers)
+            check_batches(work.plan, errors, "the next nightly run resumes run {run_id}")
+            summary = _finish_night(work, processed, clock, flow_run_id, ledger, catalog, records)
     summary = dataclasses.replace(summary, refresh=refresh)
     if site:
         clock.counts["site"] = clock.run("site", site_task, site, ledger, catalog)
@@ -209,36 +212,32 @@ def site_task(out: str, ledger: str, catalog: str) -> str:
     return said
 
 
-def _resolve_night(work: steps.NightlyWork, processed: str, clock: StepClock, flow_run_id: str | None,
-                   map_batches: Callable[..., list[str]],
-                   records: Callable[[list[str]], int] | None) -> NightlySummary:
-    """Resolve tonight's batches, then the notices, the records and the run row (or give the run up
-    for the next night). The write-run step's seconds leave out those of the records it runs."""
+def _finish_night(work: steps.NightlyWork, processed: str, clock: StepClock, flow_run_id: str | None,
+                  ledger: str, catalog: str, records: bool) -> NightlySummary:
+    """After tonight's batches: the notices, the run settled, the records of the papers the night
+    changed (a task of their own), then the run row and the inbox files (``write-run``)."""
     plan = work.plan
     assert plan is not None
-
-    def finish(timings: dict[str, float]) -> NightlySummary:
-        clock.seconds["resolve-batches"] = timings["resolve"]
-        size = plan.jobs[0].size if plan.jobs else 0
-        clock.counts["resolve-batches"] = f"{len(plan.pending)} batches of up to {size} references"
-        notices = clock.run("notices", notices_task, work)
-        clock.counts["notices"] = f"{len(notices)} changed"
-        summary = clock.run("write-run", finish_task, work, processed, notices, dict(clock.seconds), flow_run_id,
-                            records)
-        clock.seconds["write-run"] -= clock.seconds.get("records", 0.0)
-        clock.counts["write-run"] = f"{summary.run.transitions if summary.run else 0} transitions"
-        return summary
-
-    return orchestrate.complete_run(plan, map_batches, dict(clock.seconds),
-                                    "the next nightly run resumes run {run_id}", finish=finish)
+    size = plan.jobs[0].size if plan.jobs else 0
+    clock.counts["resolve-batches"] = f"{len(plan.pending)} batches of up to {size} references"
+    notices = clock.run("notices", notices_task, work)
+    clock.counts["notices"] = f"{len(notices)} changed"
+    settled = clock.run("write-run", settle_task, work, notices, dict(clock.seconds))
+    papers = steps.changed_papers(work, notices)
+    written = None if not records else 0
+    if records and papers:
+        written = clock.run("records", records_task, papers, ledger, catalog)
+        clock.counts["records"] = f"{written} records"
+    summary = clock.run("write-run", finish_task, work, processed, notices, settled, papers, written, flow_run_id)
+    clock.counts["write-run"] = f"{summary.run.transitions if summary.run else 0} transitions"
+    return summary
 
 
 def _publish(summary: NightlySummary, clock: StepClock, logger: Any) -> None:
     """The night's report (markdown), its references by state and its step timings (tables)."""
     name = summary.run_id or "(idle)"
-    orchestrate.publish_artifact(nightly_markdown(summary), "nightly-summary", f"citeledger nightly {name}", logger)
+    publish_artifact(nightly_markdown(summary), "nightly-summary", f"citeledger nightly {name}", logger)
     if summary.run is not None:
-        orchestrate.publish_table(state_table(summary.run), "nightly-states", f"references by state, run {name}",
-                                  logger)
-    orchestrate.publish_table(step_table(clock.seconds, clock.counts), "nightly-steps",
-                              f"seconds per step, nightly {name}", logger)
+        publish_table(state_table(summary.run), "nightly-states", f"references by state, run {name}", logger)
+    publish_table(step_table(clock.seconds, clock.counts), "nightly-steps", f"seconds per step, nightly {name}",
+                  logger)

@@ -1,11 +1,13 @@
 """The resolve flow: read inputs, map a task over batches of thousands of references, write the ledger.
 
-Only orchestration lives here (batching, retries, progress logs, the run artifact); every step
-is a function of ``citeledger.run.pipeline`` that the CLI and tests can call without Prefect.
+Only orchestration lives here (batching, retries, progress logs, the run artifact): the flow makes
+the steps of a run in order (``citeledger.run``: planning, a task per batch, finishing, the records
+as a task of their own before the run's row), each a function the CLI and tests call without Prefect.
 """
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from prefect import flow, get_run_logger, task
@@ -14,11 +16,24 @@ from prefect.futures import as_completed
 from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import unmapped
 
-from citeledger.run import orchestrate, pipeline, remote_run
-from citeledger.run.orchestrate import BATCHES_IN_FLIGHT
+from citeledger.inputs.rows import InputLimits
+from citeledger.run import remote_run
+from citeledger.run.batches import run_batch
+from citeledger.run.finishing import close_run, run_records, settle_run
+from citeledger.run.orchestrate import BATCHES_IN_FLIGHT, abandoned_on_failure, check_batches, collect
+from citeledger.run.planning import DEFAULT_BATCH_SIZE, BatchJob, RunPlan, log_plan, new_run_id, plan_run
 from citeledger.run.summary import RunSummary, state_table
 from citeledger.run.task_runners import choose_task_runner, make_task_runner, workers_report_here
-from flows.flow_options import BatchSize, MaxRawChars, TaskRunner, Workers, record_failed_run, this_flow_run
+from flows.flow_options import (
+    BatchSize,
+    MaxRawChars,
+    TaskRunner,
+    Workers,
+    publish_artifact,
+    publish_table,
+    record_failed_run,
+    this_flow_run,
+)
 from resolvers.errors import TransientError
 
 
@@ -41,14 +56,14 @@ def batch_run_name(parameters: dict[str, Any]) -> str:
 
 @task(name="resolve-batch", task_run_name=batch_run_name, cache_policy=NO_CACHE, retries=2,
       retry_delay_seconds=[1, 5], retry_condition_fn=_retry_transient)
-def run_batch_task(job: pipeline.BatchJob, number: int = 1, batches: int = 1) -> dict[str, int]:
-    counts = pipeline.run_batch(job)
+def run_batch_task(job: BatchJob, number: int = 1, batches: int = 1) -> dict[str, int]:
+    counts = run_batch(job)
     get_run_logger().info("batch %d of %d: %d references: %s", number, batches, job.size,
                           ", ".join(f"{state} {n}" for state, n in sorted(counts.items()) if n) or "none")
     return counts
 
 
-def batch_numbers(plan: pipeline.RunPlan) -> dict[str, Any]:
+def batch_numbers(plan: RunPlan) -> dict[str, Any]:
     """The mapped parameters of the plan's pending batches: each job, its number (its place in the
     whole run, so a resumed run's batch 7 is still batch 7) and the run's batch count."""
     number = {job.part: n for n, job in enumerate(plan.jobs, start=1)}
@@ -58,7 +73,7 @@ def batch_numbers(plan: pipeline.RunPlan) -> dict[str, Any]:
 
 @task(name="write-records", cache_policy=NO_CACHE)
 def write_records_task(run_id: str, ledger: str, catalog: str) -> list[str]:
-    return [str(p) for p in orchestrate.records_of_run(run_id, ledger, catalog)]
+    return [str(p) for p in run_records(run_id, ledger, catalog)]
 
 
 def summary_markdown(summary: RunSummary) -> str:
@@ -85,13 +100,12 @@ def summary_markdown(summary: RunSummary) -> str:
     return "\n".join(lines)
 
 
-def _collect(futures: list, plan: pipeline.RunPlan, logger: Any) -> list[str]:
+def _collect(futures: list, plan: RunPlan, logger: Any) -> list[str]:
     """Wait for the batches, reporting progress (done, rate, time left); the errors, if any."""
-    return orchestrate.collect(futures, [job.size for job in plan.pending],
-                               done_order=as_completed, logger=logger)
+    return collect(futures, [job.size for job in plan.pending], done_order=as_completed, logger=logger)
 
 
-def resolve_batches(plan: pipeline.RunPlan, task_runner: TaskRunner = "auto", dask_address: str | None = None,
+def resolve_batches(plan: RunPlan, task_runner: TaskRunner = "auto", dask_address: str | None = None,
                     dask_workers: int = 2) -> list[str]:
     """Map the batch task over the plan's pending batches on the chosen task runner (see
     ``citeledger.run.task_runners``); returns the errors of failed batches."""
@@ -113,14 +127,14 @@ def resolve_run_name() -> str:
     """The flow run's name: the ledger run id it resolves (given, or a new one)."""
     from prefect.runtime import flow_run
 
-    return flow_run.parameters.get("run_id") or pipeline.new_run_id()
+    return flow_run.parameters.get("run_id") or new_run_id()
 
 
 @flow(name="resolve-references", flow_run_name=resolve_run_name, on_failure=[record_failed_run],
       task_runner=ThreadPoolTaskRunner(max_workers=BATCHES_IN_FLIGHT))
 def resolve_references(inputs: list[str], catalog: str = "data/catalog", ledger: str = "data/ledger",
                        run_id: str | None = None, remote: bool = False, citing_paper: str | None = None,
-                       batch_size: BatchSize = pipeline.DEFAULT_BATCH_SIZE, max_raw_chars: MaxRawChars = 100_000,
+                       batch_size: BatchSize = DEFAULT_BATCH_SIZE, max_raw_chars: MaxRawChars = 100_000,
                        records: bool = True, task_runner: TaskRunner = "auto", dask_address: str | None = None,
                        dask_workers: Workers = 2) -> dict[str, Any]:
     """Resolve reference files into the ledger. Given the id of an interrupted run, completes it.
@@ -142,12 +156,22 @@ def resolve_references(inputs: list[str], catalog: str = "data/catalog", ledger:
     """
     logger = get_run_logger()
     run_id, flow_run_id = this_flow_run()
-    summary = orchestrate.resolve_run(
-        inputs, catalog, ledger, lambda plan: resolve_batches(plan, task_runner, dask_address, dask_workers),
-        logger, write_records_task if records else None, flow_run_id=flow_run_id, run_id=run_id, remote=remote,
-        citing_paper=citing_paper, batch_size=batch_size, max_raw_chars=max_raw_chars)
-    orchestrate.publish_artifact(summary_markdown(summary), "resolve-summary",
-                                 f"citeledger run {summary.run_id}", logger)
-    orchestrate.publish_table(state_table(summary), "resolve-states", f"references by state, run {summary.run_id}",
-                              logger)
+    t0 = time.monotonic()
+    plan = log_plan(plan_run(inputs, catalog, ledger, run_id=run_id, batch_size=batch_size,
+                             limits=InputLimits(max_raw_chars=max_raw_chars), citing_paper=citing_paper,
+                             remote=remote), logger)
+    timings = {"plan": time.monotonic() - t0}
+    with abandoned_on_failure(plan):
+        t1 = time.monotonic()
+        check_batches(plan, resolve_batches(plan, task_runner, dask_address, dask_workers),
+                      "re-run with --run-id {run_id} to finish")
+        summary = settle_run(plan, timings={**timings, "resolve": time.monotonic() - t1})
+        written = write_records_task(plan.run_id, plan.ledger_dir, plan.catalog_dir) if records else None
+        if written is not None:
+            logger.info("wrote %d citation records under %s/records", len(written), plan.ledger_dir)
+        summary = close_run(plan, summary, flow_run_id=flow_run_id)
+    if written is not None:
+        summary = summary.with_records(len(written))
+    publish_artifact(summary_markdown(summary), "resolve-summary", f"citeledger run {summary.run_id}", logger)
+    publish_table(state_table(summary), "resolve-states", f"references by state, run {summary.run_id}", logger)
     return summary.as_dict()

@@ -31,7 +31,7 @@ def each_test_starts_clean():
     the runs it was stopped in) is given back after each test: one test's interrupted run is not
     the next test's."""
     yield
-    from citeledger.run.pipeline import forget_interrupted_runs
+    from citeledger.run.planning import forget_interrupted_runs
     from citeledger.storage.locking import release_all_ledgers
 
     release_all_ledgers()

@@ -147,12 +147,12 @@ def argparse_subparsers():
 
 
 def test_catalog_info_runs_and_unknown_record(tmp_path, refs, default_catalog, capsys):
-    from citeledger.run import pipeline
+    from citeledger.run import finishing, planning
 
     ledger = tmp_path / "ledger"
     assert cli.main(["resolve", str(refs), "--catalog", str(default_catalog), "--ledger", str(ledger)]) == 0
-    plan = pipeline.plan_run([str(refs)], default_catalog, ledger, run_id="left-unfinished")
-    pipeline.abandon_run(plan)
+    plan = planning.plan_run([str(refs)], default_catalog, ledger, run_id="left-unfinished")
+    finishing.abandon_run(plan)
     capsys.readouterr()
 
     assert cli.main(["catalog", "info", "--catalog", str(default_catalog), "--format", "json"]) == 0

@@ -29,10 +29,10 @@ def resolve(*args: str | Path) -> int:
 
 
 def leave_unfinished(ledger: Path, refs: Path, catalog: Path, run_id: str) -> None:
-    from citeledger.run import pipeline
+    from citeledger.run import finishing, planning
 
-    plan = pipeline.plan_run([refs], catalog, ledger, run_id=run_id)
-    pipeline.abandon_run(plan)
+    plan = planning.plan_run([refs], catalog, ledger, run_id=run_id)
+    finishing.abandon_run(plan)
 
 
 def test_resume_completes_a_run_and_refuses_an_unknown_id(tmp_path, refs, default_catalog, capsys):

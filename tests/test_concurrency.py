@@ -87,7 +87,7 @@ def test_batches_in_threads_share_the_collector_pause():
     import gc
     import threading
 
-    from citeledger.run.pipeline import gc_paused
+    from citeledger.run.batches import gc_paused
 
     assert gc.isenabled()
     first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()

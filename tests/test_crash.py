@@ -27,7 +27,7 @@ DRIVER = r'''
 import os, sys, time, types
 from pathlib import Path
 from citeledger.storage import atomic
-from citeledger.run import pipeline
+from citeledger.run import batches, finishing, planning
 
 point, ready = os.environ.get("CRASH_POINT", ""), Path(os.environ.get("CRASH_READY", "/nonexistent"))
 
@@ -38,14 +38,14 @@ def stop_here():
     os._exit(3)  # never reached when the test kills us
 
 if point == "mid_batch":  # killed while resolving the third batch (two are written)
-    real = pipeline.apply_rule_chain
+    real = batches.apply_rule_chain
     calls = []
     def slow(*a, **k):
         calls.append(1)
         if len(calls) == 3:
             stop_here()
         return real(*a, **k)
-    pipeline.apply_rule_chain = slow
+    batches.apply_rule_chain = slow
 elif point in ("parquet_write", "finish"):  # killed with a written file not yet renamed into place
     kind = "observations" if point == "parquet_write" else "notices"
     seen = []
@@ -62,10 +62,10 @@ elif point in ("parquet_write", "finish"):  # killed with a written file not yet
     atomic.os = OsShim("os")
 
 inp, catalog, ledger, run_id, batch = sys.argv[1:6]
-plan = pipeline.plan_run([inp], catalog, ledger, run_id=run_id, batch_size=int(batch))
+plan = planning.plan_run([inp], catalog, ledger, run_id=run_id, batch_size=int(batch))
 for job in plan.pending:
-    pipeline.run_batch(job)
-summary = pipeline.finish_run(plan)
+    batches.run_batch(job)
+summary = finishing.finish_run(plan)
 print("DONE", summary.resumed, sum(summary.states.values()))
 '''
 

@@ -3,7 +3,7 @@ repository (and, with ``#anchor``, a heading of that page), every ``docs/...`` p
 comment or help text names exists, and every page under ``docs/`` is reached from the README by
 links, so a page moved or renamed leaves no reader at a dead end. And the pages stay true to the
 code they name: every module, file or folder of the code a page names (``resolvers/resolution.py``,
-``citeledger/storage/``, ``citeledger.run.pipeline.DEFAULT_BATCH_SIZE``) exists, with the name it
+``citeledger/storage/``, ``citeledger.run.planning.DEFAULT_BATCH_SIZE``) exists, with the name it
 names in it.
 
 Third-party material (``tests/fixtures/``) is left as its authors wrote it; the work-log test and

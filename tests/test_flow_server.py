@@ -32,7 +32,7 @@ REFS = [
     {"citing_paper": "paper-a", "reference_index": 3,
      "raw": "Doe J. Nothing to see in this volume. Proceedings of Nowhere. 1999;1:1-2."},
 ]
-STEPS = ["intake", "refresh-catalog", "select-rerun", "notices", "write-run", "records"]
+STEPS = ["intake", "refresh-catalog", "select-rerun", "notices", "settle-run", "records", "write-run"]
 SERVER_START = 120  # seconds: a new server migrates its database (20-30 s on a loaded 2-core machine)
 RUN_WAIT = 150  # seconds for one flow run: the worker's poll, a new process importing Prefect, the night
 

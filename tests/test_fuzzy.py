@@ -169,7 +169,7 @@ def test_planning_a_run_brings_an_older_index_up_to_date_once(tmp_path):
     from citeledger.catalog.catalog_store import CatalogStore
     from citeledger.index.blocking import FORMS_FILE
     from citeledger.index.index_upgrade import ensure_index
-    from citeledger.run import pipeline
+    from citeledger.run import finishing, planning
 
     catalog = tmp_path / "catalog"
     CatalogStore(catalog).build(sorted((Path(__file__).parent / "fixtures" / "catalog").glob("*.jsonl")))
@@ -177,8 +177,8 @@ def test_planning_a_run_brings_an_older_index_up_to_date_once(tmp_path):
     (gen / FORMS_FILE).unlink()
     refs = tmp_path / "refs.jsonl"
     refs.write_text(_json.dumps({"citing_paper": "p", "reference_index": 1, "raw": "Doe J. A title. 1999."}) + "\n")
-    plan = pipeline.plan_run([refs], catalog, tmp_path / "ledger", run_id="r")
-    pipeline.abandon_run(plan)
+    plan = planning.plan_run([refs], catalog, tmp_path / "ledger", run_id="r")
+    finishing.abandon_run(plan)
     assert (gen / FORMS_FILE).exists()
     before = {p.name: p.stat().st_mtime_ns for p in gen.iterdir()}
     assert ensure_index(gen) is None

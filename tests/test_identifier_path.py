@@ -12,7 +12,7 @@ from citeledger.index import notice_files as notice_file
 from citeledger.index.blocking import WORKS_ARROW, map_ipc
 from citeledger.inputs import dedupe as unique_inputs
 from citeledger.inputs.rows import InputLimits
-from citeledger.run import notice_check, pipeline
+from citeledger.run import finishing, notice_check, planning
 from resolvers.notices.standing import notice_row
 
 
@@ -23,8 +23,8 @@ def _rows(path, rows):
 
 
 def _plan(tmp_path, catalog, inputs, name):
-    plan = pipeline.plan_run(inputs, catalog, tmp_path / name, run_id="r", batch_size=2)
-    pipeline.abandon_run(plan)
+    plan = planning.plan_run(inputs, catalog, tmp_path / name, run_id="r", batch_size=2)
+    finishing.abandon_run(plan)
     return ([(j.part, j.references) for j in plan.jobs], sorted(r.message for r in plan.rejects))
 
 

@@ -20,7 +20,7 @@ import pytest
 from citeledger.app_errors import InputError
 from citeledger.inputs.read_input import read_references
 from citeledger.inputs.rows import MAX_REFERENCE_INDEX, InputLimits, InputReject
-from citeledger.run import pipeline
+from citeledger.run import batches, finishing, planning
 from citeledger.storage import locking
 from resolvers.errors import CiteledgerError
 from resolvers.model import Reference
@@ -58,22 +58,22 @@ def feed_pipe(data: bytes) -> str:
 def test_a_pipe_is_read_and_hashed_like_the_file_and_resumes(tmp_path, fixture_catalog):
     """Before: "0 references, 0 rejected rows" (the hash read the pipe before parsing)."""
     data = rows_jsonl(12)
-    plan = pipeline.plan_run([feed_pipe(data)], fixture_catalog, tmp_path / "l", run_id="piped", batch_size=5)
+    plan = planning.plan_run([feed_pipe(data)], fixture_catalog, tmp_path / "l", run_id="piped", batch_size=5)
     assert plan.references == 12 and not plan.rejects
     assert plan.inputs[0]["sha256"] == hashlib.sha256(data).hexdigest()
-    pipeline.run_batch(plan.pending[0])
-    pipeline.abandon_run(plan)
-    again = pipeline.plan_run([feed_pipe(data)], fixture_catalog, tmp_path / "l", run_id="piped", batch_size=5)
+    batches.run_batch(plan.pending[0])
+    finishing.abandon_run(plan)
+    again = planning.plan_run([feed_pipe(data)], fixture_catalog, tmp_path / "l", run_id="piped", batch_size=5)
     assert again.resumed and len(again.pending) == len(again.jobs) - 1
-    pipeline.abandon_run(again)
+    finishing.abandon_run(again)
     assert not list((tmp_path / "l" / ".input-spool").iterdir())  # spooled copies are gone
 
 
 def test_stdin_dash_is_read_with_its_format_found_by_content(tmp_path, fixture_catalog, monkeypatch):
     csv_data = b"citing_paper,reference_index,raw\np,1,Smith J. A title. 2001.\np,2,Doe A. Other. 1999.\n"
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(csv_data)))
-    plan = pipeline.plan_run(["-"], fixture_catalog, tmp_path / "l", run_id="stdin")
-    pipeline.abandon_run(plan)
+    plan = planning.plan_run(["-"], fixture_catalog, tmp_path / "l", run_id="stdin")
+    finishing.abandon_run(plan)
     assert plan.references == 2 and plan.inputs[0]["path"] == "<stdin>"
     refs = plan.jobs[0].references
     assert [(r.file, r.line, r.raw) for r in refs] == [("<stdin>", 2, "Smith J. A title. 2001."),
@@ -85,7 +85,7 @@ def test_a_named_pipe_nobody_writes_to_is_an_error_without_the_lock(tmp_path, fi
     fifo = tmp_path / "refs.jsonl"
     os.mkfifo(fifo)
     with pytest.raises(InputError, match="no writer"):
-        pipeline.plan_run([fifo], fixture_catalog, tmp_path / "l", run_id="fifo", open_timeout=0.3)
+        planning.plan_run([fifo], fixture_catalog, tmp_path / "l", run_id="fifo", open_timeout=0.3)
     assert no_run_began(tmp_path / "l")
 
 
@@ -137,8 +137,8 @@ def test_a_named_pipe_with_a_writer_is_read_by_its_name(tmp_path, fixture_catalo
     fifo = tmp_path / "refs.jsonl"
     os.mkfifo(fifo)
     threading.Thread(target=fifo.write_bytes, args=(rows_jsonl(3),), daemon=True).start()
-    plan = pipeline.plan_run([fifo], fixture_catalog, tmp_path / "l", run_id="fifo2")
-    pipeline.abandon_run(plan)
+    plan = planning.plan_run([fifo], fixture_catalog, tmp_path / "l", run_id="fifo2")
+    finishing.abandon_run(plan)
     assert plan.references == 3 and plan.jobs[0].references[0].file == str(fifo)
 
 
@@ -159,7 +159,7 @@ def test_unreadable_inputs_stop_before_the_run_begins(tmp_path, fixture_catalog,
         path.write_text("\\begin{thebibliography}{1}\n\\bibitem{a} A. Author. Title. 2001.\n")
     ledger = tmp_path / "ledger"
     with pytest.raises(InputError) as caught:
-        pipeline.plan_run([path], fixture_catalog, ledger, run_id="r")
+        planning.plan_run([path], fixture_catalog, ledger, run_id="r")
     assert isinstance(caught.value, CiteledgerError) and "\n" not in str(caught.value)
     assert str(path) in str(caught.value)
     assert no_run_began(ledger)
@@ -195,10 +195,10 @@ def test_an_out_of_range_index_does_not_fail_the_batch(tmp_path, fixture_catalog
     path = tmp_path / "r.jsonl"
     path.write_text("".join(json.dumps({"citing_paper": "p", "reference_index": i, "raw": "Smith J. Title. 2001."})
                             + "\n" for i in (1, big, 2)))
-    plan = pipeline.plan_run([path], fixture_catalog, tmp_path / "l", run_id="big")
+    plan = planning.plan_run([path], fixture_catalog, tmp_path / "l", run_id="big")
     for job in plan.pending:
-        pipeline.run_batch(job)
-    pipeline.abandon_run(plan)
+        batches.run_batch(job)
+    finishing.abandon_run(plan)
     assert plan.references == 2 and [r.line for r in plan.rejects] == [2]
 
 
@@ -297,8 +297,8 @@ def test_batches_carry_their_references_exactly(tmp_path, fixture_catalog):
     path = tmp_path / "r.jsonl"
     path.write_text("".join(json.dumps({"citing_paper": "p\u00e9", "reference_index": i, "raw": f"R\u00e9f {i} \u2028 x",
                                         "source": "pdf_text"}) + "\n" for i in range(1, 12)))
-    plan = pipeline.plan_run([path], fixture_catalog, tmp_path / "l", run_id="exact", batch_size=4)
-    pipeline.abandon_run(plan)
+    plan = planning.plan_run([path], fixture_catalog, tmp_path / "l", run_id="exact", batch_size=4)
+    finishing.abandon_run(plan)
     assert [j.size for j in plan.jobs] == [4, 4, 3]
     refs = [r for j in plan.jobs for r in j.references]
     assert refs == [r for r in read_references(path)]
@@ -331,10 +331,10 @@ def test_resolve_a_b_and_b_a_give_the_same_observations(tmp_path, fixture_catalo
                  + json.dumps({"citing_paper": "p", "reference_index": 3, "raw": "Smith J. Title 3. 2001."}) + "\n")
 
     def observations(inputs, name):
-        plan = pipeline.plan_run(inputs, fixture_catalog, tmp_path / name, run_id="r")
+        plan = planning.plan_run(inputs, fixture_catalog, tmp_path / name, run_id="r")
         for job in plan.pending:
-            pipeline.run_batch(job)
-        pipeline.abandon_run(plan)
+            batches.run_batch(job)
+        finishing.abandon_run(plan)
         return duckdb.sql(f"select citing_paper, reference_index, raw, observation_id, observation_digest from "
                           f"read_parquet('{tmp_path / name}/observations/**/*.parquet') order by all").fetchall()
 

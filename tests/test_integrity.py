@@ -19,7 +19,7 @@ from citeledger.cli import commands as cli_main
 from citeledger.ledger import ledger_store as ledger_module
 from citeledger.ledger.ledger_store import LedgerStore
 from citeledger.records import files as record_files
-from citeledger.run import pipeline
+from citeledger.run import batches, finishing, planning
 from citeledger.storage import atomic, locking
 from citeledger.storage.places import CatalogPlaces
 from resolvers.errors import CiteledgerError, ConfigError
@@ -34,10 +34,10 @@ def write_input(path: Path, rows: list[dict]) -> Path:
 
 
 def resolve(inp: Path, catalog: Path, ledger: Path, run_id: str, **kw) -> dict:
-    plan = pipeline.plan_run([inp], catalog, ledger, run_id=run_id, **kw)
+    plan = planning.plan_run([inp], catalog, ledger, run_id=run_id, **kw)
     for job in plan.pending:
-        pipeline.run_batch(job)
-    return pipeline.finish_run(plan)
+        batches.run_batch(job)
+    return finishing.finish_run(plan)
 
 
 def one_line_error(capsys, argv: list[str]) -> str:
@@ -67,7 +67,7 @@ def test_numeric_options_below_their_minimum_are_refused(capsys, argv):
 def test_plan_run_refuses_a_batch_size_below_one(tmp_path, fixture_catalog):
     inp = write_input(tmp_path / "in.jsonl", ROWS)
     with pytest.raises(ConfigError, match="batch_size: must be >= 1"):
-        pipeline.plan_run([inp], fixture_catalog, tmp_path / "ledger", run_id="r1", batch_size=-5)
+        planning.plan_run([inp], fixture_catalog, tmp_path / "ledger", run_id="r1", batch_size=-5)
     assert not locking.holds_ledger(tmp_path / "ledger")
     with pytest.raises(ConfigError, match="page_cap: must be >= 1"):
         record_files.citation_record("paper-a", tmp_path / "ledger", fixture_catalog, page_cap=-1)
@@ -110,17 +110,17 @@ def test_a_planned_run_survives_two_catalog_builds_and_resumes(tmp_path):
     catalog = tmp_path / "catalog"
     CatalogStore(catalog).build([FIXTURES / "catalog" / "works.jsonl"])
     inp = write_input(tmp_path / "in.jsonl", ROWS)
-    plan = pipeline.plan_run([inp], catalog, tmp_path / "ledger", run_id="r1", batch_size=2)
-    pipeline.abandon_run(plan)  # interrupted after planning
+    plan = planning.plan_run([inp], catalog, tmp_path / "ledger", run_id="r1", batch_size=2)
+    finishing.abandon_run(plan)  # interrupted after planning
     for name in ("arxiv_snapshot.jsonl", "crossref_messages.jsonl"):  # two builds: new fingerprints
         CatalogStore(catalog).build([FIXTURES / "catalog" / name])
     assert (catalog / plan.jobs[0].catalog_generation / "manifest.json").exists()
-    pipeline.run_batch(plan.pending[0])  # the planned batches still resolve
-    resumed = pipeline.plan_run([inp], catalog, tmp_path / "ledger", run_id="r1")
+    batches.run_batch(plan.pending[0])  # the planned batches still resolve
+    resumed = planning.plan_run([inp], catalog, tmp_path / "ledger", run_id="r1")
     assert resumed.resumed and [j.part for j in resumed.pending] == [plan.jobs[1].part]
     for job in resumed.pending:
-        pipeline.run_batch(job)
-    summary = pipeline.finish_run(resumed)
+        batches.run_batch(job)
+    summary = finishing.finish_run(resumed)
     assert summary.references == 4 and sum(summary.states.values()) == 4
     assert not list(CatalogPlaces(catalog).pins.glob("*.json"))  # the finished run lets go
     CatalogStore(catalog).build([FIXTURES / "catalog" / "works.jsonl"])
@@ -205,7 +205,7 @@ def test_a_file_given_as_the_ledger_is_one_error(tmp_path, fixture_catalog, caps
     inp = write_input(tmp_path / "in.jsonl", ROWS)
     (tmp_path / "afile").write_text("")
     with pytest.raises(LedgerPathError, match="is a file"):
-        pipeline.plan_run([inp], fixture_catalog, tmp_path / "afile", run_id="r1")
+        planning.plan_run([inp], fixture_catalog, tmp_path / "afile", run_id="r1")
     with pytest.raises(LedgerPathError):
         record_files.write_records(["x"], tmp_path / "afile" / "sub", fixture_catalog)
     with pytest.raises(CiteledgerError, match="afile"):  # a file as the catalog folder of a build
@@ -222,7 +222,7 @@ def test_a_read_only_ledger_is_one_error(tmp_path, fixture_catalog, monkeypatch)
     ledger.mkdir()
     monkeypatch.setattr(ledger_module.os, "access", lambda path, mode: Path(path) != ledger)
     with pytest.raises(LedgerPathError, match="not writable"):
-        pipeline.plan_run([inp], fixture_catalog, ledger, run_id="r1")
+        planning.plan_run([inp], fixture_catalog, ledger, run_id="r1")
 
     def denied(*a, **k):
         raise PermissionError(errno.EACCES, "Permission denied")
@@ -259,7 +259,7 @@ def test_ctrl_c_names_the_run_to_finish(tmp_path, fixture_catalog, capsys, monke
     inp = write_input(tmp_path / "in.jsonl", ROWS)
 
     def interrupted_resolve(args):  # the flow, stopped by Ctrl-C after planning
-        pipeline.plan_run([inp], fixture_catalog, tmp_path / "ledger", run_id="r-ctrl-c")
+        planning.plan_run([inp], fixture_catalog, tmp_path / "ledger", run_id="r-ctrl-c")
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cli_main, "cmd_resolve", interrupted_resolve)

@@ -146,3 +146,15 @@ def test_the_architecture_picture_is_drawn_from_the_current_imports():
 
     page = (ROOT / "docs" / "contributing" / "architecture.md").read_text(encoding="utf-8")
     assert page == with_picture(page, GRAPH), "run `python tests/import_graph.py --write`"
+
+
+RUN_STEPS = ["citeledger.run.planning", "citeledger.run.batches", "citeledger.run.finishing", "citeledger.run.orchestrate"]
+
+
+def test_each_step_of_a_run_imports_only_the_steps_before_it():
+    """``citeledger/run/``: planning, then batches, then finishing, then orchestrate; the modules
+    beside them (the codec, the task runners, the notice check, the summary...) import no step."""
+    later = {step: set(RUN_STEPS[i + 1:]) for i, step in enumerate(RUN_STEPS)}
+    beside = [m for m in GRAPH.modules if m.startswith("citeledger.run.") and m not in RUN_STEPS]
+    assert {s: sorted(GRAPH.edges[s] & later[s]) for s in RUN_STEPS if GRAPH.edges[s] & later[s]} == {}
+    assert {m: sorted(GRAPH.edges[m] & set(RUN_STEPS)) for m in beside if GRAPH.edges[m] & set(RUN_STEPS)} == {}

@@ -8,7 +8,7 @@ import pytest
 from citeledger.app_errors import QueryRefused
 from citeledger.ledger.ledger_store import LedgerStore
 from citeledger.ledger.query import run_query
-from citeledger.run import pipeline
+from citeledger.run import batches, finishing, planning
 from resolvers.errors import ConfigError
 
 CONTRACT_COLUMNS = {"observation_id", "observation_digest", "run_id", "observed_at", "citing_paper",
@@ -31,10 +31,10 @@ def refs_file(tmp_path: Path, n: int = 30) -> Path:
 
 
 def run_all(inputs, catalog, ledger, run_id=None, batch_size=7):
-    plan = pipeline.plan_run(inputs, catalog, ledger, run_id=run_id, batch_size=batch_size)
+    plan = planning.plan_run(inputs, catalog, ledger, run_id=run_id, batch_size=batch_size)
     for job in plan.pending:
-        pipeline.run_batch(job)
-    return plan, pipeline.finish_run(plan)
+        batches.run_batch(job)
+    return plan, finishing.finish_run(plan)
 
 
 def observations(ledger: Path) -> list[dict]:
@@ -95,9 +95,9 @@ def test_rerun_of_a_finished_run_writes_nothing_new(tmp_path, fixture_catalog):
 def test_interrupted_run_completes_to_the_uninterrupted_ledger(tmp_path, fixture_catalog):
     src = refs_file(tmp_path)
     run_all([src], fixture_catalog, tmp_path / "whole", run_id="same")
-    plan = pipeline.plan_run([src], fixture_catalog, tmp_path / "cut", run_id="same", batch_size=7)
-    pipeline.run_batch(plan.pending[0])
-    pipeline.run_batch(plan.pending[2])  # a crash after two batches
+    plan = planning.plan_run([src], fixture_catalog, tmp_path / "cut", run_id="same", batch_size=7)
+    batches.run_batch(plan.pending[0])
+    batches.run_batch(plan.pending[2])  # a crash after two batches
     plan2, summary = run_all([src], fixture_catalog, tmp_path / "cut", run_id="same")
     assert plan2.resumed and len(plan2.pending) == len(plan2.jobs) - 2
     whole, cut = observations(tmp_path / "whole"), observations(tmp_path / "cut")
@@ -113,13 +113,13 @@ def test_resume_with_other_inputs_is_refused(tmp_path, fixture_catalog):
     other = tmp_path / "other.jsonl"
     other.write_text(json.dumps({"citing_paper": "p", "reference_index": 1, "raw": "x"}) + "\n")
     with pytest.raises(ConfigError, match="other input files"):
-        pipeline.plan_run([other], fixture_catalog, tmp_path / "l", run_id="r1")
+        planning.plan_run([other], fixture_catalog, tmp_path / "l", run_id="r1")
 
 
 @pytest.mark.parametrize("run_id", ["../escape", "a/b", "", "x" * 200, "run id"])
 def test_unsafe_run_ids_are_refused(tmp_path, fixture_catalog, run_id):
     with pytest.raises(ConfigError):
-        pipeline.plan_run([refs_file(tmp_path)], fixture_catalog, tmp_path / "l", run_id=run_id)
+        planning.plan_run([refs_file(tmp_path)], fixture_catalog, tmp_path / "l", run_id=run_id)
 
 
 def test_views_and_rejects(tmp_path, fixture_catalog):
@@ -161,7 +161,7 @@ def test_query_refuses_anything_but_reading(tmp_path, fixture_catalog, sql):
 def test_ledger_files_are_never_left_half_written(tmp_path, fixture_catalog, monkeypatch):
     """A write that dies mid-way leaves no part file and no staging debris that a reader sees."""
     src = refs_file(tmp_path)
-    plan = pipeline.plan_run([src], fixture_catalog, tmp_path / "l", run_id="r", batch_size=7)
+    plan = planning.plan_run([src], fixture_catalog, tmp_path / "l", run_id="r", batch_size=7)
     import citeledger.storage.atomic as atomic
 
     real_replace = atomic.os.replace
@@ -173,7 +173,7 @@ def test_ledger_files_are_never_left_half_written(tmp_path, fixture_catalog, mon
 
     monkeypatch.setattr(atomic.os, "replace", dying_replace)
     with pytest.raises(KeyboardInterrupt):
-        pipeline.run_batch(plan.pending[0])
+        batches.run_batch(plan.pending[0])
     monkeypatch.setattr(atomic.os, "replace", real_replace)
     assert not list((tmp_path / "l").glob("observations/**/*.parquet"))
     assert not list((tmp_path / "l" / ".staging").glob("*"))
@@ -186,10 +186,10 @@ def test_resume_keeps_the_options_the_run_started_with(tmp_path, fixture_catalog
     from citeledger.inputs.rows import InputLimits
 
     src = refs_file(tmp_path)
-    plan = pipeline.plan_run([src], fixture_catalog, tmp_path / "l", run_id="r", batch_size=7,
+    plan = planning.plan_run([src], fixture_catalog, tmp_path / "l", run_id="r", batch_size=7,
                              limits=InputLimits(max_raw_chars=10_000))
-    pipeline.run_batch(plan.pending[0])
-    pipeline.abandon_run(plan)
+    batches.run_batch(plan.pending[0])
+    finishing.abandon_run(plan)
     plan2, _ = run_all([src], fixture_catalog, tmp_path / "l", run_id="r", batch_size=7)
     assert plan2.rejects == plan.rejects and [j.part for j in plan2.jobs] == [j.part for j in plan.jobs]
     rows = observations(tmp_path / "l")
@@ -208,13 +208,13 @@ def test_a_run_resolves_against_the_generation_it_was_planned_on(tmp_path, fixtu
     src = tmp_path / "refs.jsonl"
     src.write_text(json.dumps({"citing_paper": "p", "reference_index": 1,
                                "raw": "Doe J. A new work on old things. J New. 2020. doi:10.1000/new"}) + "\n")
-    plan = pipeline.plan_run([src], catalog, tmp_path / "l", run_id="r")
+    plan = planning.plan_run([src], catalog, tmp_path / "l", run_id="r")
     extra = tmp_path / "extra.jsonl"
     extra.write_text(json.dumps({"doi": "10.1000/new", "arxiv_id": None, "title": "A new work on old things"}) + "\n")
     CatalogStore(catalog).build([extra])  # the refresh lands after planning
     for job in plan.pending:
-        pipeline.run_batch(job)
-    pipeline.finish_run(plan)
+        batches.run_batch(job)
+    finishing.finish_run(plan)
     (row,) = observations(tmp_path / "l")
     assert (row["status"], row["reason"]) == ("unresolved", "identifier_not_in_catalog")
     _, later = run_all([src], catalog, tmp_path / "l", run_id="r2")  # the next run sees the new work

@@ -8,16 +8,16 @@ from citeledger.ledger.query import run_query
 from citeledger.records import files as record_files
 from citeledger.records import record as records
 from citeledger.records.render import pages as record_pages
-from citeledger.run import pipeline
+from citeledger.run import batches, finishing, planning
 
 
 def resolve(tmp_path, catalog, rows, run_id="r1"):
     path = tmp_path / f"{run_id}.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    plan = pipeline.plan_run([path], catalog, tmp_path / "ledger", run_id=run_id)
+    plan = planning.plan_run([path], catalog, tmp_path / "ledger", run_id=run_id)
     for job in plan.pending:
-        pipeline.run_batch(job)
-    return pipeline.finish_run(plan)
+        batches.run_batch(job)
+    return finishing.finish_run(plan)
 
 
 RETRACTED = [
@@ -159,14 +159,14 @@ def test_a_paper_whose_record_cannot_be_built_leaves_the_others_recorded(tmp_pat
     every records build failed, and the good papers of the run got no record either."""
     from citeledger.app_errors import RecordsIncomplete
     from citeledger.inputs import rows as input_rows
-    from citeledger.run import orchestrate
+    from citeledger.run import finishing
 
     monkeypatch.setattr(input_rows, "MAX_REFERENCE_INDEX", 2**63 - 1)  # the intake as it was
     bad = {"citing_paper": "paper-bad", "reference_index": 2**53 + 1, "raw": "Nobody. Nothing. 1999."}
     resolve(tmp_path, default_catalog, RETRACTED + [bad])
     ledger = tmp_path / "ledger"
     with pytest.raises(RecordsIncomplete) as caught:
-        orchestrate.build_records(str(ledger), str(default_catalog), "r1")
+        finishing.rebuild_records(str(ledger), str(default_catalog), "r1")
     message = str(caught.value)
     assert "1 of 2 records written" in message and "'paper-bad'" in message and "\n" not in message
     assert (ledger / "records" / "paper-x.json").exists() and not list((ledger / "records").glob("paper-bad*"))

@@ -14,7 +14,7 @@ from citeledger.catalog import sharding
 from citeledger.catalog.catalog_store import CatalogStore
 from citeledger.ledger.query import run_query
 from citeledger.nightly import steps as nightly
-from citeledger.run import pipeline
+from citeledger.run import batches, planning
 from citeledger.storage.places import CatalogPlaces
 
 FIXTURES = Path(__file__).parent / "fixtures" / "catalog"
@@ -77,7 +77,7 @@ def night(site) -> dict:
     if work.plan is None:
         return nightly.idle_nightly(work, site["ledger"], site["catalog"], site["processed"], bool(refresh.files)).as_dict()
     for job in work.plan.pending:
-        pipeline.run_batch(job)
+        batches.run_batch(job)
     return nightly.complete_nightly(work, site["processed"]).as_dict()
 
 
@@ -157,13 +157,13 @@ def test_an_identical_file_dropped_again_is_not_read_again(site):
 
 def test_an_interrupted_night_is_resumed_and_its_files_stay_until_then(site):
     work = nightly.prepare_nightly(site["inbox"], site["catalog"], site["ledger"], batch_size=2)
-    pipeline.run_batch(work.plan.pending[0])  # then the machine stops
+    batches.run_batch(work.plan.pending[0])  # then the machine stops
     assert (site["inbox"] / "refs.jsonl").exists()
     resumed = nightly.prepare_nightly(site["inbox"], site["catalog"], site["ledger"], batch_size=2)
     assert resumed.plan.run_id == work.plan.run_id and resumed.plan.resumed
     assert len(resumed.plan.pending) == len(work.plan.pending) - 1
     for job in resumed.plan.pending:
-        pipeline.run_batch(job)
+        batches.run_batch(job)
     summary = nightly.complete_nightly(resumed, site["processed"])
     assert summary.run is not None and summary.run.references == 5 and not (site["inbox"] / "refs.jsonl").exists()
     assert q(site, "select count(*), count(distinct observation_id) from observations") == [(5, 5)]
@@ -174,13 +174,13 @@ def test_a_failed_night_shows_in_runs_until_the_next_night_finishes_it(site):
     ``finished_at`` null and the message, ``citeledger runs`` calls it failed; the next night
     resumes it, and the finished row replaces the failed one."""
     from citeledger.ledger.inspect import ledger_runs
-    from citeledger.run import orchestrate
+    from citeledger.run import batches, finishing
 
     work = nightly.prepare_nightly(site["inbox"], site["catalog"], site["ledger"], batch_size=2)
-    pipeline.run_batch(work.plan.pending[0])
-    pipeline.abandon_run(work.plan)  # what complete_run does when a step fails
+    batches.run_batch(work.plan.pending[0])
+    finishing.abandon_run(work.plan)  # what complete_run does when a step fails
     run_id = work.plan.run_id
-    orchestrate.record_failure(site["ledger"], run_id, "TimeoutError: Flow run exceeded timeout", "nightly", "fr-1")
+    finishing.record_failure(site["ledger"], run_id, "TimeoutError: Flow run exceeded timeout", "nightly", "fr-1")
     assert q(site, "select run_id, finished_at, errors, flow_run_id, trigger from runs") == [
         (run_id, None, '["failed: TimeoutError: Flow run exceeded timeout"]', "fr-1", "nightly")]
     assert [(r["run_id"], r["state"]) for r in ledger_runs(site["ledger"])] == [(run_id, "failed")]
@@ -188,13 +188,13 @@ def test_a_failed_night_shows_in_runs_until_the_next_night_finishes_it(site):
     resumed = nightly.prepare_nightly(site["inbox"], site["catalog"], site["ledger"], batch_size=2)
     assert resumed.plan.run_id == run_id and resumed.plan.resumed
     for job in resumed.plan.pending:
-        pipeline.run_batch(job)
+        batches.run_batch(job)
     notices = nightly.nightly_notices(resumed)
     nightly.finish_nightly(resumed, site["processed"], notices, flow_run_id="fr-2")
     ((finished_at, errors, flow_run_id),) = q(site, "select finished_at, errors, flow_run_id from runs")
     assert finished_at is not None and errors == "[]" and flow_run_id == "fr-2"
     assert [(r["run_id"], r["state"]) for r in ledger_runs(site["ledger"])] == [(run_id, "finished")]
-    orchestrate.record_failure(site["ledger"], run_id, "late", "nightly")  # a finished run stays finished
+    finishing.record_failure(site["ledger"], run_id, "late", "nightly")  # a finished run stays finished
     assert q(site, "select count(*) from runs where finished_at is null") == [(0,)]
 
 
@@ -205,7 +205,7 @@ def test_a_night_stopped_while_writing_its_records_is_not_finished_and_is_resume
 
     work = nightly.prepare_nightly(site["inbox"], site["catalog"], site["ledger"], batch_size=2)
     for job in work.plan.pending:
-        pipeline.run_batch(job)
+        batches.run_batch(job)
     asked: list[list[str]] = []
 
     def dying_writer(papers: list[str]) -> int:
@@ -217,7 +217,7 @@ def test_a_night_stopped_while_writing_its_records_is_not_finished_and_is_resume
     assert asked and asked[0]
     assert q(site, "select count(*) from runs where finished_at is not null") == [(0,)]
     assert (site["inbox"] / "refs.jsonl").exists()
-    pipeline.forget_interrupted_runs()
+    planning.forget_interrupted_runs()
 
     resumed = nightly.prepare_nightly(site["inbox"], site["catalog"], site["ledger"], batch_size=2)
     assert resumed.plan.run_id == work.plan.run_id and not resumed.plan.pending

@@ -15,7 +15,7 @@ from werkzeug import Request, Response
 from citeledger.catalog.catalog_store import CatalogStore
 from citeledger.inputs.pdf_papers import forget_clients
 from citeledger.nightly import steps as nightly
-from citeledger.run import pipeline
+from citeledger.run import batches
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PDF = (FIXTURES / "grobid" / "N18-3011.pdf").read_bytes()
@@ -40,7 +40,7 @@ def night(site) -> nightly.NightlySummary:
     if work.plan is None:
         return nightly.idle_nightly(work, site["ledger"], site["catalog"], site["processed"], False)
     for job in work.plan.pending:
-        pipeline.run_batch(job)
+        batches.run_batch(job)
     return nightly.complete_nightly(work, site["processed"])
 
 

@@ -16,7 +16,7 @@ from citeledger.engine.process_cache import get_catalog
 from citeledger.index import notice_files as notice_file
 from citeledger.index.blocking import WORKS_ARROW
 from citeledger.run import notice_check
-from citeledger.run.pipeline import bring_up_to_date
+from citeledger.run.planning import bring_up_to_date
 from citeledger.storage import external_sort as hash_runs
 from citeledger.storage.mapped_files import map_ipc
 

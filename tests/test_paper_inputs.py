@@ -135,19 +135,19 @@ def test_the_papers_limits_come_from_the_configuration(tmp_path):
 
 def test_a_run_reads_papers_within_the_configured_limits_and_keeps_them_for_a_resume(tmp_path, fixture_catalog,
                                                                                    monkeypatch):
-    from citeledger.run import pipeline
+    from citeledger.run import finishing, planning
 
     (tmp_path / "citeledger.toml").write_text("[papers]\nmax_member_bytes = 1000\n")
     monkeypatch.chdir(tmp_path)
     paper = tmp_path / "1911.13021.tar.gz"
     shutil.copy(FIXTURES / "1911.13021.tar.gz", paper)
-    plan = pipeline.plan_run([paper], fixture_catalog, tmp_path / "ledger", run_id="small")
-    pipeline.abandon_run(plan)
+    plan = planning.plan_run([paper], fixture_catalog, tmp_path / "ledger", run_id="small")
+    finishing.abandon_run(plan)
     assert plan.references == 0 and {r.reason.split(":")[0] for r in plan.rejects} == {"member_too_large",
                                                                                        "no_bibliography"}
     (tmp_path / "citeledger.toml").write_text("")  # a resume reads as the run started, not as configured now
-    again = pipeline.plan_run([paper], fixture_catalog, tmp_path / "ledger", run_id="small")
-    pipeline.abandon_run(again)
+    again = planning.plan_run([paper], fixture_catalog, tmp_path / "ledger", run_id="small")
+    finishing.abandon_run(again)
     assert again.resumed and again.references == 0
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from citeledger.catalog.catalog_store import CatalogStore
 from citeledger.nightly import steps as nightly
-from citeledger.run import pipeline
+from citeledger.run import batches
 
 CATALOG = Path(__file__).parent / "fixtures" / "catalog"
 PAPERS = Path(__file__).parent / "fixtures" / "papers"
@@ -21,7 +21,7 @@ def night(dirs: dict[str, Path]) -> dict:
     if work.plan is None:
         return nightly.idle_nightly(work, dirs["ledger"], dirs["catalog"], dirs["processed"], False).as_dict()
     for job in work.plan.pending:
-        pipeline.run_batch(job)
+        batches.run_batch(job)
     return nightly.complete_nightly(work, dirs["processed"]).as_dict()
 
 

@@ -163,7 +163,8 @@ def test_pdf_references_link_and_grobids_fields_reach_the_verifier(server, grobi
 
 
 def test_fields_survive_the_batch_payload_and_win_over_the_parse():
-    from citeledger.run.pipeline import BatchJob, pack_references
+    from citeledger.run.batch_codec import pack_references
+    from citeledger.run.planning import BatchJob
     from resolvers.model import Reference
     from resolvers.parsing.fields import apply_fields, parse_reference
 

@@ -9,7 +9,7 @@ import pytest
 import citeledger.config as config_module
 from citeledger.catalog.catalog_store import CatalogStore
 from citeledger.inputs.pdf_papers import forget_clients
-from citeledger.run import pipeline
+from citeledger.run import finishing, planning
 
 REPO = Path(__file__).parent.parent
 
@@ -32,6 +32,6 @@ def test_plan_run_loads_the_configuration_once(loads, tmp_path, monkeypatch, rem
     catalog, ledger = tmp_path / "catalog", tmp_path / "ledger"
     CatalogStore(catalog).build([REPO / "tests" / "fixtures" / "grobid" / "cited_works.jsonl"])
     loads.clear()
-    plan = pipeline.plan_run([REPO / "data" / "sample_references.jsonl"], catalog, ledger, remote=remote)
-    pipeline.abandon_run(plan)
+    plan = planning.plan_run([REPO / "data" / "sample_references.jsonl"], catalog, ledger, remote=remote)
+    finishing.abandon_run(plan)
     assert plan.references > 0 and len(loads) == 1

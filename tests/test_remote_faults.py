@@ -18,7 +18,7 @@ from werkzeug.wrappers import Response
 
 from citeledger.engine import process_cache as workers
 from citeledger.ledger.query import run_query
-from citeledger.run import pipeline
+from citeledger.run import batches, finishing, planning
 
 CROSSREF_FAULTS = ("e500", "e502", "e503", "e429", "slow", "truncated", "html", "badjson", "garbled", "nomessage")
 ARXIV_FAULTS = {"2301.00001": "e503", "2301.00002": "html", "2301.00003": "truncated", "2301.00004": "e400garbage",
@@ -145,10 +145,10 @@ def test_faults_at_volume_are_unavailable_never_unresolved(faulty_remote, tmp_pa
     refs, expected = references()
     path = tmp_path / "refs.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in refs))
-    plan = pipeline.plan_run([path], catalog, tmp_path / "ledger", run_id="faults", batch_size=1, remote=True)
+    plan = planning.plan_run([path], catalog, tmp_path / "ledger", run_id="faults", batch_size=1, remote=True)
     for job in plan.pending:
-        pipeline.run_batch(job)
-    summary = pipeline.finish_run(plan)
+        batches.run_batch(job)
+    summary = finishing.finish_run(plan)
     rows = {r[0]: r[1:] for r in run_query(
         "select reference_index, status, evidence from observations where run_id = 'faults'",
         tmp_path / "ledger", catalog).fetchall()}

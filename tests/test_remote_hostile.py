@@ -20,7 +20,7 @@ from werkzeug import Request, Response
 
 from citeledger.engine import process_cache as workers
 from citeledger.ledger.query import run_query
-from citeledger.run import pipeline
+from citeledger.run import batches, finishing, planning
 
 # kind -> the fault its reference's evidence names
 HOSTILE = {"huge": "answer too large", "endless": "answer too large", "bomb": "answer too large",
@@ -97,10 +97,10 @@ def references() -> list[dict]:
 def run(tmp_path, catalog, run_id: str) -> dict[int, tuple[str, dict]]:
     path = tmp_path / "refs.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in references()))
-    plan = pipeline.plan_run([path], catalog, tmp_path / "ledger", run_id=run_id, batch_size=1, remote=True)
+    plan = planning.plan_run([path], catalog, tmp_path / "ledger", run_id=run_id, batch_size=1, remote=True)
     for job in plan.pending:
-        pipeline.run_batch(job)
-    pipeline.finish_run(plan)
+        batches.run_batch(job)
+    finishing.finish_run(plan)
     rows = run_query(f"select reference_index, status, evidence from observations where run_id = '{run_id}'",
                      tmp_path / "ledger", catalog).fetchall()
     return {index: (status, json.loads(evidence)) for index, status, evidence in rows}

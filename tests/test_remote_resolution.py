@@ -11,7 +11,7 @@ from remote_server import fixture_bytes, fixture_json, server  # noqa: F401
 from citeledger.catalog.catalog_store import ParquetCatalog
 from citeledger.engine import process_cache as workers
 from citeledger.ledger.query import run_query
-from citeledger.run import pipeline
+from citeledger.run import batches, finishing, planning
 
 ATOM = "application/atom+xml; charset=utf-8"
 REFS = [
@@ -61,10 +61,10 @@ def serve_payloads(server):
 def run(tmp_path, catalog, run_id, remote=True):
     path = tmp_path / "refs.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in REFS))
-    plan = pipeline.plan_run([path], catalog, tmp_path / "ledger", run_id=run_id, remote=remote)
+    plan = planning.plan_run([path], catalog, tmp_path / "ledger", run_id=run_id, remote=remote)
     for job in plan.pending:
-        pipeline.run_batch(job)
-    pipeline.finish_run(plan)
+        batches.run_batch(job)
+    finishing.finish_run(plan)
     return {r[0]: r[1:] for r in run_query(
         f"select reference_index, status, resolver_source, work_id, evidence from observations "
         f"where run_id = '{run_id}'", tmp_path / "ledger", catalog).fetchall()}

@@ -10,7 +10,7 @@ import json
 import pytest
 from remote_server import ResetServer, fast, fixture_bytes, fixture_json, holding, http_response, server, test_config  # noqa: F401
 
-from citeledger.run import pipeline, remote_run
+from citeledger.run import batches, finishing, planning, remote_run
 from citeledger.run.task_runners import choose_task_runner
 from citeledger.storage.remote_state import SearchCacheDir
 from resolvers.candidates.fuzzy import FuzzyResolver
@@ -223,10 +223,10 @@ services = ["crossref"]
     serve_crossref(server, "crossref_query_bibliographic_crispr_select.json")
 
     def run(run_id):
-        plan = pipeline.plan_run([refs], catalog, tmp_path / "ledger", run_id=run_id, remote=True)
+        plan = planning.plan_run([refs], catalog, tmp_path / "ledger", run_id=run_id, remote=True)
         for job in plan.pending:
-            pipeline.run_batch(job)
-        summary = pipeline.finish_run(plan)
+            batches.run_batch(job)
+        summary = finishing.finish_run(plan)
         row = run_query(f"select status, resolver_source, work_id from observations where run_id = '{run_id}'",
                         tmp_path / "ledger", catalog).fetchall()[0]
         return row, summary

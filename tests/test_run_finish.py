@@ -12,7 +12,7 @@ import pytest
 from citeledger.ledger.inspect import ledger_runs
 from citeledger.ledger.ledger_store import LedgerStore, connect_views
 from citeledger.records import files as record_files
-from citeledger.run import orchestrate, pipeline
+from citeledger.run import finishing, orchestrate, planning
 
 ROWS = [{"citing_paper": "paper-a", "reference_index": i,
          "raw": f"Nobody {i}. Not in any catalog. J Nowhere 1999;{i}:1."} for i in range(1, 5)]
@@ -28,9 +28,7 @@ def write_input(path: Path) -> Path:
 
 
 def resolve(inp: Path, catalog: Path, ledger: Path, run_id: str):
-    return orchestrate.resolve_run([str(inp)], str(catalog), str(ledger),
-                                   lambda plan: orchestrate.direct_batches(plan, "threads"),
-                                   orchestrate.log, orchestrate.records_of_run, run_id=run_id)
+    return orchestrate.resolve_run([str(inp)], str(catalog), str(ledger), "threads", run_id=run_id)
 
 
 def shown(ledger: Path, run_id: str) -> tuple[str, bool, bool]:
@@ -54,25 +52,25 @@ def test_a_run_stopped_in_its_finishing_steps_is_unfinished_and_resumable(tmp_pa
     def stop(*args, **kwargs):
         raise Stop(step)
 
-    target = {"notices": (pipeline, "write_run_notices"), "database": (pipeline, "write_ledger_database"),
+    target = {"notices": (finishing, "write_run_notices"), "database": (finishing, "write_ledger_database"),
               "records": (record_files, "write_records")}[step]
     with monkeypatch.context() as m:
         m.setattr(*target, stop)
         with pytest.raises(Stop):
             resolve(inp, fixture_catalog, ledger, "r1")
     assert shown(ledger, "r1") == ("unfinished", False, True)
-    assert pipeline.interrupted_run() == "r1"  # what the interrupted command names to re-run
+    assert planning.interrupted_run() == "r1"  # what the interrupted command names to re-run
     summary = resolve(inp, fixture_catalog, ledger, "r1")
     assert summary.resumed and summary.records == 1
     assert shown(ledger, "r1") == ("finished", True, False)
     assert (ledger / "ledger.duckdb").exists() and len(list((ledger / "records").glob("*.json"))) == 1
-    assert pipeline.interrupted_run() is None
+    assert planning.interrupted_run() is None
 
 
 def test_the_run_row_is_written_after_the_records(tmp_path, fixture_catalog, monkeypatch):
     inp, ledger = write_input(tmp_path / "in.jsonl"), tmp_path / "ledger"
     order: list[str] = []
-    for module, name in ((pipeline, "write_ledger_database"), (record_files, "write_records")):
+    for module, name in ((finishing, "write_ledger_database"), (record_files, "write_records")):
         real = getattr(module, name)
         monkeypatch.setattr(module, name, lambda *a, _real=real, _name=name, **k: (order.append(_name), _real(*a, **k))[1])
     real_row = LedgerStore.finish_run

@@ -33,7 +33,7 @@ from citeledger.ledger.ledger_store import LEDGER_PARTS, WORKS_VIEW_SCHEMA
 from citeledger.ledger.query import check_read_only, run_query, sandbox, user_query
 from citeledger.options import check_run_id
 from citeledger.records import files as record_files
-from citeledger.run import pipeline
+from citeledger.run import batches, finishing, planning
 from resolvers.errors import ConfigError
 
 REPO = Path(__file__).parent.parent
@@ -65,10 +65,10 @@ def ledger(tmp_path_factory, fixture_catalog):
             {"citing_paper": "q\"quoted\"", "reference_index": 2, "raw": "x' OR '1'='1 ; COPY works TO '/tmp/x'"}]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     ledger = base / "led'ger"  # a quote in the path itself: paths go through sql_literal
-    plan = pipeline.plan_run([path], fixture_catalog, ledger, run_id="safe")
+    plan = planning.plan_run([path], fixture_catalog, ledger, run_id="safe")
     for job in plan.pending:
-        pipeline.run_batch(job)
-    pipeline.finish_run(plan)
+        batches.run_batch(job)
+    finishing.finish_run(plan)
     return ledger, fixture_catalog, rows
 
 
@@ -151,8 +151,8 @@ def test_configured_file_size_limit_reaches_the_pipeline(tmp_path, fixture_catal
     monkeypatch.setenv("CITELEDGER_MAX_INPUT_BYTES", "10")
     path = tmp_path / "refs.jsonl"
     path.write_text(json.dumps({"citing_paper": "p", "reference_index": 1, "raw": "x" * 50}) + "\n")
-    plan = pipeline.plan_run([path], fixture_catalog, tmp_path / "ledger", run_id="limited")
-    pipeline.finish_run(plan)
+    plan = planning.plan_run([path], fixture_catalog, tmp_path / "ledger", run_id="limited")
+    finishing.finish_run(plan)
     assert plan.references == 0 and len(plan.rejects) == 1 and "max_file_bytes" in plan.rejects[0].reason
 
 
@@ -349,10 +349,10 @@ def hostile(tmp_path_factory, fixture_catalog):
     path = base / "refs.jsonl"
     path.write_text(json.dumps({"citing_paper": "esc-paper", "reference_index": 1,
                                 "raw": f"Devlin {ESCAPES} BERT. arXiv:1810.04805"}) + "\n")
-    plan = pipeline.plan_run([path], fixture_catalog, base / "ledger", run_id="esc")
+    plan = planning.plan_run([path], fixture_catalog, base / "ledger", run_id="esc")
     for job in plan.pending:
-        pipeline.run_batch(job)
-    pipeline.finish_run(plan)
+        batches.run_batch(job)
+    finishing.finish_run(plan)
     return base / "ledger", fixture_catalog
 
 

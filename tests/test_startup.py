@@ -117,7 +117,7 @@ def test_a_one_reference_run_loads_no_remote_clients_or_schema_library(default_c
     Prefect, no settings model, no catalog builder."""
     (tmp_path / "one.jsonl").write_text(REFS)
     modules = imported(["resolve", "one.jsonl", "--catalog", str(default_catalog), "--ledger", "ledger"], tmp_path)
-    assert "citeledger.run.pipeline" in modules and "citeledger.records.files" in modules
+    assert "citeledger.run.batches" in modules and "citeledger.records.files" in modules
     assert not roots(modules) & {"prefect", "pydantic", "pydantic_settings", "jsonschema", "cryptography", "httpx",
                                  "rich", "click", "pygments"}
     assert not modules & {"citeledger.catalog.extract_parts", "citeledger.index.terms", "resolvers.remote.http",

@@ -94,7 +94,7 @@ def test_the_parquet_catalog_finds_an_arxiv_work_by_its_journal_ref(tmp_path):
     found = catalog.works_by_locator([("physrevd", "76", "13009"), ("physrevd", "76", "1")])
     assert [w.work_id for w in found[("physrevd", "76", "13009")]] == ["arxiv:0704.0001"]
     assert ("physrevd", "76", "1") not in found
-    from citeledger.run.pipeline import resolve_batch_references
+    from citeledger.run.batches import resolve_batch_references
     v = resolve_batch_references([Reference("p", 1, "C. Balazs et al., Physical Review D 76, 013009 (2007)")],
                                  catalog)[0].verdict
     assert (v.status, v.work.work_id if v.work else None) == (Status.VERIFIED_FUZZY, "arxiv:0704.0001")

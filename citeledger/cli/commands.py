@@ -150,10 +150,8 @@ def resolve_direct(inputs: list[str], args: argparse.Namespace, options: dict) -
     logger = logging.getLogger("citeledger.run")
     if not logging.getLogger().handlers and not logger.handlers:
         logger.addHandler(logging.NullHandler())  # the summary prints the rejects; no second copy
-    return orchestrate.resolve_run(
-        inputs, args.catalog, args.ledger,
-        lambda plan: orchestrate.direct_batches(plan, args.task_runner, args.dask_workers), logger,
-        orchestrate.records_of_run, **options)
+    return orchestrate.resolve_run(inputs, args.catalog, args.ledger, args.task_runner, args.dask_workers,
+                                   logger=logger, **options)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -394,8 +392,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _rerun_hint() -> str:
     """How to finish the run this process left unfinished, if it started one."""
-    pipeline = sys.modules.get("citeledger.run.pipeline")
-    run_id = pipeline.interrupted_run() if pipeline else None
+    planning = sys.modules.get("citeledger.run.planning")
+    run_id = planning.interrupted_run() if planning else None
     return f"; re-run with --run-id {run_id} to finish" if run_id else ""
 
 

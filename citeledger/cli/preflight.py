@@ -37,7 +37,7 @@ def prefect_defaults() -> None:
 
 def use_flow(args: argparse.Namespace) -> bool:
     """The CLI runs a Prefect flow only when it can report to an API (``PREFECT_API_URL`` set), when
-    asked to (``--flow``) or for a Dask cluster; otherwise it calls the same pipeline functions
+    asked to (``--flow``) or for a Dask cluster; otherwise it calls the same run functions
     directly, without starting a temporary Prefect server (docs/user/running.md, "Flow runs or direct")."""
     return bool(getattr(args, "flow", False) or os.environ.get("PREFECT_API_URL")
                 or getattr(args, "task_runner", None) == "dask")

@@ -88,9 +88,9 @@ def cmd_records(args: argparse.Namespace) -> int:
         quiet_after_signal()
         written = build_records(ledger=args.ledger, catalog=args.catalog, run_id=args.run_id, papers=args.papers)
     else:
-        from citeledger.run import orchestrate
+        from citeledger.run.finishing import rebuild_records
 
-        written = orchestrate.build_records(args.ledger, args.catalog, args.run_id, args.papers)
+        written = rebuild_records(args.ledger, args.catalog, args.run_id, args.papers)
     print(f"{len(written)} citation records written under {Path(args.ledger) / 'records'}")
     if args.format == "pith":
         from citeledger.cli.pith import write_pith_records

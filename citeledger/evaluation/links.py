@@ -132,7 +132,7 @@ def read_rows(paths: Iterable[str | Path]) -> list[dict]:
 def resolve_gold(rows: Sequence[dict], catalog_dir: CatalogDir, batch: int = 2000) -> tuple[list[Verdict], dict]:
     """The chain's verdict for every gold row, and the seconds it took to load and to resolve."""
     from citeledger.engine.process_cache import get_catalog, get_fuzzy
-    from citeledger.run.pipeline import resolve_batch_references
+    from citeledger.run.batches import resolve_batch_references
     from resolvers.model import Reference
 
     t0 = time.perf_counter()

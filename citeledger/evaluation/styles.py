@@ -294,9 +294,9 @@ def make_strings(works: Sequence[Work], styles: Sequence[str], degradations: Seq
 
 def resolve_strings(strings: Sequence[tuple[str, str, Work, str]], catalog_dir: CatalogDir,
                     batch: int = 2000) -> list[Verdict]:
-    """The pipeline's verdict for every string (``pipeline.resolve_batch_references``)."""
+    """The pipeline's verdict for every string (``batches.resolve_batch_references``)."""
     from citeledger.engine.process_cache import get_catalog, get_fuzzy
-    from citeledger.run.pipeline import resolve_batch_references
+    from citeledger.run.batches import resolve_batch_references
 
     catalog = get_catalog(catalog_dir)
     get_fuzzy(catalog)

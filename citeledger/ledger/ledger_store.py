@@ -294,7 +294,7 @@ class LedgerStore:
         return pq.read_table(path).to_pylist()[0]
 
     def run_finished(self, run_id: str) -> bool:
-        """Whether the run's row is written: the last of its finishing steps (``pipeline.finish_run``)."""
+        """Whether the run's row is written: the last of its finishing steps (``run.finishing.close_run``)."""
         return self.part_path("runs", run_id, "run").exists()
 
     def known_run(self, run_id: str) -> bool:

@@ -44,8 +44,9 @@ from citeledger.nightly.folders import NightlyFolders, confined_folders, entries
 from citeledger.nightly.intake import CATALOG_SUFFIXES, Intake, citing_paper_of, inbox_files, take_inbox
 from citeledger.nightly.rerun_selection import RerunSelection, select_rerun
 from citeledger.records.files import papers_touched
-from citeledger.run import pipeline
+from citeledger.run.finishing import close_run, settle_run
 from citeledger.run.notice_check import cited_doi_notice_rows, work_notice_rows
+from citeledger.run.planning import DEFAULT_BATCH_SIZE, RunPlan, new_run_id, plan_run
 from citeledger.run.summary import RunSummary
 from citeledger.storage.atomic import atomic_move, atomic_write_lines
 from citeledger.storage.places import CatalogDir, LedgerDir, LedgerPlaces
@@ -89,7 +90,7 @@ def changed_notices(ledger_dir: LedgerDir, catalog_dir: CatalogDir, run_id: str,
     """A fresh notice for every currently linked work, and for every cited DOI with no work that
     a notice source lists, whose notice differs from its latest one in the ledger (a new
     retraction, a correction, a source checked for the first time). Works in ``exclude`` (those
-    the run itself links or cites, which ``finish_run`` notices anyway) are skipped."""
+    the run itself links or cites, which ``finishing.settle_run`` notices anyway) are skipped."""
     linked, latest, dois = current_links_and_notices(ledger_dir)
     rows = work_notice_rows(catalog_dir, [w for w in linked if w not in (exclude or set())], run_id)
     rows += [r for r in cited_doi_notice_rows(catalog_dir, dois, run_id) if r["work_id"] not in (exclude or set())]
@@ -263,7 +264,7 @@ def _keep_shards(catalog_dir: CatalogDir, sharding: dict[str, Any], report: Refr
 class NightlyWork:
     """What tonight's run will do, decided before any batch runs."""
 
-    plan: pipeline.RunPlan | None  # None: nothing to do
+    plan: RunPlan | None  # None: nothing to do
     new_files: list[Path] = field(default_factory=list)
     already_processed: dict[str, str] = field(default_factory=dict)  # inbox file -> the run that read it
     rerun: RerunSelection = field(default_factory=RerunSelection)
@@ -278,11 +279,11 @@ def nightly_folders(inbox: str | Path, processed: str | Path, catalog_dir: Catal
 
 
 def new_nightly_run_id() -> str:
-    return "nightly-" + pipeline.new_run_id().removeprefix("run-")
+    return "nightly-" + new_run_id().removeprefix("run-")
 
 
 def resume_nightly(intake: Intake, inbox: str | Path, catalog_dir: CatalogDir, ledger_dir: LedgerDir,
-                   batch_size: int = pipeline.DEFAULT_BATCH_SIZE, limits: Any = None, remote: bool = False
+                   batch_size: int = DEFAULT_BATCH_SIZE, limits: Any = None, remote: bool = False
                    ) -> NightlyWork | None:
     """The latest interrupted nightly run whose inputs and catalog are unchanged, planned again
     (its finished batches are skipped); None when there is none."""
@@ -292,10 +293,10 @@ def resume_nightly(intake: Intake, inbox: str | Path, catalog_dir: CatalogDir, l
         if manifest.catalog_fingerprint == catalog.fingerprint and all(
                 p.exists() and input_sha256(p) == i["sha256"] for p, i in zip(paths, manifest.inputs)):
             paths = given_inputs(paths, Path(inbox))  # a directory's papers: the directory, as first given
-            plan = pipeline.plan_run(paths, catalog_dir, ledger_dir, run_id=manifest.run_id,
-                                     batch_size=manifest.options.get("batch_size", batch_size),
-                                     limits=limits or InputLimits(), citing_paper=manifest.options.get("citing_paper"),
-                                     remote=manifest.options.get("remote", remote))
+            plan = plan_run(paths, catalog_dir, ledger_dir, run_id=manifest.run_id,
+                            batch_size=manifest.options.get("batch_size", batch_size),
+                            limits=limits or InputLimits(), citing_paper=manifest.options.get("citing_paper"),
+                            remote=manifest.options.get("remote", remote))
             inbox_dir = Path(inbox).resolve()
             work = NightlyWork(plan=plan, new_files=[p for p in paths if p.resolve().parent == inbox_dir],
                                already_processed=intake.already_processed)
@@ -305,7 +306,7 @@ def resume_nightly(intake: Intake, inbox: str | Path, catalog_dir: CatalogDir, l
 
 
 def select_nightly(intake: Intake, catalog_dir: CatalogDir, ledger_dir: LedgerDir, remote: bool = False,
-                   batch_size: int = pipeline.DEFAULT_BATCH_SIZE, limits: Any = None,
+                   batch_size: int = DEFAULT_BATCH_SIZE, limits: Any = None,
                    run_id: str | None = None) -> NightlyWork:
     """Tonight's new run: the new inbox files' references, those a grown catalog could change
     (``select_rerun``), the notices that changed; no plan when there is nothing to do."""
@@ -323,13 +324,13 @@ def select_nightly(intake: Intake, catalog_dir: CatalogDir, ledger_dir: LedgerDi
     run_id = run_id or new_nightly_run_id()
     inputs, search = rerun_inputs(ledger_dir, run_id, work.rerun, remote)
     work.new_files = list(new)
-    work.plan = pipeline.plan_run([*new, *inputs], catalog_dir, ledger_dir, run_id=run_id, batch_size=batch_size,
-                                  limits=limits, citing_paper=citing, remote=remote, search=search)
+    work.plan = plan_run([*new, *inputs], catalog_dir, ledger_dir, run_id=run_id, batch_size=batch_size,
+                         limits=limits, citing_paper=citing, remote=remote, search=search)
     return work
 
 
 def prepare_nightly(inbox: str | Path, catalog_dir: CatalogDir, ledger_dir: LedgerDir, remote: bool = False,
-                    batch_size: int = pipeline.DEFAULT_BATCH_SIZE, limits: Any = None,
+                    batch_size: int = DEFAULT_BATCH_SIZE, limits: Any = None,
                     run_id: str | None = None) -> NightlyWork:
     """Decide tonight's run (``take_inbox``, then ``resume_nightly`` or ``select_nightly``):
     resumes an interrupted nightly run when its inputs and catalog are unchanged. An inbox file
@@ -399,7 +400,7 @@ class NightlySummary:
 
 def nightly_notices(work: NightlyWork) -> list[dict[str, Any]]:
     """After the batches: the notices of works earlier runs link or cite that changed (those
-    this run links or cites are noticed by ``finish_run`` itself)."""
+    this run links or cites are noticed by ``finishing.settle_run`` itself)."""
     plan = work.plan
     assert plan is not None
     ledger = LedgerStore(plan.ledger_dir)
@@ -407,31 +408,34 @@ def nightly_notices(work: NightlyWork) -> list[dict[str, Any]]:
     return changed_notices(plan.ledger_dir, plan.catalog_dir, plan.run_id, exclude=own)
 
 
-def finish_nightly(work: NightlyWork, processed: str | Path, notices: list[dict[str, Any]],
-                   timings: dict[str, float] | None = None, flow_run_id: str | None = None,
-                   records: Callable[[list[str]], int] | None = None) -> NightlySummary:
-    """Write the records of the papers the night changed (``records``: the writer, given the
-    papers; None: none written) and then the run row (with the changed ``notices``): the row marks
-    the night finished, so a night stopped while writing records has none and is resumed. Then
-    the inbox files move to ``processed`` (only now, their observations being written), those the run
-    rejected whole (an archive that does not open, a PDF without text...) to ``rejected_folder``; an
-    inbox entry the run read nothing from (a folder of notes) stays where it is."""
+def changed_papers(work: NightlyWork, notices: list[dict[str, Any]]) -> list[str]:
+    """The papers whose records the night changed: those the run touched and those citing a work
+    whose notice changed (asked once the works remote services fetched joined the catalog)."""
     plan = work.plan
     assert plan is not None
+    papers = set(papers_touched(plan.run_id, plan.ledger_dir, plan.catalog_dir))
+    papers.update(citing_papers_of_works(plan.ledger_dir, [n["work_id"] for n in notices]))
+    return sorted(papers)
 
-    def changed_papers() -> list[str]:  # (asked after the works remote services fetched joined the catalog)
-        papers = set(papers_touched(plan.run_id, plan.ledger_dir, plan.catalog_dir))
-        papers.update(citing_papers_of_works(plan.ledger_dir, [n["work_id"] for n in notices]))
-        return sorted(papers)
 
-    written: list[tuple[list[str], int]] = []
+def settle_nightly(work: NightlyWork, notices: list[dict[str, Any]], timings: dict[str, float] | None = None
+                   ) -> RunSummary:
+    """The night's run settled before its records (``finishing.settle_run``, with the changed
+    ``notices`` of works earlier runs link)."""
+    assert work.plan is not None
+    return settle_run(work.plan, timings=timings, recheck_notices=notices)
 
-    def write_records() -> None:
-        papers = changed_papers()
-        written.append((papers, records(papers) if records is not None and papers else 0))
 
-    summary = pipeline.finish_run(plan, trigger="nightly", timings=timings, recheck_notices=notices,
-                                  records=write_records if records is not None else None, flow_run_id=flow_run_id)
+def close_nightly(work: NightlyWork, processed: str | Path, notices: list[dict[str, Any]], summary: RunSummary,
+                  papers: list[str], records: int | None = None, flow_run_id: str | None = None) -> NightlySummary:
+    """After the records (``records``: how many were written, None: none asked): the run row (with
+    the changed ``notices``), which marks the night finished. Then the inbox files move to
+    ``processed`` (only now, their observations being written), those the run rejected whole (an
+    archive that does not open, a PDF without text...) to ``rejected_folder``; an inbox entry the
+    run read nothing from (a folder of notes) stays where it is."""
+    plan = work.plan
+    assert plan is not None
+    summary = close_run(plan, summary, "nightly", len(notices), flow_run_id)
     unread = {r.file for r in plan.rejects if read_later(r.reason)}  # stay in the inbox for the next night
     whole = {r.file for r in plan.rejects if r.line is None} - unread  # a reject of the file itself
     read = entries_read(work.new_files, [i["path"] for i in plan.inputs])  # (a folder of notes: nothing read)
@@ -439,11 +443,23 @@ def finish_nightly(work: NightlyWork, processed: str | Path, notices: list[dict[
     moved = move_to_processed([p for p in read if str(p) not in unread | whole], processed, plan.run_id)
     for path, run_id in work.already_processed.items():
         move_to_processed([Path(path)], processed, run_id)
-    papers, count = written[-1] if written else (changed_papers(), None)
     night = NightlySummary(summary, files=[str(p) for p in moved], rejected=[str(p) for p in set_aside],
                            already_processed=work.already_processed,
                            rerun=dict(work.rerun.why), notices_changed=len(notices), papers=papers)
-    return night.with_records(count) if count is not None and papers else night
+    return night.with_records(records) if records is not None and papers else night
+
+
+def finish_nightly(work: NightlyWork, processed: str | Path, notices: list[dict[str, Any]],
+                   timings: dict[str, float] | None = None, flow_run_id: str | None = None,
+                   records: Callable[[list[str]], int] | None = None) -> NightlySummary:
+    """The night finished in one call: ``settle_nightly``, the records of the ``changed_papers``
+    (``records``: the writer, given the papers; None: none written), ``close_nightly``. The records
+    come before the run row: the row marks the night finished, so a night stopped while writing
+    records has none and is resumed. (The nightly flow makes these calls itself, its records a task.)"""
+    summary = settle_nightly(work, notices, timings)
+    papers = changed_papers(work, notices)
+    written = (records(papers) if papers else 0) if records is not None else None
+    return close_nightly(work, processed, notices, summary, papers, written, flow_run_id)
 
 
 def complete_nightly(work: NightlyWork, processed: str | Path, timings: dict[str, float] | None = None

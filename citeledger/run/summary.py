@@ -1,4 +1,4 @@
-"""What a finished run reports: one typed summary shared by the pipeline (``finish_run``), the
+"""What a finished run reports: one typed summary shared by the run's finishing (``settle_run``), the
 CLI's printout, the orchestration and the flows' artifacts. Flows return ``as_dict()`` (JSON)."""
 from __future__ import annotations
 

@@ -1,87 +1,45 @@
-"""The resolve pipeline as plain functions: plan a run, resolve and write one batch, finish a run.
+"""The first step of a resolve run: plan it. The inputs are checked and hashed (pipes spooled
+once), the ledger's writer lock is taken, the catalog generation pinned (and its lookup files
+brought up to date), the run begun (or an interrupted one picked up) in the ledger, and its
+references cut into batches (``BatchJob``: a slice of the references, packed by ``batch_codec``).
 
-The Prefect flow (``flows/resolve.py``) and the CLI call exactly these; the flow adds batching
-over tasks, retries, logging and artifacts.
+The steps after it: ``batches`` (resolve and write one batch), ``finishing`` (finish or give up
+the run); ``orchestrate`` runs them all. The flows and the CLI call these same functions.
 """
 from __future__ import annotations
 
 import dataclasses
-import gc
 import hashlib
 import json
 import logging
 import secrets
-import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from citeledger.app_errors import DiskFull, InputError
 from citeledger.catalog.catalog_store import CatalogStore, ParquetCatalog
 from citeledger.catalog.generation_pins import pin_generation, pinned_generation, unpin_generation
 from citeledger.config import Config, load_config
-from citeledger.engine.process_cache import get_catalog, get_fuzzy, get_remote
+from citeledger.engine.process_cache import get_catalog
 from citeledger.index import index_upgrade
 from citeledger.inputs.dedupe import OnePass, iter_unique
 from citeledger.inputs.files import FETCHED_KINDS, PIPE_OPEN_TIMEOUT, InputSource, discard_spools, prepare_inputs
 from citeledger.inputs.papers import collecting_titles
 from citeledger.inputs.pdf_papers import pdf_service
 from citeledger.inputs.rows import InputLimits, InputReject
-from citeledger.ledger.ledger_store import LedgerStore, check_ledger_dir, write_ledger_database
-from citeledger.ledger.reads import run_changes
+from citeledger.ledger.ledger_store import LedgerStore, check_ledger_dir
 from citeledger.options import at_least, check_run_id
 from citeledger.run.batch_codec import pack_references, unpack_references
-from citeledger.run.notice_check import write_run_notices
-from citeledger.run.remote_run import remote_report, search_report, search_step
-from citeledger.run.summary import RunSummary
 from citeledger.storage import locking
 from citeledger.storage.locking import exclusive
 from citeledger.storage.places import CatalogDir, LedgerDir, LedgerPlaces
-from citeledger.works.row_schema import works_jsonl_row
 from papers.model import PaperLimits
-from resolvers.model import STATE_ORDER, Reason, Reference
-from resolvers.observation import observation_columns
-from resolvers.remote.settings import SEARCH_SOURCES
-from resolvers.resolution import apply_rule_chain
-from resolvers.search_step import SearchStep
+from resolvers.model import Reference
 
 DEFAULT_BATCH_SIZE = 1000  # the one default of the CLI, the flows and limits.batch_size (config)
-
-
-_GC_LOCK = threading.Lock()
-_GC_PAUSES = 0
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Resolve a batch without the cyclic garbage collector: a batch makes hundreds of thousands
-    of small objects that live until it ends (candidates, comparison forms, evidence), and the
-    collector rescanning them is a fifth of the time (1M-work catalog: 588 -> 718 references/s in
-    one process, same peak memory: reference counting still frees everything, and the few cycles
-    wait for the next collection). Batches in threads share the pause; the last one resumes it."""
-    global _GC_PAUSES
-    with _GC_LOCK:
-        _GC_PAUSES += 1
-        if _GC_PAUSES == 1:
-            gc.disable()
-    try:
-        yield
-    finally:
-        with _GC_LOCK:
-            _GC_PAUSES -= 1
-            if _GC_PAUSES == 0:
-                gc.enable()
-
-
-def resolve_batch_references(references: Sequence[Reference], catalog: Any, remote: Any = None,
-                             search: SearchStep | None = None) -> list:
-    """The resolution chain over one batch, with this process's fuzzy matcher and the collector
-    paused: what ``run_batch``, ``citeledger eval`` and the benchmarks all run."""
-    with gc_paused():
-        return apply_rule_chain(references, catalog, get_fuzzy(catalog), remote, search)
 
 
 def new_run_id() -> str:
@@ -291,6 +249,12 @@ def forget_interrupted_runs() -> None:
     _UNFINISHED.clear()
 
 
+def forget_finished_run(ledger_dir: LedgerDir, run_id: str) -> None:
+    """The run finished: an interrupt of this process no longer names it."""
+    if _UNFINISHED.get(str(ledger_dir)) == run_id:
+        del _UNFINISHED[str(ledger_dir)]
+
+
 def planned_catalog(catalog_dir: CatalogDir, ledger_dir: LedgerDir, run_id: str) -> ParquetCatalog:
     """The generation a run works on, pinned for it: the one it was first planned on when that
     run is being resumed (later builds keep it, see ``catalog.pinned_generations``), else the live
@@ -324,154 +288,11 @@ def bring_up_to_date(catalog_dir: CatalogDir, generation: str) -> None:
                                      f" (index: {stats})" if stats else "")
 
 
-def run_batch(job: BatchJob) -> dict[str, int]:
-    """Resolve one batch and write its observations. Skips a batch already written (resume)."""
-    ledger = LedgerStore(job.ledger_dir)
-    if ledger.batch_done(job.run_id, job.part):
-        return {"skipped": job.size}
-    catalog = get_catalog(job.catalog_dir, job.catalog_generation)
-    remote = get_remote(job.remote)
-    if remote is not None:
-        remote.begin_run(job.run_id)  # the run's circuits and remote time (nothing changes for its next batch)
-    resolutions = resolve_batch_references(job.references, catalog, remote,
-                                           search_step(remote, job.run_id, job.search_budget, job.search_skip_files))
-    with gc_paused():  # (thousands of short-lived dicts and strings: no cycles worth a collection of the heap)
-        columns = observation_columns(resolutions, job.run_id, job.observed_at, job.catalog_fingerprint)
-    fetched = fetched_work_rows(resolutions)
-    if fetched:  # kept before the batch is marked done, so a crash cannot lose them
-        ledger.write_fetched_works(job.run_id, job.part, fetched)
-    ledger.write_observation_columns(job.run_id, job.part, columns)
-    counts: dict[str, int] = {}
-    for status in columns["status"]:
-        counts[status] = counts.get(status, 0) + 1
-    return counts
-
-
-REMOTE_SOURCES = ("arxiv_api", "crossref_api", *SEARCH_SOURCES.values())
-
-
-def fetched_work_rows(resolutions: Sequence[Any]) -> list[dict[str, Any]]:
-    """The works remote services gave the batch's links, as works-JSONL rows for the catalog. A
-    work a search found carries its provenance (``fetched_from``: service, query, time), which the
-    fetched file keeps for audit and the catalog build ignores."""
-    rows: dict[str, dict[str, Any]] = {}
-    for r in resolutions:
-        work, source = r.verdict.work, r.verdict.resolver_source
-        if work is None or source not in REMOTE_SOURCES or work.work_id in rows:
-            continue
-        row = works_jsonl_row(work)
-        search = (r.verdict.evidence or {}).get("search") or []
-        if search:
-            last = search[-1]
-            row["fetched_from"] = {"resolver_source": source, "service": last.get("service"),
-                                   "query": last.get("query"), "fetched_at": last.get("fetched_at")}
-        rows[work.work_id] = row
-    return [rows[k] for k in sorted(rows)]
-
-
-def abandon_run(plan: RunPlan) -> None:
-    """Give up a run without finishing it: release the ledger's writer lock (what was written
-    stays; a re-run with the same run id completes it, so its catalog generation stays pinned)."""
-    locking.release_ledger(plan.ledger_dir)
-
-
-def _complete_run(plan: RunPlan, ledger: LedgerStore, records: Callable[[], Any] | None = None) -> None:
-    """The finishing steps before the run row, each safe to repeat: a run stopped among them (a
-    full disk writing ``ledger.duckdb``, a kill while its records are written) has no run row yet,
-    so ``runs`` shows it unfinished and a re-run with its id does them again."""
-    # Works the remote resolvers fetched join the catalog for the next run; a crash after this
-    # step fetches nothing again on resume (the build adds nothing twice).
-    fetched = ledger.fetched_work_files(plan.run_id)
-    if fetched:
-        CatalogStore(plan.catalog_dir).build(fetched)
-    write_ledger_database(plan.ledger_dir, plan.catalog_dir)  # (only when its views changed)
-    if records is not None:
-        records()
-
-
-def _views_after_first_row(plan: RunPlan) -> None:
-    """``ledger.duckdb`` again after a ledger's first run row, for its runs view. The run is finished
-    by then: a failure here (a full disk) is said, and the next run writes the file."""
-    try:
-        write_ledger_database(plan.ledger_dir, plan.catalog_dir)
-    except (DiskFull, OSError) as exc:
-        logging.getLogger("citeledger.run").warning("ledger.duckdb keeps no runs view until the next run: %s", exc)
-
-
-def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "resolve",
-               timings: dict[str, float] | None = None, recheck_notices: list[dict[str, Any]] | None = None,
-               records: Callable[[], Any] | None = None, flow_run_id: str | None = None) -> RunSummary:
-    """Write the run's notices (and ``recheck_notices``, the changed notices of works linked by
-    earlier runs), refresh ``<ledger>/ledger.duckdb``, write the records (``records``, given), and
-    only then the run's row (counts from the ledger itself, so a resumed run counts everything):
-    the row is what marks a run finished, so it is written last. A finished run given again
-    changes nothing but its records (written again when ``records`` is given). ``flow_run_id``:
-    the Prefect flow run that ran it (None for a direct run), kept in the row to join the ledger to
-    Prefect's runs."""
-    ledger = LedgerStore(plan.ledger_dir)
-    finished = ledger.run_finished(plan.run_id)
-    if not finished:
-        with gc_paused():  # (a row per linked work: allocation, no cycles)
-            write_run_notices(plan.ledger_dir, plan.catalog_dir, plan.run_id)
-        if recheck_notices:
-            ledger.write_notices(plan.run_id, recheck_notices, part="recheck")
-    summary = _summarise(plan, ledger, errors or [], timings or {})
-    if not finished:
-        runs = ledger.places.parts("runs", plan.run_id).parent
-        first = not (runs.is_dir() and any(runs.rglob("*.parquet")))  # the ledger's first run row
-        _complete_run(plan, ledger, records)
-        ledger.finish_run(_run_row(plan, summary, trigger, len(recheck_notices or []), flow_run_id))
-        if first:  # ledger.duckdb's views are bound when written: its runs view needs a row to read
-            _views_after_first_row(plan)
-    elif records is not None:
-        records()
-    unpin_generation(plan.catalog_dir, plan.ledger_dir, plan.run_id)  # its catalog may go now
-    locking.release_ledger(plan.ledger_dir)
-    if _UNFINISHED.get(str(plan.ledger_dir)) == plan.run_id:
-        del _UNFINISHED[str(plan.ledger_dir)]
-    return summary
-
-
-def _summarise(plan: RunPlan, ledger: LedgerStore, errors: list[str], timings: dict[str, float]) -> RunSummary:
-    """The run's counts as the ledger holds them (states in deciding order, reasons in enum order)."""
-    states = ledger.read_run_counts(plan.run_id) if plan.jobs else {}
-    reasons = ledger.read_run_counts(plan.run_id, "reason") if plan.jobs else {}
-    known = [r.value for r in Reason]
-    seconds = time.monotonic() - plan.started
-    changes = run_changes(plan.ledger_dir, plan.run_id) if plan.jobs else (0, 0)
-    resolved_now = sum(j.size for j in plan.pending)
-    return RunSummary(
-        run_id=plan.run_id, references=plan.references, rejects=len(plan.rejects),
-        states={s.value: int(states.get(s.value, 0)) for s in STATE_ORDER},
-        reasons={r: int(reasons[r]) for r in [*known, *sorted(set(reasons) - set(known))] if reasons.get(r)},
-        seconds=round(seconds, 3), resumed=plan.resumed,
-        references_per_second=round(resolved_now / seconds, 1) if seconds > 0 else None,
-        transitions=changes[0], reference_changes=changes[1],
-        inputs=[i["path"] for i in plan.inputs], timings={k: round(v, 3) for k, v in sorted(timings.items())},
-        errors=list(errors), reject_messages=[r.message for r in plan.rejects[:20]],
-        search=search_report(plan.run_id, any(j.remote for j in plan.jobs)),
-        remote=remote_report(plan.run_id, any(j.remote for j in plan.jobs)),
-        skipped=skipped_counts(plan.skipped))
-
-
-def skipped_counts(skipped: Sequence[tuple[str, str]]) -> dict[str, int]:
-    """How many entries of the input folders were left out, by why (``not a paper or a reference
-    table (.md)``, ``a citeledger ledger folder``, ...), most first."""
-    counts: dict[str, int] = {}
-    for _path, why in skipped:
-        counts[why] = counts.get(why, 0) + 1
-    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-
-
-def _run_row(plan: RunPlan, summary: RunSummary, trigger: str, notices_changed: int,
-             flow_run_id: str | None = None) -> dict[str, Any]:
-    """The run's row in ``runs/`` (see ``ledger.RUN_SCHEMA``)."""
-    return {"run_id": plan.run_id, "started_at": plan.observed_at, "finished_at": datetime.now(timezone.utc),
-            "inputs": summary.inputs, "catalog_fingerprint": plan.catalog_fingerprint,
-            "references": plan.references, "rejects": len(plan.rejects),
-            "state_counts": json.dumps(summary.states), "seconds": summary.seconds,
-            "errors": json.dumps(summary.errors), "trigger": trigger, "catalog_seq": plan.catalog_seq,
-            "transitions": summary.transitions, "notices_changed": notices_changed,
-            "timings": json.dumps(summary.timings, sort_keys=True), "reason_counts": json.dumps(summary.reasons),
-            "reference_changes": summary.reference_changes, "flow_run_id": flow_run_id,
-            "remote": json.dumps(summary.remote, sort_keys=True) if summary.remote else None}
+def log_plan(plan: RunPlan, logger: Any) -> RunPlan:
+    """Say what the run holds: its references, batches (to do, resuming) and rejected rows."""
+    logger.info("run %s: %d references in %d batches (%d to do%s), %d rejected rows",
+                plan.run_id, plan.references, len(plan.jobs), len(plan.pending),
+                ", resuming" if plan.resumed else "", len(plan.rejects))
+    for reject in plan.rejects[:20]:
+        logger.warning("rejected %s", reject.message)
+    return plan
