@@ -17,6 +17,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import unmapped
 
 from citeledger.inputs.rows import InputLimits
+from citeledger.ledger.ledger_store import LedgerStore
 from citeledger.run import remote_run
 from citeledger.run.batches import run_batch
 from citeledger.run.finishing import close_run, run_records, settle_run
@@ -24,6 +25,7 @@ from citeledger.run.orchestrate import BATCHES_IN_FLIGHT, abandoned_on_failure, 
 from citeledger.run.planning import DEFAULT_BATCH_SIZE, BatchJob, RunPlan, log_plan, new_run_id, plan_run
 from citeledger.run.summary import RunSummary, state_table
 from citeledger.run.task_runners import choose_task_runner, make_task_runner, workers_report_here
+from citeledger.storage.places import CatalogPlaces
 from flows.flow_options import (
     BatchSize,
     MaxRawChars,
@@ -72,7 +74,7 @@ def batch_numbers(plan: RunPlan) -> dict[str, Any]:
 
 
 @task(name="write-records", cache_policy=NO_CACHE)
-def write_records_task(run_id: str, ledger: str, catalog: str) -> list[str]:
+def write_records_task(run_id: str, ledger: LedgerStore, catalog: CatalogPlaces) -> list[str]:
     return [str(p) for p in run_records(run_id, ledger, catalog)]
 
 
@@ -157,7 +159,7 @@ def resolve_references(inputs: list[str], catalog: str = "data/catalog", ledger:
     logger = get_run_logger()
     run_id, flow_run_id = this_flow_run()
     t0 = time.monotonic()
-    plan = log_plan(plan_run(inputs, catalog, ledger, run_id=run_id, batch_size=batch_size,
+    plan = log_plan(plan_run(inputs, catalog, LedgerStore(ledger), run_id=run_id, batch_size=batch_size,
                              limits=InputLimits(max_raw_chars=max_raw_chars), citing_paper=citing_paper,
                              remote=remote), logger)
     timings = {"plan": time.monotonic() - t0}
@@ -166,9 +168,9 @@ def resolve_references(inputs: list[str], catalog: str = "data/catalog", ledger:
         check_batches(plan, resolve_batches(plan, task_runner, dask_address, dask_workers),
                       "re-run with --run-id {run_id} to finish")
         summary = settle_run(plan, timings={**timings, "resolve": time.monotonic() - t1})
-        written = write_records_task(plan.run_id, plan.ledger_dir, plan.catalog_dir) if records else None
+        written = write_records_task(plan.run_id, plan.ledger, plan.catalog) if records else None
         if written is not None:
-            logger.info("wrote %d citation records under %s/records", len(written), plan.ledger_dir)
+            logger.info("wrote %d citation records under %s/records", len(written), plan.ledger)
         summary = close_run(plan, summary, flow_run_id=flow_run_id)
     if written is not None:
         summary = summary.with_records(len(written))

@@ -124,6 +124,13 @@ def detect_kind(path: Path, name: str | None = None) -> str:
 
 
 NOT_READABLE_KIND = "not_readable"  # neither a paper nor a reference table: a reject saying so
+TABLE_KINDS = ("jsonl", "csv", "parquet")  # reference tables: rows, no paper to read
+
+
+def reads_papers(sources: Sequence[InputSource]) -> bool:
+    """Whether any of a run's inputs is a paper to read or fetch (a file, a folder, an arXiv id),
+    not a reference table (nor an input that is neither)."""
+    return any(s.kind not in (*TABLE_KINDS, NOT_READABLE_KIND) for s in sources)
 _REQUIRED_COLUMNS = (b"citing_paper", b"reference_index", b"raw")
 
 

@@ -94,12 +94,29 @@ FAILED_PART = "failed"  # runs/<run_id>/failed.parquet: the row of a run whose l
 
 
 class LedgerStore:
-    """A ledger folder: observations, rejects, runs and notices as Parquet part files."""
+    """A ledger folder: observations, rejects, runs and notices as Parquet part files.
+
+    The one object a run carries its ledger as, from the flow or the command down to each batch
+    (``LedgerStore.of`` takes it as it is, or a path once); a path-like of its folder, so a function
+    that takes a ledger folder takes it too."""
 
     def __init__(self, directory: LedgerDir):
         self.places = LedgerPlaces.of(directory)
         self.dir = self.places.root
         self.staging = self.places.staging
+
+    @classmethod
+    def of(cls, ledger: LedgerStore | LedgerDir) -> LedgerStore:
+        return ledger if isinstance(ledger, LedgerStore) else cls(ledger)
+
+    def __fspath__(self) -> str:
+        return str(self.dir)
+
+    def __str__(self) -> str:
+        return str(self.dir)
+
+    def __repr__(self) -> str:
+        return f"LedgerStore({str(self.dir)!r})"
 
     def _run_dir(self, kind: str, run_id: str) -> Path:
         return self.places.parts(kind, run_id)

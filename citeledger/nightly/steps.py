@@ -403,9 +403,9 @@ def nightly_notices(work: NightlyWork) -> list[dict[str, Any]]:
     this run links or cites are noticed by ``finishing.settle_run`` itself)."""
     plan = work.plan
     assert plan is not None
-    ledger = LedgerStore(plan.ledger_dir)
+    ledger = plan.ledger
     own = set(ledger.linked_work_ids(plan.run_id)) | {f"doi:{d}" for d in ledger.unlinked_cited_dois(plan.run_id)}
-    return changed_notices(plan.ledger_dir, plan.catalog_dir, plan.run_id, exclude=own)
+    return changed_notices(plan.ledger, plan.catalog, plan.run_id, exclude=own)
 
 
 def changed_papers(work: NightlyWork, notices: list[dict[str, Any]]) -> list[str]:
@@ -413,8 +413,8 @@ def changed_papers(work: NightlyWork, notices: list[dict[str, Any]]) -> list[str
     whose notice changed (asked once the works remote services fetched joined the catalog)."""
     plan = work.plan
     assert plan is not None
-    papers = set(papers_touched(plan.run_id, plan.ledger_dir, plan.catalog_dir))
-    papers.update(citing_papers_of_works(plan.ledger_dir, [n["work_id"] for n in notices]))
+    papers = set(papers_touched(plan.run_id, plan.ledger, plan.catalog))
+    papers.update(citing_papers_of_works(plan.ledger, [n["work_id"] for n in notices]))
     return sorted(papers)
 
 

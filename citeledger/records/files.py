@@ -182,7 +182,7 @@ def write_records(paper_ids: Sequence[str], ledger_dir: LedgerDir, catalog_dir: 
     held_before = locking.holds_ledger(ledger_dir)  # a caller's run holds it: leave it held
     locking.acquire_ledger(ledger_dir)
     try:
-        LedgerStore(ledger_dir).remove_record_leftovers()
+        LedgerStore.of(ledger_dir).remove_record_leftovers()
         _FAILED.clear()
         processes = record_workers.worker_count(len(paper_ids), workers)
         if processes > 1:
@@ -234,7 +234,7 @@ def write_block(paper_ids: Sequence[str], ledger_dir: str, catalog_dir: str, fir
 
 def _write_record_files(paper_ids: Sequence[str], ledger_dir: LedgerDir, catalog_dir: CatalogDir,
                         progress: Callable[[int], None] | None, first: int = 0) -> list[Path]:
-    ledger = LedgerStore(ledger_dir)
+    ledger = LedgerStore.of(ledger_dir)
     collecting = gc.isenabled()
     gc.disable()  # records are trees freed as they go; the cycle collector walked every row held
     try:
@@ -319,7 +319,7 @@ def _publish(ledger: LedgerStore, batch: list[tuple[str, dict[str, bytes]]],
 
 def check_run(ledger_dir: LedgerDir, run_id: str) -> str:
     """``run_id`` if the ledger has begun that run, else a one-line error naming the latest runs."""
-    ledger = LedgerStore(ledger_dir)
+    ledger = LedgerStore.of(ledger_dir)
     if ledger.known_run(check_run_id(run_id)):
         return run_id
     runs = sorted((p.parent for p in LedgerPlaces.of(ledger_dir).manifests.glob("*/manifest.json")),
@@ -331,7 +331,7 @@ def check_run(ledger_dir: LedgerDir, run_id: str) -> str:
 
 def papers_touched(run_id: str, ledger_dir: LedgerDir, catalog_dir: CatalogDir) -> list[str]:
     """Papers whose record a run changed: its citing papers, and ledger papers it now cites."""
-    ledger = LedgerStore(ledger_dir)
+    ledger = LedgerStore.of(ledger_dir)
     catalog = get_catalog(catalog_dir)
     own = citing_papers(ledger_dir, catalog_dir, run_id)
     linked = set(ledger.linked_work_ids(run_id))

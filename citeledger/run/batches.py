@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
 from citeledger.engine.process_cache import get_catalog, get_fuzzy, get_remote
-from citeledger.ledger.ledger_store import LedgerStore
 from citeledger.run.planning import BatchJob
 from citeledger.run.remote_run import search_step
 from citeledger.works.row_schema import works_jsonl_row
@@ -63,10 +62,10 @@ def resolve_batch_references(references: Sequence[Reference], catalog: Any, remo
 
 def run_batch(job: BatchJob) -> dict[str, int]:
     """Resolve one batch and write its observations. Skips a batch already written (resume)."""
-    ledger = LedgerStore(job.ledger_dir)
+    ledger = job.ledger
     if ledger.batch_done(job.run_id, job.part):
         return {"skipped": job.size}
-    catalog = get_catalog(job.catalog_dir, job.catalog_generation)
+    catalog = get_catalog(job.catalog, job.catalog_generation)
     remote = get_remote(job.remote)
     if remote is not None:
         remote.begin_run(job.run_id)  # the run's circuits and remote time (nothing changes for its next batch)

@@ -37,7 +37,7 @@ from citeledger.run.planning import RunPlan, forget_finished_run
 from citeledger.run.remote_run import remote_report, search_report
 from citeledger.run.summary import RunSummary
 from citeledger.storage import locking
-from citeledger.storage.places import LedgerDir
+from citeledger.storage.places import CatalogDir, LedgerDir
 from resolvers.model import STATE_ORDER, Reason
 from resolvers.redaction import redact
 
@@ -49,11 +49,11 @@ def settle_run(plan: RunPlan, errors: list[str] | None = None, timings: dict[str
     """The finishing steps before the records (see the module): the run's notices and
     ``recheck_notices``, its summary, the fetched works into the catalog, ``ledger.duckdb`` (only
     when its views changed). A run already finished: its summary alone."""
-    ledger = LedgerStore(plan.ledger_dir)
+    ledger = plan.ledger
     finished = ledger.run_finished(plan.run_id)
     if not finished:
         with gc_paused():  # (a row per linked work: allocation, no cycles)
-            write_run_notices(plan.ledger_dir, plan.catalog_dir, plan.run_id)
+            write_run_notices(plan.ledger, plan.catalog, plan.run_id)
         if recheck_notices:
             ledger.write_notices(plan.run_id, recheck_notices, part="recheck")
     summary = _summarise(plan, ledger, errors or [], timings or {})
@@ -62,12 +62,12 @@ def settle_run(plan: RunPlan, errors: list[str] | None = None, timings: dict[str
         # step fetches nothing again on resume (the build adds nothing twice).
         fetched = ledger.fetched_work_files(plan.run_id)
         if fetched:
-            CatalogStore(plan.catalog_dir).build(fetched)
-        write_ledger_database(plan.ledger_dir, plan.catalog_dir)  # (only when its views changed)
+            CatalogStore(plan.catalog).build(fetched)
+        write_ledger_database(plan.ledger, plan.catalog)  # (only when its views changed)
     return summary
 
 
-def run_records(run_id: str, ledger: str, catalog: str) -> list:
+def run_records(run_id: str, ledger: LedgerDir, catalog: CatalogDir) -> list:
     """The records of every paper the run touched (with a progress report)."""
     return write_records(record_files.papers_touched(run_id, ledger, catalog), ledger, catalog)
 
@@ -78,16 +78,16 @@ def close_run(plan: RunPlan, summary: RunSummary, trigger: str = "resolve", noti
     finished (``notices_changed``: how many ``recheck_notices`` changed; ``flow_run_id``: the
     Prefect flow run that ran it, None for a direct run, kept to join the ledger to Prefect's
     runs). Then the run's catalog generation may go, and the ledger's writer lock is released."""
-    ledger = LedgerStore(plan.ledger_dir)
+    ledger = plan.ledger
     if not ledger.run_finished(plan.run_id):
         runs = ledger.places.parts("runs", plan.run_id).parent
         first = not (runs.is_dir() and any(runs.rglob("*.parquet")))  # the ledger's first run row
         ledger.finish_run(_run_row(plan, summary, trigger, notices_changed, flow_run_id))
         if first:  # ledger.duckdb's views are bound when written: its runs view needs a row to read
             _views_after_first_row(plan)
-    unpin_generation(plan.catalog_dir, plan.ledger_dir, plan.run_id)  # its catalog may go now
-    locking.release_ledger(plan.ledger_dir)
-    forget_finished_run(plan.ledger_dir, plan.run_id)
+    unpin_generation(plan.catalog, plan.ledger, plan.run_id)  # its catalog may go now
+    locking.release_ledger(plan.ledger)
+    forget_finished_run(plan.ledger, plan.run_id)
     return summary
 
 
@@ -97,7 +97,7 @@ def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "r
     """``settle_run``, the records of the run's papers (``records``), ``close_run``. A finished run
     given again changes nothing but its records (written again when ``records``)."""
     summary = settle_run(plan, errors, timings, recheck_notices)
-    written = run_records(plan.run_id, plan.ledger_dir, plan.catalog_dir) if records else None
+    written = run_records(plan.run_id, plan.ledger, plan.catalog) if records else None
     close_run(plan, summary, trigger, len(recheck_notices or []), flow_run_id)
     return summary.with_records(len(written)) if written is not None else summary
 
@@ -105,14 +105,14 @@ def finish_run(plan: RunPlan, errors: list[str] | None = None, trigger: str = "r
 def abandon_run(plan: RunPlan) -> None:
     """Give up a run without finishing it: release the ledger's writer lock (what was written
     stays; a re-run with the same run id completes it, so its catalog generation stays pinned)."""
-    locking.release_ledger(plan.ledger_dir)
+    locking.release_ledger(plan.ledger)
 
 
 def _views_after_first_row(plan: RunPlan) -> None:
     """``ledger.duckdb`` again after a ledger's first run row, for its runs view. The run is finished
     by then: a failure here (a full disk) is said, and the next run writes the file."""
     try:
-        write_ledger_database(plan.ledger_dir, plan.catalog_dir)
+        write_ledger_database(plan.ledger, plan.catalog)
     except (DiskFull, OSError) as exc:
         logging.getLogger("citeledger.run").warning("ledger.duckdb keeps no runs view until the next run: %s", exc)
 
@@ -123,7 +123,7 @@ def _summarise(plan: RunPlan, ledger: LedgerStore, errors: list[str], timings: d
     reasons = ledger.read_run_counts(plan.run_id, "reason") if plan.jobs else {}
     known = [r.value for r in Reason]
     seconds = time.monotonic() - plan.started
-    changes = run_changes(plan.ledger_dir, plan.run_id) if plan.jobs else (0, 0)
+    changes = run_changes(plan.ledger, plan.run_id) if plan.jobs else (0, 0)
     resolved_now = sum(j.size for j in plan.pending)
     return RunSummary(
         run_id=plan.run_id, references=plan.references, rejects=len(plan.rejects),
@@ -167,7 +167,7 @@ def record_failure(ledger_dir: LedgerDir, run_id: str, message: str, trigger: st
     """A failed attempt at ``run_id`` as its row in the ledger's ``runs`` (``finished_at`` null,
     ``errors`` the failure; see ``LedgerStore.record_failure``): from the run's manifest when it
     began (start, inputs, catalog), else the time now. Returns the row."""
-    ledger = LedgerStore(ledger_dir)
+    ledger = LedgerStore.of(ledger_dir)
     manifest = ledger.places.manifest(run_id)
     began = json.loads(manifest.read_text()) if manifest.exists() else {}
     started = began.get("started_at")
@@ -196,7 +196,7 @@ def rebuild_records(ledger: str, catalog: str, run_id: str | None = None, papers
     return write_records(papers, ledger, catalog)
 
 
-def write_records(papers: Sequence[str], ledger: str, catalog: str) -> list:
+def write_records(papers: Sequence[str], ledger: LedgerDir, catalog: CatalogDir) -> list:
     """The records of ``papers``, with a progress report."""
     with progress.track(len(papers), "records") as advance:
         return record_files.write_records(papers, ledger, catalog, progress=advance)

@@ -122,7 +122,7 @@ def cited_doi_notice_rows(catalog_dir: CatalogDir, dois: Any, run_id: str) -> li
 def write_run_notices(ledger_dir: LedgerDir, catalog_dir: CatalogDir, run_id: str) -> int:
     """A notice for every work this run links to, and for every cited DOI that names no catalog
     work but is listed by a notice source, checked against the catalog's sources."""
-    ledger = LedgerStore(ledger_dir)
+    ledger = LedgerStore.of(ledger_dir)
     rows = work_notice_rows(catalog_dir, ledger.linked_work_ids(run_id), run_id)
     have = {r["work_id"] for r in rows}
     rows += [r for r in cited_doi_notice_rows(catalog_dir, ledger.unlinked_cited_dois(run_id), run_id)

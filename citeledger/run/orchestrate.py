@@ -75,9 +75,9 @@ def resolve_run(inputs: Sequence[str], catalog: CatalogDir, ledger: LedgerDir, t
         check_batches(plan, direct_batches(plan, task_runner, workers) if plan.pending else [],
                       "re-run with --run-id {run_id} to finish")
         summary = settle_run(plan, timings={**timings, "resolve": time.monotonic() - t1})
-        written = run_records(plan.run_id, plan.ledger_dir, plan.catalog_dir) if records else None
+        written = run_records(plan.run_id, plan.ledger, plan.catalog) if records else None
         if written is not None:
-            logger.info("wrote %d citation records under %s/records", len(written), plan.ledger_dir)
+            logger.info("wrote %d citation records under %s/records", len(written), plan.ledger)
         close_run(plan, summary)
     return summary.with_records(len(written)) if written is not None else summary
 

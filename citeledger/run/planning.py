@@ -14,6 +14,7 @@ import json
 import logging
 import secrets
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,7 +27,14 @@ from citeledger.config import Config, load_config
 from citeledger.engine.process_cache import get_catalog
 from citeledger.index import index_upgrade
 from citeledger.inputs.dedupe import OnePass, iter_unique
-from citeledger.inputs.files import FETCHED_KINDS, PIPE_OPEN_TIMEOUT, InputSource, discard_spools, prepare_inputs
+from citeledger.inputs.files import (
+    FETCHED_KINDS,
+    PIPE_OPEN_TIMEOUT,
+    InputSource,
+    discard_spools,
+    prepare_inputs,
+    reads_papers,
+)
 from citeledger.inputs.papers import collecting_titles
 from citeledger.inputs.pdf_papers import pdf_service
 from citeledger.inputs.rows import InputLimits, InputReject
@@ -35,7 +43,7 @@ from citeledger.options import at_least, check_run_id
 from citeledger.run.batch_codec import pack_references, unpack_references
 from citeledger.storage import locking
 from citeledger.storage.locking import exclusive
-from citeledger.storage.places import CatalogDir, LedgerDir, LedgerPlaces
+from citeledger.storage.places import CatalogDir, CatalogPlaces, LedgerDir
 from papers.model import PaperLimits
 from resolvers.model import Reference
 
@@ -53,8 +61,8 @@ class BatchJob:
 
     run_id: str
     part: str
-    catalog_dir: str
-    ledger_dir: str
+    catalog: CatalogPlaces
+    ledger: LedgerStore
     observed_at: datetime
     catalog_fingerprint: str
     payload: bytes
@@ -71,9 +79,12 @@ class BatchJob:
 
 @dataclass
 class RunPlan:
+    """A run as planned: its ledger (the one ``LedgerStore`` every later step writes through) and
+    catalog, its inputs, its batches (``pending``: those not written yet) and its rejects."""
+
     run_id: str
-    catalog_dir: str
-    ledger_dir: str
+    catalog: CatalogPlaces
+    ledger: LedgerStore
     inputs: list[dict[str, Any]]
     observed_at: datetime
     catalog_fingerprint: str
@@ -87,25 +98,27 @@ class RunPlan:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why): in folders, no input
 
 
-def _resumed_options(ledger_dir: LedgerDir, run_id: str) -> dict[str, Any]:
+def _resumed_options(ledger: LedgerStore, run_id: str) -> dict[str, Any]:
     """The options an interrupted run was started with (read before any lock: only to check
     the inputs; the run itself is picked up under the lock)."""
-    path = LedgerPlaces.of(ledger_dir).manifest(run_id)
+    path = ledger.places.manifest(run_id)
     try:
         return json.loads(path.read_text()).get("options", {})
     except (OSError, ValueError):
         return {}
 
 
-def plan_run(inputs: Sequence[str | Path], catalog_dir: CatalogDir, ledger_dir: LedgerDir,
+def plan_run(inputs: Sequence[str | Path], catalog: CatalogDir, ledger: LedgerStore | LedgerDir,
              run_id: str | None = None, batch_size: int = DEFAULT_BATCH_SIZE, limits: InputLimits | None = None,
              citing_paper: str | Mapping[str, str] | None = None, remote: bool = False,
              open_timeout: float = PIPE_OPEN_TIMEOUT, search: Mapping[str, Any] | None = None) -> RunPlan:
     """Check and hash the inputs (pipes spooled once), then take the ledger lock, fix the
     batches, and start (or pick up) the run in the ledger. An input that cannot be read at all
-    raises ``InputError`` before the lock: no run begins."""
+    raises ``InputError`` before the lock: no run begins. ``ledger``: the run's ``LedgerStore``
+    (or its folder, made one here), carried by the plan and its batches from here on."""
     batch_size = at_least("batch_size", batch_size, 1)
-    check_ledger_dir(ledger_dir)
+    ledger, catalog = LedgerStore.of(ledger), CatalogPlaces.of(catalog)
+    check_ledger_dir(ledger)
     limits = limits or InputLimits()
     config = load_config()  # once: the limits below, GROBID and arXiv's clients (pdf_service)
     if limits.max_file_bytes is None:  # the configuration's limits.max_input_bytes (clear reject when over)
@@ -114,40 +127,39 @@ def plan_run(inputs: Sequence[str | Path], catalog_dir: CatalogDir, ledger_dir: 
         limits = dataclasses.replace(limits, papers=config.papers)
     run_id = check_run_id(new_run_id() if run_id is None else run_id)
     skipped: list[tuple[str, str]] = []  # what folders held that is no input
-    sources = prepare_inputs(inputs, LedgerPlaces.of(ledger_dir).spool, limits.max_file_bytes,
-                             _resumed_options(ledger_dir, run_id).get("citing_paper") or citing_paper, open_timeout,
+    sources = prepare_inputs(inputs, ledger.places.spool, limits.max_file_bytes,
+                             _resumed_options(ledger, run_id).get("citing_paper") or citing_paper, open_timeout,
                              skipped)
     try:
-        locking.acquire_ledger(ledger_dir)  # one writer per ledger; released by finish_run or death
-        _UNFINISHED[str(ledger_dir)] = run_id  # what an interrupt tells the user to re-run
+        locking.acquire_ledger(ledger)  # one writer per ledger; released by close_run or death
+        _UNFINISHED[str(ledger)] = run_id  # what an interrupt tells the user to re-run
         try:
-            plan = _plan_locked(sources, catalog_dir, ledger_dir, run_id, batch_size, limits, citing_paper, remote,
+            plan = _plan_locked(sources, catalog, ledger, run_id, batch_size, limits, citing_paper, remote,
                                 dict(search or {}), config)
             plan.skipped = skipped
             return plan
         except BaseException as exc:
-            locking.release_ledger(ledger_dir)
-            _forget_unbegun(exc, catalog_dir, ledger_dir, run_id)
+            locking.release_ledger(ledger)
+            _forget_unbegun(exc, catalog, ledger, run_id)
             raise
     finally:
         discard_spools(sources)
 
 
-def _forget_unbegun(exc: BaseException, catalog_dir: CatalogDir, ledger_dir: LedgerDir, run_id: str) -> None:
+def _forget_unbegun(exc: BaseException, catalog: CatalogPlaces, ledger: LedgerStore, run_id: str) -> None:
     """A plan that failed (not a full disk or an interrupt: the same id finishes those) leaves no
     run to re-run and, if the run never began, no pinned catalog generation."""
     if isinstance(exc, Exception) and not isinstance(exc, DiskFull):
-        _UNFINISHED.pop(str(ledger_dir), None)
-        if not LedgerStore(ledger_dir).known_run(run_id):
-            unpin_generation(catalog_dir, ledger_dir, run_id)  # a run that never began pins nothing
+        _UNFINISHED.pop(str(ledger), None)
+        if not ledger.known_run(run_id):
+            unpin_generation(catalog, ledger, run_id)  # a run that never began pins nothing
 
 
-def _plan_locked(sources: Sequence[InputSource], catalog_dir: CatalogDir, ledger_dir: LedgerDir, run_id: str,
+def _plan_locked(sources: Sequence[InputSource], places: CatalogPlaces, ledger: LedgerStore, run_id: str,
                  batch_size: int, limits: InputLimits, citing_paper: str | Mapping[str, str] | None,
                  remote: bool, search: dict[str, Any], config: Config | None = None) -> RunPlan:
-    catalog = planned_catalog(catalog_dir, ledger_dir, run_id)
+    catalog = planned_catalog(places, ledger, run_id)
     input_info = [{"path": s.name, "sha256": s.sha256} for s in sources]
-    ledger = LedgerStore(ledger_dir)
     if isinstance(citing_paper, Mapping):
         citing_paper = dict(citing_paper)
     manifest, resumed = ledger.begin_run(run_id, input_info, catalog.fingerprint,
@@ -165,14 +177,14 @@ def _plan_locked(sources: Sequence[InputSource], catalog_dir: CatalogDir, ledger
                                      max_file_bytes=opts.get("max_file_bytes", limits.max_file_bytes))
         if opts.get("papers"):  # the bounds the run started with, so it reads each paper the same
             limits = dataclasses.replace(limits, papers=PaperLimits(**opts["papers"]))
-    made = dict(run_id=run_id, catalog_dir=str(catalog_dir), ledger_dir=str(ledger_dir),
+    made = dict(run_id=run_id, catalog=places, ledger=ledger,
                 observed_at=manifest.observed_at, catalog_fingerprint=catalog.fingerprint, remote=remote,
                 catalog_generation=catalog.generation_dir.name, search_budget=search.get("budget"),
                 search_skip_files=tuple(search.get("skip_files", ())))
     if not remote and any(s.kind in FETCHED_KINDS for s in sources):
         raise InputError(f"{next(s.name for s in sources if s.kind in FETCHED_KINDS)}: arXiv:ID inputs are "
                          "fetched from arXiv, which needs --remote")
-    with pdf_service(None, ledger_dir, remote, config), collecting_titles() as titles:  # PDFs to GROBID when set
+    with _papers_read(sources, ledger, remote, config) as titles:
         jobs, rejects, count = _read_batches(sources, limits, citing_paper, batch_size, made)
     ledger.write_titles(run_id, [{"run_id": run_id, "citing_paper": paper, "title": title, "title_source": source,
                                   "file": file, "observed_at": manifest.observed_at}
@@ -181,9 +193,22 @@ def _plan_locked(sources: Sequence[InputSource], catalog_dir: CatalogDir, ledger
         {"run_id": run_id, "file": r.file, "line": r.line, "field": r.field, "reason": r.reason,
          "excerpt": r.excerpt} for r in rejects])
     pending = [j for j in jobs if not ledger.batch_done(run_id, j.part)]
-    return RunPlan(run_id, str(catalog_dir), str(ledger_dir), input_info, manifest.observed_at,
+    return RunPlan(run_id, places, ledger, input_info, manifest.observed_at,
                    catalog.fingerprint, jobs, pending, rejects, resumed, count,
                    catalog_seq=catalog.ingested_seq)
+
+
+@contextmanager
+def _papers_read(sources: Sequence[InputSource], ledger: LedgerStore, remote: bool,
+                 config: Config | None) -> Iterator[dict[str, tuple[str, str, str]]]:
+    """Where the run's inputs are read: when any is a paper, PDFs go to GROBID when one is set,
+    arXiv papers are fetched (``remote``), what is fetched is kept under the ledger, and each
+    paper's own title is collected; reference tables alone need none of it."""
+    if not reads_papers(sources):
+        yield {}
+        return
+    with pdf_service(None, ledger, remote, config), collecting_titles() as titles:
+        yield titles
 
 
 def _read_batches(sources: Sequence[InputSource], limits: InputLimits, citing_paper: str | Mapping[str, str] | None,
@@ -249,10 +274,10 @@ def forget_interrupted_runs() -> None:
     _UNFINISHED.clear()
 
 
-def forget_finished_run(ledger_dir: LedgerDir, run_id: str) -> None:
+def forget_finished_run(ledger: LedgerStore, run_id: str) -> None:
     """The run finished: an interrupt of this process no longer names it."""
-    if _UNFINISHED.get(str(ledger_dir)) == run_id:
-        del _UNFINISHED[str(ledger_dir)]
+    if _UNFINISHED.get(str(ledger)) == run_id:
+        del _UNFINISHED[str(ledger)]
 
 
 def planned_catalog(catalog_dir: CatalogDir, ledger_dir: LedgerDir, run_id: str) -> ParquetCatalog:

@@ -25,7 +25,12 @@ class Folder:
 
     @classmethod
     def of(cls, folder: str | os.PathLike[str]) -> Self:
-        return folder if isinstance(folder, cls) else cls(Path(folder))
+        """The places of a folder given as a path, as places, or as an object that carries its
+        places (``places``: a ``LedgerStore``), which are then the ones returned."""
+        if isinstance(folder, cls):
+            return folder
+        places = getattr(folder, "places", None)
+        return places if isinstance(places, cls) else cls(Path(folder))
 
     def __fspath__(self) -> str:
         return str(self.root)
