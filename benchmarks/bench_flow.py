@@ -85,7 +85,7 @@ def cpu_s_of(pid: int) -> tuple[float, str]:
         return 0.0, "gone"
     role = ("worker" if "spawn_main" in cmdline else "tracker" if "resource_tracker" in cmdline
             else "server" if "uvicorn" in cmdline or ("prefect" in cmdline and "server" in cmdline)
-            else "cli" if "citeledger.cli.commands" in cmdline else "")  # "": a zombie's (empty) command line
+            else "cli" if "citeledger.cli" in cmdline else "")  # "": a zombie's (empty) command line
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), role
 
 

@@ -43,7 +43,7 @@ logging.getLogger("werkzeug").setLevel(logging.ERROR)  # the local server logs e
 
 SERVICES = ("arxiv", "crossref", "openalex")
 KINDS = ("trickle", "silent", "retry_after", "e503", "healthy")
-MAIN = "import sys; from citeledger.cli.commands import main; sys.exit(main(sys.argv[1:]))"
+MAIN = "import sys; from citeledger.cli.entry import main; sys.exit(main(sys.argv[1:]))"
 RUN_BOUND = 600.0  # a run that takes longer than this is a failure (a stall held it), and is killed
 
 

@@ -1,6 +1,6 @@
 """One reference string's way through ``citeledger resolve``, from the calls the command makes.
 
-The command runs in this process (``citeledger.cli.commands.main``, the direct path: no Prefect
+The command runs in this process (``citeledger.cli.entry.main``, the direct path: no Prefect
 API, batches in threads) under ``sys.setprofile`` and ``threading.setprofile``. Every call into a
 product module (``resolvers``, ``papers``, ``citeledger``, ``flows``) is recorded as an arrow from
 the product module nearest up the stack to the module called; what runs while a module is
@@ -56,7 +56,7 @@ def _product_module(frame: FrameType) -> str | None:
 
 def trace(argv: list[str]) -> tuple[Way, int]:
     """``citeledger ARGV`` run under the profiler: its way and its exit status."""
-    from citeledger.cli.commands import main
+    from citeledger.cli.entry import main
 
     way = Way()
     seen: set[str] = set()

@@ -1,5 +1,5 @@
 """The command line's reference page, ``docs/reference/cli.md``, written from the argparse parser
-itself (``citeledger.cli.commands.build_parser``): every command and subcommand with its usage, its
+itself (``citeledger.cli.arguments.build_parser``): every command and subcommand with its usage, its
 description, each argument with its default and what it means, and what ``--help`` adds after them
 (``query``'s views and their columns). Nothing on the page is written by hand, so it cannot drift
 from what ``citeledger COMMAND --help`` says; ``tests/test_cli_reference.py`` fails when the page
@@ -110,7 +110,7 @@ def _section(parser: argparse.ArgumentParser, help: str) -> list[str]:
 
 
 def render() -> str:
-    from citeledger.cli.commands import build_parser
+    from citeledger.cli.arguments import build_parser
 
     parser = build_parser()
     lines = [HEAD]

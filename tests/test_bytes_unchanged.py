@@ -21,7 +21,7 @@ from ledger_digests import all_digests  # noqa: E402
 
 
 def run_sample(work: Path) -> dict[str, str]:
-    from citeledger.cli.commands import main
+    from citeledger.cli.entry import main
 
     catalog, ledger = work / "catalog", work / "ledger"
     sources = [str(p) for p in sorted((REPO / "data" / "sources").glob("*"))]

@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 from citeledger import progress
-from citeledger.cli import commands as cli
+from citeledger.cli import entry as cli
 from citeledger.records.record import validate_record
 from citeledger.storage.places import LedgerPlaces
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-cli = importlib.import_module("citeledger.cli.commands")
+cli = importlib.import_module("citeledger.cli.entry")
+commands = importlib.import_module("citeledger.cli.commands")
 REPO = Path(__file__).parent.parent
 ROWS = [{"citing_paper": "op-paper", "reference_index": i + 1, "raw": raw} for i, raw in enumerate([
     "A. Vaswani et al. Attention is all you need. arXiv:1706.03762, 2017.",
@@ -88,7 +89,7 @@ def test_a_file_that_is_no_input_is_a_reject_and_a_run_that_reads_nothing_exits_
                                                                                     capsys):
     notes = tmp_path / "notes.md"
     notes.write_text("# Meeting notes\n\nnothing here\n")
-    assert resolve(notes, "--catalog", default_catalog, "--ledger", tmp_path / "ledger") == cli.NOTHING_READ == 3
+    assert resolve(notes, "--catalog", default_catalog, "--ledger", tmp_path / "ledger") == commands.NOTHING_READ == 3
     captured = capsys.readouterr()
     assert f"rejected {notes}: not a paper or a reference table (.md)" in captured.out
     # (the last line: a Prefect log handler left by an earlier flow test in this process may write before it)
@@ -121,7 +122,7 @@ def test_exit_status_of_unknown_ids(tmp_path, refs, default_catalog, capsys):
 def test_the_readme_exit_table_names_every_status_the_cli_uses():
     readme = (REPO / "README.md").read_text()
     table = readme.split("### Exit status")[1].split("\n\n")[1]
-    for status in ("| 0 |", "| 1 |", "| 2 |", f"| {cli.NOTHING_READ} |", "| 130 / 143 |"):
+    for status in ("| 0 |", "| 1 |", "| 2 |", f"| {commands.NOTHING_READ} |", "| 130 / 143 |"):
         assert status in table
 
 

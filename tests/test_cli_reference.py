@@ -7,7 +7,7 @@ import re
 
 from cli_reference import COMMON, PAGE, render
 
-from citeledger.cli.commands import build_parser
+from citeledger.cli.arguments import build_parser
 
 
 def test_the_cli_reference_is_what_the_parser_gives():

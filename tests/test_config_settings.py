@@ -13,7 +13,7 @@ import pytest
 from citeledger.config import default_values, env_names, load_config
 from resolvers.errors import ConfigError
 
-cli = importlib.import_module("citeledger.cli.commands")
+cli = importlib.import_module("citeledger.cli.entry")
 REPO = Path(__file__).parent.parent
 DOC = (REPO / "docs" / "reference" / "configuration.md").read_text()
 

@@ -79,7 +79,7 @@ def test_parameters_are_described_typed_and_bounded(name, monkeypatch):
 
 
 def test_one_batch_size_default_everywhere():
-    from citeledger.cli.commands import build_parser
+    from citeledger.cli.arguments import build_parser
     from citeledger.config import ResourceLimits
     from citeledger.run.planning import DEFAULT_BATCH_SIZE
     from flows.nightly import nightly

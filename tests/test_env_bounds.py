@@ -15,7 +15,7 @@ from resolvers.errors import ConfigError
 
 REPO = Path(__file__).parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"
-MAIN = "import sys; from citeledger.cli.commands import main; sys.exit(main(sys.argv[1:]))"
+MAIN = "import sys; from citeledger.cli.entry import main; sys.exit(main(sys.argv[1:]))"
 
 
 def cli(args: list[str], **env: str) -> subprocess.CompletedProcess:

@@ -5,7 +5,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from citeledger.cli.commands import main
+from citeledger.cli.entry import main
 
 pytestmark = pytest.mark.flow
 

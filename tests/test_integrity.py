@@ -15,7 +15,7 @@ from citeledger.app_errors import DiskFull, LedgerPathError
 from citeledger.catalog import catalog_store as catalog_module
 from citeledger.catalog import generation_pins as pins_module
 from citeledger.catalog.catalog_store import CatalogStore
-from citeledger.cli import commands as cli_main
+from citeledger.cli import entry as cli_main
 from citeledger.ledger import ledger_store as ledger_module
 from citeledger.ledger.ledger_store import LedgerStore
 from citeledger.records import files as record_files

@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-cli = importlib.import_module("citeledger.cli.commands")
+cli = importlib.import_module("citeledger.cli.entry")
 SHELL = Path(sys.executable).parent / "duckdb"
 SAMPLE = Path(__file__).parent.parent / "data" / "sample_references.jsonl"
 QUERIES = ["select status, count(*) as n from current group by 1 order by 1",

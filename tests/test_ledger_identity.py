@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-cli = importlib.import_module("citeledger.cli.commands")
+cli = importlib.import_module("citeledger.cli.entry")
 REPO = Path(__file__).parent.parent
 DUCKDB_CLI = Path(sys.executable).parent / "duckdb"
 ROWS = [{"citing_paper": "id-paper", "reference_index": i + 1, "raw": raw} for i, raw in enumerate([

@@ -170,7 +170,7 @@ def test_a_paper_whose_record_cannot_be_built_leaves_the_others_recorded(tmp_pat
     message = str(caught.value)
     assert "1 of 2 records written" in message and "'paper-bad'" in message and "\n" not in message
     assert (ledger / "records" / "paper-x.json").exists() and not list((ledger / "records").glob("paper-bad*"))
-    from citeledger.cli.commands import main
+    from citeledger.cli.entry import main
 
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     assert main(["records", "--ledger", str(ledger), "--catalog", str(default_catalog)]) == 2

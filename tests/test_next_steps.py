@@ -6,7 +6,7 @@ import importlib
 import re
 from pathlib import Path
 
-cli = importlib.import_module("citeledger.cli.commands")
+cli = importlib.import_module("citeledger.cli.entry")
 PAPER = Path(__file__).parent / "fixtures" / "papers" / "1911.13021.tar.gz"
 
 

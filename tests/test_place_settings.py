@@ -13,7 +13,7 @@ import pytest
 from citeledger.config import load_config
 from resolvers.errors import ConfigError
 
-cli = importlib.import_module("citeledger.cli.commands")
+cli = importlib.import_module("citeledger.cli.entry")
 REFERENCES = [{"citing_paper": "p1", "reference_index": 1,
                "raw": "Yuri N. Kartashov, Invariance principle for additive functionals of Markov chains, "
                       "arXiv preprint arXiv:0704.0508, 2007."},

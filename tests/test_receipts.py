@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from test_ledger_records import RETRACTED, resolve
 
-from citeledger.cli.commands import main
+from citeledger.cli.entry import main
 from citeledger.records import files as record_files
 from citeledger.records import receipts
 from citeledger.records import record as records

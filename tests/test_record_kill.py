@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from test_ledger_records import RETRACTED, resolve
 
-from citeledger.cli.commands import main
+from citeledger.cli.entry import main
 from citeledger.records import files as record_files
 from citeledger.records import receipts
 

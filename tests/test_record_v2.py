@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 from test_ledger_records import RETRACTED, resolve
 
-from citeledger.cli.commands import main
+from citeledger.cli.entry import main
 from citeledger.records import fast_build
 from citeledger.records import record as records
 from citeledger.records.receipts import sign_record

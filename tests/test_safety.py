@@ -172,7 +172,7 @@ def cli_here(capfd, *argv: str) -> subprocess.CompletedProcess:
     what reaches file descriptors 1 and 2, without 1.5 s of interpreter and import start-up each."""
     import contextlib
 
-    from citeledger.cli.commands import main
+    from citeledger.cli.entry import main
 
     capfd.readouterr()
     with contextlib.chdir(REPO):

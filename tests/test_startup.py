@@ -44,7 +44,7 @@ def imported(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> s
     assert done.returncode == 0, done.stderr[-2000:]
     tried = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     loaded = set(json.loads(done.stderr.split("loaded modules: ", 1)[1].splitlines()[0]))
-    assert "citeledger.cli.commands" in tried & loaded
+    assert "citeledger.cli.entry" in tried & loaded
     return loaded
 
 

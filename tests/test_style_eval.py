@@ -84,7 +84,7 @@ def test_a_small_style_run_resolves_the_catalogs_own_works(fixture_catalog):
 
 
 def test_eval_without_gold_or_styles_is_a_usage_error(capsys):
-    from citeledger.cli.commands import main
+    from citeledger.cli.entry import main
 
     assert main(["eval"]) == 2
     assert "--styles" in capsys.readouterr().err

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).parent.parent
-MAIN = "import sys; from citeledger.cli.commands import main; sys.exit(main(sys.argv[1:]))"
+MAIN = "import sys; from citeledger.cli.entry import main; sys.exit(main(sys.argv[1:]))"
 REFERENCES = 20_000  # enough for a run of many seconds on the pool, so it is stopped mid-way
 
 

@@ -7,8 +7,6 @@ import json
 import os
 from typing import Any
 
-from citeledger.cli.arguments import format_option, subcommand
-
 
 def cmd_config_show(args: argparse.Namespace) -> int:
     from citeledger.config import cli_config_path, effective_settings, load_config
@@ -32,13 +30,3 @@ def cmd_config_show(args: argparse.Namespace) -> int:
 
 def _shown(value: Any) -> str:
     return json.dumps(value) if not isinstance(value, str) else value
-
-
-def config_parsers(sub: Any) -> None:
-    """``config show``."""
-    config = subcommand(sub, "config", "the settings: file, environment and command line")
-    config_sub = config.add_subparsers(dest="config_command", required=True)
-    show = subcommand(config_sub, "show",
-                      "print the effective settings and where each came from (default/file/env/cli)")
-    format_option(show, ["text", "json"], "text", "text (a table) or json", formerly=("table",))
-    show.set_defaults(func=cmd_config_show)

@@ -7,10 +7,8 @@ import argparse
 import base64
 import json
 from pathlib import Path
-from typing import Any
 
 from citeledger.app_errors import NotFound, UsageError
-from citeledger.cli.arguments import FROM_SETTINGS, subcommand
 from citeledger.cli.pith import report_checks
 from citeledger.cli.preflight import check_inputs
 from citeledger.storage import locking
@@ -77,30 +75,3 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise NotFound(f"no keys folder {sources[0]}: give --public-key FILE or the --ledger that signed the records")
     keys = load_public_keys(sources)
     return report_checks(args.files, lambda path: verify_file(path, keys))
-
-
-def keys_parsers(sub: Any) -> None:
-    """The ``keys init`` and ``verify`` subcommands."""
-    keys = subcommand(sub, "keys", "the ledger's signing keys")
-    keys_sub = keys.add_subparsers(dest="keys_command", required=True)
-    init = subcommand(keys_sub, "init",
-                      "make an ed25519 key pair for the ledger: records written afterwards are signed")
-    init.add_argument("--ledger", default=FROM_SETTINGS, help="the ledger folder (keys go to its keys/)")
-    init.add_argument("--rotate", action="store_true", help="replace the active key; its public key stays in "
-                      "keys/ so records it signed still verify")
-    init.set_defaults(func=cmd_keys_init)
-    show = subcommand(keys_sub, "show", "the ledger's active signing key: key id, fingerprint, public key")
-    show.add_argument("--ledger", default=FROM_SETTINGS, help="the ledger folder")
-    show.add_argument("--format", choices=["text", "json"], default="text",
-                      help="json: the public key document in Pith's shape (for verify --pith-key)")
-    show.set_defaults(func=cmd_keys_show)
-    verify = subcommand(sub, "verify", "check record files' content digest and signature: ok, or what failed (exit 1)")
-    verify.add_argument("files", nargs="+", type=Path, help="citation record JSON files")
-    verify.add_argument("--ledger", default=FROM_SETTINGS, help="trust the public keys in this ledger's keys/")
-    verify.add_argument("--public-key", action="append", default=[], metavar="FILE",
-                        help="trust this key instead (a .pub.json, a PEM public or private key, or a keys folder); "
-                             "may be repeated")
-    verify.add_argument("--pith-key", type=Path, metavar="KEYFILE",
-                        help="check Pith receipts (pith_number_record, or a Pith citation record with a receipt) "
-                             "with this key document (Pith's published key, or `citeledger keys show --format json`)")
-    verify.set_defaults(func=cmd_verify)

@@ -4,9 +4,6 @@ or copied without its catalog; it says which catalog the works view reads, or th
 from __future__ import annotations
 
 import argparse
-from typing import Any
-
-from citeledger.cli.arguments import subcommand
 
 
 def cmd_relink(args: argparse.Namespace) -> int:
@@ -26,14 +23,3 @@ def cmd_relink(args: argparse.Namespace) -> int:
     print(f"{target}: the views read the parts beside it, and works from catalog {args.catalog} "
           f"({works.parent.name if works else 'no generation'}); open it with: duckdb {target}")
     return 0
-
-
-def ledger_parsers(sub: Any) -> None:
-    """``ledger relink``."""
-    ledger = subcommand(sub, "ledger", "the ledger's DuckDB file for the duckdb shell")
-    ledger_sub = ledger.add_subparsers(dest="ledger_command", required=True)
-    relink = subcommand(ledger_sub, "relink", "write ledger.duckdb again for where the ledger is now and its catalog "
-                  "(after moving or copying the ledger without its catalog)")
-    relink.add_argument("--ledger", default=None, help="the ledger folder")
-    relink.add_argument("--catalog", default=None, help="the catalog its works view reads")
-    relink.set_defaults(func=cmd_relink)

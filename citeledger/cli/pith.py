@@ -11,14 +11,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from citeledger.app_errors import UsageError
-from citeledger.cli.arguments import FROM_SETTINGS, format_option, subcommand
 from citeledger.cli.preflight import check_inputs
 from resolvers.errors import ConfigError
-
-
-def sign_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--sign", action="store_true", help="with --format pith: a Pith receipt (ed25519 over the "
-                   "context digest) by the ledger's key (`citeledger keys init`)")
 
 
 def check_sign(args: argparse.Namespace) -> None:
@@ -229,23 +223,3 @@ def report_checks(paths: list[Path], problems_of: Callable[[Path], list[str]]) -
         failed += bool(problems)
         print(visible_line(f"{path}: ok" if not problems else f"{path}: FAILED: {'; '.join(problems)}"))
     return 1 if failed else 0
-
-
-def pith_parsers(sub: Any) -> None:
-    """The ``import-pith`` and ``compare`` subcommands."""
-    imp = subcommand(sub, "import-pith", "keep Pith records in the ledger (pith_records, pith_observations; never "
-               "in current); a file that is not what it says is refused (a reject row, exit 1)")
-    imp.add_argument("files", nargs="+", type=Path, help="Pith record JSON files (pith.paper-citation-record.v1 "
-                     "or pith_number_record)")
-    imp.add_argument("--ledger", default=FROM_SETTINGS, help="the ledger folder")
-    imp.add_argument("--pith-key", type=Path, metavar="KEYFILE",
-                     help="also verify each record's receipt with this key document (a record without a "
-                          "receipt is still imported; one whose receipt fails is refused)")
-    imp.set_defaults(func=cmd_import_pith)
-    cmp = subcommand(sub, "compare", "one paper's references: citeledger's current state beside Pith's imported one")
-    cmp.add_argument("id", help="the paper: arXiv:ID, IDvN, or the citing_paper id")
-    cmp.add_argument("--ledger", default=FROM_SETTINGS, help="the ledger folder")
-    format_option(cmp, ["text", "json"], "text", "text (a table) or json", formerly=("table",))
-    cmp.add_argument("--width", type=int, default=160, help="characters a table line shows at most")
-    cmp.set_defaults(func=cmd_compare)
-

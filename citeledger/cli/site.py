@@ -3,9 +3,6 @@ the commands module so that one stays small."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
-
-from citeledger.cli.arguments import FROM_SETTINGS, subcommand
 
 
 def cmd_site(args: argparse.Namespace) -> int:
@@ -25,18 +22,3 @@ def cmd_site(args: argparse.Namespace) -> int:
               + "; ".join(f"{name}: {why}" for name, why in report.left_out[:3])
               + ("; ..." if len(report.left_out) > 3 else ""))
     return 0
-
-
-def site_parser(sub: Any) -> None:
-    site = subcommand(sub, "site", "write the ledger as a static site to browse (index, papers, cited works, notices)")
-    site.add_argument("out", help="the folder of the site: created if missing; made again only where the ledger "
-                      "changed; published whole")
-    site.add_argument("--ledger", default=FROM_SETTINGS,
-                      help="the ledger folder (its record files are read when current)")
-    site.add_argument("--catalog", default=FROM_SETTINGS, help="the catalog folder")
-    site.add_argument("--allow-other-files", action="store_true",
-                      help="write the site into a folder that holds files citeledger did not write (they are kept; "
-                           "without this such a folder is refused)")
-    site.add_argument("--workers", type=int, default=None, metavar="N",
-                      help="processes making the papers' pages (default: two from 2,000 papers to make)")
-    site.set_defaults(func=cmd_site)
