@@ -168,16 +168,17 @@ def healthy_services(request: Request) -> Response:
     return Response(stalled_feed([]), content_type=ATOM)
 
 
-def stalled_config(base_url: str, state_dir: str, services: str = "") -> str:
+def stalled_config(base_url: str, state_dir: str, services: str = "", remote: str = "") -> str:
     """A settings file with Crossref, arXiv and OpenAlex on at ``base_url``: the stall bounds are
     the defaults, only the pacing between requests is taken off (a healthy run of thousands of
-    references does not wait on arXiv's one request every 3 s); ``services``: more TOML lines."""
+    references does not wait on arXiv's one request every 3 s); ``services``: more TOML lines;
+    ``remote``: more lines of the ``[remote]`` table."""
     pacing = "".join(f"[remote.{service}]\nmin_interval_seconds = 0.0\n" for service in ("arxiv", "crossref", "openalex"))
     return f"""state_dir = "{state_dir}"
 [remote]
 enabled = ["arxiv", "crossref", "openalex"]
 mailto = "tests@example.org"
-{pacing}{services}
+{remote}{pacing}{services}
 [endpoints]
 arxiv_api = "{base_url}/arxiv/api/query"
 crossref_api = "{base_url}/crossref"

@@ -85,3 +85,48 @@ def test_a_stalled_service_makes_2000_references_unavailable_and_the_next_run_re
     assert states.get("unavailable", 0) == 0 and "circuit open" not in out, (states, out)
     links = sum(n for s, n in states.items() if s in ("verified_exact", "verified_fuzzy"))
     assert links == REFERENCES, states
+
+
+def test_the_runs_remote_time_bounds_a_run_whose_services_answer_slowly(server, tmp_path, fixture_catalog,
+                                                                        monkeypatch, capsys):
+    """Services that answer well but slowly (each answer held 0.3 s) and a run's remote time of 1 s
+    (``remote.max_run_seconds``): a few requests are answered, then every later one is refused
+    unsent (a request in flight then is cut); their references are ``unavailable`` saying why, the
+    summary says so in one line with the counts, and ``runs`` keeps them. The server's count of requests shows the bound, not a clock."""
+    asked = []
+
+    def slow(request):
+        asked.append(request.path)
+        time.sleep(0.3)
+        return healthy_services(request)
+
+    server.expect_request(re.compile("^/.*")).respond_with_handler(slow)
+    config = tmp_path / "citeledger.toml"
+    config.write_text(stalled_config(server.url_for("").rstrip("/"), str(tmp_path / "state"),
+                                     remote="max_run_seconds = 1.0\n"))
+    monkeypatch.setenv("CITELEDGER_CONFIG", str(config))
+    catalog = tmp_path / "catalog"
+    shutil.copytree(fixture_catalog, catalog)
+    refs = tmp_path / "refs.jsonl"
+    refs.write_text("".join(json.dumps(stalled_reference(i)) + "\n" for i in range(0, 300, 3)))  # 100 DOIs
+    process_cache.clear_caches()
+    try:
+        assert main(["resolve", str(refs), "--remote", "--catalog", str(catalog), "--ledger",
+                     str(tmp_path / "ledger"), "--run-id", "bounded"]) == 0
+    finally:
+        process_cache.forget_remote()
+        process_cache.clear_caches()
+    out = capsys.readouterr().out
+    ledger = tmp_path / "ledger"
+    states = dict(run_query("select status, count(*) from observations group by 1", ledger, catalog).fetchall())
+    assert states.get("unavailable", 0) > 50 and sum(states.values()) == 100, states
+    assert len(asked) < 50, len(asked)  # each answer costs 0.3 s of the 1 s: most were never sent
+    [(evidence,)] = run_query("select any_value(evidence) from observations where status = 'unavailable'", ledger,
+                              catalog).fetchall()
+    assert "max_run_seconds" in evidence, evidence
+    line = next((line for line in out.splitlines() if line.startswith("remote time: ")), None)
+    assert line is not None and "remote.max_run_seconds" in line and "requests cut" in line, out
+    [(remote,)] = run_query("select remote from runs where run_id = 'bounded'", ledger, catalog).fetchall()
+    report = json.loads(remote)
+    assert report["max_run_seconds"] == 1.0 and report["cut"] + report["refused"] >= 1, report
+    assert report["services"] == {}, report  # the run's bound is no failure of the services: no circuit opened

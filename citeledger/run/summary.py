@@ -74,9 +74,10 @@ def remote_notes(remote: dict[str, Any]) -> list[str]:
         lines.append(f"{service}: circuit {circuit['state']} after {openings} opening{'s' * (openings != 1)} "
                      f"({circuit['why']}); {circuit['refused']:,} requests not sent: unavailable, asked again "
                      "on the next run")
-    if remote.get("refused"):
+    if remote.get("refused") or remote.get("cut"):
         lines.append(f"remote time: the run's {remote['max_run_seconds']:g} s (remote.max_run_seconds) were spent; "
-                     f"{remote['refused']:,} requests not sent: unavailable, asked again on the next run")
+                     f"{remote.get('cut', 0):,} requests cut, {remote['refused']:,} not sent: unavailable, asked "
+                     "again on the next run")
     return lines
 
 

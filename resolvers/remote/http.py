@@ -231,7 +231,7 @@ class PoliteClient:
             bounds.start()
             self.stats.count("attempt")
             guard = RequestGuard(bounds, f"{method} {url}", self.settings.min_bytes_per_second,
-                                 self.settings.stall_seconds, self.session.left, self.session.spent_error)
+                                 self.settings.stall_seconds, self.session.left, self.session.cut_error)
             try:
                 with self.session.in_flight(guard, self.service), guarding(guard):
                     outcome = self._exchange(method, url, request, sink, attempt, final, bounds)

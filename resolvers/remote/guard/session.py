@@ -43,6 +43,7 @@ class RemoteSession:
         self._since = 0.0  # when _active last rose from 0
         self._spent = 0.0  # remote time of the run before _since
         self._refused = 0  # requests refused because the run's remote time was spent
+        self._cut = 0  # requests in flight cut when it was spent
         self._guards: set[Cuttable] = set()
         self._wakers: list[Callable[[], None]] = []
         with _SESSIONS_LOCK:
@@ -56,7 +57,7 @@ class RemoteSession:
             if run_id == self.run_id:
                 return False
             self.run_id = run_id
-            self._spent, self._refused = 0.0, 0
+            self._spent, self._refused, self._cut = 0.0, 0, 0
             self._since = self._clock()
             return True
 
@@ -81,6 +82,12 @@ class RemoteSession:
         return unavailable(service, Fault.RUN_TIME, f"the run's remote time ({self.max_run_seconds:g} s, "
                                                     "max_run_seconds) is spent; asked again on the next run")
 
+    def cut_error(self, service: str) -> RemoteUnavailable:
+        """``spent_error`` for a request in flight when the run's remote time ran out (counted)."""
+        with self._lock:
+            self._cut += 1
+        return self.spent_error(service)
+
     @contextmanager
     def active(self, service: str) -> Iterator[None]:
         """One request of the run, from its first wait to its answer: refused when the session is
@@ -103,11 +110,12 @@ class RemoteSession:
                     self._spent += self._clock() - self._since
 
     def report(self) -> dict[str, Any]:
-        """The run's remote time, its bound, and the requests refused because it was spent."""
+        """The run's remote time, its bound, and the requests it ended: cut in flight and refused
+        unsent because it was spent."""
         with self._lock:
             bound = None if self.max_run_seconds == math.inf else self.max_run_seconds
             return {"remote_seconds": round(self._spent_now(), 1), "max_run_seconds": bound,
-                    "refused": self._refused}
+                    "cut": self._cut, "refused": self._refused}
 
     # -- the stop ------------------------------------------------------------------------------
     @contextmanager

@@ -51,6 +51,7 @@ class RequestGuard:
         self.window = stall_seconds
         self._run_left = run_left
         self._run_spent = run_spent
+        self._spent: Exception | None = None
         self.stopped = False
         self._sock: socket.socket | None = None
         self._window_start: float | None = None  # set at the answer's first byte
@@ -67,7 +68,9 @@ class RequestGuard:
         if self.bounds.left() <= 0:
             raise self.bounds.passed(self.url)
         if self._run_left() <= 0 and self._run_spent is not None:
-            raise self._run_spent(self.bounds.service)
+            if self._spent is None:  # (made once: the session counts the request cut)
+                self._spent = self._run_spent(self.bounds.service)
+            raise self._spent
 
     def clip(self, timeout: float | None) -> float:
         """``timeout`` (None: none) cut to the time the request has left; raises when none is left."""
