@@ -8,10 +8,12 @@ records), the rejects table, logs, the flows' artifacts, one-line errors. So eve
 message passes through ``redact`` (``resolvers.errors``), and so do the settings ``config show``
 prints: user info becomes ``***@``, a secret parameter's value ``***``, and a string kept private
 (``keep_private``) ``***`` wherever it appears, percent-encoded or not. Pure functions and one
-process-wide list of private strings; no I/O.
+process-wide list of private strings; no I/O. ``RedactedRecords`` is the same for a logger's
+records (httpx logs every request's URL at INFO, credentials and all).
 """
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from urllib.parse import quote, quote_plus
@@ -78,3 +80,21 @@ def redact(text: str) -> str:
         if value in text:
             text = text.replace(value, HIDDEN)
     return text
+
+
+class RedactedRecords(logging.Filter):
+    """A logger's records redacted (``redact``) before any handler sees them."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        shown = redact(message)
+        if shown != message:
+            record.msg, record.args = shown, None
+        return True
+
+
+def redact_logger(name: str) -> None:
+    """Redact every record of the logger ``name`` from now on (once, however often it is asked)."""
+    logger = logging.getLogger(name)
+    if not any(isinstance(f, RedactedRecords) for f in logger.filters):
+        logger.addFilter(RedactedRecords())

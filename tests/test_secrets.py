@@ -6,6 +6,7 @@ bounded length, its control characters made visible."""
 from __future__ import annotations
 
 import json
+import logging
 import re
 import shutil
 from pathlib import Path
@@ -95,8 +96,11 @@ def test_a_grobid_password_never_reaches_the_rejects_the_summary_or_the_log(tmp_
         no_secret(text)
 
 
-def test_remote_evidence_and_records_hide_the_endpoints_credentials_and_a_private_contact(
-        server, tmp_path, fixture_catalog, monkeypatch):
+def _secretive_world(server, tmp_path, fixture_catalog, monkeypatch) -> tuple[Path, Path, Path]:
+    """Crossref at the local server through an endpoint with a password, answering 503 to every
+    request (each request tried twice: a run of 5xx, so the circuit opens and the summary names
+    why, with the URL), the contact configured private: the settings file, the catalog, the
+    references (one DOI, so a record is written for its paper)."""
     server.expect_request(re.compile("^/.*")).respond_with_handler(lambda request: Response("busy", status=503))
     base = server.url_for("").rstrip("/").replace("http://", f"http://user:{PASSWORD}@")
     config = tmp_path / "citeledger.toml"
@@ -106,30 +110,90 @@ mailto = "{CONTACT}"
 private_mailto = true
 [remote.crossref]
 min_interval_seconds = 0.0
-retries = 0
+retries = 1
+backoff_base_seconds = 0.0
 [endpoints]
 crossref_api = "{base}"
 """)
     monkeypatch.setenv("CITELEDGER_CONFIG", str(config))
-    process_cache.clear_caches()
     refs = tmp_path / "refs.jsonl"
     refs.write_text(json.dumps({"citing_paper": "secretive", "reference_index": 1,
                                 "raw": "Doe J. A thing. J. 2020. doi:10.5555/secret.1"}) + "\n")
     catalog = tmp_path / "catalog"
     shutil.copytree(fixture_catalog, catalog)
+    return refs, catalog, tmp_path / "ledger"
+
+
+def no_secret_in_ledger(ledger: Path) -> None:
+    """Every file of the ledger, the records' pages included."""
+    files = [p for p in ledger.rglob("*") if p.is_file() and p.suffix in (".json", ".txt", ".html", ".md", ".parquet")]
+    assert any(p.suffix == ".parquet" for p in files) and any("records" in p.parts for p in files), files
+    for path in files:
+        no_secret(path.read_bytes().decode("utf-8", "replace"))
+
+
+def test_remote_evidence_logs_and_records_hide_the_endpoints_credentials_and_a_private_contact(
+        server, tmp_path, fixture_catalog, monkeypatch, capsys, caplog):
+    """The run's output, its logs (httpx's line of every request too, at INFO), the evidence,
+    ``runs`` and every file of the ledger, records included."""
+    refs, catalog, ledger = _secretive_world(server, tmp_path, fixture_catalog, monkeypatch)
+    caplog.set_level(logging.INFO)
+    process_cache.clear_caches()
     try:
-        assert main(["resolve", str(refs), "--remote", "--catalog", str(catalog), "--ledger",
-                     str(tmp_path / "ledger"), "--run-id", "r"]) == 0
+        assert main(["resolve", str(refs), "--remote", "--catalog", str(catalog), "--ledger", str(ledger),
+                     "--run-id", "r"]) == 0
     finally:
         process_cache.forget_remote()
         process_cache.clear_caches()
-    (status, evidence), = run_query("select status, evidence from observations", tmp_path / "ledger",
-                                    catalog).fetchall()
+    out = capsys.readouterr()
+    assert "crossref: circuit open" in out.out and "127.0.0.1" in out.out  # the URL named, its password hidden
+    no_secret(out.out + out.err)
+    logged = "\n".join(r.getMessage() for r in caplog.records if r.name != "werkzeug")  # (not the test's server)
+    assert "HTTP Request: GET http://***@127.0.0.1" in logged, logged[-2000:]
+    no_secret(logged)
+    (status, evidence), = run_query("select status, evidence from observations", ledger, catalog).fetchall()
     assert status == "unavailable" and "127.0.0.1" in evidence
     no_secret(evidence)
-    for path in (tmp_path / "ledger").rglob("*"):
-        if path.is_file() and path.suffix in (".json", ".txt", ".parquet"):
-            no_secret(path.read_bytes().decode("utf-8", "replace"))
+    [(remote,)] = run_query("select remote from runs", ledger, catalog).fetchall()
+    assert "127.0.0.1" in remote
+    no_secret(remote)
+    no_secret_in_ledger(ledger)
+
+
+@pytest.mark.flow
+def test_the_flows_artifacts_and_logs_hide_the_endpoints_credentials_and_a_private_contact(
+        server, tmp_path, fixture_catalog, monkeypatch):
+    """The same run as a flow run: its summary artifact names the circuit and why (the URL), its
+    logs and the records it wrote, all without the password or the contact."""
+    from prefect import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId, LogFilter, LogFilterFlowRunId
+    from prefect.logging.handlers import APILogHandler
+
+    from flows.resolve import resolve_references
+
+    refs, catalog, ledger = _secretive_world(server, tmp_path, fixture_catalog, monkeypatch)
+    for name in ("prefect.flow_runs", "prefect.task_runs", "httpx", "httpcore"):  # the run's logs, as an operator's
+        monkeypatch.setattr(logging.getLogger(name), "level", logging.INFO)
+    process_cache.clear_caches()
+    try:
+        state = resolve_references(inputs=[str(refs)], catalog=str(catalog), ledger=str(ledger), run_id="flown",
+                                   remote=True, return_state=True)
+    finally:
+        process_cache.forget_remote()
+        process_cache.clear_caches()
+    assert state.is_completed()
+    APILogHandler().flush()  # the flow run's logs sent to the API before they are read
+    flow_run_id = state.state_details.flow_run_id
+    with get_client(sync_client=True) as client:
+        artifacts = client.read_artifacts(
+            artifact_filter=ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(any_=[flow_run_id])))
+        logs = client.read_logs(log_filter=LogFilter(flow_run_id=LogFilterFlowRunId(any_=[flow_run_id])))
+    shown = "\n".join(str(a.data) for a in artifacts)
+    assert "crossref: circuit open" in shown and "127.0.0.1" in shown, shown
+    no_secret(shown)
+    assert logs
+    no_secret("\n".join(log.message for log in logs))
+    no_secret_in_ledger(ledger)
 
 
 def test_a_rejected_line_is_stored_cut_with_its_controls_visible(tmp_path, fixture_catalog):

@@ -15,6 +15,8 @@ an answer too slow, a deadline passed), a ``Retry-After`` longer than ``max_retr
 or a request whose retries all met 5xx opens the service's circuit at once: the requests waiting
 behind it fail without being sent, and it is not retried.
 
+httpx's own log line of each request (INFO) is redacted as every message is (``redaction``).
+
 The clients of one resolver share a ``RemoteSession``: the run's remote time, bounded as a whole,
 and the stop that ends every request at once (``RemoteStopped``) on an interrupt.
 """
@@ -30,6 +32,7 @@ from typing import Any, Callable, Iterator, Mapping
 import httpx
 
 from resolvers.errors import RateLimited, RemoteStopped, RemoteUnavailable
+from resolvers.redaction import redact_logger
 from resolvers.remote.bounds import (
     ERROR_BODY_MAX,
     STALLS,
@@ -50,6 +53,8 @@ from resolvers.remote.guard.wire import GuardedTransport, RequestGuard, guarding
 from resolvers.remote.settings import ServiceSettings
 
 __all__ = ["PoliteClient", "RateLimiter", "CircuitBreaker", "parse_retry_after", "user_agent", "Sink"]
+
+redact_logger("httpx")  # its INFO line of every request names the URL: user info, api_key and contact hidden
 
 # ``sink(response, chunks)``: a 2xx body streamed; ``chunks`` are its decoded bytes within the bounds
 Sink = Callable[[httpx.Response, Iterator[bytes]], None]
