@@ -18,9 +18,10 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from citeledger.records import fast_build, receipts
 from citeledger.records import files as record_files
-from citeledger.records import record as records
+from citeledger.records import receipts
+from citeledger.records.record import build_record
+from citeledger.records.record_json import validate_record
 from resolvers.notices.standing import EventType, NoticeEvent, standing_notice
 
 WHEN = "2026-12-01T05:00:00.000000Z"
@@ -76,7 +77,7 @@ def main() -> None:
     private = Ed25519PrivateKey.generate()
     key = receipts.SigningKey(receipts.key_id(private.public_key()), private)
     generated = {"tables": {"current": "current", "notices": "notices", "works": "works"}, "as_of": WHEN}
-    records.validate_record(receipts.sign_record(fast_build.build_record(
+    validate_record(receipts.sign_record(build_record(
         "warm-up", None, paper_rows(0, args.refs), [], notices, generated, works=works, provenance=provenance), key))
     spent = {"build (rows -> record, JCS digest)": 0.0, "sign (ed25519 receipt)": 0.0,
              "validate (schema + digest)": 0.0, "serialise (JSON, text, HTML)": 0.0}
@@ -85,13 +86,13 @@ def main() -> None:
     for p in range(args.papers):
         rows = paper_rows(p, args.refs)
         t0 = time.process_time()
-        record = fast_build.build_record(f"2501.{p:05d}", None, rows, [], notices, generated, works=works,
+        record = build_record(f"2501.{p:05d}", None, rows, [], notices, generated, works=works,
                                       provenance=provenance)
         t1 = time.process_time()
         receipts.sign_record(record, key, signed_at="2026-12-01T05:00:00Z")
         t2 = time.process_time()
         if p % args.validate_every == 0:
-            records.validate_record(record)
+            validate_record(record)
         t3 = time.process_time()
         record_files.record_pages_of(record)
         t4 = time.process_time()

@@ -168,7 +168,7 @@ def jcs(value: Any) -> bytes:
 
 def jcs_plain(value: Any) -> bytes:
     """``jcs`` of a value its caller built of JSON values only (dict, list, str, int, finite float,
-    bool, None: a citation record as ``citeledger.records.fast_build.build_record`` makes it), without reading orjson's
+    bool, None: a citation record as ``citeledger.records.record.build_record`` makes it), without reading orjson's
     bytes back to compare: that read-back catches NaN, infinities, tuples, times, enums and UUIDs,
     which such a value cannot hold, and was most of a record's digest (1 ms of 1.6). Every other
     check of ``jcs`` is kept; tests/record_writer_check.py compares the result with ``jcs_exact``

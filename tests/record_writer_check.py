@@ -13,7 +13,7 @@ import json
 import pytest
 
 from citeledger.ledger.ledger_store import LedgerStore
-from citeledger.records.record import validate_record
+from citeledger.records.record_json import validate_record
 from resolvers.jcs import jcs, jcs_exact
 
 CHECKED = {"records": 0}

@@ -5,12 +5,12 @@ import math
 
 import pytest
 
-from citeledger.records import record as records
+from citeledger.records.record_json import canonical_json
 from resolvers import canonical, observation
 
 
 def test_records_and_observations_share_the_one_definition():
-    assert records.canonical_json is canonical.canonical_json
+    assert canonical_json is canonical.canonical_json
     assert observation.canonical_json is canonical.canonical_json
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from citeledger import progress
 from citeledger.cli import entry as cli
-from citeledger.records.record import validate_record
+from citeledger.records.record_json import validate_record
 from citeledger.storage.places import LedgerPlaces
 
 REPO = Path(__file__).parent.parent
@@ -232,10 +232,10 @@ def test_catalog_build_reports_progress_per_file(tmp_path, capsys, monkeypatch):
 
 
 def test_the_shipped_record_schema_is_a_valid_schema():
-    """``records._validator`` no longer checks the schema in every process (0.3 s of a one-reference
+    """``record_json._validator`` no longer checks the schema in every process (0.3 s of a one-reference
     run); this test does instead."""
     import jsonschema
 
-    from citeledger.records import record as records
+    from citeledger.records.record_json import load_schema
 
-    jsonschema.Draft202012Validator.check_schema(records.load_schema())
+    jsonschema.Draft202012Validator.check_schema(load_schema())

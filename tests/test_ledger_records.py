@@ -6,7 +6,7 @@ import pytest
 
 from citeledger.ledger.query import run_query
 from citeledger.records import files as record_files
-from citeledger.records import record as records
+from citeledger.records.record_json import validate_record
 from citeledger.records.render import pages as record_pages
 from citeledger.run import batches, finishing, planning
 
@@ -60,7 +60,7 @@ def test_notices_come_from_the_catalogs_retraction_watch_sources(tmp_path, defau
 def test_record_of_a_paper_citing_retracted_works(tmp_path, default_catalog, resolved_copy):
     resolved_copy(RETRACTED, tmp_path)
     record = record_files.citation_record("paper-x", tmp_path / "ledger", default_catalog)
-    records.validate_record(record)
+    validate_record(record)
     assert record["counts"]["cited_works_by_standing"]["retracted"] == 2
     assert record["counts"]["cited_works_by_standing"]["corrected"] == 1
     by_index = {i["reference_index"]: i for i in record["outbound"]["items"]}
@@ -144,7 +144,7 @@ def test_glutton_strings_citing_retracted_works(tmp_path, default_catalog):
             (Path(__file__).parent / "golden" / "glutton_cites_notice_works.jsonl").read_text().splitlines()]
     resolve(tmp_path, default_catalog, [{k: r[k] for k in ("citing_paper", "reference_index", "raw")} for r in rows])
     record = record_files.citation_record(rows[0]["citing_paper"], tmp_path / "ledger", default_catalog, page_cap=1)
-    records.validate_record(record)
+    validate_record(record)
     got = {i["resolved"]["doi"]: (i["status"], i["notice"]["standing"]) for i in record["with_notices"]}
     # what data/sources/retraction_watch_doi_nature_excerpt.csv says of these three works
     assert got == {"10.1016/j.jclinane.2006.02.005": ("verified_fuzzy", "retracted"),

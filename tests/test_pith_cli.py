@@ -17,7 +17,7 @@ from pith_fixtures import PITH, citation_record, number_record, seed_keys_missin
 from citeledger.cli import main
 from citeledger.pith import consistency, digests, receipts, schema
 from citeledger.records import pith_files
-from citeledger.records import record as records
+from citeledger.records.record_json import validate_record
 from resolvers.jcs import jcs
 
 REPO = Path(__file__).parent.parent
@@ -36,11 +36,11 @@ def sample_ledger(tmp_path_factory, default_catalog) -> Path:
 
 def test_the_published_record_passes_the_schema_and_records_validate_sends_it_there():
     assert schema.schema_errors(citation_record()) == []
-    records.validate_record(citation_record())  # Pith's, under the name citeledger's v1 carried
+    validate_record(citation_record())  # Pith's, under the name citeledger's v1 carried
     broken = citation_record()
     del broken["reference_resolution"]["displayed"]
     with pytest.raises(Exception, match="displayed"):
-        records.validate_record(broken)
+        validate_record(broken)
 
 
 def test_records_format_pith_of_the_sample_pass_the_schema_with_every_member(sample_ledger, default_catalog, capsys):

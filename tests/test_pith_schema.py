@@ -8,7 +8,7 @@ from pith_fixtures import citation_record, number_record
 
 from citeledger.pith import schema
 from citeledger.pith.schema import RecordKind, record_kind
-from citeledger.records import record as records
+from citeledger.records.record_json import RECORD_SCHEMA_V1, load_schema
 
 
 def test_the_schema_is_valid_draft_2020_12_and_the_published_record_fits():
@@ -63,7 +63,7 @@ def test_record_kind_tells_pith_from_citeledger_under_the_same_name():
 
 
 def test_citeledger_first_schema_keeps_its_records_readable_under_its_own_title():
-    legacy = records.load_schema(records.RECORD_SCHEMA_V1)
+    legacy = load_schema(RECORD_SCHEMA_V1)
     assert legacy["title"] == "citeledger.paper-citation-record.v1"
     assert legacy["$id"] == "urn:citeledger:schema:citeledger.paper-citation-record.v1"
     assert legacy["properties"]["schema"]["const"] == "pith.paper-citation-record.v1"  # what those records carry

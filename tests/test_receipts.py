@@ -18,7 +18,7 @@ from test_ledger_records import RETRACTED, resolve
 from citeledger.cli.entry import main
 from citeledger.records import files as record_files
 from citeledger.records import receipts
-from citeledger.records import record as records
+from citeledger.records.record_json import content_digest, validate_record
 
 PAPERS = ["paper-x", "0704.0002"]
 ROWS = RETRACTED + [
@@ -95,7 +95,7 @@ def test_written_records_are_signed_valid_and_verify(signed_ledger, capsys):
     ledger, paths = signed_ledger
     for path in paths:
         record = json.loads(path.read_text())
-        records.validate_record(record)
+        validate_record(record)
         assert record["receipt"]["state"] == "signed"
         assert record["receipt"]["signed_digest"] == record["content_digest"]
     assert main(["verify", *map(str, paths), "--ledger", str(ledger)]) == 0
@@ -186,7 +186,7 @@ def test_without_a_key_records_say_they_are_unsigned_and_do_not_verify(tmp_path,
     resolve(tmp_path, default_catalog, ROWS)
     [path] = record_files.write_records(PAPERS[:1], tmp_path / "ledger", default_catalog)
     record = json.loads(path.read_text())
-    records.validate_record(record)
+    validate_record(record)
     assert record["receipt"] | {"signed_at": None} == {
         "state": "unsigned", "algorithm": None, "key_id": None, "canonicalization": "RFC 8785 JCS",
         "signed_digest": record["content_digest"], "signed_at": None, "builder": receipts.BUILDER,
@@ -218,7 +218,7 @@ def test_the_private_key_is_in_no_ledger_file_but_its_own(signed_ledger, default
 
 def test_receipts_and_records_take_the_content_digest_from_one_definition():
     """The digest a receipt signs and the one a record is built with are one function (v1 and v2)."""
-    assert receipts.content_digest is records.content_digest
+    assert receipts.content_digest is content_digest
 
 
 @pytest.mark.parametrize("text", ["../../outside", "ed25519:../../x", "ed25519:0123456789abcdef/..", "x" * 500])

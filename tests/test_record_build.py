@@ -1,9 +1,9 @@
-"""The record built with its canonical bytes (``record_build``) is the per-row builder's record
-(``records.build_record_per_row``, the code records were built by before): the same values in the
-same order, the same content digest, and a file that is the JCS of that record; on varied
-ledgers (odd and control characters, lone surrogates, floats such as 1e-07 and 0.5, nulls,
-re-observations, evidence of every shape), with and without the writer's pass caches, and on the
-rows a real ledger pass gives."""
+"""The record built with its canonical bytes (``record.build_record``, the one builder) is the record
+made value by value (``record_reference.build_record_per_row``, the way records were built
+before): the same values in the same order, the same content digest, the same error where one
+is raised, and a file that is the JCS of that record; on varied ledgers (odd and control
+characters, lone surrogates, floats such as 1e-07 and 0.5, nulls, re-observations, evidence of
+every shape), with and without the writer's pass caches, and on the rows a real ledger pass gives."""
 from __future__ import annotations
 
 import json
@@ -13,14 +13,16 @@ import orjson
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from record_reference import build_record_per_row
 from test_ledger_records import RETRACTED, resolve
 from test_records import GENERATED, WORK_A, WORK_B, obs
 
-from citeledger.records import fast_build, receipts
 from citeledger.records import files as record_files
-from citeledger.records import record as records
-from citeledger.records.canonical import BuiltRecord
+from citeledger.records import receipts
 from citeledger.records.ledger_reads import papers_observations
+from citeledger.records.paper import paper_forms
+from citeledger.records.record import STATES, build_record
+from citeledger.records.record_json import BuiltRecord, content_digest
 from citeledger.records.render.pages import render_json
 from resolvers.errors import JCSError
 from resolvers.jcs import es_number, jcs_exact
@@ -54,7 +56,7 @@ def random_rows(rng: random.Random, paper: str, n: int) -> list[dict]:
     for index in range(1, n + 1):
         for again in range(rng.choice([1, 1, 1, 2, 3])):
             work = rng.choice([None, None, "w-b", "w-r", "w-c", "w-x"])
-            status = rng.choice(list(records.STATES)) if work else rng.choice(["unresolved", "parse_uncertain",
+            status = rng.choice(list(STATES)) if work else rng.choice(["unresolved", "parse_uncertain",
                                                                               "malformed_identifier", "unavailable"])
             row = obs(paper, index, rng.choice(ODD_TEXT + [None]), status, work, rng.choice([None, "10.1/b"]),
                       rng.choice([None, "0704.0001"]), rng.choice([None, "doi", "raw_fallback"]),
@@ -70,7 +72,7 @@ def random_rows(rng: random.Random, paper: str, n: int) -> list[dict]:
 def both(paper, work, outbound, inbound, provenance_of, **kw):
     """(built record or its error, per-row record or its error), each with the same unsigned receipt."""
     got = []
-    for build in (fast_build.build_record, records.build_record_per_row):
+    for build in (build_record, build_record_per_row):
         try:
             record = build(paper, work, outbound, inbound, notices(), GENERATED, works=WORKS,
                            provenance=provenance_of(), **kw)
@@ -86,9 +88,9 @@ def assert_same(built, per_row):
         assert built is per_row
         return
     assert json.dumps(built, ensure_ascii=False) == json.dumps(per_row, ensure_ascii=False)  # values, types, order
-    assert built["content_digest"] == per_row["content_digest"] == records.content_digest(per_row)
+    assert built["content_digest"] == per_row["content_digest"] == content_digest(per_row)
     assert render_json(built) == jcs_exact(per_row) + b"\n"
-    assert records.content_digest(json.loads(render_json(built))) == built["content_digest"]  # it verifies
+    assert content_digest(json.loads(render_json(built))) == built["content_digest"]  # it verifies
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -105,14 +107,14 @@ def test_built_records_are_the_per_row_records(seed, cached):
     assert_same(built, per_row)
 
 
-def test_the_built_path_builds_ordinary_records_and_falls_back_for_the_rest():
-    """Plain rows give a ``BuiltRecord`` (its bytes kept); a row the path does not take (a float as
-    a text column) gives the per-row record, the same record as before."""
+def test_a_value_orjson_is_not_vouched_for_gets_the_checked_writers_bytes():
+    """Ordinary rows and a row the fast bytes do not take (a float as a text column) both give a
+    ``BuiltRecord`` whose file is the JCS of the record made value by value."""
     row = obs("p", 1, "A. Author. A title. 2001.", "verified_exact", "w-b", "10.1/b", score=0.5)
-    assert isinstance(fast_build.build_record("p", None, [row], [], notices(), GENERATED, works=WORKS), BuiltRecord)
+    assert isinstance(build_record("p", None, [row], [], notices(), GENERATED, works=WORKS), BuiltRecord)
     odd = dict(row, observation_id=1.5)
     built, per_row = both("p", None, [odd], [], dict)
-    assert not isinstance(built, BuiltRecord)
+    assert isinstance(built, BuiltRecord)
     assert_same(built, per_row)
 
 
@@ -157,14 +159,14 @@ def test_the_rows_of_a_ledger_pass_give_the_per_row_records(tmp_path, default_ca
     catalog = record_files.get_catalog(default_catalog)
     works = record_files.find_papers_works(catalog, papers)
     [(outbound, inbound, notice_rows)] = papers_observations(ledger, default_catalog, [
-        (sorted(records.paper_forms(p, w)), w["work_id"] if w else None) for p, w in zip(papers, works)])
+        (sorted(paper_forms(p, w)), w["work_id"] if w else None) for p, w in zip(papers, works)])
     provenance = record_files.provenance_of(ledger, catalog, {r["run_id"] for r in outbound})
     cited = catalog.work_rows([r["work_id"] for r in outbound if r.get("work_id")])
     [path] = record_files.write_records(papers, ledger, default_catalog)
     written = json.loads(path.read_bytes())
     assert path.read_bytes() == jcs_exact(written) + b"\n"
     made = []
-    for build in (fast_build.build_record, records.build_record_per_row):
+    for build in (build_record, build_record_per_row):
         shared = dict(provenance, notice_cache={}, resolved_cache={}, rows_plain=True)
         made.append(receipts.sign_record(build("paper-x", works[0], outbound, inbound,
                                                {r["work_id"]: r for r in notice_rows}, written["generated_from"],
@@ -177,7 +179,7 @@ def test_the_rows_of_a_ledger_pass_give_the_per_row_records(tmp_path, default_ca
 def test_a_built_record_changed_after_building_is_written_as_it_now_is():
     """The kept bytes are used only while the record holds what they encode."""
     row = obs("p", 1, "A. Author. A title. 2001.", "verified_exact", "w-b", "10.1/b", score=0.5)
-    record = receipts.sign_record(fast_build.build_record("p", None, [row], [], notices(), GENERATED, works=WORKS),
+    record = receipts.sign_record(build_record("p", None, [row], [], notices(), GENERATED, works=WORKS),
                                   None, "2026-01-01T00:00:00Z")
     record["paper"] = dict(record["paper"], id="q")
     assert render_json(record) == jcs_exact(record) + b"\n"

@@ -6,7 +6,8 @@ from datetime import datetime, timedelta, timezone
 
 from citeledger.ledger.ledger_store import LedgerStore
 from citeledger.records.ledger_reads import papers_observations
-from citeledger.records.record import plain_value, sorted_rows
+from citeledger.records.record import sorted_rows
+from citeledger.records.record_json import plain_value
 
 FIRST = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=timezone.utc)
 LATER = datetime(2026, 2, 3, 4, 5, 6, 7, tzinfo=timezone(timedelta(hours=5, minutes=30)))  # not UTC

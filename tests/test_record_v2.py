@@ -11,9 +11,9 @@ import pytest
 from test_ledger_records import RETRACTED, resolve
 
 from citeledger.cli.entry import main
-from citeledger.records import fast_build
-from citeledger.records import record as records
 from citeledger.records.receipts import sign_record
+from citeledger.records.record import build_record
+from citeledger.records.record_json import RECORD_SCHEMA_V1, content_digest, load_schema, validate_record
 from citeledger.records.render.pages import render_ledger_html, render_ledger_text
 from resolvers.notices.standing import standing_notice
 
@@ -55,7 +55,7 @@ def expected_case() -> dict:
                   "citing_titles": {"paper-z": "Paper Z"}}
     generated = {"tables": {"current": "ledger view current", "notices": "ledger view notices",
                             "works": "catalog works"}, "as_of": WHEN}
-    return fast_build.build_record("arXiv:0704.0001v2", PAPER, outbound, inbound, notices, generated, works=works,
+    return build_record("arXiv:0704.0001v2", PAPER, outbound, inbound, notices, generated, works=works,
                                 provenance=provenance)
 
 
@@ -83,11 +83,11 @@ def test_a_record_equals_the_hand_written_one_field_by_field():
 
 def test_the_record_validates_once_it_has_its_receipt():
     record = sign_record(expected_case(), None, signed_at="2026-01-01T10:00:01Z")
-    records.validate_record(record)
+    validate_record(record)
     bad = json.loads(json.dumps(record))
     bad["outbound"]["items"][0]["resolved_at"] = "2026-01-01 10:00:00+00:00"  # every time must be ISO Z
     with pytest.raises(jsonschema.ValidationError, match="is not valid"):
-        records.validate_record(bad, check_digest=False)
+        validate_record(bad, check_digest=False)
 
 
 def test_pages_open_with_as_of_and_show_the_new_fields():
@@ -108,12 +108,12 @@ def test_pages_open_with_as_of_and_show_the_new_fields():
 
 
 def test_a_v1_record_stays_readable():
-    v1 = records.load_schema(records.RECORD_SCHEMA_V1)
+    v1 = load_schema(RECORD_SCHEMA_V1)
     assert v1["properties"]["schema"]["const"] == "pith.paper-citation-record.v1"
     record = expected_case()
     assert record["schema"] == "citeledger.paper-citation-record.v2"
-    old = {"schema": records.RECORD_SCHEMA_V1, "x": 1.0}
-    assert records.content_digest(old) == "sha256:" + hashlib.sha256(b'{"schema":"pith.paper-citation-record.v1",'
+    old = {"schema": RECORD_SCHEMA_V1, "x": 1.0}
+    assert content_digest(old) == "sha256:" + hashlib.sha256(b'{"schema":"pith.paper-citation-record.v1",'
                                                                       b'"x":1.0}').hexdigest()
 
 

@@ -8,14 +8,13 @@ from pathlib import Path
 from test_ledger_records import RETRACTED, resolve
 
 from citeledger.records import files as record_files
-from citeledger.records import record as records
 from citeledger.records import workers as record_workers
 
 
 def test_validation_is_counted_over_the_whole_write(tmp_path, default_catalog, monkeypatch):
     resolve(tmp_path, default_catalog, RETRACTED)
     checked: list[str] = []
-    monkeypatch.setattr(records, "validate_record", lambda record: checked.append(record["paper"]["id"]))
+    monkeypatch.setattr(record_files, "validate_record", lambda record: checked.append(record["paper"]["id"]))
     record_files.write_block(["paper-x"], str(tmp_path / "ledger"), str(default_catalog), first=2501)
     assert checked == []  # the 2502nd record of a write: not a 2500th
     record_files.write_block(["paper-x"], str(tmp_path / "ledger"), str(default_catalog), first=2500)

@@ -9,9 +9,10 @@ from datetime import datetime, timezone
 import jsonschema
 import pytest
 
-from citeledger.records.fast_build import build_record
+from citeledger.records.paper import select_rows
 from citeledger.records.receipts import sign_record
-from citeledger.records.record import STATES, content_digest, select_rows, validate_record
+from citeledger.records.record import STATES, build_record
+from citeledger.records.record_json import content_digest, validate_record
 from citeledger.records.render.pages import render_html_pages, render_ledger_html, render_ledger_text
 from resolvers.notices.standing import EventType, NoticeEvent, notice_row, standing_notice
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from citeledger import cli
-from citeledger.records.record import content_digest
+from citeledger.records.record_json import content_digest
 from citeledger.records.render import words
 from citeledger.site.site_pages import json_script
 

@@ -15,7 +15,7 @@ from pith_fixtures import PITH
 
 from citeledger.cli import main
 from citeledger.pith.export import REFUSAL
-from citeledger.records import record as records
+from citeledger.records.record_json import content_digest
 from citeledger.records.render import words
 
 REPO = Path(__file__).parent.parent
@@ -37,7 +37,7 @@ def test_the_paper_page_shows_ids_lane_sources_the_refusal_the_schema_and_its_js
     source_html = (site / "papers" / "2101.00001.html").read_text(encoding="utf-8")
     page = html.unescape(re.sub(r"<[^>]+>", "", source_html))  # the page's text
     record = json.loads((site / "papers" / "2101.00001.json").read_bytes())
-    assert record["content_digest"] == records.content_digest(record)  # the record the page shows, whole
+    assert record["content_digest"] == content_digest(record)  # the record the page shows, whole
     assert record["paper"]["id"] == "2101.00001"
     observations = record["outbound"]["items"] + record["inbound"]["items"]
     assert len(observations) == 5

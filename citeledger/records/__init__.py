@@ -1,8 +1,9 @@
-"""Citation records: one paper's record (``record``, built fast with its canonical bytes by
-``fast_build``), its parts (``paper``, ``coverage``, ``evidence``, ``canonical``), its pages
-(``render``), the files a records pass writes (``files``, in worker processes for a large pass:
-``workers``), the signed receipts (``receipts``), the records in Pith's shape (``pith_files``) and
-the ledger reads they need (``ledger_reads``).
+"""Citation records: one paper's record, built by one builder with its canonical bytes (``record``),
+its JSON (``record_json``: the schema, the values, the canonical bytes and content digest, the
+record file), its parts (``paper``: the paper and which rows are its own; ``coverage``,
+``evidence``), its pages (``render``), the files a records pass writes (``files``, in worker
+processes for a large pass: ``workers``), the signed receipts (``receipts``), the records in Pith's
+shape (``pith_files``) and the ledger reads they need (``ledger_reads``).
 
 May import: ``ledger`` and the packages below it (``pith`` among them), and ``resolvers``.
 """

@@ -8,7 +8,6 @@ import functools
 from typing import Any, Iterable, Mapping
 
 from citeledger.records.paper import iso_z, metadata_lane
-from resolvers.model import Status
 
 NOTICE_FAMILIES = (("crossref", "Crossref"), ("retraction_watch", "Retraction Watch"), ("openalex", "OpenAlex"))
 
@@ -60,18 +59,12 @@ def _names(tables: Mapping[str, Any], *wanted: str) -> list[str]:
     return [t for t in wanted if t in tables] or list(wanted[:1])
 
 
-def coverage_lanes(out_items: list[dict], named: list[dict], inbound_page: Mapping[str, Any],
-                   tables: Mapping[str, Any], as_of: Any, paper_work: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Resolution, notices, inbound, external citations and the paper's metadata: what each covers,
-    out of what, from which tables, as of when, and whether it was measured."""
-    decided = sum(1 for i in out_items if i["status"] != Status.UNAVAILABLE.value)
-    return lanes(len(out_items), decided, [i["notice"] for i in named], inbound_page, tables, as_of, paper_work)
-
-
 def lanes(references: int, decided: int, named_notices: list[Mapping[str, Any]], inbound_page: Mapping[str, Any],
           tables: Mapping[str, Any], as_of: Any, paper_work: Mapping[str, Any] | None) -> dict[str, Any]:
-    """``coverage_lanes`` from its counts: the references, those decided, the notice of each one naming a
-    catalog work (a link or a ``metadata_mismatch``)."""
+    """Resolution, notices, inbound, external citations and the paper's metadata: what each covers,
+    out of what, from which tables, as of when, and whether it was measured; from the record's
+    counts: its references, those decided, the notice of each one naming a catalog work (a link or
+    a ``metadata_mismatch``)."""
     measured = sum(1 for n in named_notices if n["state"] == "measured")
     distinct = {id(n): n for n in named_notices}.values()  # the records of a pass share a work's notice
     answered = answered_sources(distinct)

@@ -47,7 +47,7 @@ def parse_evidence(text: str) -> Any:
 _SORTED = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
 
 
-def evidence_value(text: str) -> tuple[Any, bytes | None]:
+def evidence_and_jcs(text: str) -> tuple[Any, bytes | None]:
     """``parse_evidence(text)``, and its JCS when orjson's sorted text of it is that, else None (then
     the caller's checked writer): when the value is a list or an object whose floats are all
     fractions from 1e-4 up in magnitude (``_plain_parsed`` sees each float anyway; below 1e-4

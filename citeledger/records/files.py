@@ -15,11 +15,12 @@ from citeledger.catalog.catalog_store import ParquetCatalog
 from citeledger.engine.process_cache import get_catalog
 from citeledger.ledger.ledger_store import LedgerStore, SyncedBatches, check_ledger_dir
 from citeledger.options import at_least, check_run_id
-from citeledger.records import fast_build, receipts
-from citeledger.records import record as records
+from citeledger.records import receipts
 from citeledger.records import workers as record_workers
 from citeledger.records.ledger_reads import citing_papers, pass_rows
-from citeledger.records.paper import HANDLE_RE, arxiv_of
+from citeledger.records.paper import HANDLE_RE, arxiv_of, id_forms, paper_forms
+from citeledger.records.record import DEFAULT_PAGE_CAP, build_record
+from citeledger.records.record_json import plain_value, validate_record
 from citeledger.records.render import fast_pages as page_files
 from citeledger.records.render import pages as record_pages
 from citeledger.records.render.names import record_file_stem
@@ -66,8 +67,8 @@ def ledger_paper_id(alias: str, ledger_dir: LedgerDir, catalog_dir: CatalogDir) 
     the ledger stays as given (its canonical arXiv id for arXiv forms)."""
     if HANDLE_RE.match(alias.lower()):
         return paper_of_handle(alias.lower(), ledger_dir, catalog_dir)
-    forms = records.paper_forms(alias, find_paper_work(get_catalog(catalog_dir), alias))
-    hits = [p for p in citing_papers(ledger_dir, catalog_dir, None) if records.id_forms(p) & forms]
+    forms = paper_forms(alias, find_paper_work(get_catalog(catalog_dir), alias))
+    hits = [p for p in citing_papers(ledger_dir, catalog_dir, None) if id_forms(p) & forms]
     return hits[0] if len(hits) == 1 else arxiv_of(alias) or alias
 
 
@@ -96,7 +97,7 @@ def provenance_of(ledger_dir: LedgerDir, catalog: ParquetCatalog, run_ids: set[s
     for run_id in sorted(r for r in run_ids if r):
         manifest = LedgerPlaces.of(ledger_dir).manifest(run_id)
         if manifest.exists():
-            run_catalog[run_id] = records.plain_value(json.loads(manifest.read_text()).get("catalog_fingerprint"))
+            run_catalog[run_id] = plain_value(json.loads(manifest.read_text()).get("catalog_fingerprint"))
     built = {}
     for gen in sorted(catalog.store.dir.glob("gen-*/manifest.json")):
         m = json.loads(gen.read_text())
@@ -143,13 +144,13 @@ def records_or_failures(paper_ids: Sequence[str], ledger_dir: LedgerDir, catalog
         chunk = paper_ids[start:start + size]
         works = find_papers_works(catalog, chunk)
         passed = pass_rows(ledger_dir, catalog_dir, [
-            (sorted(records.paper_forms(paper_id, work)), work["work_id"] if work else None)
+            (sorted(paper_forms(paper_id, work)), work["work_id"] if work else None)
             for paper_id, work in zip(chunk, works)])
         cited_rows = catalog.work_rows(passed.outbound_work_ids())  # one catalog lookup per pass
         provenance = provenance_of(ledger_dir, catalog, passed.run_ids())
         provenance["citing_titles"] = citing_titles(catalog, passed.inbound_citing())
         provenance["notice_cache"] = {}  # each notice row made into a record's notice once a pass
-        provenance["resolved_cache"] = {}  # and each cited work's resolved view (records.resolved_entry)
+        provenance["resolved_cache"] = {}  # and each cited work's resolved view (record.resolved_view)
         provenance["rows_plain"] = True  # ledger_reads: the latest rows, values plain
         for group in range(0, len(chunk), ROWS_AT_ONCE):  # the rows of a few hundred papers as dicts at once
             observed = passed.observed(passed.plans[group:group + ROWS_AT_ONCE])
@@ -157,10 +158,9 @@ def records_or_failures(paper_ids: Sequence[str], ledger_dir: LedgerDir, catalog
                     chunk[group:group + ROWS_AT_ONCE], works[group:group + ROWS_AT_ONCE], observed):
                 cited = {r["work_id"]: cited_rows[r["work_id"]] for r in outbound if r.get("work_id") in cited_rows}
                 try:
-                    yield fast_build.build_record(paper_id, paper_work, outbound, inbound,
-                                                  {r["work_id"]: r for r in notice_rows}, generated_from,
-                                                  page_cap=page_cap or records.DEFAULT_PAGE_CAP, works=cited,
-                                                  provenance=provenance)
+                    yield build_record(paper_id, paper_work, outbound, inbound,
+                                       {r["work_id"]: r for r in notice_rows}, generated_from,
+                                       page_cap=page_cap or DEFAULT_PAGE_CAP, works=cited, provenance=provenance)
                 except JCSError as exc:
                     yield exc
 
@@ -220,7 +220,7 @@ _FAILED: dict[str, str] = {}  # paper id -> why its record could not be built (t
 
 
 def record_pages_of(record: dict[str, Any], lines: page_files.PageCache | None = None) -> dict[str, bytes]:
-    """A record's files: its JSON (the record's JCS and a newline, ``records.canonical``), text and HTML pages
+    """A record's files: its JSON (the record's JCS and a newline, ``record_json``), text and HTML pages
     (``lines``: the writer's cache of shared parts' page lines, see ``fast_pages.render_page_files``)."""
     return {"json": record_pages.render_json(record), **page_files.render_all_files(record, lines)}
 
@@ -266,7 +266,7 @@ def _write_batches(paper_ids: Sequence[str], ledger_dir: LedgerDir, catalog_dir:
                     raise record
                 receipts.sign_record(record, key)
                 if validated(n):
-                    records.validate_record(record)
+                    validate_record(record)
                 pages = record_pages_of(record, lines)
             except JCSError as exc:  # this paper gets no record; the others do (``check_all_written``)
                 _FAILED[paper_id] = f"{exc}"

@@ -10,7 +10,7 @@ import duckdb
 import pyarrow as pa
 
 from citeledger.ledger.ledger_store import connect_views, observations_holding
-from citeledger.records.record import plain_value
+from citeledger.records.record_json import plain_value
 from citeledger.storage.places import CatalogDir, LedgerDir, LedgerPlaces
 from citeledger.storage.sql import sql_literal, strings_table
 

@@ -1,6 +1,7 @@
 """The paper part of a citation record (schema v2): its identity, its short content-derived
 handle, the aliases it answers to, and what the catalog says about it (categories, versions,
-submission and last-update dates, journal reference, comments).
+submission and last-update dates, journal reference, comments); and which observation rows are the
+paper's (``select_rows``: its own references, and those of other papers resolved to its work).
 
 The handle: ``p-`` + the first 10 characters (50 bits) of the lower-case RFC 4648 base32 of the
 SHA-256 over the JCS of the paper's identity ``{"scheme": ..., "id": ...}``: its canonical arXiv id
@@ -19,7 +20,7 @@ import hashlib
 import re
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from resolvers.identifiers.extract import canonical_arxiv_id, normalize_doi
 from resolvers.jcs import jcs
@@ -170,3 +171,51 @@ def metadata_lane(work: Mapping[str, Any] | None) -> dict[str, Any]:
     return {"state": state, "observed": len(kept), "denominator": len(METADATA_FIELDS),
             "means": "catalog fields of the paper kept by this catalog" +
                      (f"; not kept (null in the record): {', '.join(missing)}" if missing else "")}
+
+
+def id_forms(value: str | None) -> set[str]:
+    """The spellings under which a paper id may appear as ``citing_paper`` (a light touch; the
+    identifier module owns real normalisation)."""
+    if not value:
+        return set()
+    v = value.strip()
+    low = v.lower()
+    forms = {v, low}
+    for prefix in ("arxiv:", "doi:", "https://doi.org/", "http://doi.org/", "https://arxiv.org/abs/"):
+        if low.startswith(prefix):
+            forms.add(low[len(prefix):])
+    for f in list(forms):
+        head, sep, tail = f.rpartition("v")
+        if sep and tail.isdigit() and head and head[-1].isdigit():
+            forms.add(head)  # 1501.00001v2 -> 1501.00001
+    return forms
+
+
+def paper_forms(paper_id: str, paper_work: Mapping[str, Any] | None) -> set[str]:
+    forms = id_forms(paper_id)
+    arxiv = arxiv_of(paper_id)
+    if arxiv:
+        forms |= {arxiv.lower(), "10.48550/arxiv." + arxiv.lower()}
+    if paper_work:
+        for key in ("doi", "arxiv_id"):
+            forms |= id_forms(paper_work.get(key))
+        if paper_work.get("arxiv_id"):
+            forms.add("10.48550/arxiv." + str(paper_work["arxiv_id"]).lower())
+    return forms
+
+
+def select_rows(paper_id: str, paper_work: Mapping[str, Any] | None,
+                rows: Iterable[Mapping[str, Any]]) -> tuple[list[dict], list[dict]]:
+    """From current observation rows, the paper's own references (outbound) and the references
+    of other papers resolved to its work (inbound)."""
+    forms = paper_forms(paper_id, paper_work)
+    work_id = paper_work.get("work_id") if paper_work else None
+    outbound, inbound = [], []
+    for row in rows:
+        row = dict(row)
+        mine = bool(id_forms(row.get("citing_paper")) & forms)
+        if mine:
+            outbound.append(row)
+        elif work_id and row.get("work_id") == work_id:
+            inbound.append(row)
+    return outbound, inbound

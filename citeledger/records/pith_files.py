@@ -22,10 +22,10 @@ from citeledger.pith import consistency, export, schema
 from citeledger.pith import receipts as pith_receipts
 from citeledger.pith.export_parts import arxiv_parts, paper_facts
 from citeledger.records import receipts
-from citeledger.records import record as records
 from citeledger.records.files import citation_records, find_papers_works, record_file_stem
 from citeledger.records.ledger_reads import ISO_Z, PASS_STATEMENTS
 from citeledger.records.paper import iso_z, versions_of
+from citeledger.records.record import notice_dict
 from citeledger.storage import locking
 from citeledger.storage.places import CatalogDir, LedgerDir
 from resolvers.errors import ConfigError
@@ -76,7 +76,7 @@ def own_notices(work_ids: Sequence[str], ledger_dir: LedgerDir, catalog_dir: Cat
         rows = dict_rows(con)
     finally:
         con.close()
-    return {str(r["work_id"]): records.notice_dict(r, linked=True, source_times={}) for r in rows}
+    return {str(r["work_id"]): notice_dict(r, linked=True, source_times={}) for r in rows}
 
 
 def to_pith(v2: Mapping[str, Any], papers: Mapping[str, Any], own_notice: Mapping[str, Any] | None,

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from citeledger.pith.ed25519_points import key_problem
-from citeledger.records.record import content_digest
+from citeledger.records.record_json import content_digest
 from citeledger.storage.json_documents import read_document, read_document_bytes
 from citeledger.storage.places import LedgerDir, LedgerPlaces
 from resolvers.errors import ConfigError

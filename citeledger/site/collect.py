@@ -26,8 +26,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from citeledger.records import receipts
-from citeledger.records import record as records
 from citeledger.records.files import citation_records
+from citeledger.records.record_json import RECORD_SCHEMA
 from citeledger.records.render import words
 from citeledger.records.render.names import href_name, page_file, record_file_stem
 from citeledger.records.render.pages import ALARM, PageLinks, RecordView, notice_line, work_line
@@ -101,7 +101,7 @@ def read_record(path: Path, keys: Mapping[str, Any]) -> tuple[dict[str, Any] | N
     if record is None:
         return None, "; ".join(problems)
     outbound = record.get("outbound")
-    if record.get("schema") != records.RECORD_SCHEMA or not isinstance(outbound, dict) or outbound.get("truncated"):
+    if record.get("schema") != RECORD_SCHEMA or not isinstance(outbound, dict) or outbound.get("truncated"):
         return None, None
     return record, None
 

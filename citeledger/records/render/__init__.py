@@ -5,6 +5,6 @@ names of a record's files (``names``). Control characters of
 input strings are made visible (``citeledger.display``).
 
 May import: ``citeledger.display``, ``citeledger.options``, ``citeledger.pith.export`` (a record's
-Pith form), the ``citeledger.records`` modules of the record itself (``record``, ``canonical``,
+Pith form), the ``citeledger.records`` modules of the record itself (``record``, ``record_json``,
 ``paper``), ``resolvers``.
 """

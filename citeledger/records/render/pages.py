@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 from citeledger.display import visible_controls
 from citeledger.pith.export import REFUSAL
-from citeledger.records import canonical as record_canonical
+from citeledger.records.record_json import file_bytes
 from citeledger.records.render import words
 from citeledger.records.render.html_pages import html_page
 from citeledger.records.render.names import record_file_stem
@@ -44,8 +44,8 @@ __all__ = ["ALARM", "PageLinks", "RecordView", "record_file_stem", "render_html_
 
 def render_json(record: Mapping[str, Any]) -> bytes:
     """The record file's bytes: the RFC 8785 (JCS) form of the whole record and a newline, a built
-    record's from the bytes its content digest was taken over (``records.canonical.file_bytes``)."""
-    return record_canonical.file_bytes(record)
+    record's from the bytes its content digest was taken over (``record_json.file_bytes``)."""
+    return file_bytes(record)
 
 
 def render_ledger_text(record: Mapping[str, Any], links: PageLinks | None = None) -> str:
