@@ -21,7 +21,6 @@ from citeledger.records.ledger_reads import citing_papers, pass_rows
 from citeledger.records.paper import HANDLE_RE, arxiv_of, id_forms, paper_forms
 from citeledger.records.record import DEFAULT_PAGE_CAP, build_record
 from citeledger.records.record_json import plain_value, validate_record
-from citeledger.records.render import fast_pages as page_files
 from citeledger.records.render import pages as record_pages
 from citeledger.records.render.names import record_file_stem
 from citeledger.storage import locking
@@ -219,10 +218,10 @@ RECORDS_PER_WRITE = 100  # records whose files are published with one disk sync 
 _FAILED: dict[str, str] = {}  # paper id -> why its record could not be built (this process's writes)
 
 
-def record_pages_of(record: dict[str, Any], lines: page_files.PageCache | None = None) -> dict[str, bytes]:
+def record_pages_of(record: dict[str, Any], lines: record_pages.PageCache | None = None) -> dict[str, bytes]:
     """A record's files: its JSON (the record's JCS and a newline, ``record_json``), text and HTML pages
-    (``lines``: the writer's cache of shared parts' page lines, see ``fast_pages.render_page_files``)."""
-    return {"json": record_pages.render_json(record), **page_files.render_all_files(record, lines)}
+    (``lines``: the writer's cache of shared parts' page lines, see ``pages.render_page_files``)."""
+    return {"json": record_pages.render_json(record), **record_pages.render_all_files(record, lines)}
 
 
 def write_block(paper_ids: Sequence[str], ledger_dir: str, catalog_dir: str, first: int = 0,
@@ -256,7 +255,7 @@ def _write_batches(paper_ids: Sequence[str], ledger_dir: LedgerDir, catalog_dir:
     batch: list[tuple[str, dict[str, bytes]]] = []
     key = receipts.active_key(ledger_dir)  # None: the records say they are unsigned (receipts.py)
     records_of = records_or_failures(paper_ids, ledger_dir, catalog_dir)
-    lines = page_files.PageCache(ledger_work_pages(ledger_dir, catalog_dir))  # cited works that are ledger papers
+    lines = record_pages.PageCache(ledger_work_pages(ledger_dir, catalog_dir))  # cited works that are ledger papers
     old_pages, stale = later_page_files(LedgerPlaces.of(ledger_dir).records), []
     batches = ledger.record_batches()  # each batch's disk sync runs while the next batch is built
     try:

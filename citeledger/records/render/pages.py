@@ -8,18 +8,23 @@ reference with its links (doi.org, arxiv.org, the cited and citing papers' own p
 caller knows them), both sides of each field a ``metadata_mismatch`` finds contradicted, and the DOI
 of every notice named. A long record's HTML is paged (``<stem>.html``, ``<stem>.page-2.html``, ...;
 ``names.page_file``) with anchors that lead to the page holding the reference. Control characters
-of input strings are made visible. Pure functions of a record built by ``records.build_record``;
-they add nothing to it."""
+of input strings are made visible. Pure functions of a record built by ``record.build_record``;
+they add nothing to it.
+
+A record write makes its page files with the same code (``render_all_files``, each file in UTF-8),
+so the files a write makes and the pages ``citeledger record`` prints cannot differ (about 1-2 ms a
+record of 40 references: ``benchmarks/bench_records.py``, "serialise"); ``PageCache`` is the
+writer's handle for what its records share."""
 from __future__ import annotations
 
 from typing import Any, Mapping
 
-from citeledger.display import visible_controls
+from citeledger.display import visible_controls, visible_utf8
 from citeledger.pith.export import REFUSAL
 from citeledger.records.record_json import file_bytes
 from citeledger.records.render import words
 from citeledger.records.render.html_pages import html_page
-from citeledger.records.render.names import record_file_stem
+from citeledger.records.render.names import page_suffix, record_file_stem
 from citeledger.records.render.view import (
     ALARM,
     PageLinks,
@@ -141,3 +146,40 @@ def text_reference(view: RecordView, item: Mapping[str, Any]) -> str:
     if own is not None and own != view.common:
         lines.append(f"    provenance: {own}")
     return "\n".join(lines)
+
+
+class PageCache:
+    """What a writer's records share for their pages: the ``PageLinks`` of their cited works'
+    pages, when the writer knows which cited works are papers of the ledger (``work_pages``: work
+    id -> the ledger paper id whose record is that work's page)."""
+
+    __slots__ = ("work_pages",)
+
+    def __init__(self, work_pages: Mapping[str, str] | None = None) -> None:
+        self.work_pages = dict(work_pages or {})
+
+    def links(self, record: Mapping[str, Any]) -> PageLinks:
+        stem = record_file_stem(str(record["paper"]["id"]))
+        pages = self.work_pages
+
+        def work_href(resolved: Mapping[str, Any]) -> str | None:
+            paper = pages.get(str(resolved.get("work_id")))
+            return sibling_page(paper) if paper is not None and paper != record["paper"]["id"] else None
+
+        return PageLinks(stem, work_href=work_href if pages else None)
+
+
+def render_page_files(record: Mapping[str, Any], cache: PageCache | None = None) -> tuple[bytes, bytes]:
+    """The record's text page and first HTML page in UTF-8 (controls made visible)."""
+    links = (cache or PageCache()).links(record)
+    return visible_utf8(render_ledger_text(record, links)), visible_utf8(render_ledger_html(record, links))
+
+
+def render_all_files(record: Mapping[str, Any], cache: PageCache | None = None) -> dict[str, bytes]:
+    """Every page file of the record by suffix: ``txt``, ``html`` and, for a long record,
+    ``page-2.html``, ... (``names.page_suffix``)."""
+    links = (cache or PageCache()).links(record)
+    files = {"txt": visible_utf8(render_ledger_text(record, links))}
+    for number, page in enumerate(render_html_pages(record, links), start=1):
+        files[page_suffix(number)] = visible_utf8(page)
+    return files
