@@ -102,8 +102,8 @@ STEPS = [
     ("citeledger.records.files", "pass_rows", 0), ("citeledger.records.ledger_reads", "PassRows.observed", 0),
     ("citeledger.records.files", "build_record", 0), ("citeledger.records.record", "_entry", 1),
     ("citeledger.records.record", "_Tally", 1), ("citeledger.records.receipts", "sign_record", 0),
-    ("citeledger.records.files", "validate_record", 0), ("citeledger.records.render.pages", "render_page_files", 0),
-    ("citeledger.records.render.pages", "render_json", 0), ("citeledger.ledger.ledger_store", "LedgerStore.write_records_batch", 0),
+    ("citeledger.records.files", "validate_record", 0), ("citeledger.records.render.record_pages", "render_page_files", 0),
+    ("citeledger.records.render.record_pages", "render_json", 0), ("citeledger.ledger.ledger_store", "LedgerStore.write_records_batch", 0),
 ]
 
 

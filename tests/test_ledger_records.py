@@ -7,7 +7,7 @@ import pytest
 from citeledger.ledger.query import run_query
 from citeledger.records import files as record_files
 from citeledger.records.record_json import validate_record
-from citeledger.records.render import pages as record_pages
+from citeledger.records.render import record_pages
 from citeledger.run import batches, finishing, planning
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from test_records import WORK_A, obs, record_of
 
-from citeledger.records.render.pages import render_ledger_html, render_ledger_text
+from citeledger.records.render.record_pages import render_ledger_html, render_ledger_text
 from citeledger.run.summary import RunSummary
 from resolvers.model import linked_count
 

@@ -1,4 +1,4 @@
-"""A record write's pages (``pages.render_page_files``, with a writer's cache kept over its
+"""A record write's pages (``record_pages.render_page_files``, with a writer's cache kept over its
 records) are byte for byte the pages ``record_pages.render_ledger_text`` and ``render_ledger_html``
 make one by one: over generated records with odd text (HTML-special characters, controls, NULs,
 lone surrogates, long strings), odd values (numbers that are not ints, missing fields, None
@@ -11,8 +11,8 @@ import random
 import pytest
 from test_records import WORK_A, WORK_B, record_of
 
-from citeledger.records.render import pages as page_files
-from citeledger.records.render.pages import render_ledger_html, render_ledger_text
+from citeledger.records.render import record_pages as page_files
+from citeledger.records.render.record_pages import render_ledger_html, render_ledger_text
 
 TEXTS = ["A. Author, Title. J. Things 1 (2001) 1-10.", "<i>x</i> & 'q' \"r\"", "  spaced \t out\n twice  ",
          "word " * 300, "esc \x1b[31m red", "c1 \x85 and \x9f", "nul \x00 inside", "é ü \u2028 \u00a0 \U0001f600",

@@ -23,7 +23,7 @@ from citeledger.records.ledger_reads import papers_observations
 from citeledger.records.paper import paper_forms
 from citeledger.records.record import STATES, build_record
 from citeledger.records.record_json import BuiltRecord, content_digest
-from citeledger.records.render.pages import render_json
+from citeledger.records.render.record_pages import render_json
 from resolvers.errors import JCSError
 from resolvers.jcs import es_number, jcs_exact
 from resolvers.notices.standing import EventType, NoticeEvent, notice_row, standing_notice

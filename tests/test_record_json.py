@@ -15,7 +15,7 @@ from record_writer_check import check_record_bytes, check_record_file
 from test_record_v2 import expected_case
 
 from citeledger.records.receipts import sign_record
-from citeledger.records.render.pages import render_json
+from citeledger.records.render.record_pages import render_json
 from resolvers.errors import JCSError
 from resolvers.jcs import jcs_exact
 

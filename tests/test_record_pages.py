@@ -1,4 +1,4 @@
-"""The record's text and HTML pages as a record write makes them (``pages.render_page_files``,
+"""The record's text and HTML pages as a record write makes them (``record_pages.render_page_files``,
 both at once) are the pages ``render_ledger_text`` and ``render_ledger_html`` make one by one, and
 control characters are made visible whichever path finds them."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from test_records import WORK_A, record_of
 
 from citeledger.display import _CONTROLS, shown, visible_controls
-from citeledger.records.render.pages import PageCache, render_ledger_html, render_ledger_text, render_page_files
+from citeledger.records.render.record_pages import PageCache, render_ledger_html, render_ledger_text, render_page_files
 
 
 def test_both_pages_at_once_are_the_pages_made_one_by_one():

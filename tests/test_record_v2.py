@@ -14,7 +14,7 @@ from citeledger.cli.entry import main
 from citeledger.records.receipts import sign_record
 from citeledger.records.record import build_record
 from citeledger.records.record_json import RECORD_SCHEMA_V1, content_digest, load_schema, validate_record
-from citeledger.records.render.pages import render_ledger_html, render_ledger_text
+from citeledger.records.render.record_pages import render_ledger_html, render_ledger_text
 from resolvers.notices.standing import standing_notice
 
 EXPECTED = Path(__file__).parent / "golden" / "record_v2_expected.json"

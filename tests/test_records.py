@@ -13,7 +13,7 @@ from citeledger.records.paper import select_rows
 from citeledger.records.receipts import sign_record
 from citeledger.records.record import STATES, build_record
 from citeledger.records.record_json import content_digest, validate_record
-from citeledger.records.render.pages import render_html_pages, render_ledger_html, render_ledger_text
+from citeledger.records.render.record_pages import render_html_pages, render_ledger_html, render_ledger_text
 from resolvers.notices.standing import EventType, NoticeEvent, notice_row, standing_notice
 
 RUN = "run-2026-01-01"

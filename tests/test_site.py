@@ -121,7 +121,7 @@ def test_a_long_records_page_files_link_to_the_right_page(tmp_path):
     from test_records import WORK_A, record_of
 
     from citeledger.records.render.names import href_name, record_file_stem
-    from citeledger.records.render.pages import render_all_files
+    from citeledger.records.render.record_pages import render_all_files
     from resolvers.jcs import jcs
 
     record = record_of("arXiv:0704.0001", WORK_A, page_cap=2)

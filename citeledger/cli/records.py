@@ -15,7 +15,7 @@ def cmd_record(args: argparse.Namespace) -> int:
     from citeledger.display import json_visible
     from citeledger.ledger.views import require_ledger
     from citeledger.records.files import citation_record
-    from citeledger.records.render.pages import render_ledger_html, render_ledger_text
+    from citeledger.records.render.record_pages import render_ledger_html, render_ledger_text
 
     require_ledger(args.ledger)
     check_sign(args)

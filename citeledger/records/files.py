@@ -21,7 +21,7 @@ from citeledger.records.ledger_reads import citing_papers, pass_rows
 from citeledger.records.paper import HANDLE_RE, arxiv_of, id_forms, paper_forms
 from citeledger.records.record import DEFAULT_PAGE_CAP, build_record
 from citeledger.records.record_json import plain_value, validate_record
-from citeledger.records.render import pages as record_pages
+from citeledger.records.render import record_pages
 from citeledger.records.render.names import record_file_stem
 from citeledger.storage import locking
 from citeledger.storage.places import CatalogDir, LedgerDir, LedgerPlaces
@@ -220,7 +220,7 @@ _FAILED: dict[str, str] = {}  # paper id -> why its record could not be built (t
 
 def record_pages_of(record: dict[str, Any], lines: record_pages.PageCache | None = None) -> dict[str, bytes]:
     """A record's files: its JSON (the record's JCS and a newline, ``record_json``), text and HTML pages
-    (``lines``: the writer's cache of shared parts' page lines, see ``pages.render_page_files``)."""
+    (``lines``: the writer's cache of shared parts' page lines, see ``record_pages.render_page_files``)."""
     return {"json": record_pages.render_json(record), **record_pages.render_all_files(record, lines)}
 
 

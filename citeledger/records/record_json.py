@@ -88,7 +88,7 @@ class BuiltRecord(dict):
     over them. Nothing changes a built record's content after it is built (the writer only adds
     its ``receipt``); ``file_bytes`` checks that each member is still the value it encoded.
     ``unlisted``: the outbound references past the page cap, which the file does not hold and the
-    record's pages list on their later page files (``pages.reference_pages``)."""
+    record's pages list on their later page files (``record_pages.reference_pages``)."""
 
     __slots__ = ("members", "digest", "unlisted")
     members: tuple[tuple[str, Any, bytes], ...]

@@ -1,4 +1,4 @@
-"""A citation record as HTML pages a reader uses (``pages.render_html_pages``): the references first,
+"""A citation record as HTML pages a reader uses (``record_pages.render_html_pages``): the references first,
 each with its state in plain words and colour, filtered by state in the browser; then the papers
 of the ledger citing this one; then, folded, what a reader checks less often: the paper's ids and
 dates, the references by state, what the record measured, the cited works with notices, the

@@ -1,7 +1,7 @@
 """What a record's pages say in plain words: each state with its colour and meaning, each notice
 standing, each coverage lane, the links of a cited work (doi.org, arxiv.org), the DOI a notice is
 about, the contradicting fields of a ``metadata_mismatch`` and the works a record's notices name.
-Pure functions of record values; the text and HTML pages (``pages``) both take them."""
+Pure functions of record values; the text and HTML pages (``record_pages``) both take them."""
 from __future__ import annotations
 
 from typing import Any, Mapping
