@@ -10,7 +10,7 @@ import json
 import pytest
 
 from citeledger.display import json_visible, visible_controls, visible_line
-from citeledger.records.render.names import record_file_stem
+from citeledger.records.render.file_names import record_file_stem
 
 RLO = "\u202e"
 HIDDEN = ["\u202a", "\u202b", "\u202c", "\u202d", RLO, "\u2066", "\u2067", "\u2068", "\u2069", "\u200e", "\u200f",

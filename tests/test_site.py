@@ -120,7 +120,7 @@ def test_a_long_records_page_files_link_to_the_right_page(tmp_path):
     lead to the page holding each reference, the pager to every page; no link is broken."""
     from test_records import WORK_A, record_of
 
-    from citeledger.records.render.names import href_name, record_file_stem
+    from citeledger.records.render.file_names import href_name, record_file_stem
     from citeledger.records.render.record_pages import render_all_files
     from resolvers.jcs import jcs
 

@@ -22,7 +22,7 @@ from citeledger.records.paper import HANDLE_RE, arxiv_of, id_forms, paper_forms
 from citeledger.records.record import DEFAULT_PAGE_CAP, build_record
 from citeledger.records.record_json import plain_value, validate_record
 from citeledger.records.render import record_pages
-from citeledger.records.render.names import record_file_stem
+from citeledger.records.render.file_names import record_file_stem
 from citeledger.storage import locking
 from citeledger.storage.places import CatalogDir, LedgerDir, LedgerPlaces
 from resolvers.errors import JCSError

@@ -29,7 +29,7 @@ from citeledger.records import receipts
 from citeledger.records.files import citation_records
 from citeledger.records.record_json import RECORD_SCHEMA
 from citeledger.records.render import words
-from citeledger.records.render.names import href_name, page_file, record_file_stem
+from citeledger.records.render.file_names import href_name, page_file, record_file_stem
 from citeledger.records.render.record_pages import ALARM, PageLinks, RecordView, notice_line, work_line
 from resolvers.model import linked_count
 

@@ -14,8 +14,8 @@ from urllib.parse import quote
 
 from citeledger.display import visible_controls
 from citeledger.records.render import words
+from citeledger.records.render.file_names import href_name, page_file, record_file_stem
 from citeledger.records.render.html_pages import css, link, state_class
-from citeledger.records.render.names import href_name, page_file, record_file_stem
 from citeledger.records.render.view import ALARM, escape_html
 from citeledger.site.collect import CitedWork, Noticed
 

@@ -3,7 +3,7 @@ each with its state in plain words and colour, filtered by state in the browser;
 of the ledger citing this one; then, folded, what a reader checks less often: the paper's ids and
 dates, the references by state, what the record measured, the cited works with notices, the
 provenance and the receipt. A paper citing a retracted, withdrawn or flagged work says so above
-its references. A long record's pages (``names.page_file``) each hold a page cap of references,
+its references. A long record's pages (``file_names.page_file``) each hold a page cap of references,
 with anchors that lead to the page holding each. Every value is escaped; the filter's script reads
 the page's own elements and the address's ``?state=`` values, compared as text, nothing else."""
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 from citeledger.pith.export import REFUSAL
 from citeledger.records.render import words
-from citeledger.records.render.names import href_name, page_file
+from citeledger.records.render.file_names import href_name, page_file
 from citeledger.records.render.view import (
     ALARM,
     RecordView,

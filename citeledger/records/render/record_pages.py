@@ -7,7 +7,7 @@ as works, one provenance block (a reference shows its own only where it differs)
 reference with its links (doi.org, arxiv.org, the cited and citing papers' own pages when the
 caller knows them), both sides of each field a ``metadata_mismatch`` finds contradicted, and the DOI
 of every notice named. A long record's HTML is paged (``<stem>.html``, ``<stem>.page-2.html``, ...;
-``names.page_file``) with anchors that lead to the page holding the reference. Control characters
+``file_names.page_file``) with anchors that lead to the page holding the reference. Control characters
 of input strings are made visible. Pure functions of a record built by ``record.build_record``;
 they add nothing to it.
 
@@ -23,8 +23,8 @@ from citeledger.display import visible_controls, visible_utf8
 from citeledger.pith.export import REFUSAL
 from citeledger.records.record_json import file_bytes
 from citeledger.records.render import words
+from citeledger.records.render.file_names import page_suffix, record_file_stem
 from citeledger.records.render.html_pages import html_page
-from citeledger.records.render.names import page_suffix, record_file_stem
 from citeledger.records.render.view import (
     ALARM,
     PageLinks,
@@ -64,7 +64,7 @@ def render_ledger_html(record: Mapping[str, Any], links: PageLinks | None = None
 
 
 def render_html_pages(record: Mapping[str, Any], links: PageLinks | None = None) -> list[str]:
-    """Each HTML page of the record, in order (``names.page_file`` names their files)."""
+    """Each HTML page of the record, in order (``file_names.page_file`` names their files)."""
     return view_html_pages(RecordView(record, links))
 
 
@@ -177,7 +177,7 @@ def render_page_files(record: Mapping[str, Any], cache: PageCache | None = None)
 
 def render_all_files(record: Mapping[str, Any], cache: PageCache | None = None) -> dict[str, bytes]:
     """Every page file of the record by suffix: ``txt``, ``html`` and, for a long record,
-    ``page-2.html``, ... (``names.page_suffix``)."""
+    ``page-2.html``, ... (``file_names.page_suffix``)."""
     links = (cache or PageCache()).links(record)
     files = {"txt": visible_utf8(render_ledger_text(record, links))}
     for number, page in enumerate(render_html_pages(record, links), start=1):

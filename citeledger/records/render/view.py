@@ -7,7 +7,7 @@ import html
 from typing import Any, Callable, Mapping
 
 from citeledger.records.render import words
-from citeledger.records.render.names import href_name, page_file, record_file_stem
+from citeledger.records.render.file_names import href_name, page_file, record_file_stem
 
 ALARM = {"retracted": "!! RETRACTED", "withdrawn": "!! WITHDRAWN",
          "expression_of_concern": "! EXPRESSION OF CONCERN"}
