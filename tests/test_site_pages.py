@@ -16,7 +16,7 @@ import pytest
 
 from citeledger import cli
 from citeledger.records.record_json import content_digest
-from citeledger.records.render import words
+from citeledger.records.render import page_words
 from citeledger.site.site_pages import json_script
 
 REPO = Path(__file__).parent.parent
@@ -66,7 +66,7 @@ def test_the_index_shows_a_title_read_from_the_papers_own_source(built):
 def test_linked_on_every_page_is_verified_exact_and_fuzzy(built):
     ledger, site = built
     rows = index_rows(site)
-    states = list(words.STATES)  # the index's columns: the states in the pages' order
+    states = list(page_words.STATES)  # the index's columns: the states in the pages' order
     assert any(row["states"][states.index("metadata_mismatch")] for row in rows.values())
     for paper, row in rows.items():
         record = json.loads((ledger / "records" / f"{Path(row['href']).stem}.json").read_text(encoding="utf-8"))
@@ -109,7 +109,7 @@ def test_the_index_searches_titles_and_shows_linked_in_a_real_browser(built):
     assert len(cells) == len(rows) == 6
     for stem, linked, states in cells:
         counts = [int(n) for n in re.findall(r">(\d+)<", states)]
-        exact, fuzzy = (list(words.STATES).index(s) for s in ("verified_exact", "verified_fuzzy"))
+        exact, fuzzy = (list(page_words.STATES).index(s) for s in ("verified_exact", "verified_fuzzy"))
         assert int(linked) == counts[exact] + counts[fuzzy], stem  # the cells the browser drew
 
 

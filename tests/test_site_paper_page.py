@@ -16,7 +16,7 @@ from pith_fixtures import PITH
 from citeledger.cli import main
 from citeledger.pith.export import REFUSAL
 from citeledger.records.record_json import content_digest
-from citeledger.records.render import words
+from citeledger.records.render import page_words
 
 REPO = Path(__file__).parent.parent
 LEDGER = PITH / "ledger"
@@ -44,7 +44,7 @@ def test_the_paper_page_shows_ids_lane_sources_the_refusal_the_schema_and_its_js
     assert all(f"Observation {o['observation_id']}" in page or f"observation {o['observation_id']}" in page
                for o in observations)
     for name, lane in record["coverage"].items():
-        source = words.lane_source(name, lane)
+        source = page_words.lane_source(name, lane)
         assert source in page, name
     notices = record["coverage"]["notices"]
     assert all(f"{s} ({t})" in page for s, t in notices["source_times"].items()) and notices["source_times"]

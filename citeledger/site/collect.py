@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 from citeledger.records import receipts
 from citeledger.records.files import citation_records
 from citeledger.records.record_json import RECORD_SCHEMA
-from citeledger.records.render import words
+from citeledger.records.render import page_words
 from citeledger.records.render.file_names import href_name, page_file, record_file_stem
 from citeledger.records.render.record_pages import ALARM, PageLinks, RecordView, notice_line, work_line
 from resolvers.model import linked_count
@@ -139,8 +139,8 @@ def paper_part(view: RecordView, links: LedgerLinks, source: list[int] | None,
     title, origin = (str(work["title"]), "catalog") if work.get("title") else (own[0], own[1]) if own else ("", "")
     row = {"href": f"{PAPERS}/" + href_name(page_file(view.links.stem, 1)), "id": paper, "title": title,
            "from": origin, "refs": int(record["counts"]["references"]),
-           "states": [int(by_status.get(s) or 0) for s in words.STATES], "linked": linked_count(by_status),
-           "alarms": sum(len(v) for s, v in view.noticed.items() if s in words.ALARMING),
+           "states": [int(by_status.get(s) or 0) for s in page_words.STATES], "linked": linked_count(by_status),
+           "alarms": sum(len(v) for s, v in view.noticed.items() if s in page_words.ALARMING),
            "inbound": int(record["inbound"]["total"]), "as_of": str(record.get("as_of") or "")}
     cites: list[tuple[Any, ...]] = []
     for item in view.references:
@@ -152,11 +152,12 @@ def paper_part(view: RecordView, links: LedgerLinks, source: list[int] | None,
                       notice_line(item["notice"])))
     noticed = []
     for item in record["with_notices"]:
-        resolved, doi = item.get("resolved"), words.notice_doi(item)
+        resolved, doi = item.get("resolved"), page_words.notice_doi(item)
         standing = str(item["notice"]["standing"])
         anchor = view.anchor(item, 0)
         work_id = str(resolved["work_id"]) if isinstance(resolved, Mapping) and resolved.get("work_id") else None
-        noticed.append([words.noticed_work_key(item), work_line(resolved, doi if standing in ALARM else None), standing,
+        noticed.append([page_words.noticed_work_key(item), work_line(resolved, doi if standing in ALARM else None),
+                        standing,
                         notice_line(item["notice"], doi), work_id, _plain(item["reference_index"]),
                         f"{PAPERS}/{anchor}" if anchor else row["href"]])
     inbound = sorted({str(i["citing_paper"]) for i in record["inbound"]["items"]})

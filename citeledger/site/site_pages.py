@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 from urllib.parse import quote
 
 from citeledger.display import visible_controls
-from citeledger.records.render import words
+from citeledger.records.render import page_words
 from citeledger.records.render.file_names import href_name, page_file, record_file_stem
 from citeledger.records.render.html_pages import css, link, state_class
 from citeledger.records.render.view import ALARM, escape_html
@@ -107,10 +107,10 @@ def index_page(rows: Sequence[Mapping[str, Any]], as_of: str, noticed: int,
     e = escape_html
     page = page_head("Citation ledger", "", wide=True)
     page.append(f"<p>{e(len(rows))} papers, as of {e(as_of or 'an unknown time')}; "
-                f"{link('notices.html', e(words.plural(noticed, 'cited work')) + ' with notices')}. "
+                f"{link('notices.html', e(page_words.plural(noticed, 'cited work')) + ' with notices')}. "
                 f"Click a column to sort; type to search ids and titles. {e(LINKED_MEANS.capitalize())}.</p>")
     if left_out:
-        page.append(f'<div class="left-out" id="left-out"><p><b>{e(words.plural(len(left_out), "record file"))} '
+        page.append(f'<div class="left-out" id="left-out"><p><b>{e(page_words.plural(len(left_out), "record file"))} '
                     "could not be read or failed its check, and "
                     f"{'is' if len(left_out) == 1 else 'are'} left out of this site</b> (run <code>citeledger "
                     "records</code> to write them again from the ledger):</p><ul>"
@@ -119,7 +119,8 @@ def index_page(rows: Sequence[Mapping[str, Any]], as_of: str, noticed: int,
                 '</label> <span id="shown"></span></p>')
     page.append(f'<p class="legend">{"".join(legend_items())}</p>')
     head = "".join(f'<th data-key="s:{i}" title="{e(plain)}: {e(meaning)}"><span class="sw s-{s}"></span> '
-                   f"{e(SHORT.get(s, plain))}</th>" for i, (s, (plain, meaning, _)) in enumerate(words.STATES.items()))
+                   f"{e(SHORT.get(s, plain))}</th>"
+                   for i, (s, (plain, meaning, _)) in enumerate(page_words.STATES.items()))
     page.append('<table id="papers"><thead><tr><th data-key="id">paper</th><th data-key="title" class="t">title</th>'
                 f'<th data-key="refs">refs</th><th data-key="linked" title="{e(LINKED_MEANS)}">linked</th>'
                 f'{head}<th data-key="alarms" title="cited works retracted, withdrawn or under an expression of '
@@ -128,20 +129,20 @@ def index_page(rows: Sequence[Mapping[str, Any]], as_of: str, noticed: int,
     page += static_rows if static_rows is not None else [static_row(row) for row in rows]
     page.append("</tbody></table>")
     page.append(json_script("papers-data", list(rows)))
-    page.append(json_script("states-data", [f"s-{s}" for s in words.STATES]))
+    page.append(json_script("states-data", [f"s-{s}" for s in page_words.STATES]))
     page.append(f"<script>{_SCRIPT}</script></body></html>")
     return visible_controls("\n".join(page) + "\n")
 
 
 def legend_items() -> list[str]:
     return [f'<span><span class="sw s-{s}"></span> {escape_html(plain)}</span>'
-            for s, (plain, _, _) in words.STATES.items()]
+            for s, (plain, _, _) in page_words.STATES.items()]
 
 
 def static_row(row: Mapping[str, Any]) -> str:
     e = escape_html
     cells = "".join(f'<td class="num{" has s-" + s if n else ""}">{e(n)}</td>'
-                    for s, n in zip(words.STATES, row["states"]))
+                    for s, n in zip(page_words.STATES, row["states"]))
     alarms = f'<span class="marker">{e(row["alarms"])}</span>' if row["alarms"] else "0"
     return (f'<tr><td>{link(row["href"], e(row["id"]))}</td><td>{e(row["title"])}</td><td class="num">{e(row["refs"])}'
             f'</td><td class="num linked">{e(row["linked"])}</td>{cells}<td class="num">{alarms}</td>'
@@ -165,12 +166,12 @@ def work_fields(work_id: str, row: Mapping[str, Any] | None) -> list[tuple[str, 
                 fields.append((label, e(value)))
     fields.append(("Work id", f"<code>{e(work_id)}</code>"))
     if doi:
-        fields.append(("DOI", link(words.doi_href(doi), e(doi))))
+        fields.append(("DOI", link(page_words.doi_href(doi), e(doi))))
     others = [d for d in (row.get("alt_dois") or [] if row else []) if d and d != doi]
     if others:
-        fields.append(("Other DOIs", ", ".join(link(words.doi_href(d), e(d)) for d in others)))
+        fields.append(("Other DOIs", ", ".join(link(page_words.doi_href(d), e(d)) for d in others)))
     if arxiv_id:
-        fields.append(("arXiv", link(words.arxiv_href(arxiv_id), e(arxiv_id))))
+        fields.append(("arXiv", link(page_words.arxiv_href(arxiv_id), e(arxiv_id))))
     if row and row.get("pmid"):
         fields.append(("PubMed", link("https://pubmed.ncbi.nlm.nih.gov/" + quote(str(row["pmid"]), safe="") + "/",
                                       e(row["pmid"]))))
@@ -205,8 +206,8 @@ def work_pages(stem: str, work_id: str, row: Mapping[str, Any] | None, work: Cit
                                                        for label, value in work_fields(work_id, row))
                     + "</table>")
         page.append(f'<p class="{"alarm" if work.standing in ALARM else "notices"}">Notice: {e(work.notice)}</p>')
-        page.append(f"<h2>Cited by {e(words.plural(len(papers), 'paper'))} in this ledger "
-                    f"({e(words.plural(len(work.cites), 'reference'))})"
+        page.append(f"<h2>Cited by {e(page_words.plural(len(papers), 'paper'))} in this ledger "
+                    f"({e(page_words.plural(len(work.cites), 'reference'))})"
                     + (f", page {number} of {len(chunks)}" if len(chunks) > 1 else "") + "</h2>")
         if len(chunks) > 1:
             page.append("<nav class=\"pager\">Pages: " + " ".join(
@@ -226,7 +227,7 @@ def work_pages(stem: str, work_id: str, row: Mapping[str, Any] | None, work: Cit
 @functools.lru_cache(maxsize=64)
 def _badge(status: str) -> str:
     """A state's badge, made once a process (the works' pages show a few states thousands of times)."""
-    return f'<span class="badge {state_class(status)}">{escape_html(words.state_words(status)[0])}</span>'
+    return f'<span class="badge {state_class(status)}">{escape_html(page_words.state_words(status)[0])}</span>'
 
 
 @functools.lru_cache(maxsize=65536)
@@ -242,10 +243,11 @@ def notices_page(noticed: Mapping[str, Noticed]) -> str:
     for entry in noticed.values():
         by_standing.setdefault(entry.standing, []).append(entry)
     page = page_head("Standing notices of the cited works", "")
-    page.append(f"<p>{e(words.works_sentence(ordered({s: [n.line for n in v] for s, v in by_standing.items()})))}</p>")
+    lines = ordered({s: [n.line for n in v] for s, v in by_standing.items()})
+    page.append(f"<p>{e(page_words.works_sentence(lines))}</p>")
     for standing in ordered(by_standing):
-        page.append(f"<h2>{e(words.STANDINGS.get(standing, standing).capitalize())} "
-                    f"({e(words.plural(len(by_standing[standing]), 'cited work'))})</h2><ul class=\"noticed\">")
+        page.append(f"<h2>{e(page_words.STANDINGS.get(standing, standing).capitalize())} "
+                    f"({e(page_words.plural(len(by_standing[standing]), 'cited work'))})</h2><ul class=\"noticed\">")
         for entry in by_standing[standing]:
             refs = ", ".join(f"{link(href, e(paper))} [{e(index)}]" for paper, href, index in entry.cites)
             page.append(f'<li class="n-{e(standing)}">{link(entry.href, e(entry.line))}<br>{e(entry.notice)}'
@@ -259,5 +261,6 @@ def notices_page(noticed: Mapping[str, Noticed]) -> str:
 
 def ordered(by_standing: dict[str, Any]) -> dict[str, Any]:
     """The standings in the order the pages give them: retracted, withdrawn, of concern, then the rest."""
-    order = [s for s in words.ALARMING if s in by_standing] + sorted(s for s in by_standing if s not in words.ALARMING)
+    alarming = page_words.ALARMING
+    order = [s for s in alarming if s in by_standing] + sorted(s for s in by_standing if s not in alarming)
     return {s: by_standing[s] for s in order}

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from citeledger.pith.export import REFUSAL
-from citeledger.records.render import words
+from citeledger.records.render import page_words
 from citeledger.records.render.file_names import href_name, page_file
 from citeledger.records.render.view import (
     ALARM,
@@ -34,13 +34,13 @@ from citeledger.records.render.view import (
 
 
 def css() -> str:
-    """The page style; each state's colour (``words.STATES``) as a class ``s-<state>``."""
+    """The page style; each state's colour (``page_words.STATES``) as a class ``s-<state>``."""
     return CSS
 
 
 def make_css() -> str:
     colours = "".join(f".s-{s}{{border-left-color:{c}}}.s-{s} .badge,.badge.s-{s},.sw.s-{s}{{background:{c}}}"
-                      for s, (_, _, c) in words.STATES.items())
+                      for s, (_, _, c) in page_words.STATES.items())
     return ("body{font-family:system-ui,sans-serif;max-width:62em;margin:1.5em auto;padding:0 1em;line-height:1.45;"
             "color:#1f2328}a{color:#0969da}table{border-collapse:collapse;margin:.5em 0}"
             "td,th{border:1px solid #d0d7de;padding:.25em .6em;text-align:left;vertical-align:top}"
@@ -90,7 +90,7 @@ FILTER_SCRIPT = """
 
 
 def state_class(state: Any) -> str:
-    return f"s-{state}" if isinstance(state, str) and state in words.STATES else "s-other"
+    return f"s-{state}" if isinstance(state, str) and state in page_words.STATES else "s-other"
 
 
 def link(href: str | None, label: str) -> str:
@@ -117,7 +117,7 @@ def html_page(view: RecordView, number: int) -> str:
     page.append(f"<h1>{e(heading)}</h1>")
     if work.get("title"):
         page.append(f'<p class="title"><b>{e(work["title"])}</b></p>')
-    outside = [link(href, e(label)) for label, href in words.work_links(work)]
+    outside = [link(href, e(label)) for label, href in page_words.work_links(work)]
     if outside:
         page.append(f'<p class="ids">{" &middot; ".join(outside)}</p>')
     page.append(f'<p class="as-of">{e(as_of_sentence(record))}</p>')
@@ -139,18 +139,19 @@ def html_head_lines(view: RecordView) -> list[str]:
     """The first page's lines above the references: the counts (linked apart from mismatched), and
     the cited works with notices, each alarming one with the references citing it."""
     record, e = view.record, escape_html
-    alarming = any(s in words.ALARMING for s in view.noticed)
-    notices = words.works_sentence(view.noticed)
-    page = [f'<p class="summary"><b>{e(words.linked_words(record["counts"]))}</b>; '
+    alarming = any(s in page_words.ALARMING for s in view.noticed)
+    notices = page_words.works_sentence(view.noticed)
+    page = [f'<p class="summary"><b>{e(page_words.linked_words(record["counts"]))}</b>; '
             f"{e(notices[:1].lower() + notices[1:])}</p>",
             f'<p class="prov">Schema <code>{e(record["schema"])}</code>; the record as JSON: '
             f"{link(href_name(json_name(view)), e(json_name(view)))}; its digest <code>{e(record['content_digest'])}"
             "</code></p>"]
     if alarming:
         refs = ", ".join(link(view.anchor(i, 1), f"[{e(i['reference_index'])}]") for i in record["with_notices"]
-                         if i["notice"]["standing"] in words.ALARMING)
+                         if i["notice"]["standing"] in page_words.ALARMING)
+        alarm_works = {s: v for s, v in view.noticed.items() if s in page_words.ALARMING}
         page.append(f'<p class="alarm"><span class="marker">!!</span> cited by reference {refs}: '
-                    f"{e(words.works_sentence({s: v for s, v in view.noticed.items() if s in words.ALARMING}))}</p>")
+                    f"{e(page_words.works_sentence(alarm_works))}</p>")
     return page
 
 
@@ -159,7 +160,7 @@ def html_details(view: RecordView) -> list[str]:
     record, e = view.record, escape_html
     page = ["<h2>About this record</h2>", "<details><summary>The paper</summary><ul class=\"paper\">"]
     page += [f"<li>{e(line)}</li>" for line in paper_facts(record)] + ["</ul></details>"]
-    page += [f"<details><summary>References by state ({e(words.linked_words(record['counts']))})</summary>",
+    page += [f"<details><summary>References by state ({e(page_words.linked_words(record['counts']))})</summary>",
              '<table class="states"><tr><th>state</th><th>in words</th><th class="num">references</th>'
              "<th>what it means</th></tr>"]
     page += [f'<tr><td><span class="sw {state_class(s)}"></span> <code>{e(s)}</code></td><td>{e(plain)}</td>'
@@ -186,20 +187,21 @@ def html_notices(view: RecordView) -> list[str]:
     if not noticed:
         return []
     e = escape_html
-    works = words.plural(sum(map(len, view.noticed.values())), "work")
-    page = [f"<details><summary>Cited works with notices ({works}, {words.plural(len(noticed), 'reference')})"
+    works = page_words.plural(sum(map(len, view.noticed.values())), "work")
+    page = [f"<details><summary>Cited works with notices ({works}, {page_words.plural(len(noticed), 'reference')})"
             "</summary>", "<ul class=\"noticed\">"]
     by_work: dict[str, list[Mapping[str, Any]]] = {}
     for item in noticed:
-        by_work.setdefault(words.noticed_work_key(item), []).append(item)
+        by_work.setdefault(page_words.noticed_work_key(item), []).append(item)
     for items in by_work.values():
         first = items[0]
         refs = ", ".join(link(view.anchor(i, 1), f"[{e(i['reference_index'])}]") for i in items)
         marker = ALARM.get(first["notice"]["standing"])
         page.append(f'<li class="n-{e(first["notice"]["standing"])}">'
                     + (f'<span class="marker">{e(marker)}</span> ' if marker else "")
-                    + f"{html_work(view, first.get('resolved'), words.notice_doi(first))}<br>"
-                    f"{e(notice_line(first['notice'], words.notice_doi(first)))}<br>cited by reference {refs}</li>")
+                    + f"{html_work(view, first.get('resolved'), page_words.notice_doi(first))}<br>"
+                    f"{e(notice_line(first['notice'], page_words.notice_doi(first)))}<br>"
+                    f"cited by reference {refs}</li>")
     return page + ["</ul></details>"]
 
 
@@ -209,10 +211,10 @@ def html_work(view: RecordView, resolved: Mapping[str, Any] | None, doi: str | N
     e = escape_html
     if not resolved:
         if doi:
-            return f"no catalog work; the string cites {link(words.doi_href(doi), e('doi:' + doi))}"
+            return f"no catalog work; the string cites {link(page_words.doi_href(doi), e('doi:' + doi))}"
         return "no catalog work"
     text = link(view.links.work_href(resolved), e(work_line(resolved)))
-    outside = " ".join(link(href, e(label)) for label, href in words.work_links(resolved))
+    outside = " ".join(link(href, e(label)) for label, href in page_words.work_links(resolved))
     return text + (f" ({outside})" if outside else "")
 
 
@@ -239,10 +241,11 @@ def html_filter(items: list[Mapping[str, Any]]) -> list[str]:
         counts[item["status"]] = counts.get(item["status"], 0) + 1
     if not counts:
         return []
-    order = [s for s in words.STATES if s in counts] + [s for s in counts if s not in words.STATES]
+    order = [s for s in page_words.STATES if s in counts] + [s for s in counts if s not in page_words.STATES]
     e = escape_html
-    boxes = "".join(f'<label title="{e(words.state_words(s)[1])}"><input type="checkbox" data-state="{e(s)}" checked> '
-                    f'<span class="sw {state_class(s)}"></span> {e(words.state_words(s)[0])} ({counts[s]})</label>'
+    boxes = "".join(f'<label title="{e(page_words.state_words(s)[1])}">'
+                    f'<input type="checkbox" data-state="{e(s)}" checked> '
+                    f'<span class="sw {state_class(s)}"></span> {e(page_words.state_words(s)[0])} ({counts[s]})</label>'
                     for s in order)
     return [f'<div class="filter" id="filter">Show: {boxes}<span id="filter-shown"></span></div>']
 
@@ -262,8 +265,8 @@ def html_reference(view: RecordView, item: Mapping[str, Any]) -> str:
     marker = ALARM.get(standing)
     via = f" via {e(item['resolver_source'])}" if item.get("resolver_source") else ""
     score = f", score {item['score']:.2f}" if isinstance(item.get("score"), (int, float)) else ""
-    doi = words.notice_doi(item) if marker else None
-    plain, meaning, _ = words.state_words(state)
+    doi = page_words.notice_doi(item) if marker else None
+    plain, meaning, _ = page_words.state_words(state)
     block = [f'<div class="ref {state_class(state)} n-{e(standing)}" id="ref-{index}" data-state="{e(state)}">',
              f'<p><a href="#ref-{index}"><b>[{index}]</b></a> '
              f'<span class="badge" title="{e(state)}: {e(meaning)}">{e(plain)}</span>{via}{e(score)}'
@@ -274,7 +277,7 @@ def html_reference(view: RecordView, item: Mapping[str, Any]) -> str:
     if state == "metadata_mismatch":
         block.append(html_mismatch(item.get("evidence")))
     if not no_notice_found(item["notice"]) and item["notice"].get("reason") != "no_canonical_work":
-        block.append(f"<p>Notice: {e(notice_line(item['notice'], words.notice_doi(item)))}</p>")
+        block.append(f"<p>Notice: {e(notice_line(item['notice'], page_words.notice_doi(item)))}</p>")
     own = provenance_of(item)
     if own is not None and own != view.common:
         block.append(f'<p class="prov">Provenance: {e(own)}</p>')
@@ -285,7 +288,7 @@ def html_reference(view: RecordView, item: Mapping[str, Any]) -> str:
 def html_mismatch(evidence: Any) -> str:
     """The fields a ``metadata_mismatch`` finds contradicted, both sides of each."""
     e = escape_html
-    rows = words.contradictions(evidence)
+    rows = page_words.contradictions(evidence)
     if not rows:
         return '<p class="mismatch">The identifier names another work (the evidence names no field).</p>'
     return ('<table class="mismatch"><tr><th>contradicting field</th><th>the cited string says</th>'
@@ -304,6 +307,6 @@ def html_inbound(view: RecordView) -> list[str]:
         href = view.links.paper_href(str(item["citing_paper"]))
         page.append(f"<li>{link(href, e(item['citing_paper']))}{e(title)}, "
                     f"its reference [{e(item['reference_index'])}] "
-                    f'(<span class="badge {state_class(item["status"])}">{e(words.state_words(item["status"])[0])}'
+                    f'(<span class="badge {state_class(item["status"])}">{e(page_words.state_words(item["status"])[0])}'
                     f'</span>), observation <code>{e(item.get("observation_id"))}</code></li>')
     return page + ["</ul>"]

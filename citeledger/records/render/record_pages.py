@@ -22,7 +22,7 @@ from typing import Any, Mapping
 from citeledger.display import visible_controls, visible_utf8
 from citeledger.pith.export import REFUSAL
 from citeledger.records.record_json import file_bytes
-from citeledger.records.render import words
+from citeledger.records.render import page_words
 from citeledger.records.render.file_names import page_suffix, record_file_stem
 from citeledger.records.render.html_pages import html_page
 from citeledger.records.render.view import (
@@ -83,9 +83,9 @@ def text_page(view: RecordView) -> str:
     title = f' "{work["title"]}"' if work.get("title") else ""
     lines = [as_of_sentence(record), REFUSAL, "", f"Citation ledger of {record['paper']['id']}{title}"]
     lines += [f"  {line}" for line in paper_facts(record)]
-    lines += [f"  link: {href}" for _, href in words.work_links(work)]
-    lines += ["", f"Notices: {words.works_sentence(view.noticed)}", "",
-              f"References by state ({words.linked_words(record['counts'])}):"]
+    lines += [f"  link: {href}" for _, href in page_words.work_links(work)]
+    lines += ["", f"Notices: {page_words.works_sentence(view.noticed)}", "",
+              f"References by state ({page_words.linked_words(record['counts'])}):"]
     lines += [f"  {plain:<34} {count:>6}  ({state}: {meaning})"
               for state, plain, meaning, _, count in state_rows(record)]
     lines += ["", "What this record measured:"]
@@ -119,11 +119,11 @@ def text_notices(view: RecordView) -> list[str]:
     noticed = view.record["with_notices"]
     if not noticed:
         return []
-    works = words.plural(sum(map(len, view.noticed.values())), "work")
-    lines = ["", f"Cited works with notices ({works}, {words.plural(len(noticed), 'reference')}):"]
+    works = page_words.plural(sum(map(len, view.noticed.values())), "work")
+    lines = ["", f"Cited works with notices ({works}, {page_words.plural(len(noticed), 'reference')}):"]
     for item in noticed:
-        lines.append(f"[{item['reference_index']}] {work_line(item.get('resolved'), words.notice_doi(item))}")
-        lines.append(f"    {notice_line(item['notice'], words.notice_doi(item))}")
+        lines.append(f"[{item['reference_index']}] {work_line(item.get('resolved'), page_words.notice_doi(item))}")
+        lines.append(f"    {notice_line(item['notice'], page_words.notice_doi(item))}")
     return lines
 
 
@@ -132,15 +132,15 @@ def text_reference(view: RecordView, item: Mapping[str, Any]) -> str:
     state, resolved = item["status"], item.get("resolved")
     score = f", score {item['score']:.2f}" if isinstance(item.get("score"), (int, float)) else ""
     via = f" via {item['resolver_source']}" if item.get("resolver_source") else ""
-    doi = words.notice_doi(item) if item["notice"]["standing"] in ALARM else None
-    lines = [f"[{item['reference_index']}] {words.state_words(state)[0]} ({state}){via}{score}",
+    doi = page_words.notice_doi(item) if item["notice"]["standing"] in ALARM else None
+    lines = [f"[{item['reference_index']}] {page_words.state_words(state)[0]} ({state}){via}{score}",
              f"    cited as: {cut_text(item['cited_as']['raw'], 300)}", f"    cited work: {work_line(resolved, doi)}"]
-    lines += [f"      {href}" for _, href in words.work_links(resolved)]
+    lines += [f"      {href}" for _, href in page_words.work_links(resolved)]
     if state == "metadata_mismatch":
         lines += [f'    contradicts on {field}: the string says "{cut_text(said, 200)}"; '
                   f'the work says "{cut_text(has, 200)}"'
-                  for field, said, has in words.contradictions(item.get("evidence"))]
-    lines.append(f"    notice: {notice_line(item['notice'], words.notice_doi(item))}")
+                  for field, said, has in page_words.contradictions(item.get("evidence"))]
+    lines.append(f"    notice: {notice_line(item['notice'], page_words.notice_doi(item))}")
     lines.append(f"    observation: {item.get('observation_id')}")
     own = provenance_of(item)
     if own is not None and own != view.common:

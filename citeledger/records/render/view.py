@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 from typing import Any, Callable, Mapping
 
-from citeledger.records.render import words
+from citeledger.records.render import page_words
 from citeledger.records.render.file_names import href_name, page_file, record_file_stem
 
 ALARM = {"retracted": "!! RETRACTED", "withdrawn": "!! WITHDRAWN",
@@ -54,14 +54,14 @@ def notice_line(notice: Mapping[str, Any], doi: str | None = None) -> str:
     """A notice in words, the DOI it is about named when it is one to act on."""
     if notice["state"] != "measured":
         reason = notice.get("reason")
-        return f"not checked for notices: {words.NOTICE_REASONS.get(str(reason), str(reason))}"
+        return f"not checked for notices: {page_words.NOTICE_REASONS.get(str(reason), str(reason))}"
     checked = ", ".join(notice.get("sources_checked") or []) or "no source"
     if notice.get("receipts"):
         checked = ", ".join(f"{r['source']} at {r['checked_at']}" for r in notice["receipts"])
     if not notice["events"]:
         return f"no notice found (checked: {checked})"
     standing = notice["standing"]
-    named = f"doi:{doi} is {words.STANDINGS.get(standing, standing)}: " if doi and standing in ALARM else ""
+    named = f"doi:{doi} is {page_words.STANDINGS.get(standing, standing)}: " if doi and standing in ALARM else ""
     return f"{ALARM.get(standing, standing)}: {named}{events_line(notice)}"
 
 
@@ -148,7 +148,7 @@ class RecordView:
                 except TypeError:  # an index that is no key: found by the item only
                     pass
         self.common = common_provenance(self.references)
-        self.noticed = words.works_by_standing(list(record["with_notices"]))
+        self.noticed = page_words.works_by_standing(list(record["with_notices"]))
 
     def page_of(self, item: Mapping[str, Any]) -> int | None:
         """The page listing a reference (a listed notice's reference too), None when none does."""
@@ -215,15 +215,15 @@ def receipt_line(record: Mapping[str, Any]) -> str:
 def state_rows(record: Mapping[str, Any]) -> list[tuple[Any, str, str, str, Any]]:
     """(state, words, meaning, colour, count) of each state the record counts, known states first."""
     by_status = record["counts"]["by_status"]
-    order = [s for s in words.STATES if s in by_status] + [s for s in by_status if s not in words.STATES]
-    return [(s, *words.state_words(s), by_status[s]) for s in order]
+    order = [s for s in page_words.STATES if s in by_status] + [s for s in by_status if s not in page_words.STATES]
+    return [(s, *page_words.state_words(s), by_status[s]) for s in order]
 
 
 def coverage_rows(record: Mapping[str, Any]) -> list[tuple[str, str, str, str, str]]:
     """(what, how far measured, figure, from where and when, what it means) of each coverage lane."""
     lanes = record["coverage"]
-    order = [n for n in words.LANES if n in lanes] + sorted(n for n in lanes if n not in words.LANES)
-    return [(*words.lane_figures(name, lanes[name]), words.lane_source(name, lanes[name]),
+    order = [n for n in page_words.LANES if n in lanes] + sorted(n for n in lanes if n not in page_words.LANES)
+    return [(*page_words.lane_figures(name, lanes[name]), page_words.lane_source(name, lanes[name]),
              str(lanes[name].get("means") or "")) for name in order if isinstance(lanes[name], Mapping)]
 
 
