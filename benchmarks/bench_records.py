@@ -18,8 +18,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from citeledger.records import files as record_files
-from citeledger.records import receipts
+from citeledger.records import receipts, record_files
 from citeledger.records.record import build_record
 from citeledger.records.record_json import validate_record
 from resolvers.notices.standing import EventType, NoticeEvent, standing_notice

@@ -30,8 +30,7 @@ from step_timer import time_steps
 
 from citeledger.catalog.catalog_store import CatalogStore
 from citeledger.ledger.ledger_store import LedgerStore
-from citeledger.records import files as record_files
-from citeledger.records import receipts
+from citeledger.records import receipts, record_files
 from citeledger.records.ledger_reads import citing_papers
 from citeledger.run import batches, finishing, notice_check, planning
 
@@ -99,10 +98,10 @@ def make_ledger(work: Path, papers: int, refs: int) -> tuple[Path, Path]:
 
 # (module, attribute, depth) of each timed step of the write, where the writer looks it up
 STEPS = [
-    ("citeledger.records.files", "pass_rows", 0), ("citeledger.records.ledger_reads", "PassRows.observed", 0),
-    ("citeledger.records.files", "build_record", 0), ("citeledger.records.record", "_entry", 1),
+    ("citeledger.records.record_files", "pass_rows", 0), ("citeledger.records.ledger_reads", "PassRows.observed", 0),
+    ("citeledger.records.record_files", "build_record", 0), ("citeledger.records.record", "_entry", 1),
     ("citeledger.records.record", "_Tally", 1), ("citeledger.records.receipts", "sign_record", 0),
-    ("citeledger.records.files", "validate_record", 0), ("citeledger.records.render.record_pages", "render_page_files", 0),
+    ("citeledger.records.record_files", "validate_record", 0), ("citeledger.records.render.record_pages", "render_page_files", 0),
     ("citeledger.records.render.record_pages", "render_json", 0), ("citeledger.ledger.ledger_store", "LedgerStore.write_records_batch", 0),
 ]
 

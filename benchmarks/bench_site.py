@@ -34,7 +34,7 @@ from bench_records_ledger import RUN, WHEN, catalog_works, make_ledger, observat
 from step_timer import cpu_with_children  # noqa: E402
 
 from citeledger.ledger.ledger_store import LedgerStore  # noqa: E402
-from citeledger.records import files as record_files  # noqa: E402
+from citeledger.records import record_files  # noqa: E402
 from citeledger.records.ledger_reads import citing_papers  # noqa: E402
 from citeledger.site.site_files import build_site  # noqa: E402
 

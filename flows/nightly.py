@@ -27,7 +27,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from citeledger.inputs.rows import InputLimits
 from citeledger.nightly import steps
 from citeledger.nightly.steps import NightlySummary
-from citeledger.records import files as record_files
+from citeledger.records import record_files
 from citeledger.run.orchestrate import BATCHES_IN_FLIGHT, abandoned_on_failure, check_batches
 from citeledger.run.planning import DEFAULT_BATCH_SIZE
 from citeledger.run.summary import RunSummary, state_table, step_table

@@ -18,7 +18,7 @@ from citeledger.catalog.catalog_store import CatalogStore
 from citeledger.cli import entry as cli_main
 from citeledger.ledger import ledger_store as ledger_module
 from citeledger.ledger.ledger_store import LedgerStore
-from citeledger.records import files as record_files
+from citeledger.records import record_files
 from citeledger.run import batches, finishing, planning
 from citeledger.storage import atomic, locking
 from citeledger.storage.places import CatalogPlaces

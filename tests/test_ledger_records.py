@@ -5,7 +5,7 @@ import shutil
 import pytest
 
 from citeledger.ledger.query import run_query
-from citeledger.records import files as record_files
+from citeledger.records import record_files
 from citeledger.records.record_json import validate_record
 from citeledger.records.render import record_pages
 from citeledger.run import batches, finishing, planning

@@ -201,7 +201,7 @@ def test_a_failed_night_shows_in_runs_until_the_next_night_finishes_it(site):
 def test_a_night_stopped_while_writing_its_records_is_not_finished_and_is_resumed(site):
     """The records come before the run row: a night stopped while writing them leaves ``runs``
     without a finished row and its inbox files in place; the next night resumes it and writes both."""
-    from citeledger.records import files as record_files
+    from citeledger.records import record_files
 
     work = nightly.prepare_nightly(site["inbox"], site["catalog"], site["ledger"], batch_size=2)
     for job in work.plan.pending:

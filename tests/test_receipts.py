@@ -16,8 +16,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from test_ledger_records import RETRACTED, resolve
 
 from citeledger.cli.entry import main
-from citeledger.records import files as record_files
-from citeledger.records import receipts
+from citeledger.records import receipts, record_files
 from citeledger.records.record_json import content_digest, validate_record
 
 PAPERS = ["paper-x", "0704.0002"]

@@ -17,8 +17,7 @@ from record_reference import build_record_per_row
 from test_ledger_records import RETRACTED, resolve
 from test_records import GENERATED, WORK_A, WORK_B, obs
 
-from citeledger.records import files as record_files
-from citeledger.records import receipts
+from citeledger.records import receipts, record_files
 from citeledger.records.ledger_reads import papers_observations
 from citeledger.records.paper import paper_forms
 from citeledger.records.record import STATES, build_record

@@ -15,8 +15,7 @@ import pytest
 from test_ledger_records import RETRACTED, resolve
 
 from citeledger.cli.entry import main
-from citeledger.records import files as record_files
-from citeledger.records import receipts
+from citeledger.records import receipts, record_files
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from test_ledger_records import RETRACTED, resolve
 
-from citeledger.records import files as record_files
+from citeledger.records import record_files
 from citeledger.records import workers as record_workers
 
 

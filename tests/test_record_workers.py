@@ -7,8 +7,7 @@ import json
 from test_ledger_records import RETRACTED, resolve
 
 from citeledger.cli.entry import main
-from citeledger.records import files as record_files
-from citeledger.records import receipts
+from citeledger.records import receipts, record_files
 from citeledger.records import workers as record_workers
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from citeledger.ledger.inspect import ledger_runs
 from citeledger.ledger.ledger_store import LedgerStore, connect_views
-from citeledger.records import files as record_files
+from citeledger.records import record_files
 from citeledger.run import finishing, orchestrate, planning
 
 ROWS = [{"citing_paper": "paper-a", "reference_index": i,

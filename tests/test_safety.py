@@ -32,7 +32,7 @@ from citeledger.inputs.rows import InputLimits, InputReject
 from citeledger.ledger.ledger_store import LEDGER_PARTS, WORKS_VIEW_SCHEMA
 from citeledger.ledger.query import check_read_only, run_query, sandbox, user_query
 from citeledger.options import check_run_id
-from citeledger.records import files as record_files
+from citeledger.records import record_files
 from citeledger.run import batches, finishing, planning
 from resolvers.errors import ConfigError
 

@@ -18,7 +18,7 @@ import pytest
 from link_check import broken_links
 from test_worker_lifetime import MAIN, alive, children, wait_for
 
-from citeledger.records import files as record_files
+from citeledger.records import record_files
 from citeledger.records.ledger_reads import citing_papers
 from citeledger.site.folder import SiteFolder
 from citeledger.site.site_files import build_site

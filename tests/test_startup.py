@@ -104,7 +104,7 @@ def test_record_loads_no_schema_library_builder_or_remote(ledger, default_catalo
     records are validated by the tests), no cryptography for a ledger without a key, no Arrow
     compute kernels or datasets, no HTTP clients, no catalog builder, no Pith reader without an import."""
     modules = imported(["record", "p", "--ledger", str(ledger), "--catalog", str(default_catalog)], tmp_path)
-    assert "citeledger.records.files" in modules and "duckdb" in modules
+    assert "citeledger.records.record_files" in modules and "duckdb" in modules
     assert not roots(modules) & {"prefect", "pydantic", "pydantic_settings", "jsonschema", "cryptography", "httpx",
                                  "rich", "pandas"}
     assert not modules & {"pyarrow.compute", "pyarrow.dataset", "citeledger.catalog.extract_parts", "citeledger.index.terms",
@@ -117,7 +117,7 @@ def test_a_one_reference_run_loads_no_remote_clients_or_schema_library(default_c
     Prefect, no settings model, no catalog builder."""
     (tmp_path / "one.jsonl").write_text(REFS)
     modules = imported(["resolve", "one.jsonl", "--catalog", str(default_catalog), "--ledger", "ledger"], tmp_path)
-    assert "citeledger.run.batches" in modules and "citeledger.records.files" in modules
+    assert "citeledger.run.batches" in modules and "citeledger.records.record_files" in modules
     assert not roots(modules) & {"prefect", "pydantic", "pydantic_settings", "jsonschema", "cryptography", "httpx",
                                  "rich", "click", "pygments"}
     assert not modules & {"citeledger.catalog.extract_parts", "citeledger.index.terms", "resolvers.remote.http",

@@ -63,14 +63,14 @@ def print_imported_record(row: Mapping[str, Any], args: argparse.Namespace) -> i
 
 def write_pith_records(args: argparse.Namespace) -> list[Path]:
     """``records --format pith``: the Pith records of the papers whose records were just written."""
-    from citeledger.records import files, pith_files
+    from citeledger.records import pith_files, record_files
     from citeledger.records.ledger_reads import latest_run_id
 
     key = pith_files.signing_key(args.ledger) if args.sign else None
     papers = args.papers
     if not papers:
         run_id = args.run_id or latest_run_id(args.ledger)
-        papers = files.papers_touched(run_id, args.ledger, args.catalog) if run_id else []
+        papers = record_files.papers_touched(run_id, args.ledger, args.catalog) if run_id else []
     return pith_files.write_pith_records(papers, args.ledger, args.catalog, key)
 
 

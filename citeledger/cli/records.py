@@ -14,7 +14,7 @@ from citeledger.cli.preflight import check_catalog, prefect_defaults, use_flow
 def cmd_record(args: argparse.Namespace) -> int:
     from citeledger.display import json_visible
     from citeledger.ledger.views import require_ledger
-    from citeledger.records.files import citation_record
+    from citeledger.records.record_files import citation_record
     from citeledger.records.render.record_pages import render_ledger_html, render_ledger_text
 
     require_ledger(args.ledger)
@@ -77,7 +77,7 @@ def cmd_records(args: argparse.Namespace) -> int:
     require_ledger(args.ledger)  # an existing folder that holds no ledger is a mistyped --ledger too
     check_sign(args)
     if args.run_id:
-        from citeledger.records.files import check_run
+        from citeledger.records.record_files import check_run
 
         check_run(args.ledger, args.run_id)  # before any server starts
     if use_flow(args):

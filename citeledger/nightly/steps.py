@@ -43,7 +43,7 @@ from citeledger.ledger.reads import citing_papers_of_works, current_links_and_no
 from citeledger.nightly.folders import NightlyFolders, confined_folders, entries_read, rejected_folder
 from citeledger.nightly.intake import CATALOG_SUFFIXES, Intake, citing_paper_of, inbox_files, take_inbox
 from citeledger.nightly.rerun_selection import RerunSelection, select_rerun
-from citeledger.records.files import papers_touched
+from citeledger.records.record_files import papers_touched
 from citeledger.run.finishing import close_run, settle_run
 from citeledger.run.notice_check import cited_doi_notice_rows, work_notice_rows
 from citeledger.run.planning import DEFAULT_BATCH_SIZE, RunPlan, new_run_id, plan_run

@@ -6,7 +6,7 @@ RFC 8785 bytes under ``<ledger>/records/pith/<stem>.json`` beside citeledger's o
 ``<ledger>/records/<stem>.json``.
 
 Links are Pith's routes (``/paper/<id>``); where citeledger wrote the record and its pages is in the
-``citeledger`` extension (``files``: this file, the v2 record, its HTML page). Signed (``--sign``),
+``citeledger`` extension (``record_files``: this file, the v2 record, its HTML page). Signed (``--sign``),
 a record carries a Pith receipt over its ``context_digest`` (``pith.receipts``) as a ``receipt``
 member beside the content it signs.
 """
@@ -22,10 +22,10 @@ from citeledger.pith import consistency, export, schema
 from citeledger.pith import receipts as pith_receipts
 from citeledger.pith.export_parts import arxiv_parts, paper_facts
 from citeledger.records import receipts
-from citeledger.records.files import citation_records, find_papers_works, record_file_stem
 from citeledger.records.ledger_reads import ISO_Z, PASS_STATEMENTS
 from citeledger.records.paper import iso_z, versions_of
 from citeledger.records.record import notice_dict
+from citeledger.records.record_files import citation_records, find_papers_works, record_file_stem
 from citeledger.storage import locking
 from citeledger.storage.places import CatalogDir, LedgerDir
 from resolvers.errors import ConfigError

@@ -4,7 +4,7 @@ by one process, so both cores build records (building is Python: one process use
 caller is one of these processes: it builds the first share of the papers itself while the others,
 spawned, start (each spawned process imports the app, opens the catalog and builds the schema
 validator: about 2 CPU s, a quarter of a millisecond a record of a 10,000-record write). The caller
-(``files.write_records``) holds the ledger's writer lock for the whole write; the workers only read
+(``record_files.write_records``) holds the ledger's writer lock for the whole write; the workers only read
 the ledger and write their papers' record files. Each worker loads the ledger's active key itself
 (the private key never crosses a pipe). Processes are spawned, not forked: DuckDB and the caller's
 threads must not be copied mid-flight."""

@@ -29,7 +29,7 @@ from citeledger.catalog.catalog_store import CatalogStore
 from citeledger.catalog.generation_pins import unpin_generation
 from citeledger.ledger.ledger_store import LedgerStore, write_ledger_database
 from citeledger.ledger.reads import run_changes
-from citeledger.records import files as record_files
+from citeledger.records import record_files
 from citeledger.records.ledger_reads import latest_run_id
 from citeledger.run.batches import gc_paused
 from citeledger.run.notice_check import write_run_notices

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from citeledger.records import receipts
-from citeledger.records.files import citation_records
+from citeledger.records.record_files import citation_records
 from citeledger.records.record_json import RECORD_SCHEMA
 from citeledger.records.render import page_words
 from citeledger.records.render.file_names import href_name, page_file, record_file_stem

@@ -34,8 +34,8 @@ from citeledger.display import visible_utf8
 from citeledger.engine.process_cache import get_catalog
 from citeledger.processes import die_with_parent, stop_pool
 from citeledger.records import receipts
-from citeledger.records.files import find_papers_works
 from citeledger.records.ledger_reads import citing_papers
+from citeledger.records.record_files import find_papers_works
 from citeledger.records.render.file_names import page_file, record_file_stem
 from citeledger.records.render.record_pages import RecordView, view_html_pages
 from citeledger.records.render.view import json_name
