@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pith_fixtures import PITH, citation_record, number_record, seed_keys_missing
 
 from citeledger.cli import main
-from citeledger.pith import consistency, digests, receipts, schema
+from citeledger.pith import consistency, digests, pith_receipts, schema
 from citeledger.records import pith_files
 from citeledger.records.record_json import validate_record
 from resolvers.jcs import jcs
@@ -112,10 +112,10 @@ def _failures(out: str, path: Path) -> list[str]:
 def test_a_pith_record_signed_with_the_test_key_verifies_and_every_tamper_fails_naming_why(tmp_path, capsys):
     private = Ed25519PrivateKey.generate()
     key = _key_file(tmp_path, "test-key-1", private)
-    signing = receipts.PithSigningKey("test-key-1", private)
-    signed = dict(citation_record(), receipt=receipts.sign_citation_record(
+    signing = pith_receipts.PithSigningKey("test-key-1", private)
+    signed = dict(citation_record(), receipt=pith_receipts.sign_citation_record(
         citation_record(), signing, "2026-09-01T00:00:00Z", "test-builder"))
-    number = dict(number_record(), **receipts.sign_canonical_record(
+    number = dict(number_record(), **pith_receipts.sign_canonical_record(
         number_record()["canonical_record"], signing, "2026-09-01T00:00:00Z", "test-builder"))
     files = {"signed": signed, "number": number}
     for what, tamper, _ in CITATION_TAMPERS:

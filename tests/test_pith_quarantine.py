@@ -176,18 +176,18 @@ def test_a_receipt_is_checked_without_a_key_against_the_digest_and_with_one_agai
 
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from citeledger.pith import receipts
+    from citeledger.pith import pith_receipts
 
     private = Ed25519PrivateKey.generate()
     key_file = tmp_path / "key.json"
     key_file.write_text(json.dumps({"key_id": "k1", "algorithm": "ed25519",
                                     "public_key_b64": base64.b64encode(private.public_key().public_bytes_raw()).decode()}))
     record = citation_record()
-    receipt = receipts.sign_citation_record(record, receipts.PithSigningKey("k1", private), "2026-09-01T00:00:00Z", "t")
+    receipt = pith_receipts.sign_citation_record(record, pith_receipts.PithSigningKey("k1", private), "2026-09-01T00:00:00Z", "t")
     signed, other_digest, other_key = (tmp_path / f"{n}.json" for n in ("signed", "other-digest", "other-key"))
     signed.write_text(json.dumps(dict(record, receipt=receipt)))
     other_digest.write_text(json.dumps(dict(record, receipt=dict(receipt, canonical_sha256="0" * 64))))
-    stranger = receipts.sign_citation_record(record, receipts.PithSigningKey("k1", Ed25519PrivateKey.generate()),
+    stranger = pith_receipts.sign_citation_record(record, pith_receipts.PithSigningKey("k1", Ed25519PrivateKey.generate()),
                                              "2026-09-01T00:00:00Z", "t")
     other_key.write_text(json.dumps(dict(record, receipt=stranger)))
     ledger = tmp_path / "ledger"

@@ -6,17 +6,17 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pith_fixtures import citation_record, key_document, number_record
 
-from citeledger.pith import receipts
-from citeledger.pith.receipts import PithSigningKey, ReceiptFailure, TrustedKey
+from citeledger.pith import pith_receipts
+from citeledger.pith.pith_receipts import PithSigningKey, ReceiptFailure, TrustedKey
 
-PITH_KEY = receipts.trusted_key(key_document())
+PITH_KEY = pith_receipts.trusted_key(key_document())
 SIGNED_AT = "2026-09-01T00:00:00Z"
 
 
 def test_the_published_receipt_holds_under_pith_key_and_its_fingerprint_is_derived_from_it():
-    assert receipts.fingerprint(PITH_KEY.public) == key_document()["fingerprint_sha256_hex"] == \
+    assert pith_receipts.fingerprint(PITH_KEY.public) == key_document()["fingerprint_sha256_hex"] == \
         number_record()["receipt"]["public_key_fingerprint"]
-    assert receipts.verify_number_record(number_record(), PITH_KEY) == []
+    assert pith_receipts.verify_number_record(number_record(), PITH_KEY) == []
 
 
 def _flip(text: str) -> str:
@@ -52,15 +52,15 @@ TAMPERS = [
 def test_each_tamper_of_the_published_record_fails_naming_why(what, tamper, expected):
     record = number_record()
     tamper(record)
-    assert receipts.verify_number_record(record, PITH_KEY) == expected
+    assert pith_receipts.verify_number_record(record, PITH_KEY) == expected
 
 
 def test_content_and_both_digests_changed_together_leave_only_the_signature():
     record = number_record()
     record["canonical_record"]["metadata"]["primary_cat"] = "cs.AI"
-    new = receipts.canonical_sha256(record["canonical_record"])
+    new = pith_receipts.canonical_sha256(record["canonical_record"])
     record["canonical_sha256"] = record["receipt"]["canonical_sha256"] = new
-    assert receipts.verify_number_record(record, PITH_KEY) == [ReceiptFailure.SIGNATURE_INVALID]
+    assert pith_receipts.verify_number_record(record, PITH_KEY) == [ReceiptFailure.SIGNATURE_INVALID]
 
 
 def _test_key() -> tuple[PithSigningKey, TrustedKey]:
@@ -70,17 +70,17 @@ def _test_key() -> tuple[PithSigningKey, TrustedKey]:
 
 def test_a_number_record_signed_here_verifies_and_another_key_does_not():
     signing, trusted = _test_key()
-    signed = receipts.sign_canonical_record(number_record()["canonical_record"], signing, SIGNED_AT, "test-builder")
+    signed = pith_receipts.sign_canonical_record(number_record()["canonical_record"], signing, SIGNED_AT, "test-builder")
     receipt = signed["receipt"]
     assert signed["canonical_sha256"] == number_record()["canonical_sha256"]
     assert (receipt["signed_message"], receipt["signature_status"], receipt["kind"]) == \
         ("canonical_sha256_bytes", "signed_v1", "pith_receipt")
     assert set(receipt) == set(number_record()["receipt"])  # every member of Pith's receipt
-    assert receipts.verify_number_record(signed, trusted) == []
+    assert pith_receipts.verify_number_record(signed, trusted) == []
     other = TrustedKey("test-key-1", Ed25519PrivateKey.generate().public_key())
-    assert receipts.verify_number_record(signed, other) == [ReceiptFailure.FINGERPRINT_MISMATCH,
+    assert pith_receipts.verify_number_record(signed, other) == [ReceiptFailure.FINGERPRINT_MISMATCH,
                                                             ReceiptFailure.SIGNATURE_INVALID]
-    assert receipts.verify_number_record(signed, PITH_KEY) == [ReceiptFailure.KEY_ID_MISMATCH,
+    assert pith_receipts.verify_number_record(signed, PITH_KEY) == [ReceiptFailure.KEY_ID_MISMATCH,
                                                                ReceiptFailure.FINGERPRINT_MISMATCH,
                                                                ReceiptFailure.SIGNATURE_INVALID]
 
@@ -88,21 +88,21 @@ def test_a_number_record_signed_here_verifies_and_another_key_does_not():
 def test_a_citation_record_receipt_signs_its_context_digest():
     signing, trusted = _test_key()
     record = citation_record()
-    receipt = receipts.sign_citation_record(record, signing, SIGNED_AT, "test-builder")
+    receipt = pith_receipts.sign_citation_record(record, signing, SIGNED_AT, "test-builder")
     assert "sha256:" + receipt["canonical_sha256"] == record["context_digest"]
-    assert receipts.verify_citation_record(record, receipt, trusted) == []
-    assert receipts.verify_citation_record(dict(record, as_of="2030-01-01T00:00:00Z"), receipt, trusted) == []
+    assert pith_receipts.verify_citation_record(record, receipt, trusted) == []
+    assert pith_receipts.verify_citation_record(dict(record, as_of="2030-01-01T00:00:00Z"), receipt, trusted) == []
     record["outbound"][0]["resolution"]["status"] = "verified_exact"
-    assert receipts.verify_citation_record(record, receipt, trusted) == [ReceiptFailure.CONTENT_CHANGED]
+    assert pith_receipts.verify_citation_record(record, receipt, trusted) == [ReceiptFailure.CONTENT_CHANGED]
     with pytest.raises(ValueError, match="context_digest"):
-        receipts.sign_citation_record(record, signing, SIGNED_AT, "test-builder")
+        pith_receipts.sign_citation_record(record, signing, SIGNED_AT, "test-builder")
 
 
 def test_a_key_document_whose_fingerprint_is_not_its_key_is_refused():
     doc = dict(key_document(), fingerprint_sha256_hex="0" * 32)
     with pytest.raises(ValueError, match="fingerprint"):
-        receipts.trusted_key(doc)
+        pith_receipts.trusted_key(doc)
     with pytest.raises(ValueError, match="ed25519"):
-        receipts.trusted_key(dict(key_document(), algorithm="rsa"))
+        pith_receipts.trusted_key(dict(key_document(), algorithm="rsa"))
     with pytest.raises(ValueError, match="not a raw ed25519 public key"):
-        receipts.trusted_key({"key_id": "k", "public_key_b64": "AAAA"})
+        pith_receipts.trusted_key({"key_id": "k", "public_key_b64": "AAAA"})

@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pith_fixtures import PITH, citation_record, key_document, number_record
 
 from citeledger.cli import main
-from citeledger.pith import digests, ed25519_points, receipts
+from citeledger.pith import digests, ed25519_points, pith_receipts
 
 PITH_KEY = PITH / "pith-signing-key.json"
 IDENTITY = bytes.fromhex("01" + "00" * 31)
@@ -70,8 +70,8 @@ def test_the_published_number_record_holds_and_its_citation_record_is_consistent
 
 def _signed_citation(private: Ed25519PrivateKey, record: dict | None = None) -> dict:
     record = record or citation_record()
-    key = receipts.PithSigningKey("test-key", private)
-    return dict(record, receipt=receipts.sign_citation_record(record, key, "2026-09-01T00:00:00Z", "test"))
+    key = pith_receipts.PithSigningKey("test-key", private)
+    return dict(record, receipt=pith_receipts.sign_citation_record(record, key, "2026-09-01T00:00:00Z", "test"))
 
 
 def _key(tmp_path: Path, raw: bytes, key_id: str = "test-key") -> Path:
@@ -128,13 +128,13 @@ def test_the_identity_point_as_a_key_would_verify_a_forgery_and_is_refused(tmp_p
     forged = digests.with_digests(forged)
     digest = forged["context_digest"].removeprefix("sha256:")
     receipt = {"algorithm": "ed25519", "canonical_sha256": digest, "key_id": "pith-v1-2026-05", "kind": "pith_receipt",
-               "public_key_fingerprint": receipts.fingerprint(
-                   receipts.Ed25519PublicKey.from_public_bytes(IDENTITY)),
+               "public_key_fingerprint": pith_receipts.fingerprint(
+                   pith_receipts.Ed25519PublicKey.from_public_bytes(IDENTITY)),
                "signature_b64": base64.b64encode(IDENTITY + bytes(32)).decode(),  # R = identity, S = 0
                "signature_status": "signed_v1", "signed_message": "canonical_sha256_bytes"}
     forged_file = _write(tmp_path / "forged.json", dict(forged, receipt=receipt))
-    assert receipts.verify_citation_record(forged, receipt, receipts.TrustedKey(
-        "pith-v1-2026-05", receipts.Ed25519PublicKey.from_public_bytes(IDENTITY))) == []  # what the refusal stops
+    assert pith_receipts.verify_citation_record(forged, receipt, pith_receipts.TrustedKey(
+        "pith-v1-2026-05", pith_receipts.Ed25519PublicKey.from_public_bytes(IDENTITY))) == []  # what the refusal stops
     key = _key(tmp_path, IDENTITY, "pith-v1-2026-05")
     capsys.readouterr()
     assert main(["verify", "--pith-key", str(key), str(forged_file)]) == 2
@@ -145,7 +145,7 @@ def test_the_identity_point_as_a_key_would_verify_a_forgery_and_is_refused(tmp_p
 def test_small_order_and_non_canonical_keys_are_refused_in_key_documents_and_key_files(tmp_path, capsys, raw):
     assert ed25519_points.key_problem(raw)
     with pytest.raises(ValueError, match="refused"):
-        receipts.trusted_key({"key_id": "k", "algorithm": "ed25519", "public_key_hex": raw.hex()})
+        pith_receipts.trusted_key({"key_id": "k", "algorithm": "ed25519", "public_key_hex": raw.hex()})
     pub = _write(tmp_path / "ed25519-bad.pub.json", {"key_id": "x", "algorithm": "ed25519",
                                                       "public_key": base64.b64encode(raw).decode()})
     record = _write(tmp_path / "record.json", {"schema": "citeledger.paper-citation-record.v2"})

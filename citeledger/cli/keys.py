@@ -32,7 +32,7 @@ def cmd_keys_init(args: argparse.Namespace) -> int:
 
 
 def key_fingerprint(ledger: str, kid: str) -> str:
-    from citeledger.pith.receipts import fingerprint
+    from citeledger.pith.pith_receipts import fingerprint
     from citeledger.records.receipts import key_file_stem, keys_dir, load_public_keys
 
     return fingerprint(load_public_keys([keys_dir(ledger) / f"{key_file_stem(kid)}.pub.json"])[kid])
@@ -41,7 +41,7 @@ def key_fingerprint(ledger: str, kid: str) -> str:
 def cmd_keys_show(args: argparse.Namespace) -> int:
     """The ledger's active key by id and fingerprint; ``--format json``: its public key document in
     Pith's shape, which ``verify --pith-key`` takes."""
-    from citeledger.pith.receipts import fingerprint, raw_public
+    from citeledger.pith.pith_receipts import fingerprint, raw_public
     from citeledger.records.receipts import active_key
 
     key = active_key(args.ledger)

@@ -152,7 +152,7 @@ def _pair_lines(side: Mapping[str, Any], width: int, label: Callable[[Mapping[st
 def pith_trusted_key(path: Path) -> Any:
     """``--pith-key``: a key document as Pith publishes one (or ``citeledger keys show --format json``),
     read as I-JSON; a key that would verify what it never signed is refused (``pith.receipts.trusted_key``)."""
-    from citeledger.pith.receipts import trusted_key
+    from citeledger.pith.pith_receipts import trusted_key
     from citeledger.storage.json_documents import read_document
 
     try:
@@ -168,7 +168,7 @@ def pith_failures(path: Path, key: Any) -> list[str]:
     """Why a Pith record file does not hold: its receipt's failures, each by name and meaning, then
     every inconsistency of its content (``pith.consistency``: digests recomputed, the members outside
     the signed digest against the content they come from); empty: it holds."""
-    from citeledger.pith import consistency, receipts
+    from citeledger.pith import consistency, pith_receipts
     from citeledger.pith.schema import RecordKind, record_kind
     from citeledger.storage.json_documents import read_document
 
@@ -179,14 +179,14 @@ def pith_failures(path: Path, key: Any) -> list[str]:
     kind = record_kind(document)
     if kind is RecordKind.PITH_NUMBER_RECORD:
         failures = [f"{f.value}: {FAILURE_MEANS.get(f.value, f.value)}"
-                    for f in receipts.verify_number_record(document, key)]
+                    for f in pith_receipts.verify_number_record(document, key)]
     elif kind is RecordKind.PITH_CITATION_RECORD:
         if "receipt" not in document:
             failures = ["no receipt: the citation record is not signed (Pith publishes its citation records unsigned)"]
         else:
             body = {k: v for k, v in document.items() if k != "receipt"}
             failures = [f"{f.value}: {FAILURE_MEANS.get(f.value, f.value)}"
-                        for f in receipts.verify_citation_record(body, document.get("receipt"), key)]
+                        for f in pith_receipts.verify_citation_record(body, document.get("receipt"), key)]
     else:
         return [f"not a Pith record ({kind.value}): --pith-key checks Pith receipts"]
     return failures + [f"inconsistent: {p}" for p in consistency.problems(document)]

@@ -29,7 +29,7 @@ from citeledger.app_errors import InputError, NotFound
 from citeledger.catalog.catalog_store import dict_rows
 from citeledger.ledger.ledger_store import PITH_OBSERVATION_SCHEMA, PITH_RECORD_SCHEMA, LedgerStore, connect_views
 from citeledger.ledger.views import require_ledger
-from citeledger.pith import receipts as pith_receipts
+from citeledger.pith import pith_receipts
 from citeledger.pith.export_parts import arxiv_parts
 from citeledger.pith.reader import PithRead, check_pith, pair_rows, read_pith
 from citeledger.pith.schema import RecordKind

@@ -9,7 +9,7 @@ What this package owns:
   record against it, and telling a Pith record from citeledger's own records (whose first version
   carried Pith's schema name);
 * ``export`` and ``export_parts``: citeledger's v2 record (a plain dict) -> a Pith-shaped record;
-* ``receipts``: Pith receipts (ed25519 over the 32 raw bytes of a digest), made and verified, with
+* ``pith_receipts``: Pith receipts (ed25519 over the 32 raw bytes of a digest), made and verified, with
   typed reasons for every failure; ``ed25519_points``: the public keys refused before they are
   trusted (small order, outside the prime-order subgroup, non-canonical);
 * ``consistency``: whether a record says the same thing everywhere (digests recomputed, the members

@@ -18,8 +18,7 @@ from typing import Any, Mapping, Sequence
 from citeledger.catalog.catalog_store import ParquetCatalog, dict_rows
 from citeledger.engine.process_cache import get_catalog
 from citeledger.ledger.ledger_store import LedgerStore, connect_views
-from citeledger.pith import consistency, export, schema
-from citeledger.pith import receipts as pith_receipts
+from citeledger.pith import consistency, export, pith_receipts, schema
 from citeledger.pith.export_parts import arxiv_parts, paper_facts
 from citeledger.records import receipts
 from citeledger.records.ledger_reads import ISO_Z, PASS_STATEMENTS
