@@ -12,7 +12,7 @@ import pytest
 from pith_fixtures import PITH, citation_record, seed_keys_missing, seed_type_gaps
 
 from citeledger.pith import consistency, digests, export, schema
-from citeledger.pith.reader import read_citation_record
+from citeledger.pith.pith_reader import read_citation_record
 from citeledger.pith.states import PITH_SOURCES, PITH_STATES
 
 REPO = Path(__file__).parent.parent

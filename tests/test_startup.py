@@ -14,7 +14,7 @@ import pytest
 
 from citeledger.ledger import views
 from citeledger.ledger.ledger_store import PITH_OBSERVATION_SCHEMA, PITH_RECORD_SCHEMA, arrow_schema
-from citeledger.pith import reader as pith_reader
+from citeledger.pith import pith_reader
 
 REPO = Path(__file__).parent.parent
 REFS = ('{"citing_paper": "p", "reference_index": 1, "raw": "Yuri N. Kartashov, Invariance principle for additive '
@@ -108,7 +108,7 @@ def test_record_loads_no_schema_library_builder_or_remote(ledger, default_catalo
     assert not roots(modules) & {"prefect", "pydantic", "pydantic_settings", "jsonschema", "cryptography", "httpx",
                                  "rich", "pandas"}
     assert not modules & {"pyarrow.compute", "pyarrow.dataset", "citeledger.catalog.extract_parts", "citeledger.index.terms",
-                          "citeledger.pith.reader", "citeledger.ledger.pith_rows", "resolvers.remote.http"}
+                          "citeledger.pith.pith_reader", "citeledger.ledger.pith_rows", "resolvers.remote.http"}
 
 
 def test_a_one_reference_run_loads_no_remote_clients_or_schema_library(default_catalog, tmp_path):
@@ -121,7 +121,7 @@ def test_a_one_reference_run_loads_no_remote_clients_or_schema_library(default_c
     assert not roots(modules) & {"prefect", "pydantic", "pydantic_settings", "jsonschema", "cryptography", "httpx",
                                  "rich", "click", "pygments"}
     assert not modules & {"citeledger.catalog.extract_parts", "citeledger.index.terms", "resolvers.remote.http",
-                          "resolvers.remote.search", "citeledger.pith.reader"}
+                          "resolvers.remote.search", "citeledger.pith.pith_reader"}
 
 
 def test_help_and_version_load_nothing_heavy(tmp_path):

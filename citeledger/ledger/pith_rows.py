@@ -31,7 +31,7 @@ from citeledger.ledger.ledger_store import PITH_OBSERVATION_SCHEMA, PITH_RECORD_
 from citeledger.ledger.views import require_ledger
 from citeledger.pith import pith_receipts
 from citeledger.pith.export_parts import arxiv_parts
-from citeledger.pith.reader import PithRead, check_pith, pair_rows, read_pith
+from citeledger.pith.pith_reader import PithRead, check_pith, pair_rows, read_pith
 from citeledger.pith.schema import RecordKind
 from citeledger.storage import locking
 from citeledger.storage.json_documents import read_document

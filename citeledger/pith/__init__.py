@@ -14,7 +14,7 @@ What this package owns:
   trusted (small order, outside the prime-order subgroup, non-canonical);
 * ``consistency``: whether a record says the same thing everywhere (digests recomputed, the members
   outside a signed digest against the content they come from, counts that add up);
-* ``reader`` and ``states``: Pith records in -> rows shaped like the ledger's observation rows,
+* ``pith_reader`` and ``states``: Pith records in -> rows shaped like the ledger's observation rows,
   Pith's state names -> citeledger's, and the two sides paired for a comparison.
 
 May import: the standard library, ``resolvers.jcs`` (the RFC 8785 bytes), ``citeledger.app_errors``
