@@ -7,7 +7,7 @@ names the function that runs it, in the modules of the commands; none of them is
 
 ``--format``: ``text`` is the form for people (a page, a table), ``json`` for programs, then
 ``csv``, ``html`` and ``pith`` where a command has them. Earlier names are still taken: ``ledger``
-and ``table`` mean ``text``, ``citeledger`` (``records``) means ``json``, as the outside contract
+and ``table`` mean ``text``, ``citeledger`` (``record_commands``) means ``json``, as the outside contract
 names ``record --format ledger``."""
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from citeledger.cli.keys import cmd_keys_init, cmd_keys_show, cmd_verify
 from citeledger.cli.ledger_file import cmd_relink
 from citeledger.cli.pith import cmd_compare, cmd_import_pith
 from citeledger.cli.read_commands import cmd_catalog_info, cmd_query, cmd_runs
-from citeledger.cli.records import cmd_record, cmd_records
+from citeledger.cli.record_commands import cmd_record, cmd_records
 from citeledger.cli.site import cmd_site
 from citeledger.options import DEFAULT_CATALOG, DEFAULT_LEDGER, non_negative_int, positive_int
 

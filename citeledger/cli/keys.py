@@ -1,5 +1,5 @@
 """``citeledger keys init``, ``keys show`` and ``citeledger verify``: the commands of the records' signed
-receipts (``records.receipts``; Pith's with ``--pith-key``: ``cli.pith``), apart from ``main`` so that
+receipts (``record_commands.receipts``; Pith's with ``--pith-key``: ``cli.pith``), apart from ``main`` so that
 one stays small."""
 from __future__ import annotations
 

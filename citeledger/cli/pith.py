@@ -1,5 +1,5 @@
 """The commands of Pith's record formats: ``record/records --format pith`` (their output),
-``import-pith``, ``compare`` and ``verify --pith-key``; each a thin map onto ``records.pith_files``,
+``import-pith``, ``compare`` and ``verify --pith-key``; each a thin map onto ``record_commands.pith_files``,
 ``ledger.pith_rows`` and ``pith``."""
 from __future__ import annotations
 
