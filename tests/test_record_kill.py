@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 CHILD = """
 import os, signal, sys
 from citeledger.storage import atomic
-from citeledger.records import files as record_files
+from citeledger.records import record_files
 record_files.RECORDS_PER_WRITE = 1
 real, calls = os.write, []
 def write(fd, data):

@@ -113,7 +113,7 @@ def test_record_loads_no_schema_library_builder_or_remote(ledger, default_catalo
 
 def test_a_one_reference_run_loads_no_remote_clients_or_schema_library(default_catalog, tmp_path):
     """A one-reference ``resolve`` (no --remote) loads no HTTP clients, no schema library (a write of
-    a few records validates none: ``records.files.validated``), no cryptography without a key, no
+    a few records validates none: ``records.record_files.validated``), no cryptography without a key, no
     Prefect, no settings model, no catalog builder."""
     (tmp_path / "one.jsonl").write_text(REFS)
     modules = imported(["resolve", "one.jsonl", "--catalog", str(default_catalog), "--ledger", "ledger"], tmp_path)

@@ -151,7 +151,7 @@ def _pair_lines(side: Mapping[str, Any], width: int, label: Callable[[Mapping[st
 
 def pith_trusted_key(path: Path) -> Any:
     """``--pith-key``: a key document as Pith publishes one (or ``citeledger keys show --format json``),
-    read as I-JSON; a key that would verify what it never signed is refused (``pith.receipts.trusted_key``)."""
+    read as I-JSON; a key that would verify what it never signed is refused (``pith.pith_receipts.trusted_key``)."""
     from citeledger.pith.pith_receipts import trusted_key
     from citeledger.storage.json_documents import read_document
 

@@ -4,8 +4,8 @@ row per record with its RFC 8785 text) and the observations it states as rows of
 ``current`` observations of the same paper.
 
 Quarantine, never replace: a record is kept under the SHA-256 of its own RFC 8785 bytes, computed
-here (``pith.reader.stored_name``), never under a name or digest the file states. A file is kept
-only when it is what it says it is (``pith.reader.check_pith``: its digests recomputed, the strict
+here (``pith.pith_reader.stored_name``), never under a name or digest the file states. A file is kept
+only when it is what it says it is (``pith.pith_reader.check_pith``: its digests recomputed, the strict
 schema, every member that must agree with another; with ``--pith-key``, its receipt verified); any
 other file, hostile ones included (not a regular file, too large, not I-JSON: ``storage.json_documents``)
 is a reject row naming the file and the fault, and nothing of it is written. So a forged copy of a

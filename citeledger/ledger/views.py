@@ -22,7 +22,7 @@ OBSERVATION_COLUMNS: Columns = (
 )
 
 # Rows read from Pith's records (``citeledger import-pith``): the observation columns, Pith's own
-# (``pith.reader.PITH_COLUMNS``: times Pith states are kept as Pith wrote them, the observation whole
+# (``pith.pith_reader.PITH_COLUMNS``: times Pith states are kept as Pith wrote them, the observation whole
 # as its RFC 8785 text), and which file they came from, when. Apart from ``observations``, so Pith's
 # verdicts never take the place of citeledger's in ``current``.
 PITH_OWN_COLUMNS: Columns = (

@@ -7,7 +7,7 @@ RFC 8785 bytes under ``<ledger>/records/pith/<stem>.json`` beside citeledger's o
 
 Links are Pith's routes (``/paper/<id>``); where citeledger wrote the record and its pages is in the
 ``citeledger`` extension (``record_files``: this file, the v2 record, its HTML page). Signed (``--sign``),
-a record carries a Pith receipt over its ``context_digest`` (``pith.receipts``) as a ``receipt``
+a record carries a Pith receipt over its ``context_digest`` (``pith.pith_receipts``) as a ``receipt``
 member beside the content it signs.
 """
 from __future__ import annotations

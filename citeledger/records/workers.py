@@ -38,7 +38,7 @@ HEAD_START = 200
 def blocks(paper_ids: Sequence[str], workers: int, most: int, head_start: int = 0) -> list[list[str]]:
     """``paper_ids`` cut into blocks of at most ``most`` papers, a multiple of ``process_cache`` many
     blocks of near-equal size (so the processes finish together); the first block up to
-    ``head_start`` papers longer (it is the caller's, which starts first; ``records.files`` makes a
+    ``head_start`` papers longer (it is the caller's, which starts first; ``records.record_files`` makes a
     block a few percent over ``most`` one pass)."""
     rounds = max(1, math.ceil(len(paper_ids) / (workers * most)))
     size = max(1, math.ceil(len(paper_ids) / (workers * rounds)))
