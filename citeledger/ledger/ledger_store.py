@@ -50,7 +50,7 @@ from citeledger.storage.atomic import (
     write_parquet,
 )
 from citeledger.storage.places import CatalogDir, LedgerDir, LedgerPlaces
-from citeledger.storage.sql import sql_literal
+from citeledger.storage.sql import process_connection, sql_literal
 from citeledger.works.row_schema import VERSION_TYPE, WORKS_SCHEMA
 from resolvers.errors import ConfigError
 
@@ -268,7 +268,7 @@ class LedgerStore:
         glob = self._run_dir("observations", run_id) / "*.parquet"
         if not any(glob.parent.glob("*.parquet")):
             return []
-        con = duckdb.connect()
+        con = process_connection()
         try:
             return [r[0] for r in con.execute(f"SELECT DISTINCT work_id FROM read_parquet({sql_literal(glob)}) "
                                               "WHERE work_id IS NOT NULL ORDER BY 1").fetchall()]
@@ -281,7 +281,7 @@ class LedgerStore:
         glob = self._run_dir("observations", run_id) / "*.parquet"
         if not any(glob.parent.glob("*.parquet")):
             return []
-        con = duckdb.connect()
+        con = process_connection()
         try:
             return [r[0] for r in con.execute(
                 f"SELECT DISTINCT unnest(extracted_dois) AS doi FROM read_parquet({sql_literal(glob)}) "
@@ -323,7 +323,7 @@ class LedgerStore:
         if column not in ("status", "reason"):
             raise ValueError(f"read_run_counts: no count by {column!r}")
         glob = self._run_dir("observations", run_id) / "*.parquet"
-        con = duckdb.connect()
+        con = process_connection()
         try:
             sql = f"SELECT {column}, count(*) FROM read_parquet({sql_literal(glob)}) GROUP BY 1"
             return dict(con.execute(sql).fetchall())
@@ -400,10 +400,10 @@ def connect_views(ledger_dir: LedgerDir, catalog_dir: CatalogDir | None,
     observations are read by four views, so a reader that names its views spares the rest."""
     wanted = None if views is None else {*views, *(base for base, readers in READ_BY.items()
                                                      if any(v in readers for v in views))}
-    con = duckdb.connect()
+    con = process_connection()
     for name, sql in view_definitions(ledger_dir, catalog_dir).items():
         if wanted is None or name in wanted:
-            con.execute(f"CREATE VIEW {name} AS {sql}")
+            con.execute(f"CREATE TEMP VIEW {name} AS {sql}")
     return con
 
 

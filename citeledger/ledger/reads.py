@@ -5,13 +5,11 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-import duckdb
-
 from citeledger.catalog.catalog_store import dict_rows
 from citeledger.ledger.ledger_store import connect_views, observations_holding
 from citeledger.ledger.views import REFERENCE_CHANGES_OVER, TRANSITIONS_OVER
 from citeledger.storage.places import LedgerDir, LedgerPlaces
-from citeledger.storage.sql import scalar, sql_literal, strings_table
+from citeledger.storage.sql import process_connection, scalar, sql_literal, strings_table
 
 
 def run_transitions(ledger_dir: LedgerDir, run_id: str) -> int:
@@ -27,7 +25,7 @@ def run_changes(ledger_dir: LedgerDir, run_id: str) -> tuple[int, int]:
     parts = LedgerPlaces.of(ledger_dir).parts("observations", run_id)
     if not any(parts.glob("*.parquet")):
         return 0, 0
-    con = duckdb.connect()
+    con = process_connection()
     try:
         observations_holding(con, ledger_dir, "SELECT DISTINCT citing_paper, reference_index FROM read_parquet("
                              f"{sql_literal(parts / '*.parquet')})", "in_run_files")
@@ -97,7 +95,7 @@ def paper_titles(ledger_dir: LedgerDir) -> dict[str, list[str]]:
     folder = LedgerPlaces.of(ledger_dir).titles
     if not any(folder.glob("*/*.parquet")):
         return {}
-    con = duckdb.connect()
+    con = process_connection()
     try:
         rows = con.execute("SELECT citing_paper, arg_max(title, observed_at), arg_max(title_source, observed_at) "
                            f"FROM read_parquet({sql_literal(folder / '*' / '*.parquet')}) GROUP BY 1").fetchall()

@@ -6,13 +6,12 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import Any, Sequence
 
-import duckdb
 import pyarrow as pa
 
 from citeledger.ledger.ledger_store import connect_views, observations_holding
 from citeledger.records.record_json import plain_value
 from citeledger.storage.places import CatalogDir, LedgerDir, LedgerPlaces
-from citeledger.storage.sql import sql_literal, strings_table
+from citeledger.storage.sql import process_connection, sql_literal, strings_table
 
 Observed = tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]
 
@@ -209,7 +208,7 @@ def citing_papers(ledger_dir: LedgerDir, catalog_dir: CatalogDir, run_id: str | 
         parts = LedgerPlaces.of(ledger_dir).parts("observations", run_id)
         if not any(parts.glob("*.parquet")):
             return []
-        con = duckdb.connect()
+        con = process_connection()
         sql = f"SELECT DISTINCT citing_paper FROM read_parquet({sql_literal(parts / '*.parquet')}) ORDER BY 1"
     else:
         con = connect_views(ledger_dir, catalog_dir, ("observations",))

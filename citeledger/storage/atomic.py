@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from citeledger.app_errors import DiskFull, LedgerPathError
-from citeledger.storage.sql import sql_literal
+from citeledger.storage.sql import process_connection, sql_literal
 
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 _NO_SPACE_WORDS = (os.strerror(errno.ENOSPC).lower(), os.strerror(errno.EDQUOT).lower(), "no space left")
@@ -305,7 +305,7 @@ def remove_leftovers(directory: Path) -> int:
 def write_parquet(table: pa.Table, path: Path, staging: Path) -> None:
     """Write an Arrow table as Parquet through DuckDB into ``staging``, then rename into place."""
     with staged(path, staging) as tmp:
-        con = duckdb.connect()
+        con = process_connection()
         try:
             con.register("to_write", table)
             con.execute(f"COPY (SELECT * FROM to_write) TO {sql_literal(tmp)} (FORMAT parquet, COMPRESSION zstd)")
