@@ -21,7 +21,7 @@ from pdf_pages import PAGE_W, column_lines, make_pdf, nested_forms_pdf
 from rapidfuzz import fuzz
 
 from papers.model import MiB
-from papers.pdf.entries import reference_strings, split_entries
+from papers.pdf.entries import reference_strings, split_entries, without_page_edges
 from papers.pdf.joins import join_lines
 from papers.pdf.layout import reading_order
 from papers.pdf.read import (
@@ -429,6 +429,33 @@ def test_alpha_key_labels_cut_entries_wherever_the_right_aligned_label_starts():
     assert entries[0].startswith("Jeff Bezanson") and entries[3].startswith("L. Hafner")
 
 
+def test_key_labels_of_works_with_no_author_a_particle_or_a_body_s_name_cut_entries():
+    """biblatex's alphabetic style labels a work with neither author nor editor by its year alone, or
+    not at all, and keeps a particle or a body's name whole before the year."""
+    lines = _lines([(72, "[] CodeChef Rating Mechanism. url: codechef.com/ratings."),
+                    (72, "[21] IBM Quantum. https://quantum-computing.ibm.com/. 2021."),
+                    (72, "[De 90] A.-J. de Kool. Common envelope evolution. ApJ 358 (1990)."),
+                    (72, "[ET 20a] ET Steering Committee. ET design report update. 2020."),
+                    (72, "[Exe20] Executable Books Community. Jupyter Book. 2020.")])
+    entries = reference_strings([*_lines([(72, "References")]), *lines])
+    assert [e.split(".")[0] for e in entries] == ["CodeChef Rating Mechanism", "IBM Quantum", "A", "ET Steering Committee",
+                                                  "Executable Books Community"]
+
+
+def test_a_list_page_opening_with_italic_titles_is_not_taken_for_body_text():
+    """A line's size is its words' lower quartile: an italic title's font may report a taller box than
+    the roman label beside it, so the first lines after a page break are no taller than the list's."""
+    first = _lines([(72, "References"), (72, "[Abe09] A. Abe. A work. J. 1 (2009)."), (72, "[Bo10] B. Bo. Work. J. 2."),
+                    (72, "[Cu11] C. Cu. A third work. J. 3 (2011)."), (72, "[Do12] D. Do. A fourth. J. 4.")])
+    second = _lines([(72, "[] Open Codeforces Rating System. url: codeforces.com/blog/"), (94, "entry/20762."),
+                     (72, "[] Topcoder Algorithm Competition Rating System. url: topcoder."), (94, "com/ratings."),
+                     (72, "[Ev13] E. Ev. A fifth work. J. 5 (2013).")], page=1)
+    for line in first + second:
+        line.words = [Word(w.x0, w.x1, w.text, 15.2 if line.page and w.text[:1].isupper() and w.text[0] != "[" else 8.6)
+                      for w in line.words]
+    assert len(reference_strings(first + second)) == 7
+
+
 def test_entries_without_indent_or_gaps_are_cut_where_a_name_follows_an_entry_end():
     texts = []
     for k, name in enumerate(NAMES[:4]):
@@ -481,6 +508,9 @@ def test_a_supplements_own_list_does_not_replace_the_papers_list():
      "doi: 10.21105/joss.00024. url: https://doi.org/10.21105/joss.00024."),
     (["doi: 10.1016/0019-1035(92)", "90185-A."], "doi: 10.1016/0019-1035(92)90185-A."),  # after a year group
     (["doi:10.4230/LIPIcs.", "TQC.2019.5."], "doi:10.4230/LIPIcs.TQC.2019.5."),  # a series' capitals and number
+    (["doi: 10.1088/1361-6420/", "aba5ed. url: https://doi.org/10.1088/1361-6420/aba5ed."],
+     "doi: 10.1088/1361-6420/aba5ed. url: https://doi.org/10.1088/1361-6420/aba5ed."),
+    (["doi:10.1007/978-1-4757-3472-0_", "2."], "doi:10.1007/978-1-4757-3472-0_2."),  # one character on
 ])
 def test_line_breaks_are_joined(parts, joined):
     assert join_lines(parts, {"semi-supervised"}) == joined
@@ -511,6 +541,8 @@ def test_a_hyphen_at_a_doi_s_break_is_kept_when_the_document_prints_the_word_who
     parts = ["doi: 10.1146/annurev-", "astro-081811-125615."]
     assert join_lines(parts, {"10.1146/annurev-astro-112420-020055"}) == "doi: 10.1146/annurev-astro-081811-125615."
     assert join_lines(parts, set()) == "doi: 10.1146/annurevastro-081811-125615."  # as TeX's, like mn-ras
+    parts = ["In: arXiv e-prints, astro-ph/9905116. doi: 10.48550/arXiv.astro-", "ph/9905116."]
+    assert join_lines(parts, {"astro-ph/9905116"}).endswith("10.48550/arXiv.astro-ph/9905116.")
 
 
 def _spaced(pieces: list[tuple[str, float]], start: float = 72.0) -> list[Word]:
@@ -823,3 +855,70 @@ def test_a_list_set_under_both_columns_of_the_body_is_read_after_the_body():
                                                                                     f"J. Tests {k}, 1 (2001).")]
     refs = pdf_reference_strings(make_pdf([page]))
     assert refs == [f"{NAMES[k]}, A. A work on {TOPICS[k]}, J. Tests {k}, 1 (2001)." for k in range(1, 11)]
+
+
+@needs_pdftotext
+def test_a_margin_of_key_labels_some_of_two_words_is_no_column_of_text():
+    """biblatex's alphabetic style sets its labels in a margin of their own, ``[De 90]`` and ``[ET 20a]``
+    among them: one label a line, however many words, is no left column of text."""
+    page = [(180, 60, "References")]
+    labels = ["[Col+24]", "[De 90]", "[Dom+12]", "[ET 20a]", "[ET 20b]", "[Eva+21]", "[Exe20]", "[Far+15]"]
+    for k, label in enumerate(labels):  # the labels' margin ends inside the middle of the page
+        page += [(180, 80 + 30 * k, label), (230, 80 + 30 * k, f"{NAMES[k]}, A. A long work on {TOPICS[k]} and things. In:"),
+                 (230, 91 + 30 * k, f"J. Tests {k}, 1 (2001), and a line that runs on to the right.")]
+    refs = pdf_reference_strings(make_pdf([page]))
+    assert refs == [f"{NAMES[k]}, A. A long work on {TOPICS[k]} and things. In: J. Tests {k}, 1 (2001), and a line that "
+                    "runs on to the right." for k in range(8)]
+
+
+@needs_pdftotext
+def test_an_entry_s_last_line_of_one_number_at_a_page_s_foot_is_no_page_number():
+    """A DOI broken after its ``/`` leaves a bare number on the page's last row, at the list's usual
+    step under the line above: no page number (those stand apart, as the next page's does)."""
+    first = [(72, 60, "References")]
+    for k in range(1, 9):
+        first += [(72, 60 + 24 * k, f"[{k}] {NAMES[k]}, A. A work on {TOPICS[k]}. J. Tests {k}, 1 (2001)."),
+                  (86, 72 + 24 * k, f"https://doi.org/10.1000/test.{k}")]
+    first += [(72, 276, "[9] Belczynski, K. On the Maximum Mass of Stellar Black Holes. ApJ 714(2),"),
+              (86, 288, "1217-1226 (2010). https://doi.org/10.1088/0004-637X/714/2/"), (86, 300, "1217")]
+    second = [(72, 60, "[10] Bhattacharya, D. Formation of binary pulsars. Phys. Rep. 203, 1 (1991)."),
+              (72, 72, "[11] Clark, A. A last work. J. Tests 11, 1 (2011)."), (300, 760, "2")]
+    refs = pdf_reference_strings(make_pdf([first, second]))
+    assert len(refs) == 11 and refs[8].endswith("https://doi.org/10.1088/0004-637X/714/2/1217")
+    assert refs[-1] == "Clark, A. A last work. J. Tests 11, 1 (2011)."
+
+
+def test_an_author_year_entry_opening_with_its_year_after_a_repeated_author_s_drawn_rule_is_kept():
+    texts = [(72, "References")]
+    for k, name in enumerate(NAMES[:4]):
+        texts += [(72, f"{name}, A. (200{k}). A work. J. {k}, 1."), (82, "and more of the entry.")]
+    texts += [(72, "(2019). An Efficient Methodology for Mapping Quantum Circuits to the"), (82, "IBM QX Architectures.")]
+    refs = reference_strings(_lines(texts))
+    assert len(refs) == 5 and refs[-1].startswith("(2019). An Efficient")
+
+
+def test_a_tall_glyph_box_does_not_put_the_next_line_on_the_page_s_top_row():
+    """The last lines of an entry atop a page, the first with a URL font's tall box reaching into the
+    second's height, then the page's number far below: the number goes, the two lines stay."""
+    def at(page: int, y0: float, y1: float, text: str, x: float = 72) -> Line:
+        words = [Word(x + 30 * i, x + 30 * i + 25, w, y1 - y0) for i, w in enumerate(text.split())]
+        return Line(page, x, y0, words[-1].x1, y1, words, 0, 72)
+
+    first = [at(0, 500 + 12 * k, 508 + 12 * k, f"{NAMES[k]}, A. ({2000 + k}). A work. J. {k}, 1.") for k in range(6)]
+    second = [at(1, 123.8, 138.8, "of Integrated Circuits and Systems 38.7. doi: 10.1109/TCAD."),
+              at(1, 136.8, 145.4, "2018.2846658."), at(1, 696.3, 704.9, "4", 300)]
+    kept = without_page_edges(first + second)
+    assert [ln.text for ln in kept[-2:]] == ["of Integrated Circuits and Systems 38.7. doi: 10.1109/TCAD.", "2018.2846658."]
+
+
+def test_a_collaboration_s_author_list_after_the_list_is_no_part_of_its_last_entry():
+    texts = [(72, "References")]
+    for k in range(1, 7):
+        texts += [(72, f"[{k}] {NAMES[k]}, A. A work on {TOPICS[k]}. J. Tests {k}, 1 (2001),"), (95, "arXiv:1201.0001.")]
+    texts += [(72, "[7] ATLAS Collaboration, ATLAS Computing Acknowledgements, 2025,"),
+              (95, "url: https://cds.cern.ch/record/2922210."), (72, "The ATLAS Collaboration")]
+    texts += [(72, f"G. Aad {100 + k}, E. Aakvaag 17, B. Abbott 123, S. Abdelhameed 119a, K. Abeling 55,")
+              for k in range(30)]
+    refs = reference_strings(_lines(texts))
+    assert len(refs) == 7 and refs[-1] == ("ATLAS Collaboration, ATLAS Computing Acknowledgements, 2025, "
+                                           "url: https://cds.cern.ch/record/2922210.")

@@ -1,14 +1,6 @@
-"""A PDF's reference list from its lines in reading order (``pdf_layout``): the section, its
-entries, and each entry as one string.
+"""A PDF's reference list from its lines in reading order (``layout``): its entries, and each
+entry as one string; the section itself is found by ``sections``.
 
-* A section starts at a heading line ``References``, ``Bibliography``, ``Literature Cited``,
-  ``Works Cited`` (any case, numbered ``7``, ``VII.``, ``A.``, a colon after) and ends at the next
-  heading of an appendix, supplementary material, acknowledgements, author contributions or the
-  like, at a numbered or lettered heading set larger than the body at its column's edge
-  (``A. Proofs``), or at the end of the text. The paper's list is the last section with entries
-  that comes before any appendix or supplement heading (a supplement's own list does not replace
-  it). With no heading at all (styles that print none), the list starts at the last line opening
-  with ``[1]``.
 * Entries are numbered (``[n]``, ``n.``, ``n)`` or a bare ``n``: a line starts an entry only when
   it carries the next number of the list, one lost label allowed, and a run of bare numbers must
   cut the list into entries of plausible length, so volumes, pages and years at a line's start
@@ -25,25 +17,9 @@ from dataclasses import dataclass, field
 from statistics import median
 
 from papers.pdf.joins import hyphenated_words, join_lines
+from papers.pdf.sections import HANG_MIN, find_sections
 from papers.pdf.words import Line
 
-HEADING = re.compile(
-    r"(?:(?:\d{1,2}|[IVXL]{1,5}|[A-Z])\.?\s{0,3})?"
-    r"(?:references(?:\s+and\s+notes)?|bibliography|literature\s+cited|works\s+cited|cited\s+literature"
-    r"|reference\s+list)\s{0,2}[:.]?", re.I)
-END_HEADING = re.compile(
-    r"(?:(?:\d{1,2}|[IVXL]{1,5}|[A-Z])\.?\s{0,3})?"
-    r"(?:appendix|appendices|supplementary|supplemental|supporting\s+information|acknowledge?ments?"
-    r"|author\s+contributions|competing\s+interests|conflicts?\s+of\s+interest|declaration\s+of"
-    r"|funding|abbreviations|about\s+the\s+authors?|biograph(?:y|ies)|figure\s+legends?)\b", re.I)
-SUPPLEMENT_HEADING = re.compile(
-    r"(?:(?:\d{1,2}|[IVXL]{1,5}|[A-Z])\.?\s{0,3})?(?:appendix|appendices|supplementary|supplemental"
-    r"|supporting\s+information)\b", re.I)
-END_HEADING_MAX_WORDS = 8  # a heading is short: a sentence starting "Supplementary data show ..." is not one
-# a heading's words hold no sentence break, no "et al.", no "pyRing: a ..." (an entry's do)
-NUMBERED_HEADING = re.compile(r"(?:[A-Z]|\d{1,2}|[IVX]{1,4})(?:\.\d{1,2}){0,2}\.?\s{1,3}"
-                              r"[A-Z](?:[^,;.:]|[.:](?!\s)){0,80}\.?")
-LARGER = 1.1  # a heading's line is this much taller than the body's median line
 # Nothing says where the text after a list's last entry begins when no heading stands there (an
 # author list, the other column's text, figure captions): that entry keeps at most this many times
 # the lines of the longest other entry (and at least MAX_LINES_PER_ENTRY)
@@ -53,10 +29,9 @@ FOOTNOTE_MARK_SIZE = 0.8  # a footnote's raised mark is this much smaller than t
 FOOTNOTE_LINES = 4  # a footnote under a column is this many lines at most
 EDGE_GAP = 1.5  # a page's top or foot line this many wide line steps from the list is the page's, not the list's
 EDGE_STEP = 0.9  # the quantile of a list's steps from line to line that is its wide step (between entries)
+ROW_SHARE = 0.35  # lines whose bottoms differ by less than this share of their height stand on one row
 _FOOTNOTE_MARK = re.compile(r"\d{1,2}|[*\u2020\u2021\u00a7\u00b6\u2016#]{1,2}|[a-z]")
 TALLER = 1.08  # body text is set this much taller than a list in a smaller size (9 pt beside 10 pt)
-FIRST_LABEL = re.compile(r"\s*\[1\]\s")  # the first entry of a bracket-numbered list
-LABEL_LOOKBACK = 200  # lines looked back for a cut list's last label (a long entry runs to 60)
 MAX_LINES_PER_ENTRY = 8  # more lines per entry on average means the cuts were missed
 # a run of bare numbers (1, 2, 3 at lines' starts) is believed as labels only while it cuts the
 # list into entries of at most this many lines on average (a thousand-author entry runs to 60)
@@ -71,14 +46,17 @@ LABELS = ((re.compile(r"\[(\d{1,4})\]"), 2), (re.compile(r"\((\d{1,4})\)(?=\s|$)
           (re.compile(r"(\d{1,4})\.(?=\s|$)"), 3),
           (re.compile(r"(\d{1,4})\)(?=\s|$)"), 3), (re.compile(r"(\d{1,4})(?=\s+\S)"), 3))
 # a key label as alpha-like styles print it: letters (a "+" for more authors), then the year's digits
-# (any script's letters: [DĎ86]; a raised "+" may come out spaced: [HSK +22])
-_KEY_LABEL = re.compile(r"\[(?!Online\]|Internet\]|Accessed)[^\W\d_][\w+\-.'\u2019\u0300-\u036f]{0,11}"
-                        r"(?: ?\+ ?\d{0,4}[a-z]?)?\](?=\s)")
+# (any script's letters: [DĎ86]; a raised "+" may come out spaced: [HSK +22]; a particle or a body's
+# name before a space: [De 90], [ET 20a])
+# (an entry with neither author nor editor has the year's digits alone, or nothing: ``[21] IBM Quantum.``,
+# ``[] CodeChef Rating Mechanism.``)
+_KEY_LABEL = re.compile(r"\[(?!Online\]|Internet\]|Accessed)(?:[^\W\d_][\w+\-.'\u2019\u0300-\u036f]{0,11}"
+                        r"(?: ?\+ ?\d{0,4}[a-z]?| \d\d[a-z]?)?|\d\d[a-z]?)?\](?=\s)")
 # an author-year label: a name (a particle may open it), the year, in brackets: [van Son et al. 2022a]
 _AUTHOR_YEAR_LABEL = re.compile(r"\[(?:[^\W\d_]|\w+ [A-Z])[^\[\]]{0,80}?[\s,](?:1[6-9]|20)\d\d[a-z]?\](?=\s)")
 KEY_LABELS_AT_LEAST = 3
 MAX_SKIP = 1  # one label may be lost (printed as a glyph the text layer lacks) without ending the list
-HANG_MIN = 3.0  # points: continuation lines indented at least this much make a hanging list
+
 
 
 # what a page prints after or among the entries that is no reference: a figure's or table's
@@ -93,6 +71,7 @@ FURNITURE_INSIDE = re.compile(r"(?:\bThis (?:paper|article|manuscript) (?:has be
 # a surname's lowercase particle opening an author-year entry (van Son, de Mink, de la Fuente)
 PARTICLE_START = re.compile(r"(?:van|von|de|da|das|dos|del|della|der|den|di|du|la|le|ten|ter|zu|af|av|'t)"
                             r"(?:\s+(?:la|der|den|de|het|van|da|los|las))?\s+[A-Z\u00c0-\u024f]")
+_YEAR_OPENS = re.compile(r"\(?(?:1[6-9]|20)\d\d[a-z]?\)?[.,:] ")
 YEAR = re.compile(r"(?<!\d)(?:1[6-9]|20)\d\d(?!\d)|\bin press\b|\bn\.\s?d\.|\bforthcoming\b|\bsubmitted\b", re.I)
 
 
@@ -102,95 +81,6 @@ class Entry:
 
     lines: list[Line] = field(default_factory=list)
     number: int | None = None
-
-
-def find_sections(lines: list[Line]) -> list[tuple[bool, list[Line]]]:
-    """Each reference list's lines (without its heading), from a heading to the next heading of
-    a list, an appendix or the like (``END_HEADING``, or a numbered heading in a larger font:
-    ``A. Operator Constraints``), or the end of the text; with whether it comes after an
-    appendix or supplement heading (a supplement's own list). A bracket-numbered list cut by
-    such a heading goes on where a line opens with its next label (``[12]`` after ``[11]``: the
-    other column's acknowledgements and competing interests set beside the list's first part).
-    Without any heading, the list that starts at the last line opening with ``[1]`` (styles that
-    print no heading), to the next heading that would end it."""
-    sections: list[tuple[bool, list[Line]]] = []
-    body = _body_height(lines)
-    first = [i for i, line in enumerate(lines) if FIRST_LABEL.match(line.text)]
-    if not any(HEADING.fullmatch(line.text.strip()) for line in lines):
-        if first:
-            sections.append((False, []))
-            _collect(lines[first[-1]:], sections, body)
-        return sections
-    _collect(lines, sections, body)
-    return sections
-
-
-def _collect(lines: list[Line], sections: list[tuple[bool, list[Line]]], body: float) -> None:
-    """Append each section's lines to ``sections`` (whose last one, when given, is open). A
-    list's heading repeated as the first line of a page while the list is open is its running
-    header, not a new list."""
-    current: list[Line] | None = sections[-1][1] if sections else None
-    cut: list[Line] | None = None  # a list a heading interrupted, and the label it waits for
-    waiting = ""
-    supplement = False
-    previous: Line | None = None
-    for line in lines:
-        text = line.text.strip()
-        new_page = previous is None or line.page != previous.page
-        previous = line
-        if HEADING.fullmatch(text) and current and new_page:
-            continue  # "References" atop each page of the list (a running header): the list goes on
-        if HEADING.fullmatch(text):
-            current, cut = [], None
-            sections.append((supplement, current))
-        elif current and (_ends(text, line, body) or _section_heading(line, text, body)) or \
-                current is None and _ends(text, line, body):
-            if current:  # an appendix or a supplement comes after the list: never resumed
-                cut = None if SUPPLEMENT_HEADING.match(text) else current
-                waiting = _next_bracket_label(current)
-            current = None
-            supplement = supplement or bool(SUPPLEMENT_HEADING.match(text))
-        elif current is not None:
-            current.append(line)
-        elif cut is not None and waiting and text.startswith(waiting):
-            current, cut = cut, None
-            current.append(line)
-
-
-def _next_bracket_label(section: list[Line]) -> str:
-    """``[n+1]`` for a section whose last label is ``[n]`` (within its last lines), else ""."""
-    for line in reversed(section[-LABEL_LOOKBACK:]):
-        m = LABELS[0][0].match(line.text.lstrip())
-        if m:
-            return f"[{int(m.group(1)) + 1}]"
-    return ""
-
-
-def _ends(text: str, line: Line, body: float) -> bool:
-    """A heading that ends a list: an appendix, acknowledgements ... in a few words, or a longer
-    title set larger than the body (``Supplemental Material for "..."``)."""
-    if not END_HEADING.match(text) or text.endswith(","):
-        return False
-    return len(text.split()) <= END_HEADING_MAX_WORDS or line.y1 - line.y0 >= LARGER * body
-
-
-def _body_height(lines: list[Line]) -> float:
-    heights = sorted(ln.y1 - ln.y0 for ln in lines)
-    return heights[len(heights) // 2] if heights else 0.0
-
-
-def _section_heading(line: Line, text: str, body: float) -> bool:
-    """A numbered or lettered heading (``A. Proofs``, ``5 Discussion``) set larger than the
-    body text or in capitals (``A DERIVATIONS``: bold small capitals, the body's size), at its
-    column's edge: what follows is no longer the list. (An entry's indented
-    line that opens with an author's initials, ``J. V. The Excited ...``, is no heading, however
-    tall an accent or a superscript makes it.)"""
-    if not NUMBERED_HEADING.fullmatch(text) or line.indent >= HANG_MIN:
-        return False
-    words = text.split()[1:]
-    capitals = "".join(words)
-    shouted = len(capitals) >= 4 and capitals.isupper() and len(words) <= END_HEADING_MAX_WORDS
-    return line.y1 - line.y0 >= LARGER * body or shouted
 
 
 def _chain(lines: list[Line], label: re.Pattern[str]) -> list[int]:
@@ -356,23 +246,33 @@ def without_page_edges(lines: list[Line]) -> list[Line]:
         pages.setdefault(line.page, []).append(line)
     drop: set[int] = set()
     for page, members in pages.items():
-        ordered = sorted(members, key=lambda ln: ln.y0)
-        top = [ln for ln in ordered if ln.y0 < ordered[0].y1]
-        below = ordered[len(top):]
-        if page != lines[0].page and below and below[0].y0 - top[-1].y0 > wide:
+        ordered = sorted(members, key=lambda ln: ln.y1)
+        top = [ln for ln in ordered if _same_row(ln, ordered[0])]
+        below = [ln.y1 for ln in ordered if ln not in top]
+        if page != lines[0].page and below and min(below) - top[0].y1 > wide:
             drop.update(id(ln) for ln in top)
-        foot = [ln for ln in ordered if ln.y1 > ordered[-1].y0]
-        above = [ln for ln in ordered if ln.y1 <= ordered[-1].y0]
-        if above and foot[0].y0 - above[-1].y0 > wide:
+        foot = [ln for ln in ordered if _same_row(ln, ordered[-1])]
+        above = [ln.y1 for ln in ordered if ln not in foot]
+        if above and foot[-1].y1 - max(above) > wide:
             drop.update(id(ln) for ln in foot)
     return [ln for ln in lines if id(ln) not in drop]
 
 
+def _same_row(line: Line, other: Line) -> bool:
+    """Two lines on one row: their bottoms (the baseline, give or take a descender) nearly level (a
+    tall glyph box does not put the next row's line on this one)."""
+    return abs(line.y1 - other.y1) < ROW_SHARE * min(line.y1 - line.y0, other.y1 - other.y0)
+
+
 def _size(line: Line) -> float:
-    """A line's type size: the median height of its words (a ligature or an accent whose glyph box
-    runs tall makes the line's own box taller), else the line's height."""
+    """A line's type size: the lower quartile of its words' heights (a ligature or an accent whose
+    glyph box runs tall makes the line's own box taller; an italic title's or a typewriter URL's font
+    may have a taller box than the roman words of its line), the median of fewer than four words (a
+    figure's label and a bracket), else the line's height."""
     heights = sorted(w.height for w in line.words if w.height)
-    return heights[len(heights) // 2] if heights else line.y1 - line.y0
+    if not heights:
+        return line.y1 - line.y0
+    return heights[(len(heights) - 1) // 4] if len(heights) >= 4 else heights[len(heights) // 2]
 
 
 def _footnote_mark(line: Line, after: Line | None) -> bool:
@@ -489,6 +389,7 @@ def _before_furniture(text: str) -> str:
 
 def _opens_author_year(text: str) -> bool:
     """An author-year entry: it opens with a name (a capital, a lowercase particle ``van``,
-    ``de la``, or the dash of a repeated author) and gives a year."""
+    ``de la``, or the dash of a repeated author) and gives a year, or opens with its year where the
+    repeated author's dash is a drawn rule, no glyph (biblatex: ``(2019). An Efficient ...``)."""
     return bool((text[:1].isupper() or PARTICLE_START.match(text) or text[:1] in "\u2014\u2013-_")
-                and YEAR.search(text))
+                and YEAR.search(text)) or _YEAR_OPENS.match(text) is not None

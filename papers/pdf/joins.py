@@ -64,7 +64,8 @@ def _separator(before: str, after: str, keep_hyphen: set[str]) -> str:
         return ""
     if tail.endswith(("-", "\u2010")) and len(tail) > 1 and tail[-2].isalnum():
         hyphenated = (tail + head).strip(".,;:()").lower()
-        cut_word = bool(_WORD_PART.search(tail)) and head[:1].islower() and hyphenated not in keep_hyphen
+        cut_word = bool(_WORD_PART.search(tail)) and head[:1].islower() and hyphenated not in keep_hyphen and not (
+            _ID_HINT.search(tail) and _printed_whole(tail, head, keep_hyphen))  # "arXiv.astro-" + "ph/9905116"
         return UNHYPHEN if cut_word else ""
     if tail.endswith("\u2013") and head[:1].isdigit():
         return ""
@@ -108,7 +109,7 @@ def _id_break(before: str, after: str, keep_hyphen: Set[str] = frozenset()) -> s
 def _runs_on(a: str, broken: tuple[str, ...], before: tuple[str, ...]) -> set[str]:
     """The DOIs the resolvers read across the break that go on from the DOI the line ends with
     (``10.21105/joss.`` + ``00024``), though the next line holds the whole DOI again (a URL of it)."""
-    if not before or not a.lower().rstrip("./-_:(").endswith(before[-1]):
+    if not before or not a.lower().rstrip("./-_:(").endswith(before[-1].rstrip("./-_:(")):
         return set()
     return {d for d in broken if d.startswith(before[-1]) and len(d) > len(before[-1]) and d not in before}
 
@@ -144,7 +145,7 @@ def _doi_runs_on(a: str, b: str, dois: tuple[str, ...] | list[str]) -> bool:
         if not year_group and (ends not in _DOI_GOES_ON or not _DOI_GOES_ON[ends](b[0])):
             return False
     joined = extract_identifiers(a + b)
-    return any(d.lower().startswith(last) and len(d) > len(last) + 1 for d in joined.dois)
+    return any(d.lower().startswith(last) and any(c.isalnum() for c in d[len(last):]) for d in joined.dois)
 
 
 def _join_id_gaps(text: str) -> str:

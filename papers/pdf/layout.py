@@ -27,11 +27,13 @@ BAND_GAP = 3.0  # line steps of empty height across both columns that part two p
 BAND_ALIGN = 1.5  # points: two columns balanced over such a gap stop (and go on) at one height
 EDGE_LINES = 3  # lines looked at, at the top and at the bottom of a page, for headers and footers
 HEADER_DRIFT = 3.0  # points: a running header or footer sits at the same height on every page
+PAGE_NUMBER_GAP = 1.4  # a page number stands over this many usual row steps from the text
 LINE_NUMBERS_MIN = 5  # aligned numbers on a page before they count as a manuscript's line numbers
 LINE_NUMBER_SIZE = 0.92  # line numbers are set smaller than the text beside them (lineno: \tiny)
 LINE_NUMBER_ALIGN = 1.5  # points: the numbers of one margin share an edge (right-aligned, or left)
 LINE_NUMBER_PAGES = 3  # pages (and half the document's at least) numbered at one edge: a margin's numbers
 _DIGITS = re.compile(r"\d+")
+_LABEL = re.compile(r"\[[^\[\]]{1,12}\]")  # a key label alone on its line
 _LINE_NUMBER = re.compile(r"\d{1,5}")
 _NAMES_ID = re.compile(r"doi|arxiv|#\.#/|https?:|www\.")
 _PAGE_NUMBER = re.compile(r"(?:page\s*)?\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?", re.I)
@@ -173,13 +175,22 @@ def _running(key: str, y0: float, seen: dict[str, list[tuple[int, float]]], coun
 
 
 def _outside(line: Line, page: Page) -> bool:
-    """A bare number outside the text: alone on its row, or on the page's first or last row (a
-    list's label ``4`` has its entry's text beside it, inside the page)."""
+    """A bare number outside the text: on the page's first or last row, or alone on its row (a
+    list's label ``4`` has its entry's text beside it, inside the page), set apart from the nearest
+    other row by over ``PAGE_NUMBER_GAP`` times the page's usual step from row to row (an entry's last
+    line ``1217``, the end of a DOI at the foot of a page, sits at the usual step: the lower quartile
+    of the steps, as a page's last lines may stand far above its number)."""
     top = min(ln.y1 for ln in page.lines)
     bottom = max(ln.y0 for ln in page.lines)
-    if line.y0 < top or line.y1 > bottom:
+    beside = [other for other in page.lines if other is not line and other.y0 < line.y1 and line.y0 < other.y1]
+    if not (line.y0 < top or line.y1 > bottom or not beside):
+        return False
+    rows = sorted({round(ln.y0) for ln in page.lines})
+    steps = sorted(b - a for a, b in zip(rows, rows[1:]) if b > a + 1)
+    others = [abs(ln.y0 - line.y0) for ln in page.lines if ln is not line and ln not in beside]
+    if not steps or not others:
         return True
-    return not any(other is not line and other.y0 < line.y1 and line.y0 < other.y1 for other in page.lines)
+    return min(others) > PAGE_NUMBER_GAP * steps[(len(steps) - 1) // 4]
 
 
 def find_gutter(page: Page) -> float | None:
@@ -223,8 +234,8 @@ def find_gutter(page: Page) -> float | None:
     if len(left) < GUTTER_MIN_LINES or len(right) < GUTTER_MIN_LINES:
         return None
     # a column of single words is a list's labels set apart from its entries (biblatex's
-    # alphabetic [Fan+08] in a wide margin), not a column of text
-    single = sum(1 for ln in left if len(ln.words) == 1)
+    # alphabetic [Fan+08] in a wide margin, [De 90] of a particle), not a column of text
+    single = sum(1 for ln in left if len(ln.words) == 1 or _LABEL.fullmatch(ln.text))
     return None if single >= LABEL_COLUMN * len(left) else gutter
 
 
