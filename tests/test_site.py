@@ -10,6 +10,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
+from browser import dump_dom, needs_chromium
 from link_check import broken_links, parse
 
 from citeledger import cli
@@ -137,22 +138,6 @@ def test_a_long_records_page_files_link_to_the_right_page(tmp_path):
     first = parse(tmp_path / f"{stem}.html")
     noticed = [link for link in first.links if "#ref-" in link and not link.startswith("#")]
     assert noticed and all(link.startswith(href_name(stem) + ".page-") for link in noticed)
-
-
-CHROMIUM = Path("/usr/bin/chromium")
-needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at "
-                                    "/usr/bin/chromium (apt-get install chromium; .ci/run installs it)")
-
-
-def dump_dom(url: str) -> str:
-    """The DOM of ``url`` after its scripts ran, from headless chromium (no network: file:// only)."""
-    import subprocess
-
-    done = subprocess.run([str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                           "--disable-extensions", "--virtual-time-budget=5000", "--dump-dom", url],
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
 
 
 @needs_chromium

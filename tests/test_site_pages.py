@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+from browser import Browser, dump_dom, needs_chromium
 
 from citeledger import cli
 from citeledger.records.record_json import content_digest
@@ -21,11 +21,6 @@ from citeledger.site.site_pages import json_script
 
 REPO = Path(__file__).parent.parent
 EPRINT = REPO / "tests" / "fixtures" / "papers" / "1911.13021.tar.gz"
-CHROMIUM = Path("/usr/bin/chromium")
-needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at "
-                                    "/usr/bin/chromium (apt-get install chromium; .ci/run installs it)")
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory, default_catalog) -> tuple[Path, Path]:
     """The sample ledger and an arXiv e-print (its title only in its own source), records written,
@@ -37,15 +32,6 @@ def built(tmp_path_factory, default_catalog) -> tuple[Path, Path]:
     assert cli.main(["records", "--ledger", str(ledger), "--catalog", str(default_catalog)]) == 0
     assert cli.main(["site", str(out), "--ledger", str(ledger), "--catalog", str(default_catalog)]) == 0
     return ledger, out
-
-
-def dump_dom(url: str) -> str:
-    """The DOM of ``url`` after its scripts ran, from headless chromium (no network: file:// only)."""
-    done = subprocess.run([str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                           "--disable-extensions", "--virtual-time-budget=5000", "--dump-dom", url],
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
 
 
 def index_rows(site: Path) -> dict[str, dict]:
@@ -111,6 +97,78 @@ def test_the_index_searches_titles_and_shows_linked_in_a_real_browser(built):
         counts = [int(n) for n in re.findall(r">(\d+)<", states)]
         exact, fuzzy = (list(page_words.STATES).index(s) for s in ("verified_exact", "verified_fuzzy"))
         assert int(linked) == counts[exact] + counts[fuzzy], stem  # the cells the browser drew
+
+
+SHOWN_STATES = ("Array.prototype.filter.call(document.querySelectorAll('div.ref'), function (r) "
+                "{ return r.offsetParent !== null; }).map(function (r) { return r.getAttribute('data-state'); })")
+INDEX_CELLS = ("Array.prototype.map.call(document.querySelectorAll('#papers-body tr'), function (r) "
+               "{ return Array.prototype.map.call(r.cells, function (c) { return c.innerText.trim(); }); })")
+
+
+@needs_chromium
+def test_a_reader_unticks_and_ticks_states_on_a_paper_page(built):
+    """The state boxes clicked as a reader clicks them: the references of an unticked state are hidden
+    from sight, the count says what is shown, and ticking the box again brings them back."""
+    _, site = built
+    with Browser() as browser:
+        browser.open((site / "papers" / "citeledger-identifier-sample.html").as_uri())
+        assert browser.text("#filter-shown") == "102 of 102 references shown"
+        assert len(browser.evaluate(SHOWN_STATES)) == 102
+        browser.click('input[data-state="verified_exact"]')
+        assert browser.text("#filter-shown") == "12 of 102 references shown"
+        shown = browser.evaluate(SHOWN_STATES)
+        assert len(shown) == 12 and "verified_exact" not in shown
+        browser.click('input[data-state="malformed_identifier"]')
+        assert browser.text("#filter-shown") == "9 of 102 references shown"
+        assert sorted(set(browser.evaluate(SHOWN_STATES))) == ["metadata_mismatch", "parse_uncertain"]
+        browser.click('input[data-state="verified_exact"]')
+        browser.click('input[data-state="malformed_identifier"]')
+        assert browser.text("#filter-shown") == "102 of 102 references shown"
+        assert len(browser.evaluate(SHOWN_STATES)) == 102
+
+
+@needs_chromium
+def test_a_reader_searches_and_sorts_the_index(built):
+    """Words typed into the index's search box keep the papers whose id or title holds them (a title
+    read from the paper's own source is found by its words); a click on a column's head sorts by it."""
+    _, site = built
+    with Browser() as browser:
+        browser.open((site / "index.html").as_uri())
+        assert browser.text("#shown") == "6 of 6 papers shown"
+        browser.type("#search", "calibration")
+        assert browser.text("#shown") == '1 of 6 papers shown for "calibration"'
+        (row,) = browser.evaluate(INDEX_CELLS)
+        assert row[:4] == ["1911.13021", "Efficient Calibration of Embedded MPC", "19", "0"]
+        browser.type("#search", "SAMPLE")
+        assert [r[0] for r in browser.evaluate(INDEX_CELLS)] == ["citeledger-identifier-sample",
+                                                                 "citeledger-sample-glutton"]
+        browser.type("#search", "2212.")
+        assert browser.text("#shown") == '3 of 6 papers shown for "2212."'
+        browser.click('th[data-key="linked"]')
+        linked = [int(r[3]) for r in browser.evaluate(INDEX_CELLS)]
+        assert len(linked) == 3 and linked == sorted(linked, reverse=True) and linked[0] > linked[-1]
+
+
+@needs_chromium
+def test_linked_on_every_paper_page_in_a_real_browser_is_exact_and_close(built):
+    """For every paper, what the browser shows: the index's linked cell, the paper page's "N linked to
+    a catalog work" and its state boxes' counts of exact and close matches agree (a mismatch is not a link)."""
+    _, site = built
+    rows = index_rows(site)
+    with Browser() as browser:
+        cells = {r[0]: r for r in browser.open((site / "index.html").as_uri()).evaluate(INDEX_CELLS)}
+        assert set(cells) == set(rows)
+        states = list(page_words.STATES)
+        for paper, row in rows.items():
+            cell = cells[paper]
+            exact, close = (int(cell[4 + states.index(s)]) for s in ("verified_exact", "verified_fuzzy"))
+            assert cell[1] == row["title"] and int(cell[3]) == exact + close, paper
+            text = browser.open((site / row["href"]).as_uri()).evaluate("document.body.innerText")
+            assert {int(n) for n in re.findall(r"(\d+) linked to a catalog work", text)} == {exact + close}, paper
+            boxes = dict(re.findall(r"(verified exactly|verified by a close match) \((\d+)\)",
+                                    browser.text("#filter")))
+            assert int(boxes.get("verified exactly", 0)) == exact, paper
+            assert int(boxes.get("verified by a close match", 0)) == close, paper
 
 
 def test_a_value_in_a_script_cannot_end_or_change_it():
