@@ -2,7 +2,8 @@
 build (its staging folder just made, half the papers' pages written, the cited works' pages being
 written, the spare being brought up to date) leaves ``OUT`` exactly as the previous build left it
 (or, killed after the swap, as the new one made it), takes its second process and the resource
-tracker with it, and the next build removes what it staged. Two builds started at once into one folder take turns and leave one whole site.
+tracker with it, and the next build removes what it staged. Two builds started at once into one
+folder, or one while another stages in the spare, take turns and leave one whole site.
 Every wait is bounded, and whatever a test started is killed after it."""
 from __future__ import annotations
 
@@ -158,6 +159,37 @@ def test_two_builds_at_once_leave_one_whole_site(tmp_path, ledger):
     assert [p.returncode for p in procs] == [0, 0], results
     assert pages(out) in sites
     assert SiteFolder(out).leftovers() == [] and broken_links(out)[0] == []
+
+
+def test_a_build_started_while_another_stages_waits_for_it(tmp_path, ledger):
+    """A published site and its spare; a build of a changed ledger is staging in the spare when a
+    second build (of the first ledger) starts: the second waits on the lock beside OUT, both finish,
+    and OUT is the second one's site whole, with its spare whole and nothing staged left beside it."""
+    catalog, ledger_dir = ledger
+    other = tmp_path / "ledger"
+    shutil.copytree(ledger_dir, other)
+    change_papers(other, catalog, PAPERS // 2, REFS, step=9)
+    build_site(tmp_path / "reference", ledger_dir, catalog)
+    last = pages(tmp_path / "reference")
+    out = tmp_path / "out"
+    build_site(out, ledger_dir, catalog)
+    build_site(out, ledger_dir, catalog)  # the spare is made: the next build stages in it
+    first = start(out, other, catalog)
+    second = None
+    try:
+        assert wait_for(lambda: spare_unfinished(out) or first.poll() is not None, 120)
+        assert first.poll() is None, f"the first build ended before it staged: {first.communicate()}"
+        second = start(out, ledger_dir, catalog)
+        results = [p.communicate(timeout=600) for p in (first, second)]
+    finally:
+        for p in (first, second):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.communicate(timeout=30)
+    assert [first.returncode, second.returncode] == [0, 0], results
+    folder = SiteFolder(out)
+    assert pages(out) == last and folder.leftovers() == [] and folder.spare_is_whole()
+    assert broken_links(out)[0] == []
 
 
 def test_a_publish_killed_between_its_renames_is_put_back(tmp_path):
