@@ -176,7 +176,7 @@ def nightly(inbox: str = "data/inbox", processed: str = "data/processed", catalo
     """
     logger = get_run_logger()
     run_id, flow_run_id = this_flow_run()
-    steps.nightly_folders(inbox, processed, catalog, ledger, catalog_inbox)  # before anything is read or moved
+    steps.nightly_folders(inbox, processed, catalog, ledger, catalog_inbox, site)  # before anything is read or moved
     clock = StepClock()
     intake = clock.run("intake", intake_task, inbox, ledger)
     clock.counts["intake"] = "{new_files} new files, {already_processed} already read".format(**intake.counts())

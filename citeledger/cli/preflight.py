@@ -147,5 +147,6 @@ def check_nightly_folders(args: argparse.Namespace) -> Config:
     from citeledger.nightly.folders import confined_folders
 
     config = load_config()
-    confined_folders(args.inbox, args.processed, args.catalog, args.ledger, args.catalog_inbox, config.nightly_roots)
+    confined_folders(args.inbox, args.processed, args.catalog, args.ledger, args.catalog_inbox, config.nightly_roots,
+                     args.site)
     return config

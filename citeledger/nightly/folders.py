@@ -1,14 +1,16 @@
 """The nightly's folders, confined: checked before anything is read or moved.
 
 An unattended night moves files: out of its ``inbox`` into ``processed`` (or ``rejected``, beside
-it), and writes its ``ledger`` and ``catalog``. A parameter pointing at an unrelated folder would
-move that folder's files, and folders inside one another break every later night (``processed``
-inside ``inbox`` is read back as an input, then moved into itself). So, before the night starts:
+it), and writes its ``ledger`` and ``catalog`` (and, when set, the static ``site``). A parameter
+pointing at an unrelated folder would move that folder's files, and folders inside one another
+break every later night (``processed`` inside ``inbox`` is read back as an input, then moved into
+itself). So, before the night starts:
 
 * every folder (symbolic links followed) must lie under one of the configured roots
   (``nightly.roots``, by default the project's ``data`` folder);
 * no folder may be another, or lie inside another: ``processed`` inside ``inbox`` (or the
-  reverse), the ledger inside either, the catalog inside the inbox...
+  reverse), the ledger inside either, the catalog inside the inbox, the site inside the inbox (its
+  pages would be read as the next night's input) or holding the ledger...
 
 A refusal is one line naming the parameter, the folder and the rule (``UsageError``): the night
 does not start, and nothing has moved.
@@ -34,6 +36,7 @@ class NightlyFolders:
     catalog: Path
     ledger: Path
     catalog_inbox: Path | None = None
+    site: Path | None = None
 
     @property
     def rejected(self) -> Path:
@@ -44,6 +47,8 @@ class NightlyFolders:
                  "catalog": self.catalog, "ledger": self.ledger}
         if self.catalog_inbox is not None:
             found["catalog_inbox"] = self.catalog_inbox
+        if self.site is not None:
+            found["site"] = self.site
         return found
 
 
@@ -72,11 +77,12 @@ def within_roots(folder: str | PathLike[str], roots: Sequence[str | PathLike[str
 
 def confined_folders(inbox: str | PathLike[str], processed: str | PathLike[str], catalog: str | PathLike[str],
                      ledger: str | PathLike[str], catalog_inbox: str | PathLike[str] | None,
-                     roots: Sequence[str | PathLike[str]]) -> NightlyFolders:
+                     roots: Sequence[str | PathLike[str]], site: str | PathLike[str] | None = None) -> NightlyFolders:
     """The night's folders resolved, or a ``UsageError`` when one lies outside every root or
-    inside another (see the module's docstring)."""
+    inside another (see the module's docstring). ``site``: the folder of the static site, None for none."""
     folders = NightlyFolders(Path(inbox).resolve(), Path(processed).resolve(), Path(catalog).resolve(),
-                             Path(ledger).resolve(), Path(catalog_inbox).resolve() if catalog_inbox else None)
+                             Path(ledger).resolve(), Path(catalog_inbox).resolve() if catalog_inbox else None,
+                             Path(site).resolve() if site else None)
     for name, path in folders.named().items():
         if not within_roots(path, roots):
             shown = ", ".join(str(Path(r).resolve()) for r in roots) or "none"

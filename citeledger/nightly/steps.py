@@ -272,10 +272,12 @@ class NightlyWork:
 
 
 def nightly_folders(inbox: str | Path, processed: str | Path, catalog_dir: CatalogDir, ledger_dir: LedgerDir,
-                    catalog_inbox: str | Path | None) -> NightlyFolders:
-    """The night's folders, confined under the configured ``nightly.roots`` and side by side
-    (``folders.confined_folders``): checked before a night reads or moves anything."""
-    return confined_folders(inbox, processed, catalog_dir, ledger_dir, catalog_inbox, load_config().nightly_roots)
+                    catalog_inbox: str | Path | None, site: str | Path | None = None) -> NightlyFolders:
+    """The night's folders (``site``: the static site's, when the night brings one up to date),
+    confined under the configured ``nightly.roots`` and side by side (``folders.confined_folders``):
+    checked before a night reads or moves anything."""
+    return confined_folders(inbox, processed, catalog_dir, ledger_dir, catalog_inbox, load_config().nightly_roots,
+                            site)
 
 
 def new_nightly_run_id() -> str:
