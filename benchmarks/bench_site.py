@@ -10,8 +10,13 @@ folder, and whether every file of the two is byte for byte the same. The change 
 incremental build are done twice: the first incremental build stages in a new folder, the second
 (as every later one) in the spare the first left beside the site.
 
+Before each timed build the disk is flushed (``os.sync``, its seconds printed): what the steps
+before wrote, the full build's 1.2 GB above all, would otherwise be written back by the kernel
+during the next build (30 s after it was written), which a nightly's site build, a day after the
+previous one, never meets. ``--no-sync`` times the builds without it.
+
     PYTHONPATH=. python benchmarks/bench_site.py [--papers 10000] [--refs 40] [--changed 100]
-        [--ledger-dir DIR] [--keep DIR] [--profile] [--check-links] [--compare]
+        [--ledger-dir DIR] [--keep DIR] [--profile] [--check-links] [--compare] [--no-sync]
 """
 from __future__ import annotations
 
@@ -66,7 +71,11 @@ def change_papers(ledger: Path, catalog: Path, count: int, refs: int, step: int 
     return touched
 
 
-def timed_build(out: Path, ledger: Path, catalog: Path, what: str, profile: bool = False) -> None:
+def timed_build(out: Path, ledger: Path, catalog: Path, what: str, profile: bool = False, sync: bool = True) -> None:
+    if sync:
+        t0 = time.perf_counter()
+        os.sync()
+        what += f" (the disk flushed first: {time.perf_counter() - t0:.1f} s)"
     load = os.getloadavg()
     cpu0, wall0 = cpu_with_children(), time.perf_counter()
     profiler = cProfile.Profile() if profile else None
@@ -107,6 +116,8 @@ def main() -> None:
                         "(tests/link_check.py; not timed)")
     parser.add_argument("--compare", action="store_true", help="then a full build of the changed ledger into "
                         "another folder, compared file by file with the incremental one (not timed)")
+    parser.add_argument("--no-sync", dest="sync", action="store_false", help="do not flush the disk before each "
+                        "timed build (the full build's files are then written back during the incremental ones)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-site-") as tmp:
         work = Path(args.ledger_dir or tmp)
@@ -120,7 +131,7 @@ def main() -> None:
             record_files.write_records(papers, ledger, catalog)
             print(f"records written in {time.perf_counter() - t0:.1f} s")
         out = Path(tmp) / "site"
-        timed_build(out, ledger, catalog, "full build")
+        timed_build(out, ledger, catalog, "full build", sync=args.sync)
         for night in (1, 2):  # the first night stages afresh; from the second on, in the spare
             step = len(list((ledger / "observations").rglob("changed-*"))) + 1
             t0 = time.perf_counter()
@@ -128,7 +139,7 @@ def main() -> None:
             print(f"a run changed {args.changed} papers: {len(touched)} records written again in "
                   f"{time.perf_counter() - t0:.1f} s (not the site's)")
             timed_build(out, ledger, catalog, f"incremental build {night} after {args.changed} papers changed"
-                        + (" (staged in the spare)" if night == 2 else ""), args.profile and night == 2)
+                        + (" (staged in the spare)" if night == 2 else ""), args.profile and night == 2, args.sync)
         if args.compare:
             build_site(Path(tmp) / "full", ledger, catalog)
             files, differ = same_files(out, Path(tmp) / "full")
