@@ -94,6 +94,53 @@ def test_a_cited_works_page_lists_the_references_citing_it(sample_site):
     assert "<tr><th>Work id</th>" in text and "<tr><th>Title</th>" in text and "<tr><th>Authors</th>" in text
 
 
+def test_every_cited_works_page_shows_the_catalogs_fields_its_notice_and_every_citing_reference(
+        sample_site, default_catalog):
+    """Each cited work's page, against the ledger and the catalog: the catalog's bibliographic fields
+    and identifiers of the work (each one the catalog gives), the alarm of a work the ledger's notices
+    call retracted, withdrawn or of concern, and every reference of the ledger that names the work
+    (citing paper, reference number, state), none missing and none extra."""
+    from lxml import html
+
+    from citeledger.engine.process_cache import get_catalog
+    from citeledger.ledger.query import run_query
+    from citeledger.records.render import page_words
+
+    ledger = sample_site.parent / "ledger"
+    citing: dict[str, set] = {}
+    for work_id, paper, index, status in run_query(
+            "SELECT work_id, citing_paper, reference_index, status FROM current WHERE work_id IS NOT NULL",
+            ledger, default_catalog).fetchall():
+        citing.setdefault(work_id, set()).add((paper, str(index), page_words.state_words(status)[0]))
+    standing = dict(run_query("SELECT work_id, standing FROM notices", ledger, default_catalog).fetchall())
+    catalog_rows = get_catalog(default_catalog).work_rows(sorted(citing))
+    pages = sorted((sample_site / "works").glob("*.html"))
+    assert len(pages) == len(citing) > 200  # no sample paper is a catalog work: every cited work has its page
+    alarms = 0
+    for path in pages:
+        tree = html.fromstring(path.read_bytes())
+        fields = {th.text_content(): td.text_content() for th, td in
+                  zip(tree.xpath('//table[@class="fields"]//th'), tree.xpath('//table[@class="fields"]//td'))}
+        work_id = fields["Work id"]
+        row = catalog_rows[work_id]
+        for label, key in (("Title", "title"), ("Year", "year"), ("Venue", "venue"), ("Volume", "volume"),
+                           ("Issue", "issue"), ("First page", "first_page"), ("DOI", "doi"), ("arXiv", "arxiv_id"),
+                           ("PubMed", "pmid"), ("PMC", "pmcid"), ("Journal reference", "journal_ref")):
+            assert fields.get(label) == (str(row[key]) if row.get(key) not in (None, "") else None), (work_id, label)
+        assert fields.get("Authors") == ("; ".join(row["authors"]) if row.get("authors") else None), work_id
+        shown = {(a.text_content().strip(), *ref) for tr in tree.xpath('//table[@class="citing"]//tr[td]')
+                 for a in tr.xpath("./td[1]/a")
+                 for ref in zip([x.text_content().strip("[]") for x in tr.xpath("./td[3]/a")],
+                                [x.text_content() for x in tr.xpath("./td[3]/span")])}
+        assert shown == citing[work_id], work_id
+        alarm = tree.xpath('//p[@class="alarm"]')
+        assert bool(alarm) == (standing.get(work_id) in page_words.ALARMING), work_id
+        if alarm:
+            alarms += 1
+            assert standing[work_id].upper() in alarm[0].text_content(), work_id
+    assert alarms >= 2  # the sample cites retracted works
+
+
 def test_a_mismatch_shows_both_sides_of_each_contradicting_field(sample_site):
     page = (sample_site / "papers" / "citeledger-identifier-sample.html").read_text(encoding="utf-8")
     assert page.count('<table class="mismatch">') == 5
