@@ -34,16 +34,17 @@ run: catalog
 	   where n.standing <> 'none' and c.status in ('verified_exact', 'verified_fuzzy') order by 1, 2"
 
 # The pictures of the site in docs/images, shot by headless chromium: the site of the sample
-# references and of an e-print whose title is only in its own source (a ledger of their own in build/).
+# references and of the test fixtures' arXiv e-prints, whose titles are only in their own sources
+# (a ledger of their own in build/).
 SHOT := chromium --headless --no-sandbox --disable-gpu --hide-scrollbars
 SHOTS := build/screenshots
 screenshots: catalog
 	rm -rf $(SHOTS)
-	$(BIN)/citeledger resolve data/sample_references.jsonl tests/fixtures/papers/1911.13021.tar.gz \
-	  --catalog $(CATALOG) --ledger $(SHOTS)/ledger
+	$(BIN)/citeledger resolve data/sample_references.jsonl tests/fixtures/papers/*.tar.gz \
+	  tests/fixtures/papers/1606.03757.tar tests/fixtures/papers/1202.3665.gz --catalog $(CATALOG) --ledger $(SHOTS)/ledger
 	$(BIN)/citeledger records --ledger $(SHOTS)/ledger --catalog $(CATALOG)
 	$(BIN)/citeledger site $(SHOTS)/site --ledger $(SHOTS)/ledger --catalog $(CATALOG)
-	$(SHOT) --window-size=1500,700 --screenshot=docs/images/site-index.png file://$(CURDIR)/$(SHOTS)/site/index.html
+	$(SHOT) --window-size=1500,1000 --screenshot=docs/images/site-index.png file://$(CURDIR)/$(SHOTS)/site/index.html
 	$(SHOT) --window-size=1200,1300 --screenshot=docs/images/site-paper.png \
 	  file://$(CURDIR)/$(SHOTS)/site/papers/citeledger-sample-glutton.html
 	$(SHOT) --window-size=1200,1300 --screenshot=docs/images/site-paper-filtered.png \

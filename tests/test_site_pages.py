@@ -89,7 +89,7 @@ def test_the_index_searches_titles_and_shows_linked_in_a_real_browser(built):
     body = found.split('<tbody id="papers-body">', 1)[1].split("</tbody>", 1)[0]
     assert body.count("<tr>") == 1 and "<td>Efficient Calibration of Embedded MPC</td>" in body
     every = dump_dom((site / "index.html").as_uri())
-    cells = re.findall(r'<a href="papers/([^"]+)\.html">[^<]*</a></td><td>[^<]*</td><td class="num">\d+</td>'
+    cells = re.findall(r'<a href="papers/([^"]+)\.html">[^<]*</a></td><td[^>]*>[^<]*</td><td class="num">\d+</td>'
                        r'<td class="num linked">(\d+)</td>((?:<td class="num[^"]*">\d+</td>){7})', every)
     rows = index_rows(site)
     assert len(cells) == len(rows) == 6
@@ -97,6 +97,15 @@ def test_the_index_searches_titles_and_shows_linked_in_a_real_browser(built):
         counts = [int(n) for n in re.findall(r">(\d+)<", states)]
         exact, fuzzy = (list(page_words.STATES).index(s) for s in ("verified_exact", "verified_fuzzy"))
         assert int(linked) == counts[exact] + counts[fuzzy], stem  # the cells the browser drew
+    assert table_cells(every) == table_cells((site / "index.html").read_text(encoding="utf-8"))  # script or none
+
+
+def table_cells(page: str) -> list[list[tuple[str, str, str]]]:
+    """The index's rows as (class, tooltip, text) of each cell."""
+    from lxml import html
+
+    return [[(td.get("class", ""), td.get("title", ""), td.text_content()) for td in tr.xpath("./td")]
+            for tr in html.fromstring(page).xpath('//tbody[@id="papers-body"]/tr')]
 
 
 SHOWN_STATES = ("Array.prototype.filter.call(document.querySelectorAll('div.ref'), function (r) "
@@ -162,7 +171,7 @@ def test_linked_on_every_paper_page_in_a_real_browser_is_exact_and_close(built):
         for paper, row in rows.items():
             cell = cells[paper]
             exact, close = (int(cell[4 + states.index(s)]) for s in ("verified_exact", "verified_fuzzy"))
-            assert cell[1] == row["title"] and int(cell[3]) == exact + close, paper
+            assert cell[1] == (row["title"] or "\u2014") and int(cell[3]) == exact + close, paper
             text = browser.open((site / row["href"]).as_uri()).evaluate("document.body.innerText")
             assert {int(n) for n in re.findall(r"(\d+) linked to a catalog work", text)} == {exact + close}, paper
             boxes = dict(re.findall(r"(verified exactly|verified by a close match) \((\d+)\)",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+from datetime import datetime, timezone
 from typing import Any, Mapping, Sequence
 from urllib.parse import quote
 
@@ -24,6 +25,8 @@ CITES_PER_PAGE = 1000  # references listed on one page of a cited work
 SHORT = {"verified_exact": "exact", "verified_fuzzy": "close", "metadata_mismatch": "mismatch",
          "malformed_identifier": "broken id", "parse_uncertain": "unread", "unavailable": "unavailable",
          "unresolved": "not found"}
+# a paper whose title neither the catalog nor its own source gives: a dash, said in its tooltip
+NO_TITLE = '<td class="none" title="no title in the catalog, nor read from the paper&#x27;s own source">&#x2014;</td>'
 LINKED_MEANS = ("linked: verified exactly or by a close match; a reference whose identifier names another "
                 "work (metadata_mismatch) is counted on its own, never as a link")
 
@@ -31,6 +34,7 @@ _SCRIPT = """
 (function () {
   var rows = JSON.parse(document.getElementById("papers-data").textContent);
   var states = JSON.parse(document.getElementById("states-data").textContent);
+  var noTitle = JSON.parse(document.getElementById("no-title-data").textContent);
   var body = document.getElementById("papers-body"), box = document.getElementById("search");
   var count = document.getElementById("shown"), key = "id", dir = 1;
   function esc(s) {
@@ -50,7 +54,8 @@ _SCRIPT = """
       return (x < y ? -1 : x > y ? 1 : 0) * dir;
     });
     body.innerHTML = shown.map(function (r) {
-      return '<tr><td><a href="' + esc(r.href) + '">' + esc(r.id) + "</a></td><td>" + esc(r.title) + "</td>" +
+      return '<tr><td><a href="' + esc(r.href) + '">' + esc(r.id) + "</a></td>" +
+        (r.title ? "<td>" + esc(r.title) + "</td>" : noTitle) +
         num(r.refs) + num(r.linked, "linked") + r.states.map(function (n, i) {
           return num(n, n ? "has " + states[i] : "");
         }).join("") + '<td class="num">' + (r.alarms ? '<span class="marker">' + esc(r.alarms) + "</span>" : "0") +
@@ -85,8 +90,8 @@ def page_head(title: str, top: str, wide: bool = False) -> list[str]:
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
             f"<title>{e(title)}</title><style>{css()}.has{{font-weight:bold}}body.wide{{max-width:90em}}"
             "th[data-key]{cursor:pointer;text-decoration:underline dotted}#search{font-size:1.1em;width:30em}"
-            "td.linked{background:#eef7ee}th.t{min-width:16em}#papers td:first-child{white-space:nowrap}"
-            ".fields th{width:12em}.left-out{border:2px solid #c00;background:#fee;"
+            "td.linked{background:#eef7ee}th.t{min-width:20em}#papers td:first-child{white-space:nowrap}"
+            "td.none{color:#888}.fields th{width:12em}.left-out{border:2px solid #c00;background:#fee;"
             "padding:.3em .8em}</style></head><body" + (' class="wide">' if wide else ">"),
             f'<nav class="home">{link(top + "index.html", "All papers")} &middot; '
             f'{link(top + "notices.html", "Standing notices")}</nav>', f"<h1>{e(title)}</h1>"]
@@ -106,7 +111,7 @@ def index_page(rows: Sequence[Mapping[str, Any]], as_of: str, noticed: int,
     is clicked or the search box changes; the record files left out, and why, above them."""
     e = escape_html
     page = page_head("Citation ledger", "", wide=True)
-    page.append(f"<p>{e(len(rows))} papers, as of {e(as_of or 'an unknown time')}; "
+    page.append(f"<p>{e(len(rows))} papers, as of {e(minute_utc(as_of) or 'an unknown time')}; "
                 f"{link('notices.html', e(page_words.plural(noticed, 'cited work')) + ' with notices')}. "
                 f"Click a column to sort; type to search ids and titles. {e(LINKED_MEANS.capitalize())}.</p>")
     if left_out:
@@ -130,8 +135,18 @@ def index_page(rows: Sequence[Mapping[str, Any]], as_of: str, noticed: int,
     page.append("</tbody></table>")
     page.append(json_script("papers-data", list(rows)))
     page.append(json_script("states-data", [f"s-{s}" for s in page_words.STATES]))
+    page.append(json_script("no-title-data", NO_TITLE))
     page.append(f"<script>{_SCRIPT}</script></body></html>")
     return visible_controls("\n".join(page) + "\n")
+
+
+def minute_utc(moment: str) -> str:
+    """An ISO time as a reader reads it, to the minute in UTC (``2026-12-06 04:56 UTC``); other text as it is."""
+    try:
+        when = datetime.fromisoformat(moment)
+    except ValueError:
+        return moment
+    return (when.astimezone(timezone.utc) if when.tzinfo else when).strftime("%Y-%m-%d %H:%M") + " UTC"
 
 
 def legend_items() -> list[str]:
@@ -144,8 +159,9 @@ def static_row(row: Mapping[str, Any]) -> str:
     cells = "".join(f'<td class="num{" has s-" + s if n else ""}">{e(n)}</td>'
                     for s, n in zip(page_words.STATES, row["states"]))
     alarms = f'<span class="marker">{e(row["alarms"])}</span>' if row["alarms"] else "0"
-    return (f'<tr><td>{link(row["href"], e(row["id"]))}</td><td>{e(row["title"])}</td><td class="num">{e(row["refs"])}'
-            f'</td><td class="num linked">{e(row["linked"])}</td>{cells}<td class="num">{alarms}</td>'
+    title = f'<td>{e(row["title"])}</td>' if row["title"] else NO_TITLE
+    return (f'<tr><td>{link(row["href"], e(row["id"]))}</td>{title}<td class="num">{e(row["refs"])}</td>'
+            f'<td class="num linked">{e(row["linked"])}</td>{cells}<td class="num">{alarms}</td>'
             f'<td class="num">{e(row["inbound"])}</td></tr>')
 
 
@@ -218,7 +234,8 @@ def work_pages(stem: str, work_id: str, row: Mapping[str, Any] | None, work: Cit
         for cites in chunk:
             paper, paper_title = cites[0][0], cites[0][1]
             refs = " ".join(f'<a href="{e(h)}">[{e(index)}]</a> {_badge(status)}' for _, _, h, index, status in cites)
-            page.append(f"<tr><td>{_paper_link(paper)}</td><td>{e(paper_title)}</td><td>{refs}</td></tr>")
+            title = f"<td>{e(paper_title)}</td>" if paper_title else NO_TITLE
+            page.append(f"<tr><td>{_paper_link(paper)}</td>{title}<td>{refs}</td></tr>")
         page.append("</table></body></html>")
         pages.append(visible_controls("\n".join(page) + "\n"))
     return pages
