@@ -101,7 +101,7 @@ def test_identifier_lookups_are_memory_mapped_and_check_the_key(fixture_catalog)
     import pyarrow as pa
 
     cat = ParquetCatalog(fixture_catalog)
-    ids = cat._identifiers
+    ids = cat._part("identifiers")
     assert isinstance(ids.keys_by_hash.hashes, np.memmap) and isinstance(ids.rows, np.memmap)
     assert cat.works_by_doi(["10.1002/ajmg.b.31237", "10.9999/absent"]).keys() == {"10.1002/ajmg.b.31237"}
     ids.keys = pa.chunked_array([pa.array(["doi\tsomething-else"] * len(ids.keys), pa.large_string())])

@@ -15,7 +15,7 @@ from citeledger.app_errors import DiskFull, LedgerPathError
 from citeledger.catalog import catalog_store as catalog_module
 from citeledger.catalog import generation_pins as pins_module
 from citeledger.catalog.catalog_store import CatalogStore
-from citeledger.cli import entry as cli_main
+from citeledger.cli import arguments as cli_arguments
 from citeledger.ledger import ledger_store as ledger_module
 from citeledger.ledger.ledger_store import LedgerStore
 from citeledger.records import record_files
@@ -262,7 +262,7 @@ def test_ctrl_c_names_the_run_to_finish(tmp_path, fixture_catalog, capsys, monke
         planning.plan_run([inp], fixture_catalog, tmp_path / "ledger", run_id="r-ctrl-c")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli_main, "cmd_resolve", interrupted_resolve)
+    monkeypatch.setattr(cli_arguments, "cmd_resolve", interrupted_resolve)  # the function resolve runs
     assert cli.main(["resolve", str(inp)]) == 130
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["citeledger: interrupted; re-run with --run-id r-ctrl-c to finish"]

@@ -51,7 +51,7 @@ def own_catalog(built_catalog, tmp_path) -> Path:
 
 def test_notice_columns_are_those_of_the_scan(fixture_catalog):
     catalog = ParquetCatalog(fixture_catalog)
-    assert catalog._notices is not None  # written by the build's index step
+    assert catalog._part("notices") is not None  # written by the build's index step
     ids = _all_ids(catalog)
     found = catalog.notice_rows([*ids, "doi:10.9/not-in-the-catalog"])
     assert found == _scanned(catalog, ids)
@@ -62,7 +62,7 @@ def test_notice_columns_are_those_of_the_scan(fixture_catalog):
 def test_notice_rows_are_those_of_the_scan(fixture_catalog, monkeypatch):
     ids = _all_ids(get_catalog(fixture_catalog))
     from_file = notice_check.work_notice_rows(fixture_catalog, ids, "r")
-    monkeypatch.setattr(get_catalog(fixture_catalog), "_notices", None)  # the DuckDB join
+    monkeypatch.setitem(get_catalog(fixture_catalog)._opened, "notices", None)  # the DuckDB join
     assert from_file == notice_check.work_notice_rows(fixture_catalog, ids, "r")
     assert any(r["standing"] != "none" for r in from_file)
 
@@ -72,11 +72,11 @@ def test_opening_a_generation_without_them_writes_nothing_and_a_plan_derives_the
     for name in notice_file.FILES:
         (gen / name).unlink()
     assert not notice_file.is_current(gen)
-    assert ParquetCatalog(own_catalog)._notices is None and not notice_file.is_current(gen)  # a reader reads
+    assert ParquetCatalog(own_catalog)._part("notices") is None and not notice_file.is_current(gen)  # a reader reads
     assert _scanned(ParquetCatalog(own_catalog), _all_ids(ParquetCatalog(own_catalog)))
     bring_up_to_date(own_catalog, gen.name)
     catalog = ParquetCatalog(own_catalog)
-    assert notice_file.is_current(gen) and catalog._notices is not None
+    assert notice_file.is_current(gen) and catalog._part("notices") is not None
     ids = _all_ids(catalog)
     assert catalog.notice_rows(ids) == _scanned(catalog, ids)
 
@@ -124,7 +124,7 @@ def test_a_folder_that_cannot_be_written_reads_works_parquet(own_catalog, monkey
         raise PermissionError(13, "Permission denied", str(gen_dir))
     monkeypatch.setattr(notice_file, "write", refused)
     catalog = ParquetCatalog(own_catalog)
-    assert catalog._notices is None
+    assert catalog._part("notices") is None
     ids = _all_ids(catalog)
     assert catalog.notice_rows(ids) == catalog.work_rows(ids, notice_file.NOTICE_COLUMNS)
 
@@ -132,8 +132,8 @@ def test_a_folder_that_cannot_be_written_reads_works_parquet(own_catalog, monkey
 def test_an_id_whose_hash_names_another_work_is_read_from_works_parquet(own_catalog, monkeypatch):
     catalog = ParquetCatalog(own_catalog)
     ids = _all_ids(catalog)
-    real_rows = catalog._notices.rows
-    monkeypatch.setattr(catalog._notices, "rows", lambda asked: {w: 0 for w in real_rows(asked)})  # all "row 0"
+    real_rows = catalog._part("notices").rows
+    monkeypatch.setattr(catalog._part("notices"), "rows", lambda asked: {w: 0 for w in real_rows(asked)})  # all "row 0"
     assert catalog.notice_rows(ids) == _scanned(catalog, ids) | catalog.work_rows(ids[1:], notice_file.NOTICE_COLUMNS)
 
 

@@ -33,7 +33,7 @@ from citeledger.catalog.merge_sql import (
     NEW_LATEST_SQL,
     SHARED_IDS_SQL,
 )
-from citeledger.index import blocking, index_upgrade, venue_index
+from citeledger.index import blocking, venue_index
 from citeledger.index import notice_files as notice_file
 from citeledger.options import env_memory_size
 from citeledger.storage.atomic import atomic_write_bytes, disk_errors, file_sha256, publish_dir
@@ -314,6 +314,10 @@ class ParquetCatalog:
     """``CatalogLookup`` over a built catalog folder: identifier lookups on memory-mapped files
     (``blocking.IdentifierIndex``); other reads (work rows by id, new works, notice events) in
     DuckDB, each call on its own cursor, so tasks in several threads can share one catalog.
+
+    Each lookup file is opened when first asked for (the identifier index, the works' row files,
+    the venue locators, the notice files): a reader of records or of a site opens no locator or
+    notice file it never reads.
     """
 
     def __init__(self, directory: CatalogDir, generation: str | Path | None = None):
@@ -333,10 +337,26 @@ class ParquetCatalog:
         self._lock = threading.Lock()
         self._con.execute(f"CREATE VIEW works AS SELECT * FROM read_parquet({sql_literal(gen / 'works.parquet')})")
         blocking.require_current(gen)  # reads only: a run's plan brings an older index up to date
-        self._identifiers = blocking.IdentifierIndex(gen)
-        self._works = WorkReader(gen, blocking.index_stamp(gen))  # positional reads of the row files
-        self._locators = venue_index.load(gen, blocking.map_ipc, index_upgrade.pages_current(gen))
-        self._notices = notice_file.open_current(gen)  # None for a generation made without them
+        self._stamp = blocking.index_stamp(gen)  # the files below were made for this works.parquet
+        self._opened: dict[str, Any] = {}
+
+    def _part(self, name: str) -> Any:
+        """A lookup file of the generation, opened on first use (once: the threads of a run share it)."""
+        if name not in self._opened:
+            with self._lock:
+                if name not in self._opened:
+                    self._opened[name] = self._open(name)
+        return self._opened[name]
+
+    def _open(self, name: str) -> Any:
+        gen = self.generation_dir
+        if name == "identifiers":
+            return blocking.IdentifierIndex(gen)
+        if name == "works":
+            return WorkReader(gen, self._stamp)  # positional reads of the row files
+        if name == "locators":
+            return venue_index.load(gen, blocking.map_ipc, venue_index.pages_current(gen, self._stamp))
+        return notice_file.open_current(gen, self._stamp)  # None for a generation made without them
 
     @staticmethod
     def generation_of(directory: CatalogDir) -> Path | None:
@@ -363,8 +383,8 @@ class ParquetCatalog:
     def _lookup(self, scheme: str, values: Sequence[str]) -> dict[str, Work]:
         """Works by identifier through the memory-mapped lookup (``blocking.IdentifierIndex``):
         a binary search per value, no query engine, no per-identifier heap."""
-        rows = self._identifiers.lookup(scheme, values)
-        works = self._works.works(sorted(set(rows.values())))
+        rows = self._part("identifiers").lookup(scheme, values)
+        works = self._part("works").works(sorted(set(rows.values())))
         release_if_over()
         return {value: works[row] for value, row in rows.items()}
 
@@ -376,12 +396,12 @@ class ParquetCatalog:
 
     def works_by_locator(self, keys: Sequence[tuple[str, str, str]]) -> dict[tuple[str, str, str], list[Work]]:
         """Works by (venue key, volume, first page) through the memory-mapped locator file."""
-        found = venue_index.lookup(self._locators, self._works.works, keys)
+        found = venue_index.lookup(self._part("locators"), self._part("works").works, keys)
         release_if_over()
         return found
 
     def works_at_volume_page(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[tuple[str, Work]]]:
-        found = venue_index.lookup_volume_page(self._locators, self._works.works, pairs)
+        found = venue_index.lookup_volume_page(self._part("locators"), self._part("works").works, pairs)
         release_if_over()
         return found
 
@@ -408,9 +428,10 @@ class ParquetCatalog:
     def notice_rows(self, work_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The notice step's columns (``notice_files.NOTICE_COLUMNS``) of works by id: by row from
         the notice files, or (a generation they could not be written for) from works.parquet."""
-        if self._notices is None:
+        notices = self._part("notices")
+        if notices is None:
             return self.work_rows(work_ids, notice_file.NOTICE_COLUMNS)
-        found = notice_file.notice_rows(self._notices, work_ids,
+        found = notice_file.notice_rows(notices, work_ids,
                                         lambda ids: self.work_rows(ids, notice_file.NOTICE_COLUMNS))
         release_if_over()
         return found

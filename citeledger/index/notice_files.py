@@ -44,18 +44,19 @@ HELD = ("crossref", "openalex", "arxiv_snapshot", "arxiv_oai")  # arXiv's: wheth
 NAMES = (*WORK_COLUMNS, "sources", "relations")  # the sources whose holding a work changes its notice's sources checked
 
 
-def _stamp_values(gen_dir: Path) -> np.ndarray:
-    stamp = blocking.index_stamp(gen_dir)
+def _stamp_values(gen_dir: Path, stamp: dict | None = None) -> np.ndarray:
+    stamp = stamp or blocking.index_stamp(gen_dir)
     return np.array([stamp["n_works"], stamp["works_bytes"], stamp["format"], NOTICE_FORMAT], np.int64)
 
 
-def is_current(gen_dir: Path) -> bool:
-    """Were the notice files written for this generation's works.parquet, in this format?"""
+def is_current(gen_dir: Path, stamp: dict | None = None) -> bool:
+    """Were the notice files written for this generation's works.parquet (``stamp``: its index
+    stamp, when the caller read it), in this format?"""
     try:
         made_for = np.load(gen_dir / STAMP, allow_pickle=False)
     except (OSError, ValueError):
         return False
-    return np.array_equal(made_for, _stamp_values(gen_dir)) and all((gen_dir / f).exists() for f in FILES)
+    return np.array_equal(made_for, _stamp_values(gen_dir, stamp)) and all((gen_dir / f).exists() for f in FILES)
 
 
 def _source_flags(sources: pa.Array, n: int) -> np.ndarray:
@@ -130,10 +131,10 @@ def ensure(gen_dir: Path) -> bool:
     return True
 
 
-def open_current(gen_dir: Path) -> "NoticeFile | None":
+def open_current(gen_dir: Path, stamp: dict | None = None) -> "NoticeFile | None":
     """The generation's notice files, or None when it has none (the notice step then reads
     works.parquet). Reads only: ``ensure`` writes them where a run is planned."""
-    return NoticeFile(gen_dir) if is_current(gen_dir) else None
+    return NoticeFile(gen_dir) if is_current(gen_dir, stamp) else None
 
 
 class NoticeFile:
