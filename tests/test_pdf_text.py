@@ -23,7 +23,7 @@ from rapidfuzz import fuzz
 from papers.model import MiB
 from papers.pdf.entries import reference_strings, split_entries, without_page_edges
 from papers.pdf.joins import join_lines
-from papers.pdf.layout import reading_order
+from papers.pdf.layout import page_order, reading_order
 from papers.pdf.read import (
     MAX_MEMORY_BYTES,
     SOURCE,
@@ -34,7 +34,7 @@ from papers.pdf.read import (
     pdftotext_path,
     read_pdf_text,
 )
-from papers.pdf.words import Line, Word, join_spaced
+from papers.pdf.words import Line, Page, Word, join_spaced, split_at_columns
 from resolvers.identifiers.extract import extract_identifiers
 from resolvers.remote.grobid import parse_tei
 
@@ -922,3 +922,78 @@ def test_a_collaboration_s_author_list_after_the_list_is_no_part_of_its_last_ent
     refs = reference_strings(_lines(texts))
     assert len(refs) == 7 and refs[-1] == ("ATLAS Collaboration, ATLAS Computing Acknowledgements, 2025, "
                                            "url: https://cds.cern.ch/record/2922210.")
+
+
+def _set(x0: float, y: float, text: str, x1: float | None = None, page: int = 0) -> Line:
+    """A line of 5-point characters from ``x0``, stretched to end at ``x1`` when given (justified)."""
+    words, pos = [], x0
+    for w in text.split():
+        words.append(Word(pos, pos + 5 * len(w), w, 9.0))
+        pos += 5 * len(w) + 3
+    if x1 is not None:
+        scale = (x1 - x0) / (words[-1].x1 - x0)
+        words = [Word(x0 + (w.x0 - x0) * scale, x0 + (w.x1 - x0) * scale, w.text, 9.0) for w in words]
+    return Line(page, x0, y, words[-1].x1, y + 9, words)
+
+
+def test_a_list_in_two_columns_under_one_column_text_is_cut_under_its_heading_however_long():
+    """The last page of a one-column paper: body text, an appendix's headings, then the list in two
+    columns under its centred heading. The cut is tried at the short lines across the page's middle
+    (headings), upwards while the part below keeps the same gutter, not at each line of a long list."""
+    lines = [_set(98, 60 + 14 * i, f"Body text {i} of the one column part of this page, across it.", 520)
+             for i in range(20)]
+    lines += [_set(270, 350, "APPENDIX", 337), _set(98, 372, "See Sarkka & Garcia (2020).", 301),
+              _set(265, 400, "REFERENCES", 346)]
+    for k in range(14):
+        for x, n in ((90, k), (320, 14 + k)):
+            lines += [_set(x, 420 + 30 * k, f"{NAMES[n % 12]}, A., & Other, B. {1980 + n},", x + 190),
+                      _set(x + 11, 430 + 30 * k, f"J. Tests {n}, 1, doi: 10.1000/t.{n}")]
+    refs = reference_strings(page_order(Page(0, 612, lines)))
+    assert len(refs) == 28 and refs[14] == "Clark, A., & Other, B. 1994, J. Tests 14, 1, doi: 10.1000/t.14"
+
+
+def test_two_columns_lines_poppler_put_on_one_line_are_two_lines():
+    left = _spaced([("et", 3.0), ("al.", 3.0), ("2018,", 3.0), ("JAX:", 3.0), ("composable", 40.0)], 100.9)
+    right = _spaced([("Ambikasaran,", 3.0), ("S.,", 3.0), ("&", 3.0), ("Angus,", 3.0), ("R.", 0.0)], left[-1].x1 + 40)
+    assert [[w.text for w in part] for part in split_at_columns(left + right, 10.9)] == [
+        ["et", "al.", "2018,", "JAX:", "composable"], ["Ambikasaran,", "S.,", "&", "Angus,", "R."]]
+    numbered = _spaced([("12", 40.0)], 60) + _spaced([("of", 3.0), ("the", 3.0), ("list.", 0.0)], 112)
+    assert len(split_at_columns(numbered, 10.9)) == 1  # a margin's line number stays with its line
+
+
+def test_a_caption_across_both_columns_and_text_wider_than_the_list_s_column_are_no_entries():
+    left = [_set(50, 470 + 26 * k, f"{NAMES[k]}, A., & Other, B. {2000 + k}, ApJ,", 280) for k in range(6)]
+    left += [_set(61, 483 + 26 * k, f"{k}, 1, doi: 10.1000/t.{k}") for k in range(6)]
+    right = [_set(320, 470 + 26 * k, f"{NAMES[6 + k]}, A., & Other, B. {2010 + k}, AJ,", 550) for k in range(6)]
+    right += [_set(331, 483 + 26 * k, f"{k}, 2, doi: 10.1000/u.{k}") for k in range(6)]
+    for line in left:
+        line.column = 0
+    for line in right:
+        line.column = 1
+    caption = [_set(50, 414, "Figure C1. Results of the false positive rate experiment for the H band, as", 561),
+               _set(50, 427, "described in the text, with (a) the detections and (b) the filtered and binned", 561),
+               _set(50, 441, "demarcated with a black dashed line.")]
+    for line in caption[:2]:
+        line.column = -1
+    later = [_set(50, 100 + 13 * i, f"Text of a figure page {i} that runs across the whole page, as a caption does.",
+                  560, page=1) for i in range(4)]
+    ordered = [_set(72, 400, "References")] + caption + sorted(left, key=lambda ln: ln.y0) + sorted(
+        right, key=lambda ln: ln.y0) + later
+    refs = reference_strings(ordered)
+    assert len(refs) == 12 and not any("Figure" in r or "demarcated" in r or "caption" in r for r in refs)
+
+
+def test_a_hanging_list_s_indent_is_its_most_common_one_not_a_figure_s_labels():
+    texts = [(72, "References")]
+    for k, name in enumerate(NAMES[:8]):
+        texts += [(72, f"{name}, A. 200{k}, ApJ, {k}, 1, a title of"), (81, "some length.")]
+    texts += [(72 + 6 * k, f"{80 - 10 * k}") for k in range(4, 14)] + [(130, "number of objects"), (150, "V magnitude")]
+    assert len(reference_strings(_lines(texts))) == 8
+
+
+def test_an_annual_review_s_related_resources_end_the_list():
+    texts = [(72, "LITERATURE CITED")]
+    for k, name in enumerate(NAMES[:4]):
+        texts += [(72, f"{name} A, Other B. 200{k}. ApJ {k}:1"), (82, "and more of the entry")]
+    texts += [(72, "RELATED RESOURCES"), (72, "Rasmussen CE, Williams CKI. 2006. Gaussian Processes. MIT Press")]
+    assert len(reference_strings(_lines(texts))) == 4

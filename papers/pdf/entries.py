@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from statistics import median
 
 from papers.pdf.joins import hyphenated_words, join_lines
+from papers.pdf.layout import SPAN
 from papers.pdf.sections import HANG_MIN, find_sections
 from papers.pdf.words import Line
 
@@ -61,6 +62,9 @@ MAX_SKIP = 1  # one label may be lost (printed as a glyph the text layer lacks) 
 
 # what a page prints after or among the entries that is no reference: a figure's or table's
 # caption, a journal's closing line, a copyright line
+CAPTION = re.compile(r"(?:Figure|Fig\.|Table|Extended Data Fig\.)\s*[A-Z]?\d+[.:|]", re.I)
+CAPTION_STEP = 1.6  # a caption's lines follow one another within this many line heights
+WIDE = 1.5  # a line this many times wider than a two-column list's usual line runs across its page
 FURNITURE = re.compile(r"(?:(?:Figure|Fig\.|Table|Box|Extended Data Fig\.)\s*[A-Z]?\d+[.:|]"
                        r"|Received\b.{0,60}\b(?:accepted|revised|published)\b"
                        r"|This (?:paper|article|manuscript) (?:has been|was) (?:typeset|produced)"
@@ -129,12 +133,14 @@ def _without_label(line: Line, label: str) -> Line:
 
 def _hang(lines: list[Line]) -> float | None:
     """The indent of continuation lines when the list hangs them (a good share of lines indented
-    by about the same amount past their column's edge), else None."""
+    by about the same amount past their column's edge: the most common indent, so a figure's
+    labels after the list, each indented its own way, do not move it), else None."""
     indents = [ln.indent for ln in lines]
     deep = [i for i in indents if i >= HANG_MIN]
     if len(deep) < max(2, len(indents) // 5) or len(deep) == len(indents):
         return None
-    return median(deep)
+    common = max(set(round(i) for i in deep), key=lambda r: sum(abs(i - r) <= HANG_MIN / 2 for i in deep))
+    return median(i for i in deep if abs(i - common) <= HANG_MIN / 2)
 
 
 def split_unnumbered(lines: list[Line]) -> list[Entry]:
@@ -230,6 +236,50 @@ def skip_body_text(lines: list[Line]) -> list[Line]:
     return out
 
 
+def without_wide_captions(lines: list[Line]) -> list[Line]:
+    """The section less a figure's or table's caption set across both columns of a page of the list
+    (``Figure C1. Results of ...``): its lines across the gutter, and its short last line, which
+    stands in the left column at the caption's edge and step, apart from the list's next line."""
+    out: list[Line] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.column != SPAN or not CAPTION.match(line.text):
+            out.append(line)
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines) and lines[j].column == SPAN and lines[j].page == line.page:
+            j += 1
+        if j < len(lines) and _caption_end(lines, j, line):
+            j += 1
+        i = j
+    return out
+
+
+def without_wide_lines(lines: list[Line]) -> list[Line]:
+    """A list set in two columns less the lines much wider than its column (``WIDE`` times the
+    upper quartile of its lines' widths on its two-column pages, where full lines are the column's
+    width): a figure's caption or body text across the page, on the list's pages or on the pages of
+    figures after it, is no part of the list."""
+    two = {ln.page for ln in lines if ln.column == 1}
+    widths = sorted(ln.x1 - ln.x0 for ln in lines if ln.page in two and ln.column in (0, 1))
+    if len(widths) < 4:
+        return lines
+    limit = WIDE * widths[3 * len(widths) // 4]
+    return [ln for ln in lines if ln.x1 - ln.x0 <= limit]
+
+
+def _caption_end(lines: list[Line], j: int, caption: Line) -> bool:
+    """``lines[j]`` ends the caption that ``lines[j - 1]`` goes on: at the caption's left edge, one
+    line's step below, and farther from the line after it than from the caption."""
+    last, line = lines[j - 1], lines[j]
+    step = line.y0 - last.y0
+    after = lines[j + 1].y0 - line.y0 if j + 1 < len(lines) and lines[j + 1].page == line.page else float("inf")
+    return (line.page == caption.page and abs(line.x0 - caption.x0) <= 1.0
+            and 0 < step < CAPTION_STEP * (last.y1 - last.y0) and (after < 0 or after > step + 2.0))
+
+
 def without_page_edges(lines: list[Line]) -> list[Line]:
     """The section less a page's furniture that no header rule caught (a running head or foot seen
     on one page only: ``A. Author`` over the list's second page, ``MNRAS 000, 000-000 (0000)`` under
@@ -300,7 +350,8 @@ def _column_foot(lines: list[Line], i: int) -> bool:
 
 
 def split_entries(lines: list[Line]) -> list[Entry]:
-    body = skip_body_text(without_page_edges([ln for ln in lines if ln.text.strip()]))
+    body = [ln for ln in lines if ln.text.strip()]
+    body = skip_body_text(without_page_edges(without_wide_lines(without_wide_captions(body))))
     if not body:
         return []
     return bound_last(split_numbered(body) or split_labelled(body) or split_unnumbered(body))

@@ -291,8 +291,9 @@ def drop_margin_number(line: Line) -> Line:
 def _columns(page: Page, usual: float | None = None) -> list[Line]:
     """The page's lines with their columns: split at the page's gutter; else, when the page ends
     in two columns under one-column text (a reference list set in two columns at the end of a
-    one-column paper), the lines under the highest short line (a heading) below which a gutter
-    still appears are split there and the lines above are ``SPAN``; else, on a page of a
+    one-column paper), the lines under the highest short line across the page's middle (a
+    heading) below which the same gutter still appears are split there and the lines above are
+    ``SPAN``; else, on a page of a
     two-column document whose wide figures leave too few lines for a gutter of its own, split at
     the document's ``usual`` gutter (a line across it spans both columns). A page whose own
     gutter lies elsewhere than the usual one, which is as clear a gutter on this page, is split at
@@ -304,12 +305,14 @@ def _columns(page: Page, usual: float | None = None) -> list[Line]:
         gutter = usual
     if gutter is not None:
         return split_columns(page, gutter)
-    short = [ln for ln in sorted(page.lines, key=lambda ln: -ln.y0) if ln.x1 - ln.x0 < SHORT * page.width]
+    middle = page.width / 2
+    short = [ln for ln in sorted(page.lines, key=lambda ln: -ln.y0)
+             if ln.x1 - ln.x0 < SHORT * page.width and ln.x0 < middle < ln.x1]
     found: tuple[float, Page, float] | None = None
-    for head in short[:MAX_CUT_TRIES]:  # upwards, while the part below keeps a gutter
+    for head in short[:MAX_CUT_TRIES]:  # upwards, while the part below keeps its gutter
         below = Page(page.number, page.width, [ln for ln in page.lines if ln.y0 >= head.y1])
         gutter = find_gutter(below)
-        if gutter is None and found is not None:
+        if found is not None and (gutter is None or abs(gutter - found[2]) > GUTTER_MOVE * page.width):
             break
         if gutter is not None:
             found = (head.y1, below, gutter)

@@ -22,7 +22,8 @@ END_HEADING = re.compile(
     r"(?:(?:\d{1,2}|[IVXL]{1,5}|[A-Z])\.?\s{0,3})?"
     r"(?:appendix|appendices|supplementary|supplemental|supporting\s+information|acknowledge?ments?"
     r"|author\s+contributions|competing\s+interests|conflicts?\s+of\s+interest|declaration\s+of"
-    r"|funding|abbreviations|about\s+the\s+authors?|biograph(?:y|ies)|figure\s+legends?)\b", re.I)
+    r"|funding|abbreviations|about\s+the\s+authors?|biograph(?:y|ies)|figure\s+legends?|related\s+resources"
+    r"|disclosure\s+statement)\b", re.I)
 SUPPLEMENT_HEADING = re.compile(
     r"(?:(?:\d{1,2}|[IVXL]{1,5}|[A-Z])\.?\s{0,3})?(?:appendix|appendices|supplementary|supplemental"
     r"|supporting\s+information)\b", re.I)

@@ -19,6 +19,7 @@ LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb
 # recovery mode would drop the text around them
 _CONTROL = bytes(c for c in range(32) if c not in (9, 10, 13))
 _DOI_IN_WORD = re.compile(r"10\.\d{4,9}/")
+COLUMN_GAP = 2.0  # a gap this many line heights wide parts two columns' lines poppler put on one line
 SPACED = 0.6  # a gap narrower than this share of a line's word space is a stretched URL's, no space
 URL_MARKS = frozenset("./-:_~?=&#%()")  # characters after which the url package lets a line break (and stretch)
 _PROSE = re.compile(r"[(\[]?[^\W\d_]{2,}[.,;:)\]]?")  # a word of letters (its punctuation aside)
@@ -78,9 +79,12 @@ def parse_pages(xhtml: bytes) -> Iterator[Page]:
                       float(w.get("yMax", 0)) - float(w.get("yMin", 0)))
                  for w in line_el.iter(f"{XHTML}word") if (w.text or "").strip()],
                 float(line_el.get("yMax", 0)) - float(line_el.get("yMin", 0))))
-            if words:
-                lines.append(Line(number, float(line_el.get("xMin", 0)), float(line_el.get("yMin", 0)),
-                                  float(line_el.get("xMax", 0)), float(line_el.get("yMax", 0)), words))
+            y0, y1 = float(line_el.get("yMin", 0)), float(line_el.get("yMax", 0))
+            parts = split_at_columns(words, y1 - y0)
+            for k, part in enumerate(parts):  # the line's own box (a blank word, a drawn dash, opens it)
+                x0 = float(line_el.get("xMin", 0)) if k == 0 else part[0].x0
+                x1 = float(line_el.get("xMax", 0)) if k == len(parts) - 1 else part[-1].x1
+                lines.append(Line(number, x0, y0, x1, y1, part))
         yield Page(number, float(element.get("width", 0) or 0), lines)
         element.clear()
         while element.getprevious() is not None:
@@ -134,3 +138,19 @@ def join_spaced(words: list[Word]) -> list[Word]:
         else:
             out.append(word)
     return out
+
+
+def split_at_columns(words: list[Word], height: float) -> list[list[Word]]:
+    """A line poppler made of two columns' lines on one baseline (``et al. 2018, JAX: composable``
+    and ``Ambikasaran, S., & Angus, R. 2017,``) cut where a gap wider than ``COLUMN_GAP`` line heights,
+    which no word space reaches, parts two runs of two words or more (a margin's line number or a
+    list's label alone beside its text stays in the line)."""
+    cuts = [0] + [i for i in range(2, len(words) - 1)
+                  if words[i].x0 - words[i - 1].x1 > COLUMN_GAP * height] + [len(words)]
+    parts: list[list[Word]] = []
+    for a, b in zip(cuts, cuts[1:]):
+        if parts and (b - a < 2 or len(parts[-1]) < 2):
+            parts[-1] = parts[-1] + words[a:b]
+        else:
+            parts.append(words[a:b])
+    return [part for part in parts if part]
