@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from citeledger.options import DEFAULT_CATALOG, DEFAULT_LEDGER, path_setting
-from papers.model import PaperLimits
+from papers.paper_model import PaperLimits
 from resolvers.errors import ConfigError
 from resolvers.redaction import HIDDEN, redact
 from resolvers.remote.settings import (  # noqa: F401 (re-exported: the types config files fill)

@@ -9,7 +9,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import IO
 
-from papers.model import PaperLimits, PaperReject
+from papers.paper_model import PaperLimits, PaperReject
 from papers.suffixes import TEXT_SUFFIXES
 
 CHUNK = 1 << 16

@@ -8,8 +8,8 @@ from typing import Mapping
 
 from papers import braces
 from papers.archive import ArchiveProblem, Tree, gunzip, is_gzip, is_tar, read_tar
-from papers.model import PaperLimits, PaperReferences, PaperReject
 from papers.names import citing_paper_from_name, strip_suffix
+from papers.paper_model import PaperLimits, PaperReferences, PaperReject
 from papers.sources import choose
 from papers.suffixes import KINDS
 from papers.titles import TEX

@@ -28,7 +28,7 @@ from papers.bibliography.notes import Note, cited_with_notes, footnotes_in_bibli
 from papers.bibliography.render import fields_text, keeps_citation_order, render, sort_key
 from papers.bibliography.repeats import author_block, fill_repeated_authors, starts_with_dash
 from papers.macros import MAX_EXPANDED_ENTRY, Expander, definitions
-from papers.model import ExtractedReference, PaperLimits, PaperReject
+from papers.paper_model import ExtractedReference, PaperLimits, PaperReject
 from papers.suffixes import KINDS
 from papers.text import latex_to_text
 from papers.titles import tex_title

@@ -71,7 +71,7 @@ PYLATEXENC_MAX_CHARS = 100_000
 @functools.cache
 def _converter() -> Any:
     """pylatexenc's converter, made on first use: importing pylatexenc costs every command that
-    loads the configuration (which names ``papers.model.PaperLimits``) 40-100 ms otherwise."""
+    loads the configuration (which names ``papers.paper_model.PaperLimits``) 40-100 ms otherwise."""
     from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
 
     context = get_default_latex_context_db()  # a cross-reference drops out, as on the fast path (not "<ref>")

@@ -8,7 +8,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from papers.model import PaperLimits, PaperReject
+from papers.paper_model import PaperLimits, PaperReject
 from papers.text import strip_comments
 
 _NEWLINE = re.compile("\n")

@@ -7,8 +7,8 @@ import gzip
 import pytest
 from archives import tar_bytes
 
-from papers.model import PaperLimits
 from papers.names import citing_paper_from_name
+from papers.paper_model import PaperLimits
 from papers.reader import read_paper, read_tree
 from resolvers.model import Reason
 from resolvers.parsing.quality import parse_uncertain_reason

@@ -17,7 +17,7 @@ from werkzeug import Request, Response
 
 from citeledger import cli
 from citeledger.inputs.pdf_papers import PdfService, forget_clients, read_pdf
-from papers.model import ExtractedReference, PaperReferences
+from papers.paper_model import ExtractedReference, PaperReferences
 from resolvers.remote.grobid import GrobidClient
 from resolvers.remote.http import PoliteClient
 

@@ -20,7 +20,7 @@ import pytest
 from pdf_pages import PAGE_W, column_lines, make_pdf, nested_forms_pdf
 from rapidfuzz import fuzz
 
-from papers.model import MiB
+from papers.paper_model import MiB
 from papers.pdf.entries import reference_strings, split_entries, without_page_edges
 from papers.pdf.joins import join_lines
 from papers.pdf.layout import page_order, reading_order

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from citeledger.inputs.pdf_papers import UNAVAILABLE, PdfService, current_service, read_pdf
-from papers.model import PaperLimits, PaperReferences, PaperReject
+from papers.paper_model import PaperLimits, PaperReferences, PaperReject
 from resolvers.errors import InputTooLarge, RemoteUnavailable
 from resolvers.remote.arxiv import split_arxiv_id
 from resolvers.remote.eprint import ArxivFiles

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import BinaryIO, Iterator
 
 from citeledger.storage.atomic import file_sha256
-from papers.model import PaperLimits, PaperReferences, PaperReject
 from papers.names import citing_paper_from_name
+from papers.paper_model import PaperLimits, PaperReferences, PaperReject
 from papers.suffixes import TEXT_SUFFIXES
 
 PAPER_KIND, FOLDER_KIND = "paper", "paper_folder"

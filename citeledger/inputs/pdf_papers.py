@@ -22,7 +22,7 @@ from citeledger.app_errors import GrobidNotConfigured
 from citeledger.config import Config, load_config
 from citeledger.storage.places import LedgerDir
 from citeledger.storage.remote_state import PaperCache, paper_cache
-from papers.model import ExtractedReference, PaperReferences, PaperReject
+from papers.paper_model import ExtractedReference, PaperReferences, PaperReject
 from resolvers.errors import PdfUnreadable, RemoteUnavailable
 
 if TYPE_CHECKING:  # GROBID's client and TEI reader (lxml) and poppler's reader load with the first PDF

@@ -24,7 +24,7 @@ from citeledger.app_errors import RowTooLong
 from citeledger.display import visible_line
 from citeledger.inputs.files import CHUNK, open_binary
 from citeledger.inputs.papers import note_title, paper_rows, read_paper_input
-from papers.model import PaperLimits, PaperReferences
+from papers.paper_model import PaperLimits, PaperReferences
 from resolvers.model import Reference
 from resolvers.parsing.text import unicode_problem
 from resolvers.redaction import redact
@@ -391,7 +391,7 @@ def read_paper_rows(path: Path, limits: InputLimits, citing_paper: str | None, n
 
 
 def paper_input_rows(paper: PaperReferences, limits: InputLimits) -> Iterator[Reference | InputReject]:
-    """A paper already read (``papers.model.PaperReferences``, from a file, a folder, GROBID or
+    """A paper already read (``papers.paper_model.PaperReferences``, from a file, a folder, GROBID or
     arXiv) as rows: every paper input names its rejects' file, line and field alike. Its title, when
     its source gives one, is kept for the run (``papers.collecting_titles``)."""
     note_title(paper)

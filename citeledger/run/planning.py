@@ -44,7 +44,7 @@ from citeledger.run.batch_codec import pack_references, unpack_references
 from citeledger.storage import locking
 from citeledger.storage.locking import exclusive
 from citeledger.storage.places import CatalogDir, CatalogPlaces, LedgerDir
-from papers.model import PaperLimits
+from papers.paper_model import PaperLimits
 from resolvers.model import Reference
 
 DEFAULT_BATCH_SIZE = 1000  # the one default of the CLI, the flows and limits.batch_size (config)

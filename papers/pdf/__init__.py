@@ -3,6 +3,6 @@ byte, page and time bounds) as words and lines (``words``), the reading order re
 the references section found (``sections``) and split into entries (``entries``), an entry's lines
 joined into one string (``joins``); the PDF's own id (``ids``) and title (``title``).
 
-May import: ``papers.model``, ``papers.names`` and ``papers.titles``, and of the resolvers only
+May import: ``papers.paper_model``, ``papers.names`` and ``papers.titles``, and of the resolvers only
 ``resolvers.identifiers``.
 """

@@ -27,8 +27,8 @@ import time
 from dataclasses import dataclass
 from typing import IO
 
-from papers.model import ExtractedReference, MiB, PaperReferences, PaperReject
 from papers.names import citing_paper_from_name
+from papers.paper_model import ExtractedReference, MiB, PaperReferences, PaperReject
 from papers.pdf.entries import reference_strings
 from papers.pdf.layout import reading_order
 from papers.pdf.title import pdf_title
