@@ -27,10 +27,10 @@ from papers.bibliography.idents import with_identifiers
 from papers.bibliography.notes import Note, cited_with_notes, footnotes_in_bibliography
 from papers.bibliography.render import fields_text, keeps_citation_order, render, sort_key
 from papers.bibliography.repeats import author_block, fill_repeated_authors, starts_with_dash
+from papers.latex_text import latex_to_text
 from papers.macros import MAX_EXPANDED_ENTRY, Expander, definitions
 from papers.paper_model import ExtractedReference, PaperLimits, PaperReject
 from papers.suffixes import KINDS
-from papers.text import latex_to_text
 from papers.titles import tex_title
 from papers.tree import Expanded, bib_names, expand, main_files, newline_offsets, strip_comments_keep_lines
 

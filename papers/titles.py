@@ -8,8 +8,8 @@ import re
 from typing import Iterable
 
 from papers.braces import group_end
+from papers.latex_text import latex_to_text
 from papers.macros import Expander
-from papers.text import latex_to_text
 
 MAX_TITLE = 500  # characters kept of a title (a real one is a line or two)
 MIN_TITLE = 4

@@ -8,8 +8,8 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
+from papers.latex_text import strip_comments
 from papers.paper_model import PaperLimits, PaperReject
-from papers.text import strip_comments
 
 _NEWLINE = re.compile("\n")
 _CONTROL = bytes(b for b in range(32) if b not in (9, 10, 11, 12, 13))

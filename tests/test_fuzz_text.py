@@ -100,7 +100,7 @@ PATHOLOGICAL = {
 def test_pathological_strings_finish_quickly(name, fixture_lookup):
     """Bounded time per reference: each string is about 1 s of work at most on a slow machine;
     the bound is 20x that, so only a return of super-linear behaviour (40 s+) fails it."""
-    from papers.text import latex_to_text
+    from papers.latex_text import latex_to_text
 
     raw = PATHOLOGICAL[name]
     catalog, fuzzy = fixture_lookup

@@ -12,9 +12,9 @@ import pytest
 from archives import tar_bytes
 
 from papers.bibliography.render import keeps_citation_order
+from papers.latex_text import latex_to_text
 from papers.paper_model import PaperLimits
 from papers.reader import read_paper
-from papers.text import latex_to_text
 from resolvers.identifiers.extract import extract_identifiers
 
 FORMS = Path(__file__).parent / "fixtures" / "paper_forms"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from papers.bibliography.idents import arxiv_eprint
-from papers.text import latex_to_text
+from papers.latex_text import latex_to_text
 
 _VENUE_FIELDS = ("journal", "journaltitle", "booktitle", "school", "institution", "organization",
                  "publisher", "howpublished")

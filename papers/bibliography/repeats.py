@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from papers.bibliography.render import authors
-from papers.text import latex_to_text
+from papers.latex_text import latex_to_text
 
 # one em dash or a rule of several dashes or underscores, then punctuation or a space
 _DASH = re.compile(r"^\s*(?:—[—–\-_]*|[–\-_]{2,})\s*(?=[.,;:(]|\s|\d)")
