@@ -94,12 +94,15 @@ def trace(argv: list[str]) -> tuple[Way, int]:
     return way, status
 
 
-def resolve_way(work: Path) -> Way:
-    """The way of ``ONE_REFERENCE`` through ``citeledger resolve`` into a new ledger."""
+def resolve_way(work: Path, catalog: Path | None = None) -> Way:
+    """The way of ``ONE_REFERENCE`` through ``citeledger resolve`` into a new ledger under ``work``,
+    against ``catalog`` (default: the embedded catalog, built under ``work`` first)."""
     from citeledger.catalog.catalog_store import CatalogStore
 
-    catalog, ledger, refs = work / "catalog", work / "ledger", work / "one.jsonl"
-    CatalogStore(catalog).build(sorted((ROOT / "data" / "sources").iterdir()))
+    ledger, refs = work / "ledger", work / "one.jsonl"
+    if catalog is None:
+        catalog = work / "catalog"
+        CatalogStore(catalog).build(sorted((ROOT / "data" / "sources").iterdir()))
     refs.write_text(json.dumps(ONE_REFERENCE) + "\n", encoding="utf-8")
     way, status = trace(["resolve", str(refs), "--catalog", str(catalog), "--ledger", str(ledger)])
     if status != 0:
