@@ -475,3 +475,18 @@ def test_the_extract_cache_is_not_reused_by_other_reader_code(tmp_path, monkeypa
     store.build([CAT / "works.jsonl"])
     assert planned == [CAT / "works.jsonl"]
     assert [p.name.endswith("-" + "0" * 12) for p in (store.dir / "extract-cache").iterdir()] == [True]
+
+
+def test_a_reader_of_records_opens_only_the_lookup_files_it_reads(tmp_path, fixture_catalog):
+    """Opening a catalog opens none of its lookup files; a record's reads (works by arXiv id, DOI
+    and work id) open the identifier index and the works' row files, never the venue locators or
+    the notice files, which only a run's resolution and notice check read."""
+    from citeledger.records.record_files import find_papers_works
+
+    catalog = ParquetCatalog(fixture_catalog)
+    assert catalog._opened == {}
+    found = find_papers_works(catalog, ["arXiv:0704.0001", "10.1000/none", "doi:10.1000/none"])
+    assert len(found) == 3 and set(catalog._opened) <= {"identifiers", "works"}
+    catalog.works_by_locator([("physrevd", "76", "13009")])
+    catalog.notice_rows([w["work_id"] for w in found if w])
+    assert set(catalog._opened) == {"identifiers", "works", "locators", "notices"}
